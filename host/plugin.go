@@ -1,0 +1,33 @@
+// Package host is the context manager: sessions, components, token budget,
+// strategies, the compaction pipeline, and the plugins behind Go interfaces.
+// It never imports gRPC; the go-plugin transport lives in host/pluginhost.
+package host
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// ContextPlugin is the host's view of a context plugin, in-process or remote.
+// Every call names the session it is for. Errors wrapping sdk.ErrUnknownOp,
+// sdk.ErrInvalidArgs and sdk.ErrNotFound are protocol signals; other errors
+// mean the plugin failed.
+type ContextPlugin interface {
+	Info() sdk.PluginInfo
+	Configure(ctx context.Context, config json.RawMessage) error
+	Component(ctx context.Context, session, encoding string) (*sdk.Component, error)
+	Compact(ctx context.Context, session string, req sdk.CompactRequest) (sdk.CompactResult, error)
+	Apply(ctx context.Context, session, op string, args json.RawMessage) (json.RawMessage, error)
+	Prepared(ctx context.Context, session string, budget sdk.Budget) error
+	State(ctx context.Context, session string) ([]byte, error)
+	Restore(ctx context.Context, session string, state []byte) error
+	EndSession(ctx context.Context, session string) error
+}
+
+// Assembler is the host's view of an assembler, in-process or remote.
+type Assembler interface {
+	Info() sdk.AssemblerInfo
+	Assemble(ctx context.Context, req sdk.AssembleRequest) (sdk.AssembleResult, error)
+}

@@ -1,0 +1,61 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Plugin is what a context-plugin author implements: a description and a
+// factory of per-session instances. The SDK keeps one Session per session id,
+// so a Session's code only ever deals with one session. Calls into one
+// Session are serialized by the SDK; different sessions run concurrently.
+type Plugin interface {
+	Describe() PluginInfo
+	NewSession(sessionID string) Session
+}
+
+// Configurer is implemented by a Plugin that accepts an HCL config body. The
+// host calls Configure once, before any session exists, with the body decoded
+// to a JSON object against the plugin's ConfigSchema.
+type Configurer interface {
+	Configure(config json.RawMessage) error
+}
+
+// Session is one session's plugin instance.
+type Session interface {
+	// Component returns this turn's component, or nil when there is nothing.
+	Component(ctx context.Context, encoding string) (*Component, error)
+	// Apply runs op with JSON args and returns a JSON result. Unknown ops
+	// return ErrUnknownOp, bad arguments ErrInvalidArgs; a failed Apply must
+	// leave the state unchanged.
+	Apply(ctx context.Context, op string, args json.RawMessage) (json.RawMessage, error)
+}
+
+// Compactor is implemented by a Session whose component can shrink.
+type Compactor interface {
+	Compact(ctx context.Context, req CompactRequest) (CompactResult, error)
+}
+
+// Stater is implemented by a Session whose state can be exported and restored.
+type Stater interface {
+	State() ([]byte, error)
+	Restore(state []byte) error
+}
+
+// PreparedHook is implemented by a Session that wants to hear about every
+// prepared context.
+type PreparedHook interface {
+	Prepared(ctx context.Context, budget Budget) error
+}
+
+// Closer is implemented by a Session that must release resources when the
+// session ends.
+type Closer interface {
+	Close() error
+}
+
+// Assembler is what an assembler author implements.
+type Assembler interface {
+	Describe() AssemblerInfo
+	Assemble(ctx context.Context, req AssembleRequest) (AssembleResult, error)
+}

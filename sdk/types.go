@@ -1,0 +1,226 @@
+package sdk
+
+import "encoding/json"
+
+// ProtocolVersion is the plugin protocol version this SDK speaks. It must
+// match PROTOCOL_VERSION_1 in proto/ctxhost/plugin/v1/plugin.proto.
+const ProtocolVersion = 1
+
+// Slot tells an assembler where a component belongs in the payload.
+type Slot string
+
+// The slots a component can occupy.
+const (
+	SlotSystem  Slot = "system"  // system instruction text
+	SlotContext Slot = "context" // supporting context (plan, memory, tool outputs, team task)
+	SlotHistory Slot = "history" // conversation messages
+	SlotInput   Slot = "input"   // the current user input
+)
+
+// Valid reports whether s is one of the four known slots.
+func (s Slot) Valid() bool {
+	switch s {
+	case SlotSystem, SlotContext, SlotHistory, SlotInput:
+		return true
+	}
+	return false
+}
+
+// Message roles.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleSystem    = "system"
+	RoleTool      = "tool"
+)
+
+// Speaker types for multi-agent conversations.
+const (
+	SpeakerHuman = "human"
+	SpeakerAI    = "ai"
+)
+
+// Well-known component names produced by the host core.
+const (
+	ComponentSystemPrompt = "system_prompt"
+	ComponentInstructions = "instructions"
+	ComponentHistory      = "conversation_history"
+	ComponentInput        = "current_input"
+	ComponentTeamTask     = "team_task"
+)
+
+// ToolCall is one tool invocation requested by an assistant turn.
+type ToolCall struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments,omitempty"` // JSON text as the provider gave it
+}
+
+// Message is one conversation turn.
+type Message struct {
+	ID          string            `json:"id,omitempty"`
+	Role        string            `json:"role"`
+	Name        string            `json:"name,omitempty"`         // speaker name
+	SpeakerType string            `json:"speaker_type,omitempty"` // human or ai
+	Content     string            `json:"content"`
+	ToolCallID  string            `json:"tool_call_id,omitempty"`
+	ToolName    string            `json:"tool_name,omitempty"`
+	ToolCalls   []ToolCall        `json:"tool_calls,omitempty"`
+	Metadata    map[string]string `json:"metadata,omitempty"`
+}
+
+// Component is one named piece of context. Its content is either Text or
+// Messages (a Component with Messages set is a message list, even if empty).
+type Component struct {
+	Name        string            `json:"name"`
+	Priority    int               `json:"priority"`
+	Compactable bool              `json:"compactable"`
+	Slot        Slot              `json:"slot"`
+	Text        string            `json:"text,omitempty"`
+	Messages    []Message         `json:"messages,omitempty"`
+	Metadata    map[string]string `json:"metadata,omitempty"`
+}
+
+// IsMessages reports whether the component's content is a message list.
+func (c *Component) IsMessages() bool { return c.Messages != nil }
+
+// ComponentTokens is the token count of one component in a budget.
+type ComponentTokens struct {
+	Name   string `json:"name"`
+	Tokens int    `json:"tokens"`
+}
+
+// Budget statuses.
+const (
+	StatusOK       = "ok"
+	StatusWarning  = "warning"
+	StatusCritical = "critical"
+)
+
+// Budget is the token budget of one prepared context.
+type Budget struct {
+	Window         int               `json:"window"`
+	Reserved       int               `json:"reserved"`
+	Available      int               `json:"available"`
+	Used           int               `json:"used"`
+	Utilization    float64           `json:"utilization"`
+	Status         string            `json:"status"`
+	CalibratedUsed int               `json:"calibrated_used"`
+	Calibration    float64           `json:"calibration"`
+	Components     []ComponentTokens `json:"components,omitempty"`
+}
+
+// OpInfo describes one op a context plugin accepts through Apply.
+type OpInfo struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// Config field types a plugin can declare in its schema.
+const (
+	ConfigString     = "string"
+	ConfigNumber     = "number"
+	ConfigBool       = "bool"
+	ConfigListString = "list(string)"
+	ConfigMapString  = "map(string)"
+)
+
+// ConfigField is one attribute of a plugin's HCL config body.
+type ConfigField struct {
+	Name        string          `json:"name"`
+	Type        string          `json:"type"`
+	Required    bool            `json:"required,omitempty"`
+	Description string          `json:"description,omitempty"`
+	Default     json.RawMessage `json:"default,omitempty"`
+}
+
+// Capabilities a context plugin can declare in PluginInfo.
+const (
+	// CapCompact: the plugin implements Compactor.
+	CapCompact = "compact"
+	// CapState: the plugin implements Stater.
+	CapState = "state"
+	// CapPrepared: the plugin implements PreparedHook.
+	CapPrepared = "prepared"
+	// CapVolatile: the component can change without an Apply, Compact or
+	// Restore, so the host must not reuse its last answer.
+	CapVolatile = "volatile"
+)
+
+// PluginInfo describes a context plugin.
+type PluginInfo struct {
+	Name            string        `json:"name"`
+	Version         string        `json:"version,omitempty"`
+	Description     string        `json:"description,omitempty"`
+	Priority        int           `json:"priority"`
+	Compactable     bool          `json:"compactable"`
+	Slot            Slot          `json:"slot,omitempty"` // default context
+	ProtocolVersion int           `json:"protocol_version"`
+	Capabilities    []string      `json:"capabilities,omitempty"`
+	Ops             []OpInfo      `json:"ops,omitempty"`
+	ConfigSchema    []ConfigField `json:"config_schema,omitempty"`
+}
+
+// HasCapability reports whether the plugin declared capability c.
+func (p PluginInfo) HasCapability(c string) bool {
+	for _, x := range p.Capabilities {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+// CompactRequest asks a plugin to free tokens from its component.
+type CompactRequest struct {
+	TokensNeeded int    // tokens the host still needs freed
+	Encoding     string // tokenizer the host counts with (see CountTokens)
+}
+
+// CompactResult says what a compaction did. The host recounts the
+// component itself; ClaimedFreed is recorded but never trusted.
+type CompactResult struct {
+	Log          string `json:"log"`
+	ClaimedFreed int    `json:"claimed_freed"`
+}
+
+// FormatInfo describes one payload format an assembler produces.
+type FormatInfo struct {
+	Name        string `json:"name"`
+	MediaType   string `json:"media_type"`
+	Description string `json:"description,omitempty"`
+}
+
+// AssemblerInfo describes an assembler.
+type AssemblerInfo struct {
+	Name            string       `json:"name"`
+	Version         string       `json:"version,omitempty"`
+	Description     string       `json:"description,omitempty"`
+	ProtocolVersion int          `json:"protocol_version"`
+	Formats         []FormatInfo `json:"formats"`
+}
+
+// AgentIdentity names the agent a payload is assembled for.
+type AgentIdentity struct {
+	Name string `json:"name,omitempty"`
+	Type string `json:"type,omitempty"` // claude-code, openai-codex, google-gemini, ...
+}
+
+// AssembleRequest is everything an assembler needs: the final components in
+// order, the budget, the agent, the format and free-form options.
+type AssembleRequest struct {
+	Components []Component
+	Budget     Budget
+	Agent      AgentIdentity
+	Format     string
+	Options    map[string]string
+}
+
+// AssembleResult is a provider payload. System is set (HasSystem true) by
+// formats that hand the system text over separately, e.g. for a CLI flag.
+type AssembleResult struct {
+	Payload   []byte
+	MediaType string
+	System    string
+	HasSystem bool
+}
