@@ -6,6 +6,7 @@ package host
 import (
 	"context"
 	"encoding/json"
+	"errors"
 
 	"github.com/ctxhost/ctxhost/sdk"
 )
@@ -31,3 +32,8 @@ type Assembler interface {
 	Info() sdk.AssemblerInfo
 	Assemble(ctx context.Context, req sdk.AssembleRequest) (sdk.AssembleResult, error)
 }
+
+// ErrPluginDead is wrapped by transport errors meaning the plugin process is
+// gone (crashed, killed or unreachable): the supervisor restarts it and
+// restores its sessions' state.
+var ErrPluginDead = errors.New("plugin process is not running")
