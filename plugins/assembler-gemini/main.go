@@ -1,0 +1,8 @@
+// Command ctxhost-assembler-gemini is the ctxhost assembler for Google
+// Gemini: the JSON body of generateContent (format "api") and seed 000's
+// plain-text Gemini prompt (format "text").
+package main
+
+import "github.com/ctxhost/ctxhost/sdk"
+
+func main() { sdk.ServeAssembler(New()) }

@@ -1,0 +1,122 @@
+package assembly
+
+import (
+	"strings"
+
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// Speaker is how a message's author is named in the text formats: its
+// speaker name, else its role.
+func Speaker(m sdk.Message) string {
+	if m.Name != "" {
+		return m.Name
+	}
+	return m.Role
+}
+
+// RenderMessage renders one message as text (see the package doc for the
+// shapes). toolNames maps call ids to tool names, for tool results that do
+// not carry their tool's name; it may be nil.
+func RenderMessage(m sdk.Message, toolNames map[string]string) string {
+	var b strings.Builder
+	switch m.Role {
+	case sdk.RoleSystem:
+		b.WriteString(m.Content)
+	case sdk.RoleTool:
+		b.WriteString(ToolName(m, toolNames))
+		b.WriteString(" result")
+		writeID(&b, m.ToolCallID)
+		b.WriteString(": ")
+		b.WriteString(m.Content)
+	default:
+		speaker := Speaker(m)
+		if m.Content != "" || len(m.ToolCalls) == 0 {
+			b.WriteString(speaker)
+			b.WriteString(": ")
+			b.WriteString(m.Content)
+		}
+		for i, tc := range m.ToolCalls {
+			if i > 0 || m.Content != "" {
+				b.WriteString("\n")
+			}
+			b.WriteString(speaker)
+			b.WriteString(" called ")
+			b.WriteString(tc.Name)
+			b.WriteString("(")
+			b.WriteString(tc.Arguments)
+			b.WriteString(")")
+			writeID(&b, tc.ID)
+		}
+	}
+	return b.String()
+}
+
+func writeID(b *strings.Builder, id string) {
+	if id != "" {
+		b.WriteString(" (id ")
+		b.WriteString(id)
+		b.WriteString(")")
+	}
+}
+
+// RenderConversation renders messages one after another, separated by a
+// newline. Messages with nothing to show (empty content, no tool calls) are
+// skipped.
+func RenderConversation(msgs []sdk.Message) string {
+	names := ToolNames(msgs)
+	var b strings.Builder
+	for _, m := range msgs {
+		if IsBlank(m) {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(RenderMessage(m, names))
+	}
+	return b.String()
+}
+
+// IsBlank reports whether a message has nothing to show: whitespace-only
+// content and no tool calls. A tool result is never blank, since its call
+// needs an answer.
+func IsBlank(m sdk.Message) bool {
+	return m.Role != sdk.RoleTool && len(m.ToolCalls) == 0 && strings.TrimSpace(m.Content) == ""
+}
+
+// ToolNames maps the id of every tool call in msgs to its tool's name.
+func ToolNames(msgs []sdk.Message) map[string]string {
+	names := map[string]string{}
+	for _, m := range msgs {
+		for _, tc := range m.ToolCalls {
+			if tc.ID != "" {
+				names[tc.ID] = tc.Name
+			}
+		}
+	}
+	return names
+}
+
+// ToolName is the name of the tool a tool-result message answers: its
+// ToolName, else the name of the call with its ToolCallID in toolNames,
+// else "tool".
+func ToolName(m sdk.Message, toolNames map[string]string) string {
+	if m.ToolName != "" {
+		return m.ToolName
+	}
+	if n := toolNames[m.ToolCallID]; n != "" {
+		return n
+	}
+	return "tool"
+}
+
+// UserText is the text of a user-role message in the API formats: its
+// content, prefixed with "{speaker}: " when it names its speaker, so that
+// several humans (or other agents relayed as users) stay distinguishable.
+func UserText(m sdk.Message) string {
+	if m.Name == "" {
+		return m.Content
+	}
+	return m.Name + ": " + m.Content
+}
