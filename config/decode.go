@@ -1,0 +1,200 @@
+package config
+
+import (
+	"time"
+
+	"github.com/ctxhost/ctxhost/tokenizer"
+	"github.com/hashicorp/hcl/v2"
+)
+
+// Defaults of every optional setting (see REFERENCE.md).
+const (
+	DefaultReservedForResponse = 4096
+	DefaultEncoding            = tokenizer.CL100kBase
+	DefaultTimeout             = 2 * time.Second
+	DefaultAssemblerFormat     = "api"
+	DefaultStrategy            = "proactive"
+	DefaultWarningThreshold    = 0.7
+	DefaultCriticalThreshold   = 0.9
+	DefaultTarget              = 0.6
+	DefaultCarryoverTurns      = 4
+	DefaultPreserveRecent      = 10
+	DefaultHistoryPriority     = 6
+	DefaultWindowSize          = 5
+	DefaultMaxBytes            = 768 * 1024
+	DefaultTeamTaskMaxBytes    = 5 * 1024
+	DefaultMarkerPattern       = `\[NEXT:[^\]]+\]`
+	DefaultSystemPromptTokens  = 2000
+	DefaultTaskSpecTokens      = 1000
+	DefaultReservedTokens      = 16000
+	DefaultLogLevel            = "info"
+	DefaultLogFormat           = "text"
+	DefaultSpeakerType         = "ai"
+)
+
+// DefaultShares returns the default dynamic shares of fresh contexts: seed
+// 003's files 60% / code results 25% / memories 15%, mapped to the
+// first-party components (files read and commands run arrive as tool
+// outputs; the plan stands in for the task-relevant code results).
+func DefaultShares() map[string]float64 {
+	return map[string]float64{"tool_outputs": 0.60, "plan": 0.25, "memory": 0.15}
+}
+
+func decodeModel(fb fileBlock, diags *hcl.Diagnostics) *Model {
+	m := &Model{Name: fb.block.Labels[0], Source: Source{DeclRange: fb.block.DefRange},
+		ReservedForResponse: DefaultReservedForResponse, Encoding: DefaultEncoding}
+	r := blockReader(fb.block.Body, modelSchema, fb.ctx, &m.Source, diags)
+	r.integer("context_window", &m.ContextWindow)
+	r.integer("reserved_for_response", &m.ReservedForResponse)
+	r.str("encoding", &m.Encoding)
+	return m
+}
+
+func decodePlugin(fb fileBlock, diags *hcl.Diagnostics) *Plugin {
+	p := &Plugin{Name: fb.block.Labels[0], Source: Source{DeclRange: fb.block.DefRange},
+		Timeout: DefaultTimeout, Config: hcl.EmptyBody(), EvalContext: fb.ctx}
+	content, d := fb.block.Body.Content(pluginSchema)
+	*diags = append(*diags, d...)
+	r := newAttrReader(content, pluginSchema, fb.ctx, &p.Source, diags)
+	r.str("path", &p.Path)
+	p.Path = resolvePath(fb.dir, p.Path)
+	r.str("sha256", &p.SHA256)
+	r.intPtr("priority", &p.Priority)
+	r.boolPtr("compactable", &p.Compactable)
+	r.boolean("required", &p.Required)
+	r.duration("timeout", &p.Timeout)
+	if b := singleBlock(content, "config", diags); b != nil {
+		p.Config = b.Body
+	}
+	return p
+}
+
+func decodeAssembler(fb fileBlock, diags *hcl.Diagnostics) *Assembler {
+	a := &Assembler{Name: fb.block.Labels[0], Source: Source{DeclRange: fb.block.DefRange},
+		Format: DefaultAssemblerFormat, Timeout: DefaultTimeout, Options: map[string]string{}}
+	r := blockReader(fb.block.Body, assemblerSchema, fb.ctx, &a.Source, diags)
+	r.str("path", &a.Path)
+	a.Path = resolvePath(fb.dir, a.Path)
+	r.str("sha256", &a.SHA256)
+	r.str("format", &a.Format)
+	r.stringMap("options", &a.Options)
+	r.duration("timeout", &a.Timeout)
+	return a
+}
+
+func decodeContext(fb fileBlock, diags *hcl.Diagnostics) *Context {
+	c := &Context{Name: fb.block.Labels[0], Source: Source{DeclRange: fb.block.DefRange}, Mode: ModeConversation,
+		Strategy: Strategy{Type: DefaultStrategy, WarningThreshold: DefaultWarningThreshold,
+			CriticalThreshold: DefaultCriticalThreshold, Target: DefaultTarget, CarryoverTurns: DefaultCarryoverTurns},
+		History: History{PreserveRecent: DefaultPreserveRecent, KeepFirst: true, Window: DefaultWindowSize,
+			Priority: DefaultHistoryPriority},
+		Fresh: Fresh{SystemPromptTokens: DefaultSystemPromptTokens, TaskSpecTokens: DefaultTaskSpecTokens,
+			ReservedTokens: DefaultReservedTokens, Shares: DefaultShares()},
+		MultiAgent: MultiAgent{WindowSize: DefaultWindowSize, MaxBytes: DefaultMaxBytes,
+			TeamTaskMaxBytes: DefaultTeamTaskMaxBytes, MarkerPatterns: []string{DefaultMarkerPattern}, Dedup: true},
+	}
+	content, d := fb.block.Body.Content(contextSchema)
+	*diags = append(*diags, d...)
+	r := newAttrReader(content, contextSchema, fb.ctx, &c.Source, diags)
+	r.str("model", &c.Model)
+	r.str("system_prompt", &c.SystemPrompt)
+	r.str("instructions", &c.Instructions)
+	r.strings("plugins", &c.Plugins)
+	r.str("assembler", &c.Assembler)
+	r.str("mode", &c.Mode)
+	r.boolean("fail_on_unmet_target", &c.FailOnUnmetTarget)
+
+	if b := singleBlock(content, "strategy", diags); b != nil {
+		s := &c.Strategy
+		s.DeclRange = b.DefRange
+		r := blockReader(b.Body, strategySchema, fb.ctx, &s.Source, diags)
+		r.str("type", &s.Type)
+		r.number("warning_threshold", &s.WarningThreshold)
+		r.number("critical_threshold", &s.CriticalThreshold)
+		r.number("target", &s.Target)
+		r.integer("carryover_turns", &s.CarryoverTurns)
+	}
+	if b := singleBlock(content, "history", diags); b != nil {
+		h := &c.History
+		h.DeclRange = b.DefRange
+		r := blockReader(b.Body, historySchema, fb.ctx, &h.Source, diags)
+		r.integer("preserve_recent", &h.PreserveRecent)
+		r.boolean("keep_first", &h.KeepFirst)
+		r.integer("window", &h.Window)
+		r.integer("priority", &h.Priority)
+	}
+	if b := singleBlock(content, "fresh", diags); b != nil {
+		f := &c.Fresh
+		f.DeclRange = b.DefRange
+		r := blockReader(b.Body, freshSchema, fb.ctx, &f.Source, diags)
+		r.integer("system_prompt_tokens", &f.SystemPromptTokens)
+		r.integer("task_spec_tokens", &f.TaskSpecTokens)
+		r.integer("reserved_tokens", &f.ReservedTokens)
+		r.numberMap("shares", &f.Shares)
+	}
+	if b := singleBlock(content, "multi_agent", diags); b != nil {
+		m := &c.MultiAgent
+		m.DeclRange = b.DefRange
+		r := blockReader(b.Body, multiAgentSchema, fb.ctx, &m.Source, diags)
+		r.integer("window_size", &m.WindowSize)
+		r.integer("max_bytes", &m.MaxBytes)
+		r.integer("team_task_max_bytes", &m.TeamTaskMaxBytes)
+		r.strings("marker_patterns", &m.MarkerPatterns)
+		r.boolean("dedup", &m.Dedup)
+	}
+	syncWindow(c, diags)
+	return c
+}
+
+// syncWindow makes history.window and multi_agent.window_size one setting:
+// whichever is set wins; setting both to different values is an error.
+func syncWindow(c *Context, diags *hcl.Diagnostics) {
+	h, m := c.History.IsSet("window"), c.MultiAgent.IsSet("window_size")
+	switch {
+	case h && m && c.History.Window != c.MultiAgent.WindowSize:
+		*diags = append(*diags, &hcl.Diagnostic{
+			Severity: hcl.DiagError,
+			Summary:  "Conflicting window settings",
+			Detail:   "history.window and multi_agent.window_size are the same setting; set only one (the other is at " + c.History.Range("window").String() + ").",
+			Subject:  c.MultiAgent.Range("window_size").Ptr(),
+		})
+	case h:
+		c.MultiAgent.WindowSize = c.History.Window
+	case m:
+		c.History.Window = c.MultiAgent.WindowSize
+	}
+}
+
+func decodeAgent(fb fileBlock, diags *hcl.Diagnostics) *Agent {
+	a := &Agent{Name: fb.block.Labels[0], Source: Source{DeclRange: fb.block.DefRange}, SpeakerType: DefaultSpeakerType}
+	r := blockReader(fb.block.Body, agentSchema, fb.ctx, &a.Source, diags)
+	r.str("type", &a.Type)
+	r.str("assembler", &a.Assembler)
+	r.str("format", &a.Format)
+	r.str("system_instruction", &a.SystemInstruction)
+	r.str("instruction_file", &a.InstructionFile)
+	r.intPtr("window_size", &a.WindowSize)
+	r.str("speaker_type", &a.SpeakerType)
+	if a.InstructionFile != "" {
+		a.InstructionFile = resolvePath(fb.dir, a.InstructionFile)
+		a.Instruction = readInstructionFile(r, a.InstructionFile)
+	}
+	return a
+}
+
+func decodeHost(fb fileBlock, h *Host, diags *hcl.Diagnostics) {
+	h.DeclRange = fb.block.DefRange
+	r := blockReader(fb.block.Body, hostSchema, fb.ctx, &h.Source, diags)
+	r.str("log_level", &h.LogLevel)
+	r.str("log_format", &h.LogFormat)
+	r.str("store", &h.Store)
+	h.Store = resolvePath(fb.dir, h.Store)
+}
+
+// blockReader decodes body against schema and returns a reader of its
+// attributes.
+func blockReader(body hcl.Body, schema *hcl.BodySchema, ctx *hcl.EvalContext, src *Source, diags *hcl.Diagnostics) *attrReader {
+	content, d := body.Content(schema)
+	*diags = append(*diags, d...)
+	return newAttrReader(content, schema, ctx, src, diags)
+}

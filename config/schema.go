@@ -1,0 +1,87 @@
+package config
+
+import "github.com/hashicorp/hcl/v2"
+
+// Block type names.
+const (
+	blockVariable  = "variable"
+	blockModel     = "model"
+	blockPlugin    = "plugin"
+	blockAssembler = "assembler"
+	blockContext   = "context"
+	blockAgent     = "agent"
+	blockHost      = "host"
+)
+
+var rootSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
+	{Type: blockVariable, LabelNames: []string{"name"}},
+	{Type: blockModel, LabelNames: []string{"name"}},
+	{Type: blockPlugin, LabelNames: []string{"name"}},
+	{Type: blockAssembler, LabelNames: []string{"name"}},
+	{Type: blockContext, LabelNames: []string{"name"}},
+	{Type: blockAgent, LabelNames: []string{"name"}},
+	{Type: blockHost},
+}}
+
+var variableSchema = attrSchema(nil, "type", "default", "description")
+
+var modelSchema = attrSchema([]string{"context_window"}, "reserved_for_response", "encoding")
+
+var pluginSchema = withBlocks(attrSchema([]string{"path"},
+	"sha256", "priority", "compactable", "required", "timeout"), "config")
+
+var assemblerSchema = attrSchema([]string{"path"}, "sha256", "format", "options", "timeout")
+
+var contextSchema = withBlocks(attrSchema([]string{"model"},
+	"system_prompt", "instructions", "plugins", "assembler", "mode", "fail_on_unmet_target"),
+	"strategy", "history", "fresh", "multi_agent")
+
+var strategySchema = attrSchema(nil, "type", "warning_threshold", "critical_threshold", "target", "carryover_turns")
+
+var historySchema = attrSchema(nil, "preserve_recent", "keep_first", "window", "priority")
+
+var freshSchema = attrSchema(nil, "system_prompt_tokens", "task_spec_tokens", "reserved_tokens", "shares")
+
+var multiAgentSchema = attrSchema(nil, "window_size", "max_bytes", "team_task_max_bytes", "marker_patterns", "dedup")
+
+var agentSchema = attrSchema(nil, "type", "assembler", "format", "system_instruction",
+	"instruction_file", "window_size", "speaker_type")
+
+var hostSchema = attrSchema(nil, "log_level", "log_format", "store")
+
+func attrSchema(required []string, optional ...string) *hcl.BodySchema {
+	s := &hcl.BodySchema{}
+	for _, n := range required {
+		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: n, Required: true})
+	}
+	for _, n := range optional {
+		s.Attributes = append(s.Attributes, hcl.AttributeSchema{Name: n})
+	}
+	return s
+}
+
+func withBlocks(s *hcl.BodySchema, blocks ...string) *hcl.BodySchema {
+	for _, b := range blocks {
+		s.Blocks = append(s.Blocks, hcl.BlockHeaderSchema{Type: b})
+	}
+	return s
+}
+
+// singleBlock returns the only block of type typ in content, or nil; a
+// repeated block is reported.
+func singleBlock(content *hcl.BodyContent, typ string, diags *hcl.Diagnostics) *hcl.Block {
+	var first *hcl.Block
+	for _, b := range content.Blocks.OfType(typ) {
+		if first != nil {
+			*diags = append(*diags, &hcl.Diagnostic{
+				Severity: hcl.DiagError,
+				Summary:  "Duplicate " + typ + " block",
+				Detail:   "Only one " + typ + " block is allowed here; the first one is at " + first.DefRange.String() + ".",
+				Subject:  b.DefRange.Ptr(),
+			})
+			continue
+		}
+		first = b
+	}
+	return first
+}

@@ -1,0 +1,253 @@
+package config
+
+import (
+	"sort"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// Source records where a block was declared and where each of its
+// attributes was set, so later stages (the host, the ctxhost command) can
+// point their own diagnostics into the HCL.
+type Source struct {
+	// DeclRange is the range of the block header (type and labels).
+	DeclRange hcl.Range
+	// AttrRanges maps an attribute name to the range of its value
+	// expression; attributes left at their default are absent.
+	AttrRanges map[string]hcl.Range
+	// invalid marks attributes that failed to decode or are missing though
+	// required; validation skips them so one mistake is reported once.
+	invalid map[string]bool
+}
+
+// Range returns the range of attribute attr's value, or DeclRange when the
+// attribute was not set.
+func (s Source) Range(attr string) hcl.Range {
+	if r, ok := s.AttrRanges[attr]; ok {
+		return r
+	}
+	return s.DeclRange
+}
+
+// IsSet reports whether attribute attr was written in the HCL.
+func (s Source) IsSet(attr string) bool {
+	_, ok := s.AttrRanges[attr]
+	return ok
+}
+
+// Config is a loaded, validated configuration. Blocks appear in declaration
+// order (files in the order given, a directory's files sorted by name).
+type Config struct {
+	// Files holds every parsed file by name, for FormatDiagnostics.
+	Files      map[string]*hcl.File
+	Variables  []*Variable
+	Models     []*Model
+	Plugins    []*Plugin
+	Assemblers []*Assembler
+	Contexts   []*Context
+	Agents     []*Agent
+	Host       Host
+}
+
+// Variable is a `variable "NAME"` block and its resolved value.
+type Variable struct {
+	Source
+	Name        string
+	Description string
+	// Value is the resolved value as text (numbers and bools formatted as
+	// HCL would print them; complex values as JSON).
+	Value string
+}
+
+// Model is a `model "NAME"` block.
+type Model struct {
+	Source
+	Name                string
+	ContextWindow       int
+	ReservedForResponse int    // default 4096
+	Encoding            string // cl100k_base (default), o200k_base or approximate
+}
+
+// Plugin is a `plugin "NAME"` block.
+type Plugin struct {
+	Source
+	Name string
+	// Path is the plugin binary; a relative path is resolved against the
+	// directory of the file that declares the block.
+	Path string
+	// SHA256 is the expected lowercase hex digest of the binary, or "".
+	SHA256 string
+	// Priority overrides the plugin's declared priority when not nil.
+	Priority *int
+	// Compactable overrides the plugin's declared flag when not nil.
+	Compactable *bool
+	// Required makes a failure of this plugin fail the prepare.
+	Required bool
+	// Timeout is the deadline of every call to the plugin (default 2s).
+	Timeout time.Duration
+	// Config is the raw `config { ... }` body (an empty body when absent),
+	// decoded with DecodePluginConfig once the plugin's schema is known.
+	Config hcl.Body
+	// EvalContext is the evaluation context of the declaring file
+	// (variables and functions), to pass to DecodePluginConfig.
+	EvalContext *hcl.EvalContext
+}
+
+// Assembler is an `assembler "NAME"` block.
+type Assembler struct {
+	Source
+	Name    string
+	Path    string // resolved like Plugin.Path
+	SHA256  string
+	Format  string            // default "api"
+	Options map[string]string // free-form, passed to every Assemble call
+	Timeout time.Duration     // default 2s
+}
+
+// Strategy is a context's `strategy` block.
+type Strategy struct {
+	Source
+	Type              string  // lazy, proactive (default), adaptive or graduated
+	WarningThreshold  float64 // default 0.7
+	CriticalThreshold float64 // default 0.9
+	Target            float64 // default 0.6
+	CarryoverTurns    int     // default 4 (graduated restart)
+}
+
+// History is a context's `history` block.
+type History struct {
+	Source
+	PreserveRecent int  // default 10
+	KeepFirst      bool // default true
+	// Window is the number of messages before the current one an agent sees
+	// in a multi-agent view (default 5); the same value as
+	// MultiAgent.WindowSize, which may be set in either block.
+	Window   int
+	Priority int // default 6
+}
+
+// Fresh is a context's `fresh` block: the token budgeter of fresh task
+// contexts (seed 003).
+type Fresh struct {
+	Source
+	SystemPromptTokens int // default 2000
+	TaskSpecTokens     int // default 1000
+	ReservedTokens     int // default 16000
+	// Shares splits the dynamic allocation across components; the values
+	// are relative weights (normalised by their sum). Default
+	// tool_outputs 0.60, plan 0.25, memory 0.15.
+	Shares map[string]float64
+}
+
+// ShareNames returns the names in Shares, sorted.
+func (f Fresh) ShareNames() []string {
+	names := make([]string, 0, len(f.Shares))
+	for n := range f.Shares {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// MultiAgent is a context's `multi_agent` block (seed 000).
+type MultiAgent struct {
+	Source
+	WindowSize       int      // default 5
+	MaxBytes         int      // default 786432 (768 KiB)
+	TeamTaskMaxBytes int      // default 5120
+	MarkerPatterns   []string // default [`\[NEXT:[^\]]+\]`]; valid Go regexps
+	Dedup            bool     // default true
+}
+
+// Context modes.
+const (
+	ModeConversation = "conversation"
+	ModeFresh        = "fresh"
+)
+
+// Context is a `context "NAME"` profile.
+type Context struct {
+	Source
+	Name         string
+	Model        string
+	Strategy     Strategy
+	History      History
+	SystemPrompt string
+	Instructions string
+	// Plugins names the plugins this context uses, in order; when the
+	// attribute is absent it holds every configured plugin.
+	Plugins           []string
+	Assembler         string // optional
+	Mode              string // conversation (default) or fresh
+	FailOnUnmetTarget bool
+	Fresh             Fresh
+	MultiAgent        MultiAgent
+}
+
+// Well-known agent types; any other type uses the plain-text fallback.
+const (
+	AgentClaudeCode   = "claude-code"
+	AgentOpenAICodex  = "openai-codex"
+	AgentGoogleGemini = "google-gemini"
+)
+
+// Agent is an `agent "NAME"` block.
+type Agent struct {
+	Source
+	Name              string
+	Type              string
+	Assembler         string
+	Format            string
+	SystemInstruction string
+	// InstructionFile is the resolved path of instruction_file, and
+	// Instruction its content, read at load time.
+	InstructionFile string
+	Instruction     string
+	// WindowSize overrides the context's window when not nil.
+	WindowSize  *int
+	SpeakerType string // ai (default) or human
+}
+
+// Host is the `host` block.
+type Host struct {
+	Source
+	LogLevel  string // trace, debug, info (default), warn, error
+	LogFormat string // text (default) or json
+	Store     string // optional directory for session state
+}
+
+// Model returns the model named name, or nil.
+func (c *Config) Model(name string) *Model {
+	return find(c.Models, name, func(m *Model) string { return m.Name })
+}
+
+// Plugin returns the plugin named name, or nil.
+func (c *Config) Plugin(name string) *Plugin {
+	return find(c.Plugins, name, func(p *Plugin) string { return p.Name })
+}
+
+// Assembler returns the assembler named name, or nil.
+func (c *Config) Assembler(name string) *Assembler {
+	return find(c.Assemblers, name, func(a *Assembler) string { return a.Name })
+}
+
+// Context returns the context profile named name, or nil.
+func (c *Config) Context(name string) *Context {
+	return find(c.Contexts, name, func(x *Context) string { return x.Name })
+}
+
+// Agent returns the agent named name, or nil.
+func (c *Config) Agent(name string) *Agent {
+	return find(c.Agents, name, func(a *Agent) string { return a.Name })
+}
+
+func find[T any](items []T, name string, nameOf func(T) string) T {
+	for _, it := range items {
+		if nameOf(it) == name {
+			return it
+		}
+	}
+	var zero T
+	return zero
+}

@@ -1,0 +1,197 @@
+package config
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/ctxhost/ctxhost/tokenizer"
+	"github.com/hashicorp/hcl/v2"
+)
+
+// Allowed values of enumerated settings.
+var (
+	Encodings       = []string{tokenizer.CL100kBase, tokenizer.O200kBase, tokenizer.Approximate}
+	StrategyTypes   = []string{"lazy", "proactive", "adaptive", "graduated"}
+	Modes           = []string{ModeConversation, ModeFresh}
+	LogLevels       = []string{"trace", "debug", "info", "warn", "error"}
+	LogFormats      = []string{"text", "json"}
+	SpeakerTypes    = []string{"ai", "human"}
+	KnownAgentTypes = []string{AgentClaudeCode, AgentOpenAICodex, AgentGoogleGemini}
+)
+
+// Priority bounds of plugin and history priorities.
+const (
+	MinPriority = 0
+	MaxPriority = 100
+)
+
+// problems collects validation diagnostics.
+type problems struct{ diags hcl.Diagnostics }
+
+func (p *problems) add(sev hcl.DiagnosticSeverity, rng hcl.Range, summary, format string, a ...any) {
+	p.diags = append(p.diags, &hcl.Diagnostic{Severity: sev, Summary: summary,
+		Detail: fmt.Sprintf(format, a...), Subject: rng.Ptr()})
+}
+
+// errorf reports an error at attribute attr of src, unless that attribute
+// already failed to decode (or is a missing required one).
+func (p *problems) errorf(src Source, attr, summary, format string, a ...any) {
+	if src.invalid[attr] {
+		return
+	}
+	p.add(hcl.DiagError, src.Range(attr), summary, format, a...)
+}
+
+// oneOf reports value at attr unless it is in allowed.
+func (p *problems) oneOf(src Source, attr, what, value string, allowed []string) {
+	for _, a := range allowed {
+		if value == a {
+			return
+		}
+	}
+	p.errorf(src, attr, "Invalid "+what, "%q is not a valid %s; use one of %s.", value, what, strings.Join(allowed, ", "))
+}
+
+// atLeast reports value at attr when it is below min.
+func (p *problems) atLeast(src Source, attr string, value, min int) {
+	if value < min {
+		p.errorf(src, attr, "Invalid "+attr, "%s must be at least %d, got %d.", attr, min, value)
+	}
+}
+
+// priority reports a priority outside MinPriority..MaxPriority.
+func (p *problems) priority(src Source, attr string, value int) {
+	if value < MinPriority || value > MaxPriority {
+		p.errorf(src, attr, "Priority out of range", "%s must be between %d and %d, got %d.", attr, MinPriority, MaxPriority, value)
+	}
+}
+
+// validate checks values and cross-references and the plugin binaries.
+func (c *Config) validate() hcl.Diagnostics {
+	p := &problems{}
+	for _, m := range c.Models {
+		p.atLeast(m.Source, "context_window", m.ContextWindow, 1)
+		p.atLeast(m.Source, "reserved_for_response", m.ReservedForResponse, 0)
+		if m.ContextWindow > 0 && m.ReservedForResponse >= m.ContextWindow {
+			p.errorf(m.Source, "reserved_for_response", "Reserved tokens exceed the window",
+				"reserved_for_response (%d) must be smaller than context_window (%d).", m.ReservedForResponse, m.ContextWindow)
+		}
+		p.oneOf(m.Source, "encoding", "encoding", m.Encoding, Encodings)
+	}
+	for _, pl := range c.Plugins {
+		if pl.Priority != nil {
+			p.priority(pl.Source, "priority", *pl.Priority)
+		}
+		p.binary(pl.Source, pl.Path, pl.SHA256)
+	}
+	for _, a := range c.Assemblers {
+		if a.Format == "" {
+			p.errorf(a.Source, "format", "Invalid format", "format must not be empty.")
+		}
+		p.binary(a.Source, a.Path, a.SHA256)
+	}
+	for _, x := range c.Contexts {
+		c.validateContext(p, x)
+	}
+	for _, a := range c.Agents {
+		c.validateAgent(p, a)
+	}
+	p.oneOf(c.Host.Source, "log_level", "log level", c.Host.LogLevel, LogLevels)
+	p.oneOf(c.Host.Source, "log_format", "log format", c.Host.LogFormat, LogFormats)
+	return p.diags
+}
+
+func (c *Config) validateContext(p *problems, x *Context) {
+	if x.Model != "" && c.Model(x.Model) == nil {
+		p.errorf(x.Source, "model", "Unknown model", "Context %q names model %q, which is not declared.", x.Name, x.Model)
+	}
+	if x.Assembler != "" && c.Assembler(x.Assembler) == nil {
+		p.errorf(x.Source, "assembler", "Unknown assembler", "Context %q names assembler %q, which is not declared.", x.Name, x.Assembler)
+	}
+	seen := map[string]bool{}
+	for _, name := range x.Plugins {
+		switch {
+		case c.Plugin(name) == nil:
+			p.errorf(x.Source, "plugins", "Unknown plugin", "Context %q lists plugin %q, which is not declared.", x.Name, name)
+		case seen[name]:
+			p.errorf(x.Source, "plugins", "Duplicate plugin", "Context %q lists plugin %q twice.", x.Name, name)
+		}
+		seen[name] = true
+	}
+	p.oneOf(x.Source, "mode", "mode", x.Mode, Modes)
+	validateStrategy(p, x.Strategy)
+
+	h := x.History
+	p.atLeast(h.Source, "preserve_recent", h.PreserveRecent, 0)
+	p.priority(h.Source, "priority", h.Priority)
+	p.atLeast(h.Source, "window", h.Window, 0)
+
+	f := x.Fresh
+	p.atLeast(f.Source, "system_prompt_tokens", f.SystemPromptTokens, 0)
+	p.atLeast(f.Source, "task_spec_tokens", f.TaskSpecTokens, 0)
+	p.atLeast(f.Source, "reserved_tokens", f.ReservedTokens, 0)
+	sum := 0.0
+	for _, name := range f.ShareNames() {
+		if f.Shares[name] < 0 {
+			p.errorf(f.Source, "shares", "Negative share", "The share of %q is %g; shares must not be negative.", name, f.Shares[name])
+		}
+		sum += f.Shares[name]
+	}
+	if sum <= 0 {
+		p.errorf(f.Source, "shares", "Shares sum to zero", "At least one component needs a positive share of the dynamic budget.")
+	}
+
+	m := x.MultiAgent
+	p.atLeast(m.Source, "window_size", m.WindowSize, 0)
+	p.atLeast(m.Source, "max_bytes", m.MaxBytes, 1)
+	p.atLeast(m.Source, "team_task_max_bytes", m.TeamTaskMaxBytes, 1)
+	for _, pat := range m.MarkerPatterns {
+		if _, err := regexp.Compile(pat); err != nil {
+			p.errorf(m.Source, "marker_patterns", "Invalid marker pattern", "%q is not a valid regular expression: %v.", pat, err)
+		}
+	}
+}
+
+// validateStrategy checks the type and 0 < target < warning < critical <= 1.
+func validateStrategy(p *problems, s Strategy) {
+	p.oneOf(s.Source, "type", "strategy type", s.Type, StrategyTypes)
+	p.atLeast(s.Source, "carryover_turns", s.CarryoverTurns, 0)
+	if s.Target <= 0 {
+		p.errorf(s.Source, "target", "Thresholds out of order", "target must be greater than 0, got %g.", s.Target)
+	}
+	if s.Target >= s.WarningThreshold {
+		p.errorf(s.Source, "target", "Thresholds out of order",
+			"target (%g) must be below warning_threshold (%g), so compaction has room before the next warning.", s.Target, s.WarningThreshold)
+	}
+	if s.WarningThreshold >= s.CriticalThreshold {
+		p.errorf(s.Source, "warning_threshold", "Thresholds out of order",
+			"warning_threshold (%g) must be below critical_threshold (%g).", s.WarningThreshold, s.CriticalThreshold)
+	}
+	if s.CriticalThreshold > 1 {
+		p.errorf(s.Source, "critical_threshold", "Thresholds out of order",
+			"critical_threshold must be at most 1, got %g.", s.CriticalThreshold)
+	}
+}
+
+func (c *Config) validateAgent(p *problems, a *Agent) {
+	if a.Assembler != "" && c.Assembler(a.Assembler) == nil {
+		p.errorf(a.Source, "assembler", "Unknown assembler", "Agent %q names assembler %q, which is not declared.", a.Name, a.Assembler)
+	}
+	if a.WindowSize != nil {
+		p.atLeast(a.Source, "window_size", *a.WindowSize, 0)
+	}
+	p.oneOf(a.Source, "speaker_type", "speaker type", a.SpeakerType, SpeakerTypes)
+	if a.Type == "" {
+		p.errorf(a.Source, "type", "Missing agent type", "Agent %q needs a type (%s, or any other name for the plain-text format).",
+			a.Name, strings.Join(KnownAgentTypes, ", "))
+		return
+	}
+	for _, t := range KnownAgentTypes {
+		if a.Type == t {
+			return
+		}
+	}
+	p.add(hcl.DiagWarning, a.Range("type"), "Unknown agent type",
+		"Agent %q has type %q, which is not one of %s; it will use the plain-text format.", a.Name, a.Type, strings.Join(KnownAgentTypes, ", "))
+}
