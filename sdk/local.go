@@ -1,0 +1,266 @@
+package sdk
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"sync"
+)
+
+// LocalPlugin runs a Plugin in-process behind the host's view of a context
+// plugin: its methods match host.ContextPlugin exactly. It keeps one
+// Session per session id, made lazily by Plugin.NewSession; calls into one
+// session are serialized, calls into different sessions run concurrently.
+// The gRPC server that sdk.Serve runs is a thin adapter over a LocalPlugin.
+type LocalPlugin struct {
+	plugin Plugin
+	info   PluginInfo
+
+	mu       sync.Mutex
+	sessions map[string]*sessionEntry
+}
+
+// sessionEntry is one session's instance and the lock serializing its calls.
+type sessionEntry struct {
+	mu      sync.Mutex
+	session Session
+	ended   bool
+}
+
+// NewLocalPlugin wraps p. It calls p.Describe once and completes the
+// description (see Info).
+func NewLocalPlugin(p Plugin) *LocalPlugin {
+	return &LocalPlugin{plugin: p, info: completeInfo(p), sessions: map[string]*sessionEntry{}}
+}
+
+// completeInfo fills in what the SDK knows better than the author: the
+// protocol version, the default slot, and the capabilities found by probing
+// the type of one session. The probe session is made with the empty
+// session id (never a real one), closed if it is a Closer, and dropped.
+func completeInfo(p Plugin) PluginInfo {
+	info := p.Describe()
+	info.ProtocolVersion = ProtocolVersion
+	if info.Slot == "" {
+		info.Slot = SlotContext
+	}
+	info.Capabilities = append([]string(nil), info.Capabilities...)
+	probe := p.NewSession("")
+	add := func(ok bool, c string) {
+		if ok && !slices.Contains(info.Capabilities, c) {
+			info.Capabilities = append(info.Capabilities, c)
+		}
+	}
+	_, compactor := probe.(Compactor)
+	_, stater := probe.(Stater)
+	_, hook := probe.(PreparedHook)
+	add(compactor, CapCompact)
+	add(stater, CapState)
+	add(hook, CapPrepared)
+	slices.Sort(info.Capabilities)
+	if c, ok := probe.(Closer); ok {
+		_ = c.Close()
+	}
+	return info
+}
+
+// Info returns the plugin's description as completed by the SDK:
+// ProtocolVersion is set, an empty Slot becomes SlotContext, and the
+// capabilities compact, state and prepared are added when a session
+// implements Compactor, Stater or PreparedHook (sorted, without duplicates).
+func (l *LocalPlugin) Info() PluginInfo { return l.info }
+
+// Configure passes config to the plugin when it is a Configurer. A plugin
+// that is not accepts only an empty config (nothing, null or {}); anything
+// else is ErrInvalidArgs, as is a config that is not a JSON object.
+func (l *LocalPlugin) Configure(ctx context.Context, config json.RawMessage) error {
+	empty := isEmptyJSON(config)
+	if !empty {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(config, &obj); err != nil {
+			return InvalidArgs("config is not a JSON object: %v", err)
+		}
+	}
+	c, ok := l.plugin.(Configurer)
+	if !ok {
+		if empty {
+			return nil
+		}
+		return InvalidArgs("plugin %q takes no config", l.info.Name)
+	}
+	return guard(func() error { return c.Configure(config) })
+}
+
+// Component returns the session's component (nil when it has none).
+func (l *LocalPlugin) Component(ctx context.Context, session, encoding string) (c *Component, err error) {
+	err = l.with(session, func(s Session) error {
+		c, err = s.Component(ctx, encoding)
+		return err
+	})
+	return c, err
+}
+
+// Compact asks the session to free tokens; it fails when the session does
+// not implement Compactor.
+func (l *LocalPlugin) Compact(ctx context.Context, session string, req CompactRequest) (res CompactResult, err error) {
+	err = l.with(session, func(s Session) error {
+		c, ok := s.(Compactor)
+		if !ok {
+			return fmt.Errorf("plugin %q cannot compact: its Session does not implement sdk.Compactor", l.info.Name)
+		}
+		res, err = c.Compact(ctx, req)
+		return err
+	})
+	return res, err
+}
+
+// Apply runs op on the session. Args that are not valid JSON are rejected
+// with ErrInvalidArgs before the plugin sees them.
+func (l *LocalPlugin) Apply(ctx context.Context, session, op string, args json.RawMessage) (out json.RawMessage, err error) {
+	if len(args) > 0 && !json.Valid(args) {
+		return nil, InvalidArgs("args of op %q are not valid JSON", op)
+	}
+	err = l.with(session, func(s Session) error {
+		out, err = s.Apply(ctx, op, args)
+		return err
+	})
+	return out, err
+}
+
+// Prepared notifies the session of a prepared context; a session that is
+// not a PreparedHook ignores it.
+func (l *LocalPlugin) Prepared(ctx context.Context, session string, budget Budget) error {
+	return l.with(session, func(s Session) error {
+		if h, ok := s.(PreparedHook); ok {
+			return h.Prepared(ctx, budget)
+		}
+		return nil
+	})
+}
+
+// State exports the session's state; it fails when the session does not
+// implement Stater.
+func (l *LocalPlugin) State(ctx context.Context, session string) (state []byte, err error) {
+	err = l.with(session, func(s Session) error {
+		st, ok := s.(Stater)
+		if !ok {
+			return fmt.Errorf("plugin %q has no state: its Session does not implement sdk.Stater", l.info.Name)
+		}
+		state, err = st.State()
+		return err
+	})
+	return state, err
+}
+
+// Restore replaces the session's state; it fails when the session does not
+// implement Stater.
+func (l *LocalPlugin) Restore(ctx context.Context, session string, state []byte) error {
+	return l.with(session, func(s Session) error {
+		st, ok := s.(Stater)
+		if !ok {
+			return fmt.Errorf("plugin %q cannot restore: its Session does not implement sdk.Stater", l.info.Name)
+		}
+		return st.Restore(state)
+	})
+}
+
+// EndSession drops the session's instance, closing it if it is a Closer.
+// The next call for that id starts a fresh session. Ending an unknown
+// session is not an error.
+func (l *LocalPlugin) EndSession(ctx context.Context, session string) error {
+	l.mu.Lock()
+	e, ok := l.sessions[session]
+	delete(l.sessions, session)
+	l.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.ended = true
+	if c, ok := e.session.(Closer); ok {
+		return guard(c.Close)
+	}
+	return nil
+}
+
+// Sessions returns the number of live sessions.
+func (l *LocalPlugin) Sessions() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.sessions)
+}
+
+// with runs fn on the session's instance, made on first use, holding the
+// session's lock. A panic in the author's code becomes an error.
+func (l *LocalPlugin) with(session string, fn func(Session) error) error {
+	if session == "" {
+		return InvalidArgs("empty session id")
+	}
+	for {
+		e := l.entry(session)
+		e.mu.Lock()
+		if e.ended { // ended between lookup and lock: use the fresh one
+			e.mu.Unlock()
+			continue
+		}
+		err := guard(func() error { return fn(e.session) })
+		e.mu.Unlock()
+		return err
+	}
+}
+
+func (l *LocalPlugin) entry(session string) *sessionEntry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e, ok := l.sessions[session]
+	if !ok {
+		e = &sessionEntry{session: l.plugin.NewSession(session)}
+		l.sessions[session] = e
+	}
+	return e
+}
+
+// guard runs fn, turning a panic into an error so that one bad call does
+// not take down every session of the process.
+func guard(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("plugin panicked: %v\n%s", r, debug.Stack())
+		}
+	}()
+	return fn()
+}
+
+func isEmptyJSON(b json.RawMessage) bool {
+	s := string(bytes.TrimSpace(b))
+	return s == "" || s == "null" || s == "{}"
+}
+// LocalAssembler runs an Assembler in-process behind the host's view of an
+// assembler: its methods match host.Assembler exactly.
+type LocalAssembler struct {
+	asm  Assembler
+	info AssemblerInfo
+}
+
+// NewLocalAssembler wraps a, calling a.Describe once and setting the
+// protocol version.
+func NewLocalAssembler(a Assembler) *LocalAssembler {
+	info := a.Describe()
+	info.ProtocolVersion = ProtocolVersion
+	return &LocalAssembler{asm: a, info: info}
+}
+
+// Info returns the assembler's description with ProtocolVersion set.
+func (l *LocalAssembler) Info() AssemblerInfo { return l.info }
+
+// Assemble runs the assembler; a panic becomes an error.
+func (l *LocalAssembler) Assemble(ctx context.Context, req AssembleRequest) (res AssembleResult, err error) {
+	err = guard(func() error {
+		res, err = l.asm.Assemble(ctx, req)
+		return err
+	})
+	return res, err
+}

@@ -1,0 +1,110 @@
+package sdk
+
+import (
+	"context"
+	"time"
+
+	"github.com/ctxhost/ctxhost/internal/wire/pb"
+	"github.com/hashicorp/go-hclog"
+)
+
+// contextServer is the gRPC face of a LocalPlugin. Every handler follows
+// one template: convert the request, call the LocalPlugin, log, convert back.
+type contextServer struct {
+	pb.UnimplementedContextPluginServer
+	local *LocalPlugin
+	log   hclog.Logger
+}
+
+func (s *contextServer) done(method, session string, start time.Time, err error) error {
+	if err != nil {
+		s.log.Debug("call failed", "method", method, "session", session, "error", err)
+	} else if s.log.IsTrace() {
+		s.log.Trace("call", "method", method, "session", session, "duration", time.Since(start))
+	}
+	return toStatus(err)
+}
+
+func (s *contextServer) Describe(context.Context, *pb.Empty) (*pb.PluginInfo, error) {
+	return toProtoPluginInfo(s.local.Info()), nil
+}
+
+func (s *contextServer) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb.Empty, error) {
+	start := time.Now()
+	err := s.local.Configure(ctx, req.GetConfigJson())
+	return &pb.Empty{}, s.done("Configure", "", start, err)
+}
+
+func (s *contextServer) Component(ctx context.Context, req *pb.ComponentRequest) (*pb.ComponentResponse, error) {
+	start := time.Now()
+	c, err := s.local.Component(ctx, req.GetSessionId(), req.GetEncoding())
+	if err != nil {
+		return nil, s.done("Component", req.GetSessionId(), start, err)
+	}
+	return &pb.ComponentResponse{Component: toProtoComponent(c)}, s.done("Component", req.GetSessionId(), start, nil)
+}
+
+func (s *contextServer) Compact(ctx context.Context, req *pb.CompactRequest) (*pb.CompactResponse, error) {
+	start := time.Now()
+	res, err := s.local.Compact(ctx, req.GetSessionId(), fromProtoCompactRequest(req))
+	if err != nil {
+		return nil, s.done("Compact", req.GetSessionId(), start, err)
+	}
+	return toProtoCompactResponse(res), s.done("Compact", req.GetSessionId(), start, nil)
+}
+
+func (s *contextServer) Apply(ctx context.Context, req *pb.ApplyRequest) (*pb.ApplyResponse, error) {
+	start := time.Now()
+	out, err := s.local.Apply(ctx, req.GetSessionId(), req.GetOp(), req.GetArgsJson())
+	if err != nil {
+		return nil, s.done("Apply", req.GetSessionId(), start, err)
+	}
+	return &pb.ApplyResponse{ResultJson: out}, s.done("Apply", req.GetSessionId(), start, nil)
+}
+
+func (s *contextServer) Prepared(ctx context.Context, req *pb.PreparedRequest) (*pb.Empty, error) {
+	start := time.Now()
+	err := s.local.Prepared(ctx, req.GetSessionId(), fromProtoBudget(req.GetBudget()))
+	return &pb.Empty{}, s.done("Prepared", req.GetSessionId(), start, err)
+}
+
+func (s *contextServer) State(ctx context.Context, req *pb.SessionRequest) (*pb.StateResponse, error) {
+	start := time.Now()
+	st, err := s.local.State(ctx, req.GetSessionId())
+	if err != nil {
+		return nil, s.done("State", req.GetSessionId(), start, err)
+	}
+	return &pb.StateResponse{State: st}, s.done("State", req.GetSessionId(), start, nil)
+}
+
+func (s *contextServer) Restore(ctx context.Context, req *pb.RestoreRequest) (*pb.Empty, error) {
+	start := time.Now()
+	err := s.local.Restore(ctx, req.GetSessionId(), req.GetState())
+	return &pb.Empty{}, s.done("Restore", req.GetSessionId(), start, err)
+}
+
+func (s *contextServer) EndSession(ctx context.Context, req *pb.SessionRequest) (*pb.Empty, error) {
+	start := time.Now()
+	err := s.local.EndSession(ctx, req.GetSessionId())
+	return &pb.Empty{}, s.done("EndSession", req.GetSessionId(), start, err)
+}
+
+// assemblerServer is the gRPC face of a LocalAssembler.
+type assemblerServer struct {
+	pb.UnimplementedAssemblerServer
+	local *LocalAssembler
+	log   hclog.Logger
+}
+
+func (s *assemblerServer) Describe(context.Context, *pb.Empty) (*pb.AssemblerInfo, error) {
+	return toProtoAssemblerInfo(s.local.Info()), nil
+}
+
+func (s *assemblerServer) Assemble(ctx context.Context, req *pb.AssembleRequest) (*pb.AssembleResponse, error) {
+	res, err := s.local.Assemble(ctx, fromProtoAssembleRequest(req))
+	if err != nil {
+		s.log.Debug("call failed", "method", "Assemble", "format", req.GetFormat(), "error", err)
+		return nil, toStatus(err)
+	}
+	return toProtoAssembleResponse(res), nil
+}
