@@ -238,6 +238,7 @@ func isEmptyJSON(b json.RawMessage) bool {
 	s := string(bytes.TrimSpace(b))
 	return s == "" || s == "null" || s == "{}"
 }
+
 // LocalAssembler runs an Assembler in-process behind the host's view of an
 // assembler: its methods match host.Assembler exactly.
 type LocalAssembler struct {
