@@ -1,15 +1,33 @@
-// Package tokenizer counts tokens with the model's real tokenizer
-// (tiktoken-go with embedded rank files: nothing is ever downloaded), or
+// Package tokenizer counts tokens with the model's real tokenizer, or
 // approximately (4 characters per token) for models without a public one.
+//
+// cl100k_base and o200k_base are byte-level BPE encoders built from the rank
+// files embedded by github.com/pkoukk/tiktoken-go-loader (nothing is ever
+// downloaded), with the pre-tokenizer patterns and special tokens of
+// openai/tiktoken. Special tokens such as <|endoftext|> in the text are
+// encoded as the special token.
+//
+// Bounded cost: byte-pair merging is quadratic in the length of a
+// pre-token, and a run with no pre-token break (100 KB of '=', of spaces, of
+// letters) is one pre-token; pkoukk/tiktoken-go takes about 17 s on 100 KB
+// of '='. Here a pre-token longer than MaxPieceBytes (512) bytes is cut into
+// chunks of at most MaxPieceBytes bytes at UTF-8 boundaries, and each chunk
+// is merged on its own, so counting costs O(MaxPieceBytes) per byte at worst.
+//
+// Worst-case error: text whose pre-tokens are all at most MaxPieceBytes
+// long (all ordinary prose, code and tool output) is encoded exactly as
+// tiktoken encodes it. A longer pre-token is cut ceil(len/MaxPieceBytes)-1
+// times; each cut forbids the merges across it, which changes the count by
+// at most one token per cut (checked against the uncut encoding by the
+// tests for runs of every character class), so the count of such a
+// pre-token is off by at most ceil(len/512)-1 tokens, under 0.2% of its
+// bytes.
 package tokenizer
 
 import (
 	"fmt"
 	"sync"
 	"unicode/utf8"
-
-	"github.com/pkoukk/tiktoken-go"
-	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
 )
 
 // Encoding names.
@@ -30,8 +48,6 @@ type Counter interface {
 	Encode(text string) []int
 }
 
-func init() { tiktoken.SetBpeLoader(tiktokenloader.NewOfflineLoader()) }
-
 var (
 	mu       sync.Mutex
 	counters = map[string]Counter{}
@@ -50,11 +66,11 @@ func Get(encoding string) (Counter, error) {
 	case Approximate:
 		c = approximate{}
 	case CL100kBase, O200kBase:
-		enc, err := tiktoken.GetEncoding(encoding)
+		b, err := newBPE(encoding)
 		if err != nil {
 			return nil, fmt.Errorf("load encoding %q: %w", encoding, err)
 		}
-		c = &bpe{name: encoding, enc: enc}
+		c = b
 	default:
 		return nil, fmt.Errorf("unknown encoding %q (want %s, %s or %s)", encoding, CL100kBase, O200kBase, Approximate)
 	}
@@ -73,14 +89,3 @@ func (approximate) Name() string { return Approximate }
 func (approximate) Count(text string) int { return (utf8.RuneCountInString(text) + 3) / 4 }
 
 func (approximate) Encode(string) []int { return nil }
-
-type bpe struct {
-	name string
-	enc  *tiktoken.Tiktoken
-}
-
-func (b *bpe) Name() string { return b.name }
-
-func (b *bpe) Count(text string) int { return len(b.Encode(text)) }
-
-func (b *bpe) Encode(text string) []int { return b.enc.Encode(text, []string{"all"}, nil) }

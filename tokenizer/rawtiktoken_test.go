@@ -1,0 +1,115 @@
+package tokenizer
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/pkoukk/tiktoken-go"
+	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
+)
+
+func init() { tiktoken.SetBpeLoader(tiktokenloader.NewOfflineLoader()) }
+
+// trajectoryText is every message of the reference trajectories, joined:
+// real system prompts, code, diffs and tool outputs.
+func trajectoryText(t testing.TB) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(sharedData(t), "trajectories", "*.traj"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no trajectories: %v", err)
+	}
+	var out []string
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var traj struct {
+			History []struct {
+				Content string `json:"content"`
+			} `json:"history"`
+		}
+		if err := json.Unmarshal(raw, &traj); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		for _, m := range traj.History {
+			out = append(out, m.Content)
+		}
+	}
+	return out
+}
+
+func rawEncoder(t testing.TB, enc string) *tiktoken.Tiktoken {
+	t.Helper()
+	raw, err := tiktoken.GetEncoding(enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// TestMatchesTiktokenGo compares every trajectory message with
+// pkoukk/tiktoken-go, id for id.
+func TestMatchesTiktokenGo(t *testing.T) {
+	texts := trajectoryText(t)
+	texts = append(texts, "<|endoftext", "a<|endofprompt|>b", strings.Repeat("=", 400), "  \n\n\t x")
+	for _, enc := range []string{CL100kBase, O200kBase} {
+		c, _ := Get(enc)
+		raw := rawEncoder(t, enc)
+		for i, text := range texts {
+			if diff := cmp.Diff(raw.Encode(text, []string{"all"}, nil), c.Encode(text)); diff != "" {
+				t.Errorf("%s text %d %.40q (-tiktoken-go +ours):\n%s", enc, i, text, diff)
+			}
+		}
+	}
+}
+
+func normalText(b *testing.B) string { return strings.Join(trajectoryText(b), "\n") }
+
+// BenchmarkNormal compares throughput with raw tiktoken-go on real text.
+func BenchmarkNormal(b *testing.B) {
+	text := normalText(b)
+	for _, enc := range []string{CL100kBase, O200kBase} {
+		c, _ := Get(enc)
+		raw := rawEncoder(b, enc)
+		b.Run(enc+"/ours", func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				c.Count(text)
+			}
+		})
+		b.Run(enc+"/tiktoken-go", func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				raw.Encode(text, []string{"all"}, nil)
+			}
+		})
+	}
+}
+
+// BenchmarkPathological counts 1 MB inputs with no pre-token break; raw
+// tiktoken-go is measured on 16 KB of the same input (it is quadratic).
+func BenchmarkPathological(b *testing.B) {
+	c, _ := Get(CL100kBase)
+	raw := rawEncoder(b, CL100kBase)
+	for _, name := range []string{"equals", "letters", "spaces", "digits", "mixed"} {
+		text := pathological(1 << 20)[name]
+		b.Run(name+"/ours-1MB", func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				c.Count(text)
+			}
+		})
+		small := pathological(16 << 10)[name]
+		b.Run(name+"/tiktoken-go-16KB", func(b *testing.B) {
+			b.SetBytes(int64(len(small)))
+			for b.Loop() {
+				raw.Encode(small, []string{"all"}, nil)
+			}
+		})
+	}
+}
