@@ -1,0 +1,75 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/sdk/assembly"
+)
+
+// Format names.
+const (
+	FormatAPI = "api"
+	FormatCLI = "cli"
+)
+
+// Options of the api format.
+const (
+	// OptionModel is the model id; DefaultModel when unset.
+	OptionModel = "model"
+	// OptionMaxTokens is max_tokens, a positive integer; when unset the
+	// budget's reserved response tokens, else DefaultMaxTokens.
+	OptionMaxTokens = "max_tokens"
+)
+
+// Defaults of the api format.
+const (
+	DefaultModel     = "claude-sonnet-4-5"
+	DefaultMaxTokens = 4096
+)
+
+// Assembler builds Claude payloads.
+type Assembler struct{}
+
+var _ sdk.Assembler = (*Assembler)(nil)
+
+// New returns the Claude assembler.
+func New() *Assembler { return &Assembler{} }
+
+var formats = []sdk.FormatInfo{
+	{Name: FormatAPI, MediaType: "application/json", Description: "the JSON body of the Anthropic Messages API"},
+	{Name: FormatCLI, MediaType: "text/plain", Description: "seed 000's Claude Code prompt ([TEAM_TASK], [CONTEXT], [MESSAGE]); the system text is returned separately for --append-system-prompt"},
+}
+
+// Describe names the assembler and its formats; the first is the default.
+func (*Assembler) Describe() sdk.AssemblerInfo {
+	return sdk.AssemblerInfo{
+		Name:            "claude",
+		Version:         "1.0.0",
+		Description:     "Anthropic Claude payloads: Messages API JSON and the Claude Code CLI prompt",
+		ProtocolVersion: sdk.ProtocolVersion,
+		Formats:         append([]sdk.FormatInfo(nil), formats...),
+	}
+}
+
+// Assemble builds the payload of the requested format.
+func (*Assembler) Assemble(_ context.Context, req sdk.AssembleRequest) (sdk.AssembleResult, error) {
+	format, err := assembly.PickFormat(req.Format, formats)
+	if err != nil {
+		return sdk.AssembleResult{}, fmt.Errorf("claude assembler: %w", err)
+	}
+	parts := assembly.Split(req)
+	res := sdk.AssembleResult{MediaType: format.MediaType}
+	switch format.Name {
+	case FormatAPI:
+		res.Payload, err = buildRequest(parts, req)
+	case FormatCLI:
+		res.Payload = []byte(buildPrompt(parts))
+		res.System, res.HasSystem = parts.System, parts.System != ""
+	}
+	if err != nil {
+		return sdk.AssembleResult{}, fmt.Errorf("claude assembler: format %q: %w", format.Name, err)
+	}
+	return res, nil
+}

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/sdk/assembly/assemblytest"
+	"github.com/google/go-cmp/cmp"
+)
+
+func assemble(t *testing.T, req sdk.AssembleRequest, format string) sdk.AssembleResult {
+	t.Helper()
+	req.Format = format
+	res, err := New().Assemble(context.Background(), req)
+	if err != nil {
+		t.Fatalf("Assemble(%s): %v", format, err)
+	}
+	again, err := New().Assemble(context.Background(), req)
+	if err != nil || string(again.Payload) != string(res.Payload) {
+		t.Fatalf("Assemble(%s) is not deterministic (err %v)", format, err)
+	}
+	return res
+}
+
+// decodeStrict decodes an api payload, rejecting unknown fields, and checks
+// the Messages API's shape rules: first message from the user, roles
+// strictly alternating, no empty message, no empty text block, and every
+// tool_use answered by a tool_result in the next (user) message.
+func decodeStrict(t *testing.T, payload []byte) messagesRequest {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.DisallowUnknownFields()
+	var req messagesRequest
+	if err := dec.Decode(&req); err != nil {
+		t.Fatalf("payload does not decode: %v\n%s", err, payload)
+	}
+	if req.Model == "" || req.MaxTokens <= 0 {
+		t.Errorf("model %q, max_tokens %d", req.Model, req.MaxTokens)
+	}
+	for i, m := range req.Messages {
+		if i == 0 && m.Role != roleUser {
+			t.Errorf("first message is from %q", m.Role)
+		}
+		if i > 0 && req.Messages[i-1].Role == m.Role {
+			t.Errorf("messages %d and %d are both %q", i-1, i, m.Role)
+		}
+		if len(m.Content) == 0 {
+			t.Errorf("message %d is empty", i)
+		}
+		for _, b := range m.Content {
+			if b.Type == "text" && (b.Text == nil || strings.TrimSpace(*b.Text) == "") {
+				t.Errorf("message %d has an empty text block", i)
+			}
+			if b.Type == "tool_use" && m.Role != roleAssistant || b.Type == "tool_result" && m.Role != roleUser {
+				t.Errorf("message %d (%s) carries a %s block", i, m.Role, b.Type)
+			}
+		}
+		var uses []string
+		for _, b := range m.Content {
+			if b.Type == "tool_use" {
+				uses = append(uses, b.ID)
+			}
+		}
+		if len(uses) == 0 {
+			continue
+		}
+		var results []string
+		if i+1 < len(req.Messages) {
+			for _, b := range req.Messages[i+1].Content {
+				if b.Type == "tool_result" {
+					results = append(results, b.ToolUseID)
+				}
+			}
+		}
+		if diff := cmp.Diff(uses, results); diff != "" {
+			t.Errorf("tool_use ids of message %d are not answered next (-uses +results):\n%s", i, diff)
+		}
+	}
+	return req
+}
+
+func TestGolden(t *testing.T) {
+	for _, c := range assemblytest.Cases() {
+		t.Run(c.Name, func(t *testing.T) {
+			api := assemble(t, c.Request, FormatAPI)
+			if api.MediaType != "application/json" || api.HasSystem {
+				t.Errorf("api: media type %q, has system %v", api.MediaType, api.HasSystem)
+			}
+			decodeStrict(t, api.Payload)
+			assemblytest.Golden(t, "api/"+c.Name+".json", assemblytest.IndentJSON(t, api.Payload))
+
+			cli := assemble(t, c.Request, FormatCLI)
+			if cli.MediaType != "text/plain" {
+				t.Errorf("cli media type = %q", cli.MediaType)
+			}
+			if cli.HasSystem != (cli.System != "") {
+				t.Errorf("cli: HasSystem %v with system %q", cli.HasSystem, cli.System)
+			}
+			if cli.System != strings.TrimSpace(cli.System) {
+				t.Errorf("cli system text is not trimmed: %q", cli.System)
+			}
+			prompt := string(cli.Payload)
+			if strings.Contains(prompt, "[SYSTEM]") {
+				t.Errorf("cli prompt carries a [SYSTEM] section")
+			}
+			assemblytest.CheckNoEmptySections(t, prompt, []string{"[TEAM_TASK]", "[CONTEXT]", "[MESSAGE]"})
+			golden := "--- system (HasSystem " + map[bool]string{true: "true", false: "false"}[cli.HasSystem] + ") ---\n" +
+				cli.System + "\n--- prompt ---\n" + prompt + "\n"
+			assemblytest.Golden(t, "cli/"+c.Name+".txt", []byte(golden))
+		})
+	}
+}
+
+func TestSystemFlagSeparation(t *testing.T) {
+	req := sdk.AssembleRequest{Components: []sdk.Component{
+		{Name: sdk.ComponentSystemPrompt, Slot: sdk.SlotSystem, Text: " You are Max. "},
+		{Name: sdk.ComponentInstructions, Slot: sdk.SlotSystem, Text: "\nRules.\n"},
+		{Name: sdk.ComponentInput, Slot: sdk.SlotInput, Text: "Hi"},
+	}}
+	res := assemble(t, req, FormatCLI)
+	want := sdk.AssembleResult{Payload: []byte("[MESSAGE]\nHi"), MediaType: "text/plain", System: "You are Max.\n\nRules.", HasSystem: true}
+	if diff := cmp.Diff(want, res); diff != "" {
+		t.Errorf("cli result (-want +got):\n%s", diff)
+	}
+}
+
+// TestTrajectories builds api payloads from every reference trajectory and
+// checks them against the Messages API's shape rules.
+func TestTrajectories(t *testing.T) {
+	for _, tr := range assemblytest.Trajectories(t) {
+		t.Run(tr.Name, func(t *testing.T) {
+			got := decodeStrict(t, assemble(t, tr.Request(), FormatAPI).Payload)
+			uses := 0
+			for _, m := range got.Messages {
+				for _, b := range m.Content {
+					if b.Type == "tool_use" {
+						uses++
+						if !json.Valid(b.Input) || b.Input[0] != '{' {
+							t.Errorf("tool_use input is not an object: %s", b.Input)
+						}
+					}
+				}
+			}
+			want := 0
+			for _, m := range tr.Messages {
+				want += len(m.ToolCalls)
+			}
+			if uses != want {
+				t.Errorf("tool_use blocks = %d, want %d", uses, want)
+			}
+		})
+	}
+}
+
+func TestMaxTokens(t *testing.T) {
+	tests := []struct {
+		name     string
+		options  map[string]string
+		reserved int
+		want     int
+		wantErr  bool
+	}{
+		{"default", nil, 0, DefaultMaxTokens, false},
+		{"from budget", nil, 2048, 2048, false},
+		{"option wins", map[string]string{OptionMaxTokens: "1000"}, 2048, 1000, false},
+		{"not a number", map[string]string{OptionMaxTokens: "lots"}, 0, 0, true},
+		{"zero", map[string]string{OptionMaxTokens: "0"}, 0, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req := sdk.AssembleRequest{Format: FormatAPI, Options: tt.options, Budget: sdk.Budget{Reserved: tt.reserved}}
+			res, err := New().Assemble(context.Background(), req)
+			if tt.wantErr {
+				if !errors.Is(err, sdk.ErrInvalidArgs) {
+					t.Errorf("error = %v, want ErrInvalidArgs", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := decodeStrict(t, res.Payload).MaxTokens; got != tt.want {
+				t.Errorf("max_tokens = %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestModelOption(t *testing.T) {
+	req := sdk.AssembleRequest{Options: map[string]string{OptionModel: "claude-opus-4-1"}}
+	if got := decodeStrict(t, assemble(t, req, FormatAPI).Payload).Model; got != "claude-opus-4-1" {
+		t.Errorf("model = %q", got)
+	}
+}
+
+func TestDescribeAndFormats(t *testing.T) {
+	info := New().Describe()
+	var got []string
+	for _, f := range info.Formats {
+		got = append(got, f.Name+" "+f.MediaType)
+	}
+	if diff := cmp.Diff([]string{"api application/json", "cli text/plain"}, got); diff != "" {
+		t.Errorf("formats (-want +got):\n%s", diff)
+	}
+	if info.Name != "claude" || info.ProtocolVersion != sdk.ProtocolVersion {
+		t.Errorf("info = %+v", info)
+	}
+	_, err := New().Assemble(context.Background(), sdk.AssembleRequest{Format: "text"})
+	if !errors.Is(err, sdk.ErrInvalidArgs) || !strings.Contains(err.Error(), `"text"`) {
+		t.Errorf("unknown format error = %v, want ErrInvalidArgs naming the format", err)
+	}
+}

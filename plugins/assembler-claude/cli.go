@@ -1,0 +1,25 @@
+package main
+
+import "github.com/ctxhost/ctxhost/sdk/assembly"
+
+// buildPrompt is seed 000's Claude Code prompt; the system body is not in
+// it (it goes to --append-system-prompt). Every section is left out when
+// its body is empty.
+//
+//	[TEAM_TASK]
+//	{team task}
+//
+//	[CONTEXT]
+//	{supporting context}
+//
+//	{one entry per history message}
+//
+//	[MESSAGE]
+//	{input}
+func buildPrompt(p assembly.Parts) string {
+	var s assembly.Sections
+	s.Add(assembly.Bracket("TEAM_TASK"), p.TeamTask)
+	s.Add(assembly.Bracket("CONTEXT"), assembly.SystemBody(assembly.ContextBody(p.Context), assembly.RenderConversation(p.History)))
+	s.Add(assembly.Bracket("MESSAGE"), p.Input)
+	return s.String()
+}
