@@ -41,7 +41,18 @@ func (r *attrReader) decode(name string, dst any) bool {
 		return false
 	}
 	r.src.AttrRanges[name] = attr.Expr.Range()
-	d := gohcl.DecodeExpression(attr.Expr, r.ctx, dst)
+	// Evaluate first: when evaluation fails (unknown variable, failing
+	// function) report that alone, not a type error on top of it.
+	// A value that depends on a variable that failed to resolve is unknown:
+	// the variable's own diagnostic says what is wrong.
+	val, d := attr.Expr.Value(r.ctx)
+	if !d.HasErrors() && !val.IsWhollyKnown() {
+		r.src.invalid[name] = true
+		return false
+	}
+	if !d.HasErrors() {
+		d = gohcl.DecodeExpression(attr.Expr, r.ctx, dst)
+	}
 	*r.diags = append(*r.diags, d...)
 	if d.HasErrors() {
 		r.src.invalid[name] = true

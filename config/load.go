@@ -34,14 +34,22 @@ func Load(paths []string, vars map[string]string, env []string) (*Config, hcl.Di
 	root := &hcl.EvalContext{Functions: sharedFunctions(envVars)}
 	parser := hclparse.NewParser()
 	byType := map[string][]fileBlock{}
+	var schemaDiags hcl.Diagnostics
 	for _, name := range files {
-		blocks, d := parseFile(parser, name, root)
-		diags = append(diags, d...)
+		blocks, syntax, schema := parseFile(parser, name, root)
+		diags = append(diags, syntax...)
+		schemaDiags = append(schemaDiags, schema...)
 		for _, fb := range blocks {
 			byType[fb.block.Type] = append(byType[fb.block.Type], fb)
 		}
 	}
 	cfg.Files = parser.Files()
+	if diags.HasErrors() {
+		// Syntax errors (or unreadable files): the rest would only be
+		// follow-up noise of a half-parsed file.
+		return cfg, diags
+	}
+	diags = append(diags, schemaDiags...)
 
 	checkDuplicates(byType, &diags)
 	var varObj cty.Value
@@ -110,28 +118,27 @@ func expandPaths(paths []string, diags *hcl.Diagnostics) []string {
 }
 
 // parseFile parses one file (HCL native syntax, or HCL JSON for *.json) and
-// returns its top-level blocks, each with the file's evaluation context.
-func parseFile(parser *hclparse.Parser, name string, root *hcl.EvalContext) ([]fileBlock, hcl.Diagnostics) {
+// returns its top-level blocks, each with the file's evaluation context,
+// the syntax diagnostics and the diagnostics of the top-level schema
+// (unknown block types, attributes at the top level).
+func parseFile(parser *hclparse.Parser, name string, root *hcl.EvalContext) (blocks []fileBlock, syntax, schema hcl.Diagnostics) {
 	var file *hcl.File
-	var diags hcl.Diagnostics
 	if strings.HasSuffix(name, ".json") {
-		file, diags = parser.ParseJSONFile(name)
+		file, syntax = parser.ParseJSONFile(name)
 	} else {
-		file, diags = parser.ParseHCLFile(name)
+		file, syntax = parser.ParseHCLFile(name)
 	}
 	if file == nil || file.Body == nil {
-		return nil, diags
+		return nil, syntax, nil
 	}
-	content, d := file.Body.Content(rootSchema)
-	diags = append(diags, d...)
+	content, schema := file.Body.Content(rootSchema)
 	dir := filepath.Dir(name)
 	ctx := root.NewChild()
 	ctx.Functions = map[string]function.Function{"file": fileFunc(dir)}
-	blocks := make([]fileBlock, 0, len(content.Blocks))
 	for _, b := range content.Blocks {
 		blocks = append(blocks, fileBlock{block: b, ctx: ctx, dir: dir})
 	}
-	return blocks, diags
+	return blocks, syntax, schema
 }
 
 // checkDuplicates reports blocks of one type that repeat a name (across

@@ -125,7 +125,9 @@ func (c *Config) validateContext(p *problems, x *Context) {
 	h := x.History
 	p.atLeast(h.Source, "preserve_recent", h.PreserveRecent, 0)
 	p.priority(h.Source, "priority", h.Priority)
-	p.atLeast(h.Source, "window", h.Window, 0)
+	if h.IsSet("window") {
+		p.atLeast(h.Source, "window", h.Window, 0)
+	}
 
 	f := x.Fresh
 	p.atLeast(f.Source, "system_prompt_tokens", f.SystemPromptTokens, 0)
@@ -143,7 +145,9 @@ func (c *Config) validateContext(p *problems, x *Context) {
 	}
 
 	m := x.MultiAgent
-	p.atLeast(m.Source, "window_size", m.WindowSize, 0)
+	if !h.IsSet("window") {
+		p.atLeast(m.Source, "window_size", m.WindowSize, 0)
+	}
 	p.atLeast(m.Source, "max_bytes", m.MaxBytes, 1)
 	p.atLeast(m.Source, "team_task_max_bytes", m.TeamTaskMaxBytes, 1)
 	for _, pat := range m.MarkerPatterns {

@@ -33,9 +33,10 @@ func resolveVariables(blocks []fileBlock, flags map[string]string, env map[strin
 	for _, fb := range blocks {
 		v, val, ok := resolveVariable(fb, flags, env, diags)
 		out = append(out, v)
-		if ok {
-			values[v.Name] = val
+		if !ok {
+			val = cty.DynamicVal // unknown: references to it report nothing more
 		}
+		values[v.Name] = val
 	}
 	for _, name := range sortedKeys(flags) {
 		if find(out, name, func(v *Variable) string { return v.Name }) == nil {

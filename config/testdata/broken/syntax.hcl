@@ -1,0 +1,2 @@
+model "m" {
+  context_window = 100000

@@ -1,0 +1,5 @@
+model "m" {
+  context_window = 100000
+}
+
+host {}
