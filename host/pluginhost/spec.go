@@ -1,0 +1,60 @@
+// Package pluginhost launches plugin processes through HashiCorp go-plugin
+// and implements host.ContextPlugin and host.Assembler over gRPC. It is the
+// only part of the host that knows about gRPC and go-plugin.
+package pluginhost
+
+import (
+	"errors"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// Kind is the kind of plugin a binary serves.
+type Kind string
+
+// The plugin kinds.
+const (
+	KindContext   Kind = "context"
+	KindAssembler Kind = "assembler"
+)
+
+// Spec says how to launch one plugin.
+type Spec struct {
+	// Name is the plugin's configured name; logs and errors use it.
+	Name string
+	// Kind is what the binary must serve.
+	Kind Kind
+	// Path is the plugin binary.
+	Path string
+	// Args are extra command-line arguments.
+	Args []string
+	// SHA256 is the binary's expected checksum in hex; empty skips the check.
+	SHA256 string
+	// StartTimeout bounds the handshake; zero means 10 s (or the context's
+	// deadline if sooner).
+	StartTimeout time.Duration
+	// MaxMessageBytes is the gRPC message size limit in both directions,
+	// passed to the plugin too; zero means 256 MiB.
+	MaxMessageBytes int
+	// NoAutoMTLS turns off go-plugin's automatic mutual TLS (on by default).
+	NoAutoMTLS bool
+	// Logger receives the plugin's log lines under the plugin's name; nil
+	// means hclog's default logger.
+	Logger hclog.Logger
+	// Env are extra KEY=VALUE variables for the plugin process.
+	Env []string
+}
+
+// Errors a launch can fail with; the returned error wraps one of them and
+// names the plugin and its path.
+var (
+	ErrBinaryNotFound      = errors.New("plugin binary not found")
+	ErrNotExecutable       = errors.New("plugin binary is not executable")
+	ErrChecksumMismatch    = errors.New("plugin binary checksum does not match")
+	ErrHandshake           = errors.New("plugin handshake failed")
+	ErrUnsupportedProtocol = errors.New("plugin speaks an unsupported protocol version")
+	ErrWrongKind           = errors.New("plugin is not of the expected kind")
+)
+
+const defaultStartTimeout = 10 * time.Second
