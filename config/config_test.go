@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -129,20 +130,7 @@ func TestSourceRanges(t *testing.T) {
 }
 
 func rangeString(r hcl.Range) string {
-	return r.Filename + ":" + itoa(r.Start.Line) + ":" + itoa(r.Start.Column)
-}
-
-func itoa(n int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + fmtInt(n)) }
-
-func fmtInt(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for ; n > 0; n /= 10 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-	}
-	return string(b)
+	return fmt.Sprintf("%s:%d:%d", r.Filename, r.Start.Line, r.Start.Column)
 }
 
 func TestLoadBroken(t *testing.T) {
