@@ -1,0 +1,118 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/sdk/assembly"
+)
+
+// chatRequest is the JSON body of Chat Completions; field order is fixed by
+// the struct, so the bytes are deterministic.
+type chatRequest struct {
+	Model    string        `json:"model"`
+	Messages []chatMessage `json:"messages"`
+}
+
+type chatMessage struct {
+	Role       string     `json:"role"`
+	Content    any        `json:"content,omitempty"` // string or []contentPart; nil left out
+	ToolCalls  []toolCall `json:"tool_calls,omitempty"`
+	ToolCallID *string    `json:"tool_call_id,omitempty"`
+}
+
+// contentPart is a text part of a user message's content array.
+type contentPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type toolCall struct {
+	ID       string   `json:"id"`
+	Type     string   `json:"type"`
+	Function function `json:"function"`
+}
+
+type function struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// text returns a pointer to s, for fields that are left out when nil.
+func text(s string) *string { return &s }
+
+// buildRequest builds the Chat Completions body:
+//   - a "system" message with the system body, left out when empty;
+//   - the history in order: user messages (content prefixed "{speaker}: "
+//     when named), assistant messages (content left out when empty and
+//     tool calls present; tool_calls [{id, type "function", function {name,
+//     arguments}}], arguments "{}" when empty), tool messages with
+//     tool_call_id, system-role messages (e.g. the omitted-messages marker)
+//     as "system" messages where they stand;
+//   - a final user message: when there are both a context block (team
+//     task and supporting context) and an input, its content is an array
+//     of two text parts, context then input; otherwise a plain string;
+//   - messages with nothing to show (blank content, no tool calls) are
+//     left out.
+//
+// Chat Completions needs at least one message; a request with nothing at
+// all gets an empty user message so the body stays valid.
+func buildRequest(p assembly.Parts, model string) ([]byte, error) {
+	if model = strings.TrimSpace(model); model == "" {
+		model = DefaultModel
+	}
+	body := chatRequest{Model: model}
+	if p.System != "" {
+		body.Messages = append(body.Messages, chatMessage{Role: sdk.RoleSystem, Content: p.System})
+	}
+	for _, m := range p.History {
+		if assembly.IsBlank(m) {
+			continue
+		}
+		body.Messages = append(body.Messages, historyMessage(m))
+	}
+	if last := finalContent(p.ContextBlock(), p.Input); last != nil {
+		body.Messages = append(body.Messages, chatMessage{Role: sdk.RoleUser, Content: last})
+	} else if len(body.Messages) == 0 {
+		body.Messages = append(body.Messages, chatMessage{Role: sdk.RoleUser, Content: ""})
+	}
+	return assembly.Marshal(body)
+}
+
+// finalContent is the content of the final user message, nil when there
+// is neither context nor input.
+func finalContent(block, input string) any {
+	switch {
+	case block != "" && input != "":
+		return []contentPart{{Type: "text", Text: block}, {Type: "text", Text: input}}
+	case block != "":
+		return block
+	case input != "":
+		return input
+	}
+	return nil
+}
+
+func historyMessage(m sdk.Message) chatMessage {
+	switch m.Role {
+	case sdk.RoleAssistant:
+		out := chatMessage{Role: sdk.RoleAssistant}
+		if strings.TrimSpace(m.Content) != "" || len(m.ToolCalls) == 0 {
+			out.Content = m.Content
+		}
+		for _, tc := range m.ToolCalls {
+			args := tc.Arguments
+			if strings.TrimSpace(args) == "" {
+				args = "{}"
+			}
+			out.ToolCalls = append(out.ToolCalls, toolCall{ID: tc.ID, Type: "function", Function: function{Name: tc.Name, Arguments: args}})
+		}
+		return out
+	case sdk.RoleTool:
+		return chatMessage{Role: sdk.RoleTool, Content: m.Content, ToolCallID: text(m.ToolCallID)}
+	case sdk.RoleUser:
+		return chatMessage{Role: sdk.RoleUser, Content: assembly.UserText(m)}
+	default:
+		return chatMessage{Role: sdk.RoleSystem, Content: m.Content}
+	}
+}

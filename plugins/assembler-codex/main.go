@@ -1,0 +1,8 @@
+// Command ctxhost-assembler-codex is the ctxhost assembler for OpenAI
+// Codex: the JSON body of Chat Completions (format "api") and seed 000's
+// Codex CLI prompt with an inline [SYSTEM] section (format "cli").
+package main
+
+import "github.com/ctxhost/ctxhost/sdk"
+
+func main() { sdk.ServeAssembler(New()) }
