@@ -1,0 +1,262 @@
+// Package history is the built-in conversation history of a session: it
+// validates and stores messages, counts each one once, and keeps a
+// compacted view of them (masked tool outputs, then a sliding window of
+// seeds 001 and 004) without ever deleting a message.
+//
+// A History has its own RWMutex and is safe for concurrent use: readers
+// (All, View, ViewTokens, Get, ...) run in parallel; Add, Compact and the
+// other writers are serialized. Add counts the new message under the write
+// lock.
+package history
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/tokenizer"
+)
+
+// Defaults for Options fields left zero.
+const (
+	DefaultPreserveRecent = 10
+	DefaultMaskBatch      = 3
+)
+
+// Options configures compaction. Zero fields take their defaults, so
+// Options{} is DefaultOptions().
+type Options struct {
+	// PreserveRecent is how many of the most recent messages compaction
+	// never masks or omits (default 10; a negative value preserves none).
+	PreserveRecent int
+	// KeepFirst keeps the first message (the task) in the view when the
+	// window omits older messages. It is on by default, and false is read
+	// as the default: set DropFirst to turn it off.
+	KeepFirst bool
+	// DropFirst lets the window omit the first message too.
+	DropFirst bool
+	// MaskBatch is how many tool outputs Compact masks between checks of
+	// the need, and how many MaskOldest masks when asked for n <= 0
+	// (default 3, as seed 001).
+	MaskBatch int
+}
+
+// DefaultOptions returns the defaults: preserve 10, keep the first
+// message, mask in batches of 3.
+func DefaultOptions() Options {
+	return Options{PreserveRecent: DefaultPreserveRecent, KeepFirst: true, MaskBatch: DefaultMaskBatch}
+}
+
+// withDefaults resolves zero fields.
+func (o Options) withDefaults() Options {
+	if o.PreserveRecent == 0 {
+		o.PreserveRecent = DefaultPreserveRecent
+	} else if o.PreserveRecent < 0 {
+		o.PreserveRecent = 0
+	}
+	if o.MaskBatch <= 0 {
+		o.MaskBatch = DefaultMaskBatch
+	}
+	o.KeepFirst = !o.DropFirst
+	return o
+}
+
+// entry is one stored message with its cached counts.
+type entry struct {
+	msg        sdk.Message
+	tokens     int  // tokens of msg (sdk.CountMessage)
+	masked     bool // the view shows the placeholder
+	maskTokens int  // tokens of the masked message; -1 until counted
+	caller     int  // tool turn: index of the assistant entry it answers; else -1
+}
+
+// callRef locates one tool call.
+type callRef struct {
+	entry    int    // index of the assistant entry that made the call
+	name     string // tool name
+	answered bool
+}
+
+// History is a session's conversation history and its compacted view.
+// Create one with New.
+type History struct {
+	mu      sync.RWMutex
+	counter tokenizer.Counter
+	opts    Options
+
+	entries []entry
+	byID    map[string]int     // message id -> index
+	calls   map[string]callRef // tool call id -> call
+	nextID  int                // last number used for an "mN" id; never reset
+	version uint64
+
+	// View state (see view.go).
+	omitEnd      int // the window omits entries [head(), omitEnd); omitEnd <= head() means none
+	markerTokens int // tokens of the omission marker, 0 when nothing is omitted
+	viewTokens   int // tokens of View()
+	maskCursor   int // entries before it are never mask candidates
+}
+
+// New returns an empty History that counts with counter.
+func New(counter tokenizer.Counter, opts Options) *History {
+	h := &History{counter: counter, opts: opts.withDefaults()}
+	h.reset()
+	return h
+}
+
+// reset empties messages and view state; the id counter is kept.
+func (h *History) reset() {
+	h.entries = nil
+	h.byID = map[string]int{}
+	h.calls = map[string]callRef{}
+	h.resetView()
+	h.version++
+}
+
+// Options returns the resolved options.
+func (h *History) Options() Options { return h.opts }
+
+// Add validates m, assigns its id ("m1", "m2", ... unless the caller gave
+// a unique one), fills a tool turn's tool_name from its call, counts it
+// once and appends it. It returns the stored message. On error nothing is
+// stored; the error says what is wrong.
+func (h *History) Add(m sdk.Message) (sdk.Message, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.add(m)
+}
+
+func (h *History) add(m sdk.Message) (sdk.Message, error) {
+	m = cloneMessage(m)
+	caller, err := h.validate(&m)
+	if err != nil {
+		return sdk.Message{}, err
+	}
+	if m.ID == "" {
+		m.ID = h.newID()
+	}
+	idx := len(h.entries)
+	for _, tc := range m.ToolCalls {
+		h.calls[tc.ID] = callRef{entry: idx, name: tc.Name}
+	}
+	if m.Role == sdk.RoleTool {
+		ref := h.calls[m.ToolCallID]
+		ref.answered = true
+		h.calls[m.ToolCallID] = ref
+	}
+	e := entry{msg: m, tokens: sdk.CountMessage(h.counter, m), maskTokens: -1, caller: caller}
+	h.entries = append(h.entries, e)
+	h.byID[m.ID] = idx
+	h.viewTokens += e.tokens
+	h.version++
+	return cloneMessage(m), nil
+}
+
+// newID returns the next unused "mN" id.
+func (h *History) newID() string {
+	for {
+		h.nextID++
+		id := fmt.Sprintf("m%d", h.nextID)
+		if _, taken := h.byID[id]; !taken {
+			return id
+		}
+	}
+}
+
+// All returns every message, masked and omitted ones included, as added.
+func (h *History) All() []sdk.Message {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.messages(0)
+}
+
+// Recent returns the last n messages (all of them when n exceeds Len; none
+// when n <= 0).
+func (h *History) Recent(n int) []sdk.Message {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if n <= 0 {
+		return []sdk.Message{}
+	}
+	return h.messages(max(0, len(h.entries)-n))
+}
+
+func (h *History) messages(from int) []sdk.Message {
+	out := make([]sdk.Message, 0, len(h.entries)-from)
+	for _, e := range h.entries[from:] {
+		out = append(out, cloneMessage(e.msg))
+	}
+	return out
+}
+
+// Get returns the original message with id, masked or omitted or not.
+func (h *History) Get(id string) (sdk.Message, bool) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	i, ok := h.byID[id]
+	if !ok {
+		return sdk.Message{}, false
+	}
+	return cloneMessage(h.entries[i].msg), true
+}
+
+// Len returns the number of messages.
+func (h *History) Len() int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return len(h.entries)
+}
+
+// Version changes whenever the messages or the view change, so a caller
+// can reuse what it built from View() while Version is unchanged.
+func (h *History) Version() uint64 {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.version
+}
+
+// Clear removes every message and resets the view. Message ids keep
+// counting (an id is never reused), and tool call ids may be used again.
+func (h *History) Clear() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.reset()
+}
+
+// SetCounter switches the encoding and recounts every message once. It
+// does nothing when counter has the current encoding's name.
+func (h *History) SetCounter(c tokenizer.Counter) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if c.Name() == h.counter.Name() {
+		return
+	}
+	h.counter = c
+	h.maskCursor = 0 // whether masking shrinks an output may change
+	for i := range h.entries {
+		e := &h.entries[i]
+		e.tokens = sdk.CountMessage(c, e.msg)
+		e.maskTokens = -1
+		if e.masked {
+			h.maskTokensOf(i)
+		}
+	}
+	h.recountView()
+	h.version++
+}
+
+// cloneMessage copies m's tool calls and metadata so the caller and the
+// History never share them.
+func cloneMessage(m sdk.Message) sdk.Message {
+	if m.ToolCalls != nil {
+		m.ToolCalls = append([]sdk.ToolCall(nil), m.ToolCalls...)
+	}
+	if m.Metadata != nil {
+		md := make(map[string]string, len(m.Metadata))
+		for k, v := range m.Metadata {
+			md[k] = v
+		}
+		m.Metadata = md
+	}
+	return m
+}

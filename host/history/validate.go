@@ -1,0 +1,127 @@
+package history
+
+import (
+	"fmt"
+	"sort"
+	"unicode/utf8"
+
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// validate checks m against the rules of Add and the history so far, and
+// fills a tool turn's empty tool_name from its call. It returns the index
+// of the assistant entry a tool turn answers (-1 for other roles).
+//
+// A tool call is answered at most once: a second tool turn with the same
+// tool_call_id is rejected (providers expect one result per call, and the
+// SWE-agent trajectories answer each call once).
+func (h *History) validate(m *sdk.Message) (int, error) {
+	if err := checkUTF8(m); err != nil {
+		return -1, err
+	}
+	if m.ID != "" {
+		if _, taken := h.byID[m.ID]; taken {
+			return -1, fmt.Errorf("message id %q is already used", m.ID)
+		}
+	}
+	switch m.SpeakerType {
+	case "", sdk.SpeakerHuman, sdk.SpeakerAI:
+	default:
+		return -1, fmt.Errorf("unknown speaker_type %q (want %s or %s)", m.SpeakerType, sdk.SpeakerHuman, sdk.SpeakerAI)
+	}
+	switch m.Role {
+	case sdk.RoleUser, sdk.RoleSystem:
+		return -1, noToolFields(m)
+	case sdk.RoleAssistant:
+		if m.ToolCallID != "" || m.ToolName != "" {
+			return -1, fmt.Errorf("tool_call_id and tool_name belong on tool turns, not on an assistant turn")
+		}
+		if m.Content == "" && len(m.ToolCalls) == 0 {
+			return -1, fmt.Errorf("assistant message has neither content nor tool calls")
+		}
+		return -1, h.checkToolCalls(m.ToolCalls)
+	case sdk.RoleTool:
+		return h.checkToolResult(m)
+	case "":
+		return -1, fmt.Errorf("message has no role (want user, assistant, system or tool)")
+	default:
+		return -1, fmt.Errorf("unknown role %q (want user, assistant, system or tool)", m.Role)
+	}
+}
+
+func noToolFields(m *sdk.Message) error {
+	if len(m.ToolCalls) > 0 {
+		return fmt.Errorf("%s message has tool calls; only assistant turns may", m.Role)
+	}
+	if m.ToolCallID != "" || m.ToolName != "" {
+		return fmt.Errorf("%s message has tool_call_id or tool_name; only tool turns may", m.Role)
+	}
+	return nil
+}
+
+func (h *History) checkToolCalls(calls []sdk.ToolCall) error {
+	seen := map[string]bool{}
+	for i, tc := range calls {
+		switch {
+		case tc.ID == "":
+			return fmt.Errorf("tool call %d has no id", i)
+		case tc.Name == "":
+			return fmt.Errorf("tool call %q has no name", tc.ID)
+		case seen[tc.ID]:
+			return fmt.Errorf("tool call id %q appears twice in the message", tc.ID)
+		}
+		if _, dup := h.calls[tc.ID]; dup {
+			return fmt.Errorf("tool call id %q is already used in this session", tc.ID)
+		}
+		seen[tc.ID] = true
+	}
+	return nil
+}
+
+func (h *History) checkToolResult(m *sdk.Message) (int, error) {
+	if len(m.ToolCalls) > 0 {
+		return -1, fmt.Errorf("tool message has tool calls; only assistant turns may")
+	}
+	if m.ToolCallID == "" {
+		return -1, fmt.Errorf("tool message has no tool_call_id")
+	}
+	ref, ok := h.calls[m.ToolCallID]
+	switch {
+	case !ok:
+		return -1, fmt.Errorf("tool message answers tool call %q, which no earlier assistant message made", m.ToolCallID)
+	case ref.answered:
+		return -1, fmt.Errorf("tool call %q is already answered", m.ToolCallID)
+	case m.ToolName != "" && m.ToolName != ref.name:
+		return -1, fmt.Errorf("tool message names tool %q but call %q was to %q", m.ToolName, m.ToolCallID, ref.name)
+	}
+	m.ToolName = ref.name
+	return ref.entry, nil
+}
+
+// checkUTF8 rejects invalid UTF-8 in any text field of m.
+func checkUTF8(m *sdk.Message) error {
+	fields := []struct{ name, value string }{
+		{"id", m.ID}, {"role", m.Role}, {"name", m.Name}, {"speaker_type", m.SpeakerType},
+		{"content", m.Content}, {"tool_call_id", m.ToolCallID}, {"tool_name", m.ToolName},
+	}
+	for _, tc := range m.ToolCalls {
+		fields = append(fields, struct{ name, value string }{"tool call id", tc.ID},
+			struct{ name, value string }{"tool call name", tc.Name},
+			struct{ name, value string }{"tool call arguments", tc.Arguments})
+	}
+	keys := make([]string, 0, len(m.Metadata))
+	for k := range m.Metadata {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys) // report the same field every time
+	for _, k := range keys {
+		fields = append(fields, struct{ name, value string }{"metadata key", k},
+			struct{ name, value string }{"metadata value", m.Metadata[k]})
+	}
+	for _, f := range fields {
+		if !utf8.ValidString(f.value) {
+			return fmt.Errorf("message %s is not valid UTF-8", f.name)
+		}
+	}
+	return nil
+}
