@@ -1,0 +1,79 @@
+// Package transcript loads agent transcripts for `ctxhost run`: ctxhost's
+// own JSONL of events, SWE-agent .traj files and OpenAI-style message
+// lists. A transcript is parsed and checked completely before Load returns,
+// so a malformed line stops a run before anything is applied; errors read
+// "file:line: what is wrong".
+package transcript
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// Event types.
+const (
+	EventSystem       = "system"       // Text is the system prompt
+	EventInstructions = "instructions" // Text is the instructions
+	EventMessage      = "message"      // Message is a conversation turn
+	EventInput        = "input"        // Text is the current input
+	EventApply        = "apply"        // Plugin, Op, Args: an op on a plugin
+	EventToolOutput   = "tool_output"  // ToolOutput: sugar for tooloutput add_output
+	EventUsage        = "usage"        // Usage: tokens the provider reported
+	EventPrepare      = "prepare"      // a turn boundary; Agent optionally names the agent
+	EventTeamTask     = "team_task"    // Text is the team task
+)
+
+// ToolOutput is the payload of a tool_output event.
+type ToolOutput struct {
+	Tool     string `json:"tool"`
+	Output   string `json:"output"`
+	ExitCode *int   `json:"exit_code,omitempty"`
+	CallID   string `json:"call_id,omitempty"`
+}
+
+// Usage is the payload of a usage event.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+// Event is one step of a transcript. Which fields are set depends on Type.
+type Event struct {
+	// Line is the 1-based line the event comes from (for .traj and JSON
+	// message lists, the line where the message object starts).
+	Line int
+	Type string
+
+	Message    *sdk.Message    // message
+	Text       string          // system, instructions, input, team_task
+	Plugin     string          // apply
+	Op         string          // apply
+	Args       json.RawMessage // apply: a JSON object ({} when omitted)
+	ToolOutput *ToolOutput     // tool_output
+	Usage      *Usage          // usage
+	Agent      string          // prepare (optional)
+}
+
+// Transcript is a loaded transcript.
+type Transcript struct {
+	Format string // one of the Formats names
+	Events []Event
+}
+
+// Count returns the number of events of type typ.
+func (t *Transcript) Count(typ string) int {
+	n := 0
+	for _, e := range t.Events {
+		if e.Type == typ {
+			n++
+		}
+	}
+	return n
+}
+
+// lineError is an error located at a line of a file.
+func lineError(file string, line int, format string, a ...any) error {
+	return fmt.Errorf("%s:%d: %s", file, line, fmt.Sprintf(format, a...))
+}
