@@ -65,7 +65,15 @@ func writeID(b *strings.Builder, id string) {
 // skipped.
 func RenderConversation(msgs []sdk.Message) string {
 	names := ToolNames(msgs)
+	size := 0
+	for _, m := range msgs {
+		size += len(m.Name) + len(m.Content) + 32
+		for _, tc := range m.ToolCalls {
+			size += len(m.Name) + len(tc.Name) + len(tc.Arguments) + len(tc.ID) + 32
+		}
+	}
 	var b strings.Builder
+	b.Grow(size)
 	for _, m := range msgs {
 		if IsBlank(m) {
 			continue

@@ -1,0 +1,61 @@
+// Package plaintext is the PlainText fallback assembler of seed 000 §6.1,
+// built into the host (no process): the host uses it, with a logged
+// warning naming the agent type, when no assembler is configured for an
+// agent.
+//
+// The payload is "{system}\n\n{context}\n\n{message}" with no headers or
+// markers: the system body (seed 000 §6.4), then the context (team task,
+// supporting context and the conversation rendered as lines, see
+// sdk/assembly), then the current input. Empty parts are skipped, so the
+// text never holds a double blank line where a part is missing.
+package plaintext
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/sdk/assembly"
+)
+
+// Name and Format of the fallback assembler.
+const (
+	Name   = "plaintext"
+	Format = "text"
+)
+
+// Assembler is the PlainText fallback.
+type Assembler struct{}
+
+var _ host.Assembler = (*Assembler)(nil)
+
+// New returns the PlainText fallback assembler.
+func New() *Assembler { return &Assembler{} }
+
+var formats = []sdk.FormatInfo{
+	{Name: Format, MediaType: "text/plain", Description: "{system}\\n\\n{context}\\n\\n{message}, no markers (seed 000 PlainTextAssembler)"},
+}
+
+// Info describes the fallback: name "plaintext", one format "text".
+func (*Assembler) Info() sdk.AssemblerInfo {
+	return sdk.AssemblerInfo{
+		Name:            Name,
+		Description:     "built-in fallback for agents without an assembler",
+		ProtocolVersion: sdk.ProtocolVersion,
+		Formats:         append([]sdk.FormatInfo(nil), formats...),
+	}
+}
+
+// Assemble builds the plain-text payload. The format must be "text" or
+// empty; any other is an error wrapping sdk.ErrInvalidArgs.
+func (*Assembler) Assemble(_ context.Context, req sdk.AssembleRequest) (sdk.AssembleResult, error) {
+	format, err := assembly.PickFormat(req.Format, formats)
+	if err != nil {
+		return sdk.AssembleResult{}, fmt.Errorf("plaintext assembler: %w", err)
+	}
+	p := assembly.Split(req)
+	contextText := assembly.SystemBody(p.TeamTask, assembly.ContextBody(p.Context), assembly.RenderConversation(p.History))
+	payload := assembly.SystemBody(p.System, contextText, p.Input)
+	return sdk.AssembleResult{Payload: []byte(payload), MediaType: format.MediaType}, nil
+}
