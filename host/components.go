@@ -1,0 +1,119 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// countedComponent is a component of this turn with its token count and
+// where it came from (plugin nil: the core or the history).
+type countedComponent struct {
+	comp   sdk.Component
+	tokens int
+	plugin *pluginSlot
+	// dropped: the plugin compacted its component away entirely.
+	dropped bool
+}
+
+func (c *countedComponent) isHistory() bool {
+	return c.plugin == nil && c.comp.Name == sdk.ComponentHistory
+}
+
+var slotRank = map[sdk.Slot]int{sdk.SlotSystem: 0, sdk.SlotContext: 1, sdk.SlotHistory: 2, sdk.SlotInput: 3}
+
+// gather builds this turn's components: the core ones and one per plugin
+// (fetched concurrently, each with its deadline, unless its last answer is
+// still valid). Optional plugins that fail are left out with a warning; a
+// required one fails the call. The order is deterministic: by slot, core
+// before plugins, plugins in binding order.
+func (s *Session) gather(ctx context.Context) ([]countedComponent, []string, error) {
+	var out []countedComponent
+	core := func(name string, slot sdk.Slot, t countedText) {
+		if t.text != "" {
+			out = append(out, countedComponent{comp: sdk.Component{Name: name, Slot: slot, Text: t.text}, tokens: t.tokens})
+		}
+	}
+	core(sdk.ComponentSystemPrompt, sdk.SlotSystem, s.system)
+	core(sdk.ComponentInstructions, sdk.SlotSystem, s.instructions)
+	if s.hist.Len() > 0 {
+		out = append(out, s.historyComponent())
+	}
+	core(sdk.ComponentInput, sdk.SlotInput, s.input)
+
+	answers := s.fetchPlugins(ctx)
+	var warnings []string
+	names := map[string]bool{}
+	for _, c := range out {
+		names[c.comp.Name] = true
+	}
+	for i, p := range s.plugins {
+		a := answers[i]
+		if a.err == nil && a.comp != nil && names[a.comp.Name] {
+			a.err = fmt.Errorf("invalid component: name %q is already taken", a.comp.Name)
+		}
+		if a.err != nil {
+			p.fresh = false
+			s.events.emit(Event{Type: EventPluginFailed, Session: s.id, Plugin: p.binding.Name, Err: a.err})
+			if p.binding.Required {
+				return nil, warnings, fmt.Errorf("required plugin %q: %w", p.binding.Name, a.err)
+			}
+			warnings = append(warnings, fmt.Sprintf("plugin %q left out: %v", p.binding.Name, a.err))
+			continue
+		}
+		if a.fetched {
+			if a.comp == nil {
+				p.accept(nil, 0, [32]byte{}, a.gen)
+			} else {
+				n, h := p.count(s.counter, a.comp)
+				p.accept(a.comp, n, h, a.gen)
+			}
+		}
+		if p.last == nil {
+			continue
+		}
+		names[p.last.Name] = true
+		out = append(out, countedComponent{comp: *p.last, tokens: p.lastTokens, plugin: p})
+	}
+	sort.SliceStable(out, func(i, j int) bool { return slotRank[out[i].comp.Slot] < slotRank[out[j].comp.Slot] })
+	return out, warnings, nil
+}
+
+func (s *Session) historyComponent() countedComponent {
+	return countedComponent{
+		comp: sdk.Component{
+			Name: sdk.ComponentHistory, Slot: sdk.SlotHistory,
+			Priority: *s.cfg.History.Priority, Compactable: *s.cfg.History.Priority > 0,
+			Messages: s.hist.View(),
+		},
+		tokens: s.hist.ViewTokens(),
+	}
+}
+
+type pluginAnswer struct {
+	comp    *sdk.Component
+	gen     int
+	err     error
+	fetched bool // false: the last answer is reused
+}
+
+func (s *Session) fetchPlugins(ctx context.Context) []pluginAnswer {
+	answers := make([]pluginAnswer, len(s.plugins))
+	var wg sync.WaitGroup
+	for i, p := range s.plugins {
+		if p.reusable() {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, gen, err := p.fetch(ctx, s.id, s.cfg.Encoding)
+			answers[i] = pluginAnswer{comp: c, gen: gen, err: err, fetched: true}
+		}()
+	}
+	wg.Wait()
+	return answers
+}

@@ -1,0 +1,194 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/ctxhost/ctxhost/host/history"
+	"github.com/ctxhost/ctxhost/tokenizer"
+)
+
+// Defaults applied by Config.WithDefaults.
+const (
+	DefaultWindow          = 128000
+	DefaultReserved        = 4000 // seed 004: reserved for the response
+	DefaultEncoding        = tokenizer.CL100kBase
+	DefaultWarning         = 0.7
+	DefaultCritical        = 0.9
+	DefaultStrategy        = StrategyProactive
+	DefaultTarget          = 0.6 // proactive hysteresis target
+	DefaultCarryoverTurns  = 4   // graduated restart: user turns carried over
+	DefaultMaskBatch       = 3   // seed 001 DEFAULT_MASK_BATCH_SIZE
+	DefaultAdaptiveWindow  = 3   // adaptive: turns of growth remembered
+	DefaultHistoryPriority = 6   // seed 002 compactionPriority
+	DefaultPluginTimeout   = 10 * time.Second
+)
+
+// Config configures one session (a profile).
+type Config struct {
+	Window     int        // model context window in tokens
+	Reserved   int        // tokens reserved for the response
+	Encoding   string     // tokenizer encoding (see tokenizer.Get)
+	Thresholds Thresholds // warning / critical utilization
+	Strategy   StrategyConfig
+	History    HistoryConfig
+	Plugins    []PluginBinding
+	Assembler  Assembler // nil: Prepare returns components without a payload
+	Format     string    // assembler format
+	// AssemblerOptions are passed to the assembler unchanged.
+	AssemblerOptions map[string]string
+	// AssemblerTimeout bounds one Assemble call (default DefaultPluginTimeout).
+	AssemblerTimeout time.Duration
+	// FailOnUnmetTarget makes Prepare fail (instead of warning) when the
+	// compaction target cannot be met.
+	FailOnUnmetTarget bool
+}
+
+// Thresholds are utilization fractions of the available budget.
+type Thresholds struct {
+	Warning  float64 // default 0.7
+	Critical float64 // default 0.9
+}
+
+// StrategyConfig selects and tunes the compaction strategy.
+type StrategyConfig struct {
+	Name           string  // lazy, proactive, adaptive or graduated
+	Target         float64 // proactive (and forced) compaction target, default 0.6
+	CarryoverTurns int     // graduated: user turns carried over on restart, default 4
+	MaskBatch      int     // graduated: tool outputs masked per Mask turn, default 3
+	AdaptiveWindow int     // adaptive: recent turns used to predict growth, default 3
+}
+
+// HistoryConfig configures the built-in conversation history component.
+type HistoryConfig struct {
+	Options  history.Options
+	Priority *int // default 6; 0 makes the history never compacted
+}
+
+// PluginBinding attaches a context plugin to a session.
+type PluginBinding struct {
+	Name        string        // binding name, used by Apply
+	Plugin      ContextPlugin // the plugin, in-process or remote
+	Priority    *int          // overrides the plugin's declared priority
+	Compactable *bool         // overrides the plugin's declared compactable flag
+	Required    bool          // a failure fails the call instead of a warning
+	Timeout     time.Duration // per call, default DefaultPluginTimeout
+}
+
+// WithDefaults returns c with zero fields replaced by their defaults.
+func (c Config) WithDefaults() Config {
+	if c.Window == 0 {
+		c.Window = DefaultWindow
+	}
+	if c.Reserved == 0 && c.Window > DefaultReserved*2 {
+		c.Reserved = DefaultReserved
+	}
+	if c.Encoding == "" {
+		c.Encoding = DefaultEncoding
+	}
+	if c.Thresholds.Warning == 0 {
+		c.Thresholds.Warning = DefaultWarning
+	}
+	if c.Thresholds.Critical == 0 {
+		c.Thresholds.Critical = DefaultCritical
+	}
+	c.Strategy = c.Strategy.withDefaults()
+	if c.History.Priority == nil {
+		p := DefaultHistoryPriority
+		c.History.Priority = &p
+	}
+	if c.AssemblerTimeout == 0 {
+		c.AssemblerTimeout = DefaultPluginTimeout
+	}
+	plugins := make([]PluginBinding, len(c.Plugins))
+	copy(plugins, c.Plugins)
+	for i := range plugins {
+		if plugins[i].Timeout == 0 {
+			plugins[i].Timeout = DefaultPluginTimeout
+		}
+	}
+	c.Plugins = plugins
+	return c
+}
+
+func (s StrategyConfig) withDefaults() StrategyConfig {
+	if s.Name == "" {
+		s.Name = DefaultStrategy
+	}
+	if s.Target == 0 {
+		s.Target = DefaultTarget
+	}
+	if s.CarryoverTurns == 0 {
+		s.CarryoverTurns = DefaultCarryoverTurns
+	}
+	if s.MaskBatch == 0 {
+		s.MaskBatch = DefaultMaskBatch
+	}
+	if s.AdaptiveWindow == 0 {
+		s.AdaptiveWindow = DefaultAdaptiveWindow
+	}
+	return s
+}
+
+// Validate reports every problem of c (after defaults) at once.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if c.Window <= 0 {
+		bad("window must be positive, got %d", c.Window)
+	}
+	if c.Reserved < 0 || c.Reserved >= c.Window {
+		bad("reserved (%d) must be at least 0 and less than the window (%d)", c.Reserved, c.Window)
+	}
+	if _, err := tokenizer.Get(c.Encoding); err != nil {
+		bad("encoding: %w", err)
+	}
+	t := c.Thresholds
+	if !(t.Warning > 0 && t.Warning < t.Critical && t.Critical <= 1) {
+		bad("thresholds must satisfy 0 < warning (%g) < critical (%g) <= 1", t.Warning, t.Critical)
+	}
+	if err := c.Strategy.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if p := c.History.Priority; p != nil && (*p < 0 || *p > 100) {
+		bad("history priority must be 0..100, got %d", *p)
+	}
+	seen := map[string]bool{}
+	for i, b := range c.Plugins {
+		switch {
+		case b.Name == "":
+			bad("plugin %d: name is empty", i)
+		case seen[b.Name]:
+			bad("plugin %q: bound twice", b.Name)
+		}
+		seen[b.Name] = true
+		if b.Plugin == nil {
+			bad("plugin %q: no plugin", b.Name)
+		}
+		if b.Priority != nil && (*b.Priority < 0 || *b.Priority > 100) {
+			bad("plugin %q: priority must be 0..100, got %d", b.Name, *b.Priority)
+		}
+		if b.Timeout < 0 {
+			bad("plugin %q: timeout must not be negative", b.Name)
+		}
+	}
+	if c.Assembler == nil && c.Format != "" {
+		bad("format %q set without an assembler", c.Format)
+	}
+	return errors.Join(errs...)
+}
+
+func (s StrategyConfig) validate() error {
+	if _, err := newStrategy(s); err != nil {
+		return err
+	}
+	var errs []error
+	if !(s.Target > 0 && s.Target <= 1) {
+		errs = append(errs, fmt.Errorf("strategy target must be in (0, 1], got %g", s.Target))
+	}
+	if s.CarryoverTurns < 0 || s.MaskBatch < 0 || s.AdaptiveWindow < 0 {
+		errs = append(errs, fmt.Errorf("strategy carryover_turns, mask_batch and adaptive_window must not be negative"))
+	}
+	return errors.Join(errs...)
+}

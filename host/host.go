@@ -1,0 +1,91 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// ErrNoSession is returned for a session id the host does not hold.
+var ErrNoSession = errors.New("no such session")
+
+// Options configure a Host.
+type Options struct {
+	Logger hclog.Logger // default: discard
+}
+
+// Host holds many sessions by id. Each session has its own lock, so
+// different sessions never block each other; the host's lock is held only
+// to look a session up.
+type Host struct {
+	events   *events
+	mu       sync.RWMutex
+	sessions map[string]*Session
+}
+
+// New returns an empty host.
+func New(opts Options) *Host {
+	return &Host{events: newEvents(opts.Logger), sessions: map[string]*Session{}}
+}
+
+// Subscribe registers a callback for every event of every session; call the
+// returned function to unsubscribe.
+func (h *Host) Subscribe(s Subscriber) (cancel func()) { return h.events.subscribe(s) }
+
+// NewSession creates session id with cfg (defaults applied, then validated).
+func (h *Host) NewSession(id string, cfg Config) (*Session, error) {
+	if id == "" || !utf8.ValidString(id) {
+		return nil, fmt.Errorf("new session: id must be non-empty UTF-8")
+	}
+	s, err := newSession(id, cfg, h.events)
+	if err != nil {
+		return nil, fmt.Errorf("new session %q: %w", id, err)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.sessions[id]; ok {
+		return nil, fmt.Errorf("new session %q: already exists", id)
+	}
+	h.sessions[id] = s
+	return s, nil
+}
+
+// Session returns session id.
+func (h *Host) Session(id string) (*Session, error) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	s, ok := h.sessions[id]
+	if !ok {
+		return nil, fmt.Errorf("session %q: %w", id, ErrNoSession)
+	}
+	return s, nil
+}
+
+// SessionIDs lists the sessions' ids, sorted.
+func (h *Host) SessionIDs() []string {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	ids := make([]string, 0, len(h.sessions))
+	for id := range h.sessions {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// EndSession removes session id and tells its plugins to drop it.
+func (h *Host) EndSession(ctx context.Context, id string) error {
+	h.mu.Lock()
+	s, ok := h.sessions[id]
+	delete(h.sessions, id)
+	h.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("end session %q: %w", id, ErrNoSession)
+	}
+	return s.end(ctx)
+}

@@ -1,0 +1,157 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// CompactionStep records one component's part in a compaction.
+type CompactionStep struct {
+	Component string
+	Action    string        // "compact", or "mask" for the graduated strategy's history masking
+	Asked     int           // tokens asked for (the remaining deficit)
+	Claimed   int           // tokens the component said it freed (never trusted)
+	Freed     int           // tokens freed as measured by the host
+	Duration  time.Duration // wall time of the call and the recount
+	Log       string        // the component's own account
+	Discarded string        // why the answer was discarded (the previous component is kept)
+}
+
+// CompactionReport is the log of one compaction.
+type CompactionReport struct {
+	Reason  string
+	Target  int // calibrated tokens to get down to
+	Before  int // raw tokens used before
+	After   int // raw tokens used after
+	Deficit int // raw tokens that had to be freed
+	Freed   int // raw tokens freed, measured
+	Met     bool
+	Steps   []CompactionStep
+}
+
+// String renders the report as one line per step, for warnings and logs.
+func (r *CompactionReport) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "needed %d tokens, freed %d (%d -> %d)", r.Deficit, r.Freed, r.Before, r.After)
+	for _, st := range r.Steps {
+		fmt.Fprintf(&b, "; %s: %s asked %d, claimed %d, freed %d", st.Component, st.Action, st.Asked, st.Claimed, st.Freed)
+		if st.Discarded != "" {
+			fmt.Fprintf(&b, " (discarded: %s)", st.Discarded)
+		}
+	}
+	return b.String()
+}
+
+// compactionOrder returns the indexes of the compactable components,
+// highest priority first, ties by name. Priority 0 is never compacted.
+func compactionOrder(cs []countedComponent) []int {
+	var idx []int
+	for i, c := range cs {
+		if c.comp.Compactable && c.comp.Priority > 0 {
+			idx = append(idx, i)
+		}
+	}
+	sort.Slice(idx, func(a, b int) bool {
+		ca, cb := cs[idx[a]].comp, cs[idx[b]].comp
+		if ca.Priority != cb.Priority {
+			return ca.Priority > cb.Priority
+		}
+		return ca.Name < cb.Name
+	})
+	return idx
+}
+
+// compact runs the one compaction pipeline over cs (updated in place):
+// each compactable component, most expendable first, is asked once for
+// exactly the remaining deficit; the host recounts it; the pipeline stops as
+// soon as the deficit is covered.
+func (s *Session) compact(ctx context.Context, cs []countedComponent, deficit int, report *CompactionReport) {
+	remaining := deficit
+	for _, i := range compactionOrder(cs) {
+		if remaining <= 0 {
+			break
+		}
+		var st CompactionStep
+		if cs[i].isHistory() {
+			st = s.compactHistory(&cs[i], remaining)
+		} else if cs[i].plugin != nil {
+			st = s.compactPlugin(ctx, &cs[i], remaining)
+		} else {
+			continue
+		}
+		remaining -= st.Freed
+		report.Freed += st.Freed
+		report.Steps = append(report.Steps, st)
+		s.metrics.FreedByComponent[st.Component] += st.Freed
+	}
+}
+
+func (s *Session) compactHistory(c *countedComponent, ask int) CompactionStep {
+	start := time.Now()
+	before := c.tokens
+	step := s.hist.Compact(ask)
+	*c = s.historyComponent()
+	return CompactionStep{
+		Component: c.comp.Name, Action: "compact", Asked: ask, Claimed: step.Freed,
+		Freed: before - c.tokens, Duration: time.Since(start), Log: step.Log,
+	}
+}
+
+// compactPlugin asks one plugin to compact, refetches and recounts its
+// component, and discards nonsense: an error, a negative claim, a changed
+// name, invalid content, or a component that grew.
+func (s *Session) compactPlugin(ctx context.Context, c *countedComponent, ask int) CompactionStep {
+	start := time.Now()
+	p := c.plugin
+	st := CompactionStep{Component: c.comp.Name, Action: "compact", Asked: ask}
+	discard := func(reason string) CompactionStep {
+		st.Discarded = reason
+		st.Duration = time.Since(start)
+		s.events.emit(Event{Type: EventPluginFailed, Session: s.id, Plugin: p.binding.Name,
+			Err: fmt.Errorf("compact %q: answer discarded: %s", c.comp.Name, reason)})
+		return st
+	}
+	p.fresh = false // its state may have changed, whatever the outcome
+	res, err := callWithDeadline(ctx, p.binding.Timeout, func(ctx context.Context) (sdk.CompactResult, error) {
+		return p.binding.Plugin.Compact(ctx, s.id, sdk.CompactRequest{TokensNeeded: ask, Encoding: s.cfg.Encoding})
+	})
+	if err != nil {
+		return discard(err.Error())
+	}
+	st.Claimed, st.Log = res.ClaimedFreed, res.Log
+	if res.ClaimedFreed < 0 {
+		return discard(fmt.Sprintf("negative tokens freed claimed (%d)", res.ClaimedFreed))
+	}
+	if !utf8.ValidString(res.Log) {
+		return discard("log is not valid UTF-8")
+	}
+	after, gen, err := p.fetch(ctx, s.id, s.cfg.Encoding)
+	if err != nil {
+		return discard(err.Error())
+	}
+	tokens, h := 0, [32]byte{}
+	if after != nil {
+		if after.Name != c.comp.Name {
+			return discard(fmt.Sprintf("component name changed from %q to %q", c.comp.Name, after.Name))
+		}
+		tokens, h = p.count(s.counter, after)
+	}
+	if tokens > c.tokens {
+		return discard(fmt.Sprintf("component grew from %d to %d tokens", c.tokens, tokens))
+	}
+	p.accept(after, tokens, h, gen)
+	st.Freed = c.tokens - tokens
+	st.Duration = time.Since(start)
+	if after == nil {
+		c.tokens, c.dropped = 0, true
+	} else {
+		c.comp, c.tokens = *after, tokens
+	}
+	return st
+}

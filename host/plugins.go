@@ -1,0 +1,188 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// pluginSlot is one plugin binding of one session, with the last answer the
+// host accepted from it.
+type pluginSlot struct {
+	binding     PluginBinding
+	info        sdk.PluginInfo
+	priority    int
+	compactable bool
+	slot        sdk.Slot
+
+	// fresh: the plugin's state has not changed since last was fetched
+	// (nothing applied, compacted or restored), so the Component call can
+	// be skipped unless the plugin is volatile.
+	fresh      bool
+	last       *sdk.Component // nil: the plugin had nothing
+	lastHash   [sha256.Size]byte
+	lastTokens int
+	lastGen    int // the plugin's generation when last was fetched
+}
+
+// Generationer is implemented by a ContextPlugin that can be replaced under
+// the host (a Supervisor): the generation changes on every relaunch, so the
+// host never reuses an answer from a previous instance.
+type Generationer interface {
+	Generation() int
+}
+
+func generationOf(p ContextPlugin) int {
+	if g, ok := p.(Generationer); ok {
+		return g.Generation()
+	}
+	return 0
+}
+
+func newPluginSlot(b PluginBinding) (*pluginSlot, error) {
+	info := b.Plugin.Info()
+	p := &pluginSlot{binding: b, info: info, priority: info.Priority, compactable: info.Compactable, slot: info.Slot}
+	if b.Priority != nil {
+		p.priority = *b.Priority
+	}
+	if b.Compactable != nil {
+		p.compactable = *b.Compactable
+	}
+	if p.slot == "" {
+		p.slot = sdk.SlotContext
+	}
+	if p.priority < 0 || p.priority > 100 {
+		return nil, fmt.Errorf("plugin %q: priority must be 0..100, got %d", b.Name, p.priority)
+	}
+	if !p.slot.Valid() {
+		return nil, fmt.Errorf("plugin %q: unknown slot %q", b.Name, p.slot)
+	}
+	return p, nil
+}
+
+// reusable reports whether the last answer can be used without a call.
+func (p *pluginSlot) reusable() bool {
+	return p.fresh && !p.info.HasCapability(sdk.CapVolatile) && p.lastGen == generationOf(p.binding.Plugin)
+}
+
+// callWithDeadline runs fn with a deadline of timeout and returns when fn
+// does or when the deadline passes, whichever is first, so a plugin that
+// ignores its context cannot hang the host.
+func callWithDeadline[T any](ctx context.Context, timeout time.Duration, fn func(context.Context) (T, error)) (T, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		v, err := fn(ctx)
+		ch <- result{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, fmt.Errorf("cut off after %s: %w", timeout, ctx.Err())
+	}
+}
+
+// fetch asks the plugin for its component with the binding's deadline and
+// validates the answer. It does not touch the slot.
+func (p *pluginSlot) fetch(ctx context.Context, session, encoding string) (*sdk.Component, int, error) {
+	gen := generationOf(p.binding.Plugin)
+	c, err := callWithDeadline(ctx, p.binding.Timeout, func(ctx context.Context) (*sdk.Component, error) {
+		return p.binding.Plugin.Component(ctx, session, encoding)
+	})
+	if err != nil {
+		return nil, gen, err
+	}
+	if c == nil {
+		return nil, gen, nil
+	}
+	out := *c
+	if err := validateComponent(&out); err != nil {
+		return nil, gen, fmt.Errorf("invalid component: %w", err)
+	}
+	out.Priority, out.Compactable = p.priority, p.compactable
+	if out.Slot == "" {
+		out.Slot = p.slot
+	}
+	return &out, gen, nil
+}
+
+// validateComponent rejects nonsense: an empty name, an unknown slot,
+// invalid UTF-8 anywhere.
+func validateComponent(c *sdk.Component) error {
+	if c.Name == "" {
+		return fmt.Errorf("empty name")
+	}
+	if c.Slot != "" && !c.Slot.Valid() {
+		return fmt.Errorf("%q: unknown slot %q", c.Name, c.Slot)
+	}
+	bad := func(what string) error { return fmt.Errorf("%q: %s is not valid UTF-8", c.Name, what) }
+	if !utf8.ValidString(c.Name) {
+		return fmt.Errorf("name is not valid UTF-8")
+	}
+	if !utf8.ValidString(c.Text) {
+		return bad("text")
+	}
+	for i, m := range c.Messages {
+		for _, s := range []string{m.Role, m.Name, m.Content, m.ToolCallID, m.ToolName} {
+			if !utf8.ValidString(s) {
+				return bad(fmt.Sprintf("message %d", i))
+			}
+		}
+		for _, tc := range m.ToolCalls {
+			if !utf8.ValidString(tc.ID + tc.Name + tc.Arguments) {
+				return bad(fmt.Sprintf("message %d tool call", i))
+			}
+		}
+	}
+	for k, v := range c.Metadata {
+		if !utf8.ValidString(k) || !utf8.ValidString(v) {
+			return bad("metadata")
+		}
+	}
+	return nil
+}
+
+// contentHash identifies a component's countable content.
+func contentHash(c *sdk.Component) [sha256.Size]byte {
+	b, _ := json.Marshal(struct {
+		Text     string        `json:"t"`
+		Messages []sdk.Message `json:"m"`
+		IsMsgs   bool          `json:"l"`
+	}{c.Text, c.Messages, c.IsMessages()}) // sdk.Message marshals without error
+	return sha256.Sum256(b)
+}
+
+// count returns c's tokens, counting only content not seen last time.
+func (p *pluginSlot) count(counter interface{ Count(string) int }, c *sdk.Component) (int, [sha256.Size]byte) {
+	h := contentHash(c)
+	if p.last != nil && h == p.lastHash {
+		return p.lastTokens, h
+	}
+	n := 0
+	if c.IsMessages() {
+		for _, m := range c.Messages {
+			n += counter.Count(sdk.MessageText(m))
+		}
+	} else {
+		n = counter.Count(c.Text)
+	}
+	return n, h
+}
+
+// accept records c (counted as tokens), fetched from generation gen, as
+// the plugin's current answer.
+func (p *pluginSlot) accept(c *sdk.Component, tokens int, h [sha256.Size]byte, gen int) {
+	p.last, p.lastTokens, p.lastHash, p.lastGen, p.fresh = c, tokens, h, gen, true
+}

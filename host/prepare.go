@@ -1,0 +1,257 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// ErrTargetNotMet is wrapped by Prepare's error when the compaction target
+// cannot be met and Config.FailOnUnmetTarget is set.
+var ErrTargetNotMet = errors.New("compaction target not met")
+
+// ErrSessionEnded is returned by calls on a session that has ended.
+var ErrSessionEnded = errors.New("session has ended")
+
+// ComponentUsage is one line of the token usage log (seed 004).
+type ComponentUsage struct {
+	Name        string
+	Slot        sdk.Slot
+	Priority    int
+	Compactable bool
+	Tokens      int // raw, as counted by the host
+}
+
+// Prepared is the context of one turn.
+type Prepared struct {
+	// Payload, MediaType, System and HasSystem come from the assembler;
+	// they are empty when the session has no assembler.
+	Payload   []byte
+	MediaType string
+	System    string
+	HasSystem bool
+	// Components are the final components in assembly order.
+	Components []sdk.Component
+	// Usage is the per-component token usage log.
+	Usage []ComponentUsage
+	// Before is the budget before compaction; Budget the final one. Each
+	// holds raw (Used) and calibrated (CalibratedUsed) figures.
+	Before sdk.Budget
+	Budget sdk.Budget
+	// Compaction is nil when nothing was compacted.
+	Compaction *CompactionReport
+	// Action is the pressure action of this turn (from the utilization
+	// before compaction), whatever the strategy.
+	Action PressureAction
+	// Restart is set with ActionRestart: what Session.Restart would carry over.
+	Restart *RestartPlan
+	// Warnings: plugins left out, a target not met, failed hooks.
+	Warnings []string
+}
+
+// Prepare builds this turn's context: components, counts, budget, strategy,
+// compaction, Prepared notifications, then the assembler. The same session
+// state gives a byte-identical payload.
+func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepared, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return nil, fmt.Errorf("prepare %q: %w", s.id, ErrSessionEnded)
+	}
+	cs, warnings, err := s.gather(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("prepare %q: %w", s.id, err)
+	}
+	out := &Prepared{Warnings: warnings}
+	out.Before = budgetOf(s.cfg, s.usage.Calibration, cs)
+	s.emitBudget(out.Before)
+	out.Action, s.pressure.WindDownIssued = pressureOf(out.Before.Utilization, s.cfg.Thresholds, s.pressure.WindDownIssued)
+	s.recordGrowth(out.Before.CalibratedUsed)
+
+	d := s.strategy.Decide(StrategyInput{Budget: out.Before, Thresholds: s.cfg.Thresholds, Action: out.Action, Growth: s.pressure.Growth})
+	report, err := s.apply(ctx, d, cs, out.Before)
+	if report != nil {
+		out.Compaction = report
+		if !report.Met {
+			if s.cfg.FailOnUnmetTarget {
+				return nil, fmt.Errorf("prepare %q: %w: %s", s.id, ErrTargetNotMet, report)
+			}
+			out.Warnings = append(out.Warnings, fmt.Sprintf("%v: %s", ErrTargetNotMet, report))
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("prepare %q: %w", s.id, err)
+	}
+
+	final := finalComponents(cs)
+	out.Budget = budgetOf(s.cfg, s.usage.Calibration, final)
+	for _, c := range final {
+		out.Components = append(out.Components, c.comp)
+		out.Usage = append(out.Usage, ComponentUsage{Name: c.comp.Name, Slot: c.comp.Slot, Priority: c.comp.Priority, Compactable: c.comp.Compactable, Tokens: c.tokens})
+	}
+	out.Warnings = append(out.Warnings, s.notifyPrepared(ctx, out.Budget)...)
+	if err := s.assemble(ctx, agent, out); err != nil {
+		return nil, fmt.Errorf("prepare %q: %w", s.id, err)
+	}
+	if out.Action == ActionRestart {
+		plan := s.restartPlan(s.hist.All())
+		out.Restart = &plan
+	}
+	s.usage.LastCounted = out.Budget.Used
+	s.pressure.LastUsed, s.pressure.Prepared = out.Budget.CalibratedUsed, true
+	s.metrics.Prepares++
+	s.metrics.LastPrepare = out.Budget.Components
+	return out, nil
+}
+
+// apply carries out a strategy's decision: the graduated history masking,
+// then the pipeline down to the target. It returns nil when nothing was
+// done.
+func (s *Session) apply(ctx context.Context, d Decision, cs []countedComponent, before sdk.Budget) (*CompactionReport, error) {
+	report := &CompactionReport{Reason: d.Reason, Target: d.Target, Before: before.Used}
+	if d.MaskHistory > 0 {
+		for i := range cs {
+			if cs[i].isHistory() {
+				prev := cs[i].tokens
+				res := s.hist.MaskOldest(d.MaskHistory)
+				cs[i] = s.historyComponent()
+				st := CompactionStep{Component: cs[i].comp.Name, Action: "mask", Freed: prev - cs[i].tokens, Log: res.Log}
+				report.Steps = append(report.Steps, st)
+				report.Freed += st.Freed
+				s.metrics.FreedByComponent[st.Component] += st.Freed
+			}
+		}
+	}
+	if d.Compact {
+		used := 0
+		for _, c := range cs {
+			used += c.tokens
+		}
+		report.Deficit = used - uncalibrate(d.Target, s.usage.Calibration)
+		if report.Deficit > 0 {
+			s.compact(ctx, cs, report.Deficit, report)
+		}
+	}
+	if len(report.Steps) == 0 && report.Deficit <= 0 {
+		return nil, nil
+	}
+	report.After = report.Before - report.Freed
+	report.Met = report.Freed >= report.Deficit
+	if len(report.Steps) > 0 {
+		s.metrics.Compactions++
+		s.events.emit(Event{Type: EventCompacted, Session: s.id, Compaction: report})
+	}
+	return report, nil
+}
+
+func finalComponents(cs []countedComponent) []countedComponent {
+	out := cs[:0:0]
+	for _, c := range cs {
+		if !c.dropped {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (s *Session) emitBudget(b sdk.Budget) {
+	switch b.Status {
+	case sdk.StatusWarning:
+		s.events.emit(Event{Type: EventBudgetWarning, Session: s.id, Budget: &b})
+	case sdk.StatusCritical:
+		s.events.emit(Event{Type: EventBudgetCritical, Session: s.id, Budget: &b})
+	}
+}
+
+// recordGrowth remembers how much the context grew since the last prepare.
+func (s *Session) recordGrowth(used int) {
+	if !s.pressure.Prepared {
+		return
+	}
+	g := append(s.pressure.Growth, max(used-s.pressure.LastUsed, 0))
+	if n := s.cfg.Strategy.AdaptiveWindow; len(g) > n {
+		g = g[len(g)-n:]
+	}
+	s.pressure.Growth = g
+}
+
+// notifyPrepared calls every plugin's Prepared hook concurrently; failures
+// become warnings.
+func (s *Session) notifyPrepared(ctx context.Context, b sdk.Budget) []string {
+	errs := make([]error, len(s.plugins))
+	var wg sync.WaitGroup
+	for i, p := range s.plugins {
+		if !p.info.HasCapability(sdk.CapPrepared) {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = callWithDeadline(ctx, p.binding.Timeout, func(ctx context.Context) (struct{}, error) {
+				return struct{}{}, p.binding.Plugin.Prepared(ctx, s.id, b)
+			})
+		}()
+	}
+	wg.Wait()
+	var warnings []string
+	for i, err := range errs {
+		if err != nil {
+			name := s.plugins[i].binding.Name
+			s.events.emit(Event{Type: EventPluginFailed, Session: s.id, Plugin: name, Err: err})
+			warnings = append(warnings, fmt.Sprintf("plugin %q: prepared hook: %v", name, err))
+		}
+	}
+	return warnings
+}
+
+func (s *Session) assemble(ctx context.Context, agent sdk.AgentIdentity, out *Prepared) error {
+	a := s.cfg.Assembler
+	if a == nil {
+		return nil
+	}
+	req := sdk.AssembleRequest{Components: out.Components, Budget: out.Budget, Agent: agent, Format: s.cfg.Format, Options: s.cfg.AssemblerOptions}
+	res, err := callWithDeadline(ctx, s.cfg.AssemblerTimeout, func(ctx context.Context) (sdk.AssembleResult, error) {
+		return a.Assemble(ctx, req)
+	})
+	if err != nil {
+		return fmt.Errorf("assembler %q: %w", a.Info().Name, err)
+	}
+	out.Payload, out.MediaType, out.System, out.HasSystem = res.Payload, res.MediaType, res.System, res.HasSystem
+	return nil
+}
+
+// Budget returns the current budget without compacting or assembling.
+func (s *Session) Budget(ctx context.Context) (sdk.Budget, []string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cs, warnings, err := s.gather(ctx)
+	if err != nil {
+		return sdk.Budget{}, warnings, fmt.Errorf("budget %q: %w", s.id, err)
+	}
+	return budgetOf(s.cfg, s.usage.Calibration, cs), warnings, nil
+}
+
+// Compact forces a compaction down to the strategy target (Config.Strategy.Target
+// of the available budget), whatever the strategy would decide. It returns
+// nil when the context is already at or under the target.
+func (s *Session) Compact(ctx context.Context) (*CompactionReport, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cs, _, err := s.gather(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("compact %q: %w", s.id, err)
+	}
+	b := budgetOf(s.cfg, s.usage.Calibration, cs)
+	d := Decision{Compact: true, Target: fraction(b.Available, s.cfg.Strategy.Target), Reason: "forced"}
+	report, err := s.apply(ctx, d, cs, b)
+	if err != nil {
+		return nil, fmt.Errorf("compact %q: %w", s.id, err)
+	}
+	if report != nil && !report.Met && s.cfg.FailOnUnmetTarget {
+		return report, fmt.Errorf("compact %q: %w: %s", s.id, ErrTargetNotMet, report)
+	}
+	return report, nil
+}

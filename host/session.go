@@ -1,0 +1,342 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/ctxhost/ctxhost/host/history"
+	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/tokenizer"
+)
+
+// Session is one agent's context: the core (system prompt, instructions,
+// current input), the built-in history and its plugin bindings. It is safe
+// for concurrent use; calls into one session are serialized.
+type Session struct {
+	id     string
+	events *events
+
+	mu           sync.Mutex
+	cfg          Config
+	counter      tokenizer.Counter
+	strategy     Strategy
+	system       countedText
+	instructions countedText
+	input        countedText
+	hist         *history.History
+	plugins      []*pluginSlot // in binding order
+	usage        usage
+	pressure     pressureState
+	metrics      Metrics
+	ended        bool
+}
+
+// countedText is a core text counted once, when it is set.
+type countedText struct {
+	text   string
+	tokens int
+}
+
+// usage is what the provider reported and the calibration derived from it.
+type usage struct {
+	Calibration     float64 `json:"calibration"`
+	ReportedPrompt  int     `json:"reported_prompt"`
+	CompletionTotal int     `json:"completion_total"`
+	LastCounted     int     `json:"last_counted"` // raw used of the last prepare
+}
+
+// pressureState is what the pressure zones and the adaptive strategy
+// remember between prepares.
+type pressureState struct {
+	WindDownIssued bool  `json:"wind_down_issued"`
+	Growth         []int `json:"growth,omitempty"`
+	LastUsed       int   `json:"last_used"` // calibrated used after the last prepare
+	Prepared       bool  `json:"prepared"`
+}
+
+func newSession(id string, cfg Config, ev *events) (*Session, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("invalid config: %w", err)
+	}
+	counter, err := tokenizer.Get(cfg.Encoding)
+	if err != nil {
+		return nil, err
+	}
+	strategy, err := newStrategy(cfg.Strategy)
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{
+		id: id, events: ev, cfg: cfg, counter: counter, strategy: strategy,
+		hist:    history.New(counter, cfg.History.Options),
+		usage:   usage{Calibration: 1},
+		metrics: Metrics{FreedByComponent: map[string]int{}},
+	}
+	for _, b := range cfg.Plugins {
+		slot, err := newPluginSlot(b)
+		if err != nil {
+			return nil, err
+		}
+		s.plugins = append(s.plugins, slot)
+	}
+	return s, nil
+}
+
+// ID returns the session id.
+func (s *Session) ID() string { return s.id }
+
+// Config returns the session's configuration (defaults applied).
+func (s *Session) Config() Config {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg
+}
+
+func (s *Session) setText(dst *countedText, what, text string) error {
+	if !utf8.ValidString(text) {
+		return fmt.Errorf("set %s: text is not valid UTF-8", what)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	*dst = countedText{text: text, tokens: s.counter.Count(text)}
+	return nil
+}
+
+// SetSystemPrompt sets the system prompt (priority 0, never compacted).
+func (s *Session) SetSystemPrompt(text string) error {
+	return s.setText(&s.system, "system prompt", text)
+}
+
+// SetInstructions sets the instructions (priority 0, never compacted).
+func (s *Session) SetInstructions(text string) error {
+	return s.setText(&s.instructions, "instructions", text)
+}
+
+// SetInput sets this turn's input (priority 0, never compacted).
+func (s *Session) SetInput(text string) error { return s.setText(&s.input, "input", text) }
+
+// SystemPrompt returns the system prompt.
+func (s *Session) SystemPrompt() string { s.mu.Lock(); defer s.mu.Unlock(); return s.system.text }
+
+// Instructions returns the instructions.
+func (s *Session) Instructions() string { s.mu.Lock(); defer s.mu.Unlock(); return s.instructions.text }
+
+// Input returns the current input.
+func (s *Session) Input() string { s.mu.Lock(); defer s.mu.Unlock(); return s.input.text }
+
+// AddMessage validates m and appends it to the history; it returns the
+// stored message with its id. An invalid message is rejected and nothing
+// is stored.
+func (s *Session) AddMessage(m sdk.Message) (sdk.Message, error) {
+	s.mu.Lock()
+	stored, err := s.hist.Add(m)
+	s.mu.Unlock()
+	if err != nil {
+		return sdk.Message{}, fmt.Errorf("add message: %w", err)
+	}
+	s.events.emit(Event{Type: EventMessageAdded, Session: s.id, Message: &stored})
+	return stored, nil
+}
+
+// History returns every message, including masked and omitted ones.
+func (s *Session) History() []sdk.Message { s.mu.Lock(); defer s.mu.Unlock(); return s.hist.All() }
+
+// RecentHistory returns the last n messages.
+func (s *Session) RecentHistory(n int) []sdk.Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hist.Recent(n)
+}
+
+// Message returns one message by id, in full even when masked or omitted.
+func (s *Session) Message(id string) (sdk.Message, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hist.Get(id)
+}
+
+// FormatHistory renders the history for display.
+func (s *Session) FormatHistory(opts history.FormatOptions) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hist.Format(opts)
+}
+
+// ClearHistory removes every message.
+func (s *Session) ClearHistory() {
+	s.mu.Lock()
+	s.hist.Clear()
+	s.mu.Unlock()
+	s.events.emit(Event{Type: EventHistoryCleared, Session: s.id})
+}
+
+// SetStrategy switches the compaction strategy at run time.
+func (s *Session) SetStrategy(cfg StrategyConfig) error {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return fmt.Errorf("set strategy: %w", err)
+	}
+	st, err := newStrategy(cfg)
+	if err != nil {
+		return fmt.Errorf("set strategy: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.Strategy, s.strategy = cfg, st
+	return nil
+}
+
+// Strategy returns the current strategy's name.
+func (s *Session) Strategy() string { s.mu.Lock(); defer s.mu.Unlock(); return s.strategy.Name() }
+
+// Plugins lists the session's plugin binding names in binding order.
+func (s *Session) Plugins() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := make([]string, len(s.plugins))
+	for i, p := range s.plugins {
+		names[i] = p.binding.Name
+	}
+	return names
+}
+
+// Apply runs op with JSON args on the bound plugin named plugin. An unknown
+// plugin is an error naming it; the plugin's own errors (sdk.ErrUnknownOp,
+// sdk.ErrInvalidArgs, sdk.ErrNotFound) pass through for errors.Is. The
+// plugin's cached component is invalidated.
+func (s *Session) Apply(ctx context.Context, plugin, op string, args json.RawMessage) (json.RawMessage, error) {
+	if len(args) > 0 && !json.Valid(args) {
+		return nil, fmt.Errorf("apply %s.%s: %w", plugin, op, sdk.InvalidArgs("args are not valid JSON"))
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	slot, err := s.slot(plugin)
+	if err != nil {
+		return nil, fmt.Errorf("apply %s.%s: %w", plugin, op, err)
+	}
+	slot.fresh = false
+	out, err := callWithDeadline(ctx, slot.binding.Timeout, func(ctx context.Context) (json.RawMessage, error) {
+		return slot.binding.Plugin.Apply(ctx, s.id, op, args)
+	})
+	if err != nil {
+		if !isProtocolError(err) {
+			s.events.emit(Event{Type: EventPluginFailed, Session: s.id, Plugin: plugin, Err: err})
+		}
+		return nil, fmt.Errorf("apply %s.%s: %w", plugin, op, err)
+	}
+	return out, nil
+}
+
+func (s *Session) slot(name string) (*pluginSlot, error) {
+	for _, p := range s.plugins {
+		if p.binding.Name == name {
+			return p, nil
+		}
+	}
+	names := make([]string, len(s.plugins))
+	for i, p := range s.plugins {
+		names[i] = p.binding.Name
+	}
+	sort.Strings(names)
+	return nil, fmt.Errorf("unknown plugin %q (bound: %s)", name, strings.Join(names, ", "))
+}
+
+func isProtocolError(err error) bool {
+	return errors.Is(err, sdk.ErrUnknownOp) || errors.Is(err, sdk.ErrInvalidArgs) || errors.Is(err, sdk.ErrNotFound)
+}
+
+// ReportUsage records the provider's usage of the last call. Prompt tokens
+// are the whole context, so they are set, not summed (seed 001); completion
+// tokens are summed. The ratio of reported prompt tokens to the tokens the
+// host counted for the last prepare becomes the calibration applied to the
+// budget (clamped to [0.25, 4] against nonsense reports).
+func (s *Session) ReportUsage(prompt, completion int) error {
+	if prompt < 0 || completion < 0 {
+		return fmt.Errorf("report usage: negative tokens (prompt %d, completion %d)", prompt, completion)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.usage.ReportedPrompt = prompt
+	s.usage.CompletionTotal += completion
+	if prompt > 0 && s.usage.LastCounted > 0 {
+		s.usage.Calibration = min(max(float64(prompt)/float64(s.usage.LastCounted), 0.25), 4)
+	}
+	return nil
+}
+
+// Usage reports the last reported prompt tokens, the completion tokens so
+// far and the calibration ratio.
+func (s *Session) Usage() (prompt, completionTotal int, calibration float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.usage.ReportedPrompt, s.usage.CompletionTotal, s.usage.Calibration
+}
+
+// Metrics returns a copy of the session's counters.
+func (s *Session) Metrics() Metrics { s.mu.Lock(); defer s.mu.Unlock(); return s.metrics.clone() }
+
+// Restart performs a graduated restart (seed 001): the history is replaced
+// by a restart notification followed by the last CarryoverTurns user turns,
+// and the wind-down flag is cleared. It returns what was carried over.
+func (s *Session) Restart() (RestartPlan, error) {
+	s.mu.Lock()
+	all := s.hist.All()
+	plan := s.restartPlan(all)
+	s.hist.Clear()
+	var err error
+	add := func(m sdk.Message) {
+		if err != nil {
+			return
+		}
+		m.ID = ""
+		_, err = s.hist.Add(m)
+	}
+	add(sdk.Message{Role: sdk.RoleSystem, Content: plan.Notification})
+	for _, m := range plan.CarryOver {
+		add(m)
+	}
+	s.pressure = pressureState{}
+	s.mu.Unlock()
+	s.events.emit(Event{Type: EventHistoryCleared, Session: s.id})
+	if err != nil {
+		return plan, fmt.Errorf("restart: carry over: %w", err)
+	}
+	return plan, nil
+}
+
+func (s *Session) restartPlan(all []sdk.Message) RestartPlan {
+	carry := carryOver(all, s.cfg.Strategy.CarryoverTurns)
+	turns := 0
+	for _, m := range carry {
+		if m.Role == sdk.RoleUser {
+			turns++
+		}
+	}
+	return RestartPlan{
+		CarryOver:    carry,
+		Notification: RestartNotification(s.cfg.Thresholds.Critical, len(all)-len(carry), turns, len(carry)),
+	}
+}
+
+func (s *Session) end(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ended = true
+	var errs []error
+	for _, p := range s.plugins {
+		_, err := callWithDeadline(ctx, p.binding.Timeout, func(ctx context.Context) (struct{}, error) {
+			return struct{}{}, p.binding.Plugin.EndSession(ctx, s.id)
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("plugin %q: end session: %w", p.binding.Name, err))
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,167 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/ctxhost/ctxhost/host/history"
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// StateVersion is the version of the exported session state format.
+const StateVersion = 1
+
+// sessionState is the exported form of a session: its core, the history
+// (messages and view), the usage and pressure bookkeeping, the strategy and
+// every stateful plugin's state bytes, plugins in binding order.
+type sessionState struct {
+	Version      int           `json:"version"`
+	Session      string        `json:"session"`
+	SystemPrompt string        `json:"system_prompt"`
+	Instructions string        `json:"instructions"`
+	Input        string        `json:"input"`
+	Strategy     strategyState `json:"strategy"`
+	History      []byte        `json:"history"`
+	Usage        usage         `json:"usage"`
+	Pressure     pressureState `json:"pressure"`
+	Plugins      []pluginState `json:"plugins,omitempty"`
+}
+
+type strategyState struct {
+	Name           string  `json:"name"`
+	Target         float64 `json:"target"`
+	CarryoverTurns int     `json:"carryover_turns"`
+	MaskBatch      int     `json:"mask_batch"`
+	AdaptiveWindow int     `json:"adaptive_window"`
+}
+
+type pluginState struct {
+	Name  string `json:"name"`
+	State []byte `json:"state"`
+}
+
+// ExportState returns the whole session (core and every stateful plugin's
+// state) as versioned JSON. RestoreState of the result reproduces the
+// session exactly.
+func (s *Session) ExportState(ctx context.Context) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	hist, err := s.hist.State()
+	if err != nil {
+		return nil, fmt.Errorf("export %q: history: %w", s.id, err)
+	}
+	st := sessionState{
+		Version: StateVersion, Session: s.id,
+		SystemPrompt: s.system.text, Instructions: s.instructions.text, Input: s.input.text,
+		Strategy: strategyState(s.cfg.Strategy), History: hist, Usage: s.usage, Pressure: s.pressure,
+	}
+	for _, p := range s.plugins {
+		if !p.info.HasCapability(sdk.CapState) {
+			continue
+		}
+		b, err := s.pluginState(ctx, p)
+		if err != nil {
+			return nil, fmt.Errorf("export %q: plugin %q: %w", s.id, p.binding.Name, err)
+		}
+		st.Plugins = append(st.Plugins, pluginState{Name: p.binding.Name, State: b})
+	}
+	out, err := json.Marshal(st)
+	if err != nil {
+		return nil, fmt.Errorf("export %q: %w", s.id, err)
+	}
+	return out, nil
+}
+
+func (s *Session) pluginState(ctx context.Context, p *pluginSlot) ([]byte, error) {
+	return callWithDeadline(ctx, p.binding.Timeout, func(ctx context.Context) ([]byte, error) {
+		return p.binding.Plugin.State(ctx, s.id)
+	})
+}
+
+func (s *Session) restorePlugin(ctx context.Context, p *pluginSlot, b []byte) error {
+	_, err := callWithDeadline(ctx, p.binding.Timeout, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, p.binding.Plugin.Restore(ctx, s.id, b)
+	})
+	return err
+}
+
+// RestoreState replaces the session's state with an exported one (possibly
+// from another session id). Invalid state is rejected before anything
+// changes; if a plugin rejects its state, the plugins already restored are
+// rolled back and the session is unchanged.
+func (s *Session) RestoreState(ctx context.Context, data []byte) error {
+	var st sessionState
+	if err := json.Unmarshal(data, &st); err != nil {
+		return fmt.Errorf("restore %q: %w", s.id, err)
+	}
+	if st.Version != StateVersion {
+		return fmt.Errorf("restore %q: state version %d, want %d", s.id, st.Version, StateVersion)
+	}
+	if !utf8.ValidString(st.SystemPrompt + st.Instructions + st.Input) {
+		return fmt.Errorf("restore %q: core text is not valid UTF-8", s.id)
+	}
+	strategyCfg := StrategyConfig(st.Strategy)
+	strategy, err := newStrategy(strategyCfg)
+	if err == nil {
+		err = strategyCfg.validate()
+	}
+	if err != nil {
+		return fmt.Errorf("restore %q: %w", s.id, err)
+	}
+	if st.Usage.Calibration <= 0 {
+		return fmt.Errorf("restore %q: calibration must be positive, got %g", s.id, st.Usage.Calibration)
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	slots := make([]*pluginSlot, len(st.Plugins))
+	for i, ps := range st.Plugins {
+		p, err := s.slot(ps.Name)
+		if err != nil {
+			return fmt.Errorf("restore %q: %w", s.id, err)
+		}
+		slots[i] = p
+	}
+	hist := history.New(s.counter, s.cfg.History.Options)
+	if err := hist.Restore(st.History); err != nil {
+		return fmt.Errorf("restore %q: history: %w", s.id, err)
+	}
+	if err := s.restorePlugins(ctx, slots, st.Plugins); err != nil {
+		return fmt.Errorf("restore %q: %w", s.id, err)
+	}
+	s.system = countedText{st.SystemPrompt, s.counter.Count(st.SystemPrompt)}
+	s.instructions = countedText{st.Instructions, s.counter.Count(st.Instructions)}
+	s.input = countedText{st.Input, s.counter.Count(st.Input)}
+	s.cfg.Strategy, s.strategy = strategyCfg, strategy
+	s.hist, s.usage, s.pressure = hist, st.Usage, st.Pressure
+	return nil
+}
+
+// restorePlugins restores each plugin's state; on a failure it puts back the
+// previous state of the ones already restored.
+func (s *Session) restorePlugins(ctx context.Context, slots []*pluginSlot, states []pluginState) error {
+	prev := make([][]byte, len(slots))
+	for i, p := range slots {
+		b, err := s.pluginState(ctx, p)
+		if err != nil {
+			return fmt.Errorf("plugin %q: save state before restore: %w", p.binding.Name, err)
+		}
+		prev[i] = b
+	}
+	for i, p := range slots {
+		p.fresh = false
+		if err := s.restorePlugin(ctx, p, states[i].State); err != nil {
+			var errs []error
+			for j := range i {
+				if rerr := s.restorePlugin(ctx, slots[j], prev[j]); rerr != nil {
+					errs = append(errs, fmt.Errorf("roll back plugin %q: %w", slots[j].binding.Name, rerr))
+				}
+			}
+			return errors.Join(append([]error{fmt.Errorf("plugin %q: %w", p.binding.Name, err)}, errs...)...)
+		}
+	}
+	return nil
+}

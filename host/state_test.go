@@ -1,0 +1,124 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/tokenizer"
+	"github.com/google/go-cmp/cmp"
+)
+
+func stateSession(t *testing.T, h *Host, id string) (*Session, *fakePlugin) {
+	t.Helper()
+	f := newFake("mem", 8, true, sdk.CapState)
+	s, err := h.NewSession(id, Config{Encoding: tokenizer.Approximate, Window: 700, Reserved: 100,
+		Plugins: []PluginBinding{bind("mem", f), bind("plain", newFake("plain", 5, true))}, Assembler: &jsonAssembler{}})
+	must(t, err)
+	return s, f
+}
+
+func TestStateRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	h := New(Options{})
+	src, _ := stateSession(t, h, "src")
+	must(t, src.SetSystemPrompt("system"))
+	must(t, src.SetInstructions("instructions"))
+	must(t, src.SetInput("input"))
+	must(t, src.SetStrategy(StrategyConfig{Name: StrategyGraduated}))
+	_, err := src.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "task"})
+	must(t, err)
+	for i := range 12 {
+		_, err := src.AddMessage(sdk.Message{Role: sdk.RoleAssistant, Content: "calling", ToolCalls: []sdk.ToolCall{{ID: "c" + string(rune('a'+i)), Name: "bash"}}})
+		must(t, err)
+		_, err = src.AddMessage(sdk.Message{Role: sdk.RoleTool, ToolCallID: "c" + string(rune('a'+i)), Content: strings.Repeat("output line\n", 30)})
+		must(t, err)
+	}
+	fill(t, src, "mem", 3, 6)
+	before, err := src.Prepare(ctx, sdk.AgentIdentity{})
+	must(t, err)
+	must(t, src.ReportUsage(before.Budget.Used+10, 5))
+	state, err := src.ExportState(ctx)
+	must(t, err)
+
+	dst, _ := stateSession(t, h, "dst")
+	must(t, dst.RestoreState(ctx, state))
+	again, err := dst.ExportState(ctx)
+	must(t, err)
+	var a, b map[string]any
+	must(t, json.Unmarshal(state, &a))
+	must(t, json.Unmarshal(again, &b))
+	a["session"], b["session"] = nil, nil
+	if d := cmp.Diff(a, b); d != "" {
+		t.Errorf("state after restore differs (-want +got):\n%s", d)
+	}
+	p1, err := src.Prepare(ctx, sdk.AgentIdentity{})
+	must(t, err)
+	p2, err := dst.Prepare(ctx, sdk.AgentIdentity{})
+	must(t, err)
+	if !bytes.Equal(p1.Payload, p2.Payload) {
+		t.Errorf("restored session prepares a different payload")
+	}
+	if dst.Strategy() != StrategyGraduated {
+		t.Errorf("strategy %q not restored", dst.Strategy())
+	}
+	if d := cmp.Diff(src.History(), dst.History()); d != "" {
+		t.Errorf("history (-src +dst):\n%s", d)
+	}
+}
+
+func TestRestoreRejectsBadState(t *testing.T) {
+	ctx := context.Background()
+	h := New(Options{})
+	s, f := stateSession(t, h, "s")
+	fill(t, s, "mem", 1, 4)
+	good, err := s.ExportState(ctx)
+	must(t, err)
+	var st map[string]any
+	must(t, json.Unmarshal(good, &st))
+	mutate := func(fn func(m map[string]any)) []byte {
+		m := map[string]any{}
+		for k, v := range st {
+			m[k] = v
+		}
+		fn(m)
+		b, _ := json.Marshal(m)
+		return b
+	}
+	tests := []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"not json", []byte("{"), "unexpected end"},
+		{"version", mutate(func(m map[string]any) { m["version"] = 2 }), "state version 2"},
+		{"unknown plugin", mutate(func(m map[string]any) { m["plugins"] = []any{map[string]any{"name": "ghost", "state": "W10="}} }), `unknown plugin "ghost"`},
+		{"bad plugin state", mutate(func(m map[string]any) { m["plugins"] = []any{map[string]any{"name": "mem", "state": "e30="}} }), `plugin "mem"`},
+		{"strategy", mutate(func(m map[string]any) { m["strategy"] = map[string]any{"name": "eager"} }), "unknown strategy"},
+		{"history", mutate(func(m map[string]any) { m["history"] = "bm9wZQ==" }), "history"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fill(t, s, "mem", 1, 2)
+			before, err := s.ExportState(ctx)
+			must(t, err)
+			err = s.RestoreState(ctx, tt.data)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+			after, err := s.ExportState(ctx)
+			must(t, err)
+			if !bytes.Equal(before, after) {
+				t.Errorf("a rejected restore changed the session")
+			}
+		})
+	}
+	_ = f
+	if err := s.RestoreState(ctx, good); err != nil || errors.Is(err, sdk.ErrInvalidArgs) {
+		t.Errorf("good state: %v", err)
+	}
+}

@@ -1,0 +1,136 @@
+package host
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// Strategy names.
+const (
+	StrategyLazy      = "lazy"
+	StrategyProactive = "proactive"
+	StrategyAdaptive  = "adaptive"
+	StrategyGraduated = "graduated"
+)
+
+// Strategy decides, before each prepare's compaction, whether to compact and
+// down to what target.
+type Strategy interface {
+	Name() string
+	Decide(in StrategyInput) Decision
+}
+
+// StrategyInput is what a strategy sees: the budget before compaction, the
+// thresholds, the pressure action of this turn and the recent growth.
+type StrategyInput struct {
+	Budget     sdk.Budget
+	Thresholds Thresholds
+	Action     PressureAction
+	// Growth holds the calibrated token growth of recent turns, oldest
+	// first (the used tokens before compaction minus the previous prepare's
+	// used tokens after compaction).
+	Growth []int
+}
+
+// Decision is a strategy's answer.
+type Decision struct {
+	// MaskHistory asks the history to mask this many of its oldest tool
+	// outputs before anything else (graduated strategy, seed 001).
+	MaskHistory int
+	// Compact runs the compaction pipeline down to Target calibrated tokens.
+	Compact bool
+	Target  int
+	Reason  string
+}
+
+func newStrategy(cfg StrategyConfig) (Strategy, error) {
+	switch cfg.Name {
+	case StrategyLazy:
+		return lazy{}, nil
+	case StrategyProactive:
+		return proactive{target: cfg.Target}, nil
+	case StrategyAdaptive:
+		return adaptive{}, nil
+	case StrategyGraduated:
+		return graduated{batch: cfg.MaskBatch}, nil
+	}
+	return nil, fmt.Errorf("unknown strategy %q (want %s, %s, %s or %s)", cfg.Name,
+		StrategyLazy, StrategyProactive, StrategyAdaptive, StrategyGraduated)
+}
+
+// lazy compacts only when the context is over the available budget, down to
+// just under it.
+type lazy struct{}
+
+func (lazy) Name() string { return StrategyLazy }
+
+func (lazy) Decide(in StrategyInput) Decision {
+	b := in.Budget
+	if b.CalibratedUsed <= b.Available {
+		return Decision{}
+	}
+	return Decision{Compact: true, Target: b.Available,
+		Reason: fmt.Sprintf("lazy: %d tokens over the available %d", b.CalibratedUsed, b.Available)}
+}
+
+// proactive compacts at the warning threshold down to a lower target
+// (hysteresis: most turns only append, so the provider's prefix cache hits).
+type proactive struct{ target float64 }
+
+func (proactive) Name() string { return StrategyProactive }
+
+func (p proactive) Decide(in StrategyInput) Decision {
+	b := in.Budget
+	if b.Utilization < in.Thresholds.Warning {
+		return Decision{}
+	}
+	return Decision{Compact: true, Target: fraction(b.Available, p.target),
+		Reason: fmt.Sprintf("proactive: utilization %.2f >= warning %.2f, target %.2f", b.Utilization, in.Thresholds.Warning, p.target)}
+}
+
+// adaptive predicts the next turn's growth as the largest growth of the
+// recent turns and compacts when the next turn would overflow, down to the
+// available budget minus two predicted turns (never above the critical
+// threshold).
+type adaptive struct{}
+
+func (adaptive) Name() string { return StrategyAdaptive }
+
+func (adaptive) Decide(in StrategyInput) Decision {
+	b := in.Budget
+	growth := 0
+	for _, g := range in.Growth {
+		growth = max(growth, g)
+	}
+	if b.CalibratedUsed+growth <= b.Available {
+		return Decision{}
+	}
+	target := min(b.Available-2*growth, fraction(b.Available, in.Thresholds.Critical))
+	return Decision{Compact: true, Target: max(target, 0),
+		Reason: fmt.Sprintf("adaptive: %d used + %d predicted growth > %d available", b.CalibratedUsed, growth, b.Available)}
+}
+
+// graduated follows seed 001: in the Mask zone and above, mask the oldest
+// history tool outputs in batches; it never compacts plugins, and runs the
+// pipeline only when the context would not fit at all (down to the
+// available budget). WindDown and Restart are left to the agent loop.
+type graduated struct{ batch int }
+
+func (graduated) Name() string { return StrategyGraduated }
+
+func (g graduated) Decide(in StrategyInput) Decision {
+	b := in.Budget
+	d := Decision{}
+	if in.Action != ActionContinue {
+		d.MaskHistory = g.batch
+		d.Reason = fmt.Sprintf("graduated: %s at utilization %.2f", in.Action, b.Utilization)
+	}
+	if b.CalibratedUsed > b.Available {
+		d.Compact, d.Target = true, b.Available
+	}
+	return d
+}
+
+func fraction(n int, f float64) int { return int(math.Floor(float64(n) * f)) }

@@ -1,0 +1,106 @@
+package host
+
+import (
+	"testing"
+
+	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/google/go-cmp/cmp"
+)
+
+func budgetAt(used, available int) sdk.Budget {
+	return sdk.Budget{Available: available, Used: used, CalibratedUsed: used, Calibration: 1, Utilization: float64(used) / float64(available)}
+}
+
+func TestStrategies(t *testing.T) {
+	th := Thresholds{Warning: 0.7, Critical: 0.9}
+	tests := []struct {
+		name     string
+		strategy StrategyConfig
+		used     int
+		action   PressureAction
+		growth   []int
+		want     Decision
+	}{
+		{"lazy under", StrategyConfig{Name: StrategyLazy}, 1000, ActionRestart, nil, Decision{}},
+		{"lazy over", StrategyConfig{Name: StrategyLazy}, 1001, ActionRestart, nil, Decision{Compact: true, Target: 1000}},
+		{"proactive under warning", StrategyConfig{Name: StrategyProactive, Target: 0.6}, 699, ActionContinue, nil, Decision{}},
+		{"proactive at warning", StrategyConfig{Name: StrategyProactive, Target: 0.6}, 700, ActionMask, nil, Decision{Compact: true, Target: 600}},
+		{"adaptive no growth", StrategyConfig{Name: StrategyAdaptive}, 950, ActionWindDown, []int{0, 0}, Decision{}},
+		{"adaptive fits next turn", StrategyConfig{Name: StrategyAdaptive}, 800, ActionMask, []int{50, 100, 20}, Decision{}},
+		{"adaptive would overflow", StrategyConfig{Name: StrategyAdaptive}, 850, ActionMask, []int{50, 160, 20}, Decision{Compact: true, Target: 680}},
+		{"adaptive caps at critical", StrategyConfig{Name: StrategyAdaptive}, 1200, ActionRestart, []int{10}, Decision{Compact: true, Target: 900}},
+		{"graduated continue", StrategyConfig{Name: StrategyGraduated, MaskBatch: 3}, 600, ActionContinue, nil, Decision{}},
+		{"graduated mask", StrategyConfig{Name: StrategyGraduated, MaskBatch: 3}, 750, ActionMask, nil, Decision{MaskHistory: 3}},
+		{"graduated over", StrategyConfig{Name: StrategyGraduated, MaskBatch: 3}, 1100, ActionRestart, nil, Decision{MaskHistory: 3, Compact: true, Target: 1000}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, err := newStrategy(tt.strategy)
+			must(t, err)
+			got := st.Decide(StrategyInput{Budget: budgetAt(tt.used, 1000), Thresholds: th, Action: tt.action, Growth: tt.growth})
+			got.Reason = ""
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("decision (-want +got):\n%s", d)
+			}
+		})
+	}
+	if _, err := newStrategy(StrategyConfig{Name: "eager"}); err == nil {
+		t.Error("unknown strategy accepted")
+	}
+}
+
+func TestPressureZones(t *testing.T) {
+	th := Thresholds{Warning: 0.7, Critical: 0.9}
+	issued := false
+	var got []PressureAction
+	for _, u := range []float64{0.1, 0.69, 0.7, 0.89, 0.9, 0.5, 0.95, 1.2} {
+		var a PressureAction
+		a, issued = pressureOf(u, th, issued)
+		got = append(got, a)
+	}
+	want := []PressureAction{ActionContinue, ActionContinue, ActionMask, ActionMask, ActionWindDown, ActionContinue, ActionRestart, ActionRestart}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("actions (-want +got):\n%s", d)
+	}
+}
+
+func TestCarryOver(t *testing.T) {
+	msgs := []sdk.Message{
+		{ID: "1", Role: sdk.RoleSystem}, {ID: "2", Role: sdk.RoleUser}, {ID: "3", Role: sdk.RoleAssistant},
+		{ID: "4", Role: sdk.RoleUser}, {ID: "5", Role: sdk.RoleAssistant, ToolCalls: []sdk.ToolCall{{ID: "c"}}},
+		{ID: "6", Role: sdk.RoleTool, ToolCallID: "c"}, {ID: "7", Role: sdk.RoleUser}, {ID: "8", Role: sdk.RoleAssistant},
+	}
+	ids := func(ms []sdk.Message) []string {
+		var out []string
+		for _, m := range ms {
+			out = append(out, m.ID)
+		}
+		return out
+	}
+	tests := []struct {
+		n    int
+		want []string
+	}{
+		{0, nil},
+		{1, []string{"7", "8"}},
+		{2, []string{"4", "5", "6", "7", "8"}},
+		{9, []string{"2", "3", "4", "5", "6", "7", "8"}},
+	}
+	for _, tt := range tests {
+		if d := cmp.Diff(tt.want, ids(carryOver(msgs, tt.n))); d != "" {
+			t.Errorf("carryOver(%d) (-want +got):\n%s", tt.n, d)
+		}
+	}
+	if got := ids(carryOver(msgs[4:6], 2)); len(got) != 2 {
+		t.Errorf("without user turns: %v, want all", got)
+	}
+}
+
+func TestNotifications(t *testing.T) {
+	if got, want := RestartNotification(0.9, 42, 4, 9), "[Context restarted: the context stayed above 90% of the budget after a wind-down. 42 earlier messages were left behind; the last 4 turns (9 messages) are carried over below.]"; got != want {
+		t.Errorf("restart notification\n got %q\nwant %q", got, want)
+	}
+	if got := MaskNotification(1, 10); got[:50] != "[Context notice: 1 older tool output (10 bytes) we" {
+		t.Errorf("mask notification %q", got)
+	}
+}
