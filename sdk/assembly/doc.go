@@ -35,7 +35,17 @@
 // in the final user turn, just before the input, not at the front: that
 // content changes from turn to turn, and keeping it at the tail leaves the
 // system text and the history an append-only prefix that providers can
-// cache (DESIGN.md rule 8).
+// cache (DESIGN.md rule 8). In the final user turn the context block and
+// the input are two parts (Gemini parts, Anthropic text blocks, OpenAI
+// content parts), context first; each alone is a single part or string.
+//
+// # Formats
+//
+// An empty request format picks the assembler's first (default) format;
+// an unknown one is an error wrapping sdk.ErrInvalidArgs that names it
+// (PickFormat). Payloads are deterministic: JSON is encoded from structs
+// (fixed field order, no HTML escaping, no trailing newline, see Marshal),
+// text is built in request order.
 //
 // # Text rendering
 //
