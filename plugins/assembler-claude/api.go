@@ -56,6 +56,9 @@ func textBlock(s string) block { return block{Type: "text", Text: &s} }
 //     supporting context as one text block and the input as another;
 //   - consecutive turns of one role are merged into one message with
 //     several blocks, so roles strictly alternate;
+//   - a tool result whose tool_use is not in the history (cut off by a
+//     window) becomes a user text block rendered as in the text formats,
+//     as the API rejects a tool_result without its tool_use;
 //   - when the first message would be the assistant's, a user message
 //     with ContinuationText is put before it;
 //   - messages with nothing to show (blank content, no tool calls) are
@@ -79,6 +82,8 @@ func buildRequest(p assembly.Parts, req sdk.AssembleRequest) ([]byte, error) {
 		}
 		body.Messages = append(body.Messages, &message{Role: role, Content: blocks})
 	}
+	toolNames := assembly.ToolNames(p.History)
+	called := map[string]bool{}
 	for _, m := range p.History {
 		if assembly.IsBlank(m) {
 			continue
@@ -86,7 +91,14 @@ func buildRequest(p assembly.Parts, req sdk.AssembleRequest) ([]byte, error) {
 		switch m.Role {
 		case sdk.RoleAssistant:
 			add(roleAssistant, assistantBlocks(m)...)
+			for _, tc := range m.ToolCalls {
+				called[tc.ID] = true
+			}
 		case sdk.RoleTool:
+			if !called[m.ToolCallID] { // its tool_use was cut off: keep it as text
+				add(roleUser, textBlock(assembly.RenderMessage(m, toolNames)))
+				continue
+			}
 			add(roleUser, toolResult(m))
 		case sdk.RoleUser:
 			add(roleUser, textBlock(assembly.UserText(m)))

@@ -60,6 +60,11 @@ func decodeStrict(t *testing.T, payload []byte) messagesRequest {
 				t.Errorf("message %d (%s) carries a %s block", i, m.Role, b.Type)
 			}
 		}
+		for _, b := range m.Content {
+			if b.Type == "tool_result" && (i == 0 || !hasToolUse(req.Messages[i-1], b.ToolUseID)) {
+				t.Errorf("message %d: tool_result %q without a tool_use in the message before", i, b.ToolUseID)
+			}
+		}
 		var uses []string
 		for _, b := range m.Content {
 			if b.Type == "tool_use" {
@@ -82,6 +87,15 @@ func decodeStrict(t *testing.T, payload []byte) messagesRequest {
 		}
 	}
 	return req
+}
+
+func hasToolUse(m *message, id string) bool {
+	for _, b := range m.Content {
+		if b.Type == "tool_use" && b.ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 func TestGolden(t *testing.T) {

@@ -48,7 +48,10 @@ func text(s string) *string { return &s }
 //     tool calls present; tool_calls [{id, type "function", function {name,
 //     arguments}}], arguments "{}" when empty), tool messages with
 //     tool_call_id, system-role messages (e.g. the omitted-messages marker)
-//     as "system" messages where they stand;
+//     as "system" messages where they stand; a tool message whose call is
+//     not in the history (cut off by a window) becomes a user message
+//     rendered as in the text formats, as the API rejects a tool message
+//     without its call;
 //   - a final user message: when there are both a context block (team
 //     task and supporting context) and an input, its content is an array
 //     of two text parts, context then input; otherwise a plain string;
@@ -65,8 +68,17 @@ func buildRequest(p assembly.Parts, model string) ([]byte, error) {
 	if p.System != "" {
 		body.Messages = append(body.Messages, chatMessage{Role: sdk.RoleSystem, Content: p.System})
 	}
+	toolNames := assembly.ToolNames(p.History)
+	called := map[string]bool{}
 	for _, m := range p.History {
 		if assembly.IsBlank(m) {
+			continue
+		}
+		for _, tc := range m.ToolCalls {
+			called[tc.ID] = true
+		}
+		if m.Role == sdk.RoleTool && !called[m.ToolCallID] { // its call was cut off: keep it as text
+			body.Messages = append(body.Messages, chatMessage{Role: sdk.RoleUser, Content: assembly.RenderMessage(m, toolNames)})
 			continue
 		}
 		body.Messages = append(body.Messages, historyMessage(m))

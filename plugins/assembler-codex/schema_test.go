@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"sync"
@@ -59,6 +60,34 @@ func validate(t *testing.T, payload []byte) {
 	}
 	if err := chatCompletionSchema(t).Validate(inst); err != nil {
 		t.Errorf("payload does not validate against CreateChatCompletionRequest: %v\n%s", err, payload)
+	}
+	checkToolPairs(t, payload)
+}
+
+// checkToolPairs fails the test when a tool message does not answer a call
+// of the assistant message before it (possibly after other tool messages),
+// which the API rejects and the schema cannot express.
+func checkToolPairs(t *testing.T, payload []byte) {
+	t.Helper()
+	var body chatRequest
+	if err := json.Unmarshal(payload, &body); err != nil {
+		t.Fatalf("decode payload: %v", err)
+	}
+	open := map[string]bool{}
+	for i, m := range body.Messages {
+		switch m.Role {
+		case "assistant":
+			open = map[string]bool{}
+			for _, tc := range m.ToolCalls {
+				open[tc.ID] = true
+			}
+		case "tool":
+			if m.ToolCallID == nil || !open[*m.ToolCallID] {
+				t.Errorf("message %d: tool message does not answer a call of the assistant message before it", i)
+			}
+		default:
+			open = map[string]bool{}
+		}
 	}
 }
 

@@ -72,7 +72,7 @@ var toolRoundTrip = history(
 // only one of the two system parts, both, no history, a tool round trip,
 // team task present and absent, empty sections, and the role orders that
 // the API formats must repair (history starting with an assistant turn,
-// consecutive turns of one role).
+// consecutive turns of one role, a tool result whose call was cut off).
 func Cases() []Case {
 	return []Case{
 		{"empty_request", request()},
@@ -114,6 +114,15 @@ func Cases() []Case {
 				sdk.Message{Role: sdk.RoleUser, Name: "max", SpeakerType: sdk.SpeakerAI, Content: "Tests live in ./test."},
 			)),
 			one(input("Technically, the parser needs a fuzz test.")),
+		)},
+		{"orphan_tool_result", request(
+			system("You are a coding agent.", ""),
+			one(history(
+				sdk.Message{Role: sdk.RoleSystem, Content: "[6 earlier messages omitted for brevity]"},
+				sdk.Message{Role: sdk.RoleTool, ToolCallID: "call_9", ToolName: "bash", Content: "PASS"},
+				sdk.Message{Role: sdk.RoleAssistant, Content: "Tests pass."},
+			)),
+			one(input("Ship it.")),
 		)},
 		{"history_starts_with_assistant", request(
 			system("You are a coding agent.", ""),
