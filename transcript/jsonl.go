@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/ctxhost/ctxhost/sdk"
@@ -164,16 +163,13 @@ func messageEvent(line []byte) (Event, error) {
 	return Event{Type: EventMessage, Message: m}, nil
 }
 
-// strictDecode decodes one JSON object into v, rejecting unknown fields and
-// trailing data.
+// strictDecode decodes one JSON object into v, rejecting unknown fields
+// (the caller has already checked that the line is one JSON value).
 func strictDecode(data []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return jsonError(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return fmt.Errorf("unexpected data after the JSON object")
 	}
 	return nil
 }

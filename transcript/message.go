@@ -43,15 +43,14 @@ func validateMessage(m *sdk.Message) error {
 
 // callTracker checks that every tool result answers a call an earlier
 // assistant message declared, and fills in the tool name from that call.
+// Real logs reuse call ids (SWE-agent replays do), so a later declaration
+// of an id replaces the earlier one.
 type callTracker struct{ names map[string]string }
 
 func newCallTracker() *callTracker { return &callTracker{names: map[string]string{}} }
 
 func (t *callTracker) message(m *sdk.Message) error {
 	for _, c := range m.ToolCalls {
-		if _, dup := t.names[c.ID]; dup {
-			return fmt.Errorf("tool call id %q is declared twice", c.ID)
-		}
 		t.names[c.ID] = c.Name
 	}
 	if m.Role != sdk.RoleTool {
