@@ -1,0 +1,160 @@
+package plugintest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/google/go-cmp/cmp"
+)
+
+// AssemblerOptions tell the kit what to assemble.
+type AssemblerOptions struct {
+	// Request is the request assembled in every format (its Format is set
+	// by the kit). Default: SampleRequest().
+	Request *sdk.AssembleRequest
+	// Concurrency is how many Assemble calls run at once (default 8).
+	Concurrency int
+}
+
+func (o AssemblerOptions) withDefaults() AssemblerOptions {
+	if o.Request == nil {
+		r := SampleRequest()
+		o.Request = &r
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = 8
+	}
+	return o
+}
+
+// SampleRequest is a small request with a component in every slot and a
+// conversation with a tool call.
+func SampleRequest() sdk.AssembleRequest {
+	return sdk.AssembleRequest{
+		Components: []sdk.Component{
+			{Name: sdk.ComponentSystemPrompt, Slot: sdk.SlotSystem, Text: "You are a careful assistant."},
+			{Name: "plan", Priority: 1, Slot: sdk.SlotContext, Text: "1. read the code\n2. fix the bug"},
+			{Name: sdk.ComponentHistory, Priority: 5, Compactable: true, Slot: sdk.SlotHistory, Messages: []sdk.Message{
+				{ID: "m1", Role: sdk.RoleUser, Content: "Why does the test fail?"},
+				{ID: "m2", Role: sdk.RoleAssistant, Content: "Let me look.", ToolCalls: []sdk.ToolCall{{ID: "t1", Name: "read_file", Arguments: `{"path":"a.go"}`}}},
+				{ID: "m3", Role: sdk.RoleTool, ToolCallID: "t1", ToolName: "read_file", Content: "package a"},
+			}},
+			{Name: sdk.ComponentInput, Slot: sdk.SlotInput, Text: "Please fix it."},
+		},
+		Budget: sdk.Budget{Window: 100000, Reserved: 4000, Available: 96000, Used: 120, Status: sdk.StatusOK},
+		Agent:  sdk.AgentIdentity{Name: "coder", Type: "claude-code"},
+	}
+}
+
+// AssemblerCheck is one conformance check of an assembler.
+type AssemblerCheck struct {
+	Name string
+	Doc  string
+	Run  func(ctx context.Context, target AssemblerTarget, opts AssemblerOptions) error
+}
+
+// AssemblerChecks are the checks RunAssemblerTarget runs, in order.
+var AssemblerChecks = []AssemblerCheck{
+	{"Describe", "Describe must be sane", checkAssemblerDescribe},
+	{"Formats", "every format must assemble deterministically with its declared media type", checkFormats},
+	{"UnknownFormat", "an unknown format must fail with sdk.ErrInvalidArgs", checkUnknownFormat},
+	{"Concurrent", "concurrent Assemble calls must give identical payloads", checkConcurrentAssemble},
+}
+
+func checkAssemblerDescribe(_ context.Context, target AssemblerTarget, _ AssemblerOptions) error {
+	info := target.Info()
+	var errs []error
+	if info.Name == "" {
+		errs = append(errs, errors.New("empty name"))
+	}
+	if info.ProtocolVersion != sdk.ProtocolVersion {
+		errs = append(errs, fmt.Errorf("protocol version %d, want %d", info.ProtocolVersion, sdk.ProtocolVersion))
+	}
+	if len(info.Formats) == 0 {
+		errs = append(errs, errors.New("no formats"))
+	}
+	seen := map[string]bool{}
+	for _, f := range info.Formats {
+		if f.Name == "" || f.MediaType == "" {
+			errs = append(errs, fmt.Errorf("format %q needs a name and a media type", f.Name))
+		}
+		if seen[f.Name] {
+			errs = append(errs, fmt.Errorf("format %q listed twice", f.Name))
+		}
+		seen[f.Name] = true
+	}
+	return errors.Join(errs...)
+}
+
+func assemble(ctx context.Context, target AssemblerTarget, opts AssemblerOptions, format string) (sdk.AssembleResult, error) {
+	req := *opts.Request
+	req.Format = format
+	res, err := target.Assemble(ctx, req)
+	if err != nil {
+		return res, fmt.Errorf("Assemble(format %q): %w", format, err)
+	}
+	return res, nil
+}
+
+func checkFormats(ctx context.Context, target AssemblerTarget, opts AssemblerOptions) error {
+	var errs []error
+	for _, f := range target.Info().Formats {
+		a, err := assemble(ctx, target, opts, f.Name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		b, err := assemble(ctx, target, opts, f.Name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if len(a.Payload) == 0 {
+			errs = append(errs, fmt.Errorf("format %q: empty payload", f.Name))
+		}
+		if a.MediaType != f.MediaType {
+			errs = append(errs, fmt.Errorf("format %q: media type %q, declared %q", f.Name, a.MediaType, f.MediaType))
+		}
+		if diff := cmp.Diff(a, b); diff != "" {
+			errs = append(errs, fmt.Errorf("format %q: two calls differ (-first +second):\n%s", f.Name, diff))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func checkUnknownFormat(ctx context.Context, target AssemblerTarget, opts AssemblerOptions) error {
+	_, err := assemble(ctx, target, opts, "ctxhost.conformance.no-such-format")
+	if !errors.Is(err, sdk.ErrInvalidArgs) {
+		return fmt.Errorf("got %v, want an error wrapping %q", err, sdk.ErrInvalidArgs)
+	}
+	return nil
+}
+
+func checkConcurrentAssemble(ctx context.Context, target AssemblerTarget, opts AssemblerOptions) error {
+	formats := target.Info().Formats
+	if len(formats) == 0 {
+		return errors.New("no formats to assemble")
+	}
+	format := formats[0].Name
+	want, err := assemble(ctx, target, opts, format)
+	if err != nil {
+		return err
+	}
+	errs := make([]error, opts.Concurrency)
+	var wg sync.WaitGroup
+	for i := range opts.Concurrency {
+		wg.Go(func() {
+			got, err := assemble(ctx, target, opts, format)
+			if err == nil && !bytes.Equal(got.Payload, want.Payload) {
+				err = fmt.Errorf("call %d: payload differs from a sequential call", i)
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
