@@ -303,4 +303,3 @@ func (h *History) omitTo(start, end, viewTokens, markerTokens int) int {
 	}
 	return end - start
 }
-
