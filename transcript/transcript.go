@@ -3,6 +3,24 @@
 // lists. A transcript is parsed and checked completely before Load returns,
 // so a malformed line stops a run before anything is applied; errors read
 // "file:line: what is wrong".
+//
+// ctxhost JSONL has one event per line (blank lines and lines starting with
+// # or // are skipped; unknown types or fields are errors):
+//
+//	{"type":"system","text":"..."}
+//	{"type":"instructions","text":"..."}
+//	{"type":"message","role":"user|assistant|system|tool","content":"...",
+//	  "id"?,"name"?,"speaker_type"?:"human|ai","tool_calls"?:[{"id","name","arguments"}],
+//	  "tool_call_id"?,"tool_name"?,"metadata"?:{...}}
+//	{"type":"input","text":"..."}
+//	{"type":"apply","plugin":"plan","op":"set_plan","args":{...}}
+//	{"type":"tool_output","tool":"bash","output":"...","exit_code"?:0,"call_id"?:"..."}
+//	{"type":"usage","prompt_tokens":N,"completion_tokens":N}
+//	{"type":"prepare","agent"?:"name"}
+//	{"type":"team_task","text":"..."}
+//
+// In every format a tool message must answer a call declared by an earlier
+// assistant message; its tool name is filled in from that call.
 package transcript
 
 import (
