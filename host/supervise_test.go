@@ -85,7 +85,7 @@ func TestSupervisorRestartsAndRestores(t *testing.T) {
 	}
 
 	fill(t, s1, "mem", 1, 4) // the cached answer is stale now
-	fl.kill()                 // during the prepare: Component fails, is retried on a new instance
+	fl.kill()                // during the prepare: Component fails, is retried on a new instance
 	p, err := s1.Prepare(ctx, sdk.AgentIdentity{})
 	must(t, err)
 	if want := first.Components[0].Text + "\nmem line 0: lorem ipsum lorem ipsum "; p.Components[0].Text != want || len(p.Warnings) != 0 {
