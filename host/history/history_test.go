@@ -89,7 +89,7 @@ func TestAddValidation(t *testing.T) {
 		{"call without id", call("", sdk.ToolCall{Name: "bash"}), "tool call 0 has no id"},
 		{"call without name", call("", sdk.ToolCall{ID: "c9"}), `tool call "c9" has no name`},
 		{"call id twice in message", call("", tc("c9", "a"), tc("c9", "b")), `"c9" appears twice`},
-		{"call id reused in session", call("", tc("c1", "bash")), `"c1" is already used`},
+		{"call id reused while pending", call("", tc("c2", "bash")), `"c2" is already used by a call still waiting`},
 		{"tool without call id", sdk.Message{Role: sdk.RoleTool, Content: "x"}, "no tool_call_id"},
 		{"tool answers unknown call", result("nope", "x"), `"nope", which no earlier assistant message made`},
 		{"tool answers twice", result("c1", "again"), `"c1" is already answered`},
@@ -242,9 +242,10 @@ func TestCheckToolPairs(t *testing.T) {
 		{"pending last turn", []sdk.Message{user("u"), a, r1}, ""},
 		{"result without call", []sdk.Message{user("u"), r1}, `call "c1", which no earlier message makes`},
 		{"result before call", []sdk.Message{r1, a, r2}, `call "c1", which no earlier message makes`},
-		{"answered twice", []sdk.Message{a, r1, r1, r2}, `"c1" answered twice`},
+		{"answered twice", []sdk.Message{a, r1, r1, r2}, `call "c1", which no earlier message makes or which is already answered`},
+		{"id reused after answer", []sdk.Message{a, r1, r2, call("", tc("c1", "x")), r1}, ""},
 		{"call without result mid-view", []sdk.Message{a, r1, user("next")}, `call "c2" has no result`},
-		{"call id twice", []sdk.Message{a, r1, r2, call("", tc("c1", "x"))}, `"c1" made twice`},
+		{"call id reused while pending", []sdk.Message{a, call("", tc("c1", "x")), r1, r2}, `"c1" made again while message 0 still waits`},
 		{"no call id", []sdk.Message{a, {Role: sdk.RoleTool, Content: "?"}}, "without tool_call_id"},
 	} {
 		err := CheckToolPairs(tc.msgs)

@@ -12,9 +12,11 @@ import (
 // fills a tool turn's empty tool_name from its call. It returns the index
 // of the assistant entry a tool turn answers (-1 for other roles).
 //
-// A tool call is answered at most once: a second tool turn with the same
+// A tool call is answered exactly once: a second tool turn with the same
 // tool_call_id is rejected (providers expect one result per call, and the
-// SWE-agent trajectories answer each call once).
+// SWE-agent trajectories answer each call once). A call id may be used
+// again once its call is answered (real SWE-agent runs do reuse them);
+// a tool turn answers the latest call with its id.
 func (h *History) validate(m *sdk.Message) (int, error) {
 	if err := checkUTF8(m); err != nil {
 		return -1, err
@@ -70,8 +72,8 @@ func (h *History) checkToolCalls(calls []sdk.ToolCall) error {
 		case seen[tc.ID]:
 			return fmt.Errorf("tool call id %q appears twice in the message", tc.ID)
 		}
-		if _, dup := h.calls[tc.ID]; dup {
-			return fmt.Errorf("tool call id %q is already used in this session", tc.ID)
+		if ref, dup := h.calls[tc.ID]; dup && !ref.answered {
+			return fmt.Errorf("tool call id %q is already used by a call still waiting for its result", tc.ID)
 		}
 		seen[tc.ID] = true
 	}

@@ -1,0 +1,185 @@
+package history
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/tokenizer"
+)
+
+// sharedData returns ../shared/data relative to the module root.
+func sharedData(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return filepath.Join(dir, "..", "shared", "data")
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found above the test's working directory")
+		}
+		dir = parent
+	}
+}
+
+// trajectory is the part of a SWE-agent .traj file the history needs.
+type trajectory struct {
+	History []struct {
+		Role      string `json:"role"`
+		Content   string `json:"content"`
+		ToolCalls []struct {
+			ID       string `json:"id"`
+			Function struct {
+				Name      string `json:"name"`
+				Arguments string `json:"arguments"`
+			} `json:"function"`
+		} `json:"tool_calls"`
+		ToolCallIDs []string `json:"tool_call_ids"`
+	} `json:"history"`
+}
+
+// loadTrajectories returns each trajectory's messages, by file name.
+func loadTrajectories(t testing.TB) map[string][]sdk.Message {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(sharedData(t), "trajectories", "*.traj"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no trajectories: %v", err)
+	}
+	out := map[string][]sdk.Message{}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var traj trajectory
+		if err := json.Unmarshal(raw, &traj); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		var msgs []sdk.Message
+		for i, m := range traj.History {
+			msg := sdk.Message{Role: m.Role, Content: m.Content}
+			for _, c := range m.ToolCalls {
+				msg.ToolCalls = append(msg.ToolCalls, sdk.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+			}
+			if m.Role == sdk.RoleTool {
+				if len(m.ToolCallIDs) != 1 {
+					t.Fatalf("%s message %d: %d tool_call_ids", f, i, len(m.ToolCallIDs))
+				}
+				msg.ToolCallID = m.ToolCallIDs[0]
+			}
+			msgs = append(msgs, msg)
+		}
+		out[filepath.Base(f)] = msgs
+	}
+	return out
+}
+
+// checkCompaction checks one Compact(need) against the rules: the view
+// keeps tool pairs and its cached count, the most recent messages are
+// untouched, and either need was freed or nothing compactable is left.
+func checkCompaction(t *testing.T, h *History, need int, step Step, before int) {
+	t.Helper()
+	checkConsistent(t, h)
+	if step.Freed != before-h.ViewTokens() {
+		t.Fatalf("step.Freed %d, measured %d", step.Freed, before-h.ViewTokens())
+	}
+	all, view := h.All(), h.View()
+	p := min(h.opts.PreserveRecent, len(all))
+	if diff := cmp.Diff(all[len(all)-p:], view[len(view)-p:]); diff != "" {
+		t.Fatalf("preserved recent messages changed (-all +view):\n%s", diff)
+	}
+	if h.opts.KeepFirst && len(all) > 0 && !cmp.Equal(view[0].ID, all[0].ID) {
+		t.Fatalf("first message %s not kept (view starts with %q)", all[0].ID, view[0].ID)
+	}
+	if step.Freed < need {
+		if again := h.Compact(1); again.Freed != 0 {
+			t.Fatalf("Compact(%d) freed %d of %d, yet %d more could go: %+v", need, step.Freed, need, again.Freed, again)
+		}
+	}
+}
+
+// memoCounter remembers counts so the trajectory tests tokenize each
+// distinct text once across their subtests (tokenizing is slow under -race).
+type memoCounter struct {
+	tokenizer.Counter
+	counts sync.Map // text -> int
+}
+
+func (m *memoCounter) Count(text string) int {
+	if n, ok := m.counts.Load(text); ok {
+		return n.(int)
+	}
+	n := m.Counter.Count(text)
+	m.counts.Store(text, n)
+	return n
+}
+
+var (
+	cl100kOnce sync.Once
+	cl100kMemo *memoCounter
+)
+
+func cl100k(t testing.TB) tokenizer.Counter {
+	t.Helper()
+	cl100kOnce.Do(func() {
+		c, err := tokenizer.Get(tokenizer.CL100kBase)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl100kMemo = &memoCounter{Counter: c}
+	})
+	return cl100kMemo
+}
+
+// TestTrajectories adds every message of the real SWE-agent runs, then
+// compacts with a range of needs, checking the rules each time.
+func TestTrajectories(t *testing.T) {
+	counter := cl100k(t)
+	for name, msgs := range loadTrajectories(t) {
+		for _, preserve := range []int{-1, 2, 5, 10} {
+			t.Run(fmt.Sprintf("%s/preserve=%d", name, preserve), func(t *testing.T) {
+				h := New(counter, Options{PreserveRecent: preserve})
+				mustAdd(t, h, msgs...)
+				if err := CheckToolPairs(h.All()); err != nil {
+					t.Fatalf("trajectory itself: %v", err)
+				}
+				total := h.ViewTokens()
+				for _, need := range []int{1, 100, total / 10, total / 3, total / 2, total - 500, total, 2 * total} {
+					h.ResetView()
+					before := h.ViewTokens()
+					checkCompaction(t, h, need, h.Compact(need), before)
+				}
+			})
+		}
+	}
+}
+
+// TestTrajectoryReplay replays each run turn by turn with a 4,000-token
+// budget, compacting whenever the view outgrows it, as a session does.
+func TestTrajectoryReplay(t *testing.T) {
+	counter := cl100k(t)
+	const budget = 4000
+	for name, msgs := range loadTrajectories(t) {
+		t.Run(name, func(t *testing.T) {
+			h := New(counter, Options{PreserveRecent: 4})
+			for _, m := range msgs {
+				mustAdd(t, h, m)
+				if over := h.ViewTokens() - budget; over > 0 {
+					before := h.ViewTokens()
+					checkCompaction(t, h, over, h.Compact(over), before)
+				}
+			}
+		})
+	}
+}
