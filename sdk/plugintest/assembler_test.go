@@ -1,0 +1,86 @@
+package plugintest_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/sdk/plugintest"
+)
+
+// joiner joins component texts; flaw breaks it in one way.
+type joiner struct {
+	flaw  string
+	calls atomic.Int64
+}
+
+func (j *joiner) Describe() sdk.AssemblerInfo {
+	return sdk.AssemblerInfo{Name: "joiner", Formats: []sdk.FormatInfo{{Name: "plain", MediaType: "text/plain"}}}
+}
+
+func (j *joiner) Assemble(_ context.Context, req sdk.AssembleRequest) (sdk.AssembleResult, error) {
+	if req.Format != "plain" && j.flaw != "any format" {
+		return sdk.AssembleResult{}, sdk.InvalidArgs("unknown format %q", req.Format)
+	}
+	var b strings.Builder
+	for _, c := range req.Components {
+		b.WriteString(c.Text)
+	}
+	if j.flaw == "nondeterministic" {
+		fmt.Fprint(&b, j.calls.Add(1))
+	}
+	mt := "text/plain"
+	if j.flaw == "wrong media type" {
+		mt = "application/json"
+	}
+	return sdk.AssembleResult{Payload: []byte(b.String()), MediaType: mt}, nil
+}
+
+func TestSoundAssemblerPasses(t *testing.T) {
+	plugintest.RunAssembler(t, &joiner{}, plugintest.AssemblerOptions{})
+}
+
+func TestEachAssemblerCheckCanFail(t *testing.T) {
+	tests := []struct{ flaw, fail string }{
+		{"nondeterministic", "[Formats Concurrent]"},
+		{"wrong media type", "[Formats]"},
+		{"any format", "[UnknownFormat]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.flaw, func(t *testing.T) {
+			target := sdk.NewLocalAssembler(&joiner{flaw: tt.flaw})
+			opts := plugintest.AssemblerOptions{Concurrency: 4}
+			r := plugintest.SampleRequest()
+			opts.Request = &r
+			var failed []string
+			for _, check := range plugintest.AssemblerChecks {
+				if err := check.Run(context.Background(), target, opts); err != nil {
+					failed = append(failed, check.Name)
+				}
+			}
+			if fmt.Sprint(failed) != tt.fail {
+				t.Errorf("failed checks = %v, want %s", failed, tt.fail)
+			}
+		})
+	}
+}
+
+// TestAssemblerBinary runs the kit against the pluginhost test plugin in
+// assembler mode, as a real process.
+func TestAssemblerBinary(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "ctxhost-assembler-test")
+	build := exec.Command("go", "build", "-o", bin, "../../host/pluginhost/testdata/testplugin")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		t.Fatalf("build test plugin: %v", err)
+	}
+	t.Setenv("CTXHOST_TEST_MODE", "assembler")
+	r := plugintest.SampleRequest()
+	plugintest.RunAssemblerBinary(t, bin, plugintest.AssemblerOptions{Request: &r})
+}
