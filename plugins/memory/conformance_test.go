@@ -1,0 +1,57 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/ctxhost/ctxhost/sdk/plugintest"
+)
+
+// binary is the plugin built by TestMain, run as a real process by
+// TestConformanceProcess.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ctxhost-plugin-memory")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "ctxhost-plugin-memory")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build plugin:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+var conformance = plugintest.Options{
+	Config: json.RawMessage(`{"max_entries":100}`),
+	Setup: []plugintest.Op{
+		{Name: opStore, Args: json.RawMessage(`{"key":"build_cmd","value":"go build ./...","description":"how to build"}`)},
+		{Name: opStore, Args: json.RawMessage(`{"key":"api_schema","value":{"openapi":"3.1"},"description":"OpenAPI schema of the billing service","importance":0.9}`)},
+		{Name: opStore, Args: json.RawMessage(`{"key":"user","value":"ann","description":"who asked for the change","importance":0.2}`)},
+		{Name: opGet, Args: json.RawMessage(`{"key":"build_cmd"}`)},
+	},
+	InvalidArgs: []plugintest.Op{
+		{Name: opStore, Args: json.RawMessage(`{"key":"","value":1}`)},
+		{Name: opStore, Args: json.RawMessage(`{"key":"k","value":1,"importance":3}`)},
+		{Name: opGet, Args: json.RawMessage(`{}`)},
+		{Name: opList, Args: json.RawMessage(`[1]`)},
+	},
+}
+
+func TestConformanceInProcess(t *testing.T) {
+	plugintest.RunContextPlugin(t, &memoryPlugin{}, conformance)
+}
+
+func TestConformanceProcess(t *testing.T) { plugintest.RunContextBinary(t, binary, conformance) }
