@@ -63,11 +63,12 @@ func (o Options) withDefaults() Options {
 
 // entry is one stored message with its cached counts.
 type entry struct {
-	msg        sdk.Message
-	tokens     int  // tokens of msg (sdk.CountMessage)
-	masked     bool // the view shows the placeholder
-	maskTokens int  // tokens of the masked message; -1 until counted
-	caller     int  // tool turn: index of the assistant entry it answers; else -1
+	msg         sdk.Message
+	tokens      int    // tokens of msg (sdk.CountMessage)
+	masked      bool   // the view shows the placeholder
+	maskTokens  int    // tokens of the masked message; -1 until counted
+	maskContent string // the placeholder, set with maskTokens
+	caller      int    // tool turn: index of the assistant entry it answers; else -1
 }
 
 // callRef locates one tool call.

@@ -70,11 +70,14 @@ func maskedMessage(e *entry) sdk.Message {
 	return m
 }
 
-// maskTokensOf returns (and caches) the tokens of entry i masked.
+// maskTokensOf returns (and caches, with the placeholder) the tokens of
+// entry i masked.
 func (h *History) maskTokensOf(i int) int {
 	e := &h.entries[i]
 	if e.maskTokens < 0 {
-		e.maskTokens = sdk.CountMessage(h.counter, maskedMessage(e))
+		m := maskedMessage(e)
+		e.maskContent = m.Content
+		e.maskTokens = sdk.CountMessage(h.counter, m)
 	}
 	return e.maskTokens
 }
@@ -94,11 +97,11 @@ func (h *History) View() []sdk.Message {
 			}
 			continue
 		}
-		if e := &h.entries[i]; e.masked {
-			out = append(out, maskedMessage(e))
-		} else {
-			out = append(out, cloneMessage(e.msg))
+		m := cloneMessage(h.entries[i].msg)
+		if h.entries[i].masked {
+			m.Content = h.entries[i].maskContent
 		}
+		out = append(out, m)
 	}
 	return out
 }
