@@ -2,7 +2,9 @@ package host
 
 import (
 	"context"
+
 	"fmt"
+	"github.com/ctxhost/ctxhost/host/history"
 	"sort"
 	"sync"
 
@@ -82,15 +84,30 @@ func (s *Session) gather(ctx context.Context) ([]countedComponent, []string, err
 	return out, warnings, nil
 }
 
+// historyComponent returns the history's compacted view as a component.
+// The view is cached by the history's version, so an unchanged history
+// costs a copy of the view, not a walk over every message.
 func (s *Session) historyComponent() countedComponent {
+	if v := s.hist.Version(); !s.view.valid || s.view.version != v || s.view.hist != s.hist {
+		s.view = viewCache{valid: true, version: v, hist: s.hist, messages: s.hist.View(), tokens: s.hist.ViewTokens()}
+	}
 	return countedComponent{
 		comp: sdk.Component{
 			Name: sdk.ComponentHistory, Slot: sdk.SlotHistory,
 			Priority: *s.cfg.History.Priority, Compactable: *s.cfg.History.Priority > 0,
-			Messages: s.hist.View(),
+			Messages: append([]sdk.Message{}, s.view.messages...),
 		},
-		tokens: s.hist.ViewTokens(),
+		tokens: s.view.tokens,
 	}
+}
+
+// viewCache is the history view of one history version.
+type viewCache struct {
+	valid    bool
+	version  uint64
+	hist     *history.History // the history it belongs to (replaced on restore)
+	messages []sdk.Message
+	tokens   int
 }
 
 type pluginAnswer struct {

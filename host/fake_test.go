@@ -128,6 +128,12 @@ func (f *fakePlugin) Compact(_ context.Context, session string, req sdk.CompactR
 	}
 	size := func(ls []string) int { n, _ := sdk.CountTokens(req.Encoding, strings.Join(ls, "\n")); return n }
 	before := size(lines)
+	estimate := 0 // drop by per-line estimates, then check exactly
+	for len(lines) > 0 && estimate < req.TokensNeeded {
+		n, _ := sdk.CountTokens(req.Encoding, lines[0])
+		estimate += n
+		lines = lines[1:]
+	}
 	for len(lines) > 0 && before-size(lines) < req.TokensNeeded {
 		lines = lines[1:]
 	}

@@ -30,6 +30,7 @@ type Session struct {
 	instructions countedText
 	input        countedText
 	hist         *history.History
+	view         viewCache
 	plugins      []*pluginSlot // in binding order
 	usage        usage
 	pressure     pressureState
