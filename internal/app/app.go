@@ -1,0 +1,228 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/ctxhost/ctxhost/config"
+	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/host/plaintext"
+	"github.com/ctxhost/ctxhost/host/pluginhost"
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// Plugin is one launched, configured and supervised context plugin.
+type Plugin struct {
+	Config     *config.Plugin
+	Info       sdk.PluginInfo
+	Supervisor *host.Supervisor
+	Binding    host.PluginBinding
+}
+
+// Assembler is one launched assembler process.
+type Assembler struct {
+	Config *config.Assembler
+	Info   sdk.AssemblerInfo
+	Client *pluginhost.AssemblerClient
+}
+
+// App is a running profile: its plugins and assemblers are up, and
+// NewSession creates sessions that use them.
+type App struct {
+	Config  *config.Config
+	Context *config.Context
+	Logger  hclog.Logger
+	Host    *host.Host
+	// Plugins are the profile's plugins, in the profile's order.
+	Plugins []*Plugin
+	// Assemblers are the assemblers the profile and its agents use, by name.
+	Assemblers map[string]*Assembler
+	// Router assembles for the profile's default route and every agent.
+	Router *Router
+
+	sessionConfig host.Config
+	registry      *pluginhost.Registry
+	closeOnce     sync.Once
+}
+
+// Options tune Start.
+type Options struct {
+	// Context names the profile; empty means the first one.
+	Context string
+	// Logger is the host's logger (default: NewLogger from the host block,
+	// to stderr).
+	Logger hclog.Logger
+}
+
+// Start launches profile opts.Context of cfg: every plugin and assembler it
+// and its agents use, concurrently; checks their descriptions; decodes each
+// plugin's config body against its schema (diagnostics are returned as a
+// *ConfigError before any session exists); configures and supervises the
+// plugins. On error everything launched is killed.
+func Start(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
+	c, err := SelectContext(cfg, opts.Context)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := SessionConfig(cfg, c)
+	if err != nil {
+		return nil, err
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = NewLogger(cfg.Host, os.Stderr)
+	}
+	a := &App{Config: cfg, Context: c, Logger: logger, sessionConfig: sc, registry: &pluginhost.Registry{},
+		Host: host.New(host.Options{Logger: logger}), Assemblers: map[string]*Assembler{}}
+	if err := a.start(ctx); err != nil {
+		a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *App) start(ctx context.Context) error {
+	plugins := profilePlugins(a.Config, a.Context)
+	assemblers := usedAssemblers(a.Config, a.Context)
+	clients, err := a.registry.LaunchAll(ctx, Specs(plugins, assemblers, a.Logger))
+	if err != nil {
+		return fmt.Errorf("launch plugins: %w", err)
+	}
+	for i, asm := range assemblers {
+		cl := clients[len(plugins)+i].Assembler
+		a.Assemblers[asm.Name] = &Assembler{Config: asm, Info: cl.Info(), Client: cl}
+	}
+	configs, diags := DecodeConfigs(plugins, clients[:len(plugins)])
+	if diags.HasErrors() {
+		return &ConfigError{Diags: diags}
+	}
+	for i, p := range plugins {
+		lp, err := a.supervise(ctx, p, clients[i].Context, configs[i])
+		if err != nil {
+			return err
+		}
+		a.Plugins = append(a.Plugins, lp)
+	}
+	a.Router = a.buildRouter()
+	return nil
+}
+
+// supervise wraps an already launched plugin in a Supervisor (relaunching
+// through the registry after a crash) and configures it.
+func (a *App) supervise(ctx context.Context, p *config.Plugin, first *pluginhost.ContextClient, cfgJSON []byte) (*Plugin, error) {
+	var once sync.Once
+	spec := pluginSpec(p, a.Logger)
+	launch := func(ctx context.Context) (host.ContextPlugin, error) {
+		var cp host.ContextPlugin
+		once.Do(func() { cp = first })
+		if cp != nil {
+			return cp, nil
+		}
+		cl, err := a.registry.Launch(ctx, spec)
+		if err != nil {
+			return nil, err
+		}
+		return cl.Context, nil
+	}
+	sup, err := a.Host.Supervise(ctx, p.Name, launch, host.SuperviseOptions{Logger: a.Logger.Named(p.Name),
+		OnRestart: func(name string, cause error) { a.Logger.Warn("plugin restarted", "plugin", name, "cause", cause) }})
+	if err != nil {
+		return nil, err
+	}
+	if err := sup.Configure(ctx, cfgJSON); err != nil {
+		rng := p.Range("config")
+		return nil, &ConfigError{Diags: hcl.Diagnostics{{Severity: hcl.DiagError,
+			Summary: fmt.Sprintf("plugin %q rejected its config", p.Name), Detail: err.Error(), Subject: &rng}}}
+	}
+	return &Plugin{Config: p, Info: sup.Info(), Supervisor: sup, Binding: host.PluginBinding{
+		Name: p.Name, Plugin: sup, Priority: p.Priority, Compactable: p.Compactable,
+		Required: p.Required, Timeout: p.Timeout}}, nil
+}
+
+// buildRouter routes the profile's payloads to its assembler and each
+// agent's to the agent's; without one, the built-in plain-text assembler is
+// used with a warning.
+func (a *App) buildRouter() *Router {
+	def := a.route(a.Context.Assembler, "")
+	if a.Context.Assembler == "" {
+		a.Logger.Warn("context has no assembler; using the plain-text fallback", "context", a.Context.Name)
+	}
+	r := NewRouter(def)
+	for _, ag := range a.Config.Agents {
+		if ag.Assembler == "" {
+			a.Logger.Warn("agent has no assembler; using the plain-text fallback", "agent", ag.Name, "agent_type", ag.Type)
+		}
+		r.SetAgent(ag.Name, a.route(ag.Assembler, ag.Format))
+	}
+	return r
+}
+
+func (a *App) route(name, format string) Route {
+	asm, ok := a.Assemblers[name]
+	if !ok {
+		return Route{Assembler: plaintext.New(), Format: "text"}
+	}
+	if format == "" {
+		format = asm.Config.Format
+	}
+	return Route{Assembler: asm.Client, Format: format, Options: asm.Config.Options}
+}
+
+// SessionConfig returns the host.Config of the profile's sessions: model,
+// strategy, history, every plugin binding and the routing assembler.
+func (a *App) SessionConfig() host.Config {
+	sc := a.sessionConfig
+	for _, p := range a.Plugins {
+		sc.Plugins = append(sc.Plugins, p.Binding)
+	}
+	sc.Assembler = a.Router
+	sc.Format = a.Router.def.Format
+	sc.AssemblerOptions = a.Router.def.Options
+	if asm, ok := a.Assemblers[a.Context.Assembler]; ok {
+		sc.AssemblerTimeout = asm.Config.Timeout
+	}
+	return sc
+}
+
+// NewSession creates session id with the profile's configuration, its
+// system prompt and its instructions.
+func (a *App) NewSession(id string) (*host.Session, error) {
+	s, err := a.Host.NewSession(id, a.SessionConfig())
+	if err != nil {
+		return nil, fmt.Errorf("new session %q: %w", id, err)
+	}
+	if a.Context.SystemPrompt != "" {
+		if err := s.SetSystemPrompt(a.Context.SystemPrompt); err != nil {
+			return nil, fmt.Errorf("set system prompt: %w", err)
+		}
+	}
+	if a.Context.Instructions != "" {
+		if err := s.SetInstructions(a.Context.Instructions); err != nil {
+			return nil, fmt.Errorf("set instructions: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// Close kills every process the app launched. It is safe to call twice.
+func (a *App) Close() {
+	a.closeOnce.Do(a.registry.KillAll)
+}
+
+// KillOnSignal kills every launched process on SIGINT or SIGTERM and then
+// calls then (nil: exit as the signal would). Call stop to uninstall.
+func (a *App) KillOnSignal(then func(os.Signal)) (stop func()) {
+	return a.registry.KillOnSignal(then)
+}
+
+// IsConfigError reports whether err is a configuration problem.
+func IsConfigError(err error) bool {
+	var ce *ConfigError
+	return errors.As(err, &ce)
+}

@@ -1,0 +1,73 @@
+package app
+
+import (
+	"encoding/json"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/hcl/v2"
+
+	"github.com/ctxhost/ctxhost/config"
+	"github.com/ctxhost/ctxhost/host/pluginhost"
+)
+
+// Specs returns the launch specs of plugins, then assemblers, in order.
+func Specs(plugins []*config.Plugin, assemblers []*config.Assembler, logger hclog.Logger) []pluginhost.Spec {
+	specs := make([]pluginhost.Spec, 0, len(plugins)+len(assemblers))
+	for _, p := range plugins {
+		specs = append(specs, pluginSpec(p, logger))
+	}
+	for _, a := range assemblers {
+		specs = append(specs, pluginhost.Spec{Name: a.Name, Kind: pluginhost.KindAssembler, Path: a.Path,
+			SHA256: a.SHA256, Logger: logger.Named(a.Name)})
+	}
+	return specs
+}
+
+func pluginSpec(p *config.Plugin, logger hclog.Logger) pluginhost.Spec {
+	return pluginhost.Spec{Name: p.Name, Kind: pluginhost.KindContext, Path: p.Path, SHA256: p.SHA256,
+		Logger: logger.Named(p.Name)}
+}
+
+// DecodeConfigs decodes each plugin's config body against the schema its
+// launched client declared; clients[i] is plugins[i]'s. Every problem of
+// every plugin is returned at once.
+func DecodeConfigs(plugins []*config.Plugin, clients []*pluginhost.Client) ([]json.RawMessage, hcl.Diagnostics) {
+	out := make([]json.RawMessage, len(plugins))
+	var diags hcl.Diagnostics
+	for i, p := range plugins {
+		info := clients[i].Context.Info()
+		js, d := config.DecodePluginConfig(p.Config, info.ConfigSchema, p.EvalContext)
+		diags = append(diags, d...)
+		out[i] = js
+	}
+	return out, diags
+}
+
+// profilePlugins returns the plugins profile c uses, in its order.
+func profilePlugins(cfg *config.Config, c *config.Context) []*config.Plugin {
+	out := make([]*config.Plugin, 0, len(c.Plugins))
+	for _, name := range c.Plugins {
+		if p := cfg.Plugin(name); p != nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// usedAssemblers returns the assemblers profile c and the agents use, in
+// declaration order, each once.
+func usedAssemblers(cfg *config.Config, c *config.Context) []*config.Assembler {
+	used := map[string]bool{c.Assembler: c.Assembler != ""}
+	for _, ag := range cfg.Agents {
+		if ag.Assembler != "" {
+			used[ag.Assembler] = true
+		}
+	}
+	var out []*config.Assembler
+	for _, a := range cfg.Assemblers {
+		if used[a.Name] {
+			out = append(out, a)
+		}
+	}
+	return out
+}

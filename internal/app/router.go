@@ -1,0 +1,55 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// Route is the assembler, format and options one agent's payloads use.
+type Route struct {
+	Assembler host.Assembler
+	Format    string
+	Options   map[string]string
+}
+
+// Router is a host.Assembler that sends each Assemble call to the route of
+// the agent it is for (AgentIdentity.Name), or to the default route. It lets
+// one session assemble for several agents, each with its own assembler.
+type Router struct {
+	def    Route
+	agents map[string]Route
+}
+
+var _ host.Assembler = (*Router)(nil)
+
+// NewRouter returns a Router whose default route is def.
+func NewRouter(def Route) *Router { return &Router{def: def, agents: map[string]Route{}} }
+
+// SetAgent routes the payloads of agent name to r.
+func (r *Router) SetAgent(name string, route Route) { r.agents[name] = route }
+
+// Route returns the route of agent name (the default for an unknown name).
+func (r *Router) Route(agent string) Route {
+	if route, ok := r.agents[agent]; ok {
+		return route
+	}
+	return r.def
+}
+
+// Info describes the default assembler.
+func (r *Router) Info() sdk.AssemblerInfo { return r.def.Assembler.Info() }
+
+// Assemble assembles with the route of req.Agent.Name; the route's format
+// and options replace the request's.
+func (r *Router) Assemble(ctx context.Context, req sdk.AssembleRequest) (sdk.AssembleResult, error) {
+	route := r.Route(req.Agent.Name)
+	req.Format, req.Options = route.Format, route.Options
+	res, err := route.Assembler.Assemble(ctx, req)
+	if err != nil {
+		return res, fmt.Errorf("assemble with %q for agent %q: %w", route.Assembler.Info().Name, req.Agent.Name, err)
+	}
+	return res, nil
+}
