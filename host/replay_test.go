@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -59,23 +58,14 @@ func loadTrajectory(t testing.TB, path string) []sdk.Message {
 		History []trajMessage `json:"history"`
 	}
 	must2(t, json.Unmarshal(b, &traj))
-	// The recorded runs reuse a call id once its result is in; the history
-	// wants ids unique per session, so a reused id gets a "#n" suffix.
-	uses := map[string]int{}
-	current := map[string]string{}
 	var out []sdk.Message
 	for _, m := range traj.History {
 		msg := sdk.Message{Role: m.Role, Content: m.Content}
 		for _, tc := range m.ToolCalls {
-			id := tc.ID
-			if uses[id]++; uses[id] > 1 {
-				id = fmt.Sprintf("%s#%d", tc.ID, uses[tc.ID])
-			}
-			current[tc.ID] = id
-			msg.ToolCalls = append(msg.ToolCalls, sdk.ToolCall{ID: id, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+			msg.ToolCalls = append(msg.ToolCalls, sdk.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 		}
 		if len(m.ToolCallIDs) > 0 {
-			msg.ToolCallID = current[m.ToolCallIDs[0]]
+			msg.ToolCallID = m.ToolCallIDs[0]
 		}
 		out = append(out, msg)
 	}
