@@ -19,7 +19,12 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// planBinary is the first-party plan plugin, built by TestMain.
+// bin holds the plugin binaries built by TestMain, by name: the
+// first-party plugins and assembler, and the test plugins of
+// testdata/plugins (see kit).
+var bin = map[string]string{}
+
+// planBinary is the first-party plan plugin.
 var planBinary string
 
 func TestMain(m *testing.M) {
@@ -28,27 +33,39 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	planBinary = filepath.Join(dir, "ctxhost-plugin-plan")
-	build := exec.Command("go", "build", "-o", planBinary, "../plugins/plan")
+	pkgs := []string{"../plugins/plan", "../plugins/memory", "../plugins/tooloutput", "../plugins/assembler-gemini",
+		"./testdata/plugins/probe", "./testdata/plugins/sleepy", "./testdata/plugins/joiner"}
+	build := exec.Command("go", append([]string{"build", "-o", dir + string(filepath.Separator)}, pkgs...)...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build plan plugin:", err)
+		fmt.Fprintln(os.Stderr, "build plugins:", err)
 		os.RemoveAll(dir)
 		os.Exit(1)
 	}
+	for _, p := range pkgs {
+		bin[filepath.Base(p)] = filepath.Join(dir, filepath.Base(p))
+	}
+	planBinary = bin["plan"]
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
 
-// processes launches plan plugin processes and remembers them to kill.
+// processes launches one plugin binary, as production does, and remembers
+// every process it started, to kill them.
 type processes struct {
+	spec    pluginhost.Spec
 	mu      sync.Mutex
 	clients []*pluginhost.Client
 }
 
+// planProcesses launches the plan plugin.
+func planProcesses() *processes {
+	return &processes{spec: pluginhost.Spec{Name: "plan", Kind: pluginhost.KindContext, Path: planBinary, Logger: hclog.NewNullLogger()}}
+}
+
 func (p *processes) launch(ctx context.Context) (host.ContextPlugin, error) {
-	c, err := pluginhost.Launch(ctx, pluginhost.Spec{Name: "plan", Kind: pluginhost.KindContext, Path: planBinary, Logger: hclog.NewNullLogger()})
+	c, err := pluginhost.Launch(ctx, p.spec)
 	if err != nil {
 		return nil, err
 	}
@@ -58,16 +75,29 @@ func (p *processes) launch(ctx context.Context) (host.ContextPlugin, error) {
 	return c.Context, nil
 }
 
+// current is the latest process.
+func (p *processes) current() *pluginhost.Client {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.clients[len(p.clients)-1]
+}
+
 func (p *processes) killCurrent(t *testing.T) {
 	t.Helper()
-	p.mu.Lock()
-	c := p.clients[len(p.clients)-1]
-	p.mu.Unlock()
+	c := p.current()
 	if err := syscall.Kill(c.Pid(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(5 * time.Second); !c.Exited() && time.Now().Before(deadline); {
-		time.Sleep(5 * time.Millisecond)
+	waitExited(t, c)
+}
+
+// waitExited waits (up to 5 s) until go-plugin has noticed c's exit.
+func waitExited(t *testing.T, c *pluginhost.Client) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !c.Exited(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("plugin %q (pid %d) has not exited", c.Name(), c.Pid())
+		}
 	}
 }
 
@@ -75,6 +105,10 @@ func (p *processes) closeAll() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, c := range p.clients {
+		if !c.Exited() && c.Pid() > 0 {
+			// A hung plugin would hold up a graceful shutdown.
+			_ = syscall.Kill(c.Pid(), syscall.SIGKILL)
+		}
 		c.Close()
 	}
 }
@@ -83,7 +117,7 @@ func (p *processes) closeAll() {
 // during a prepare; each time the next call succeeds with the plan intact.
 func TestKillPluginProcess(t *testing.T) {
 	ctx := context.Background()
-	procs := &processes{}
+	procs := planProcesses()
 	t.Cleanup(procs.closeAll)
 	h := host.New(host.Options{})
 	var restarted []string

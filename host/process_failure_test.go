@@ -1,0 +1,262 @@
+package host_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/host/pluginhost"
+	"github.com/ctxhost/ctxhost/host/testdata/plugins/kit"
+	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/hashicorp/go-hclog"
+)
+
+// supervised launches the test plugin binary name under a supervisor of h,
+// with extra environment env, and kills its processes when t ends.
+func supervised(t *testing.T, h *host.Host, name string, env ...string) (*host.Supervisor, *processes) {
+	t.Helper()
+	procs := &processes{spec: pluginhost.Spec{Name: name, Kind: pluginhost.KindContext, Path: bin[name], Env: env, Logger: hclog.NewNullLogger()}}
+	t.Cleanup(procs.closeAll)
+	sup, err := h.Supervise(context.Background(), name, procs.launch, host.SuperviseOptions{InitialBackoff: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sup, procs
+}
+
+// restartEvents counts plugin-restarted events of h.
+func restartEvents(h *host.Host) func() int {
+	var mu sync.Mutex
+	n := 0
+	h.Subscribe(func(e host.Event) {
+		if e.Type == host.EventPluginRestarted {
+			mu.Lock()
+			n++
+			mu.Unlock()
+		}
+	})
+	return func() int { mu.Lock(); defer mu.Unlock(); return n }
+}
+
+func apply(t *testing.T, s *host.Session, plugin, op, args string) {
+	t.Helper()
+	if _, err := s.Apply(context.Background(), plugin, op, json.RawMessage(args)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func prepare(t *testing.T, s *host.Session) *host.Prepared {
+	t.Helper()
+	p, err := s.Prepare(context.Background(), sdk.AgentIdentity{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// componentText returns the text of the component named name ("" and
+// false when there is none).
+func componentText(p *host.Prepared, name string) (string, bool) {
+	for _, c := range p.Components {
+		if c.Name == name {
+			return c.Text, true
+		}
+	}
+	return "", false
+}
+
+// TestKillPluginDuringPrepare kills the plugin with SIGKILL while it is
+// inside the Component call of a prepare: the supervisor relaunches it,
+// restores the state set before the kill, and the same prepare succeeds.
+func TestKillPluginDuringPrepare(t *testing.T) {
+	dir := t.TempDir()
+	h := host.New(host.Options{})
+	restarts := restartEvents(h)
+	sup, procs := supervised(t, h, "probe", kit.EnvDir+"="+dir)
+	s, err := h.NewSession("s1", host.Config{Plugins: []host.PluginBinding{{Name: "probe", Plugin: sup, Required: true, Timeout: 10 * time.Second}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, s, "probe", "set", `{"text":"first version"}`)
+	if got, _ := componentText(prepare(t, s), "probe"); got != "first version" {
+		t.Fatalf("first prepare: %q", got)
+	}
+	apply(t, s, "probe", "set", `{"text":"second version"}`)
+	if err := os.WriteFile(filepath.Join(dir, "block"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	victim := procs.current()
+	type result struct {
+		p   *host.Prepared
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		p, err := s.Prepare(context.Background(), sdk.AgentIdentity{})
+		done <- result{p, err}
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(dir, "entered")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the probe never entered its Component call")
+		}
+	}
+	procs.killCurrent(t)
+	r := <-done
+	if r.err != nil {
+		t.Fatalf("prepare during which the plugin was killed: %v", r.err)
+	}
+	if got, _ := componentText(r.p, "probe"); got != "second version" {
+		t.Errorf("after the kill: component %q, want the state set before it", got)
+	}
+	if len(r.p.Warnings) != 0 {
+		t.Errorf("warnings %v", r.p.Warnings)
+	}
+	if procs.current() == victim || sup.Restarts() != 1 || restarts() != 1 {
+		t.Errorf("restarts %d, events %d", sup.Restarts(), restarts())
+	}
+	if got, _ := componentText(prepare(t, s), "probe"); got != "second version" {
+		t.Errorf("next prepare: %q", got)
+	}
+}
+
+// TestPluginExitsBetweenTurns: a plugin process that exits on its own after
+// answering is relaunched at the next prepare with its state restored.
+func TestPluginExitsBetweenTurns(t *testing.T) {
+	h := host.New(host.Options{})
+	restarts := restartEvents(h)
+	sup, procs := supervised(t, h, "probe")
+	s, err := h.NewSession("s1", host.Config{Plugins: []host.PluginBinding{{Name: "probe", Plugin: sup, Timeout: 10 * time.Second}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	apply(t, s, "probe", "set", `{"text":"kept across the exit"}`)
+	prepare(t, s)
+	victim := procs.current()
+	apply(t, s, "probe", "exit", `{}`)
+	waitExited(t, victim)
+	p := prepare(t, s)
+	if got, _ := componentText(p, "probe"); got != "kept across the exit" || len(p.Warnings) != 0 {
+		t.Errorf("after the exit: component %q, warnings %v", got, p.Warnings)
+	}
+	if sup.Restarts() != 1 || restarts() != 1 {
+		t.Errorf("restarts %d, events %d", sup.Restarts(), restarts())
+	}
+}
+
+// TestPluginPastDeadline: a plugin that sleeps 3 s in Component is cut off
+// at its 200 ms deadline: optional, it is left out with a warning and the
+// prepare returns long before the plugin would have; required, the prepare
+// fails naming it.
+func TestPluginPastDeadline(t *testing.T) {
+	h := host.New(host.Options{})
+	sup, _ := supervised(t, h, "sleepy")
+	for _, required := range []bool{false, true} {
+		name := map[bool]string{false: "optional", true: "required"}[required]
+		t.Run(name, func(t *testing.T) {
+			s, err := h.NewSession(name, host.Config{Plugins: []host.PluginBinding{{Name: "sleepy", Plugin: sup, Required: required, Timeout: 200 * time.Millisecond}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			apply(t, s, "sleepy", "set", `{"text":"too slow to be seen"}`)
+			start := time.Now()
+			p, err := s.Prepare(context.Background(), sdk.AgentIdentity{})
+			elapsed := time.Since(start)
+			if elapsed >= 2*time.Second {
+				t.Errorf("prepare took %s: the 200ms deadline did not cut the 3s call off", elapsed)
+			}
+			if required {
+				if err == nil || !strings.Contains(err.Error(), `"sleepy"`) || !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("required plugin past its deadline: err %v, want one naming the plugin", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := componentText(p, "probe"); ok {
+				t.Error("the late plugin's component was used")
+			}
+			if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], `"sleepy" left out`) || !strings.Contains(p.Warnings[0], "cut off") {
+				t.Errorf("warnings %q", p.Warnings)
+			}
+		})
+	}
+	if sup.Restarts() != 0 {
+		t.Errorf("a slow plugin was restarted %d times", sup.Restarts())
+	}
+}
+
+// TestPluginGarbage: nonsense from a plugin process is reported (a warning
+// and a plugin-failed event) and its answer is never passed on.
+func TestPluginGarbage(t *testing.T) {
+	text := strings.Repeat("word ", 600) // about 600 tokens, over the 400-token budget
+	tests := []struct {
+		mode string
+		// want: in the warning; compacted: the nonsense comes from Compact.
+		want      string
+		compacted bool
+	}{
+		{kit.GarbageUTF8, "UTF-8", false},
+		{kit.GarbageGrow, "component grew", true},
+		{kit.GarbageNegative, "negative tokens freed", true},
+		{kit.GarbageRename, `component name changed from "probe" to "renamed"`, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			h := host.New(host.Options{})
+			var failed []error
+			var mu sync.Mutex
+			h.Subscribe(func(e host.Event) {
+				if e.Type == host.EventPluginFailed {
+					mu.Lock()
+					failed = append(failed, e.Err)
+					mu.Unlock()
+				}
+			})
+			sup, _ := supervised(t, h, "probe")
+			s, err := h.NewSession("s1", host.Config{Window: 400, Strategy: host.StrategyConfig{Name: host.StrategyLazy},
+				Plugins: []host.PluginBinding{{Name: "probe", Plugin: sup, Timeout: 10 * time.Second}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			apply(t, s, "probe", "set", `{"text":"`+text+`"}`)
+			apply(t, s, "probe", "garbage", `{"mode":"`+tt.mode+`"}`)
+			p := prepare(t, s)
+			if !strings.Contains(strings.Join(p.Warnings, "\n"), tt.want) {
+				t.Errorf("warnings %q, want one saying %q", p.Warnings, tt.want)
+			}
+			mu.Lock()
+			if len(failed) == 0 || !strings.Contains(failed[0].Error(), tt.want) {
+				t.Errorf("plugin-failed events %v", failed)
+			}
+			mu.Unlock()
+			for _, c := range p.Components {
+				if c.Name == "renamed" || strings.ContainsRune(c.Text, '\uFFFD') || !strings.HasPrefix(text, c.Text) {
+					t.Errorf("nonsense passed on: component %q (%d bytes)", c.Name, len(c.Text))
+				}
+			}
+			got, ok := componentText(p, "probe")
+			if tt.compacted {
+				// The discarded compaction leaves the last good answer.
+				if got != text || p.Compaction == nil || len(p.Compaction.Steps) != 1 || p.Compaction.Steps[0].Freed != 0 || p.Compaction.Met {
+					t.Errorf("component kept %v (%d bytes), compaction %+v", ok, len(got), p.Compaction)
+				}
+			} else if ok {
+				t.Errorf("invalid component passed on (%d bytes)", len(got))
+			}
+			if sup.Restarts() != 0 {
+				t.Errorf("restarted %d times", sup.Restarts())
+			}
+		})
+	}
+}

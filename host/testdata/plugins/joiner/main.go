@@ -1,0 +1,9 @@
+// Command joiner serves kit.Joiner, a text assembler.
+package main
+
+import (
+	"github.com/ctxhost/ctxhost/host/testdata/plugins/kit"
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+func main() { sdk.ServeAssembler(kit.Joiner{}) }

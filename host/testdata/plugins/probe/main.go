@@ -1,0 +1,10 @@
+// Command probe serves kit.Probe: a text plugin that can hang, exit or
+// answer garbage on request.
+package main
+
+import (
+	"github.com/ctxhost/ctxhost/host/testdata/plugins/kit"
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+func main() { sdk.Serve(&kit.Probe{}) }

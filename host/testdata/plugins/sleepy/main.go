@@ -1,0 +1,12 @@
+// Command sleepy serves kit.Probe with every Component call sleeping 3 s,
+// far past the tests' deadlines.
+package main
+
+import (
+	"time"
+
+	"github.com/ctxhost/ctxhost/host/testdata/plugins/kit"
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+func main() { sdk.Serve(&kit.Probe{Sleep: 3 * time.Second}) }
