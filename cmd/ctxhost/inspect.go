@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/transcript"
+)
+
+func cmdInspect(args []string, std stdio) error {
+	fs := newFlagSet("inspect", std.err, "TRANSCRIPT")
+	var ss sessionSetup
+	ss.cf.register(fs, true)
+	ss.register(fs)
+	agent := fs.String("agent", "", "prepare for this agent (default: none)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return usageErrorf("inspect takes one transcript, got %d arguments", fs.NArg())
+	}
+	path := fs.Arg(0)
+	ctx := context.Background()
+	st, err := ss.start(ctx, path, std)
+	if err != nil {
+		return err
+	}
+	defer st.close()
+	r := &replayer{app: st.app, session: st.session, file: path, progress: progressFunc(std.err)}
+	for _, ev := range st.transcript.Events {
+		if ev.Type == transcript.EventPrepare {
+			continue
+		}
+		if err := r.apply(ctx, ev); err != nil {
+			return fmt.Errorf("%s:%d: %s: %w", path, ev.Line, ev.Type, err)
+		}
+	}
+	p, err := prepareForAgent(ctx, st.app, st.session, *agent)
+	if err != nil {
+		return fmt.Errorf("prepare: %w", err)
+	}
+	explain(std.out, st.app.Context.Name, st.session.Config(), p)
+	return nil
+}
+
+// explain prints the budget, per-component tokens, the compaction and why,
+// warnings, and suggestions in the manner of seed 003's validateContext.
+func explain(w io.Writer, profile string, cfg host.Config, p *host.Prepared) {
+	b := p.Budget
+	fmt.Fprintf(w, "context %q: window %s, reserved %s, available %s (%s)\n", profile,
+		thousands(b.Window), thousands(b.Reserved), thousands(b.Available), cfg.Encoding)
+	fmt.Fprintf(w, "valid: %t\n", fits(b))
+	fmt.Fprintf(w, "before compaction: %s tok (%.0f%%)   after: %s tok (%.0f%%, %s)   calibration x%.2f   action: %s\n\n",
+		thousands(p.Before.CalibratedUsed), 100*p.Before.Utilization, thousands(b.CalibratedUsed),
+		100*b.Utilization, b.Status, b.Calibration, p.Action)
+	fmt.Fprintln(w, "breakdown:")
+	width := nameWidth(p.Usage)
+	for _, u := range p.Usage {
+		flag := "fixed"
+		if u.Compactable {
+			flag = "compactable"
+		}
+		fmt.Fprintf(w, "  %-*s %8s tok  %5.1f%%  priority %3d  %-11s %s\n", width, u.Name, thousands(u.Tokens),
+			percent(u.Tokens, b.Used), u.Priority, flag, u.Slot)
+	}
+	fmt.Fprintf(w, "  %-*s %8s tok\n  %-*s %8s tok\n", width, "reserved", thousands(b.Reserved), width, "total",
+		thousands(b.Used+b.Reserved))
+	if c := p.Compaction; c != nil {
+		fmt.Fprintln(w, "\ncompacted, because", c.Reason+":")
+		printCompaction(w, c)
+		for _, s := range c.Steps {
+			if s.Log != "" {
+				fmt.Fprintf(w, "    %s: %s\n", s.Component, s.Log)
+			}
+		}
+	} else {
+		fmt.Fprintln(w, "\nnothing was compacted")
+	}
+	if len(p.Warnings) > 0 {
+		fmt.Fprintln(w, "\nwarnings:")
+		for _, warn := range p.Warnings {
+			fmt.Fprintf(w, "  - %s\n", warn)
+		}
+	}
+	if s := suggestions(cfg, p); len(s) > 0 {
+		fmt.Fprintln(w, "\nsuggestions:")
+		for _, line := range s {
+			fmt.Fprintf(w, "  - %s\n", line)
+		}
+	}
+}
+
+// suggestions derives advice from the prepared context.
+func suggestions(cfg host.Config, p *host.Prepared) []string {
+	b := p.Budget
+	var out []string
+	fixed := 0
+	for _, u := range p.Usage {
+		if !u.Compactable {
+			fixed += u.Tokens
+		}
+		if share := percent(u.Tokens, b.Available); share >= 40 {
+			advice := "lower its share or compact it earlier (a higher priority number)"
+			if !u.Compactable {
+				advice = "it is never compacted: shorten it or make it compactable"
+			}
+			out = append(out, fmt.Sprintf("%s takes %.0f%% of the available budget; %s", u.Name, share, advice))
+		}
+	}
+	if share := percent(fixed, b.Available); share >= 50 {
+		out = append(out, fmt.Sprintf("components that are never compacted take %.0f%% of the budget; compaction can only work on the rest", share))
+	}
+	if c := p.Compaction; c != nil && !c.Met {
+		out = append(out, "the compaction target was not met: raise the model's context_window, lower reserved_for_response, or allow more components to compact")
+	}
+	if b.Calibration > 1.5 {
+		out = append(out, fmt.Sprintf("the provider reports %.1fx the tokens the host counts: check the model's encoding", b.Calibration))
+	}
+	if b.Utilization >= cfg.Thresholds.Critical {
+		out = append(out, "utilization is above the critical threshold: the agent should wind down or restart with a fresh context")
+	} else if p.Compaction == nil && b.Utilization < cfg.Thresholds.Warning/2 && b.Window > 0 {
+		out = append(out, "the context uses less than half of the warning threshold: a smaller, cheaper model window would do")
+	}
+	return out
+}
+
+func percent(part, whole int) float64 {
+	if whole <= 0 {
+		return 0
+	}
+	return 100 * float64(part) / float64(whole)
+}

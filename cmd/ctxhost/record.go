@@ -1,0 +1,104 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// turnRecord is the machine-readable record of one turn (run --format json).
+type turnRecord struct {
+	Turn         int               `json:"turn"`
+	Line         int               `json:"line"`
+	Agent        string            `json:"agent,omitempty"`
+	BudgetBefore sdk.Budget        `json:"budget_before"`
+	Budget       sdk.Budget        `json:"budget"`
+	Fits         bool              `json:"fits"`
+	Components   []componentRecord `json:"components"`
+	Compaction   *compactionRecord `json:"compaction,omitempty"`
+	Action       string            `json:"action"`
+	Warnings     []string          `json:"warnings,omitempty"`
+	MediaType    string            `json:"media_type,omitempty"`
+	// Payload is the JSON payload itself when the media type is JSON, else
+	// the payload as a string.
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+type componentRecord struct {
+	Name        string   `json:"name"`
+	Slot        sdk.Slot `json:"slot"`
+	Priority    int      `json:"priority"`
+	Compactable bool     `json:"compactable"`
+	Tokens      int      `json:"tokens"`
+}
+
+type compactionRecord struct {
+	Reason  string       `json:"reason"`
+	Target  int          `json:"target"`
+	Before  int          `json:"before"`
+	After   int          `json:"after"`
+	Deficit int          `json:"deficit"`
+	Freed   int          `json:"freed"`
+	Met     bool         `json:"met"`
+	Steps   []stepRecord `json:"steps"`
+}
+
+type stepRecord struct {
+	Component string `json:"component"`
+	Action    string `json:"action"`
+	Asked     int    `json:"asked"`
+	Claimed   int    `json:"claimed"`
+	Freed     int    `json:"freed"`
+	Log       string `json:"log,omitempty"`
+	Discarded string `json:"discarded,omitempty"`
+}
+
+// runRecord is the whole output of run --format json.
+type runRecord struct {
+	Transcript string       `json:"transcript"`
+	Format     string       `json:"format"`
+	Context    string       `json:"context"`
+	Turns      []turnRecord `json:"turns"`
+}
+
+// fits reports whether the prepared context is within its budget.
+func fits(b sdk.Budget) bool { return b.Used <= b.Available && b.CalibratedUsed <= b.Available }
+
+func newTurnRecord(t turn) turnRecord {
+	p := t.Prepared
+	rec := turnRecord{Turn: t.Number, Line: t.Line, Agent: t.Agent, BudgetBefore: p.Before, Budget: p.Budget,
+		Fits: fits(p.Budget), Action: string(p.Action), Warnings: p.Warnings, MediaType: p.MediaType,
+		Payload: payloadJSON(p.Payload, p.MediaType), Components: []componentRecord{}}
+	for _, u := range p.Usage {
+		rec.Components = append(rec.Components, componentRecord{Name: u.Name, Slot: u.Slot, Priority: u.Priority,
+			Compactable: u.Compactable, Tokens: u.Tokens})
+	}
+	if c := p.Compaction; c != nil {
+		rec.Compaction = &compactionRecord{Reason: c.Reason, Target: c.Target, Before: c.Before, After: c.After,
+			Deficit: c.Deficit, Freed: c.Freed, Met: c.Met, Steps: []stepRecord{}}
+		for _, s := range c.Steps {
+			rec.Compaction.Steps = append(rec.Compaction.Steps, stepRecord{Component: s.Component, Action: s.Action,
+				Asked: s.Asked, Claimed: s.Claimed, Freed: s.Freed, Log: s.Log, Discarded: s.Discarded})
+		}
+	}
+	return rec
+}
+
+// payloadJSON embeds a JSON payload as is and anything else as a string.
+func payloadJSON(payload []byte, mediaType string) json.RawMessage {
+	if payload == nil {
+		return nil
+	}
+	if isJSONMedia(mediaType) && json.Valid(payload) {
+		return payload
+	}
+	s, _ := json.Marshal(string(payload))
+	return s
+}
+
+func isJSONMedia(mediaType string) bool {
+	mt, _, _ := strings.Cut(mediaType, ";")
+	mt = strings.TrimSpace(mt)
+	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+)
+
+func cmdRun(args []string, std stdio) error {
+	fs := newFlagSet("run", std.err, "TRANSCRIPT")
+	var ss sessionSetup
+	ss.cf.register(fs, true)
+	ss.register(fs)
+	outFile := fs.String("o", "", "write the final payload to FILE instead of stdout")
+	format := fs.String("format", "text", "output: text (budget bars per turn) or json (a record of every turn)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *format != "text" && *format != "json" {
+		return usageErrorf("-format %q: want text or json", *format)
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return &usageError{err: fmt.Errorf("run takes one transcript, got %d arguments", fs.NArg()), printed: false}
+	}
+	path := fs.Arg(0)
+	ctx := context.Background()
+	st, err := ss.start(ctx, path, std)
+	if err != nil {
+		return err
+	}
+	defer st.close()
+
+	rec := runRecord{Transcript: path, Format: st.transcript.Format, Context: st.app.Context.Name, Turns: []turnRecord{}}
+	var last *turn
+	r := &replayer{app: st.app, session: st.session, file: path, progress: progressFunc(std.err),
+		onTurn: func(t turn) error {
+			last = &t
+			if *format == "json" {
+				rec.Turns = append(rec.Turns, newTurnRecord(t))
+			} else {
+				printTurn(std.out, t)
+			}
+			return nil
+		}}
+	if err := r.replay(ctx, st.transcript); err != nil {
+		return err
+	}
+	if *format == "json" {
+		enc := json.NewEncoder(std.out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rec); err != nil {
+			return fmt.Errorf("write record: %w", err)
+		}
+	}
+	return writePayload(std.out, *outFile, *format == "text", last)
+}
+
+// writePayload writes the final turn's payload to file, or to w after a
+// header when header is set (text output) and file is empty.
+func writePayload(w io.Writer, file string, header bool, last *turn) error {
+	if last == nil {
+		return nil
+	}
+	p := last.Prepared
+	if file != "" {
+		if err := os.WriteFile(file, p.Payload, 0o644); err != nil {
+			return fmt.Errorf("write payload: %w", err)
+		}
+		return nil
+	}
+	if !header {
+		return nil
+	}
+	fmt.Fprintf(w, "\n--- final payload (%s, %d bytes) ---\n", p.MediaType, len(p.Payload))
+	if _, err := w.Write(p.Payload); err != nil {
+		return fmt.Errorf("write payload: %w", err)
+	}
+	if len(p.Payload) > 0 && p.Payload[len(p.Payload)-1] != '\n' {
+		fmt.Fprintln(w)
+	}
+	return nil
+}
