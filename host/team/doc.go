@@ -1,0 +1,49 @@
+// Package team is the multi-agent view of seed 000 (its ContextManager):
+// one conversation shared by several agents (humans and AIs, each message
+// naming its speaker), a team task, and, for each agent, the view that
+// agent gets before it speaks.
+//
+// # The view of one agent
+//
+// The current message is the latest message. The context is the window of
+// messages before it: the agent's window_size (default 5; 0 allowed; a
+// per-agent value or a per-call override wins over the team's). Then, in
+// this order and only here (never in assemblers):
+//
+//  1. routing markers (default seed 000's [NEXT:name]) are stripped once
+//     from every context message and from the current message, with the
+//     blanks that followed them, and the text is trimmed; context messages
+//     left empty are dropped;
+//  2. AI→AI deduplication (seed 000 D3), when enabled: only when the
+//     current message's speaker is an AI, the last context message is
+//     removed if it has the current message's id, or else the same speaker
+//     and the same (stripped) content. Human messages are never
+//     deduplicated.
+//
+// Roles are rewritten relative to the agent: its own earlier messages are
+// assistant turns, everyone else's are user turns that keep the speaker's
+// name, so the API formats tell the speakers apart.
+//
+// # Preparing a payload
+//
+// Prepare turns the view into an sdk.AssembleRequest (system slot: the
+// agent's system instruction and its instruction-file text; context slot:
+// the team task; history slot: the context messages; input slot: the
+// current message) and calls the agent's assembler: its own, else the one
+// for its type (claude-code, openai-codex, google-gemini), else the
+// PlainText fallback with a logged warning naming the type.
+//
+// The byte budget (MaxBytes, default 768 KiB, seed 000 §6.5) is enforced
+// by a shared trimmer here, not by assemblers: the size is the payload
+// plus the system text handed over separately. When it is over, the
+// oldest context messages are dropped: a binary search over the number
+// dropped finds the fewest that fit (size never grows when a message is
+// dropped), so a prepare costs O(log n) assemble calls. When even no
+// context at all does not fit, Prepare fails with ErrTooLarge.
+//
+// # Events
+//
+// OnEvent (optional) is called synchronously, outside the team's lock,
+// for every message added, team task change (EventTeamTaskTruncated too
+// when the 5 KiB cap cut it), fallback assembler and trimmed prepare.
+package team
