@@ -1,0 +1,160 @@
+package team
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/host/pluginhost"
+	"github.com/ctxhost/ctxhost/host/plaintext"
+	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/go-hclog"
+)
+
+// assemblerBinaries are the first-party assemblers by agent type, built
+// by TestMain.
+var assemblerBinaries = map[string]string{}
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "team-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	for typ, pkg := range map[string]string{TypeClaudeCode: "assembler-claude", TypeOpenAICodex: "assembler-codex", TypeGoogleGemini: "assembler-gemini"} {
+		bin := filepath.Join(dir, "ctxhost-"+pkg)
+		build := exec.Command("go", "build", "-o", bin, "../../plugins/"+pkg)
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "build", pkg+":", err)
+			os.RemoveAll(dir)
+			os.Exit(1)
+		}
+		assemblerBinaries[typ] = bin
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// launchAssemblers starts the three assembler processes for one test.
+func launchAssemblers(t *testing.T) map[string]host.Assembler {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var reg pluginhost.Registry
+	t.Cleanup(reg.KillAll)
+	out := map[string]host.Assembler{}
+	for typ, bin := range assemblerBinaries {
+		c, err := reg.Launch(ctx, pluginhost.Spec{Name: typ, Kind: pluginhost.KindAssembler, Path: bin, Logger: hclog.NewNullLogger()})
+		if err != nil {
+			t.Fatalf("launch %s: %v", typ, err)
+		}
+		out[typ] = c.Assembler
+	}
+	return out
+}
+
+// TestParallelNextRouting is seed 000 §2.4: the user sends
+// "[NEXT:max] [NEXT:sarah] [NEXT:carol] Hi"; max, sarah and carol answer
+// in turn, each response added before the next agent is prepared. Every
+// agent's payload comes from its real assembler process.
+func TestParallelNextRouting(t *testing.T) {
+	tm := newTeam(t, Options{
+		AssemblersByType: launchAssemblers(t),
+		Agents: map[string]Agent{
+			"max":   {Type: TypeClaudeCode, Format: "cli", SystemInstruction: "You are Max, the product manager."},
+			"sarah": {Type: TypeOpenAICodex, Format: "cli", SystemInstruction: "You are Sarah, the engineer."},
+			"carol": {Type: TypeGoogleGemini, Format: "text", SystemInstruction: "You are Carol, the designer."},
+		},
+	})
+	tm.SetTeamTask("Plan the v2 launch")
+	ctx := context.Background()
+	mustAdd(t, tm, human("kailai", "[NEXT:max] [NEXT:sarah] [NEXT:carol] Hi"))
+
+	type turn struct {
+		agent       string
+		wantContext []short
+		wantCurrent string
+		wantSystem  string
+		wantPayload string
+		reply       string
+	}
+	turns := []turn{
+		{
+			agent: "max", wantContext: []short{}, wantCurrent: "Hi",
+			wantSystem:  "You are Max, the product manager.",
+			wantPayload: "[TEAM_TASK]\nPlan the v2 launch\n\n[MESSAGE]\nHi",
+			reply:       "我建议 we ship in May.",
+		},
+		{
+			agent: "sarah", wantContext: []short{{"kailai", "user", "Hi"}}, wantCurrent: "我建议 we ship in May.",
+			wantPayload: "[SYSTEM]\nYou are Sarah, the engineer.\n\n[TEAM_TASK]\nPlan the v2 launch\n\n[CONTEXT]\nkailai: Hi\n\n[MESSAGE]\n我建议 we ship in May.",
+			reply:       "技术上 May works.",
+		},
+		{
+			agent: "carol", wantContext: []short{{"kailai", "user", "Hi"}, {"max", "user", "我建议 we ship in May."}}, wantCurrent: "技术上 May works.",
+			wantPayload: "Instructions:\nYou are Carol, the designer.\n\nTeam task:\nPlan the v2 launch\n\nConversation so far:\nkailai: Hi\nmax: 我建议 we ship in May.\n\nUser message:\n技术上 May works.",
+		},
+	}
+	for _, tr := range turns {
+		p, err := tm.Prepare(ctx, tr.agent)
+		if err != nil {
+			t.Fatalf("prepare %s: %v", tr.agent, err)
+		}
+		if diff := cmp.Diff(tr.wantContext, shorten(p.View.ContextMessages)); diff != "" {
+			t.Errorf("%s context (-want +got):\n%s", tr.agent, diff)
+		}
+		if p.View.CurrentMessage != tr.wantCurrent {
+			t.Errorf("%s current = %q, want %q", tr.agent, p.View.CurrentMessage, tr.wantCurrent)
+		}
+		if got := string(p.Result.Payload); got != tr.wantPayload {
+			t.Errorf("%s payload:\n%s\nwant:\n%s", tr.agent, got, tr.wantPayload)
+		}
+		if p.Result.System != tr.wantSystem || p.Result.HasSystem != (tr.wantSystem != "") {
+			t.Errorf("%s system = %q (has %v), want %q", tr.agent, p.Result.System, p.Result.HasSystem, tr.wantSystem)
+		}
+		if strings.Contains(string(p.Result.Payload), "[NEXT:") {
+			t.Errorf("%s payload keeps a routing marker", tr.agent)
+		}
+		if tr.reply != "" {
+			mustAdd(t, tm, ai(tr.agent, tr.reply))
+		}
+	}
+}
+
+// TestChainDedupAndTrimThroughProcesses: Max → Sarah → Carol with
+// repeated answers (AI→AI dedup) and a byte budget that forces the shared
+// trimmer to drop the oldest context, through the real Gemini assembler.
+func TestChainDedupAndTrimThroughProcesses(t *testing.T) {
+	asms := launchAssemblers(t)
+	tm := newTeam(t, Options{
+		MaxBytes:         120,
+		AssemblersByType: asms,
+		Fallback:         plaintext.New(),
+		Agents:           map[string]Agent{"carol": {Type: TypeGoogleGemini, Format: "text"}, "max": {Type: TypeClaudeCode, Format: "cli"}},
+	})
+	mustAdd(t, tm,
+		human("kailai", "[NEXT:max] Oldest question about the launch date"),
+		ai("max", "An answer of some length"),
+		ai("sarah", "[NEXT:carol] Same words"),
+		ai("sarah", "Same words [NEXT:carol]"),
+	)
+	p, err := tm.Prepare(context.Background(), "carol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "Conversation so far:\nmax: An answer of some length\n\nUser message:\nSame words"
+	if got := string(p.Result.Payload); got != want || p.Dropped != 1 {
+		t.Errorf("payload (dropped %d):\n%s\nwant (dropped 1):\n%s", p.Dropped, got, want)
+	}
+	if p.Bytes > 120 {
+		t.Errorf("%d bytes over the 120 budget", p.Bytes)
+	}
+}
