@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/ctxhost/ctxhost/host"
-	"github.com/ctxhost/ctxhost/host/pluginhost"
 	"github.com/ctxhost/ctxhost/host/plaintext"
+	"github.com/ctxhost/ctxhost/host/pluginhost"
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
 )

@@ -41,7 +41,7 @@ func TestContextForAgent(t *testing.T) {
 		},
 		{
 			name: "default window is 5", agent: "max",
-			msgs: []sdk.Message{human("k", "1"), human("k", "2"), human("k", "3"), human("k", "4"), human("k", "5"), human("k", "6"), human("k", "7")},
+			msgs:        []sdk.Message{human("k", "1"), human("k", "2"), human("k", "3"), human("k", "4"), human("k", "5"), human("k", "6"), human("k", "7")},
 			wantContext: []short{{"k", "user", "2"}, {"k", "user", "3"}, {"k", "user", "4"}, {"k", "user", "5"}, {"k", "user", "6"}},
 			wantCurrent: "7",
 		},
