@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/hashicorp/hcl/v2"
+
 	"github.com/ctxhost/ctxhost/config"
 )
 
@@ -47,15 +49,12 @@ func (c *configFlags) load(w io.Writer) (*config.Config, error) {
 		vars[name] = value
 	}
 	cfg, diags := config.Load(c.paths, vars, os.Environ())
-	if len(diags) > 0 {
-		fmt.Fprint(w, config.FormatDiagnostics(diags, cfg.Files))
-	}
+	printDiagnostics(w, diags, cfg.Files)
 	if diags.HasErrors() {
 		return nil, &usageError{err: fmt.Errorf("configuration has %d error(s)", len(diags.Errs())), printed: true}
 	}
 	return cfg, nil
 }
-
 
 // newFlagSet returns a FlagSet that reports errors instead of exiting.
 func newFlagSet(name string, w io.Writer, argsUsage string) *flag.FlagSet {
@@ -77,4 +76,17 @@ func parse(fs *flag.FlagSet, args []string) error {
 		return &usageError{err: err, printed: true}
 	}
 	return nil
+}
+
+// printDiagnostics prints one "file:line:col: summary" line per diagnostic,
+// then each in full with its source line (as Terraform prints them).
+func printDiagnostics(w io.Writer, diags hcl.Diagnostics, files map[string]*hcl.File) {
+	if len(diags) == 0 {
+		return
+	}
+	for _, line := range config.DiagnosticLines(diags) {
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprint(w, config.FormatDiagnostics(diags, files))
 }

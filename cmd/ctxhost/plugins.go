@@ -35,7 +35,7 @@ func cmdPlugins(args []string, std stdio) error {
 // with its HCL source and returns a usageError; other errors pass through.
 func startError(w io.Writer, cfg *config.Config, err error) error {
 	if ce, ok := err.(*app.ConfigError); ok {
-		fmt.Fprint(w, config.FormatDiagnostics(ce.Diags, cfg.Files))
+		printDiagnostics(w, ce.Diags, cfg.Files)
 		return &usageError{err: err, printed: true}
 	}
 	return err

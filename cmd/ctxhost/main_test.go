@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// binDir holds the ctxhost binary and every plugin binary for the
+// end-to-end tests: $CTXHOST_BIN_DIR when `make test` set it and the
+// binaries are there, else a temporary directory they are built into.
+var binDir string
+
+// binaries maps each binary the tests run to its package.
+var binaries = map[string]string{
+	"ctxhost":                   ".",
+	"ctxhost-plugin-plan":       "../../plugins/plan",
+	"ctxhost-plugin-memory":     "../../plugins/memory",
+	"ctxhost-plugin-tooloutput": "../../plugins/tooloutput",
+	"ctxhost-plugin-hello":      "../../examples/hello",
+	"ctxhost-assembler-gemini":  "../../plugins/assembler-gemini",
+	"ctxhost-assembler-claude":  "../../plugins/assembler-claude",
+	"ctxhost-assembler-codex":   "../../plugins/assembler-codex",
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
+	if dir := os.Getenv("CTXHOST_BIN_DIR"); dir != "" && haveBinaries(dir) {
+		binDir = dir
+		return m.Run()
+	}
+	dir, err := os.MkdirTemp("", "ctxhost-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	for name, pkg := range binaries {
+		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg).CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", name, err, out)
+			return 1
+		}
+	}
+	binDir = dir
+	return m.Run()
+}
+
+func haveBinaries(dir string) bool {
+	for name := range binaries {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// result is one finished ctxhost process.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// ctxhost runs the built binary with args and stdin.
+func ctxhost(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "ctxhost"), args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			t.Fatalf("run ctxhost %v: %v", args, err)
+		}
+		code = ee.ExitCode()
+	}
+	return result{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+// moduleRoot walks up from the working directory to the directory with go.mod.
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("go.mod not found above the test's directory")
+		}
+		dir = parent
+	}
+}
+
+// sharedData returns ../shared/data beside the module root.
+func sharedData(t *testing.T, elem ...string) string {
+	t.Helper()
+	return filepath.Join(append([]string{moduleRoot(t), "..", "shared", "data"}, elem...)...)
+}
+
+// exampleArgs are the flags that point the example config at binDir.
+func exampleArgs(t *testing.T, extra ...string) []string {
+	root := moduleRoot(t)
+	args := []string{"-config", filepath.Join(root, "examples", "agent.hcl"), "-var", "bin_dir=" + binDir}
+	return append(args, extra...)
+}

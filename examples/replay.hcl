@@ -1,0 +1,44 @@
+# ctxhost example: replay your own agent logs (SWE-agent .traj files,
+# OpenAI-style message lists) through a budget and an assembler.
+#
+#   bin/ctxhost run -config examples/replay.hcl path/to/run.traj
+#   bin/ctxhost run -config examples/replay.hcl -var assembler=codex -format json messages.json
+
+variable "assembler" { default = "codex" }
+variable "bin_dir" { default = "../bin" }
+variable "window" {
+  type    = number
+  default = 8000
+}
+
+model "replay" {
+  context_window        = var.window
+  reserved_for_response = 1000
+  encoding              = "o200k_base"
+}
+
+# Logs carry no plan or memory ops; the context is the conversation itself.
+plugin "tool_outputs" {
+  path = "${var.bin_dir}/ctxhost-plugin-tooloutput"
+}
+
+assembler "codex" { path = "${var.bin_dir}/ctxhost-assembler-codex" }
+assembler "gemini" { path = "${var.bin_dir}/ctxhost-assembler-gemini" }
+assembler "claude" { path = "${var.bin_dir}/ctxhost-assembler-claude" }
+
+context "replay" {
+  model     = "replay"
+  assembler = var.assembler
+
+  # Seed 001's graduated zones: mask old tool outputs first, then compact.
+  strategy {
+    type   = "graduated"
+    target = 0.6
+  }
+
+  history {
+    preserve_recent = 8
+  }
+}
+
+host { log_level = "error" }
