@@ -92,8 +92,13 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 		out.Components = append(out.Components, c.comp)
 		out.Usage = append(out.Usage, ComponentUsage{Name: c.comp.Name, Slot: c.comp.Slot, Priority: c.comp.Priority, Compactable: c.comp.Compactable, Tokens: c.tokens})
 	}
-	out.Warnings = append(out.Warnings, s.notifyPrepared(ctx, out.Budget)...)
-	if err := s.assemble(ctx, agent, out); err != nil {
+	// The Prepared hooks are notifications nothing waits on: they run
+	// while the assembler works, so they add no round trip to the turn.
+	hookWarnings := make(chan []string, 1)
+	go func() { hookWarnings <- s.notifyPrepared(ctx, out.Budget) }()
+	err = s.assemble(ctx, agent, out)
+	out.Warnings = append(out.Warnings, <-hookWarnings...)
+	if err != nil {
 		return nil, fmt.Errorf("prepare %q: %w", s.id, err)
 	}
 	if out.Action == ActionRestart {
