@@ -1,0 +1,423 @@
+package fresh
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/hashicorp/go-hclog"
+)
+
+// Component names of the fixed parts of a fresh context.
+const (
+	ComponentSystemPrompt = sdk.ComponentSystemPrompt
+	ComponentTaskSpec     = "task_spec"
+)
+
+// DefaultPluginTimeout bounds each plugin call when Plugin.Timeout is zero.
+const DefaultPluginTimeout = 2 * time.Second
+
+// ErrRequiredPlugin is wrapped by the error of a build whose required
+// plugin is missing or failed.
+var ErrRequiredPlugin = errors.New("required plugin failed")
+
+// Plugin is a context plugin a fresh context draws a component from.
+type Plugin struct {
+	Name     string             // the configured name, used in warnings and errors
+	Plugin   host.ContextPlugin // nil: the plugin is missing
+	Required bool
+	Timeout  time.Duration // per call; 0 means DefaultPluginTimeout
+}
+
+// Options configure a Manager.
+type Options struct {
+	Budgeter     *TokenBudgeter // required
+	Encoding     string         // named to plugins in Component calls
+	SystemPrompt string
+	Plugins      []Plugin
+	// Assembler, when set, turns every task context into a payload.
+	Assembler        host.Assembler
+	Format           string
+	AssemblerOptions map[string]string
+	Logger           hclog.Logger
+}
+
+// TaskSpec is one task (seed 003's TaskSpec, reduced to what a context needs).
+type TaskSpec struct {
+	ID      string
+	AgentID string
+	Title   string
+	Spec    string
+}
+
+// Op is a plugin op applied to a task's fresh plugin session before its
+// components are gathered (what the task brings: its files, its memories).
+type Op struct {
+	Plugin string
+	Op     string
+	Args   json.RawMessage
+}
+
+// BuildOptions adjust one BuildFreshContext call.
+type BuildOptions struct {
+	MaxTokens int // total budget; 0 means DefaultMaxTokens
+	Ops       []Op
+}
+
+// TaskContext is a fresh context built for one task.
+type TaskContext struct {
+	ContextID string // deterministic: a digest of agent, task and content
+	Session   string // the plugin session of the task
+	Task      TaskSpec
+	// Components are the final components: the system prompt, the task
+	// spec (input slot) and the plugin components, cut to the budget.
+	Components []sdk.Component
+	// SystemPrompt and TaskSpec are the fixed parts as cut.
+	SystemPrompt ComponentAllocation
+	TaskSpec     ComponentAllocation
+	Allocation   Allocation // the dynamic part
+	MaxTokens    int
+	Reserved     int
+	TokenCount   int // tokens of the components (reserved not included)
+	Warnings     []string
+	Payload      *sdk.AssembleResult // when the manager has an assembler
+}
+
+// Manager builds and tracks fresh task contexts. It is safe for
+// concurrent use.
+type Manager struct {
+	opts   Options
+	logger hclog.Logger
+
+	mu      sync.Mutex
+	active  map[string]*TaskContext // by session
+	built   int
+	cleared int
+}
+
+// NewManager returns a Manager.
+func NewManager(opts Options) (*Manager, error) {
+	if opts.Budgeter == nil {
+		return nil, errors.New("fresh context manager: no token budgeter")
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	return &Manager{opts: opts, logger: logger, active: map[string]*TaskContext{}}, nil
+}
+
+// SessionID is the plugin session of a task.
+func SessionID(agentID, taskID string) string { return "fresh/" + agentID + "/" + taskID }
+
+// BuildFreshContext builds task's context from scratch: a new plugin
+// session (an earlier one for the same agent and task is ended first),
+// the ops applied, every plugin's component gathered concurrently, the
+// budget allocated and the components cut to it, then assembled when the
+// manager has an assembler. The context becomes active until cleared.
+func (m *Manager) BuildFreshContext(ctx context.Context, task TaskSpec, opts BuildOptions) (*TaskContext, error) {
+	if strings.TrimSpace(task.ID) == "" || strings.TrimSpace(task.AgentID) == "" {
+		return nil, fmt.Errorf("build fresh context: task needs an id and an agent id (got %q, %q)", task.ID, task.AgentID)
+	}
+	if opts.MaxTokens < 0 {
+		return nil, fmt.Errorf("build fresh context for task %q: max tokens %d is negative", task.ID, opts.MaxTokens)
+	}
+	if opts.MaxTokens == 0 {
+		opts.MaxTokens = DefaultMaxTokens
+	}
+	session := SessionID(task.AgentID, task.ID)
+	m.endSession(ctx, session)
+	tc := &TaskContext{Session: session, Task: task, MaxTokens: opts.MaxTokens, Reserved: m.opts.Budgeter.Fixed().Reserved}
+	if err := m.applyOps(ctx, session, opts.Ops); err != nil {
+		m.endPlugins(ctx, session)
+		return nil, fmt.Errorf("build fresh context for task %q: %w", task.ID, err)
+	}
+	comps, warnings, err := m.gather(ctx, session)
+	if err != nil {
+		m.endPlugins(ctx, session)
+		return nil, fmt.Errorf("build fresh context for task %q: %w", task.ID, err)
+	}
+	tc.Warnings = warnings
+	m.fit(tc, comps)
+	tc.ContextID = contextID(task, tc.Components)
+	if m.opts.Assembler != nil {
+		res, err := m.opts.Assembler.Assemble(ctx, m.request(tc))
+		if err != nil {
+			m.endPlugins(ctx, session)
+			return nil, fmt.Errorf("build fresh context for task %q: assemble: %w", task.ID, err)
+		}
+		tc.Payload = &res
+	}
+	for _, w := range tc.Warnings {
+		m.logger.Warn(w, "task", task.ID, "agent", task.AgentID)
+	}
+	m.mu.Lock()
+	m.active[session] = tc
+	m.built++
+	m.mu.Unlock()
+	return tc, nil
+}
+
+// fit cuts the fixed parts and allocates the dynamic budget.
+func (m *Manager) fit(tc *TaskContext, plugins []sdk.Component) {
+	b, fixed := m.opts.Budgeter, m.opts.Budgeter.Fixed()
+	cutFixed := func(c sdk.Component, limit int, what, setting string) (sdk.Component, ComponentAllocation) {
+		ca := ComponentAllocation{Name: c.Name, Demand: b.Count(c.Text), Allocated: limit}
+		c, ca.Cut, ca.Used = b.CutTo(c, limit)
+		if ca.WasCut() {
+			tc.Warnings = append(tc.Warnings, fmt.Sprintf("%s cut from %d to %d tokens (kept %d of %d items); raise fresh.%s", what, ca.Demand, ca.Used, ca.Kept, ca.Items, setting))
+		}
+		return c, ca
+	}
+	sys, sysAlloc := cutFixed(sdk.Component{Name: ComponentSystemPrompt, Slot: sdk.SlotSystem, Text: strings.TrimSpace(m.opts.SystemPrompt)}, fixed.SystemPrompt, "system prompt", "system_prompt_tokens")
+	spec, specAlloc := cutFixed(sdk.Component{Name: ComponentTaskSpec, Slot: sdk.SlotInput, Text: renderTask(tc.Task)}, fixed.TaskSpec, "task spec", "task_spec_tokens")
+	tc.SystemPrompt, tc.TaskSpec = sysAlloc, specAlloc
+	alloc, cut := b.Allocate(tc.MaxTokens, plugins)
+	tc.Allocation = alloc
+	tc.Components = append([]sdk.Component{sys}, cut...)
+	tc.Components = append(tc.Components, spec)
+	tc.TokenCount = sysAlloc.Used + specAlloc.Used
+	for _, c := range alloc.Components {
+		tc.TokenCount += c.Used
+	}
+}
+
+// renderTask is the task spec text: "Task ID: Title" and the spec.
+func renderTask(t TaskSpec) string {
+	head := "Task " + t.ID
+	if t.Title != "" {
+		head += ": " + t.Title
+	}
+	if spec := strings.TrimSpace(t.Spec); spec != "" {
+		return head + "\n\n" + spec
+	}
+	return head
+}
+
+// applyOps applies the build's ops to the task session, in order.
+func (m *Manager) applyOps(ctx context.Context, session string, ops []Op) error {
+	for i, op := range ops {
+		p := m.plugin(op.Plugin)
+		if p == nil || p.Plugin == nil {
+			return fmt.Errorf("op %d (%s): plugin %q is not available", i, op.Op, op.Plugin)
+		}
+		cctx, cancel := context.WithTimeout(ctx, timeout(p))
+		_, err := p.Plugin.Apply(cctx, session, op.Op, op.Args)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("op %d: apply %s on plugin %q: %w", i, op.Op, op.Plugin, err)
+		}
+	}
+	return nil
+}
+
+// gather asks every plugin for its component concurrently. A missing or
+// failing optional plugin yields an empty component and a warning.
+func (m *Manager) gather(ctx context.Context, session string) ([]sdk.Component, []string, error) {
+	type answer struct {
+		c   sdk.Component
+		err error
+	}
+	answers := make([]answer, len(m.opts.Plugins))
+	var wg sync.WaitGroup
+	for i := range m.opts.Plugins {
+		p := &m.opts.Plugins[i]
+		if p.Plugin == nil {
+			answers[i].err = errors.New("plugin is not available")
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cctx, cancel := context.WithTimeout(ctx, timeout(p))
+			defer cancel()
+			c, err := p.Plugin.Component(cctx, session, m.opts.Budgeter.counter.Name())
+			if err == nil && c == nil {
+				err = errors.New("no component returned")
+			}
+			if err == nil {
+				answers[i].c = *c
+			}
+			answers[i].err = err
+		}()
+	}
+	wg.Wait()
+	var comps []sdk.Component
+	var warnings, required []string
+	for i, a := range answers {
+		p := m.opts.Plugins[i]
+		if a.err != nil {
+			if p.Required {
+				required = append(required, fmt.Sprintf("%q: %v", p.Name, a.err))
+				continue
+			}
+			warnings = append(warnings, fmt.Sprintf("optional plugin %q left out (empty component): %v", p.Name, a.err))
+			comps = append(comps, sdk.Component{Name: p.Name, Slot: sdk.SlotContext})
+			continue
+		}
+		if a.c.Name == "" {
+			a.c.Name = p.Name
+		}
+		if !a.c.Slot.Valid() {
+			a.c.Slot = sdk.SlotContext
+		}
+		comps = append(comps, a.c)
+	}
+	if len(required) > 0 {
+		return nil, nil, fmt.Errorf("%w: %s", ErrRequiredPlugin, strings.Join(required, "; "))
+	}
+	return comps, warnings, nil
+}
+
+func timeout(p *Plugin) time.Duration {
+	if p.Timeout > 0 {
+		return p.Timeout
+	}
+	return DefaultPluginTimeout
+}
+
+func (m *Manager) plugin(name string) *Plugin {
+	for i := range m.opts.Plugins {
+		if m.opts.Plugins[i].Name == name {
+			return &m.opts.Plugins[i]
+		}
+	}
+	return nil
+}
+
+// request is the AssembleRequest of a task context.
+func (m *Manager) request(tc *TaskContext) sdk.AssembleRequest {
+	budget := sdk.Budget{Window: tc.MaxTokens, Reserved: tc.Reserved, Available: tc.MaxTokens - tc.Reserved, Used: tc.TokenCount}
+	if budget.Available > 0 {
+		budget.Utilization = float64(budget.Used) / float64(budget.Available)
+	}
+	budget.Components = append(budget.Components, sdk.ComponentTokens{Name: ComponentSystemPrompt, Tokens: tc.SystemPrompt.Used})
+	for _, c := range tc.Allocation.Components {
+		budget.Components = append(budget.Components, sdk.ComponentTokens{Name: c.Name, Tokens: c.Used})
+	}
+	budget.Components = append(budget.Components, sdk.ComponentTokens{Name: ComponentTaskSpec, Tokens: tc.TaskSpec.Used})
+	return sdk.AssembleRequest{
+		Components: append([]sdk.Component(nil), tc.Components...),
+		Budget:     budget,
+		Agent:      sdk.AgentIdentity{Name: tc.Task.AgentID},
+		Format:     m.opts.Format,
+		Options:    m.opts.AssemblerOptions,
+	}
+}
+
+// contextID digests the agent, the task and the final content.
+func contextID(task TaskSpec, comps []sdk.Component) string {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	_ = enc.Encode([]string{task.AgentID, task.ID})
+	_ = enc.Encode(comps)
+	return "fctx-" + hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// ClearAgentContext ends every task context of agentID and its plugin
+// sessions. Errors ending sessions are joined; the contexts are gone anyway.
+func (m *Manager) ClearAgentContext(ctx context.Context, agentID string) error {
+	return m.clear(ctx, func(tc *TaskContext) bool { return tc.Task.AgentID == agentID })
+}
+
+// ClearTaskContext ends the context of task taskID (for every agent) and
+// its plugin sessions.
+func (m *Manager) ClearTaskContext(ctx context.Context, taskID string) error {
+	return m.clear(ctx, func(tc *TaskContext) bool { return tc.Task.ID == taskID })
+}
+
+func (m *Manager) clear(ctx context.Context, match func(*TaskContext) bool) error {
+	m.mu.Lock()
+	var sessions []string
+	for s, tc := range m.active {
+		if match(tc) {
+			sessions = append(sessions, s)
+			delete(m.active, s)
+			m.cleared++
+		}
+	}
+	m.mu.Unlock()
+	sort.Strings(sessions)
+	var errs []error
+	for _, s := range sessions {
+		errs = append(errs, m.endPlugins(ctx, s))
+	}
+	return errors.Join(errs...)
+}
+
+// endSession forgets an active context of session and ends its plugin
+// sessions (before a rebuild).
+func (m *Manager) endSession(ctx context.Context, session string) {
+	m.mu.Lock()
+	_, ok := m.active[session]
+	delete(m.active, session)
+	m.mu.Unlock()
+	if ok {
+		if err := m.endPlugins(ctx, session); err != nil {
+			m.logger.Warn("end plugin sessions before a rebuild", "session", session, "error", err)
+		}
+	}
+}
+
+// endPlugins ends session on every available plugin.
+func (m *Manager) endPlugins(ctx context.Context, session string) error {
+	var errs []error
+	for i := range m.opts.Plugins {
+		p := &m.opts.Plugins[i]
+		if p.Plugin == nil {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, timeout(p))
+		if err := p.Plugin.EndSession(cctx, session); err != nil {
+			errs = append(errs, fmt.Errorf("end session %q on plugin %q: %w", session, p.Name, err))
+		}
+		cancel()
+	}
+	return errors.Join(errs...)
+}
+
+// ActiveContexts returns the active task contexts, by agent then task.
+func (m *Manager) ActiveContexts() []*TaskContext {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*TaskContext, 0, len(m.active))
+	for _, tc := range m.active {
+		out = append(out, tc)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Session < out[j].Session })
+	return out
+}
+
+// Stats are counters of a Manager.
+type Stats struct {
+	Active        int
+	Built         int
+	Cleared       int
+	ActiveTokens  int            // tokens of the active contexts
+	AverageTokens int            // ActiveTokens / Active
+	ByAgent       map[string]int // active contexts per agent
+}
+
+// Stats returns the manager's counters.
+func (m *Manager) Stats() Stats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := Stats{Active: len(m.active), Built: m.built, Cleared: m.cleared, ByAgent: map[string]int{}}
+	for _, tc := range m.active {
+		s.ActiveTokens += tc.TokenCount
+		s.ByAgent[tc.Task.AgentID]++
+	}
+	if s.Active > 0 {
+		s.AverageTokens = s.ActiveTokens / s.Active
+	}
+	return s
+}
