@@ -18,8 +18,8 @@ variable "bin_dir" {
 
 # A deliberately small window so the example transcript forces compaction.
 model "small" {
-  context_window        = 6000
-  reserved_for_response = 1000
+  context_window        = 4000
+  reserved_for_response = 800
   encoding              = "cl100k_base"
 }
 
@@ -69,10 +69,10 @@ context "coding" {
   assembler = var.assembler
 
   strategy {
-    type              = "proactive"
-    warning_threshold = 0.7
+    type               = "proactive"
+    warning_threshold  = 0.7
     critical_threshold = 0.9
-    target            = 0.6
+    target             = 0.6
   }
 
   history {

@@ -264,3 +264,24 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+func TestCalibrationNeverBelowExactCount(t *testing.T) {
+	for _, tc := range []struct {
+		encoding string
+		want     float64
+	}{
+		{tokenizer.CL100kBase, 1},    // exact tokenizer: a lower report never shrinks the budget
+		{tokenizer.Approximate, 0.5}, // chars/4 can overestimate: calibrate down
+	} {
+		t.Run(tc.encoding, func(t *testing.T) {
+			s, _ := newTestSession(t, Config{Encoding: tc.encoding, Window: 1100, Reserved: 100})
+			must(t, s.SetSystemPrompt(strings.Repeat("abcd", 100))) // 100 tokens either way
+			p, err := s.Prepare(context.Background(), sdk.AgentIdentity{})
+			must(t, err)
+			must(t, s.ReportUsage(p.Budget.Used/2, 1))
+			if _, _, cal := s.Usage(); cal != tc.want {
+				t.Errorf("calibration = %g, want %g", cal, tc.want)
+			}
+		})
+	}
+}

@@ -257,7 +257,12 @@ func isProtocolError(err error) bool {
 // are the whole context, so they are set, not summed (seed 001); completion
 // tokens are summed. The ratio of reported prompt tokens to the tokens the
 // host counted for the last prepare becomes the calibration applied to the
-// budget (clamped to [0.25, 4] against nonsense reports).
+// budget, clamped to [1, 4]: a provider that counts fewer tokens than the
+// host's real tokenizer never makes the host plan with less than its own
+// count (so a context the host counted as fitting always fits by both
+// figures), and 4 bounds nonsense reports. With the approximate counter,
+// whose chars/4 estimate can be too high as well as too low, the range is
+// [0.25, 4].
 func (s *Session) ReportUsage(prompt, completion int) error {
 	if prompt < 0 || completion < 0 {
 		return fmt.Errorf("report usage: negative tokens (prompt %d, completion %d)", prompt, completion)
@@ -267,7 +272,11 @@ func (s *Session) ReportUsage(prompt, completion int) error {
 	s.usage.ReportedPrompt = prompt
 	s.usage.CompletionTotal += completion
 	if prompt > 0 && s.usage.LastCounted > 0 {
-		s.usage.Calibration = min(max(float64(prompt)/float64(s.usage.LastCounted), 0.25), 4)
+		lower := 1.0
+		if s.cfg.Encoding == tokenizer.Approximate {
+			lower = 0.25
+		}
+		s.usage.Calibration = min(max(float64(prompt)/float64(s.usage.LastCounted), lower), 4)
 	}
 	return nil
 }
