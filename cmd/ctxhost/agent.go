@@ -21,11 +21,13 @@ func prepareForAgent(ctx context.Context, a *app.App, s *host.Session, agent str
 			return nil, fmt.Errorf("prepare for unknown agent %q (declare an agent %q block)", agent, agent)
 		}
 		identity.Type = ag.Type
+		return prepareTeamTurn(ctx, a, s, agent, identity)
 	}
 	return s.Prepare(ctx, identity)
 }
 
 // applyTeamTask handles a team_task event.
-func applyTeamTask(_ context.Context, _ *app.App, _ *host.Session, _ string) error {
-	return fmt.Errorf("team_task needs a multi-agent profile")
+func applyTeamTask(_ context.Context, _ *app.App, s *host.Session, text string) error {
+	setTeamTask(s, text)
+	return nil
 }

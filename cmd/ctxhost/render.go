@@ -32,6 +32,7 @@ func printTurn(w io.Writer, t turn) {
 	for _, warn := range p.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", warn)
 	}
+	printAgentView(w, p)
 }
 
 func printCompaction(w io.Writer, c *host.CompactionReport) {
