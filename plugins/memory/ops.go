@@ -33,7 +33,7 @@ type storeResult struct {
 // entry in eviction order, evicted entries first.
 func (s *memorySession) store(raw json.RawMessage) (json.RawMessage, error) {
 	var a storeArgs
-	if err := decodeArgs(raw, &a); err != nil {
+	if err := sdk.DecodeArgs(raw, &a); err != nil {
 		return nil, err
 	}
 	if err := validKey(a.Key); err != nil {
@@ -61,7 +61,7 @@ func (s *memorySession) store(raw json.RawMessage) (json.RawMessage, error) {
 	e := &entry{Key: a.Key, Value: value, Description: a.Description, Importance: importance}
 	s.touch(e)
 	s.entries[a.Key] = e
-	return encodeResult(res)
+	return sdk.EncodeResult(res)
 }
 
 // evictedFirst orders evicted entries before indexed ones, each group in
@@ -97,7 +97,7 @@ type keyArgs struct {
 // lookup decodes {key} and finds the entry.
 func (s *memorySession) lookup(raw json.RawMessage) (*entry, error) {
 	var a keyArgs
-	if err := decodeArgs(raw, &a); err != nil {
+	if err := sdk.DecodeArgs(raw, &a); err != nil {
 		return nil, err
 	}
 	if a.Key == "" {
@@ -128,7 +128,7 @@ func (s *memorySession) get(raw json.RawMessage) (json.RawMessage, error) {
 	res := getResult{Key: e.Key, Value: e.Value, Description: e.Description, Importance: e.Importance, WasEvicted: e.Evicted}
 	s.touch(e)
 	e.Evicted = false
-	return encodeResult(res)
+	return sdk.EncodeResult(res)
 }
 
 func (s *memorySession) delete(raw json.RawMessage) (json.RawMessage, error) {
@@ -137,7 +137,7 @@ func (s *memorySession) delete(raw json.RawMessage) (json.RawMessage, error) {
 		return nil, err
 	}
 	delete(s.entries, e.Key)
-	return encodeResult(map[string]string{"deleted": e.Key})
+	return sdk.EncodeResult(map[string]string{"deleted": e.Key})
 }
 
 type listItem struct {
@@ -155,7 +155,7 @@ type listResult struct {
 
 // list returns every entry, sorted by key, without values.
 func (s *memorySession) list(raw json.RawMessage) (json.RawMessage, error) {
-	if err := decodeArgs(raw, &struct{}{}); err != nil {
+	if err := sdk.DecodeArgs(raw, &struct{}{}); err != nil {
 		return nil, err
 	}
 	res := listResult{Entries: []listItem{}}
@@ -165,5 +165,5 @@ func (s *memorySession) list(raw json.RawMessage) (json.RawMessage, error) {
 			res.Evicted++
 		}
 	}
-	return encodeResult(res)
+	return sdk.EncodeResult(res)
 }

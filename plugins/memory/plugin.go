@@ -59,7 +59,7 @@ type memoryConfig struct {
 // means 0, unlimited).
 func (p *memoryPlugin) Configure(raw json.RawMessage) error {
 	var c memoryConfig
-	if err := decodeArgs(raw, &c); err != nil {
+	if err := sdk.DecodeArgs(raw, &c); err != nil {
 		return err
 	}
 	n := 0

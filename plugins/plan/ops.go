@@ -25,7 +25,7 @@ type setPlanArgs struct {
 
 func (s *planSession) setPlan(raw json.RawMessage) (json.RawMessage, error) {
 	var a setPlanArgs
-	if err := decodeArgs(raw, &a); err != nil {
+	if err := sdk.DecodeArgs(raw, &a); err != nil {
 		return nil, err
 	}
 	p := &plan{Goal: a.Goal, Tasks: make([]task, len(a.Tasks))}
@@ -36,7 +36,7 @@ func (s *planSession) setPlan(raw json.RawMessage) (json.RawMessage, error) {
 		return nil, err
 	}
 	s.plan = p
-	return encodeResult(viewOf(p))
+	return sdk.EncodeResult(viewOf(p))
 }
 
 type updateTaskArgs struct {
@@ -49,7 +49,7 @@ type updateTaskArgs struct {
 // previous one: a note belongs to the update that set it).
 func (s *planSession) updateTask(raw json.RawMessage) (json.RawMessage, error) {
 	var a updateTaskArgs
-	if err := decodeArgs(raw, &a); err != nil {
+	if err := sdk.DecodeArgs(raw, &a); err != nil {
 		return nil, err
 	}
 	if a.ID == "" {
@@ -72,23 +72,23 @@ func (s *planSession) updateTask(raw json.RawMessage) (json.RawMessage, error) {
 		return nil, err
 	}
 	s.plan = p
-	return encodeResult(viewOf(p))
+	return sdk.EncodeResult(viewOf(p))
 }
 
 func (s *planSession) getPlan(raw json.RawMessage) (json.RawMessage, error) {
-	if err := decodeArgs(raw, &struct{}{}); err != nil {
+	if err := sdk.DecodeArgs(raw, &struct{}{}); err != nil {
 		return nil, err
 	}
-	return encodeResult(viewOf(s.plan))
+	return sdk.EncodeResult(viewOf(s.plan))
 }
 
 func (s *planSession) clear(raw json.RawMessage) (json.RawMessage, error) {
-	if err := decodeArgs(raw, &struct{}{}); err != nil {
+	if err := sdk.DecodeArgs(raw, &struct{}{}); err != nil {
 		return nil, err
 	}
 	had := s.plan != nil
 	s.plan = nil
-	return encodeResult(map[string]bool{"cleared": had})
+	return sdk.EncodeResult(map[string]bool{"cleared": had})
 }
 
 // planView is what set_plan, update_task and get_plan return.

@@ -24,7 +24,7 @@ type addOutputArgs struct {
 // addOutput records a tool result and returns {id}.
 func (s *toolOutputSession) addOutput(raw json.RawMessage) (json.RawMessage, error) {
 	var a addOutputArgs
-	if err := decodeArgs(raw, &a); err != nil {
+	if err := sdk.DecodeArgs(raw, &a); err != nil {
 		return nil, err
 	}
 	if err := oneLine("tool", a.Tool, true); err != nil {
@@ -39,7 +39,7 @@ func (s *toolOutputSession) addOutput(raw json.RawMessage) (json.RawMessage, err
 	s.nextID++
 	o := &output{ID: "o" + strconv.Itoa(s.nextID), Tool: a.Tool, Output: *a.Output, ExitCode: a.ExitCode, CallID: a.CallID}
 	s.outputs = append(s.outputs, o)
-	return encodeResult(map[string]string{"id": o.ID})
+	return sdk.EncodeResult(map[string]string{"id": o.ID})
 }
 
 type idArgs struct {
@@ -69,7 +69,7 @@ func (s *toolOutputSession) view(i int, withText bool) outputView {
 // getOutput returns the original output by id, however it is shown.
 func (s *toolOutputSession) getOutput(raw json.RawMessage) (json.RawMessage, error) {
 	var a idArgs
-	if err := decodeArgs(raw, &a); err != nil {
+	if err := sdk.DecodeArgs(raw, &a); err != nil {
 		return nil, err
 	}
 	if a.ID == "" {
@@ -79,17 +79,17 @@ func (s *toolOutputSession) getOutput(raw json.RawMessage) (json.RawMessage, err
 	if i < 0 {
 		return nil, sdk.NotFound("tool output %q", a.ID)
 	}
-	return encodeResult(s.view(i, true))
+	return sdk.EncodeResult(s.view(i, true))
 }
 
 // list returns every output, oldest first, without the text.
 func (s *toolOutputSession) list(raw json.RawMessage) (json.RawMessage, error) {
-	if err := decodeArgs(raw, &struct{}{}); err != nil {
+	if err := sdk.DecodeArgs(raw, &struct{}{}); err != nil {
 		return nil, err
 	}
 	views := make([]outputView, len(s.outputs))
 	for i := range s.outputs {
 		views[i] = s.view(i, false)
 	}
-	return encodeResult(map[string][]outputView{"outputs": views})
+	return sdk.EncodeResult(map[string][]outputView{"outputs": views})
 }

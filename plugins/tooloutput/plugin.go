@@ -62,7 +62,7 @@ type toolOutputConfig struct {
 // means the default, 10). A bad value is ErrInvalidArgs and changes nothing.
 func (p *toolOutputPlugin) Configure(raw json.RawMessage) error {
 	var c toolOutputConfig
-	if err := decodeArgs(raw, &c); err != nil {
+	if err := sdk.DecodeArgs(raw, &c); err != nil {
 		return err
 	}
 	n := defaultKeepRecent
