@@ -13,8 +13,15 @@ var sha256Hex = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
 
 // binary checks a plugin or assembler binary: it exists, is a regular
 // executable file and, when sha256 is set, has that digest. Problems point
-// at the path or sha256 attribute.
-func (p *problems) binary(src Source, path, sum string) {
+// at the path or sha256 attribute. When optional (a plugin that is not
+// required), a binary that cannot be launched (missing, not a regular file,
+// not executable) is a warning: the host runs without the plugin (seed 003
+// graceful degradation). A wrong checksum is always an error.
+func (p *problems) binary(src Source, path, sum string, optional bool) {
+	unusable := p.errorf
+	if optional {
+		unusable = p.warnf
+	}
 	if sum != "" && !sha256Hex.MatchString(sum) {
 		p.errorf(src, "sha256", "Invalid checksum", "sha256 must be 64 hexadecimal digits, got %q.", sum)
 		sum = ""
@@ -29,13 +36,13 @@ func (p *problems) binary(src Source, path, sum string) {
 	info, err := os.Stat(path)
 	switch {
 	case err != nil:
-		p.errorf(src, "path", "Missing plugin binary", "Cannot use %s: %v.", path, err)
+		unusable(src, "path", "Missing plugin binary", "Cannot use %s: %v.", path, err)
 		return
 	case !info.Mode().IsRegular():
-		p.errorf(src, "path", "Invalid plugin binary", "%s is not a regular file.", path)
+		unusable(src, "path", "Invalid plugin binary", "%s is not a regular file.", path)
 		return
 	case info.Mode().Perm()&0o111 == 0:
-		p.errorf(src, "path", "Invalid plugin binary", "%s is not executable.", path)
+		unusable(src, "path", "Invalid plugin binary", "%s is not executable.", path)
 		return
 	}
 	if sum == "" {

@@ -175,12 +175,15 @@ func TestLoadBroken(t *testing.T) {
 			"testdata/broken/refs.hcl:9:15: Invalid mode",
 		}},
 		{"plugin binaries", broken("binaries.hcl"), nil, []string{
-			"testdata/broken/binaries.hcl:10:10: Invalid plugin binary",
-			"testdata/broken/binaries.hcl:15:12: Checksum mismatch",
-			"testdata/broken/binaries.hcl:2:10: Missing plugin binary",
-			"testdata/broken/binaries.hcl:20:12: Invalid checksum",
-			"testdata/broken/binaries.hcl:21:12: Invalid format",
-			"testdata/broken/binaries.hcl:6:10: Invalid plugin binary",
+			"testdata/broken/binaries.hcl:12:14: Invalid plugin binary",
+			"testdata/broken/binaries.hcl:18:12: Checksum mismatch",
+			"testdata/broken/binaries.hcl:2:14: Missing plugin binary",
+			"testdata/broken/binaries.hcl:23:12: Invalid checksum",
+			"testdata/broken/binaries.hcl:24:12: Invalid format",
+			"testdata/broken/binaries.hcl:7:14: Invalid plugin binary",
+			"testdata/broken/binaries.hcl:39:12: Checksum mismatch",
+			"warning: testdata/broken/binaries.hcl:30:10: Missing plugin binary",
+			"warning: testdata/broken/binaries.hcl:34:10: Invalid plugin binary",
 		}},
 		{"ranges, shares, patterns, host", broken("misc.hcl"), nil, []string{
 			"testdata/broken/misc.hcl:11:16: Priority out of range",
@@ -224,6 +227,22 @@ func TestLoadBroken(t *testing.T) {
 				t.Errorf("diagnostics (-want +got):\n%s\n%s", diff, FormatDiagnostics(diags, cfg.Files))
 			}
 		})
+	}
+}
+
+// A missing optional plugin binary is a warning (file:line:column), not an
+// error: the host runs without the plugin (seed 003 graceful degradation).
+func TestLoadOptionalMissingPluginWarns(t *testing.T) {
+	cfg, diags := Load([]string{"testdata/optional"}, nil, nil)
+	if diags.HasErrors() {
+		t.Fatalf("errors for an optional plugin:\n%s", FormatDiagnostics(diags, cfg.Files))
+	}
+	want := []string{"warning: testdata/optional/optional.hcl:7:10: Missing plugin binary"}
+	if diff := cmp.Diff(want, DiagnosticLines(diags)); diff != "" {
+		t.Errorf("diagnostics (-want +got):\n%s", diff)
+	}
+	if p := cfg.Plugin("extras"); p == nil || p.Required {
+		t.Errorf("plugin extras = %+v, want an optional plugin in the config", p)
 	}
 }
 

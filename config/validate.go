@@ -43,6 +43,15 @@ func (p *problems) errorf(src Source, attr, summary, format string, a ...any) {
 	p.add(hcl.DiagError, src.Range(attr), summary, format, a...)
 }
 
+// warnf reports a warning at attribute attr of src, unless that attribute
+// already failed to decode.
+func (p *problems) warnf(src Source, attr, summary, format string, a ...any) {
+	if src.invalid[attr] {
+		return
+	}
+	p.add(hcl.DiagWarning, src.Range(attr), summary, format, a...)
+}
+
 // oneOf reports value at attr unless it is in allowed.
 func (p *problems) oneOf(src Source, attr, what, value string, allowed []string) {
 	for _, a := range allowed {
@@ -83,13 +92,13 @@ func (c *Config) validate() hcl.Diagnostics {
 		if pl.Priority != nil {
 			p.priority(pl.Source, "priority", *pl.Priority)
 		}
-		p.binary(pl.Source, pl.Path, pl.SHA256)
+		p.binary(pl.Source, pl.Path, pl.SHA256, !pl.Required)
 	}
 	for _, a := range c.Assemblers {
 		if a.Format == "" {
 			p.errorf(a.Source, "format", "Invalid format", "format must not be empty.")
 		}
-		p.binary(a.Source, a.Path, a.SHA256)
+		p.binary(a.Source, a.Path, a.SHA256, false)
 	}
 	for _, x := range c.Contexts {
 		c.validateContext(p, x)

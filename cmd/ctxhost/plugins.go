@@ -44,6 +44,10 @@ func startError(w io.Writer, cfg *config.Config, err error) error {
 func printPlugins(w io.Writer, plugins []app.PluginDescription) {
 	for _, p := range plugins {
 		fmt.Fprintf(w, "plugin %q  (%s)\n", p.Config.Name, p.Config.Path)
+		if p.Unavailable != nil {
+			fmt.Fprintf(w, "  unavailable: %v\n  required:    false (runs without it)\n\n", p.Unavailable)
+			continue
+		}
 		fmt.Fprintf(w, "  kind:        context\n  name:        %s\n  version:     %s\n", p.Info.Name, orDash(p.Info.Version))
 		if p.Info.Description != "" {
 			fmt.Fprintf(w, "  description: %s\n", p.Info.Description)

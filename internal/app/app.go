@@ -39,8 +39,11 @@ type App struct {
 	Context *config.Context
 	Logger  hclog.Logger
 	Host    *host.Host
-	// Plugins are the profile's plugins, in the profile's order.
+	// Plugins are the profile's running plugins, in the profile's order.
 	Plugins []*Plugin
+	// Unavailable are the profile's optional plugins that failed to
+	// launch; the profile runs without them (see UnavailableWarnings).
+	Unavailable []*UnavailablePlugin
 	// Assemblers are the assemblers the profile and its agents use, by name.
 	Assemblers map[string]*Assembler
 	// Router assembles for the profile's default route and every agent.
@@ -90,19 +93,40 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*App, error) 
 func (a *App) start(ctx context.Context) error {
 	plugins := profilePlugins(a.Config, a.Context)
 	assemblers := usedAssemblers(a.Config, a.Context)
-	clients, err := a.registry.LaunchAll(ctx, Specs(plugins, assemblers, a.Logger))
-	if err != nil {
-		return fmt.Errorf("launch plugins: %w", err)
+	results := a.launchEach(ctx, Specs(plugins, assemblers, a.Logger))
+	var fatal []error
+	var launched []*config.Plugin
+	var clients []*pluginhost.Client
+	for i, p := range plugins {
+		r := results[i]
+		switch {
+		case r.err == nil:
+			launched = append(launched, p)
+			clients = append(clients, r.client)
+		case p.Required:
+			fatal = append(fatal, fmt.Errorf("required plugin %q (%s) failed to start: %w", p.Name, p.Path, r.err))
+		default:
+			u := &UnavailablePlugin{Config: p, Err: r.err}
+			a.Unavailable = append(a.Unavailable, u)
+			a.Logger.Warn("optional plugin failed to start; running without it", "plugin", p.Name, "path", p.Path, "error", r.err)
+		}
 	}
 	for i, asm := range assemblers {
-		cl := clients[len(plugins)+i].Assembler
-		a.Assemblers[asm.Name] = &Assembler{Config: asm, Info: cl.Info(), Client: cl}
+		r := results[len(plugins)+i]
+		if r.err != nil {
+			fatal = append(fatal, fmt.Errorf("assembler %q (%s) failed to start: %w", asm.Name, asm.Path, r.err))
+			continue
+		}
+		a.Assemblers[asm.Name] = &Assembler{Config: asm, Info: r.client.Assembler.Info(), Client: r.client.Assembler}
 	}
-	configs, diags := DecodeConfigs(plugins, clients[:len(plugins)])
+	if err := errors.Join(fatal...); err != nil {
+		return fmt.Errorf("launch plugins: %w", err)
+	}
+	configs, diags := DecodeConfigs(launched, clients)
 	if diags.HasErrors() {
 		return &ConfigError{Diags: diags}
 	}
-	for i, p := range plugins {
+	for i, p := range launched {
 		lp, err := a.supervise(ctx, p, clients[i].Context, configs[i])
 		if err != nil {
 			return err

@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -18,6 +20,9 @@ type PluginDescription struct {
 	Info        sdk.PluginInfo
 	Priority    int  // effective: the HCL override or the declared one
 	Compactable bool // effective
+	// Unavailable is set when the plugin is optional and failed to launch
+	// (Info is then empty).
+	Unavailable error
 }
 
 // AssemblerDescription is what a configured assembler declared.
@@ -28,32 +33,55 @@ type AssemblerDescription struct {
 
 // Describe launches every configured plugin and assembler concurrently,
 // collects their descriptions, checks every plugin's config body against
-// its schema (a *ConfigError when one is wrong) and kills them all.
+// its schema (a *ConfigError when one is wrong) and kills them all. An
+// optional plugin that fails to launch is described as Unavailable; any
+// other launch failure is an error.
 func Describe(ctx context.Context, cfg *config.Config, logger hclog.Logger) ([]PluginDescription, []AssemblerDescription, error) {
-	var reg pluginhost.Registry
-	defer reg.KillAll()
-	clients, err := reg.LaunchAll(ctx, Specs(cfg.Plugins, cfg.Assemblers, logger))
-	if err != nil {
-		return nil, nil, fmt.Errorf("launch plugins: %w", err)
-	}
-	if _, diags := DecodeConfigs(cfg.Plugins, clients[:len(cfg.Plugins)]); diags.HasErrors() {
-		return nil, nil, &ConfigError{Diags: diags}
-	}
+	a := &App{registry: &pluginhost.Registry{}}
+	defer a.registry.KillAll()
+	results := a.launchEach(ctx, Specs(cfg.Plugins, cfg.Assemblers, logger))
+	var fatal []error
+	var launched []*config.Plugin
+	var clients []*pluginhost.Client
 	plugins := make([]PluginDescription, len(cfg.Plugins))
 	for i, p := range cfg.Plugins {
+		r := results[i]
+		plugins[i] = PluginDescription{Config: p}
+		switch {
+		case r.err == nil:
+			launched = append(launched, p)
+			clients = append(clients, r.client)
+		case p.Required:
+			fatal = append(fatal, fmt.Errorf("required plugin %q (%s) failed to start: %w", p.Name, p.Path, r.err))
+		default:
+			plugins[i].Unavailable = r.err
+		}
+	}
+	assemblers := make([]AssemblerDescription, len(cfg.Assemblers))
+	for i, asm := range cfg.Assemblers {
+		r := results[len(cfg.Plugins)+i]
+		if r.err != nil {
+			fatal = append(fatal, fmt.Errorf("assembler %q (%s) failed to start: %w", asm.Name, asm.Path, r.err))
+			continue
+		}
+		assemblers[i] = AssemblerDescription{Config: asm, Info: r.client.Assembler.Info()}
+	}
+	if err := errors.Join(fatal...); err != nil {
+		return nil, nil, fmt.Errorf("launch plugins: %w", err)
+	}
+	if _, diags := DecodeConfigs(launched, clients); diags.HasErrors() {
+		return nil, nil, &ConfigError{Diags: diags}
+	}
+	for i, p := range launched {
+		d := &plugins[slices.Index(cfg.Plugins, p)]
 		info := clients[i].Context.Info()
-		d := PluginDescription{Config: p, Info: info, Priority: info.Priority, Compactable: info.Compactable}
+		d.Info, d.Priority, d.Compactable = info, info.Priority, info.Compactable
 		if p.Priority != nil {
 			d.Priority = *p.Priority
 		}
 		if p.Compactable != nil {
 			d.Compactable = *p.Compactable
 		}
-		plugins[i] = d
-	}
-	assemblers := make([]AssemblerDescription, len(cfg.Assemblers))
-	for i, a := range cfg.Assemblers {
-		assemblers[i] = AssemblerDescription{Config: a, Info: clients[len(cfg.Plugins)+i].Assembler.Info()}
 	}
 	return plugins, assemblers, nil
 }
