@@ -3,9 +3,6 @@ package plugintest_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -74,12 +71,11 @@ func TestEachAssemblerCheckCanFail(t *testing.T) {
 // TestAssemblerBinary runs the kit against the pluginhost test plugin in
 // assembler mode, as a real process.
 func TestAssemblerBinary(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "ctxhost-assembler-test")
-	build := exec.Command("go", "build", "-o", bin, "../../host/pluginhost/testdata/testplugin")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		t.Fatalf("build test plugin: %v", err)
+	bin, cleanup, err := plugintest.BuildBinary("../../host/pluginhost/testdata/testplugin", "ctxhost-assembler-test")
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(cleanup)
 	t.Setenv("CTXHOST_TEST_MODE", "assembler")
 	r := plugintest.SampleRequest()
 	plugintest.RunAssemblerBinary(t, bin, plugintest.AssemblerOptions{Request: &r})
