@@ -2,32 +2,15 @@ package host
 
 import (
 	"context"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/ctxhost/ctxhost/host/history"
+	"github.com/ctxhost/ctxhost/internal/shareddata"
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/tokenizer"
+	"github.com/ctxhost/ctxhost/transcript"
 )
-
-// sharedData locates ../shared/data beside the module root.
-func sharedData(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	must2(t, err)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared", "data")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("module root not found")
-		}
-		dir = parent
-	}
-}
 
 func must2(t testing.TB, err error) {
 	t.Helper()
@@ -36,55 +19,18 @@ func must2(t testing.TB, err error) {
 	}
 }
 
-type trajMessage struct {
-	Role      string `json:"role"`
-	Content   string `json:"content"`
-	ToolCalls []struct {
-		ID       string `json:"id"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	} `json:"tool_calls"`
-	ToolCallIDs []string `json:"tool_call_ids"`
-}
-
-// loadTrajectory converts a SWE-agent trajectory's history to messages.
-func loadTrajectory(t testing.TB, path string) []sdk.Message {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	must2(t, err)
-	var traj struct {
-		History []trajMessage `json:"history"`
-	}
-	must2(t, json.Unmarshal(b, &traj))
-	var out []sdk.Message
-	for _, m := range traj.History {
-		msg := sdk.Message{Role: m.Role, Content: m.Content}
-		for _, tc := range m.ToolCalls {
-			msg.ToolCalls = append(msg.ToolCalls, sdk.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
-		}
-		if len(m.ToolCallIDs) > 0 {
-			msg.ToolCallID = m.ToolCallIDs[0]
-		}
-		out = append(out, msg)
-	}
-	return out
-}
-
 // TestReplayTrajectories replays every trajectory with a 4,000-token budget:
 // every prepared context must fit and never separate a tool result from
 // its call.
 func TestReplayTrajectories(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join(sharedData(t), "trajectories", "*.traj"))
+	paths, err := shareddata.Trajectories()
 	must(t, err)
-	if len(paths) == 0 {
-		t.Fatal("no trajectories found")
-	}
 	for _, path := range paths {
 		for _, strategy := range []string{StrategyLazy, StrategyProactive, StrategyAdaptive, StrategyGraduated} {
 			t.Run(filepath.Base(path)+"/"+strategy, func(t *testing.T) {
-				msgs := loadTrajectory(t, path)
+				tr, err := transcript.Load(path, transcript.FormatTraj)
+				must(t, err)
+				msgs := tr.Messages()
 				s, _ := newTestSession(t, Config{Encoding: tokenizer.CL100kBase, Window: 4500, Reserved: 500,
 					Strategy: StrategyConfig{Name: strategy}, History: HistoryConfig{Options: history.Options{PreserveRecent: 2}}})
 				for i, m := range msgs {

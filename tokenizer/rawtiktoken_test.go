@@ -3,13 +3,14 @@ package tokenizer
 import (
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/pkoukk/tiktoken-go"
 	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
+
+	"github.com/ctxhost/ctxhost/internal/shareddata"
 )
 
 func init() { tiktoken.SetBpeLoader(tiktokenloader.NewOfflineLoader()) }
@@ -18,9 +19,9 @@ func init() { tiktoken.SetBpeLoader(tiktokenloader.NewOfflineLoader()) }
 // real system prompts, code, diffs and tool outputs.
 func trajectoryText(t testing.TB) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(sharedData(t), "trajectories", "*.traj"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no trajectories: %v", err)
+	files, err := shareddata.Trajectories()
+	if err != nil {
+		t.Fatal(err)
 	}
 	var out []string
 	for _, f := range files {

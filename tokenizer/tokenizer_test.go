@@ -12,25 +12,18 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ctxhost/ctxhost/internal/shareddata"
 )
 
-// sharedData returns ../shared/data relative to the module root.
+// sharedData returns the reference data directory (../shared/data).
 func sharedData(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	dir, err := shareddata.Dir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared", "data")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test's working directory")
-		}
-		dir = parent
-	}
+	return dir
 }
 
 type vector struct {

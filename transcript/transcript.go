@@ -95,3 +95,20 @@ func (t *Transcript) Count(typ string) int {
 func lineError(file string, line int, format string, a ...any) error {
 	return fmt.Errorf("%s:%d: %s", file, line, fmt.Sprintf(format, a...))
 }
+
+// Messages returns the conversation of t as messages, in event order: a
+// system event as a system message and a shallow copy of every message
+// event's message. Other events (instructions, inputs, ops, tool outputs, usage,
+// turn boundaries) are left out.
+func (t *Transcript) Messages() []sdk.Message {
+	var msgs []sdk.Message
+	for _, e := range t.Events {
+		switch e.Type {
+		case EventSystem:
+			msgs = append(msgs, sdk.Message{Role: sdk.RoleSystem, Content: e.Text})
+		case EventMessage:
+			msgs = append(msgs, *e.Message)
+		}
+	}
+	return msgs
+}

@@ -2,32 +2,23 @@ package transcript
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ctxhost/ctxhost/internal/shareddata"
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/google/go-cmp/cmp"
 )
 
-// dataDir finds ../shared/data beside the module root.
+// dataDir returns the reference data directory (../shared/data).
 func dataDir(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	dir, err := shareddata.Dir()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared", "data")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("module root not found")
-		}
-		dir = parent
-	}
+	return dir
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -300,5 +291,35 @@ func TestDetect(t *testing.T) {
 		if got := detect(tt.name, []byte(tt.data)); got != tt.want {
 			t.Errorf("detect(%s, %s) = %s, want %s", tt.name, tt.data, got, tt.want)
 		}
+	}
+}
+
+func TestMessages(t *testing.T) {
+	data := `{"type":"system","text":"be brief"}
+{"type":"instructions","text":"use Go"}
+{"type":"message","role":"user","content":"list files"}
+{"type":"prepare"}
+{"type":"message","role":"assistant","content":"","tool_calls":[{"id":"c1","name":"bash","arguments":"{}"}]}
+{"type":"message","role":"tool","content":"a.go","tool_call_id":"c1"}
+{"type":"usage","prompt_tokens":10,"completion_tokens":2}
+{"type":"input","text":"go on"}
+`
+	tr, err := Parse("x.jsonl", []byte(data), FormatJSONL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []sdk.Message{
+		{Role: sdk.RoleSystem, Content: "be brief"},
+		{Role: sdk.RoleUser, Content: "list files"},
+		{Role: sdk.RoleAssistant, ToolCalls: []sdk.ToolCall{{ID: "c1", Name: "bash", Arguments: "{}"}}},
+		{Role: sdk.RoleTool, Content: "a.go", ToolCallID: "c1", ToolName: "bash"},
+	}
+	got := tr.Messages()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Messages (-want +got):\n%s", diff)
+	}
+	got[1].Content = "changed"
+	if tr.Events[2].Message.Content != "list files" {
+		t.Error("Messages shares its messages with the events")
 	}
 }

@@ -1,86 +1,34 @@
 package history
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ctxhost/ctxhost/internal/shareddata"
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/tokenizer"
+	"github.com/ctxhost/ctxhost/transcript"
 )
 
-// sharedData returns ../shared/data relative to the module root.
-func sharedData(t testing.TB) string {
+// loadTrajectories returns each reference trajectory's messages, by file
+// name, as the transcript package loads them.
+func loadTrajectories(t testing.TB) map[string][]sdk.Message {
 	t.Helper()
-	dir, err := os.Getwd()
+	paths, err := shareddata.Trajectories()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared", "data")
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test's working directory")
-		}
-		dir = parent
-	}
-}
-
-// trajectory is the part of a SWE-agent .traj file the history needs.
-type trajectory struct {
-	History []struct {
-		Role      string `json:"role"`
-		Content   string `json:"content"`
-		ToolCalls []struct {
-			ID       string `json:"id"`
-			Function struct {
-				Name      string `json:"name"`
-				Arguments string `json:"arguments"`
-			} `json:"function"`
-		} `json:"tool_calls"`
-		ToolCallIDs []string `json:"tool_call_ids"`
-	} `json:"history"`
-}
-
-// loadTrajectories returns each trajectory's messages, by file name.
-func loadTrajectories(t testing.TB) map[string][]sdk.Message {
-	t.Helper()
-	files, err := filepath.Glob(filepath.Join(sharedData(t), "trajectories", "*.traj"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no trajectories: %v", err)
-	}
 	out := map[string][]sdk.Message{}
-	for _, f := range files {
-		raw, err := os.ReadFile(f)
+	for _, p := range paths {
+		tr, err := transcript.Load(p, transcript.FormatTraj)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var traj trajectory
-		if err := json.Unmarshal(raw, &traj); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		var msgs []sdk.Message
-		for i, m := range traj.History {
-			msg := sdk.Message{Role: m.Role, Content: m.Content}
-			for _, c := range m.ToolCalls {
-				msg.ToolCalls = append(msg.ToolCalls, sdk.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
-			}
-			if m.Role == sdk.RoleTool {
-				if len(m.ToolCallIDs) != 1 {
-					t.Fatalf("%s message %d: %d tool_call_ids", f, i, len(m.ToolCallIDs))
-				}
-				msg.ToolCallID = m.ToolCallIDs[0]
-			}
-			msgs = append(msgs, msg)
-		}
-		out[filepath.Base(f)] = msgs
+		out[filepath.Base(p)] = tr.Messages()
 	}
 	return out
 }
