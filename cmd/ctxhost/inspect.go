@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/host/fresh"
 	"github.com/ctxhost/ctxhost/transcript"
 )
 
@@ -29,7 +30,11 @@ func cmdInspect(args []string, std stdio) error {
 		return err
 	}
 	defer st.close()
-	r := &replayer{app: st.app, session: st.session, file: path, progress: progressFunc(std.err)}
+	r, err := newReplayer(st, path, progressFunc(std.err), nil)
+	if err != nil {
+		return err
+	}
+	defer r.close(ctx)
 	for _, ev := range st.transcript.Events {
 		if ev.Type == transcript.EventPrepare {
 			continue
@@ -38,11 +43,17 @@ func cmdInspect(args []string, std stdio) error {
 			return fmt.Errorf("%s:%d: %s: %w", path, ev.Line, ev.Type, err)
 		}
 	}
-	p, err := prepareForAgent(ctx, st.app, st.session, *agent)
+	t, err := r.prepareTurn(ctx, *agent)
 	if err != nil {
 		return fmt.Errorf("prepare: %w", err)
 	}
-	explain(std.out, st.app.Context.Name, st.session.Config(), p)
+	if ft := t.Fresh; ft != nil {
+		fmt.Fprintf(std.out, "context %q (fresh): task %s for agent %s, context %s\n", st.app.Context.Name,
+			ft.Task.Task.ID, ft.Task.Task.AgentID, ft.Task.ContextID)
+		fmt.Fprint(std.out, fresh.Explain(ft.Validation))
+		return nil
+	}
+	explain(std.out, st.app.Context.Name, st.session.Config(), t.Prepared)
 	return nil
 }
 

@@ -12,14 +12,18 @@ type turnRecord struct {
 	Turn         int               `json:"turn"`
 	Line         int               `json:"line"`
 	Agent        string            `json:"agent,omitempty"`
-	BudgetBefore sdk.Budget        `json:"budget_before"`
-	Budget       sdk.Budget        `json:"budget"`
+	BudgetBefore *sdk.Budget       `json:"budget_before,omitempty"`
+	Budget       *sdk.Budget       `json:"budget,omitempty"`
 	Fits         bool              `json:"fits"`
-	Components   []componentRecord `json:"components"`
+	Components   []componentRecord `json:"components,omitempty"`
 	Compaction   *compactionRecord `json:"compaction,omitempty"`
-	Action       string            `json:"action"`
-	Warnings     []string          `json:"warnings,omitempty"`
-	MediaType    string            `json:"media_type,omitempty"`
+	Action       string            `json:"action,omitempty"`
+	// View is the agent's view of a multi-agent turn.
+	View *viewRecord `json:"view,omitempty"`
+	// Fresh is the task context of a fresh profile's turn.
+	Fresh     *freshRecord `json:"fresh,omitempty"`
+	Warnings  []string     `json:"warnings,omitempty"`
+	MediaType string       `json:"media_type,omitempty"`
 	// Payload is the JSON payload itself when the media type is JSON, else
 	// the payload as a string.
 	Payload json.RawMessage `json:"payload,omitempty"`
@@ -66,10 +70,17 @@ type runRecord struct {
 func fits(b sdk.Budget) bool { return b.Used <= b.Available && b.CalibratedUsed <= b.Available }
 
 func newTurnRecord(t turn) turnRecord {
+	if ft := t.Fresh; ft != nil {
+		payload, mediaType := ft.payload()
+		return turnRecord{Turn: t.Number, Line: t.Line, Agent: t.Agent, Fits: ft.Validation.Valid,
+			Warnings: ft.Validation.Warnings, MediaType: mediaType, Payload: payloadJSON(payload, mediaType),
+			Fresh: newFreshRecord(ft)}
+	}
 	p := t.Prepared
-	rec := turnRecord{Turn: t.Number, Line: t.Line, Agent: t.Agent, BudgetBefore: p.Before, Budget: p.Budget,
+	before, budget := p.Before, p.Budget
+	rec := turnRecord{Turn: t.Number, Line: t.Line, Agent: t.Agent, BudgetBefore: &before, Budget: &budget,
 		Fits: fits(p.Budget), Action: string(p.Action), Warnings: p.Warnings, MediaType: p.MediaType,
-		Payload: payloadJSON(p.Payload, p.MediaType), Components: []componentRecord{}}
+		Payload: payloadJSON(p.Payload, p.MediaType), Components: []componentRecord{}, View: newViewRecord(t.View)}
 	for _, u := range p.Usage {
 		rec.Components = append(rec.Components, componentRecord{Name: u.Name, Slot: u.Slot, Priority: u.Priority,
 			Compactable: u.Compactable, Tokens: u.Tokens})

@@ -12,8 +12,13 @@ import (
 const barWidth = 24
 
 // printTurn prints one turn: a header with the budget, one bar per
-// component, the compaction steps and the warnings.
+// component, the compaction steps, the warnings and, for a multi-agent
+// turn, the agent's view; a fresh turn prints its task context instead.
 func printTurn(w io.Writer, t turn) {
+	if t.Fresh != nil {
+		printFreshTurn(w, t)
+		return
+	}
 	p := t.Prepared
 	b := p.Budget
 	agent := ""
@@ -32,7 +37,7 @@ func printTurn(w io.Writer, t turn) {
 	for _, warn := range p.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", warn)
 	}
-	printAgentView(w, p)
+	printAgentView(w, t.View)
 }
 
 func printCompaction(w io.Writer, c *host.CompactionReport) {

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/host/team"
 	"github.com/ctxhost/ctxhost/internal/app"
 	"github.com/ctxhost/ctxhost/transcript"
 )
@@ -15,11 +17,18 @@ import (
 // events are sent to.
 const toolOutputsPlugin = "tool_outputs"
 
-// replayer applies transcript events to one session and prepares its turns.
+// replayer applies transcript events to one run and prepares its turns.
+// It owns the run's state: the session, the multi-agent team (built once
+// when the configuration declares agents) or, on a fresh profile, the
+// fresh task contexts.
 type replayer struct {
 	app     *app.App
 	session *host.Session
-	file    string
+	// team is the multi-agent view; nil without agent blocks.
+	team *team.Team
+	// fresh is set on a fresh profile (context mode = "fresh").
+	fresh *freshRun
+	file  string
 	// onTurn is called after every prepare.
 	onTurn func(t turn) error
 	// progress is called before every event (may be nil).
@@ -27,12 +36,51 @@ type replayer struct {
 	turns    int
 }
 
-// turn is one prepared turn of a replay.
+// newReplayer returns the replayer of a started profile.
+func newReplayer(st *started, file string, progress func(done, total int), onTurn func(turn) error) (*replayer, error) {
+	r := &replayer{app: st.app, session: st.session, file: file, progress: progress, onTurn: onTurn}
+	if st.app.IsFresh() {
+		r.fresh = newFreshRun(st.app)
+		return r, nil
+	}
+	if st.app.HasTeam() {
+		tm, err := st.app.NewTeam(team.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("multi-agent view: %w", err)
+		}
+		r.team = tm
+	}
+	return r, nil
+}
+
+// close ends what the run keeps beyond the session (fresh task contexts).
+func (r *replayer) close(ctx context.Context) {
+	if r.fresh != nil {
+		if err := r.fresh.close(ctx); err != nil {
+			r.app.Logger.Warn("end fresh task contexts", "error", err)
+		}
+	}
+}
+
+// turn is one prepared turn of a replay: a conversation turn (Prepared,
+// with View for a multi-agent turn) or a fresh task context (Fresh).
 type turn struct {
 	Number   int
 	Line     int
 	Agent    string
 	Prepared *host.Prepared
+	// View is the agent's view of a multi-agent turn, or nil.
+	View *team.Prepared
+	// Fresh is the task context of a fresh profile's turn, or nil.
+	Fresh *freshTurn
+}
+
+// payload is the turn's assembled payload and its media type.
+func (t turn) payload() ([]byte, string) {
+	if t.Fresh != nil {
+		return t.Fresh.payload()
+	}
+	return t.Prepared.Payload, t.Prepared.MediaType
 }
 
 // replay applies every event; without any prepare event it prepares once
@@ -59,6 +107,12 @@ func (r *replayer) replay(ctx context.Context, t *transcript.Transcript) error {
 }
 
 func (r *replayer) apply(ctx context.Context, ev transcript.Event) error {
+	if ev.Type == transcript.EventPrepare {
+		return r.prepare(ctx, ev.Agent, ev.Line)
+	}
+	if r.fresh != nil {
+		return r.fresh.apply(ev, r.toolOutputBinding())
+	}
 	s := r.session
 	switch ev.Type {
 	case transcript.EventSystem:
@@ -68,33 +122,62 @@ func (r *replayer) apply(ctx context.Context, ev transcript.Event) error {
 	case transcript.EventInput:
 		return s.SetInput(ev.Text)
 	case transcript.EventMessage:
-		_, err := s.AddMessage(*ev.Message)
-		return err
+		return r.addMessage(*ev.Message)
 	case transcript.EventApply:
+		if r.skipUnavailable(ev.Plugin, ev.Op) {
+			return nil
+		}
 		_, err := s.Apply(ctx, ev.Plugin, ev.Op, ev.Args)
 		return err
 	case transcript.EventToolOutput:
 		return r.addToolOutput(ctx, ev.ToolOutput)
 	case transcript.EventUsage:
 		return s.ReportUsage(ev.Usage.PromptTokens, ev.Usage.CompletionTokens)
-	case transcript.EventPrepare:
-		return r.prepare(ctx, ev.Agent, ev.Line)
 	case transcript.EventTeamTask:
-		return applyTeamTask(ctx, r.app, s, ev.Text)
+		return r.setTeamTask(ev.Text)
 	}
 	return fmt.Errorf("unknown event type %q", ev.Type)
 }
 
+// skipUnavailable reports whether plugin is an optional plugin that failed
+// to start; the op is then dropped with a logged warning.
+func (r *replayer) skipUnavailable(plugin, op string) bool {
+	u := r.app.UnavailablePluginNamed(plugin)
+	if u == nil {
+		return false
+	}
+	r.app.Logger.Warn("op dropped: "+u.Warning(), "op", op)
+	return true
+}
+
 func (r *replayer) prepare(ctx context.Context, agent string, line int) error {
-	p, err := prepareForAgent(ctx, r.app, r.session, agent)
+	t, err := r.prepareTurn(ctx, agent)
 	if err != nil {
 		return err
 	}
 	r.turns++
+	t.Number, t.Line = r.turns, line
 	if r.onTurn == nil {
 		return nil
 	}
-	return r.onTurn(turn{Number: r.turns, Line: line, Agent: agent, Prepared: p})
+	return r.onTurn(t)
+}
+
+// prepareTurn builds the next turn for agent without numbering it.
+func (r *replayer) prepareTurn(ctx context.Context, agent string) (turn, error) {
+	if r.fresh != nil {
+		ft, err := r.fresh.build(ctx, agent)
+		if err != nil {
+			return turn{}, err
+		}
+		return turn{Agent: ft.Task.Task.AgentID, Fresh: ft}, nil
+	}
+	p, view, err := r.prepareForAgent(ctx, agent)
+	if err != nil {
+		return turn{}, err
+	}
+	p.Warnings = append(p.Warnings, r.app.UnavailableWarnings()...)
+	return turn{Agent: agent, Prepared: p, View: view}, nil
 }
 
 // addToolOutput sends a tool_output event to the tool-output plugin: the
@@ -102,6 +185,9 @@ func (r *replayer) prepare(ctx context.Context, agent string, line int) error {
 func (r *replayer) addToolOutput(ctx context.Context, out *transcript.ToolOutput) error {
 	name := r.toolOutputBinding()
 	if name == "" {
+		if r.skipUnavailable(toolOutputsPlugin, "add_output") {
+			return nil
+		}
 		return fmt.Errorf("no %q plugin is bound in context %q (add the tooloutput plugin)", toolOutputsPlugin, r.app.Context.Name)
 	}
 	args, err := json.Marshal(out)
@@ -122,4 +208,17 @@ func (r *replayer) toolOutputBinding() string {
 		}
 	}
 	return ""
+}
+
+// indentBy prefixes every non-empty line of s with prefix.
+func indentBy(prefix, s string) string {
+	lines := strings.SplitAfter(s, "\n")
+	var b strings.Builder
+	for _, l := range lines {
+		if strings.TrimSpace(l) != "" {
+			b.WriteString(prefix)
+		}
+		b.WriteString(l)
+	}
+	return b.String()
 }

@@ -35,16 +35,19 @@ func cmdRun(args []string, std stdio) error {
 
 	rec := runRecord{Transcript: path, Format: st.transcript.Format, Context: st.app.Context.Name, Turns: []turnRecord{}}
 	var last *turn
-	r := &replayer{app: st.app, session: st.session, file: path, progress: progressFunc(std.err),
-		onTurn: func(t turn) error {
-			last = &t
-			if *format == "json" {
-				rec.Turns = append(rec.Turns, newTurnRecord(t))
-			} else {
-				printTurn(std.out, t)
-			}
-			return nil
-		}}
+	r, err := newReplayer(st, path, progressFunc(std.err), func(t turn) error {
+		last = &t
+		if *format == "json" {
+			rec.Turns = append(rec.Turns, newTurnRecord(t))
+		} else {
+			printTurn(std.out, t)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	defer r.close(ctx)
 	if err := r.replay(ctx, st.transcript); err != nil {
 		return err
 	}
@@ -64,9 +67,9 @@ func writePayload(w io.Writer, file string, header bool, last *turn) error {
 	if last == nil {
 		return nil
 	}
-	p := last.Prepared
+	payload, mediaType := last.payload()
 	if file != "" {
-		if err := os.WriteFile(file, p.Payload, 0o644); err != nil {
+		if err := os.WriteFile(file, payload, 0o644); err != nil {
 			return fmt.Errorf("write payload: %w", err)
 		}
 		return nil
@@ -74,11 +77,11 @@ func writePayload(w io.Writer, file string, header bool, last *turn) error {
 	if !header {
 		return nil
 	}
-	fmt.Fprintf(w, "\n--- final payload (%s, %d bytes) ---\n", p.MediaType, len(p.Payload))
-	if _, err := w.Write(p.Payload); err != nil {
+	fmt.Fprintf(w, "\n--- final payload (%s, %d bytes) ---\n", mediaType, len(payload))
+	if _, err := w.Write(payload); err != nil {
 		return fmt.Errorf("write payload: %w", err)
 	}
-	if len(p.Payload) > 0 && p.Payload[len(p.Payload)-1] != '\n' {
+	if len(payload) > 0 && payload[len(payload)-1] != '\n' {
 		fmt.Fprintln(w)
 	}
 	return nil

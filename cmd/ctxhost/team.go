@@ -2,107 +2,81 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 
 	"github.com/ctxhost/ctxhost/host"
-	"github.com/ctxhost/ctxhost/host/plaintext"
 	"github.com/ctxhost/ctxhost/host/team"
-	"github.com/ctxhost/ctxhost/internal/app"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
-// teamState is what a run keeps per session for its multi-agent view:
-// the team task (team_task events) and the view of each prepared turn.
-type teamState struct {
-	mu    sync.Mutex
-	tasks map[*host.Session]string
-	views map[*host.Prepared]*team.Prepared
+// isTeamMessage reports whether a session message also belongs to the
+// multi-agent conversation: it names its speaker and is a user or
+// assistant turn (system notes and tool turns are not team messages).
+func isTeamMessage(m sdk.Message) bool {
+	return m.Name != "" && (m.Role == sdk.RoleUser || m.Role == sdk.RoleAssistant)
 }
 
-var teams = teamState{tasks: map[*host.Session]string{}, views: map[*host.Prepared]*team.Prepared{}}
-
-// setTeamTask records the team task of session s.
-func setTeamTask(s *host.Session, text string) {
-	teams.mu.Lock()
-	defer teams.mu.Unlock()
-	teams.tasks[s] = text
+// addMessage adds m to the session and, when it is a team message and the
+// run has a team, to the team under the same id (the session's), so the
+// view's ids match the session history and AI→AI deduplication by id sees
+// the transcript's own ids.
+func (r *replayer) addMessage(m sdk.Message) error {
+	stored, err := r.session.AddMessage(m)
+	if err != nil {
+		return err
+	}
+	if r.team == nil || !isTeamMessage(stored) {
+		return nil
+	}
+	if _, err := r.team.AddMessage(stored); err != nil {
+		return fmt.Errorf("multi-agent view: %w", err)
+	}
+	return nil
 }
 
-// prepareTeamTurn prepares a turn for agent in a multi-agent transcript:
-// the host's prepare (budget, plugins, compaction), then the agent's view
-// of the conversation (seed 000, host/team) built from the session's named
-// messages and the team task, assembled by the agent's assembler. The
-// view's payload replaces the host's; the view is kept for printAgentView.
-func prepareTeamTurn(ctx context.Context, a *app.App, s *host.Session, agent string, identity sdk.AgentIdentity) (*host.Prepared, error) {
-	hp, err := s.Prepare(ctx, identity)
-	if err != nil {
-		return nil, err
+// setTeamTask handles a team_task event.
+func (r *replayer) setTeamTask(text string) error {
+	if r.team == nil {
+		return errors.New(`team_task needs agent blocks: the configuration declares no agent "NAME" block, so there is no team`)
 	}
-	tm, err := newTeam(a)
-	if err != nil {
-		return nil, err
+	r.team.SetTeamTask(text)
+	return nil
+}
+
+// prepareForAgent prepares one turn: the host's prepare (budget, plugins,
+// compaction) and, for an agent, that agent's view of the conversation
+// (seed 000, host/team) assembled by the agent's assembler; the view's
+// payload replaces the host's. agent is empty for a single-agent turn.
+func (r *replayer) prepareForAgent(ctx context.Context, agent string) (*host.Prepared, *team.Prepared, error) {
+	identity := sdk.AgentIdentity{Name: agent}
+	if agent == "" {
+		p, err := r.session.Prepare(ctx, identity)
+		return p, nil, err
 	}
-	for _, m := range s.History() {
-		if m.Name == "" || (m.Role != sdk.RoleUser && m.Role != sdk.RoleAssistant) {
-			continue // not a team message (system notes, tool turns)
-		}
-		m.ID = "" // the team numbers its own messages
-		if _, err := tm.AddMessage(m); err != nil {
-			return nil, fmt.Errorf("multi-agent view for %q: %w", agent, err)
-		}
+	ag := r.app.Config.Agent(agent)
+	if ag == nil || r.team == nil {
+		return nil, nil, fmt.Errorf("prepare for unknown agent %q (declare an agent %q block)", agent, agent)
 	}
-	teams.mu.Lock()
-	task := teams.tasks[s]
-	teams.mu.Unlock()
-	tm.SetTeamTask(task)
-	tp, err := tm.Prepare(ctx, agent)
+	identity.Type = ag.Type
+	hp, err := r.session.Prepare(ctx, identity)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	tp, err := r.team.Prepare(ctx, agent)
+	if err != nil {
+		return nil, nil, err
 	}
 	hp.Payload, hp.MediaType, hp.System, hp.HasSystem = tp.Result.Payload, tp.Result.MediaType, tp.Result.System, tp.Result.HasSystem
 	hp.Warnings = append(hp.Warnings, tp.Warnings...)
-	teams.mu.Lock()
-	teams.views[hp] = tp
-	teams.mu.Unlock()
-	return hp, nil
-}
-
-// newTeam builds the team of the app's configuration: the profile's
-// multi_agent settings and one member per agent block, each with the
-// assembler the app routes it to (none: the plain-text fallback, logged
-// with the agent's type).
-func newTeam(a *app.App) (*team.Team, error) {
-	ma := a.Context.MultiAgent
-	window := ma.WindowSize
-	agents := map[string]team.Agent{}
-	for _, ag := range a.Config.Agents {
-		route := a.Router.Route(ag.Name)
-		member := team.Agent{Type: ag.Type, Format: route.Format, Options: route.Options,
-			SystemInstruction: ag.SystemInstruction, InstructionFileText: ag.Instruction, WindowSize: ag.WindowSize}
-		if _, fallback := route.Assembler.(*plaintext.Assembler); !fallback {
-			member.Assembler = route.Assembler
-		} else {
-			member.Format = ""
-		}
-		agents[ag.Name] = member
-	}
-	return team.New(team.Options{
-		WindowSize: &window, MaxBytes: ma.MaxBytes, TeamTaskMaxBytes: ma.TeamTaskMaxBytes,
-		MarkerPatterns: ma.MarkerPatterns, DisableDedup: !ma.Dedup,
-		Agents: agents, Fallback: plaintext.New(), Logger: a.Logger.Named("team"),
-	})
+	return hp, tp, nil
 }
 
 // printAgentView prints the view of a multi-agent turn: the context the
 // agent saw, its current message and the payload its assembler built.
-func printAgentView(w io.Writer, p *host.Prepared) {
-	teams.mu.Lock()
-	tp := teams.views[p]
-	delete(teams.views, p)
-	teams.mu.Unlock()
+func printAgentView(w io.Writer, tp *team.Prepared) {
 	if tp == nil {
 		return
 	}
@@ -124,6 +98,58 @@ func printAgentView(w io.Writer, p *host.Prepared) {
 		fmt.Fprintf(w, "    --- system (separate) ---\n%s\n", indent(tp.Result.System))
 	}
 	fmt.Fprintf(w, "    --- payload (%s) ---\n%s\n", tp.Result.MediaType, indent(string(tp.Result.Payload)))
+}
+
+// viewRecord is the multi-agent view of a turn in run --format json.
+type viewRecord struct {
+	Agent           string        `json:"agent"`
+	ContextMessages []viewMessage `json:"context_messages"`
+	CurrentMessage  string        `json:"current_message"`
+	Current         *viewMessage  `json:"current,omitempty"`
+	TeamTask        *string       `json:"team_task,omitempty"`
+	Assembler       string        `json:"assembler"`
+	Bytes           int           `json:"bytes"`
+	Dropped         int           `json:"dropped"`
+	MediaType       string        `json:"media_type,omitempty"`
+	System          *string       `json:"system,omitempty"`
+	Warnings        []string      `json:"warnings,omitempty"`
+}
+
+type viewMessage struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Role        string `json:"role"`
+	SpeakerType string `json:"speaker_type,omitempty"`
+	Content     string `json:"content"`
+}
+
+func newViewMessage(m sdk.Message) viewMessage {
+	return viewMessage{ID: m.ID, Name: m.Name, Role: m.Role, SpeakerType: string(m.SpeakerType), Content: m.Content}
+}
+
+func newViewRecord(tp *team.Prepared) *viewRecord {
+	if tp == nil {
+		return nil
+	}
+	v := tp.View
+	rec := &viewRecord{Agent: v.Agent, ContextMessages: []viewMessage{}, CurrentMessage: v.CurrentMessage,
+		Assembler: tp.Assembler, Bytes: tp.Bytes, Dropped: tp.Dropped, MediaType: tp.Result.MediaType, Warnings: tp.Warnings}
+	for _, m := range v.ContextMessages {
+		rec.ContextMessages = append(rec.ContextMessages, newViewMessage(m))
+	}
+	if v.Current != nil {
+		cur := newViewMessage(*v.Current)
+		rec.Current = &cur
+	}
+	if v.HasTeamTask {
+		task := v.TeamTask
+		rec.TeamTask = &task
+	}
+	if tp.Result.HasSystem {
+		sys := tp.Result.System
+		rec.System = &sys
+	}
+	return rec
 }
 
 func firstLine(s string) string {

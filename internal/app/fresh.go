@@ -1,0 +1,75 @@
+package app
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ctxhost/ctxhost/config"
+	"github.com/ctxhost/ctxhost/host/fresh"
+	"github.com/ctxhost/ctxhost/tokenizer"
+)
+
+// IsFresh reports whether the profile builds fresh task contexts
+// (context mode = "fresh", seed 003) instead of a conversation.
+func (a *App) IsFresh() bool { return a.Context.Mode == config.ModeFresh }
+
+// FreshBudget is the total token budget of one fresh task context: the
+// profile's model window.
+func (a *App) FreshBudget() int {
+	if m := a.Config.Model(a.Context.Model); m != nil {
+		return m.ContextWindow
+	}
+	return 0
+}
+
+// NewFreshManager builds the fresh task-context manager of the profile
+// (host/fresh): a token budgeter from the profile's fresh block and the
+// model's encoding, the profile's plugins in order (an unavailable optional
+// plugin is passed as missing, so each task gets an empty component and a
+// warning), and the routing assembler. systemPrompt is the fixed system
+// part of every task (the profile's system prompt and instructions, or what
+// a transcript set). Build contexts with BuildOptions.MaxTokens =
+// FreshBudget().
+func (a *App) NewFreshManager(systemPrompt string) (*fresh.Manager, error) {
+	m := a.Config.Model(a.Context.Model)
+	if m == nil {
+		return nil, fmt.Errorf("fresh context: unknown model %q", a.Context.Model)
+	}
+	counter, err := tokenizer.Get(m.Encoding)
+	if err != nil {
+		return nil, fmt.Errorf("fresh context: %w", err)
+	}
+	f := a.Context.Fresh
+	budgeter, err := fresh.NewTokenBudgeter(fresh.Fixed{SystemPrompt: f.SystemPromptTokens, TaskSpec: f.TaskSpecTokens,
+		Reserved: f.ReservedTokens}, f.Shares, counter)
+	if err != nil {
+		return nil, fmt.Errorf("fresh context: %w", err)
+	}
+	var plugins []fresh.Plugin
+	for _, p := range profilePlugins(a.Config, a.Context) {
+		fp := fresh.Plugin{Name: p.Name, Required: p.Required, Timeout: p.Timeout}
+		for _, lp := range a.Plugins {
+			if lp.Config == p {
+				fp.Plugin = lp.Supervisor
+			}
+		}
+		plugins = append(plugins, fp)
+	}
+	return fresh.NewManager(fresh.Options{
+		Budgeter: budgeter, Encoding: m.Encoding, SystemPrompt: systemPrompt, Plugins: plugins,
+		Assembler: a.Router, Format: a.Router.def.Format, AssemblerOptions: a.Router.def.Options,
+		Logger: a.Logger.Named("fresh"),
+	})
+}
+
+// JoinSystem joins a system prompt and instructions into the fixed system
+// part of a fresh context (a blank line between them, empty parts left out).
+func JoinSystem(systemPrompt, instructions string) string {
+	var parts []string
+	for _, s := range []string{systemPrompt, instructions} {
+		if s = strings.TrimSpace(s); s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}
