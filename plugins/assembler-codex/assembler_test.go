@@ -14,15 +14,7 @@ import (
 
 func assemble(t *testing.T, req sdk.AssembleRequest, format string) sdk.AssembleResult {
 	t.Helper()
-	req.Format = format
-	res, err := New().Assemble(context.Background(), req)
-	if err != nil {
-		t.Fatalf("Assemble(%s): %v", format, err)
-	}
-	again, err := New().Assemble(context.Background(), req)
-	if err != nil || string(again.Payload) != string(res.Payload) {
-		t.Fatalf("Assemble(%s) is not deterministic (err %v)", format, err)
-	}
+	res := assemblytest.Assemble(t, New(), req, format)
 	if res.HasSystem || res.System != "" {
 		t.Errorf("Assemble(%s) returned a separate system text %q", format, res.System)
 	}
