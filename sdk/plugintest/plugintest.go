@@ -20,30 +20,18 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/host/pluginhost"
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/hashicorp/go-hclog"
 )
 
-// ContextTarget is the host's view of a context plugin (the method set of
-// host.ContextPlugin): an sdk.LocalPlugin or a pluginhost.ContextClient.
-type ContextTarget interface {
-	Info() sdk.PluginInfo
-	Configure(ctx context.Context, config json.RawMessage) error
-	Component(ctx context.Context, session, encoding string) (*sdk.Component, error)
-	Compact(ctx context.Context, session string, req sdk.CompactRequest) (sdk.CompactResult, error)
-	Apply(ctx context.Context, session, op string, args json.RawMessage) (json.RawMessage, error)
-	Prepared(ctx context.Context, session string, budget sdk.Budget) error
-	State(ctx context.Context, session string) ([]byte, error)
-	Restore(ctx context.Context, session string, state []byte) error
-	EndSession(ctx context.Context, session string) error
-}
+// ContextTarget is the host's view of a context plugin: an
+// sdk.LocalPlugin or a pluginhost.ContextClient.
+type ContextTarget = host.ContextPlugin
 
-// AssemblerTarget is the host's view of an assembler (host.Assembler).
-type AssemblerTarget interface {
-	Info() sdk.AssemblerInfo
-	Assemble(ctx context.Context, req sdk.AssembleRequest) (sdk.AssembleResult, error)
-}
+// AssemblerTarget is the host's view of an assembler.
+type AssemblerTarget = host.Assembler
 
 // Op is one Apply call: an op name and its JSON args.
 type Op struct {
