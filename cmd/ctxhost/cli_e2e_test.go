@@ -51,8 +51,8 @@ func TestValidateBrokenConfigs(t *testing.T) {
 		{"refs.hcl", []string{
 			"refs.hcl:3:14: Priority out of range",
 			"refs.hcl:2:14: Missing plugin binary",
-			"refs.hcl:7:11: Unknown model",
-			"refs.hcl:9:26: Thresholds out of order",
+			"refs.hcl:8:11: Unknown model",
+			"refs.hcl:10:26: Thresholds out of order",
 		}},
 		{"unknown.hcl", []string{
 			"unknown.hcl:1:1: Unsupported block type",

@@ -1,6 +1,7 @@
 plugin "p" {
   path     = "./no-such-plugin"
   priority = 101
+  required = true
 }
 
 context "c" {
