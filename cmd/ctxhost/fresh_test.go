@@ -282,4 +282,3 @@ func TestTeamJSONAndTeamTaskWithoutAgents(t *testing.T) {
 		t.Errorf("team_task without agents: exit %d\n%s", res.code, res.stderr)
 	}
 }
-
