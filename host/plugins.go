@@ -113,7 +113,7 @@ func (p *pluginSlot) fetch(ctx context.Context, session, encoding string) (*sdk.
 		return nil, gen, nil
 	}
 	out := *c
-	if err := validateComponent(&out); err != nil {
+	if err := ValidateComponent(&out); err != nil {
 		return nil, gen, fmt.Errorf("invalid component: %w", err)
 	}
 	out.Priority, out.Compactable = p.priority, p.compactable
@@ -123,9 +123,9 @@ func (p *pluginSlot) fetch(ctx context.Context, session, encoding string) (*sdk.
 	return &out, gen, nil
 }
 
-// validateComponent rejects nonsense: an empty name, an unknown slot,
-// invalid UTF-8 anywhere.
-func validateComponent(c *sdk.Component) error {
+// ValidateComponent rejects a plugin's nonsense component: an empty name,
+// an unknown slot, invalid UTF-8 anywhere.
+func ValidateComponent(c *sdk.Component) error {
 	if c.Name == "" {
 		return fmt.Errorf("empty name")
 	}

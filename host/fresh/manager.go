@@ -241,13 +241,14 @@ func (m *Manager) gather(ctx context.Context, session string) ([]sdk.Component, 
 			cctx, cancel := context.WithTimeout(ctx, timeout(p))
 			defer cancel()
 			c, err := p.Plugin.Component(cctx, session, m.opts.Budgeter.counter.Name())
-			if err == nil && c == nil {
-				err = errors.New("no component returned")
+			switch {
+			case err != nil:
+				answers[i].err = err
+			case c == nil: // nothing this task: an empty component, no warning
+				answers[i].c = sdk.Component{Name: p.Name, Slot: sdk.SlotContext}
+			default:
+				answers[i].c, answers[i].err = *c, host.ValidateComponent(c)
 			}
-			if err == nil {
-				answers[i].c = *c
-			}
-			answers[i].err = err
 		}()
 	}
 	wg.Wait()

@@ -200,6 +200,17 @@ func TestGracefulDegradation(t *testing.T) {
 			wantNames:    []string{"system_prompt", "memory", "plan", "task_spec"},
 		},
 		{
+			name:      "a plugin with nothing this task yields an empty component, no warning",
+			plugins:   []Plugin{{Name: "plan", Plugin: &fake{}}},
+			wantNames: []string{"system_prompt", "plan", "task_spec"},
+		},
+		{
+			name:         "a nonsense component is left out like a failure",
+			plugins:      []Plugin{{Name: "memory", Plugin: &fake{comp: &sdk.Component{Name: "memory", Text: "bad \xff"}}}},
+			wantWarnings: []string{`optional plugin "memory" left out (empty component): "memory": text is not valid UTF-8`},
+			wantNames:    []string{"system_prompt", "memory", "task_spec"},
+		},
+		{
 			name:    "missing required plugin is an error naming it",
 			plugins: []Plugin{{Name: "plan", Plugin: plan}, {Name: "code_memory", Required: true}},
 			wantErr: `required plugin failed: "code_memory": plugin is not available`,
