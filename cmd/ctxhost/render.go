@@ -25,8 +25,12 @@ func printTurn(w io.Writer, t turn) {
 	if t.Agent != "" {
 		agent = "  agent " + t.Agent
 	}
-	fmt.Fprintf(w, "turn %d (line %d)%s: %s / %s tok (%.0f%%, %s)  action %s\n", t.Number, t.Line, agent,
-		thousands(b.Used), thousands(b.Available), 100*b.Utilization, b.Status, p.Action)
+	calibrated := ""
+	if b.CalibratedUsed != b.Used {
+		calibrated = fmt.Sprintf(" (%s calibrated x%.2f)", thousands(b.CalibratedUsed), b.Calibration)
+	}
+	fmt.Fprintf(w, "turn %d (line %d)%s: %s%s / %s tok (%.0f%%, %s)  action %s\n", t.Number, t.Line, agent,
+		thousands(b.Used), calibrated, thousands(b.Available), 100*b.Utilization, b.Status, p.Action)
 	width := nameWidth(p.Usage)
 	for _, u := range p.Usage {
 		fmt.Fprintf(w, "  %-*s %s %8s tok\n", width, u.Name, bar(u.Tokens, b.Available), thousands(u.Tokens))
@@ -45,7 +49,7 @@ func printCompaction(w io.Writer, c *host.CompactionReport) {
 	if !c.Met {
 		met = "TARGET NOT MET"
 	}
-	fmt.Fprintf(w, "  compaction: %s -> %s tok (target %s, freed %s, %s): %s\n",
+	fmt.Fprintf(w, "  compaction: %s -> %s tok (target %s calibrated, freed %s, %s): %s\n",
 		thousands(c.Before), thousands(c.After), thousands(c.Target), thousands(c.Freed), met, c.Reason)
 	for _, s := range c.Steps {
 		line := fmt.Sprintf("    %-8s %-22s asked %s, claimed %s, freed %s", s.Action, s.Component,
