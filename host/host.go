@@ -17,6 +17,10 @@ var ErrNoSession = errors.New("no such session")
 // Options configure a Host.
 type Options struct {
 	Logger hclog.Logger // default: discard
+	// Store, when set, keeps every session's state across host restarts:
+	// each call that changes a session saves its state before returning
+	// (see Host.OpenSession and ErrNotPersisted).
+	Store Store
 }
 
 // Host holds many sessions by id. Each session has its own lock, so
@@ -24,13 +28,14 @@ type Options struct {
 // to look a session up.
 type Host struct {
 	events   *events
+	store    Store
 	mu       sync.RWMutex
 	sessions map[string]*Session
 }
 
 // New returns an empty host.
 func New(opts Options) *Host {
-	return &Host{events: newEvents(opts.Logger), sessions: map[string]*Session{}}
+	return &Host{events: newEvents(opts.Logger), store: opts.Store, sessions: map[string]*Session{}}
 }
 
 // Subscribe registers a callback for every event of every session; call the
@@ -38,7 +43,16 @@ func New(opts Options) *Host {
 func (h *Host) Subscribe(s Subscriber) (cancel func()) { return h.events.subscribe(s) }
 
 // NewSession creates session id with cfg (defaults applied, then validated).
+// With a store holding state for id it fails with an error wrapping
+// ErrStored (use OpenSession to continue that session).
 func (h *Host) NewSession(id string, cfg Config) (*Session, error) {
+	if err := h.checkNotStored(id); err != nil {
+		return nil, fmt.Errorf("new session %q: %w", id, err)
+	}
+	return h.newSession(id, cfg)
+}
+
+func (h *Host) newSession(id string, cfg Config) (*Session, error) {
 	if id == "" || !utf8.ValidString(id) {
 		return nil, fmt.Errorf("new session: id must be non-empty UTF-8")
 	}
@@ -46,6 +60,7 @@ func (h *Host) NewSession(id string, cfg Config) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new session %q: %w", id, err)
 	}
+	s.store = h.store
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, ok := h.sessions[id]; ok {
@@ -78,7 +93,8 @@ func (h *Host) SessionIDs() []string {
 	return ids
 }
 
-// EndSession removes session id and tells its plugins to drop it.
+// EndSession removes session id, tells its plugins to drop it and deletes
+// its stored state.
 func (h *Host) EndSession(ctx context.Context, id string) error {
 	h.mu.Lock()
 	s, ok := h.sessions[id]
@@ -87,5 +103,5 @@ func (h *Host) EndSession(ctx context.Context, id string) error {
 	if !ok {
 		return fmt.Errorf("end session %q: %w", id, ErrNoSession)
 	}
-	return s.end(ctx)
+	return errors.Join(s.end(ctx), h.unstore(id))
 }

@@ -73,6 +73,7 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 
 	d := s.strategy.Decide(StrategyInput{Budget: out.Before, Thresholds: s.cfg.Thresholds, Action: out.Action, Growth: s.pressure.Growth})
 	report, err := s.apply(ctx, d, cs, out.Before)
+	s.forgetCompacted(cs, report)
 	if report != nil {
 		out.Compaction = report
 		if !report.Met {
@@ -98,6 +99,7 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 	go func() { hookWarnings <- s.notifyPrepared(ctx, out.Budget) }()
 	err = s.assemble(ctx, agent, out)
 	out.Warnings = append(out.Warnings, <-hookWarnings...)
+	s.forgetPrepared()
 	if err != nil {
 		return nil, fmt.Errorf("prepare %q: %w", s.id, err)
 	}
@@ -109,6 +111,9 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 	s.pressure.LastUsed, s.pressure.Prepared = out.Budget.CalibratedUsed, true
 	s.metrics.Prepares++
 	s.metrics.LastPrepare = out.Budget.Components
+	if err := s.persist(); err != nil {
+		return out, fmt.Errorf("prepare %q: %w", s.id, err)
+	}
 	return out, nil
 }
 
@@ -252,11 +257,15 @@ func (s *Session) Compact(ctx context.Context) (*CompactionReport, error) {
 	b := budgetOf(s.cfg, s.usage.Calibration, cs)
 	d := Decision{Compact: true, Target: fraction(b.Available, s.cfg.Strategy.Target), Reason: "forced"}
 	report, err := s.apply(ctx, d, cs, b)
+	s.forgetCompacted(cs, report)
 	if err != nil {
 		return nil, fmt.Errorf("compact %q: %w", s.id, err)
 	}
 	if report != nil && !report.Met && s.cfg.FailOnUnmetTarget {
 		return report, fmt.Errorf("compact %q: %w: %s", s.id, ErrTargetNotMet, report)
+	}
+	if err := s.persist(); err != nil {
+		return report, fmt.Errorf("compact %q: %w", s.id, err)
 	}
 	return report, nil
 }

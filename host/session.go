@@ -36,6 +36,11 @@ type Session struct {
 	pressure     pressureState
 	metrics      Metrics
 	ended        bool
+	// store saves the state after every change (nil: no store); known
+	// holds the plugin states, by binding name, that the session knows
+	// unchanged since it last fetched them (see persist).
+	store Store
+	known map[string]knownState
 }
 
 // countedText is a core text counted once, when it is set.
@@ -79,6 +84,7 @@ func newSession(id string, cfg Config, ev *events) (*Session, error) {
 		hist:    history.New(counter, cfg.History.Options),
 		usage:   usage{Calibration: 1},
 		metrics: Metrics{FreedByComponent: map[string]int{}},
+		known:   map[string]knownState{},
 	}
 	for _, b := range cfg.Plugins {
 		slot, err := newPluginSlot(b)
@@ -107,6 +113,9 @@ func (s *Session) setText(dst *countedText, what, text string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	*dst = countedText{text: text, tokens: s.counter.Count(text)}
+	if err := s.persist(); err != nil {
+		return fmt.Errorf("set %s: %w", what, err)
+	}
 	return nil
 }
 
@@ -134,15 +143,23 @@ func (s *Session) Input() string { s.mu.Lock(); defer s.mu.Unlock(); return s.in
 
 // AddMessage validates m and appends it to the history; it returns the
 // stored message with its id. An invalid message is rejected and nothing
-// is stored.
+// is stored. With a store, an error wrapping ErrNotPersisted comes with
+// the stored message: it was added.
 func (s *Session) AddMessage(m sdk.Message) (sdk.Message, error) {
 	s.mu.Lock()
 	stored, err := s.hist.Add(m)
+	var perr error
+	if err == nil {
+		perr = s.persist()
+	}
 	s.mu.Unlock()
 	if err != nil {
 		return sdk.Message{}, fmt.Errorf("add message: %w", err)
 	}
 	s.events.emit(Event{Type: EventMessageAdded, Session: s.id, Message: &stored})
+	if perr != nil {
+		return stored, fmt.Errorf("add message: %w", perr)
+	}
 	return stored, nil
 }
 
@@ -170,12 +187,18 @@ func (s *Session) FormatHistory(opts history.FormatOptions) string {
 	return s.hist.Format(opts)
 }
 
-// ClearHistory removes every message.
-func (s *Session) ClearHistory() {
+// ClearHistory removes every message. The error is only ever a failure to
+// save the state (ErrNotPersisted): the history is cleared regardless.
+func (s *Session) ClearHistory() error {
 	s.mu.Lock()
 	s.hist.Clear()
+	err := s.persist()
 	s.mu.Unlock()
 	s.events.emit(Event{Type: EventHistoryCleared, Session: s.id})
+	if err != nil {
+		return fmt.Errorf("clear history: %w", err)
+	}
+	return nil
 }
 
 // SetStrategy switches the compaction strategy at run time.
@@ -191,6 +214,9 @@ func (s *Session) SetStrategy(cfg StrategyConfig) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cfg.Strategy, s.strategy = cfg, st
+	if err := s.persist(); err != nil {
+		return fmt.Errorf("set strategy: %w", err)
+	}
 	return nil
 }
 
@@ -211,7 +237,8 @@ func (s *Session) Plugins() []string {
 // Apply runs op with JSON args on the bound plugin named plugin. An unknown
 // plugin is an error naming it; the plugin's own errors (sdk.ErrUnknownOp,
 // sdk.ErrInvalidArgs, sdk.ErrNotFound) pass through for errors.Is. The
-// plugin's cached component is invalidated.
+// plugin's cached component is invalidated. With a store, an error
+// wrapping ErrNotPersisted comes with the op's result: the op was applied.
 func (s *Session) Apply(ctx context.Context, plugin, op string, args json.RawMessage) (json.RawMessage, error) {
 	if len(args) > 0 && !json.Valid(args) {
 		return nil, fmt.Errorf("apply %s.%s: %w", plugin, op, sdk.InvalidArgs("args are not valid JSON"))
@@ -223,6 +250,7 @@ func (s *Session) Apply(ctx context.Context, plugin, op string, args json.RawMes
 		return nil, fmt.Errorf("apply %s.%s: %w", plugin, op, err)
 	}
 	slot.fresh = false
+	s.forgetState(plugin)
 	out, err := callWithDeadline(ctx, slot.binding.Timeout, func(ctx context.Context) (json.RawMessage, error) {
 		return slot.binding.Plugin.Apply(ctx, s.id, op, args)
 	})
@@ -231,6 +259,9 @@ func (s *Session) Apply(ctx context.Context, plugin, op string, args json.RawMes
 			s.events.emit(Event{Type: EventPluginFailed, Session: s.id, Plugin: plugin, Err: err})
 		}
 		return nil, fmt.Errorf("apply %s.%s: %w", plugin, op, err)
+	}
+	if err := s.persist(); err != nil {
+		return out, fmt.Errorf("apply %s.%s: %w", plugin, op, err)
 	}
 	return out, nil
 }
@@ -278,6 +309,9 @@ func (s *Session) ReportUsage(prompt, completion int) error {
 		}
 		s.usage.Calibration = min(max(float64(prompt)/float64(s.usage.LastCounted), lower), 4)
 	}
+	if err := s.persist(); err != nil {
+		return fmt.Errorf("report usage: %w", err)
+	}
 	return nil
 }
 
@@ -313,10 +347,14 @@ func (s *Session) Restart() (RestartPlan, error) {
 		add(m)
 	}
 	s.pressure = pressureState{}
+	perr := s.persist()
 	s.mu.Unlock()
 	s.events.emit(Event{Type: EventHistoryCleared, Session: s.id})
 	if err != nil {
-		return plan, fmt.Errorf("restart: carry over: %w", err)
+		return plan, fmt.Errorf("restart: carry over: %w", errors.Join(err, perr))
+	}
+	if perr != nil {
+		return plan, fmt.Errorf("restart: %w", perr)
 	}
 	return plan, nil
 }

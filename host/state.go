@@ -49,6 +49,12 @@ type pluginState struct {
 func (s *Session) ExportState(ctx context.Context) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.exportLocked(ctx, s.pluginState)
+}
+
+// exportLocked exports the session with stateOf giving each stateful
+// plugin's state; the caller holds s.mu.
+func (s *Session) exportLocked(ctx context.Context, stateOf func(context.Context, *pluginSlot) ([]byte, error)) ([]byte, error) {
 	hist, err := s.hist.State()
 	if err != nil {
 		return nil, fmt.Errorf("export %q: history: %w", s.id, err)
@@ -62,7 +68,7 @@ func (s *Session) ExportState(ctx context.Context) ([]byte, error) {
 		if !p.info.HasCapability(sdk.CapState) {
 			continue
 		}
-		b, err := s.pluginState(ctx, p)
+		b, err := stateOf(ctx, p)
 		if err != nil {
 			return nil, fmt.Errorf("export %q: plugin %q: %w", s.id, p.binding.Name, err)
 		}
@@ -91,8 +97,14 @@ func (s *Session) restorePlugin(ctx context.Context, p *pluginSlot, b []byte) er
 // RestoreState replaces the session's state with an exported one (possibly
 // from another session id). Invalid state is rejected before anything
 // changes; if a plugin rejects its state, the plugins already restored are
-// rolled back and the session is unchanged.
+// rolled back and the session is unchanged. With a store, an error
+// wrapping ErrNotPersisted means the state was restored but not saved.
 func (s *Session) RestoreState(ctx context.Context, data []byte) error {
+	return s.restore(ctx, data, true)
+}
+
+// restore is RestoreState; persist saves the restored state to the store.
+func (s *Session) restore(ctx context.Context, data []byte, persist bool) error {
 	var st sessionState
 	if err := json.Unmarshal(data, &st); err != nil {
 		return fmt.Errorf("restore %q: %w", s.id, err)
@@ -129,6 +141,7 @@ func (s *Session) RestoreState(ctx context.Context, data []byte) error {
 	if err := hist.Restore(st.History); err != nil {
 		return fmt.Errorf("restore %q: history: %w", s.id, err)
 	}
+	s.known = map[string]knownState{}
 	if err := s.restorePlugins(ctx, slots, st.Plugins); err != nil {
 		return fmt.Errorf("restore %q: %w", s.id, err)
 	}
@@ -137,6 +150,11 @@ func (s *Session) RestoreState(ctx context.Context, data []byte) error {
 	s.input = countedText{st.Input, s.counter.Count(st.Input)}
 	s.cfg.Strategy, s.strategy = strategyCfg, strategy
 	s.hist, s.usage, s.pressure = hist, st.Usage, st.Pressure
+	if persist {
+		if err := s.persist(); err != nil {
+			return fmt.Errorf("restore %q: %w", s.id, err)
+		}
+	}
 	return nil
 }
 

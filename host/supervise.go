@@ -38,17 +38,23 @@ type Supervisor struct {
 	opts   SuperviseOptions
 	info   sdk.PluginInfo
 
-	mu       sync.Mutex // guards current, gen, config, states
-	current  ContextPlugin
-	gen      int
-	config   json.RawMessage
-	states   map[string][]byte
+	mu      sync.Mutex // guards current, gen, config, states
+	current ContextPlugin
+	gen     int
+	config  json.RawMessage
+	states  map[string][]byte
+	// exact: states[session] is what State returned after the last call
+	// that could change the session (see KeptState).
+	exact    map[string]bool
 	restarts int
 
 	restartMu sync.Mutex // serializes relaunches
 }
 
-var _ ContextPlugin = (*Supervisor)(nil)
+var (
+	_ ContextPlugin = (*Supervisor)(nil)
+	_ StateKeeper   = (*Supervisor)(nil)
+)
 
 // Supervise launches the plugin and returns its supervisor.
 func Supervise(ctx context.Context, name string, launch LaunchFunc, opts SuperviseOptions) (*Supervisor, error) {
@@ -68,7 +74,7 @@ func Supervise(ctx context.Context, name string, launch LaunchFunc, opts Supervi
 	if err != nil {
 		return nil, fmt.Errorf("launch plugin %q: %w", name, err)
 	}
-	return &Supervisor{name: name, launch: launch, opts: opts, info: p.Info(), current: p, states: map[string][]byte{}}, nil
+	return &Supervisor{name: name, launch: launch, opts: opts, info: p.Info(), current: p, states: map[string][]byte{}, exact: map[string]bool{}}, nil
 }
 
 // Supervise is the package-level Supervise with plugin-restarted events
@@ -126,6 +132,7 @@ func (s *Supervisor) relaunch(ctx context.Context, gen int, cause error) error {
 		if err == nil {
 			s.mu.Lock()
 			s.current, s.gen, s.restarts = p, s.gen+1, s.restarts+1
+			clear(s.exact) // a restored state is not necessarily what State returns
 			s.mu.Unlock()
 			s.opts.Logger.Warn("plugin restarted", "plugin", s.name, "attempt", attempt, "cause", cause)
 			if s.opts.OnRestart != nil {
@@ -185,15 +192,37 @@ func (s *Supervisor) snapshot(ctx context.Context, session string) {
 	b, err := do(ctx, s, func(p ContextPlugin) ([]byte, error) { return p.State(ctx, session) })
 	if err != nil {
 		s.opts.Logger.Warn("plugin state snapshot failed", "plugin", s.name, "session", session, "error", err)
+		s.inexact(session)
 		return
 	}
-	s.keep(session, b)
+	s.keep(session, b, true)
 }
 
-func (s *Supervisor) keep(session string, b []byte) {
+// keep keeps b as the session's state; exact: b is what State returned.
+func (s *Supervisor) keep(session string, b []byte, exact bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.states[session] = append([]byte(nil), b...)
+	s.exact[session] = exact
+}
+
+// inexact marks the session's kept state as possibly out of date.
+func (s *Supervisor) inexact(session string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.exact, session)
+}
+
+// KeptState returns the session's kept state when it is exactly what State
+// would return now: fetched by State after the last Apply or Compact, with
+// no Prepared, Restore, failed call or relaunch since.
+func (s *Supervisor) KeptState(session string) ([]byte, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.exact[session] {
+		return nil, false
+	}
+	return append([]byte(nil), s.states[session]...), true
 }
 
 // Info returns the plugin's description (from its first launch).
@@ -217,6 +246,7 @@ func (s *Supervisor) Component(ctx context.Context, session, encoding string) (*
 
 // Compact compacts the session's component and snapshots its state.
 func (s *Supervisor) Compact(ctx context.Context, session string, req sdk.CompactRequest) (sdk.CompactResult, error) {
+	s.inexact(session)
 	r, err := do(ctx, s, func(p ContextPlugin) (sdk.CompactResult, error) { return p.Compact(ctx, session, req) })
 	if err == nil {
 		s.snapshot(ctx, session)
@@ -226,6 +256,7 @@ func (s *Supervisor) Compact(ctx context.Context, session string, req sdk.Compac
 
 // Apply runs an op and snapshots the session's state.
 func (s *Supervisor) Apply(ctx context.Context, session, op string, args json.RawMessage) (json.RawMessage, error) {
+	s.inexact(session)
 	r, err := do(ctx, s, func(p ContextPlugin) (json.RawMessage, error) { return p.Apply(ctx, session, op, args) })
 	if err == nil {
 		s.snapshot(ctx, session)
@@ -235,6 +266,7 @@ func (s *Supervisor) Apply(ctx context.Context, session, op string, args json.Ra
 
 // Prepared forwards the prepared notification.
 func (s *Supervisor) Prepared(ctx context.Context, session string, budget sdk.Budget) error {
+	s.inexact(session)
 	_, err := do(ctx, s, func(p ContextPlugin) (struct{}, error) { return struct{}{}, p.Prepared(ctx, session, budget) })
 	return err
 }
@@ -246,9 +278,10 @@ func (s *Supervisor) State(ctx context.Context, session string) ([]byte, error) 
 
 // Restore restores the session's state and keeps it as the last known one.
 func (s *Supervisor) Restore(ctx context.Context, session string, state []byte) error {
+	s.inexact(session)
 	_, err := do(ctx, s, func(p ContextPlugin) (struct{}, error) { return struct{}{}, p.Restore(ctx, session, state) })
 	if err == nil {
-		s.keep(session, state)
+		s.keep(session, state, false)
 	}
 	return err
 }
@@ -257,6 +290,7 @@ func (s *Supervisor) Restore(ctx context.Context, session string, state []byte) 
 func (s *Supervisor) EndSession(ctx context.Context, session string) error {
 	s.mu.Lock()
 	delete(s.states, session)
+	delete(s.exact, session)
 	s.mu.Unlock()
 	_, err := do(ctx, s, func(p ContextPlugin) (struct{}, error) { return struct{}{}, p.EndSession(ctx, session) })
 	return err

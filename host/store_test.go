@@ -1,0 +1,493 @@
+package host_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/host/plaintext"
+	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/tokenizer"
+)
+
+// notesPlugin is a small stateful plugin: its component is the lines
+// added with the "add" op; Compact drops the oldest half; every Prepared
+// hook is counted in the state.
+type notesPlugin struct{ name string }
+
+func (p notesPlugin) Describe() sdk.PluginInfo {
+	return sdk.PluginInfo{Name: p.name, Priority: 9, Compactable: true}
+}
+
+func (p notesPlugin) NewSession(string) sdk.Session { return &notesSession{name: p.name} }
+
+type notesSession struct {
+	name     string
+	Lines    []string `json:"lines"`
+	Prepares int      `json:"prepares"`
+}
+
+func (s *notesSession) Component(context.Context, string) (*sdk.Component, error) {
+	if len(s.Lines) == 0 {
+		return nil, nil
+	}
+	return &sdk.Component{Name: s.name, Text: strings.Join(s.Lines, "\n")}, nil
+}
+
+func (s *notesSession) Apply(_ context.Context, op string, args json.RawMessage) (json.RawMessage, error) {
+	if op != "add" {
+		return nil, sdk.UnknownOp(op)
+	}
+	var a struct{ Text string }
+	if err := json.Unmarshal(args, &a); err != nil {
+		return nil, sdk.InvalidArgs("%v", err)
+	}
+	s.Lines = append(s.Lines, a.Text)
+	return json.RawMessage(`{}`), nil
+}
+
+func (s *notesSession) Compact(context.Context, sdk.CompactRequest) (sdk.CompactResult, error) {
+	n := (len(s.Lines) + 1) / 2
+	s.Lines = s.Lines[n:]
+	return sdk.CompactResult{Log: fmt.Sprintf("dropped %d lines", n)}, nil
+}
+
+func (s *notesSession) Prepared(context.Context, sdk.Budget) error { s.Prepares++; return nil }
+
+func (s *notesSession) State() ([]byte, error) { return json.Marshal(s) }
+
+func (s *notesSession) Restore(b []byte) error { return json.Unmarshal(b, s) }
+
+// countingPlugin counts the State calls that reach a plugin.
+type countingPlugin struct {
+	host.ContextPlugin
+	states atomic.Int64
+}
+
+func (c *countingPlugin) State(ctx context.Context, session string) ([]byte, error) {
+	c.states.Add(1)
+	return c.ContextPlugin.State(ctx, session)
+}
+
+// memStore is an in-memory Store that counts saves and can be told to fail.
+type memStore struct {
+	mu    sync.Mutex
+	data  map[string][]byte
+	saves int
+	fail  error
+}
+
+func newMemStore() *memStore { return &memStore{data: map[string][]byte{}} }
+
+func (m *memStore) Save(id string, b []byte) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.fail != nil {
+		return m.fail
+	}
+	m.saves++
+	m.data[id] = append([]byte(nil), b...)
+	return nil
+}
+
+func (m *memStore) Load(id string) ([]byte, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b, ok := m.data[id]
+	if !ok {
+		return nil, fmt.Errorf("load %q: %w", id, host.ErrNotStored)
+	}
+	return b, nil
+}
+
+func (m *memStore) Delete(id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.data, id)
+	return nil
+}
+
+// storeRig is a session's plugins: "notes" supervised (its State calls
+// counted under the supervisor) and "extra" in-process without one.
+type storeRig struct {
+	notes *countingPlugin
+	cfg   host.Config
+}
+
+func newStoreRig(t *testing.T, h *host.Host) *storeRig {
+	t.Helper()
+	notes := &countingPlugin{ContextPlugin: sdk.NewLocalPlugin(notesPlugin{name: "notes"})}
+	sup, err := h.Supervise(context.Background(), "notes", func(context.Context) (host.ContextPlugin, error) { return notes, nil }, host.SuperviseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := sdk.NewLocalPlugin(notesPlugin{name: "extra"})
+	return &storeRig{notes: notes, cfg: host.Config{
+		Window: 400, Reserved: 50, Encoding: tokenizer.Approximate,
+		Plugins: []host.PluginBinding{
+			{Name: "notes", Plugin: sup},
+			{Name: "extra", Plugin: extra},
+		},
+		Assembler: plaintext.New(), Format: "text",
+	}}
+}
+
+func addNote(ctx context.Context, s *host.Session, plugin, text string) error {
+	args, _ := json.Marshal(map[string]string{"text": text})
+	_, err := s.Apply(ctx, plugin, "add", args)
+	return err
+}
+
+// storeSteps is one call of every kind that changes a session.
+func storeSteps(snapshot *[]byte) []struct {
+	name string
+	call func(ctx context.Context, s *host.Session) error
+} {
+	long := strings.Repeat("a long note that takes room in the budget ", 6)
+	return []struct {
+		name string
+		call func(ctx context.Context, s *host.Session) error
+	}{
+		{"SetSystemPrompt", func(_ context.Context, s *host.Session) error { return s.SetSystemPrompt("be brief") }},
+		{"SetInstructions", func(_ context.Context, s *host.Session) error { return s.SetInstructions("use Go") }},
+		{"SetInput", func(_ context.Context, s *host.Session) error { return s.SetInput("fix the bug") }},
+		{"AddMessage", func(_ context.Context, s *host.Session) error {
+			_, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "hello " + long})
+			return err
+		}},
+		{"Apply supervised", func(ctx context.Context, s *host.Session) error { return addNote(ctx, s, "notes", long) }},
+		{"Apply in-process", func(ctx context.Context, s *host.Session) error { return addNote(ctx, s, "extra", long) }},
+		{"Prepare", func(ctx context.Context, s *host.Session) error {
+			_, err := s.Prepare(ctx, sdk.AgentIdentity{})
+			return err
+		}},
+		{"ReportUsage", func(_ context.Context, s *host.Session) error { return s.ReportUsage(120, 30) }},
+		{"Apply again", func(ctx context.Context, s *host.Session) error { return addNote(ctx, s, "notes", long+"2") }},
+		{"Apply before Compact", func(ctx context.Context, s *host.Session) error { return addNote(ctx, s, "extra", strings.Repeat(long, 4)) }},
+		{"Compact", func(ctx context.Context, s *host.Session) error {
+			r, err := s.Compact(ctx)
+			if err == nil && (r == nil || len(r.Steps) == 0 || r.Steps[0].Action != "compact") {
+				return fmt.Errorf("no plugin was compacted: %v", r)
+			}
+			return err
+		}},
+		{"ExportState (snapshot)", func(ctx context.Context, s *host.Session) error {
+			b, err := s.ExportState(ctx)
+			*snapshot = b
+			return err
+		}},
+		{"SetStrategy", func(_ context.Context, s *host.Session) error {
+			return s.SetStrategy(host.StrategyConfig{Name: host.StrategyGraduated})
+		}},
+		{"Prepare graduated", func(ctx context.Context, s *host.Session) error {
+			_, err := s.Prepare(ctx, sdk.AgentIdentity{})
+			return err
+		}},
+		{"Restart", func(_ context.Context, s *host.Session) error { _, err := s.Restart(); return err }},
+		{"ClearHistory", func(_ context.Context, s *host.Session) error { return s.ClearHistory() }},
+		{"RestoreState", func(ctx context.Context, s *host.Session) error { return s.RestoreState(ctx, *snapshot) }},
+	}
+}
+
+// TestPersistAfterEachCall: after every call that changes the session, the
+// store holds exactly what a fresh ExportState gives.
+func TestPersistAfterEachCall(t *testing.T) {
+	ctx := context.Background()
+	store := newMemStore()
+	h := host.New(host.Options{Store: store})
+	rig := newStoreRig(t, h)
+	s, err := h.NewSession("s1", rig.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snapshot []byte
+	for _, step := range storeSteps(&snapshot) {
+		before := store.saves
+		if err := step.call(ctx, s); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if strings.HasPrefix(step.name, "ExportState") {
+			if store.saves != before {
+				t.Errorf("%s saved the state; it changes nothing", step.name)
+			}
+			continue
+		}
+		if store.saves != before+1 {
+			t.Errorf("%s: %d saves, want 1", step.name, store.saves-before)
+		}
+		stored, err := store.Load("s1")
+		if err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		fresh, err := s.ExportState(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(string(fresh), string(stored)); diff != "" {
+			t.Errorf("%s: stored state differs from a fresh export (-fresh +stored):\n%s", step.name, diff)
+		}
+	}
+}
+
+// TestPersistReusesKeptState: saving after a call does not ask a plugin
+// for its state again when nothing could have changed it, nor when its
+// supervisor already fetched it after an Apply.
+func TestPersistReusesKeptState(t *testing.T) {
+	ctx := context.Background()
+	h := host.New(host.Options{Store: newMemStore()})
+	rig := newStoreRig(t, h)
+	s, err := h.NewSession("s1", rig.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetInput("first"); err != nil { // first save: the state is fetched once
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		call       func() error
+		wantStates int64
+	}{
+		{"core calls need no plugin state", func() error {
+			for i := range 5 {
+				if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: fmt.Sprint("m", i)}); err != nil {
+					return err
+				}
+			}
+			return s.ReportUsage(10, 1)
+		}, 0},
+		{"an Apply costs only the supervisor's snapshot", func() error { return addNote(ctx, s, "notes", "x") }, 1},
+		{"an Apply on another plugin costs nothing here", func() error { return addNote(ctx, s, "extra", "y") }, 0},
+		{"a Prepared hook makes the state unknown", func() error {
+			_, err := s.Prepare(ctx, sdk.AgentIdentity{})
+			return err
+		}, 1},
+	}
+	for _, tt := range tests {
+		before := rig.notes.states.Load()
+		if err := tt.call(); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if got := rig.notes.states.Load() - before; got != tt.wantStates {
+			t.Errorf("%s: %d State calls, want %d", tt.name, got, tt.wantStates)
+		}
+	}
+}
+
+// TestRestoreIntoNewHost: a session opened from the store in a new host
+// (new plugin instances) prepares byte-identical payloads.
+func TestRestoreIntoNewHost(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	storeA, err := host.NewFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := host.New(host.Options{Store: storeA})
+	sa, err := a.NewSession("run/1", newStoreRig(t, a).cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snapshot []byte
+	for _, step := range storeSteps(&snapshot)[:11] { // up to Compact
+		if err := step.call(ctx, sa); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+	}
+
+	storeB, err := host.NewFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := host.New(host.Options{Store: storeB})
+	cfgB := newStoreRig(t, b).cfg
+	if _, err := b.NewSession("run/1", cfgB); !errors.Is(err, host.ErrStored) {
+		t.Fatalf("NewSession over a stored session: %v, want ErrStored", err)
+	}
+	sb, restored, err := b.OpenSession(ctx, "run/1", cfgB)
+	if err != nil || !restored {
+		t.Fatalf("OpenSession: restored %v, %v", restored, err)
+	}
+	for turn := range 3 {
+		var payloads [2][]byte
+		for i, s := range []*host.Session{sa, sb} {
+			if err := addNote(ctx, s, "notes", fmt.Sprint("turn ", turn)); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleAssistant, Content: fmt.Sprint("answer ", turn)}); err != nil {
+				t.Fatal(err)
+			}
+			p, err := s.Prepare(ctx, sdk.AgentIdentity{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			payloads[i] = p.Payload
+		}
+		if len(payloads[0]) == 0 || !bytes.Equal(payloads[0], payloads[1]) {
+			t.Fatalf("turn %d: payloads differ:\n%s", turn, cmp.Diff(string(payloads[0]), string(payloads[1])))
+		}
+	}
+
+	if err := b.EndSession(ctx, "run/1"); err != nil {
+		t.Fatal(err)
+	}
+	if stored, err := b.Stored("run/1"); err != nil || stored {
+		t.Errorf("after EndSession: stored %v, %v", stored, err)
+	}
+	c := host.New(host.Options{Store: storeB})
+	if _, restored, err := c.OpenSession(ctx, "run/1", newStoreRig(t, c).cfg); err != nil || restored {
+		t.Errorf("OpenSession after EndSession: restored %v, %v; want a new session", restored, err)
+	}
+}
+
+// TestFailingStoreSurfacesError: a call whose state cannot be saved
+// returns an error wrapping ErrNotPersisted, and its change is applied.
+func TestFailingStoreSurfacesError(t *testing.T) {
+	ctx := context.Background()
+	store := newMemStore()
+	h := host.New(host.Options{Store: store})
+	rig := newStoreRig(t, h)
+	s, err := h.NewSession("s1", rig.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.fail = errors.New("disk full")
+	tests := []struct {
+		name    string
+		call    func() error
+		applied func() bool
+	}{
+		{"AddMessage", func() error {
+			_, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "hi"})
+			return err
+		}, func() bool { return len(s.History()) == 1 }},
+		{"SetInput", func() error { return s.SetInput("in") }, func() bool { return s.Input() == "in" }},
+		{"Apply", func() error { return addNote(ctx, s, "notes", "n") }, func() bool {
+			p, _ := s.Prepare(ctx, sdk.AgentIdentity{})
+			return p != nil && strings.Contains(string(p.Payload), "n")
+		}},
+		{"ReportUsage", func() error { return s.ReportUsage(5, 7) }, func() bool { _, c, _ := s.Usage(); return c == 7 }},
+		{"ClearHistory", func() error { return s.ClearHistory() }, func() bool { return len(s.History()) == 0 }},
+	}
+	for _, tt := range tests {
+		err := tt.call()
+		if !errors.Is(err, host.ErrNotPersisted) || !strings.Contains(err.Error(), "disk full") ||
+			!strings.Contains(err.Error(), "applied but not persisted") {
+			t.Errorf("%s: error %v, want ErrNotPersisted naming the cause", tt.name, err)
+		}
+		if !tt.applied() {
+			t.Errorf("%s: the change was not applied", tt.name)
+		}
+	}
+	if _, err := s.Prepare(ctx, sdk.AgentIdentity{}); !errors.Is(err, host.ErrNotPersisted) {
+		t.Errorf("Prepare: %v, want ErrNotPersisted", err)
+	}
+}
+
+func TestFileStore(t *testing.T) {
+	dir := t.TempDir()
+	fs, err := host.NewFileStore(filepath.Join(dir, "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{"replay", "Replay", "a/b", "../escape", ".", "..", ".hidden", "a.json", "with space", "ü", "%41", "A",
+		"\x00nul", strings.Repeat("x", 300), strings.Repeat("x", 299) + "y", strings.Repeat("/", 120)}
+	paths := map[string]string{}
+	for _, id := range ids {
+		p := fs.Path(id)
+		if filepath.Dir(p) != fs.Dir() {
+			t.Errorf("id %q: path %q is not directly in the store", id, p)
+		}
+		name := filepath.Base(p)
+		if strings.HasPrefix(name, ".") || len(name) > 255 || strings.ContainsAny(name, "/\\\x00:") {
+			t.Errorf("id %q: unsafe file name %q", id, name)
+		}
+		if other, dup := paths[strings.ToLower(name)]; dup {
+			t.Errorf("ids %q and %q share the file name %q (case-insensitively)", id, other, name)
+		}
+		paths[strings.ToLower(name)] = id
+		if _, err := fs.Load(id); !errors.Is(err, host.ErrNotStored) {
+			t.Errorf("id %q: Load before Save: %v, want ErrNotStored", id, err)
+		}
+		want := []byte(fmt.Sprintf(`{"id":%q}`, id))
+		if err := fs.Save(id, want); err != nil {
+			t.Fatalf("id %q: %v", id, err)
+		}
+	}
+	for _, id := range ids {
+		got, err := fs.Load(id)
+		if err != nil || string(got) != fmt.Sprintf(`{"id":%q}`, id) {
+			t.Errorf("id %q: Load = %q, %v", id, got, err)
+		}
+	}
+	entries, err := os.ReadDir(fs.Dir())
+	if err != nil || len(entries) != len(ids) {
+		t.Errorf("store holds %d files, want %d (%v)", len(entries), len(ids), err)
+	}
+	for _, id := range ids {
+		if err := fs.Delete(id); err != nil {
+			t.Errorf("Delete %q: %v", id, err)
+		}
+		if err := fs.Delete(id); err != nil {
+			t.Errorf("second Delete %q: %v", id, err)
+		}
+	}
+	if entries, _ := os.ReadDir(fs.Dir()); len(entries) != 0 {
+		t.Errorf("%d files left after deleting every session", len(entries))
+	}
+}
+
+// TestFileStoreReadersSeeWholeStates: a reader never sees a partly written
+// state while another goroutine replaces it again and again.
+func TestFileStoreReadersSeeWholeStates(t *testing.T) {
+	fs, err := host.NewFileStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	versions := [][]byte{bytes.Repeat([]byte("a"), 1<<18), bytes.Repeat([]byte("b"), 1<<19)}
+	if err := fs.Save("s", versions[0]); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		for i := range 40 {
+			if err := fs.Save("s", versions[i%2]); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for reading := true; reading; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			reading = false
+		default:
+		}
+		got, err := fs.Load("s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, versions[0]) && !bytes.Equal(got, versions[1]) {
+			t.Fatalf("read a partial state of %d bytes", len(got))
+		}
+	}
+	entries, _ := os.ReadDir(fs.Dir())
+	if len(entries) != 1 {
+		t.Errorf("%d files in the store, want only the state (no temporary files)", len(entries))
+	}
+}
