@@ -19,22 +19,22 @@ func benchSession(b *testing.B, n int) *Session {
 	h := New(Options{})
 	s, err := h.NewSession("bench", Config{Encoding: tokenizer.CL100kBase, Window: 1100, Reserved: 100,
 		Plugins: []PluginBinding{bind("mem", newFake("mem", 8, true)), bind("plan", newFake("plan", 1, false))}})
-	must2(b, err)
-	must2(b, s.SetSystemPrompt("You are a careful coding agent."))
+	must(b, err)
+	must(b, s.SetSystemPrompt("You are a careful coding agent."))
 	for i := range n {
 		role := sdk.RoleUser
 		if i%2 == 1 {
 			role = sdk.RoleAssistant
 		}
 		_, err := s.AddMessage(sdk.Message{Role: role, Content: fmt.Sprintf("message %d talks about the parser, the lexer and the tests", i)})
-		must2(b, err)
+		must(b, err)
 	}
 	for _, p := range []string{"mem", "plan"} {
 		_, err := s.Apply(context.Background(), p, "add", []byte(`{"text":"a line of plugin content"}`))
-		must2(b, err)
+		must(b, err)
 	}
 	_, err = s.Prepare(context.Background(), sdk.AgentIdentity{})
-	must2(b, err)
+	must(b, err)
 	return s
 }
 
@@ -66,27 +66,27 @@ func BenchmarkCompaction200kTo100k(b *testing.B) {
 		cfg.Plugins = append(cfg.Plugins, bind(f.info.Name, f))
 	}
 	s, err := New(Options{}).NewSession("big", cfg)
-	must2(b, err)
+	must(b, err)
 	line := strings.Repeat("the quick brown fox jumps over the lazy dog ", 20) // ~180 tokens
 	for i := range 600 {
 		_, err := s.AddMessage(sdk.Message{Role: []string{sdk.RoleUser, sdk.RoleAssistant}[i%2], Content: fmt.Sprint(i, line)})
-		must2(b, err)
+		must(b, err)
 	}
 	for _, f := range fakes {
 		for i := range 150 {
 			_, err := s.Apply(ctx, f.info.Name, "add", []byte(fmt.Sprintf(`{"text":"%d %s"}`, i, line)))
-			must2(b, err)
+			must(b, err)
 		}
 	}
 	state, err := s.ExportState(ctx)
-	must2(b, err)
+	must(b, err)
 	calls := 0
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		must2(b, s.RestoreState(ctx, state))
+		must(b, s.RestoreState(ctx, state))
 		before, _, err := s.Budget(ctx)
-		must2(b, err)
+		must(b, err)
 		if before.Used < 190000 {
 			b.Fatalf("session has %d tokens, want ~200k", before.Used)
 		}
@@ -112,7 +112,7 @@ var benchText = func() string {
 func BenchmarkCountRawTiktoken(b *testing.B) {
 	tiktoken.SetBpeLoader(tiktokenloader.NewOfflineLoader())
 	enc, err := tiktoken.GetEncoding(tokenizer.CL100kBase)
-	must2(b, err)
+	must(b, err)
 	tokens := len(enc.Encode(benchText, nil, nil))
 	b.ResetTimer()
 	for range b.N {
@@ -125,7 +125,7 @@ func BenchmarkCountRawTiktoken(b *testing.B) {
 // only tokenization of it.
 func BenchmarkCountHostAddMessage(b *testing.B) {
 	s, err := New(Options{}).NewSession("count", Config{Encoding: tokenizer.CL100kBase})
-	must2(b, err)
+	must(b, err)
 	c, _ := tokenizer.Get(tokenizer.CL100kBase)
 	tokens := c.Count(benchText)
 	b.ResetTimer()

@@ -12,6 +12,14 @@ import (
 	"github.com/ctxhost/ctxhost/tokenizer"
 )
 
+// must fails t at once on a non-nil err.
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // recorder collects events.
 type recorder struct {
 	mu     sync.Mutex

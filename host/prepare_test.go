@@ -258,13 +258,6 @@ func TestEndedSession(t *testing.T) {
 	}
 }
 
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestCalibrationNeverBelowExactCount(t *testing.T) {
 	for _, tc := range []struct {
 		encoding string

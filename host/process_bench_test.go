@@ -20,7 +20,7 @@ import (
 // when b ends.
 func benchLaunch(b *testing.B, name string, kind pluginhost.Kind) *pluginhost.Client {
 	b.Helper()
-	c, err := pluginhost.Launch(context.Background(), pluginhost.Spec{Name: name, Kind: kind, Path: bin[name], Logger: hclog.NewNullLogger()})
+	c, err := pluginhost.Launch(context.Background(), pluginhost.Spec{Name: name, Kind: kind, Path: binary(name), Logger: hclog.NewNullLogger()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func BenchmarkPrepareFirstParty(b *testing.B) {
 	rt := roundTrip(b)
 	var bindings []host.PluginBinding
 	for _, name := range []string{"plan", "memory", "tooloutput"} {
-		procs := &processes{spec: pluginhost.Spec{Name: name, Kind: pluginhost.KindContext, Path: bin[name], Logger: hclog.NewNullLogger()}}
+		procs := &processes{spec: pluginhost.Spec{Name: name, Kind: pluginhost.KindContext, Path: binary(name), Logger: hclog.NewNullLogger()}}
 		b.Cleanup(procs.closeAll)
 		sup, err := host.Supervise(context.Background(), name, procs.launch, host.SuperviseOptions{})
 		if err != nil {
@@ -187,7 +187,7 @@ func BenchmarkPrepareKit(b *testing.B) {
 			for _, name := range names {
 				var p host.ContextPlugin
 				if variant == "process" {
-					procs := &processes{spec: pluginhost.Spec{Name: name, Kind: pluginhost.KindContext, Path: bin["probe"], Logger: hclog.NewNullLogger()}}
+					procs := &processes{spec: pluginhost.Spec{Name: name, Kind: pluginhost.KindContext, Path: binary("probe"), Logger: hclog.NewNullLogger()}}
 					b.Cleanup(procs.closeAll)
 					sup, err := host.Supervise(context.Background(), name, procs.launch, host.SuperviseOptions{})
 					if err != nil {

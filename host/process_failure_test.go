@@ -22,7 +22,7 @@ import (
 // with extra environment env, and kills its processes when t ends.
 func supervised(t *testing.T, h *host.Host, name string, env ...string) (*host.Supervisor, *processes) {
 	t.Helper()
-	procs := &processes{spec: pluginhost.Spec{Name: name, Kind: pluginhost.KindContext, Path: bin[name], Env: env, Logger: hclog.NewNullLogger()}}
+	procs := &processes{spec: pluginhost.Spec{Name: name, Kind: pluginhost.KindContext, Path: binary(name), Env: env, Logger: hclog.NewNullLogger()}}
 	t.Cleanup(procs.closeAll)
 	sup, err := h.Supervise(context.Background(), name, procs.launch, host.SuperviseOptions{InitialBackoff: 10 * time.Millisecond})
 	if err != nil {
@@ -31,18 +31,23 @@ func supervised(t *testing.T, h *host.Host, name string, env ...string) (*host.S
 	return sup, procs
 }
 
-// restartEvents counts plugin-restarted events of h.
-func restartEvents(h *host.Host) func() int {
+// watch collects the events of type typ that h emits; the function it
+// returns gives those collected so far.
+func watch(h *host.Host, typ host.EventType) func() []host.Event {
 	var mu sync.Mutex
-	n := 0
+	var events []host.Event
 	h.Subscribe(func(e host.Event) {
-		if e.Type == host.EventPluginRestarted {
+		if e.Type == typ {
 			mu.Lock()
-			n++
+			events = append(events, e)
 			mu.Unlock()
 		}
 	})
-	return func() int { mu.Lock(); defer mu.Unlock(); return n }
+	return func() []host.Event {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]host.Event(nil), events...)
+	}
 }
 
 func apply(t *testing.T, s *host.Session, plugin, op, args string) {
@@ -78,7 +83,7 @@ func componentText(p *host.Prepared, name string) (string, bool) {
 func TestKillPluginDuringPrepare(t *testing.T) {
 	dir := t.TempDir()
 	h := host.New(host.Options{})
-	restarts := restartEvents(h)
+	restarts := watch(h, host.EventPluginRestarted)
 	sup, procs := supervised(t, h, "probe", kit.EnvDir+"="+dir)
 	s, err := h.NewSession("s1", host.Config{Plugins: []host.PluginBinding{{Name: "probe", Plugin: sup, Required: true, Timeout: 10 * time.Second}}})
 	if err != nil {
@@ -121,8 +126,8 @@ func TestKillPluginDuringPrepare(t *testing.T) {
 	if len(r.p.Warnings) != 0 {
 		t.Errorf("warnings %v", r.p.Warnings)
 	}
-	if procs.current() == victim || sup.Restarts() != 1 || restarts() != 1 {
-		t.Errorf("restarts %d, events %d", sup.Restarts(), restarts())
+	if procs.current() == victim || sup.Restarts() != 1 || len(restarts()) != 1 {
+		t.Errorf("restarts %d, events %d", sup.Restarts(), len(restarts()))
 	}
 	if got, _ := componentText(prepare(t, s), "probe"); got != "second version" {
 		t.Errorf("next prepare: %q", got)
@@ -133,7 +138,7 @@ func TestKillPluginDuringPrepare(t *testing.T) {
 // answering is relaunched at the next prepare with its state restored.
 func TestPluginExitsBetweenTurns(t *testing.T) {
 	h := host.New(host.Options{})
-	restarts := restartEvents(h)
+	restarts := watch(h, host.EventPluginRestarted)
 	sup, procs := supervised(t, h, "probe")
 	s, err := h.NewSession("s1", host.Config{Plugins: []host.PluginBinding{{Name: "probe", Plugin: sup, Timeout: 10 * time.Second}}})
 	if err != nil {
@@ -148,8 +153,8 @@ func TestPluginExitsBetweenTurns(t *testing.T) {
 	if got, _ := componentText(p, "probe"); got != "kept across the exit" || len(p.Warnings) != 0 {
 		t.Errorf("after the exit: component %q, warnings %v", got, p.Warnings)
 	}
-	if sup.Restarts() != 1 || restarts() != 1 {
-		t.Errorf("restarts %d, events %d", sup.Restarts(), restarts())
+	if sup.Restarts() != 1 || len(restarts()) != 1 {
+		t.Errorf("restarts %d, events %d", sup.Restarts(), len(restarts()))
 	}
 }
 
@@ -214,15 +219,7 @@ func TestPluginGarbage(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
 			h := host.New(host.Options{})
-			var failed []error
-			var mu sync.Mutex
-			h.Subscribe(func(e host.Event) {
-				if e.Type == host.EventPluginFailed {
-					mu.Lock()
-					failed = append(failed, e.Err)
-					mu.Unlock()
-				}
-			})
+			failed := watch(h, host.EventPluginFailed)
 			sup, _ := supervised(t, h, "probe")
 			s, err := h.NewSession("s1", host.Config{Window: 400, Strategy: host.StrategyConfig{Name: host.StrategyLazy},
 				Plugins: []host.PluginBinding{{Name: "probe", Plugin: sup, Timeout: 10 * time.Second}}})
@@ -235,11 +232,9 @@ func TestPluginGarbage(t *testing.T) {
 			if !strings.Contains(strings.Join(p.Warnings, "\n"), tt.want) {
 				t.Errorf("warnings %q, want one saying %q", p.Warnings, tt.want)
 			}
-			mu.Lock()
-			if len(failed) == 0 || !strings.Contains(failed[0].Error(), tt.want) {
-				t.Errorf("plugin-failed events %v", failed)
+			if events := failed(); len(events) == 0 || !strings.Contains(events[0].Err.Error(), tt.want) {
+				t.Errorf("plugin-failed events %v", events)
 			}
-			mu.Unlock()
 			for _, c := range p.Components {
 				if c.Name == "renamed" || strings.ContainsRune(c.Text, '\uFFFD') || !strings.HasPrefix(text, c.Text) {
 					t.Errorf("nonsense passed on: component %q (%d bytes)", c.Name, len(c.Text))

@@ -3,9 +3,6 @@ package host_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,40 +13,26 @@ import (
 	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/host/pluginhost"
 	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/sdk/plugintest"
 	"github.com/hashicorp/go-hclog"
 )
 
-// bin holds the plugin binaries built by TestMain, by name: the
-// first-party plugins and assembler, and the test plugins of
+// binDir holds the plugin binaries built by TestMain, each named after its
+// package: the first-party plugins and assembler, and the test plugins of
 // testdata/plugins (see kit).
-var bin = map[string]string{}
-
-// planBinary is the first-party plan plugin.
-var planBinary string
+var binDir string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "host-process-test")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	pkgs := map[string]string{}
+	for _, p := range []string{"../plugins/plan", "../plugins/memory", "../plugins/tooloutput", "../plugins/assembler-gemini",
+		"./testdata/plugins/probe", "./testdata/plugins/sleepy", "./testdata/plugins/joiner"} {
+		pkgs[filepath.Base(p)] = p
 	}
-	pkgs := []string{"../plugins/plan", "../plugins/memory", "../plugins/tooloutput", "../plugins/assembler-gemini",
-		"./testdata/plugins/probe", "./testdata/plugins/sleepy", "./testdata/plugins/joiner"}
-	build := exec.Command("go", append([]string{"build", "-o", dir + string(filepath.Separator)}, pkgs...)...)
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build plugins:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	for _, p := range pkgs {
-		bin[filepath.Base(p)] = filepath.Join(dir, filepath.Base(p))
-	}
-	planBinary = bin["plan"]
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	plugintest.MainWithBinaries(m, pkgs, &binDir)
 }
+
+// binary is the path of the plugin binary name (see binDir).
+func binary(name string) string { return filepath.Join(binDir, name) }
 
 // processes launches one plugin binary, as production does, and remembers
 // every process it started, to kill them.
@@ -61,7 +44,7 @@ type processes struct {
 
 // planProcesses launches the plan plugin.
 func planProcesses() *processes {
-	return &processes{spec: pluginhost.Spec{Name: "plan", Kind: pluginhost.KindContext, Path: planBinary, Logger: hclog.NewNullLogger()}}
+	return &processes{spec: pluginhost.Spec{Name: "plan", Kind: pluginhost.KindContext, Path: binary("plan"), Logger: hclog.NewNullLogger()}}
 }
 
 func (p *processes) launch(ctx context.Context) (host.ContextPlugin, error) {
@@ -120,15 +103,7 @@ func TestKillPluginProcess(t *testing.T) {
 	procs := planProcesses()
 	t.Cleanup(procs.closeAll)
 	h := host.New(host.Options{})
-	var restarted []string
-	var mu sync.Mutex
-	h.Subscribe(func(e host.Event) {
-		if e.Type == host.EventPluginRestarted {
-			mu.Lock()
-			restarted = append(restarted, e.Plugin)
-			mu.Unlock()
-		}
-	})
+	restarted := watch(h, host.EventPluginRestarted)
 	sup, err := h.Supervise(ctx, "plan", procs.launch, host.SuperviseOptions{InitialBackoff: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +145,7 @@ func TestKillPluginProcess(t *testing.T) {
 	if got := p.Components[0].Text; got == text || !strings.Contains(got, "patch") {
 		t.Errorf("after a kill during prepare: %q lost the update", got)
 	}
-	if sup.Restarts() != 2 || len(restarted) != 2 {
-		t.Errorf("restarts %d, events %v", sup.Restarts(), restarted)
+	if events := restarted(); sup.Restarts() != 2 || len(events) != 2 {
+		t.Errorf("restarts %d, events %v", sup.Restarts(), events)
 	}
 }

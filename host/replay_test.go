@@ -12,13 +12,6 @@ import (
 	"github.com/ctxhost/ctxhost/transcript"
 )
 
-func must2(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestReplayTrajectories replays every trajectory with a 4,000-token budget:
 // every prepared context must fit and never separate a tool result from
 // its call.

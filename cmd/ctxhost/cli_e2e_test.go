@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxhost/ctxhost/internal/shareddata"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -155,7 +156,11 @@ type tokenVector struct {
 }
 
 func TestTokensVectors(t *testing.T) {
-	data, err := os.ReadFile(sharedData(t, "tokenizer", "vectors.json"))
+	shared, err := shareddata.Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(shared, "tokenizer", "vectors.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ctxhost/ctxhost/internal/shareddata"
+	"github.com/ctxhost/ctxhost/sdk/plugintest"
 )
 
 // binDir holds the ctxhost binary and every plugin binary for the
@@ -36,19 +39,12 @@ func testMain(m *testing.M) int {
 		binDir = dir
 		return m.Run()
 	}
-	dir, err := os.MkdirTemp("", "ctxhost-e2e-")
+	dir, cleanup, err := plugintest.BuildBinaries(binaries)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
-	for name, pkg := range binaries {
-		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg).CombinedOutput()
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", name, err, out)
-			return 1
-		}
-	}
+	defer cleanup()
 	binDir = dir
 	return m.Run()
 }
@@ -87,29 +83,14 @@ func ctxhost(t *testing.T, stdin string, args ...string) result {
 	return result{code: code, stdout: out.String(), stderr: errb.String()}
 }
 
-// moduleRoot walks up from the working directory to the directory with go.mod.
+// moduleRoot is the module root (shareddata.ModuleRoot).
 func moduleRoot(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	root, err := shareddata.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test's directory")
-		}
-		dir = parent
-	}
-}
-
-// sharedData returns ../shared/data beside the module root.
-func sharedData(t *testing.T, elem ...string) string {
-	t.Helper()
-	return filepath.Join(append([]string{moduleRoot(t), "..", "shared", "data"}, elem...)...)
+	return root
 }
 
 // exampleArgs are the flags that point the example config at binDir.

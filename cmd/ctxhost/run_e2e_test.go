@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"cloud.google.com/go/ai/generativelanguage/apiv1beta/generativelanguagepb"
+	"github.com/ctxhost/ctxhost/internal/shareddata"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
@@ -106,9 +107,9 @@ func TestRunExampleClaude(t *testing.T) {
 }
 
 func TestRunTrajectories(t *testing.T) {
-	trajs, err := filepath.Glob(sharedData(t, "trajectories", "*.traj"))
-	if err != nil || len(trajs) == 0 {
-		t.Fatalf("no trajectories under %s: %v", sharedData(t, "trajectories"), err)
+	trajs, err := shareddata.Trajectories()
+	if err != nil {
+		t.Fatal(err)
 	}
 	root := moduleRoot(t)
 	for _, traj := range trajs {

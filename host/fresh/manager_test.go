@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,34 +13,18 @@ import (
 	"github.com/ctxhost/ctxhost/host/plaintext"
 	"github.com/ctxhost/ctxhost/host/pluginhost"
 	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/sdk/plugintest"
 	"github.com/ctxhost/ctxhost/tokenizer"
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
 )
 
-// pluginBinaries are the memory and tooloutput plugins, built by TestMain.
-var pluginBinaries = map[string]string{}
+// binDir holds the memory and tooloutput plugins, each named after its
+// package, built by TestMain.
+var binDir string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "fresh-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	for _, name := range []string{"memory", "tooloutput"} {
-		bin := filepath.Join(dir, "ctxhost-plugin-"+name)
-		build := exec.Command("go", "build", "-o", bin, "../../plugins/"+name)
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "build", name+":", err)
-			os.RemoveAll(dir)
-			os.Exit(1)
-		}
-		pluginBinaries[name] = bin
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	plugintest.MainWithBinaries(m, map[string]string{"memory": "../../plugins/memory", "tooloutput": "../../plugins/tooloutput"}, &binDir)
 }
 
 func launch(t *testing.T, name string) host.ContextPlugin {
@@ -52,7 +33,7 @@ func launch(t *testing.T, name string) host.ContextPlugin {
 	defer cancel()
 	var reg pluginhost.Registry
 	t.Cleanup(reg.KillAll)
-	c, err := reg.Launch(ctx, pluginhost.Spec{Name: name, Kind: pluginhost.KindContext, Path: pluginBinaries[name], Logger: hclog.NewNullLogger()})
+	c, err := reg.Launch(ctx, pluginhost.Spec{Name: name, Kind: pluginhost.KindContext, Path: filepath.Join(binDir, name), Logger: hclog.NewNullLogger()})
 	if err != nil {
 		t.Fatalf("launch %s: %v", name, err)
 	}

@@ -2,9 +2,6 @@ package team
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,34 +10,24 @@ import (
 	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/host/plaintext"
 	"github.com/ctxhost/ctxhost/host/pluginhost"
+	"github.com/ctxhost/ctxhost/sdk/plugintest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
 )
 
-// assemblerBinaries are the first-party assemblers by agent type, built
-// by TestMain.
-var assemblerBinaries = map[string]string{}
+// assemblers names the first-party assembler of each agent type: its
+// package under plugins/ and its binary in binDir.
+var assemblers = map[string]string{TypeClaudeCode: "assembler-claude", TypeOpenAICodex: "assembler-codex", TypeGoogleGemini: "assembler-gemini"}
+
+// binDir holds the assemblers, built by TestMain.
+var binDir string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "team-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+	pkgs := map[string]string{}
+	for _, name := range assemblers {
+		pkgs[name] = "../../plugins/" + name
 	}
-	for typ, pkg := range map[string]string{TypeClaudeCode: "assembler-claude", TypeOpenAICodex: "assembler-codex", TypeGoogleGemini: "assembler-gemini"} {
-		bin := filepath.Join(dir, "ctxhost-"+pkg)
-		build := exec.Command("go", "build", "-o", bin, "../../plugins/"+pkg)
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "build", pkg+":", err)
-			os.RemoveAll(dir)
-			os.Exit(1)
-		}
-		assemblerBinaries[typ] = bin
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	plugintest.MainWithBinaries(m, pkgs, &binDir)
 }
 
 // launchAssemblers starts the three assembler processes for one test.
@@ -51,8 +38,8 @@ func launchAssemblers(t *testing.T) map[string]host.Assembler {
 	var reg pluginhost.Registry
 	t.Cleanup(reg.KillAll)
 	out := map[string]host.Assembler{}
-	for typ, bin := range assemblerBinaries {
-		c, err := reg.Launch(ctx, pluginhost.Spec{Name: typ, Kind: pluginhost.KindAssembler, Path: bin, Logger: hclog.NewNullLogger()})
+	for typ, name := range assemblers {
+		c, err := reg.Launch(ctx, pluginhost.Spec{Name: typ, Kind: pluginhost.KindAssembler, Path: filepath.Join(binDir, name), Logger: hclog.NewNullLogger()})
 		if err != nil {
 			t.Fatalf("launch %s: %v", typ, err)
 		}

@@ -11,20 +11,29 @@ import (
 )
 
 // Dir returns the reference data directory: ../shared/data relative to the
-// module root, found by walking up from the working directory (a test's
-// package directory) to the first directory holding go.mod.
+// module root (ModuleRoot).
 func Dir() (string, error) {
-	dir, err := os.Getwd()
+	root, err := ModuleRoot()
 	if err != nil {
 		return "", fmt.Errorf("shared data: %w", err)
 	}
+	return filepath.Join(root, "..", "shared", "data"), nil
+}
+
+// ModuleRoot returns the module root: the first directory holding go.mod,
+// walking up from the working directory (a test's package directory).
+func ModuleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("module root: %w", err)
+	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "..", "shared", "data"), nil
+			return dir, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", fmt.Errorf("shared data: no go.mod above the working directory")
+			return "", fmt.Errorf("module root: no go.mod above the working directory")
 		}
 		dir = parent
 	}

@@ -7,18 +7,25 @@ import (
 	"testing"
 )
 
-func TestDir(t *testing.T) {
-	dir, err := Dir()
-	if err != nil {
-		t.Fatal(err)
-	}
+// TestModuleRootAndDir runs in internal/shareddata, two levels below the
+// module root.
+func TestModuleRootAndDir(t *testing.T) {
 	wd, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The test runs in internal/shareddata, two levels below the module root.
-	want := filepath.Join(wd, "..", "..", "..", "shared", "data")
-	if filepath.Clean(dir) != filepath.Clean(want) {
+	root, err := ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(wd, "..", ".."); filepath.Clean(root) != filepath.Clean(want) {
+		t.Errorf("ModuleRoot() = %s, want %s", root, want)
+	}
+	dir, err := Dir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(wd, "..", "..", "..", "shared", "data"); filepath.Clean(dir) != filepath.Clean(want) {
 		t.Errorf("Dir() = %s, want %s", dir, want)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "README.md")); err != nil {
@@ -46,6 +53,9 @@ func TestTrajectories(t *testing.T) {
 
 func TestDirWithoutModule(t *testing.T) {
 	t.Chdir(t.TempDir())
+	if _, err := ModuleRoot(); err == nil {
+		t.Error("ModuleRoot() outside a module: want an error")
+	}
 	if _, err := Dir(); err == nil {
 		t.Error("Dir() outside a module: want an error")
 	}
