@@ -13,6 +13,7 @@ func cmdRun(args []string, std stdio) error {
 	var ss sessionSetup
 	ss.cf.register(fs, true)
 	ss.register(fs)
+	ss.store.register(fs)
 	outFile := fs.String("o", "", "write the final payload to FILE instead of stdout")
 	format := fs.String("format", "text", "output: text (budget bars per turn) or json (a record of every turn)")
 	if err := parse(fs, args); err != nil {

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/mattn/go-isatty"
 
+	"github.com/ctxhost/ctxhost/config"
 	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/internal/app"
 	"github.com/ctxhost/ctxhost/transcript"
@@ -19,6 +21,7 @@ import (
 type sessionSetup struct {
 	cf          configFlags
 	inputFormat string
+	store       storeFlags
 }
 
 func (ss *sessionSetup) register(fs interface {
@@ -54,18 +57,74 @@ func (ss *sessionSetup) start(ctx context.Context, path string, std stdio) (*sta
 	if err != nil {
 		return nil, &usageError{err: err}
 	}
-	a, err := app.Start(ctx, cfg, app.Options{Context: ss.cf.context, Logger: app.NewLogger(cfg.Host, std.err)})
+	if err := ss.store.check(cfg); err != nil {
+		return nil, err
+	}
+	a, err := app.Start(ctx, cfg, app.Options{Context: ss.cf.context, Logger: app.NewLogger(cfg.Host, std.err),
+		IgnoreStore: !ss.store.registered})
 	if err != nil {
 		return nil, startError(std.err, cfg, err)
 	}
 	stop := a.KillOnSignal(nil)
-	s, err := a.NewSession("replay")
+	s, err := ss.store.open(ctx, a)
 	if err != nil {
 		stop()
 		a.Close()
 		return nil, err
 	}
 	return &started{app: a, session: s, transcript: t, stop: stop}, nil
+}
+
+// storeFlags are the flags of a command whose session goes through the
+// host block's store (run): which session, and whether to continue it.
+type storeFlags struct {
+	registered bool
+	id         string
+	resume     bool
+}
+
+func (sf *storeFlags) register(fs *flag.FlagSet) {
+	sf.registered = true
+	fs.StringVar(&sf.id, "session", defaultSessionID, "session id (with host { store }: the stored session to create or, with -resume, continue)")
+	fs.BoolVar(&sf.resume, "resume", false, "continue the session stored under -session (needs host { store })")
+}
+
+// defaultSessionID is the session id of a run without -session.
+const defaultSessionID = "replay"
+
+// check rejects flags the configuration cannot honour, before any plugin
+// starts.
+func (sf *storeFlags) check(cfg *config.Config) error {
+	if sf.id == "" {
+		sf.id = defaultSessionID
+	}
+	if sf.resume && cfg.Host.Store == "" {
+		return usageErrorf("-resume needs a store: set host { store = \"DIR\" } in the configuration")
+	}
+	return nil
+}
+
+// open opens the run's session: through the store when there is one (a
+// stored session is an error unless -resume, and -resume needs one), else
+// a new session.
+func (sf *storeFlags) open(ctx context.Context, a *app.App) (*host.Session, error) {
+	if !a.HasStore() {
+		return a.NewSession(sf.id)
+	}
+	stored, err := a.Stored(sf.id)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case stored && !sf.resume:
+		return nil, usageErrorf("session %q already stored; use -resume or another -session", sf.id)
+	case !stored && sf.resume:
+		return nil, usageErrorf("-resume: no session %q stored in %s", sf.id, a.Config.Host.Store)
+	case sf.resume && (a.IsFresh() || a.HasTeam()):
+		return nil, usageErrorf("-resume: fresh profiles and multi-agent runs cannot be resumed (their task contexts and team views are not stored)")
+	}
+	s, _, err := a.OpenSession(ctx, sf.id)
+	return s, err
 }
 
 // progressFunc returns a progress reporter on w when w is a terminal, or nil.

@@ -61,6 +61,9 @@ type Options struct {
 	// Logger is the host's logger (default: NewLogger from the host block,
 	// to stderr).
 	Logger hclog.Logger
+	// IgnoreStore leaves the host block's store closed: sessions are not
+	// saved (for commands that only look, such as inspect).
+	IgnoreStore bool
 }
 
 // Start launches profile opts.Context of cfg: every plugin and assembler it
@@ -81,8 +84,12 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*App, error) 
 	if logger == nil {
 		logger = NewLogger(cfg.Host, os.Stderr)
 	}
+	store, err := openStore(cfg.Host, opts.IgnoreStore)
+	if err != nil {
+		return nil, err
+	}
 	a := &App{Config: cfg, Context: c, Logger: logger, sessionConfig: sc, registry: &pluginhost.Registry{},
-		Host: host.New(host.Options{Logger: logger}), Assemblers: map[string]*Assembler{}}
+		Host: host.New(host.Options{Logger: logger, Store: store}), Assemblers: map[string]*Assembler{}}
 	if err := a.start(ctx); err != nil {
 		a.Close()
 		return nil, err
@@ -215,21 +222,15 @@ func (a *App) SessionConfig() host.Config {
 }
 
 // NewSession creates session id with the profile's configuration, its
-// system prompt and its instructions.
+// system prompt and its instructions. With a store holding state for id it
+// fails with an error wrapping host.ErrStored (see OpenSession).
 func (a *App) NewSession(id string) (*host.Session, error) {
 	s, err := a.Host.NewSession(id, a.SessionConfig())
 	if err != nil {
 		return nil, fmt.Errorf("new session %q: %w", id, err)
 	}
-	if a.Context.SystemPrompt != "" {
-		if err := s.SetSystemPrompt(a.Context.SystemPrompt); err != nil {
-			return nil, fmt.Errorf("set system prompt: %w", err)
-		}
-	}
-	if a.Context.Instructions != "" {
-		if err := s.SetInstructions(a.Context.Instructions); err != nil {
-			return nil, fmt.Errorf("set instructions: %w", err)
-		}
+	if err := a.initSession(s); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// storeConfig writes a copy of examples/agent.hcl whose host block keeps
+// sessions in dir/state, and returns its path.
+func storeConfig(t *testing.T, dir string) string {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(moduleRoot(t), "examples", "agent.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const hostBlock = "host {\n"
+	if !bytes.Contains(src, []byte(hostBlock)) {
+		t.Fatal("examples/agent.hcl has no host block to add the store to")
+	}
+	cfg := bytes.Replace(src, []byte(hostBlock), []byte(hostBlock+"  store = \"state\"\n"), 1)
+	path := filepath.Join(dir, "agent.hcl")
+	if err := os.WriteFile(path, cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// splitAtMiddleTurn splits a JSONL transcript after the prepare event in
+// the middle of its prepare events, writing the halves to dir.
+func splitAtMiddleTurn(t *testing.T, transcript, dir string) (first, second string) {
+	t.Helper()
+	data, err := os.ReadFile(transcript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	var prepares []int
+	for i, l := range lines {
+		var ev struct{ Type string }
+		if json.Unmarshal([]byte(l), &ev) == nil && ev.Type == "prepare" {
+			prepares = append(prepares, i)
+		}
+	}
+	if len(prepares) < 4 {
+		t.Fatalf("%s has %d prepare events; too few to split", transcript, len(prepares))
+	}
+	cut := prepares[len(prepares)/2] + 1
+	first, second = filepath.Join(dir, "half1.jsonl"), filepath.Join(dir, "half2.jsonl")
+	for path, part := range map[string][]string{first: lines[:cut], second: lines[cut:]} {
+		if err := os.WriteFile(path, []byte(strings.Join(part, "")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return first, second
+}
+
+// TestRunResumeFromStore: half a transcript in one ctxhost process, the
+// other half resumed from the store in a new one, ends with the same final
+// payload as one full run.
+func TestRunResumeFromStore(t *testing.T) {
+	dir := t.TempDir()
+	transcript := filepath.Join(moduleRoot(t), "examples", "coding-session.jsonl")
+	cfg := storeConfig(t, dir)
+	half1, half2 := splitAtMiddleTurn(t, transcript, dir)
+	args := func(extra ...string) []string {
+		return append([]string{"run", "-config", cfg, "-var", "bin_dir=" + binDir}, extra...)
+	}
+
+	full := filepath.Join(dir, "full.json")
+	if res := ctxhost(t, "", append([]string{"run"}, exampleArgs(t, "-o", full, transcript)...)...); res.code != 0 {
+		t.Fatalf("full run exited %d:\n%s", res.code, res.stderr)
+	}
+	if res := ctxhost(t, "", args("-session", "coding", "-o", filepath.Join(dir, "half1.json"), half1)...); res.code != 0 {
+		t.Fatalf("first half exited %d:\n%s", res.code, res.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "state", "coding.json")); err != nil {
+		t.Fatalf("first half left no stored session: %v", err)
+	}
+	resumed := filepath.Join(dir, "resumed.json")
+	if res := ctxhost(t, "", args("-session", "coding", "-resume", "-o", resumed, half2)...); res.code != 0 {
+		t.Fatalf("resumed half exited %d:\n%s", res.code, res.stderr)
+	}
+	want, err := os.ReadFile(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(resumed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) == 0 || !bytes.Equal(got, want) {
+		t.Errorf("resumed final payload (%d bytes) differs from the full run's (%d bytes)", len(got), len(want))
+	}
+
+	errorCases := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"a stored session without -resume", args("-session", "coding", half2), `session "coding" already stored; use -resume or another -session`},
+		{"-resume of a session never stored", args("-session", "other", "-resume", half2), `no session "other" stored`},
+		{"-resume without a store", append([]string{"run"}, exampleArgs(t, "-resume", half2)...), "-resume needs a store"},
+	}
+	for _, tc := range errorCases {
+		t.Run(tc.name, func(t *testing.T) {
+			res := ctxhost(t, "", tc.args...)
+			if res.code == 0 || !strings.Contains(res.stderr, tc.wantErr) {
+				t.Errorf("exit %d, stderr:\n%s\nwant a failure saying %q", res.code, res.stderr, tc.wantErr)
+			}
+		})
+	}
+}

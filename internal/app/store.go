@@ -1,0 +1,62 @@
+package app
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ctxhost/ctxhost/config"
+	"github.com/ctxhost/ctxhost/host"
+)
+
+// openStore returns the store of the host block (nil without one or when
+// ignore is set).
+func openStore(h config.Host, ignore bool) (host.Store, error) {
+	if h.Store == "" || ignore {
+		return nil, nil
+	}
+	fs, err := host.NewFileStore(h.Store)
+	if err != nil {
+		return nil, fmt.Errorf("host store: %w", err)
+	}
+	return fs, nil
+}
+
+// HasStore reports whether the app's sessions are saved to a store (the
+// host block's store, unless Options.IgnoreStore).
+func (a *App) HasStore() bool { return a.Host.Store() != nil }
+
+// Stored reports whether the store holds state for session id.
+func (a *App) Stored(id string) (bool, error) { return a.Host.Stored(id) }
+
+// OpenSession opens session id through the store: a stored session is
+// restored as it was saved (its system prompt and instructions included);
+// otherwise a new one is made as NewSession makes it. restored reports
+// which. Without a store it is NewSession.
+func (a *App) OpenSession(ctx context.Context, id string) (s *host.Session, restored bool, err error) {
+	s, restored, err = a.Host.OpenSession(ctx, id, a.SessionConfig())
+	if err != nil {
+		return nil, false, err
+	}
+	if restored {
+		return s, true, nil
+	}
+	if err := a.initSession(s); err != nil {
+		return nil, false, err
+	}
+	return s, false, nil
+}
+
+// initSession sets the profile's system prompt and instructions.
+func (a *App) initSession(s *host.Session) error {
+	if a.Context.SystemPrompt != "" {
+		if err := s.SetSystemPrompt(a.Context.SystemPrompt); err != nil {
+			return fmt.Errorf("set system prompt: %w", err)
+		}
+	}
+	if a.Context.Instructions != "" {
+		if err := s.SetInstructions(a.Context.Instructions); err != nil {
+			return fmt.Errorf("set instructions: %w", err)
+		}
+	}
+	return nil
+}
