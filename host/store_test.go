@@ -174,7 +174,9 @@ func storeSteps(snapshot *[]byte) []struct {
 		}},
 		{"ReportUsage", func(_ context.Context, s *host.Session) error { return s.ReportUsage(120, 30) }},
 		{"Apply again", func(ctx context.Context, s *host.Session) error { return addNote(ctx, s, "notes", long+"2") }},
-		{"Apply before Compact", func(ctx context.Context, s *host.Session) error { return addNote(ctx, s, "extra", strings.Repeat(long, 4)) }},
+		{"Apply before Compact", func(ctx context.Context, s *host.Session) error {
+			return addNote(ctx, s, "extra", strings.Repeat(long, 4))
+		}},
 		{"Compact", func(ctx context.Context, s *host.Session) error {
 			r, err := s.Compact(ctx)
 			if err == nil && (r == nil || len(r.Steps) == 0 || r.Steps[0].Action != "compact") {
