@@ -87,9 +87,11 @@ func callWithDeadline[T any](ctx context.Context, timeout time.Duration, fn func
 	}()
 	select {
 	case r := <-ch:
-		if r.err != nil && ctx.Err() != nil {
-			// The call failed because its deadline passed (a transport
-			// reports that its own way, e.g. a cancelled stream): say so.
+		if deadline, _ := ctx.Deadline(); r.err != nil && (ctx.Err() != nil || !time.Now().Before(deadline)) {
+			// The call failed because its deadline passed. A transport
+			// reports that its own way (gRPC sends the deadline along and
+			// the server may cancel the stream a moment before our own
+			// timer fires): say so.
 			return r.v, fmt.Errorf("cut off after %s: %w (%v)", timeout, ctx.Err(), r.err)
 		}
 		return r.v, r.err
