@@ -92,7 +92,11 @@ func callWithDeadline[T any](ctx context.Context, timeout time.Duration, fn func
 			// reports that its own way (gRPC sends the deadline along and
 			// the server may cancel the stream a moment before our own
 			// timer fires): say so.
-			return r.v, fmt.Errorf("cut off after %s: %w (%v)", timeout, ctx.Err(), r.err)
+			why := ctx.Err()
+			if why == nil {
+				why = context.DeadlineExceeded
+			}
+			return r.v, fmt.Errorf("cut off after %s: %w (%v)", timeout, why, r.err)
 		}
 		return r.v, r.err
 	case <-ctx.Done():
