@@ -12,7 +12,6 @@ package plaintext
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/sdk"
@@ -33,8 +32,12 @@ var _ host.Assembler = (*Assembler)(nil)
 // New returns the PlainText fallback assembler.
 func New() *Assembler { return &Assembler{} }
 
-var formats = []sdk.FormatInfo{
-	{Name: Format, MediaType: "text/plain", Description: "{system}\\n\\n{context}\\n\\n{message}, no markers (seed 000 PlainTextAssembler)"},
+var formats = assembly.Formats{
+	{FormatInfo: sdk.FormatInfo{Name: Format, MediaType: "text/plain", Description: "{system}\\n\\n{context}\\n\\n{message}, no markers (seed 000 PlainTextAssembler)"},
+		Build: func(_ sdk.AssembleRequest, p assembly.Parts) (sdk.AssembleResult, error) {
+			contextText := assembly.SystemBody(p.TeamTask, assembly.ContextBody(p.Context), assembly.RenderConversation(p.History))
+			return sdk.AssembleResult{Payload: []byte(assembly.SystemBody(p.System, contextText, p.Input))}, nil
+		}},
 }
 
 // Info describes the fallback: name "plaintext", one format "text".
@@ -43,19 +46,12 @@ func (*Assembler) Info() sdk.AssemblerInfo {
 		Name:            Name,
 		Description:     "built-in fallback for agents without an assembler",
 		ProtocolVersion: sdk.ProtocolVersion,
-		Formats:         append([]sdk.FormatInfo(nil), formats...),
+		Formats:         formats.Info(),
 	}
 }
 
 // Assemble builds the plain-text payload. The format must be "text" or
 // empty; any other is an error wrapping sdk.ErrInvalidArgs.
 func (*Assembler) Assemble(_ context.Context, req sdk.AssembleRequest) (sdk.AssembleResult, error) {
-	format, err := assembly.PickFormat(req.Format, formats)
-	if err != nil {
-		return sdk.AssembleResult{}, fmt.Errorf("plaintext assembler: %w", err)
-	}
-	p := assembly.Split(req)
-	contextText := assembly.SystemBody(p.TeamTask, assembly.ContextBody(p.Context), assembly.RenderConversation(p.History))
-	payload := assembly.SystemBody(p.System, contextText, p.Input)
-	return sdk.AssembleResult{Payload: []byte(payload), MediaType: format.MediaType}, nil
+	return formats.Assemble(Name, req)
 }

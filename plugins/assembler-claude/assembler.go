@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/sdk/assembly"
@@ -37,9 +36,16 @@ var _ sdk.Assembler = (*Assembler)(nil)
 // New returns the Claude assembler.
 func New() *Assembler { return &Assembler{} }
 
-var formats = []sdk.FormatInfo{
-	{Name: FormatAPI, MediaType: "application/json", Description: "the JSON body of the Anthropic Messages API"},
-	{Name: FormatCLI, MediaType: "text/plain", Description: "seed 000's Claude Code prompt ([TEAM_TASK], [CONTEXT], [MESSAGE]); the system text is returned separately for --append-system-prompt"},
+var formats = assembly.Formats{
+	{FormatInfo: sdk.FormatInfo{Name: FormatAPI, MediaType: "application/json", Description: "the JSON body of the Anthropic Messages API"},
+		Build: func(req sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {
+			payload, err := buildRequest(parts, req)
+			return sdk.AssembleResult{Payload: payload}, err
+		}},
+	{FormatInfo: sdk.FormatInfo{Name: FormatCLI, MediaType: "text/plain", Description: "seed 000's Claude Code prompt ([TEAM_TASK], [CONTEXT], [MESSAGE]); the system text is returned separately for --append-system-prompt"},
+		Build: func(_ sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {
+			return sdk.AssembleResult{Payload: []byte(buildPrompt(parts)), System: parts.System, HasSystem: parts.System != ""}, nil
+		}},
 }
 
 // Describe names the assembler and its formats; the first is the default.
@@ -49,27 +55,11 @@ func (*Assembler) Describe() sdk.AssemblerInfo {
 		Version:         "1.0.0",
 		Description:     "Anthropic Claude payloads: Messages API JSON and the Claude Code CLI prompt",
 		ProtocolVersion: sdk.ProtocolVersion,
-		Formats:         append([]sdk.FormatInfo(nil), formats...),
+		Formats:         formats.Info(),
 	}
 }
 
 // Assemble builds the payload of the requested format.
 func (*Assembler) Assemble(_ context.Context, req sdk.AssembleRequest) (sdk.AssembleResult, error) {
-	format, err := assembly.PickFormat(req.Format, formats)
-	if err != nil {
-		return sdk.AssembleResult{}, fmt.Errorf("claude assembler: %w", err)
-	}
-	parts := assembly.Split(req)
-	res := sdk.AssembleResult{MediaType: format.MediaType}
-	switch format.Name {
-	case FormatAPI:
-		res.Payload, err = buildRequest(parts, req)
-	case FormatCLI:
-		res.Payload = []byte(buildPrompt(parts))
-		res.System, res.HasSystem = parts.System, parts.System != ""
-	}
-	if err != nil {
-		return sdk.AssembleResult{}, fmt.Errorf("claude assembler: format %q: %w", format.Name, err)
-	}
-	return res, nil
+	return formats.Assemble("claude", req)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/sdk/assembly"
@@ -28,9 +27,16 @@ var _ sdk.Assembler = (*Assembler)(nil)
 // New returns the Codex assembler.
 func New() *Assembler { return &Assembler{} }
 
-var formats = []sdk.FormatInfo{
-	{Name: FormatAPI, MediaType: "application/json", Description: "the JSON body of OpenAI Chat Completions (CreateChatCompletionRequest)"},
-	{Name: FormatCLI, MediaType: "text/plain", Description: "seed 000's Codex prompt: inline [SYSTEM], [TEAM_TASK], [CONTEXT], [MESSAGE]"},
+var formats = assembly.Formats{
+	{FormatInfo: sdk.FormatInfo{Name: FormatAPI, MediaType: "application/json", Description: "the JSON body of OpenAI Chat Completions (CreateChatCompletionRequest)"},
+		Build: func(req sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {
+			payload, err := buildRequest(parts, req.Options[OptionModel])
+			return sdk.AssembleResult{Payload: payload}, err
+		}},
+	{FormatInfo: sdk.FormatInfo{Name: FormatCLI, MediaType: "text/plain", Description: "seed 000's Codex prompt: inline [SYSTEM], [TEAM_TASK], [CONTEXT], [MESSAGE]"},
+		Build: func(_ sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {
+			return sdk.AssembleResult{Payload: []byte(buildPrompt(parts))}, nil
+		}},
 }
 
 // Describe names the assembler and its formats; the first is the default.
@@ -40,26 +46,11 @@ func (*Assembler) Describe() sdk.AssemblerInfo {
 		Version:         "1.0.0",
 		Description:     "OpenAI Codex payloads: Chat Completions JSON and the Codex CLI prompt",
 		ProtocolVersion: sdk.ProtocolVersion,
-		Formats:         append([]sdk.FormatInfo(nil), formats...),
+		Formats:         formats.Info(),
 	}
 }
 
 // Assemble builds the payload of the requested format.
 func (*Assembler) Assemble(_ context.Context, req sdk.AssembleRequest) (sdk.AssembleResult, error) {
-	format, err := assembly.PickFormat(req.Format, formats)
-	if err != nil {
-		return sdk.AssembleResult{}, fmt.Errorf("codex assembler: %w", err)
-	}
-	parts := assembly.Split(req)
-	var payload []byte
-	switch format.Name {
-	case FormatAPI:
-		payload, err = buildRequest(parts, req.Options[OptionModel])
-	case FormatCLI:
-		payload = []byte(buildPrompt(parts))
-	}
-	if err != nil {
-		return sdk.AssembleResult{}, fmt.Errorf("codex assembler: format %q: %w", format.Name, err)
-	}
-	return sdk.AssembleResult{Payload: payload, MediaType: format.MediaType}, nil
+	return formats.Assemble("codex", req)
 }

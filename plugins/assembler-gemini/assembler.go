@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/sdk/assembly"
@@ -27,9 +26,16 @@ var _ sdk.Assembler = (*Assembler)(nil)
 // New returns the Gemini assembler.
 func New() *Assembler { return &Assembler{} }
 
-var formats = []sdk.FormatInfo{
-	{Name: FormatAPI, MediaType: "application/json", Description: "the JSON body of Gemini generateContent (v1beta)"},
-	{Name: FormatText, MediaType: "text/plain", Description: `seed 000's Gemini prompt: "Instructions:", "Conversation so far:", "User message:"`},
+var formats = assembly.Formats{
+	{FormatInfo: sdk.FormatInfo{Name: FormatAPI, MediaType: "application/json", Description: "the JSON body of Gemini generateContent (v1beta)"},
+		Build: func(req sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {
+			payload, err := buildRequest(parts, req.Options[OptionModel])
+			return sdk.AssembleResult{Payload: payload}, err
+		}},
+	{FormatInfo: sdk.FormatInfo{Name: FormatText, MediaType: "text/plain", Description: `seed 000's Gemini prompt: "Instructions:", "Conversation so far:", "User message:"`},
+		Build: func(_ sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {
+			return sdk.AssembleResult{Payload: []byte(buildText(parts))}, nil
+		}},
 }
 
 // Describe names the assembler and its formats; the first is the default.
@@ -39,26 +45,11 @@ func (*Assembler) Describe() sdk.AssemblerInfo {
 		Version:         "1.0.0",
 		Description:     "Google Gemini payloads: generateContent JSON and the Gemini CLI text prompt",
 		ProtocolVersion: sdk.ProtocolVersion,
-		Formats:         append([]sdk.FormatInfo(nil), formats...),
+		Formats:         formats.Info(),
 	}
 }
 
 // Assemble builds the payload of the requested format.
 func (*Assembler) Assemble(_ context.Context, req sdk.AssembleRequest) (sdk.AssembleResult, error) {
-	format, err := assembly.PickFormat(req.Format, formats)
-	if err != nil {
-		return sdk.AssembleResult{}, fmt.Errorf("gemini assembler: %w", err)
-	}
-	parts := assembly.Split(req)
-	var payload []byte
-	switch format.Name {
-	case FormatAPI:
-		payload, err = buildRequest(parts, req.Options[OptionModel])
-	case FormatText:
-		payload = []byte(buildText(parts))
-	}
-	if err != nil {
-		return sdk.AssembleResult{}, fmt.Errorf("gemini assembler: format %q: %w", format.Name, err)
-	}
-	return sdk.AssembleResult{Payload: payload, MediaType: format.MediaType}, nil
+	return formats.Assemble("gemini", req)
 }

@@ -43,7 +43,9 @@
 //
 // An empty request format picks the assembler's first (default) format;
 // an unknown one is an error wrapping sdk.ErrInvalidArgs that names it
-// (PickFormat). Payloads are deterministic: JSON is encoded from structs
+// (PickFormat). An assembler declares its formats as a Formats table (name,
+// media type, description, Build func); Formats.Assemble picks, splits and
+// builds, so its Assemble method is one line. Payloads are deterministic: JSON is encoded from structs
 // (fixed field order, no HTML escaping, no trailing newline, see Marshal),
 // text is built in request order.
 //

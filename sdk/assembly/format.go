@@ -25,3 +25,47 @@ func PickFormat(requested string, formats []sdk.FormatInfo) (sdk.FormatInfo, err
 	return sdk.FormatInfo{}, fmt.Errorf("%w: unknown format %q (known: %s)",
 		sdk.ErrInvalidArgs, requested, strings.Join(names, ", "))
 }
+
+// Format is one payload format of an assembler: what Describe says of it
+// and how it is built from the split request.
+type Format struct {
+	sdk.FormatInfo
+	// Build returns the payload (and, for CLI formats, the separate system
+	// text). The result's MediaType defaults to the format's.
+	Build func(req sdk.AssembleRequest, parts Parts) (sdk.AssembleResult, error)
+}
+
+// Formats is an assembler's format table; the first is the default.
+type Formats []Format
+
+// Info lists the formats for AssemblerInfo.
+func (fs Formats) Info() []sdk.FormatInfo {
+	out := make([]sdk.FormatInfo, len(fs))
+	for i, f := range fs {
+		out[i] = f.FormatInfo
+	}
+	return out
+}
+
+// Assemble picks the requested format (see PickFormat), splits the request
+// and builds the payload. Errors name the assembler (and the format).
+func (fs Formats) Assemble(assembler string, req sdk.AssembleRequest) (sdk.AssembleResult, error) {
+	info, err := PickFormat(req.Format, fs.Info())
+	if err != nil {
+		return sdk.AssembleResult{}, fmt.Errorf("%s assembler: %w", assembler, err)
+	}
+	for _, f := range fs {
+		if f.Name != info.Name {
+			continue
+		}
+		res, err := f.Build(req, Split(req))
+		if err != nil {
+			return sdk.AssembleResult{}, fmt.Errorf("%s assembler: format %q: %w", assembler, f.Name, err)
+		}
+		if res.MediaType == "" {
+			res.MediaType = f.MediaType
+		}
+		return res, nil
+	}
+	panic("unreachable: PickFormat returned a format not in the table")
+}
