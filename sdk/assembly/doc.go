@@ -45,9 +45,9 @@
 // an unknown one is an error wrapping sdk.ErrInvalidArgs that names it
 // (PickFormat). An assembler declares its formats as a Formats table (name,
 // media type, description, Build func); Formats.Assemble picks, splits and
-// builds, so its Assemble method is one line. Payloads are deterministic: JSON is encoded from structs
-// (fixed field order, no HTML escaping, no trailing newline, see Marshal),
-// text is built in request order.
+// builds, so its Assemble method is one line. Payloads are deterministic:
+// JSON is encoded from structs (fixed field order, no HTML escaping, no
+// trailing newline, see Marshal), text is built in request order.
 //
 // # Text rendering
 //
