@@ -20,6 +20,8 @@ func budgetOf(cfg Config, calibration float64, counted []countedComponent) sdk.B
 		b.Used += c.tokens
 		b.Components = append(b.Components, sdk.ComponentTokens{Name: c.comp.Name, Tokens: c.tokens})
 	}
+	b.Overhead = framingOverhead(cfg.History.Options.Framing, counted)
+	b.Used += b.Overhead
 	b.CalibratedUsed = calibrate(b.Used, calibration)
 	b.Utilization = float64(b.CalibratedUsed) / float64(b.Available)
 	b.Status = statusOf(b.Utilization, cfg.Thresholds)
@@ -50,4 +52,32 @@ func statusOf(utilization float64, t Thresholds) string {
 		return sdk.StatusWarning
 	}
 	return sdk.StatusOK
+}
+
+// framingOverhead is what the provider adds around the components beyond
+// the history's messages (which count their own framing): the request,
+// the system message, and the final user message that carries context and
+// input.
+func framingOverhead(f *sdk.Framing, counted []countedComponent) int {
+	if f == nil {
+		return 0
+	}
+	n := f.PerRequest
+	system, final := false, false
+	for _, c := range counted {
+		switch {
+		case c.tokens == 0:
+		case c.comp.Slot == sdk.SlotSystem:
+			system = true
+		case c.comp.Slot == sdk.SlotContext || c.comp.Slot == sdk.SlotInput:
+			final = true
+		}
+	}
+	if system {
+		n += f.PerMessage
+	}
+	if final {
+		n += f.PerMessage
+	}
+	return n
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ctxhost/ctxhost/host/history"
+	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/tokenizer"
 )
 
@@ -23,6 +24,7 @@ const (
 	DefaultAdaptiveWindow  = 3   // adaptive: turns of growth remembered
 	DefaultHistoryPriority = 6   // seed 002 compactionPriority
 	DefaultPluginTimeout   = 10 * time.Second
+	DefaultMinFreeShare    = 0.05 // proactive: least share of the budget a compaction frees
 )
 
 // Config configures one session (a profile).
@@ -43,6 +45,29 @@ type Config struct {
 	// FailOnUnmetTarget makes Prepare fail (instead of warning) when the
 	// compaction target cannot be met.
 	FailOnUnmetTarget bool
+	// AllowOverWindow lets Prepare return a context larger than the window
+	// minus the reserve (with a warning) instead of failing with an
+	// *OverWindowError. Off by default: a provider rejects such a payload.
+	AllowOverWindow bool
+	// Framing overrides how the provider frames messages (nil: the
+	// framing the assembler declares for Format, if any; see sdk.Framing).
+	Framing *sdk.Framing
+}
+
+// framing is the provider framing the session counts with: the explicit
+// one, else the one the assembler declares for the format (the first
+// format when none is named), else nil (messages counted as their text).
+func (c Config) framing() *sdk.Framing {
+	if c.Framing != nil || c.Assembler == nil {
+		return c.Framing
+	}
+	formats := c.Assembler.Info().Formats
+	for i, f := range formats {
+		if f.Name == c.Format || (c.Format == "" && i == 0) {
+			return f.Framing
+		}
+	}
+	return nil
 }
 
 // Thresholds are utilization fractions of the available budget.
@@ -58,6 +83,11 @@ type StrategyConfig struct {
 	CarryoverTurns int     // graduated: user turns carried over on restart, default 4
 	MaskBatch      int     // graduated: tool outputs masked per Mask turn, default 3
 	AdaptiveWindow int     // adaptive: recent turns used to predict growth, default 3
+	// MinFree is the least a proactive compaction must be able to free,
+	// in tokens (default 5% of the available budget): when what must be
+	// kept is above the target, the strategy compacts once down to that
+	// floor, then only appends until the context has grown by MinFree.
+	MinFree int
 }
 
 // HistoryConfig configures the built-in conversation history component.
@@ -149,6 +179,12 @@ func (c Config) Validate() error {
 		bad("thresholds must satisfy 0 < warning (%g) < critical (%g) <= 1", t.Warning, t.Critical)
 	}
 	if err := c.Strategy.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Strategy.MinFree < 0 {
+		bad("strategy min_free must be at least 0, got %d", c.Strategy.MinFree)
+	}
+	if err := c.History.Options.Policy.Check(); err != nil {
 		errs = append(errs, err)
 	}
 	if p := c.History.Priority; p != nil && (*p < 0 || *p > 100) {

@@ -46,7 +46,7 @@ func TestConfigValidate(t *testing.T) {
 func TestConfigDefaults(t *testing.T) {
 	c := Config{}.WithDefaults()
 	if c.Window != DefaultWindow || c.Reserved != DefaultReserved || c.Encoding != DefaultEncoding ||
-		c.Thresholds != (Thresholds{0.7, 0.9}) || c.Strategy != (StrategyConfig{StrategyProactive, 0.6, 4, 3, 3}) || *c.History.Priority != 6 {
+		c.Thresholds != (Thresholds{0.7, 0.9}) || c.Strategy != (StrategyConfig{StrategyProactive, 0.6, 4, 3, 3, 0}) || *c.History.Priority != 6 {
 		t.Errorf("defaults %+v", c)
 	}
 }

@@ -25,14 +25,16 @@ type CompactionStep struct {
 
 // CompactionReport is the log of one compaction.
 type CompactionReport struct {
-	Reason  string
-	Target  int // calibrated tokens to get down to
-	Before  int // raw tokens used before
-	After   int // raw tokens used after
-	Deficit int // raw tokens that had to be freed
-	Freed   int // raw tokens freed, measured
-	Met     bool
-	Steps   []CompactionStep
+	Reason string
+	// Decision is the strategy's account of why it compacted (or masked).
+	Decision string
+	Target   int // calibrated tokens to get down to
+	Before   int // raw tokens used before
+	After    int // raw tokens used after
+	Deficit  int // raw tokens that had to be freed
+	Freed    int // raw tokens freed, measured
+	Met      bool
+	Steps    []CompactionStep
 }
 
 // String renders the report as one line per step, for warnings and logs.

@@ -128,7 +128,7 @@ func TestPipelineLiesAreMeasured(t *testing.T) {
 
 func TestPipelineUnmetTarget(t *testing.T) {
 	for _, fail := range []bool{false, true} {
-		s, fakes, _ := pipelineSession(t, Config{FailOnUnmetTarget: fail, Strategy: StrategyConfig{Name: StrategyProactive, Target: 0.3}})
+		s, fakes, _ := pipelineSession(t, Config{FailOnUnmetTarget: fail, AllowOverWindow: true, Strategy: StrategyConfig{Name: StrategyProactive, Target: 0.3}})
 		for _, f := range fakes {
 			f.set(func(f *fakePlugin) { f.compactMode = "nothing" })
 		}
@@ -140,12 +140,31 @@ func TestPipelineUnmetTarget(t *testing.T) {
 			continue
 		}
 		must(t, err)
-		if p.Compaction.Met || len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "mem: compact asked") {
+		if p.Compaction.Met || len(p.Warnings) != 2 || !strings.Contains(p.Warnings[0], "mem: compact asked") ||
+			!strings.Contains(p.Warnings[1], "exceeds the model window") {
 			t.Errorf("warnings %q, report %+v", p.Warnings, p.Compaction)
 		}
 		if got := len(p.Compaction.Steps); got != 3 {
 			t.Errorf("%d steps, want one per compactable component (3)", got)
 		}
+	}
+}
+
+// TestOverWindowIsAnError: a context that still exceeds the window after
+// compaction fails Prepare with an *OverWindowError naming what could not
+// be made smaller, and nothing is assembled.
+func TestOverWindowIsAnError(t *testing.T) {
+	s, fakes, _ := pipelineSession(t, Config{Strategy: StrategyConfig{Name: StrategyLazy}})
+	for _, f := range fakes {
+		f.set(func(f *fakePlugin) { f.compactMode = "nothing" })
+	}
+	_, err := s.Prepare(context.Background(), sdk.AgentIdentity{})
+	var over *OverWindowError
+	if !errors.As(err, &over) || !errors.Is(err, ErrOverWindow) {
+		t.Fatalf("err = %v, want an *OverWindowError", err)
+	}
+	if over.Used <= over.Available || len(over.Stuck) == 0 || !strings.Contains(err.Error(), "mem (") {
+		t.Errorf("error %+v does not say by how much and what is stuck", over)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/ctxhost/ctxhost/sdk"
@@ -12,6 +13,28 @@ import (
 // ErrTargetNotMet is wrapped by Prepare's error when the compaction target
 // cannot be met and Config.FailOnUnmetTarget is set.
 var ErrTargetNotMet = errors.New("compaction target not met")
+
+// ErrOverWindow is wrapped by the *OverWindowError Prepare returns when the
+// context still exceeds the window minus the reserve after compaction.
+var ErrOverWindow = errors.New("context exceeds the model window")
+
+// OverWindowError says by how much a prepared context exceeds the
+// available budget and which components could not be made smaller. Such a
+// context is never assembled (a provider rejects it) unless
+// Config.AllowOverWindow is set.
+type OverWindowError struct {
+	Used      int      // calibrated tokens of the final context
+	Available int      // window minus the reserve
+	Stuck     []string // the components that are not compactable, or gave nothing more, with their tokens
+}
+
+func (e *OverWindowError) Error() string {
+	return fmt.Sprintf("%v: %d tokens after compaction, %d available (over by %d); could not be made smaller: %s",
+		ErrOverWindow, e.Used, e.Available, e.Used-e.Available, strings.Join(e.Stuck, ", "))
+}
+
+// Unwrap makes errors.Is(err, ErrOverWindow) true.
+func (e *OverWindowError) Unwrap() error { return ErrOverWindow }
 
 // ErrSessionEnded is returned by calls on a session that has ended.
 var ErrSessionEnded = errors.New("session has ended")
@@ -71,11 +94,17 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 	out.Action, s.pressure.WindDownIssued = pressureOf(out.Before.Utilization, s.cfg.Thresholds, s.pressure.WindDownIssued)
 	s.recordGrowth(out.Before.CalibratedUsed)
 
-	d := s.strategy.Decide(StrategyInput{Budget: out.Before, Thresholds: s.cfg.Thresholds, Action: out.Action, Growth: s.pressure.Growth})
+	d := s.strategy.Decide(StrategyInput{Budget: out.Before, Thresholds: s.cfg.Thresholds, Action: out.Action,
+		Growth: s.pressure.Growth, Floor: s.pressure.Floor, MinFree: s.minFree(out.Before)})
 	report, err := s.apply(ctx, d, cs, out.Before)
 	s.forgetCompacted(cs, report)
 	if report != nil {
 		out.Compaction = report
+		report.Decision = d.Reason
+		s.pressure.Floor = 0
+		if !report.Met && d.Compact {
+			s.pressure.Floor = calibrate(report.After, s.usage.Calibration)
+		}
 		if !report.Met {
 			if s.cfg.FailOnUnmetTarget {
 				return nil, fmt.Errorf("prepare %q: %w: %s", s.id, ErrTargetNotMet, report)
@@ -92,6 +121,14 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 	for _, c := range final {
 		out.Components = append(out.Components, c.comp)
 		out.Usage = append(out.Usage, ComponentUsage{Name: c.comp.Name, Slot: c.comp.Slot, Priority: c.comp.Priority, Compactable: c.comp.Compactable, Tokens: c.tokens})
+	}
+	if over := overWindow(out.Budget, final); over != nil {
+		if !s.cfg.AllowOverWindow {
+			// The compaction done so far stays (a retry would redo it
+			// first); nothing is assembled.
+			return nil, errors.Join(fmt.Errorf("prepare %q: %w", s.id, over), s.persist())
+		}
+		out.Warnings = append(out.Warnings, over.Error())
 	}
 	// The Prepared hooks are notifications nothing waits on: they run
 	// while the assembler works, so they add no round trip to the turn.
@@ -155,6 +192,32 @@ func (s *Session) apply(ctx context.Context, d Decision, cs []countedComponent, 
 		s.events.emit(Event{Type: EventCompacted, Session: s.id, Compaction: report})
 	}
 	return report, nil
+}
+
+// overWindow returns the error for a context over the available budget
+// (nil when it fits), naming what could not be made smaller.
+func overWindow(b sdk.Budget, final []countedComponent) *OverWindowError {
+	if b.CalibratedUsed <= b.Available {
+		return nil
+	}
+	e := &OverWindowError{Used: b.CalibratedUsed, Available: b.Available}
+	for _, c := range final {
+		if c.tokens > 0 {
+			e.Stuck = append(e.Stuck, fmt.Sprintf("%s (%d tokens)", c.comp.Name, c.tokens))
+		}
+	}
+	if b.Overhead > 0 {
+		e.Stuck = append(e.Stuck, fmt.Sprintf("provider framing (%d tokens)", b.Overhead))
+	}
+	return e
+}
+
+// minFree is the least a proactive compaction must be able to free.
+func (s *Session) minFree(b sdk.Budget) int {
+	if s.cfg.Strategy.MinFree > 0 {
+		return s.cfg.Strategy.MinFree
+	}
+	return fraction(b.Available, DefaultMinFreeShare)
 }
 
 func finalComponents(cs []countedComponent) []countedComponent {

@@ -221,7 +221,7 @@ func TestPluginGarbage(t *testing.T) {
 			h := host.New(host.Options{})
 			failed := watch(h, host.EventPluginFailed)
 			sup, _ := supervised(t, h, "probe")
-			s, err := h.NewSession("s1", host.Config{Window: 400, Strategy: host.StrategyConfig{Name: host.StrategyLazy},
+			s, err := h.NewSession("s1", host.Config{Window: 400, AllowOverWindow: true, Strategy: host.StrategyConfig{Name: host.StrategyLazy},
 				Plugins: []host.PluginBinding{{Name: "probe", Plugin: sup, Timeout: 10 * time.Second}}})
 			if err != nil {
 				t.Fatal(err)

@@ -64,6 +64,9 @@ type pressureState struct {
 	Growth         []int `json:"growth,omitempty"`
 	LastUsed       int   `json:"last_used"` // calibrated used after the last prepare
 	Prepared       bool  `json:"prepared"`
+	// Floor is the calibrated size the last compaction could not go
+	// below (its target unmet); 0 when the last compaction met its target.
+	Floor int `json:"floor,omitempty"`
 }
 
 func newSession(id string, cfg Config, ev *events) (*Session, error) {
@@ -79,6 +82,7 @@ func newSession(id string, cfg Config, ev *events) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.History.Options.Framing = cfg.framing()
 	s := &Session{
 		id: id, events: ev, cfg: cfg, counter: counter, strategy: strategy,
 		hist:    history.New(counter, cfg.History.Options),

@@ -36,6 +36,7 @@ type strategyState struct {
 	CarryoverTurns int     `json:"carryover_turns"`
 	MaskBatch      int     `json:"mask_batch"`
 	AdaptiveWindow int     `json:"adaptive_window"`
+	MinFree        int     `json:"min_free,omitempty"`
 }
 
 type pluginState struct {

@@ -32,6 +32,12 @@ type StrategyInput struct {
 	// first (the used tokens before compaction minus the previous prepare's
 	// used tokens after compaction).
 	Growth []int
+	// Floor is the calibrated size the last compaction could not go below
+	// (its target unmet), 0 when it met its target.
+	Floor int
+	// MinFree is the least a compaction must be able to free to be worth
+	// the prompt prefix it rewrites.
+	MinFree int
 }
 
 // Decision is a strategy's answer.
@@ -81,12 +87,25 @@ type proactive struct{ target float64 }
 
 func (proactive) Name() string { return StrategyProactive }
 
+// When the last compaction could not reach the target (what must be kept
+// is above it), the floor it reached stands in for the target: the
+// strategy appends until the context has grown by MinFree over that floor,
+// instead of rewriting the prompt every turn for nothing. A context over
+// the available budget is always compacted.
 func (p proactive) Decide(in StrategyInput) Decision {
 	b := in.Budget
+	target := fraction(b.Available, p.target)
+	if b.CalibratedUsed > b.Available {
+		return Decision{Compact: true, Target: target,
+			Reason: fmt.Sprintf("proactive: %d tokens over the available %d, target %.2f", b.CalibratedUsed, b.Available, p.target)}
+	}
 	if b.Utilization < in.Thresholds.Warning {
 		return Decision{}
 	}
-	return Decision{Compact: true, Target: fraction(b.Available, p.target),
+	if in.Floor > target && b.CalibratedUsed-in.Floor < in.MinFree {
+		return Decision{}
+	}
+	return Decision{Compact: true, Target: target,
 		Reason: fmt.Sprintf("proactive: utilization %.2f >= warning %.2f, target %.2f", b.Utilization, in.Thresholds.Warning, p.target)}
 }
 

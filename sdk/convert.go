@@ -38,7 +38,7 @@ func toProtoMessage(m *Message) *pb.Message {
 	return &pb.Message{
 		Id: m.ID, Role: m.Role, Name: m.Name, SpeakerType: m.SpeakerType, Content: m.Content,
 		ToolCallId: m.ToolCallID, ToolName: m.ToolName, ToolCalls: toProtoToolCalls(m.ToolCalls),
-		Metadata: copyMap(m.Metadata),
+		Metadata: copyMap(m.Metadata), Kind: m.Kind, Pinned: m.Pinned,
 	}
 }
 
@@ -47,6 +47,7 @@ func fromProtoMessage(m *pb.Message) Message {
 		ID: m.GetId(), Role: m.GetRole(), Name: m.GetName(), SpeakerType: m.GetSpeakerType(),
 		Content: m.GetContent(), ToolCallID: m.GetToolCallId(), ToolName: m.GetToolName(),
 		ToolCalls: fromProtoToolCalls(m.GetToolCalls()), Metadata: copyMap(m.GetMetadata()),
+		Kind: m.GetKind(), Pinned: m.GetPinned(),
 	}
 }
 
@@ -111,7 +112,7 @@ func toProtoBudget(b Budget) *pb.Budget {
 	out := &pb.Budget{
 		Window: int64(b.Window), Reserved: int64(b.Reserved), Available: int64(b.Available),
 		Used: int64(b.Used), Utilization: b.Utilization, Status: b.Status,
-		CalibratedUsed: int64(b.CalibratedUsed), Calibration: b.Calibration,
+		CalibratedUsed: int64(b.CalibratedUsed), Calibration: b.Calibration, Overhead: int64(b.Overhead),
 	}
 	for _, c := range b.Components {
 		out.Components = append(out.Components, &pb.ComponentBudget{Name: c.Name, Tokens: int64(c.Tokens)})
@@ -123,7 +124,7 @@ func fromProtoBudget(b *pb.Budget) Budget {
 	out := Budget{
 		Window: int(b.GetWindow()), Reserved: int(b.GetReserved()), Available: int(b.GetAvailable()),
 		Used: int(b.GetUsed()), Utilization: b.GetUtilization(), Status: b.GetStatus(),
-		CalibratedUsed: int(b.GetCalibratedUsed()), Calibration: b.GetCalibration(),
+		CalibratedUsed: int(b.GetCalibratedUsed()), Calibration: b.GetCalibration(), Overhead: int(b.GetOverhead()),
 	}
 	for _, c := range b.GetComponents() {
 		out.Components = append(out.Components, ComponentTokens{Name: c.GetName(), Tokens: int(c.GetTokens())})
@@ -171,7 +172,7 @@ func fromProtoPluginInfo(p *pb.PluginInfo) PluginInfo {
 func toProtoAssemblerInfo(a AssemblerInfo) *pb.AssemblerInfo {
 	out := &pb.AssemblerInfo{Name: a.Name, Version: a.Version, Description: a.Description, ProtocolVersion: int32(a.ProtocolVersion)}
 	for _, f := range a.Formats {
-		out.Formats = append(out.Formats, &pb.FormatInfo{Name: f.Name, MediaType: f.MediaType, Description: f.Description})
+		out.Formats = append(out.Formats, &pb.FormatInfo{Name: f.Name, MediaType: f.MediaType, Description: f.Description, Framing: toProtoFraming(f.Framing)})
 	}
 	return out
 }
@@ -179,7 +180,7 @@ func toProtoAssemblerInfo(a AssemblerInfo) *pb.AssemblerInfo {
 func fromProtoAssemblerInfo(a *pb.AssemblerInfo) AssemblerInfo {
 	out := AssemblerInfo{Name: a.GetName(), Version: a.GetVersion(), Description: a.GetDescription(), ProtocolVersion: int(a.GetProtocolVersion())}
 	for _, f := range a.GetFormats() {
-		out.Formats = append(out.Formats, FormatInfo{Name: f.GetName(), MediaType: f.GetMediaType(), Description: f.GetDescription()})
+		out.Formats = append(out.Formats, FormatInfo{Name: f.GetName(), MediaType: f.GetMediaType(), Description: f.GetDescription(), Framing: fromProtoFraming(f.GetFraming())})
 	}
 	return out
 }
@@ -230,4 +231,18 @@ func copyMap(m map[string]string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+func toProtoFraming(f *Framing) *pb.Framing {
+	if f == nil {
+		return nil
+	}
+	return &pb.Framing{PerRequest: int32(f.PerRequest), PerMessage: int32(f.PerMessage), PerName: int32(f.PerName), PerToolCall: int32(f.PerToolCall)}
+}
+
+func fromProtoFraming(f *pb.Framing) *Framing {
+	if f == nil {
+		return nil
+	}
+	return &Framing{PerRequest: int(f.GetPerRequest()), PerMessage: int(f.GetPerMessage()), PerName: int(f.GetPerName()), PerToolCall: int(f.GetPerToolCall())}
 }

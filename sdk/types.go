@@ -67,6 +67,11 @@ type Message struct {
 	ToolName    string            `json:"tool_name,omitempty"`
 	ToolCalls   []ToolCall        `json:"tool_calls,omitempty"`
 	Metadata    map[string]string `json:"metadata,omitempty"`
+	// Kind is what the message is (KindTask, KindObservation, ...); empty
+	// means DefaultKind. Compaction decides by kind, not by role.
+	Kind string `json:"kind,omitempty"`
+	// Pinned messages are never masked, cut or omitted.
+	Pinned bool `json:"pinned,omitempty"`
 }
 
 // Component is one named piece of context. Its content is either Text or
@@ -108,6 +113,9 @@ type Budget struct {
 	CalibratedUsed int               `json:"calibrated_used"`
 	Calibration    float64           `json:"calibration"`
 	Components     []ComponentTokens `json:"components,omitempty"`
+	// Overhead is the provider's framing outside the components (the
+	// request, the system and final messages); it is part of Used.
+	Overhead int `json:"overhead,omitempty"`
 }
 
 // OpInfo describes one op a context plugin accepts through Apply.
@@ -189,6 +197,9 @@ type FormatInfo struct {
 	Name        string `json:"name"`
 	MediaType   string `json:"media_type"`
 	Description string `json:"description,omitempty"`
+	// Framing is the provider's token overhead around this format's
+	// messages; nil for formats counted as their text (plain prompts).
+	Framing *Framing `json:"framing,omitempty"`
 }
 
 // AssemblerInfo describes an assembler.

@@ -1,7 +1,12 @@
 // Package history is the built-in conversation history of a session: it
 // validates and stores messages, counts each one once, and keeps a
-// compacted view of them (masked tool outputs, then a sliding window of
-// seeds 001 and 004) without ever deleting a message.
+// compacted view of them without ever deleting a message. What the view
+// may do with a message is decided by its kind (task, demonstration,
+// observation, ...), not its role: demonstrations are omitted first, as a
+// block; observations are masked by descriptive placeholders; then a
+// sliding window omits the oldest messages behind one marker; and as a
+// last resort an oversized message is cut head + tail. The task and pinned
+// messages are never masked or omitted.
 //
 // A History has its own RWMutex and is safe for concurrent use: readers
 // (All, View, ViewTokens, Get, ...) run in parallel; Add, Compact and the
@@ -35,16 +40,23 @@ type Options struct {
 	KeepFirst bool
 	// DropFirst lets the window omit the first message too.
 	DropFirst bool
-	// MaskBatch is how many tool outputs Compact masks between checks of
+	// MaskBatch is how many observations Compact masks between checks of
 	// the need, and how many MaskOldest masks when asked for n <= 0
-	// (default 3, as seed 001).
+	// (default 3).
 	MaskBatch int
+	// Policy says what compaction may do with each message kind; kinds it
+	// leaves out take DefaultPolicy's rule.
+	Policy Policy
+	// Framing, when set, counts messages as the provider frames them
+	// (content, name and tool calls plus overheads) instead of as
+	// sdk.MessageText.
+	Framing *sdk.Framing
 }
 
-// DefaultOptions returns the defaults: preserve 10, keep the first
-// message, mask in batches of 3.
+// DefaultOptions returns the defaults: preserve 10, keep the task, mask
+// in batches of 3, DefaultPolicy.
 func DefaultOptions() Options {
-	return Options{PreserveRecent: DefaultPreserveRecent, KeepFirst: true, MaskBatch: DefaultMaskBatch}
+	return Options{PreserveRecent: DefaultPreserveRecent, KeepFirst: true, MaskBatch: DefaultMaskBatch, Policy: DefaultPolicy()}
 }
 
 // withDefaults resolves zero fields.
@@ -58,16 +70,22 @@ func (o Options) withDefaults() Options {
 		o.MaskBatch = DefaultMaskBatch
 	}
 	o.KeepFirst = !o.DropFirst
+	o.Policy = o.Policy.withDefaults()
 	return o
 }
 
 // entry is one stored message with its cached counts.
 type entry struct {
 	msg         sdk.Message
-	tokens      int    // tokens of msg (sdk.CountMessage)
+	kind        string // resolved kind
+	tokens      int    // tokens of msg (History.count)
 	masked      bool   // the view shows the placeholder
 	maskTokens  int    // tokens of the masked message; -1 until counted
 	maskContent string // the placeholder, set with maskTokens
+	hidden      bool   // omitted from the view (window or dropped block)
+	cut         bool   // the view shows cutContent
+	cutContent  string // head + marker + tail
+	cutTokens   int    // tokens of the cut message
 	caller      int    // tool turn: index of the assistant entry it answers; else -1
 }
 
@@ -90,12 +108,15 @@ type History struct {
 	calls   map[string]callRef // tool call id -> call
 	nextID  int                // last number used for an "mN" id; never reset
 	version uint64
+	hasTask bool // a message of kind task was added
 
 	// View state (see view.go).
-	omitEnd      int // the window omits entries [head(), omitEnd); omitEnd <= head() means none
-	markerTokens int // tokens of the omission marker, 0 when nothing is omitted
-	viewTokens   int // tokens of View()
-	maskCursor   int // entries before it are never mask candidates
+	frontier     int  // the window has passed entries [0, frontier): all but pinned ones are hidden
+	dropped      bool // the DropFirst kinds were omitted as a block
+	hiddenCount  int  // hidden entries
+	markerTokens int  // tokens of the omission marker, 0 when nothing is omitted
+	viewTokens   int  // tokens of View()
+	maskCursor   int  // entries before it are never mask candidates
 }
 
 // New returns an empty History that counts with counter.
@@ -110,6 +131,7 @@ func (h *History) reset() {
 	h.entries = nil
 	h.byID = map[string]int{}
 	h.calls = map[string]callRef{}
+	h.hasTask = false
 	h.resetView()
 	h.version++
 }
@@ -136,6 +158,8 @@ func (h *History) add(m sdk.Message) (sdk.Message, error) {
 	if m.ID == "" {
 		m.ID = h.newID()
 	}
+	kind := h.kindOf(&m)
+	h.hasTask = h.hasTask || kind == sdk.KindTask
 	idx := len(h.entries)
 	for _, tc := range m.ToolCalls {
 		h.calls[tc.ID] = callRef{entry: idx, name: tc.Name}
@@ -145,7 +169,7 @@ func (h *History) add(m sdk.Message) (sdk.Message, error) {
 		ref.answered = true
 		h.calls[m.ToolCallID] = ref
 	}
-	e := entry{msg: m, tokens: sdk.CountMessage(h.counter, m), maskTokens: -1, caller: caller}
+	e := entry{msg: m, kind: kind, tokens: h.count(m), maskTokens: -1, caller: caller}
 	h.entries = append(h.entries, e)
 	h.byID[m.ID] = idx
 	h.viewTokens += e.tokens
@@ -236,14 +260,51 @@ func (h *History) SetCounter(c tokenizer.Counter) {
 	h.maskCursor = 0 // whether masking shrinks an output may change
 	for i := range h.entries {
 		e := &h.entries[i]
-		e.tokens = sdk.CountMessage(c, e.msg)
+		e.tokens = h.count(e.msg)
 		e.maskTokens = -1
 		if e.masked {
 			h.maskTokensOf(i)
 		}
+		if e.cut {
+			e.cutTokens = h.count(h.cutMessage(e))
+		}
 	}
 	h.recountView()
 	h.version++
+}
+
+// SetFraming switches how messages are counted (nil: sdk.MessageText) and
+// recounts every message once.
+func (h *History) SetFraming(f *sdk.Framing) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if (f == nil && h.opts.Framing == nil) || (f != nil && h.opts.Framing != nil && *f == *h.opts.Framing) {
+		return
+	}
+	h.opts.Framing = f
+	h.maskCursor = 0
+	for i := range h.entries {
+		e := &h.entries[i]
+		e.tokens = h.count(e.msg)
+		e.maskTokens = -1
+		if e.masked {
+			h.maskTokensOf(i)
+		}
+		if e.cut {
+			e.cutTokens = h.count(h.cutMessage(e))
+		}
+	}
+	h.recountView()
+	h.version++
+}
+
+// count is the token count of one message: framed when a Framing is set,
+// else its sdk.MessageText.
+func (h *History) count(m sdk.Message) int {
+	if f := h.opts.Framing; f != nil {
+		return f.MessageTokens(h.counter.Count, m)
+	}
+	return sdk.CountMessage(h.counter, m)
 }
 
 // cloneMessage copies m's tool calls and metadata so the caller and the

@@ -3,20 +3,31 @@ package history
 import (
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
-// StateVersion is the version of the State format.
-const StateVersion = 1
+// StateVersion is the version of the State format. Version 1 states (a
+// count of messages omitted after the first) are still read.
+const StateVersion = 2
 
 // state is the serialized form: messages, view state and id counter.
 type state struct {
 	Version  int           `json:"version"`
 	NextID   int           `json:"next_id"`
 	Messages []sdk.Message `json:"messages"`
-	Masked   []string      `json:"masked,omitempty"`  // ids of masked tool outputs
-	Omitted  int           `json:"omitted,omitempty"` // messages the window omits after the head
+	Masked   []string      `json:"masked,omitempty"`   // ids of masked observations
+	Frontier int           `json:"frontier,omitempty"` // the window has passed this many messages
+	Dropped  []string      `json:"dropped,omitempty"`  // ids of the dropped block (demonstrations)
+	Cut      []cutState    `json:"cut,omitempty"`      // messages cut head + tail
+	Omitted  int           `json:"omitted,omitempty"`  // version 1: messages omitted after the first
+}
+
+// cutState is one cut message: its id and the content the view shows.
+type cutState struct {
+	ID      string `json:"id"`
+	Content string `json:"content"`
 }
 
 // State exports the messages, the view state and the id counter as
@@ -24,11 +35,20 @@ type state struct {
 func (h *History) State() ([]byte, error) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	st := state{Version: StateVersion, NextID: h.nextID, Messages: h.messages(0), Omitted: h.omitted()}
-	for _, e := range h.entries {
+	st := state{Version: StateVersion, NextID: h.nextID, Messages: h.messages(0), Frontier: h.frontier}
+	for i, e := range h.entries {
 		if e.masked {
 			st.Masked = append(st.Masked, e.msg.ID)
 		}
+		if e.cut {
+			st.Cut = append(st.Cut, cutState{ID: e.msg.ID, Content: e.cutContent})
+		}
+		if e.hidden && (i >= h.frontier || h.pinned(i)) {
+			st.Dropped = append(st.Dropped, e.msg.ID)
+		}
+	}
+	if h.dropped && st.Dropped == nil {
+		st.Dropped = []string{}
 	}
 	b, err := json.Marshal(st)
 	if err != nil {
@@ -38,14 +58,15 @@ func (h *History) State() ([]byte, error) {
 }
 
 // Restore replaces the history with one exported by State. Every message
-// is validated as Add would; on error the history is unchanged. Tokens are
-// counted once, with the current counter.
+// is validated as Add would, and the view state must be one Compact could
+// have made; on error the history is unchanged. Tokens are counted once,
+// with the current counter.
 func (h *History) Restore(data []byte) error {
 	var st state
 	if err := json.Unmarshal(data, &st); err != nil {
 		return fmt.Errorf("decode history state: %w", err)
 	}
-	if st.Version != StateVersion {
+	if st.Version != StateVersion && st.Version != 1 {
 		return fmt.Errorf("history state version %d, want %d", st.Version, StateVersion)
 	}
 	h.mu.Lock()
@@ -60,46 +81,83 @@ func (h *History) Restore(data []byte) error {
 		}
 	}
 	n.nextID = max(st.NextID, h.nextID)
-	for _, id := range st.Masked {
-		i, ok := n.byID[id]
-		if !ok || n.entries[i].msg.Role != sdk.RoleTool {
-			return fmt.Errorf("restore history: masked id %q is not a tool message", id)
-		}
-		n.entries[i].masked = true
-		n.maskTokensOf(i)
+	if err := n.restoreView(st); err != nil {
+		return fmt.Errorf("restore history: %w", err)
 	}
-	if st.Omitted < 0 || n.head()+st.Omitted > len(n.entries) {
-		return fmt.Errorf("restore history: %d omitted messages out of range", st.Omitted)
-	}
-	if st.Omitted > 0 {
-		n.omitEnd = n.head() + st.Omitted
-		if err := n.checkSpan(); err != nil {
-			return fmt.Errorf("restore history: %w", err)
-		}
-	}
-	n.recountView()
-	h.entries, h.byID, h.calls, h.nextID = n.entries, n.byID, n.calls, n.nextID
-	h.omitEnd, h.markerTokens, h.viewTokens, h.maskCursor = n.omitEnd, n.markerTokens, n.viewTokens, 0
+	h.entries, h.byID, h.calls, h.nextID, h.hasTask = n.entries, n.byID, n.calls, n.nextID, n.hasTask
+	h.frontier, h.dropped, h.hiddenCount = n.frontier, n.dropped, n.hiddenCount
+	h.markerTokens, h.viewTokens, h.maskCursor = n.markerTokens, n.viewTokens, 0
 	h.version++
 	return nil
 }
 
-// checkSpan reports whether the omitted span separates a call from its
-// result.
-func (h *History) checkSpan() error {
-	s, open := h.head(), 0
-	for k := s; k < h.omitEnd; k++ {
-		e := &h.entries[k]
-		if e.caller >= 0 && e.caller < s {
-			return fmt.Errorf("omitted span drops %s, the result of a call kept in view", e.msg.ID)
+// restoreView applies a stored view state to a freshly filled history.
+func (h *History) restoreView(st state) error {
+	lookup := func(what, id string) (int, error) {
+		i, ok := h.byID[id]
+		if !ok {
+			return 0, fmt.Errorf("%s id %q is not a message", what, id)
 		}
-		open += len(e.msg.ToolCalls)
-		if e.caller >= 0 {
-			open--
+		return i, nil
+	}
+	for _, id := range st.Masked {
+		i, err := lookup("masked", id)
+		if err != nil {
+			return err
+		}
+		if !h.opts.Policy[h.entries[i].kind].Mask || h.pinned(i) {
+			return fmt.Errorf("masked id %q is not a maskable message", id)
+		}
+		h.entries[i].masked = true
+		h.maskTokensOf(i)
+	}
+	for _, c := range st.Cut {
+		i, err := lookup("cut", c.ID)
+		if err != nil {
+			return err
+		}
+		e := &h.entries[i]
+		if e.masked || !utf8.ValidString(c.Content) {
+			return fmt.Errorf("cut id %q: invalid cut", c.ID)
+		}
+		e.cut, e.cutContent = true, c.Content
+		e.cutTokens = h.count(h.cutMessage(e))
+	}
+	frontier := st.Frontier
+	if st.Version == 1 && st.Omitted > 0 {
+		frontier = st.Omitted
+		if h.opts.KeepFirst {
+			frontier++
 		}
 	}
-	if open != 0 {
-		return fmt.Errorf("omitted span ends between a tool call and its result")
+	if frontier < 0 || frontier > len(h.entries) {
+		return fmt.Errorf("window frontier %d out of range", frontier)
+	}
+	if st.Dropped != nil {
+		h.dropped = true
+	}
+	for _, id := range st.Dropped {
+		i, err := lookup("dropped", id)
+		if err != nil {
+			return err
+		}
+		if h.pinned(i) {
+			return fmt.Errorf("dropped id %q is pinned", id)
+		}
+		h.entries[i].hidden = true
+		h.hiddenCount++
+	}
+	h.omitTo(frontier)
+	return h.checkHidden()
+}
+
+// checkHidden reports a view that separates a call from its result.
+func (h *History) checkHidden() error {
+	for i := range h.entries {
+		e := &h.entries[i]
+		if e.caller >= 0 && e.hidden != h.entries[e.caller].hidden {
+			return fmt.Errorf("omitted messages separate %s from the call it answers", e.msg.ID)
+		}
 	}
 	return nil
 }

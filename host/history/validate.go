@@ -21,6 +21,9 @@ func (h *History) validate(m *sdk.Message) (int, error) {
 	if err := checkUTF8(m); err != nil {
 		return -1, err
 	}
+	if err := sdk.CheckKind(m.Kind); err != nil {
+		return -1, err
+	}
 	if m.ID != "" {
 		if _, taken := h.byID[m.ID]; taken {
 			return -1, fmt.Errorf("message id %q is already used", m.ID)

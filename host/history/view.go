@@ -2,62 +2,71 @@ package history
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
 // OmittedMarker returns the text of the system message that stands for n
-// omitted messages (seed 004).
+// omitted messages.
 func OmittedMarker(n int) string {
 	return fmt.Sprintf("[%d earlier messages omitted for brevity]", n)
 }
 
+// CutMarker returns the text that stands for the middle of a message cut
+// head + tail: how many tokens were cut and the id that gets the full text
+// back.
+func CutMarker(removed int, id string) string {
+	return fmt.Sprintf("\n\n[... %d tokens cut from message %s; the full text is retrievable by id %s ...]\n\n", removed, id, id)
+}
+
+// minCutTokens is the least a cut message keeps of its content.
+const minCutTokens = 48
+
 // Step says what one Compact call did.
 type Step struct {
-	Masked    int      // tool outputs masked by this call
-	MaskedIDs []string // their message ids, oldest first
-	Omitted   int      // messages newly omitted by the window in this call
-	Freed     int      // ViewTokens before - after, the marker's cost included
-	Log       string   // one human-readable line
+	Dropped    int      // messages of the DropFirst kinds omitted as a block
+	Masked     int      // observations masked by this call
+	MaskedIDs  []string // their message ids, oldest first
+	Omitted    int      // messages newly omitted by the window in this call
+	CutIDs     []string // messages cut head + tail, in the order cut
+	Freed      int      // ViewTokens before - after, the marker's cost included
+	Log        string   // one human-readable line
+	DroppedIDs []string // ids of the dropped block, oldest first
 }
 
 // MaskResult says what one MaskOldest call did.
 type MaskResult struct {
-	Masked int      // tool outputs masked
-	IDs    []string // their message ids, oldest first
-	Freed  int      // ViewTokens before - after
-	Log    string   // one human-readable line
+	Dropped int      // messages of the DropFirst kinds omitted as a block instead
+	Masked  int      // observations masked
+	IDs     []string // the ids masked (or dropped), oldest first
+	Freed   int      // ViewTokens before - after
+	Log     string   // one human-readable line
 }
-
-// head is the number of leading entries the window always keeps.
-func (h *History) head() int {
-	if h.opts.KeepFirst && len(h.entries) > 0 {
-		return 1
-	}
-	return 0
-}
-
-// omitted is the number of messages the window omits.
-func (h *History) omitted() int { return max(0, h.omitEnd-h.head()) }
 
 // preserveFrom is the index of the first preserved recent message.
 func (h *History) preserveFrom() int { return max(0, len(h.entries)-h.opts.PreserveRecent) }
 
 // effTokens is entry i's cost in the view when visible.
 func (h *History) effTokens(i int) int {
-	if h.entries[i].masked {
-		return h.entries[i].maskTokens
+	e := &h.entries[i]
+	switch {
+	case e.masked:
+		return e.maskTokens
+	case e.cut:
+		return e.cutTokens
 	}
-	return h.entries[i].tokens
+	return e.tokens
 }
 
 func markerMessage(n int) sdk.Message {
 	return sdk.Message{Role: sdk.RoleSystem, Content: OmittedMarker(n)}
 }
 
-func (h *History) countMarker(n int) int { return sdk.CountMessage(h.counter, markerMessage(n)) }
+func (h *History) countMarker(n int) int { return h.count(markerMessage(n)) }
 
 // maskedMessage is entry e as the view shows it once masked.
 func maskedMessage(e *entry) sdk.Message {
@@ -70,6 +79,13 @@ func maskedMessage(e *entry) sdk.Message {
 	return m
 }
 
+// cutMessage is entry e as the view shows it once cut.
+func (h *History) cutMessage(e *entry) sdk.Message {
+	m := cloneMessage(e.msg)
+	m.Content = e.cutContent
+	return m
+}
+
 // maskTokensOf returns (and caches, with the placeholder) the tokens of
 // entry i masked.
 func (h *History) maskTokensOf(i int) int {
@@ -77,29 +93,35 @@ func (h *History) maskTokensOf(i int) int {
 	if e.maskTokens < 0 {
 		m := maskedMessage(e)
 		e.maskContent = m.Content
-		e.maskTokens = sdk.CountMessage(h.counter, m)
+		e.maskTokens = h.count(m)
 	}
 	return e.maskTokens
 }
 
-// View returns the compacted view: the kept first message, one marker
-// message when the window omits messages, then the rest, with masked tool
-// outputs replaced by their placeholders.
+// View returns the compacted view: the messages in order, one marker
+// message where the first omitted message stood (standing for every
+// omitted one), masked observations as their placeholders and cut
+// messages as head + marker + tail.
 func (h *History) View() []sdk.Message {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	out := make([]sdk.Message, 0, len(h.entries)-h.omitted()+1)
-	s := h.head()
+	out := make([]sdk.Message, 0, len(h.entries)-h.hiddenCount+1)
+	marked := false
 	for i := range h.entries {
-		if i >= s && i < h.omitEnd {
-			if i == s {
-				out = append(out, markerMessage(h.omitted()))
+		e := &h.entries[i]
+		if e.hidden {
+			if !marked {
+				out = append(out, markerMessage(h.hiddenCount))
+				marked = true
 			}
 			continue
 		}
-		m := cloneMessage(h.entries[i].msg)
-		if h.entries[i].masked {
-			m.Content = h.entries[i].maskContent
+		m := cloneMessage(e.msg)
+		switch {
+		case e.masked:
+			m.Content = e.maskContent
+		case e.cut:
+			m.Content = e.cutContent
 		}
 		out = append(out, m)
 	}
@@ -114,7 +136,8 @@ func (h *History) ViewTokens() int {
 	return h.viewTokens
 }
 
-// ResetView unmasks and un-omits everything: the view is every message.
+// ResetView unmasks, uncuts and un-omits everything: the view is every
+// message.
 func (h *History) ResetView() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -124,37 +147,46 @@ func (h *History) ResetView() {
 
 func (h *History) resetView() {
 	for i := range h.entries {
-		h.entries[i].masked = false
+		e := &h.entries[i]
+		e.masked, e.hidden, e.cut, e.cutContent = false, false, false, ""
 	}
-	h.omitEnd, h.maskCursor = 0, 0
+	h.frontier, h.maskCursor, h.hiddenCount, h.dropped = 0, 0, 0, false
 	h.recountView()
 }
 
 // recountView recomputes viewTokens and markerTokens from cached counts.
 func (h *History) recountView() {
 	h.markerTokens = 0
-	if n := h.omitted(); n > 0 {
-		h.markerTokens = h.countMarker(n)
+	if h.hiddenCount > 0 {
+		h.markerTokens = h.countMarker(h.hiddenCount)
 	}
 	h.viewTokens = h.markerTokens
-	s := h.head()
 	for i := range h.entries {
-		if i < s || i >= h.omitEnd {
+		if !h.entries[i].hidden {
 			h.viewTokens += h.effTokens(i)
 		}
 	}
 }
 
-// MaskOldest masks the n oldest unmasked tool outputs (n <= 0: MaskBatch)
-// outside the preserved recent messages and the omitted span, oldest
-// first. Outputs already holding a placeholder, and outputs whose
-// placeholder would cost as many tokens as they do, are skipped. No message
-// is removed: Get still returns the original.
+// MaskOldest masks the n oldest unmasked observations (n <= 0: MaskBatch)
+// outside the preserved recent messages, oldest first — unless messages
+// of a DropFirst kind (demonstrations) are still shown: then it omits
+// those instead, as one block. Observations already holding a
+// placeholder, and observations whose placeholder would cost as many
+// tokens as they do, are skipped. No message is removed: Get still
+// returns the original.
 func (h *History) MaskOldest(n int) MaskResult {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if n <= 0 {
 		n = h.opts.MaskBatch
+	}
+	before := h.viewTokens
+	if ids := h.dropBlock(); len(ids) > 0 {
+		h.version++
+		freed := before - h.viewTokens
+		return MaskResult{Dropped: len(ids), IDs: ids, Freed: freed,
+			Log: fmt.Sprintf("omitted %d demonstration messages (%s), freed %d tokens", len(ids), idRange(ids), freed)}
 	}
 	ids, freed := h.maskNext(n)
 	if len(ids) > 0 {
@@ -162,50 +194,91 @@ func (h *History) MaskOldest(n int) MaskResult {
 	}
 	res := MaskResult{Masked: len(ids), IDs: ids, Freed: freed}
 	if len(ids) == 0 {
-		res.Log = "no tool output left to mask"
+		res.Log = "no observation left to mask"
 	} else {
-		res.Log = fmt.Sprintf("masked %d tool outputs (%s), freed %d tokens", len(ids), strings.Join(ids, ", "), freed)
+		res.Log = fmt.Sprintf("masked %d observations (%s), freed %d tokens", len(ids), strings.Join(ids, ", "), freed)
 	}
 	return res
 }
 
+// maskable reports whether entry i is a mask candidate now.
+func (h *History) maskable(i int) bool {
+	e := &h.entries[i]
+	return !e.hidden && !e.masked && !e.cut && h.opts.Policy[e.kind].Mask && !h.pinned(i) && !sdk.IsMasked(e.msg.Content)
+}
+
 // maskNext masks up to limit candidates, oldest first.
 func (h *History) maskNext(limit int) (ids []string, freed int) {
-	s, end := h.head(), h.preserveFrom()
+	end := h.preserveFrom()
 	for i := h.maskCursor; i < end && len(ids) < limit; i++ {
-		if i >= s && i < h.omitEnd { // omitted: never shown, never masked
-			if h.maskCursor == i {
-				h.maskCursor = h.omitEnd
-			}
-			i = h.omitEnd - 1
-			continue
-		}
 		e := &h.entries[i]
-		permanent := e.msg.Role != sdk.RoleTool || e.masked || sdk.IsMasked(e.msg.Content)
-		if !permanent {
+		if h.maskable(i) {
 			if mt := h.maskTokensOf(i); mt < e.tokens {
 				e.masked = true
 				freed += e.tokens - mt
 				h.viewTokens -= e.tokens - mt
 				ids = append(ids, e.msg.ID)
 			}
-			permanent = true // masked now, or never worth masking with this counter
 		}
-		if permanent && h.maskCursor == i {
+		if h.maskCursor == i { // masked now, or never a candidate again
 			h.maskCursor = i + 1
 		}
 	}
 	return ids, freed
 }
 
-// Compact frees at least need tokens from the view if it can: first it
-// masks the oldest tool outputs, MaskBatch at a time, until need is freed;
-// then, if still short, it widens the sliding window (seed 004): the first
-// message is kept (KeepFirst), the oldest messages after it are omitted
-// and replaced by one marker message, the PreserveRecent most recent
-// messages are always kept, no message is cut, and a tool call is never
-// separated from its results. The view state persists: masked stays masked
-// and the omitted span only grows, until ResetView, Clear or Restore.
+// dropBlock omits every shown message of a DropFirst kind outside the
+// preserved recent messages, as one block, once. It omits nothing when
+// that would separate a tool call from its result.
+func (h *History) dropBlock() []string {
+	if h.dropped {
+		return nil
+	}
+	var block []int
+	in := map[int]bool{}
+	for i := 0; i < h.preserveFrom(); i++ {
+		e := &h.entries[i]
+		if !e.hidden && !h.pinned(i) && h.opts.Policy[e.kind].DropFirst {
+			block = append(block, i)
+			in[i] = true
+		}
+	}
+	if len(block) == 0 {
+		return nil
+	}
+	for _, i := range block { // pair safety: calls and results stay together
+		e := &h.entries[i]
+		if e.caller >= 0 && !in[e.caller] && !h.entries[e.caller].hidden {
+			return nil
+		}
+		for _, tc := range e.msg.ToolCalls {
+			for j := i + 1; j < len(h.entries); j++ {
+				if h.entries[j].caller == i && h.entries[j].msg.ToolCallID == tc.ID && !in[j] {
+					return nil
+				}
+			}
+		}
+	}
+	h.dropped = true
+	ids := make([]string, len(block))
+	for k, i := range block {
+		h.entries[i].hidden = true
+		ids[k] = h.entries[i].msg.ID
+	}
+	h.hiddenCount += len(block)
+	h.recountView()
+	return ids
+}
+
+// Compact frees at least need tokens from the view if it can, in this
+// order: it omits the DropFirst kinds (demonstrations) as one block; masks
+// the oldest observations, MaskBatch at a time; widens the sliding window
+// (the oldest messages are omitted and replaced by one marker, pinned
+// messages and the task stay, the PreserveRecent most recent messages are
+// always kept, a tool call is never separated from its results); and, if
+// still short, cuts the largest shown messages head + tail, others before
+// pinned ones. The view state persists: masked stays masked and the
+// omitted span only grows, until ResetView, Clear or Restore.
 func (h *History) Compact(need int) Step {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -214,6 +287,8 @@ func (h *History) Compact(need int) Step {
 	}
 	before := h.viewTokens
 	var step Step
+	step.DroppedIDs = h.dropBlock()
+	step.Dropped = len(step.DroppedIDs)
 	for before-h.viewTokens < need {
 		ids, _ := h.maskNext(h.opts.MaskBatch)
 		if len(ids) == 0 {
@@ -222,12 +297,15 @@ func (h *History) Compact(need int) Step {
 		step.MaskedIDs = append(step.MaskedIDs, ids...)
 	}
 	step.Masked = len(step.MaskedIDs)
-	from := max(h.omitEnd, h.head())
+	from := h.frontier
 	if short := need - (before - h.viewTokens); short > 0 {
 		step.Omitted = h.widenWindow(short)
 	}
+	if short := need - (before - h.viewTokens); short > 0 {
+		step.CutIDs = h.cutLargest(short)
+	}
 	step.Freed = before - h.viewTokens
-	if step.Masked > 0 || step.Omitted > 0 {
+	if step.Dropped > 0 || step.Masked > 0 || step.Omitted > 0 || len(step.CutIDs) > 0 {
 		h.version++
 	}
 	step.Log = h.stepLog(step, need, from)
@@ -236,12 +314,26 @@ func (h *History) Compact(need int) Step {
 
 func (h *History) stepLog(step Step, need, from int) string {
 	var parts []string
+	if step.Dropped > 0 {
+		parts = append(parts, fmt.Sprintf("omitted %d demonstration messages (%s)", step.Dropped, idRange(step.DroppedIDs)))
+	}
 	if step.Masked > 0 {
-		parts = append(parts, fmt.Sprintf("masked %d tool outputs (%s)", step.Masked, strings.Join(step.MaskedIDs, ", ")))
+		parts = append(parts, fmt.Sprintf("masked %d observations (%s)", step.Masked, strings.Join(step.MaskedIDs, ", ")))
 	}
 	if step.Omitted > 0 {
-		parts = append(parts, fmt.Sprintf("omitted %d messages (%s..%s, %d omitted in all)", step.Omitted,
-			h.entries[from].msg.ID, h.entries[from+step.Omitted-1].msg.ID, h.omitted()))
+		var first, last string
+		for k := from; k < h.frontier; k++ {
+			if h.entries[k].hidden && !h.entries[k].msg.Pinned {
+				if first == "" {
+					first = h.entries[k].msg.ID
+				}
+				last = h.entries[k].msg.ID
+			}
+		}
+		parts = append(parts, fmt.Sprintf("omitted %d messages (%s..%s, %d omitted in all)", step.Omitted, first, last, h.hiddenCount))
+	}
+	if len(step.CutIDs) > 0 {
+		parts = append(parts, fmt.Sprintf("cut %d oversized messages head + tail (%s)", len(step.CutIDs), strings.Join(step.CutIDs, ", ")))
 	}
 	if len(parts) == 0 {
 		parts = append(parts, "nothing left to compact")
@@ -249,60 +341,200 @@ func (h *History) stepLog(step Step, need, from int) string {
 	return fmt.Sprintf("%s; freed %d of %d tokens needed", strings.Join(parts, "; "), step.Freed, need)
 }
 
-// widenWindow extends the omitted span to the first boundary that frees
-// need tokens (marker included), or as far as it may go when none does
-// (if that frees anything). It returns how many messages it newly omitted.
+func idRange(ids []string) string {
+	if len(ids) == 1 {
+		return ids[0]
+	}
+	return ids[0] + ".." + ids[len(ids)-1]
+}
+
+// widenWindow moves the window's frontier to the first boundary that
+// frees need tokens (marker included), or as far as it may go when none
+// does (if that frees anything). Pinned messages the frontier passes stay
+// shown. It returns how many messages it newly omitted.
 //
-// A boundary e (the span is [head, e)) is valid when it splits no tool
-// call from its results: every call made inside the span is answered
-// inside it, and no result inside it answers a call kept in the head. An
-// unanswered call therefore ends the scan, as does the first preserved
-// recent message.
+// A frontier e is valid when it splits no tool call from its results:
+// every call made by a message it omits is answered by a message it
+// omits, and no omitted result answers a call still shown. An unanswered
+// call, or a pinned message in a tool exchange, therefore ends the scan,
+// as does the first preserved recent message.
 func (h *History) widenWindow(need int) int {
-	s := h.head()
-	start, limit := max(h.omitEnd, s), h.preserveFrom()
+	start, limit := h.frontier, h.preserveFrom()
 	before := h.viewTokens
 	base := before - h.markerTokens // the view without the marker
-	removed, open := 0, 0
-	lastEnd, lastRemoved := -1, 0
+	removed, open, newly := 0, 0, 0
+	lastEnd, lastRemoved, lastNewly := -1, 0, 0
 	for k := start; k < limit; k++ {
 		e := &h.entries[k]
-		if e.caller >= 0 && e.caller < s {
-			break // answers a call the head keeps
+		if h.pinned(k) {
+			if len(e.msg.ToolCalls) > 0 || e.caller >= 0 {
+				break // omitting around it would split its exchange
+			}
+		} else if !e.hidden {
+			if e.caller >= 0 && e.caller < start && !h.entries[e.caller].hidden {
+				break // answers a call that stays shown
+			}
+			open += len(e.msg.ToolCalls)
+			if e.caller >= 0 {
+				open--
+			}
+			removed += h.effTokens(k)
+			newly++
 		}
-		open += len(e.msg.ToolCalls)
-		if e.caller >= 0 {
-			open--
-		}
-		removed += h.effTokens(k)
-		if open != 0 {
+		if open != 0 || newly == lastNewly {
 			continue
 		}
-		lastEnd, lastRemoved = k+1, removed
+		lastEnd, lastRemoved, lastNewly = k+1, removed, newly
 		if before-(base-removed) < need {
 			continue // not enough even if the marker were free: don't count it
 		}
-		if marker := h.countMarker(k + 1 - s); before-(base-removed+marker) >= need {
-			return h.omitTo(start, k+1, base-removed+marker, marker)
+		if marker := h.countMarker(h.hiddenCount + newly); before-(base-removed+marker) >= need {
+			return h.omitTo(k + 1)
 		}
 	}
 	if lastEnd < 0 {
 		return 0
 	}
 	// Short of need: omit as much as may be, if that frees anything.
-	marker := h.countMarker(lastEnd - s)
-	if tokens := base - lastRemoved + marker; tokens < before {
-		return h.omitTo(start, lastEnd, tokens, marker)
+	if marker := h.countMarker(h.hiddenCount + lastNewly); base-lastRemoved+marker < before {
+		return h.omitTo(lastEnd)
 	}
 	return 0
 }
 
-// omitTo sets the omitted span's end and the view's new counts, and
-// returns how many messages were newly omitted.
-func (h *History) omitTo(start, end, viewTokens, markerTokens int) int {
-	h.omitEnd, h.viewTokens, h.markerTokens = end, viewTokens, markerTokens
-	if s := h.head(); h.maskCursor >= s && h.maskCursor < end {
-		h.maskCursor = end
+// omitTo moves the frontier to end, hiding every message it passes that is
+// neither pinned nor hidden already, and returns how many it hid.
+func (h *History) omitTo(end int) int {
+	n := 0
+	for k := h.frontier; k < end; k++ {
+		if e := &h.entries[k]; !e.hidden && !h.pinned(k) {
+			e.hidden = true
+			n++
+		}
 	}
-	return end - start
+	h.frontier = end
+	h.hiddenCount += n
+	h.recountView()
+	return n
+}
+
+// cutLargest cuts shown messages head + tail, the largest first (pinned
+// ones only after all others), until need tokens are freed or no message
+// can be cut further. It returns the ids cut.
+func (h *History) cutLargest(need int) []string {
+	var cands []int
+	for i := range h.entries {
+		if e := &h.entries[i]; !e.hidden && !e.masked && !e.cut && e.tokens > 2*minCutTokens {
+			cands = append(cands, i)
+		}
+	}
+	sort.SliceStable(cands, func(a, b int) bool {
+		pa, pb := h.pinned(cands[a]), h.pinned(cands[b])
+		if pa != pb {
+			return !pa
+		}
+		return h.entries[cands[a]].tokens > h.entries[cands[b]].tokens
+	})
+	var ids []string
+	freed := 0
+	for _, i := range cands {
+		if freed >= need {
+			break
+		}
+		e := &h.entries[i]
+		if !h.cutEntry(i, max(e.tokens-(need-freed), minCutTokens)) {
+			continue
+		}
+		freed += e.tokens - e.cutTokens
+		h.viewTokens -= e.tokens - e.cutTokens
+		ids = append(ids, e.msg.ID)
+	}
+	return ids
+}
+
+// cutEntry shortens entry i to at most target tokens: the head and tail
+// of its content around a CutMarker. It reports whether the cut message
+// is smaller than the original.
+func (h *History) cutEntry(i, target int) bool {
+	e := &h.entries[i]
+	content := e.msg.Content
+	total := h.counter.Count(content)
+	overhead := e.tokens - total // role, name, tool calls, framing
+	marker := h.counter.Count(CutMarker(total, e.msg.ID))
+	target = max(target, overhead+marker+minCutTokens) // never below a useful head and tail
+	if target >= e.tokens {
+		return false
+	}
+	budget := target - overhead - marker
+	for try := 0; try < 4 && budget > 0; try++ {
+		headBudget := budget * 2 / 3
+		head := h.prefixWithin(content, headBudget)
+		tail := h.suffixWithin(content[len(head):], budget-headBudget)
+		removed := total - h.counter.Count(head) - h.counter.Count(tail)
+		cut := head + CutMarker(removed, e.msg.ID) + tail
+		m := cloneMessage(e.msg)
+		m.Content = cut
+		if n := h.count(m); n <= target && n < e.tokens {
+			e.cut, e.cutContent, e.cutTokens = true, cut, n
+			return true
+		}
+		budget -= max(budget/8, 4) // merges at the seams: try a little shorter
+	}
+	return false
+}
+
+// prefixWithin returns a long prefix of s, cut at a rune boundary, that
+// counts at most n tokens (binary search on the length).
+func (h *History) prefixWithin(s string, n int) string {
+	lo, hi := 0, len(s) // s[:lo] fits; no longer prefix than s[:hi] can
+	for lo < hi {
+		c := runeFloor(s, lo+(hi-lo+1)/2)
+		if c <= lo {
+			if c = runeCeil(s, lo+1); c > hi {
+				break
+			}
+		}
+		if h.counter.Count(s[:c]) <= n {
+			lo = c
+		} else {
+			hi = c - 1
+		}
+	}
+	return s[:lo]
+}
+
+// suffixWithin returns a long suffix of s, cut at a rune boundary, that
+// counts at most n tokens.
+func (h *History) suffixWithin(s string, n int) string {
+	lo, hi := len(s), 0 // s[lo:] fits; no longer suffix than s[hi:] can
+	for lo > hi {
+		c := runeCeil(s, lo-(lo-hi+1)/2)
+		if c >= lo {
+			if c = runeFloor(s, lo-1); c < hi {
+				break
+			}
+		}
+		if h.counter.Count(s[c:]) <= n {
+			lo = c
+		} else {
+			hi = c + 1
+		}
+	}
+	return s[lo:]
+}
+
+// runeFloor is the last rune boundary of s at or before i.
+func runeFloor(s string, i int) int {
+	for i > 0 && i < len(s) && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return i
+}
+
+// runeCeil is the first rune boundary of s at or after i.
+func runeCeil(s string, i int) int {
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return i
 }

@@ -74,7 +74,7 @@ func TestCompactMasksInBatchesFirst(t *testing.T) {
 	if step.Masked != 2 || step.Omitted != 0 || step.Freed != before-h.ViewTokens() || step.Freed < 1 {
 		t.Errorf("Compact(1) = %+v", step)
 	}
-	if !strings.Contains(step.Log, "masked 2 tool outputs (m3, m5)") {
+	if !strings.Contains(step.Log, "masked 2 observations (m3, m5)") {
 		t.Errorf("log = %q", step.Log)
 	}
 	if s := h.Compact(0); s.Masked != 0 || s.Freed != 0 {
@@ -171,10 +171,10 @@ func TestWindowNeverSplitsToolPairs(t *testing.T) {
 			want: []string{"m1", "", "m3", "m4"},
 		},
 		{
-			name: "first message with calls keeps its results",
+			name: "the task is kept, not the first message",
 			opts: Options{PreserveRecent: 1},
 			msgs: []sdk.Message{call("", tc("a", "x")), result("a", big()), user(big()), user("end")},
-			want: []string{"m1", "m2", "m3", "m4"},
+			want: []string{"", "m3", "m4"},
 		},
 		{
 			name: "drop first",
@@ -245,12 +245,13 @@ func TestRestoreRejects(t *testing.T) {
 		want string
 	}{
 		{"not json", "{", "decode history state"},
-		{"version", `{"version":2}`, "version 2"},
+		{"version", `{"version":3}`, "version 3"},
 		{"invalid message", `{"version":1,"messages":[{"id":"x","role":"robot","content":"a"}]}`, `unknown role "robot"`},
 		{"no id", `{"version":1,"messages":[{"role":"user","content":"a"}]}`, "has no id"},
 		{"masked not tool", `{"version":1,"messages":[{"id":"x","role":"user","content":"a"}],"masked":["x"]}`, `masked id "x"`},
 		{"omitted out of range", `{"version":1,"messages":[{"id":"x","role":"user","content":"a"}],"omitted":3}`, "out of range"},
-		{"omitted splits pair", strings.Replace(string(data), `"omitted":2`, `"omitted":1`, 1), "between a tool call and its result"},
+		{"omitted splits pair", strings.Replace(string(data), `"frontier":3`, `"frontier":2`, 1), "separate m3 from the call"},
+		{"dropped pinned", `{"version":2,"messages":[{"id":"x","role":"user","content":"a"}],"dropped":["x"]}`, `dropped id "x" is pinned`},
 	} {
 		h := rounds(t, Options{}, 1)
 		before := h.All()
@@ -262,7 +263,7 @@ func TestRestoreRejects(t *testing.T) {
 			t.Errorf("%s: failed Restore changed the history", tc.name)
 		}
 	}
-	if !strings.Contains(string(data), `"omitted":2`) {
+	if !strings.Contains(string(data), `"frontier":3`) {
 		t.Fatalf("state %s lacks the omitted span the test edits", data)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"cloud.google.com/go/ai/generativelanguage/apiv1beta/generativelanguagepb"
 	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/sdk/assembly"
 	"github.com/ctxhost/ctxhost/sdk/assembly/assemblytest"
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -165,7 +166,7 @@ func TestModelOption(t *testing.T) {
 func TestDescribeAndFormats(t *testing.T) {
 	info := New().Describe()
 	want := []sdk.FormatInfo{
-		{Name: FormatAPI, MediaType: "application/json"},
+		{Name: FormatAPI, MediaType: "application/json", Framing: &assembly.GeminiContentsFraming},
 		{Name: FormatText, MediaType: "text/plain"},
 	}
 	if diff := cmp.Diff(want, info.Formats, cmpIgnoreDescription); diff != "" {

@@ -181,6 +181,8 @@ type Message struct {
 	ToolName      string                 `protobuf:"bytes,7,opt,name=tool_name,json=toolName,proto3" json:"tool_name,omitempty"`
 	ToolCalls     []*ToolCall            `protobuf:"bytes,8,rep,name=tool_calls,json=toolCalls,proto3" json:"tool_calls,omitempty"`
 	Metadata      map[string]string      `protobuf:"bytes,9,rep,name=metadata,proto3" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Kind          string                 `protobuf:"bytes,10,opt,name=kind,proto3" json:"kind,omitempty"`      // task, instruction, demonstration, observation, action, chat; empty: by role
+	Pinned        bool                   `protobuf:"varint,11,opt,name=pinned,proto3" json:"pinned,omitempty"` // never masked, cut or omitted
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -276,6 +278,20 @@ func (x *Message) GetMetadata() map[string]string {
 		return x.Metadata
 	}
 	return nil
+}
+
+func (x *Message) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *Message) GetPinned() bool {
+	if x != nil {
+		return x.Pinned
+	}
+	return false
 }
 
 type MessageList struct {
@@ -507,6 +523,7 @@ type Budget struct {
 	CalibratedUsed int64                  `protobuf:"varint,7,opt,name=calibrated_used,json=calibratedUsed,proto3" json:"calibrated_used,omitempty"`
 	Calibration    float64                `protobuf:"fixed64,8,opt,name=calibration,proto3" json:"calibration,omitempty"`
 	Components     []*ComponentBudget     `protobuf:"bytes,9,rep,name=components,proto3" json:"components,omitempty"`
+	Overhead       int64                  `protobuf:"varint,10,opt,name=overhead,proto3" json:"overhead,omitempty"` // provider framing outside the components; part of used
 	unknownFields  protoimpl.UnknownFields
 	sizeCache      protoimpl.SizeCache
 }
@@ -602,6 +619,13 @@ func (x *Budget) GetComponents() []*ComponentBudget {
 		return x.Components
 	}
 	return nil
+}
+
+func (x *Budget) GetOverhead() int64 {
+	if x != nil {
+		return x.Overhead
+	}
+	return 0
 }
 
 type OpInfo struct {
@@ -1401,6 +1425,7 @@ type FormatInfo struct {
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	MediaType     string                 `protobuf:"bytes,2,opt,name=media_type,json=mediaType,proto3" json:"media_type,omitempty"`
 	Description   string                 `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	Framing       *Framing               `protobuf:"bytes,4,opt,name=framing,proto3" json:"framing,omitempty"` // unset: the format is counted as its text
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1456,6 +1481,82 @@ func (x *FormatInfo) GetDescription() string {
 	return ""
 }
 
+func (x *FormatInfo) GetFraming() *Framing {
+	if x != nil {
+		return x.Framing
+	}
+	return nil
+}
+
+// Framing is the provider's token overhead around a request's messages.
+type Framing struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	PerRequest    int32                  `protobuf:"varint,1,opt,name=per_request,json=perRequest,proto3" json:"per_request,omitempty"`
+	PerMessage    int32                  `protobuf:"varint,2,opt,name=per_message,json=perMessage,proto3" json:"per_message,omitempty"`
+	PerName       int32                  `protobuf:"varint,3,opt,name=per_name,json=perName,proto3" json:"per_name,omitempty"`
+	PerToolCall   int32                  `protobuf:"varint,4,opt,name=per_tool_call,json=perToolCall,proto3" json:"per_tool_call,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Framing) Reset() {
+	*x = Framing{}
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Framing) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Framing) ProtoMessage() {}
+
+func (x *Framing) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Framing.ProtoReflect.Descriptor instead.
+func (*Framing) Descriptor() ([]byte, []int) {
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *Framing) GetPerRequest() int32 {
+	if x != nil {
+		return x.PerRequest
+	}
+	return 0
+}
+
+func (x *Framing) GetPerMessage() int32 {
+	if x != nil {
+		return x.PerMessage
+	}
+	return 0
+}
+
+func (x *Framing) GetPerName() int32 {
+	if x != nil {
+		return x.PerName
+	}
+	return 0
+}
+
+func (x *Framing) GetPerToolCall() int32 {
+	if x != nil {
+		return x.PerToolCall
+	}
+	return 0
+}
+
 type AssemblerInfo struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	Name            string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -1469,7 +1570,7 @@ type AssemblerInfo struct {
 
 func (x *AssemblerInfo) Reset() {
 	*x = AssemblerInfo{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1481,7 +1582,7 @@ func (x *AssemblerInfo) String() string {
 func (*AssemblerInfo) ProtoMessage() {}
 
 func (x *AssemblerInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1494,7 +1595,7 @@ func (x *AssemblerInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssemblerInfo.ProtoReflect.Descriptor instead.
 func (*AssemblerInfo) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *AssemblerInfo) GetName() string {
@@ -1542,7 +1643,7 @@ type AgentIdentity struct {
 
 func (x *AgentIdentity) Reset() {
 	*x = AgentIdentity{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1554,7 +1655,7 @@ func (x *AgentIdentity) String() string {
 func (*AgentIdentity) ProtoMessage() {}
 
 func (x *AgentIdentity) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1567,7 +1668,7 @@ func (x *AgentIdentity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentIdentity.ProtoReflect.Descriptor instead.
 func (*AgentIdentity) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *AgentIdentity) GetName() string {
@@ -1597,7 +1698,7 @@ type AssembleRequest struct {
 
 func (x *AssembleRequest) Reset() {
 	*x = AssembleRequest{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1609,7 +1710,7 @@ func (x *AssembleRequest) String() string {
 func (*AssembleRequest) ProtoMessage() {}
 
 func (x *AssembleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1622,7 +1723,7 @@ func (x *AssembleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssembleRequest.ProtoReflect.Descriptor instead.
 func (*AssembleRequest) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *AssembleRequest) GetComponents() []*Component {
@@ -1672,7 +1773,7 @@ type AssembleResponse struct {
 
 func (x *AssembleResponse) Reset() {
 	*x = AssembleResponse{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1684,7 +1785,7 @@ func (x *AssembleResponse) String() string {
 func (*AssembleResponse) ProtoMessage() {}
 
 func (x *AssembleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1697,7 +1798,7 @@ func (x *AssembleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssembleResponse.ProtoReflect.Descriptor instead.
 func (*AssembleResponse) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *AssembleResponse) GetPayload() []byte {
@@ -1737,7 +1838,7 @@ const file_ctxhost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\bToolCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
-	"\targuments\x18\x03 \x01(\tR\targuments\"\xfc\x02\n" +
+	"\targuments\x18\x03 \x01(\tR\targuments\"\xa8\x03\n" +
 	"\aMessage\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04role\x18\x02 \x01(\tR\x04role\x12\x12\n" +
@@ -1749,7 +1850,10 @@ const file_ctxhost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\ttool_name\x18\a \x01(\tR\btoolName\x12:\n" +
 	"\n" +
 	"tool_calls\x18\b \x03(\v2\x1b.ctxhost.plugin.v1.ToolCallR\ttoolCalls\x12D\n" +
-	"\bmetadata\x18\t \x03(\v2(.ctxhost.plugin.v1.Message.MetadataEntryR\bmetadata\x1a;\n" +
+	"\bmetadata\x18\t \x03(\v2(.ctxhost.plugin.v1.Message.MetadataEntryR\bmetadata\x12\x12\n" +
+	"\x04kind\x18\n" +
+	" \x01(\tR\x04kind\x12\x16\n" +
+	"\x06pinned\x18\v \x01(\bR\x06pinned\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"E\n" +
@@ -1769,7 +1873,7 @@ const file_ctxhost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\acontent\"=\n" +
 	"\x0fComponentBudget\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
-	"\x06tokens\x18\x02 \x01(\x03R\x06tokens\"\xb7\x02\n" +
+	"\x06tokens\x18\x02 \x01(\x03R\x06tokens\"\xd3\x02\n" +
 	"\x06Budget\x12\x16\n" +
 	"\x06window\x18\x01 \x01(\x03R\x06window\x12\x1a\n" +
 	"\breserved\x18\x02 \x01(\x03R\breserved\x12\x1c\n" +
@@ -1781,7 +1885,9 @@ const file_ctxhost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\vcalibration\x18\b \x01(\x01R\vcalibration\x12B\n" +
 	"\n" +
 	"components\x18\t \x03(\v2\".ctxhost.plugin.v1.ComponentBudgetR\n" +
-	"components\">\n" +
+	"components\x12\x1a\n" +
+	"\boverhead\x18\n" +
+	" \x01(\x03R\boverhead\">\n" +
 	"\x06OpInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\"\x96\x01\n" +
@@ -1841,13 +1947,21 @@ const file_ctxhost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x0eRestoreRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x14\n" +
-	"\x05state\x18\x02 \x01(\fR\x05state\"a\n" +
+	"\x05state\x18\x02 \x01(\fR\x05state\"\x97\x01\n" +
 	"\n" +
 	"FormatInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1d\n" +
 	"\n" +
 	"media_type\x18\x02 \x01(\tR\tmediaType\x12 \n" +
-	"\vdescription\x18\x03 \x01(\tR\vdescription\"\xc3\x01\n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\x124\n" +
+	"\aframing\x18\x04 \x01(\v2\x1a.ctxhost.plugin.v1.FramingR\aframing\"\x8a\x01\n" +
+	"\aFraming\x12\x1f\n" +
+	"\vper_request\x18\x01 \x01(\x05R\n" +
+	"perRequest\x12\x1f\n" +
+	"\vper_message\x18\x02 \x01(\x05R\n" +
+	"perMessage\x12\x19\n" +
+	"\bper_name\x18\x03 \x01(\x05R\aperName\x12\"\n" +
+	"\rper_tool_call\x18\x04 \x01(\x05R\vperToolCall\"\xc3\x01\n" +
 	"\rAssemblerInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12)\n" +
@@ -1906,7 +2020,7 @@ func file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_ctxhost_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_ctxhost_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
+var file_ctxhost_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
 var file_ctxhost_plugin_v1_plugin_proto_goTypes = []any{
 	(ProtocolVersion)(0),      // 0: ctxhost.plugin.v1.ProtocolVersion
 	(*Empty)(nil),             // 1: ctxhost.plugin.v1.Empty
@@ -1931,57 +2045,59 @@ var file_ctxhost_plugin_v1_plugin_proto_goTypes = []any{
 	(*StateResponse)(nil),     // 20: ctxhost.plugin.v1.StateResponse
 	(*RestoreRequest)(nil),    // 21: ctxhost.plugin.v1.RestoreRequest
 	(*FormatInfo)(nil),        // 22: ctxhost.plugin.v1.FormatInfo
-	(*AssemblerInfo)(nil),     // 23: ctxhost.plugin.v1.AssemblerInfo
-	(*AgentIdentity)(nil),     // 24: ctxhost.plugin.v1.AgentIdentity
-	(*AssembleRequest)(nil),   // 25: ctxhost.plugin.v1.AssembleRequest
-	(*AssembleResponse)(nil),  // 26: ctxhost.plugin.v1.AssembleResponse
-	nil,                       // 27: ctxhost.plugin.v1.Message.MetadataEntry
-	nil,                       // 28: ctxhost.plugin.v1.Component.MetadataEntry
-	nil,                       // 29: ctxhost.plugin.v1.AssembleRequest.OptionsEntry
+	(*Framing)(nil),           // 23: ctxhost.plugin.v1.Framing
+	(*AssemblerInfo)(nil),     // 24: ctxhost.plugin.v1.AssemblerInfo
+	(*AgentIdentity)(nil),     // 25: ctxhost.plugin.v1.AgentIdentity
+	(*AssembleRequest)(nil),   // 26: ctxhost.plugin.v1.AssembleRequest
+	(*AssembleResponse)(nil),  // 27: ctxhost.plugin.v1.AssembleResponse
+	nil,                       // 28: ctxhost.plugin.v1.Message.MetadataEntry
+	nil,                       // 29: ctxhost.plugin.v1.Component.MetadataEntry
+	nil,                       // 30: ctxhost.plugin.v1.AssembleRequest.OptionsEntry
 }
 var file_ctxhost_plugin_v1_plugin_proto_depIdxs = []int32{
 	2,  // 0: ctxhost.plugin.v1.Message.tool_calls:type_name -> ctxhost.plugin.v1.ToolCall
-	27, // 1: ctxhost.plugin.v1.Message.metadata:type_name -> ctxhost.plugin.v1.Message.MetadataEntry
+	28, // 1: ctxhost.plugin.v1.Message.metadata:type_name -> ctxhost.plugin.v1.Message.MetadataEntry
 	3,  // 2: ctxhost.plugin.v1.MessageList.messages:type_name -> ctxhost.plugin.v1.Message
 	4,  // 3: ctxhost.plugin.v1.Component.messages:type_name -> ctxhost.plugin.v1.MessageList
-	28, // 4: ctxhost.plugin.v1.Component.metadata:type_name -> ctxhost.plugin.v1.Component.MetadataEntry
+	29, // 4: ctxhost.plugin.v1.Component.metadata:type_name -> ctxhost.plugin.v1.Component.MetadataEntry
 	6,  // 5: ctxhost.plugin.v1.Budget.components:type_name -> ctxhost.plugin.v1.ComponentBudget
 	8,  // 6: ctxhost.plugin.v1.PluginInfo.ops:type_name -> ctxhost.plugin.v1.OpInfo
 	9,  // 7: ctxhost.plugin.v1.PluginInfo.config_schema:type_name -> ctxhost.plugin.v1.ConfigField
 	5,  // 8: ctxhost.plugin.v1.ComponentResponse.component:type_name -> ctxhost.plugin.v1.Component
 	7,  // 9: ctxhost.plugin.v1.PreparedRequest.budget:type_name -> ctxhost.plugin.v1.Budget
-	22, // 10: ctxhost.plugin.v1.AssemblerInfo.formats:type_name -> ctxhost.plugin.v1.FormatInfo
-	5,  // 11: ctxhost.plugin.v1.AssembleRequest.components:type_name -> ctxhost.plugin.v1.Component
-	7,  // 12: ctxhost.plugin.v1.AssembleRequest.budget:type_name -> ctxhost.plugin.v1.Budget
-	24, // 13: ctxhost.plugin.v1.AssembleRequest.agent:type_name -> ctxhost.plugin.v1.AgentIdentity
-	29, // 14: ctxhost.plugin.v1.AssembleRequest.options:type_name -> ctxhost.plugin.v1.AssembleRequest.OptionsEntry
-	1,  // 15: ctxhost.plugin.v1.ContextPlugin.Describe:input_type -> ctxhost.plugin.v1.Empty
-	11, // 16: ctxhost.plugin.v1.ContextPlugin.Configure:input_type -> ctxhost.plugin.v1.ConfigureRequest
-	13, // 17: ctxhost.plugin.v1.ContextPlugin.Component:input_type -> ctxhost.plugin.v1.ComponentRequest
-	15, // 18: ctxhost.plugin.v1.ContextPlugin.Compact:input_type -> ctxhost.plugin.v1.CompactRequest
-	17, // 19: ctxhost.plugin.v1.ContextPlugin.Apply:input_type -> ctxhost.plugin.v1.ApplyRequest
-	19, // 20: ctxhost.plugin.v1.ContextPlugin.Prepared:input_type -> ctxhost.plugin.v1.PreparedRequest
-	12, // 21: ctxhost.plugin.v1.ContextPlugin.State:input_type -> ctxhost.plugin.v1.SessionRequest
-	21, // 22: ctxhost.plugin.v1.ContextPlugin.Restore:input_type -> ctxhost.plugin.v1.RestoreRequest
-	12, // 23: ctxhost.plugin.v1.ContextPlugin.EndSession:input_type -> ctxhost.plugin.v1.SessionRequest
-	1,  // 24: ctxhost.plugin.v1.Assembler.Describe:input_type -> ctxhost.plugin.v1.Empty
-	25, // 25: ctxhost.plugin.v1.Assembler.Assemble:input_type -> ctxhost.plugin.v1.AssembleRequest
-	10, // 26: ctxhost.plugin.v1.ContextPlugin.Describe:output_type -> ctxhost.plugin.v1.PluginInfo
-	1,  // 27: ctxhost.plugin.v1.ContextPlugin.Configure:output_type -> ctxhost.plugin.v1.Empty
-	14, // 28: ctxhost.plugin.v1.ContextPlugin.Component:output_type -> ctxhost.plugin.v1.ComponentResponse
-	16, // 29: ctxhost.plugin.v1.ContextPlugin.Compact:output_type -> ctxhost.plugin.v1.CompactResponse
-	18, // 30: ctxhost.plugin.v1.ContextPlugin.Apply:output_type -> ctxhost.plugin.v1.ApplyResponse
-	1,  // 31: ctxhost.plugin.v1.ContextPlugin.Prepared:output_type -> ctxhost.plugin.v1.Empty
-	20, // 32: ctxhost.plugin.v1.ContextPlugin.State:output_type -> ctxhost.plugin.v1.StateResponse
-	1,  // 33: ctxhost.plugin.v1.ContextPlugin.Restore:output_type -> ctxhost.plugin.v1.Empty
-	1,  // 34: ctxhost.plugin.v1.ContextPlugin.EndSession:output_type -> ctxhost.plugin.v1.Empty
-	23, // 35: ctxhost.plugin.v1.Assembler.Describe:output_type -> ctxhost.plugin.v1.AssemblerInfo
-	26, // 36: ctxhost.plugin.v1.Assembler.Assemble:output_type -> ctxhost.plugin.v1.AssembleResponse
-	26, // [26:37] is the sub-list for method output_type
-	15, // [15:26] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	23, // 10: ctxhost.plugin.v1.FormatInfo.framing:type_name -> ctxhost.plugin.v1.Framing
+	22, // 11: ctxhost.plugin.v1.AssemblerInfo.formats:type_name -> ctxhost.plugin.v1.FormatInfo
+	5,  // 12: ctxhost.plugin.v1.AssembleRequest.components:type_name -> ctxhost.plugin.v1.Component
+	7,  // 13: ctxhost.plugin.v1.AssembleRequest.budget:type_name -> ctxhost.plugin.v1.Budget
+	25, // 14: ctxhost.plugin.v1.AssembleRequest.agent:type_name -> ctxhost.plugin.v1.AgentIdentity
+	30, // 15: ctxhost.plugin.v1.AssembleRequest.options:type_name -> ctxhost.plugin.v1.AssembleRequest.OptionsEntry
+	1,  // 16: ctxhost.plugin.v1.ContextPlugin.Describe:input_type -> ctxhost.plugin.v1.Empty
+	11, // 17: ctxhost.plugin.v1.ContextPlugin.Configure:input_type -> ctxhost.plugin.v1.ConfigureRequest
+	13, // 18: ctxhost.plugin.v1.ContextPlugin.Component:input_type -> ctxhost.plugin.v1.ComponentRequest
+	15, // 19: ctxhost.plugin.v1.ContextPlugin.Compact:input_type -> ctxhost.plugin.v1.CompactRequest
+	17, // 20: ctxhost.plugin.v1.ContextPlugin.Apply:input_type -> ctxhost.plugin.v1.ApplyRequest
+	19, // 21: ctxhost.plugin.v1.ContextPlugin.Prepared:input_type -> ctxhost.plugin.v1.PreparedRequest
+	12, // 22: ctxhost.plugin.v1.ContextPlugin.State:input_type -> ctxhost.plugin.v1.SessionRequest
+	21, // 23: ctxhost.plugin.v1.ContextPlugin.Restore:input_type -> ctxhost.plugin.v1.RestoreRequest
+	12, // 24: ctxhost.plugin.v1.ContextPlugin.EndSession:input_type -> ctxhost.plugin.v1.SessionRequest
+	1,  // 25: ctxhost.plugin.v1.Assembler.Describe:input_type -> ctxhost.plugin.v1.Empty
+	26, // 26: ctxhost.plugin.v1.Assembler.Assemble:input_type -> ctxhost.plugin.v1.AssembleRequest
+	10, // 27: ctxhost.plugin.v1.ContextPlugin.Describe:output_type -> ctxhost.plugin.v1.PluginInfo
+	1,  // 28: ctxhost.plugin.v1.ContextPlugin.Configure:output_type -> ctxhost.plugin.v1.Empty
+	14, // 29: ctxhost.plugin.v1.ContextPlugin.Component:output_type -> ctxhost.plugin.v1.ComponentResponse
+	16, // 30: ctxhost.plugin.v1.ContextPlugin.Compact:output_type -> ctxhost.plugin.v1.CompactResponse
+	18, // 31: ctxhost.plugin.v1.ContextPlugin.Apply:output_type -> ctxhost.plugin.v1.ApplyResponse
+	1,  // 32: ctxhost.plugin.v1.ContextPlugin.Prepared:output_type -> ctxhost.plugin.v1.Empty
+	20, // 33: ctxhost.plugin.v1.ContextPlugin.State:output_type -> ctxhost.plugin.v1.StateResponse
+	1,  // 34: ctxhost.plugin.v1.ContextPlugin.Restore:output_type -> ctxhost.plugin.v1.Empty
+	1,  // 35: ctxhost.plugin.v1.ContextPlugin.EndSession:output_type -> ctxhost.plugin.v1.Empty
+	24, // 36: ctxhost.plugin.v1.Assembler.Describe:output_type -> ctxhost.plugin.v1.AssemblerInfo
+	27, // 37: ctxhost.plugin.v1.Assembler.Assemble:output_type -> ctxhost.plugin.v1.AssembleResponse
+	27, // [27:38] is the sub-list for method output_type
+	16, // [16:27] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_ctxhost_plugin_v1_plugin_proto_init() }
@@ -1999,7 +2115,7 @@ func file_ctxhost_plugin_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxhost_plugin_v1_plugin_proto_rawDesc), len(file_ctxhost_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   29,
+			NumMessages:   30,
 			NumExtensions: 0,
 			NumServices:   2,
 		},
