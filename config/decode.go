@@ -103,6 +103,7 @@ func decodeContext(fb fileBlock, diags *hcl.Diagnostics) *Context {
 	r.str("assembler", &c.Assembler)
 	r.str("mode", &c.Mode)
 	r.boolean("fail_on_unmet_target", &c.FailOnUnmetTarget)
+	r.boolean("allow_over_window", &c.AllowOverWindow)
 
 	if b := singleBlock(content, "strategy", diags); b != nil {
 		s := &c.Strategy
@@ -113,6 +114,7 @@ func decodeContext(fb fileBlock, diags *hcl.Diagnostics) *Context {
 		r.number("critical_threshold", &s.CriticalThreshold)
 		r.number("target", &s.Target)
 		r.integer("carryover_turns", &s.CarryoverTurns)
+		r.integer("min_free", &s.MinFree)
 	}
 	if b := singleBlock(content, "history", diags); b != nil {
 		h := &c.History
@@ -122,6 +124,7 @@ func decodeContext(fb fileBlock, diags *hcl.Diagnostics) *Context {
 		r.boolean("keep_first", &h.KeepFirst)
 		r.integer("window", &h.Window)
 		r.integer("priority", &h.Priority)
+		r.stringMap("kinds", &h.Kinds)
 	}
 	if b := singleBlock(content, "fresh", diags); b != nil {
 		f := &c.Fresh

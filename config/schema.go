@@ -33,12 +33,12 @@ var pluginSchema = withBlocks(attrSchema([]string{"path"},
 var assemblerSchema = attrSchema([]string{"path"}, "sha256", "format", "options", "timeout")
 
 var contextSchema = withBlocks(attrSchema([]string{"model"},
-	"system_prompt", "instructions", "plugins", "assembler", "mode", "fail_on_unmet_target"),
+	"system_prompt", "instructions", "plugins", "assembler", "mode", "fail_on_unmet_target", "allow_over_window"),
 	"strategy", "history", "fresh", "multi_agent")
 
-var strategySchema = attrSchema(nil, "type", "warning_threshold", "critical_threshold", "target", "carryover_turns")
+var strategySchema = attrSchema(nil, "type", "warning_threshold", "critical_threshold", "target", "carryover_turns", "min_free")
 
-var historySchema = attrSchema(nil, "preserve_recent", "keep_first", "window", "priority")
+var historySchema = attrSchema(nil, "preserve_recent", "keep_first", "window", "priority", "kinds")
 
 var freshSchema = attrSchema(nil, "system_prompt_tokens", "task_spec_tokens", "reserved_tokens", "shares")
 

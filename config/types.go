@@ -113,6 +113,7 @@ type Strategy struct {
 	CriticalThreshold float64 // default 0.9
 	Target            float64 // default 0.6
 	CarryoverTurns    int     // default 4 (graduated restart)
+	MinFree           int     // proactive: least tokens a compaction frees; 0: 5% of the budget
 }
 
 // History is a context's `history` block.
@@ -125,7 +126,23 @@ type History struct {
 	// MultiAgent.WindowSize, which may be set in either block.
 	Window   int
 	Priority int // default 6
+	// Kinds sets what compaction may do with each message kind: "mask",
+	// "pin", "drop_first" or "omit" (the sliding window only). Kinds left
+	// out keep their defaults (observation mask, demonstration
+	// drop_first, task pin, the others omit).
+	Kinds map[string]string
 }
+
+// Kind policies of the history `kinds` attribute.
+const (
+	KindMask      = "mask"
+	KindPin       = "pin"
+	KindDropFirst = "drop_first"
+	KindOmit      = "omit"
+)
+
+// KindPolicies lists the values of the history `kinds` attribute.
+var KindPolicies = []string{KindMask, KindPin, KindDropFirst, KindOmit}
 
 // Fresh is a context's `fresh` block: the token budgeter of fresh task
 // contexts (seed 003).
@@ -181,8 +198,11 @@ type Context struct {
 	Assembler         string // optional
 	Mode              string // conversation (default) or fresh
 	FailOnUnmetTarget bool
-	Fresh             Fresh
-	MultiAgent        MultiAgent
+	// AllowOverWindow sends a context over the window with a warning
+	// instead of failing the turn (default false).
+	AllowOverWindow bool
+	Fresh           Fresh
+	MultiAgent      MultiAgent
 }
 
 // Well-known agent types; any other type uses the plain-text fallback.

@@ -3,16 +3,20 @@ package config
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 
+	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/tokenizer"
 	"github.com/hashicorp/hcl/v2"
 )
 
 // Allowed values of enumerated settings.
 var (
-	Encodings       = []string{tokenizer.CL100kBase, tokenizer.O200kBase, tokenizer.Approximate}
-	StrategyTypes   = []string{"lazy", "proactive", "adaptive", "graduated"}
+	Encodings     = []string{tokenizer.CL100kBase, tokenizer.O200kBase, tokenizer.Approximate}
+	StrategyTypes = []string{"lazy", "proactive", "adaptive", "graduated"}
+	// MessageKinds are the message kinds of the history `kinds` attribute.
+	MessageKinds    = sdk.Kinds
 	Modes           = []string{ModeConversation, ModeFresh}
 	LogLevels       = []string{"trace", "debug", "info", "warn", "error"}
 	LogFormats      = []string{"text", "json"}
@@ -137,6 +141,16 @@ func (c *Config) validateContext(p *problems, x *Context) {
 	if h.IsSet("window") {
 		p.atLeast(h.Source, "window", h.Window, 0)
 	}
+	kinds := make([]string, 0, len(h.Kinds))
+	for k := range h.Kinds {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		p.oneOf(h.Source, "kinds", "message kind", k, MessageKinds)
+		p.oneOf(h.Source, "kinds", "kinds."+k, h.Kinds[k], KindPolicies)
+	}
+	p.atLeast(x.Strategy.Source, "min_free", x.Strategy.MinFree, 0)
 
 	f := x.Fresh
 	p.atLeast(f.Source, "system_prompt_tokens", f.SystemPromptTokens, 0)

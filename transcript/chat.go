@@ -21,6 +21,8 @@ type chatMessage struct {
 	ToolCalls   []chatToolCall  `json:"tool_calls"`
 	ToolCallID  string          `json:"tool_call_id"`
 	ToolCallIDs *[]string       `json:"tool_call_ids"` // SWE-agent
+	MessageType string          `json:"message_type"`  // SWE-agent: system_prompt, demonstration, observation, action, ...
+	IsDemo      bool            `json:"is_demo"`       // SWE-agent: part of a demonstration
 }
 
 type chatToolCall struct {
@@ -39,7 +41,7 @@ func parseTraj(name string, data []byte) ([]Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	return chatEvents(name, elems)
+	return chatEvents(name, elems, trajKind)
 }
 
 // parseOpenAI parses an OpenAI-style message list: a JSON array of
@@ -53,7 +55,38 @@ func parseOpenAI(name string, data []byte) ([]Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	return chatEvents(name, elems)
+	return chatEvents(name, elems, openAIKind)
+}
+
+// kindFunc gives a converted message its kind; taskSeen says whether the
+// task was already given.
+type kindFunc func(cm chatMessage, m *sdk.Message, taskSeen bool) string
+
+// trajKind maps SWE-agent's message_type: a demonstration (or any message
+// marked is_demo) is a demonstration; the first user message after them
+// is the task, whatever its message_type; then observation and action
+// keep their names (an observation may come as a user or a tool message)
+// and anything else is left to the role.
+func trajKind(cm chatMessage, m *sdk.Message, taskSeen bool) string {
+	switch {
+	case cm.IsDemo || cm.MessageType == "demonstration":
+		return sdk.KindDemonstration
+	case m.Role == sdk.RoleUser && !taskSeen:
+		return sdk.KindTask
+	case cm.MessageType == sdk.KindObservation || cm.MessageType == sdk.KindAction:
+		return cm.MessageType
+	}
+	return ""
+}
+
+// openAIKind: the first user message is the task; the others are left to
+// their role (sdk.DefaultKind: a tool message is an observation, an
+// assistant message with tool calls an action).
+func openAIKind(_ chatMessage, m *sdk.Message, taskSeen bool) string {
+	if m.Role == sdk.RoleUser && !taskSeen {
+		return sdk.KindTask
+	}
+	return ""
 }
 
 // chatEvents turns a message list into events:
@@ -61,14 +94,15 @@ func parseOpenAI(name string, data []byte) ([]Event, error) {
 //     form one system event, their texts joined by a blank line; later ones
 //     are messages with role system;
 //   - a prepare event precedes every assistant message (the model call);
+//   - every message gets a kind (see trajKind and openAIKind);
 //   - a tool message answers the call in tool_call_id, or each call in
 //     SWE-agent's tool_call_ids: with several ids, one tool message per id
 //     is emitted, the first carrying the output and the others a note
 //     pointing at it, so every declared call has exactly one result.
-func chatEvents(name string, elems []element) ([]Event, error) {
+func chatEvents(name string, elems []element, kindOf kindFunc) ([]Event, error) {
 	var events []Event
 	var system []string
-	systemLine, leading := 0, true
+	systemLine, leading, taskSeen := 0, true, false
 	calls := newCallTracker()
 	for _, el := range elems {
 		var cm chatMessage
@@ -96,6 +130,8 @@ func chatEvents(name string, elems []element) ([]Event, error) {
 			return nil, lineError(name, el.line, "%v", err)
 		}
 		for _, m := range msgs {
+			m.Kind = kindOf(cm, m, taskSeen)
+			taskSeen = taskSeen || m.Kind == sdk.KindTask
 			if err := validateMessage(m); err != nil {
 				return nil, lineError(name, el.line, "%v", err)
 			}

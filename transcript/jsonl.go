@@ -26,6 +26,8 @@ type (
 		ToolCallID  string            `json:"tool_call_id"`
 		ToolName    string            `json:"tool_name"`
 		Metadata    map[string]string `json:"metadata"`
+		Kind        string            `json:"kind"`
+		Pin         bool              `json:"pin"`
 	}
 	applyLine struct {
 		Type   string          `json:"type"`
@@ -156,7 +158,8 @@ func messageEvent(line []byte) (Event, error) {
 		return Event{}, fmt.Errorf(`message event needs "content"`)
 	}
 	m := &sdk.Message{ID: l.ID, Role: l.Role, Name: l.Name, SpeakerType: l.SpeakerType, Content: *l.Content,
-		ToolCallID: l.ToolCallID, ToolName: l.ToolName, ToolCalls: l.ToolCalls, Metadata: l.Metadata}
+		ToolCallID: l.ToolCallID, ToolName: l.ToolName, ToolCalls: l.ToolCalls, Metadata: l.Metadata,
+		Kind: l.Kind, Pinned: l.Pin}
 	if err := validateMessage(m); err != nil {
 		return Event{}, err
 	}

@@ -21,6 +21,9 @@ func validateMessage(m *sdk.Message) error {
 	default:
 		return fmt.Errorf("unknown speaker_type %q (want human or ai)", m.SpeakerType)
 	}
+	if err := sdk.CheckKind(m.Kind); err != nil {
+		return err
+	}
 	if m.Role == sdk.RoleTool && m.ToolCallID == "" {
 		return fmt.Errorf("tool message needs a tool_call_id")
 	}

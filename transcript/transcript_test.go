@@ -227,7 +227,7 @@ func TestOpenAI(t *testing.T) {
 ]`
 	want := []Event{
 		{Line: 2, Type: EventSystem, Text: "sys\n\ndev"},
-		{Line: 4, Type: EventMessage, Message: &sdk.Message{Role: "user", Content: "a\nb", Name: "ana"}},
+		{Line: 4, Type: EventMessage, Message: &sdk.Message{Role: "user", Content: "a\nb", Name: "ana", Kind: sdk.KindTask}},
 		{Line: 5, Type: EventPrepare},
 		{Line: 5, Type: EventMessage, Message: &sdk.Message{Role: "assistant",
 			ToolCalls: []sdk.ToolCall{{ID: "c", Name: "ls", Arguments: "{}"}}}},
@@ -321,5 +321,48 @@ func TestMessages(t *testing.T) {
 	got[1].Content = "changed"
 	if tr.Events[2].Message.Content != "list files" {
 		t.Error("Messages shares its messages with the events")
+	}
+}
+
+// TestTrajKinds: SWE-agent's message_type decides the kind; the first user
+// message after the demonstrations is the task whatever its message_type.
+func TestTrajKinds(t *testing.T) {
+	const traj = `{"history": [
+  {"role": "system", "content": "sys", "message_type": "system_prompt"},
+  {"role": "user", "content": "demo", "message_type": "demonstration", "is_demo": true},
+  {"role": "user", "content": "the issue", "message_type": "observation"},
+  {"role": "assistant", "content": "look", "message_type": "action"},
+  {"role": "user", "content": "output", "message_type": "observation"},
+  {"role": "assistant", "content": "think", "message_type": "thought"}
+]}`
+	tr, err := Parse("run.traj", []byte(traj), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ev := range tr.Events {
+		if ev.Message != nil {
+			got = append(got, ev.Message.Kind)
+		}
+	}
+	want := []string{sdk.KindDemonstration, sdk.KindTask, sdk.KindAction, sdk.KindObservation, ""}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("kinds (-want +got):\n%s", diff)
+	}
+}
+
+// TestJSONLKindAndPin: a message line may say its kind and pin itself; an
+// unknown kind is a line error.
+func TestJSONLKindAndPin(t *testing.T) {
+	tr, err := Parse("s.jsonl", []byte(`{"type":"message","role":"user","content":"x","kind":"instruction","pin":true}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := tr.Events[0].Message; m.Kind != sdk.KindInstruction || !m.Pinned {
+		t.Errorf("message %+v, want kind instruction, pinned", m)
+	}
+	_, err = Parse("s.jsonl", []byte(`{"type":"message","role":"user","content":"x","kind":"rumour"}`), "")
+	if err == nil || !strings.Contains(err.Error(), `s.jsonl:1: unknown message kind "rumour"`) {
+		t.Errorf("err = %v, want a line error naming the kind", err)
 	}
 }

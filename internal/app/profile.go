@@ -50,11 +50,35 @@ func SessionConfig(cfg *config.Config, c *config.Context) (host.Config, error) {
 			Name:           c.Strategy.Type,
 			Target:         c.Strategy.Target,
 			CarryoverTurns: c.Strategy.CarryoverTurns,
+			MinFree:        c.Strategy.MinFree,
 		},
 		History: host.HistoryConfig{
-			Options:  history.Options{PreserveRecent: preserve, DropFirst: !c.History.KeepFirst},
+			Options:  history.Options{PreserveRecent: preserve, DropFirst: !c.History.KeepFirst, Policy: kindPolicy(c.History.Kinds)},
 			Priority: &priority,
 		},
 		FailOnUnmetTarget: c.FailOnUnmetTarget,
+		AllowOverWindow:   c.AllowOverWindow,
 	}, nil
+}
+
+// kindPolicy turns the history `kinds` attribute into a history.Policy
+// (nil: the defaults).
+func kindPolicy(kinds map[string]string) history.Policy {
+	if len(kinds) == 0 {
+		return nil
+	}
+	p := history.Policy{}
+	for kind, rule := range kinds {
+		switch rule {
+		case config.KindMask:
+			p[kind] = history.KindRule{Mask: true}
+		case config.KindPin:
+			p[kind] = history.KindRule{Pin: true}
+		case config.KindDropFirst:
+			p[kind] = history.KindRule{DropFirst: true}
+		default: // omit: the sliding window only
+			p[kind] = history.KindRule{}
+		}
+	}
+	return p
 }
