@@ -1,0 +1,316 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxhost/ctxhost/host/history"
+	"github.com/ctxhost/ctxhost/internal/shareddata"
+	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/sdk/assembly"
+	"github.com/ctxhost/ctxhost/tokenizer"
+	"github.com/ctxhost/ctxhost/transcript"
+)
+
+// A run is one real trajectory in one form: its system prompt and messages.
+type realRun struct {
+	name     string
+	system   string
+	messages []sdk.Message
+}
+
+// realRuns loads every reference trajectory in two forms: with tool calls
+// (function calling: each action a tool call, each observation its tool
+// message) and with observations sent as user messages (the older logs).
+// Each file is converted to the form it is not in, so both forms of every
+// run are exercised.
+func realRuns(t testing.TB) []realRun {
+	t.Helper()
+	paths, err := shareddata.Trajectories()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runs []realRun
+	for _, p := range paths {
+		tr, err := transcript.Load(p, transcript.FormatTraj)
+		if err != nil {
+			t.Fatal(err)
+		}
+		system, msgs := "", []sdk.Message(nil)
+		for _, ev := range tr.Events {
+			switch {
+			case ev.Type == transcript.EventSystem:
+				system = ev.Text
+			case ev.Message != nil:
+				msgs = append(msgs, *ev.Message)
+			}
+		}
+		base := strings.TrimSuffix(filepath.Base(p), ".traj")
+		runs = append(runs,
+			realRun{name: base + "/tools", system: system, messages: toFunctionCalling(msgs)},
+			realRun{name: base + "/user-observations", system: system, messages: toUserObservations(msgs)})
+	}
+	return runs
+}
+
+// toFunctionCalling makes every assistant action without tool calls a
+// call to "bash" and the observation that follows it the call's result.
+func toFunctionCalling(in []sdk.Message) []sdk.Message {
+	out := make([]sdk.Message, 0, len(in))
+	pending := ""
+	for i, m := range in {
+		switch {
+		case m.Role == sdk.RoleAssistant && len(m.ToolCalls) == 0:
+			pending = fmt.Sprintf("call_%d", i)
+			args, _ := json.Marshal(map[string]string{"command": lastLine(m.Content)})
+			m.ToolCalls = []sdk.ToolCall{{ID: pending, Name: "bash", Arguments: string(args)}}
+			m.Kind = sdk.KindAction
+		case m.Role == sdk.RoleUser && m.Kind == sdk.KindObservation && pending != "":
+			m.Role, m.ToolCallID = sdk.RoleTool, pending
+			pending = ""
+		case m.Role == sdk.RoleAssistant:
+			pending = ""
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// toUserObservations sends every tool result as a user observation and
+// folds tool calls into the assistant's text, as old-style logs do.
+func toUserObservations(in []sdk.Message) []sdk.Message {
+	out := make([]sdk.Message, 0, len(in))
+	for _, m := range in {
+		switch m.Role {
+		case sdk.RoleTool:
+			m = sdk.Message{Role: sdk.RoleUser, Content: m.Content, Kind: sdk.KindObservation}
+		case sdk.RoleAssistant:
+			for _, tc := range m.ToolCalls {
+				m.Content += "\n<command>\n" + tc.Name + " " + tc.Arguments + "\n</command>"
+			}
+			m.ToolCalls, m.Kind = nil, sdk.KindAction
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// chatAssembler is an in-process assembler declaring OpenAI's framing; its
+// payload is the component names (the tests look at the components).
+type chatAssembler struct{}
+
+func (chatAssembler) Describe() sdk.AssemblerInfo {
+	return sdk.AssemblerInfo{Name: "chat", Formats: []sdk.FormatInfo{{Name: "api", MediaType: "text/plain", Framing: assembly.Framed(assembly.OpenAIChatFraming)}}}
+}
+
+func (chatAssembler) Assemble(_ context.Context, req sdk.AssembleRequest) (sdk.AssembleResult, error) {
+	var names []string
+	for _, c := range req.Components {
+		names = append(names, c.Name)
+	}
+	return sdk.AssembleResult{Payload: []byte(strings.Join(names, ","))}, nil
+}
+
+// providerTokens counts a prepared context as OpenAI Chat Completions
+// does: 3 per request, and per message 4 plus its content (plus a name,
+// plus each tool call's name and arguments and 3): one system message, the
+// history, one final user message with context and input.
+func providerTokens(c tokenizer.Counter, cs []sdk.Component) int {
+	f := assembly.OpenAIChatFraming
+	p := assembly.Split(sdk.AssembleRequest{Components: cs})
+	n := f.PerRequest
+	if p.System != "" {
+		n += f.PerMessage + c.Count(p.System)
+	}
+	for _, m := range p.History {
+		n += f.MessageTokens(c.Count, m)
+	}
+	var final []string
+	for _, cc := range p.Context {
+		final = append(final, assembly.ContextText(cc))
+	}
+	if p.Input != "" {
+		final = append(final, p.Input)
+	}
+	if len(final) > 0 {
+		n += f.PerMessage + c.Count(strings.Join(final, ""))
+	}
+	return n
+}
+
+// realResult is what one replay measured.
+type realResult struct {
+	turns, fit            int
+	input, unmanagedInput int // cumulative input tokens, managed and unmanaged
+	lastObsVerbatim       int // turns whose last 10 observations were all verbatim
+	compactions, needless int // compactions; compactions that freed less than the minimum without being forced
+	taskMissing, pairsBad int
+	overWindow            int // turns Prepare refused as over the window
+	firstError            error
+	allFitTurns, allFitOK int // turns where the whole history fitted under the warning line; of those, turns left untouched
+}
+
+// replayReal replays run through a session: a prepare before every
+// assistant message, as the model call it stands for.
+func replayReal(t testing.TB, run realRun, window int, strategy string) realResult {
+	t.Helper()
+	enc, _ := tokenizer.Get(tokenizer.O200kBase)
+	s, err := New(Options{}).NewSession("real", Config{Encoding: tokenizer.O200kBase, Window: window, Reserved: 1000,
+		Strategy: StrategyConfig{Name: strategy}, History: HistoryConfig{Options: history.Options{PreserveRecent: 8}},
+		Assembler: NewLocalAssemblerForTest(), Format: "api"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetSystemPrompt(run.system); err != nil {
+		t.Fatal(err)
+	}
+	var r realResult
+	unmanaged := 0
+	if run.system != "" {
+		unmanaged = assembly.OpenAIChatFraming.PerMessage + enc.Count(run.system)
+	}
+	unmanaged += assembly.OpenAIChatFraming.PerRequest
+	var observations []string // ids of every observation so far
+	taskID := ""
+	for _, m := range run.messages {
+		if m.Role == sdk.RoleAssistant && len(observations) > 0 {
+			r.turns++
+			p, err := s.Prepare(context.Background(), sdk.AgentIdentity{})
+			r.unmanagedInput += unmanaged
+			if err != nil {
+				r.overWindow++
+				if r.firstError == nil {
+					r.firstError = err
+				}
+			} else {
+				r.check(t, s, p, enc, taskID, observations, unmanaged)
+			}
+		}
+		added, err := s.AddMessage(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unmanaged += assembly.OpenAIChatFraming.MessageTokens(enc.Count, added)
+		if s.hist.Kind(added.ID) == sdk.KindObservation {
+			observations = append(observations, added.ID)
+		}
+		if taskID == "" && s.hist.Kind(added.ID) == sdk.KindTask {
+			taskID = added.ID
+		}
+	}
+	return r
+}
+
+func (r *realResult) check(t testing.TB, s *Session, p *Prepared, enc tokenizer.Counter, taskID string, observations []string, unmanaged int) {
+	provider := providerTokens(enc, p.Components)
+	r.input += provider
+	if provider <= p.Budget.Available {
+		r.fit++
+	}
+	var view []sdk.Message
+	for _, c := range p.Components {
+		if c.Name == sdk.ComponentHistory {
+			view = c.Messages
+		}
+	}
+	shown := map[string]string{}
+	for _, m := range view {
+		shown[m.ID] = m.Content
+	}
+	if _, ok := shown[taskID]; !ok {
+		r.taskMissing++
+	}
+	if err := history.CheckToolPairs(view); err != nil {
+		r.pairsBad++
+	}
+	last := observations[max(0, len(observations)-10):]
+	verbatim := true
+	for _, id := range last {
+		orig, _ := s.hist.Get(id)
+		if shown[id] != orig.Content {
+			verbatim = false
+		}
+	}
+	if verbatim {
+		r.lastObsVerbatim++
+	}
+	if unmanaged <= fraction(p.Budget.Available, s.cfg.Thresholds.Warning) {
+		r.allFitTurns++
+		if p.Compaction == nil && len(view) == s.hist.Len() {
+			r.allFitOK++
+		}
+	}
+	if c := p.Compaction; c != nil && len(c.Steps) > 0 {
+		r.compactions++
+		if c.Freed < s.minFree(p.Before) && p.Before.CalibratedUsed <= p.Before.Available && s.cfg.Strategy.Name == StrategyProactive {
+			r.needless++
+		}
+	}
+}
+
+// NewLocalAssemblerForTest is the chat assembler in process.
+func NewLocalAssemblerForTest() Assembler { return sdk.NewLocalAssembler(chatAssembler{}) }
+
+// TestRealTranscripts replays every reference trajectory, in both forms,
+// at 8,000 / 16,000 / 32,000 tokens with every strategy: every turn fits
+// by the provider's framing (or the turn is refused, never sent over the
+// window), the task is in every payload, no tool call is separated from
+// its result, a history that fits is left untouched, and the proactive
+// strategy never compacts for less than its minimum.
+func TestRealTranscripts(t *testing.T) {
+	runs := realRuns(t)
+	for _, run := range runs {
+		for _, window := range []int{8000, 16000, 32000} {
+			for _, strategy := range []string{StrategyLazy, StrategyProactive, StrategyAdaptive, StrategyGraduated} {
+				t.Run(fmt.Sprintf("%s/%d/%s", run.name, window, strategy), func(t *testing.T) {
+					r := replayReal(t, run, window, strategy)
+					if r.overWindow > 0 {
+						t.Errorf("%d of %d turns refused as over the window: %v", r.overWindow, r.turns, r.firstError)
+					}
+					if r.fit != r.turns-r.overWindow {
+						t.Errorf("%d of %d turns fit by the provider's count", r.fit, r.turns)
+					}
+					if r.taskMissing > 0 || r.pairsBad > 0 {
+						t.Errorf("task missing in %d turns, tool pairs split in %d", r.taskMissing, r.pairsBad)
+					}
+					if r.allFitOK != r.allFitTurns && strategy != StrategyAdaptive { // adaptive compacts ahead of predicted growth
+						t.Errorf("history compacted in %d of %d turns where it all fitted under the warning line", r.allFitTurns-r.allFitOK, r.allFitTurns)
+					}
+					if r.needless > 0 {
+						t.Errorf("%d proactive compactions freed less than the minimum", r.needless)
+					}
+					t.Logf("turns %d fit %d, input %d vs unmanaged %d (%.0f%%), last 10 observations verbatim in %d, compactions %d",
+						r.turns, r.fit, r.input, r.unmanagedInput, 100*float64(r.input)/float64(max(r.unmanagedInput, 1)), r.lastObsVerbatim, r.compactions)
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkRealTranscripts replays every reference trajectory (both
+// forms) at 8,000 tokens with the graduated strategy and reports the
+// cumulative input tokens sent, as a share of the unmanaged history.
+func BenchmarkRealTranscripts(b *testing.B) {
+	for _, run := range realRuns(b) {
+		b.Run(run.name, func(b *testing.B) {
+			var r realResult
+			for i := 0; i < b.N; i++ {
+				r = replayReal(b, run, 8000, StrategyGraduated)
+			}
+			b.ReportMetric(float64(r.input)/float64(max(r.unmanagedInput, 1)), "input/unmanaged")
+			b.ReportMetric(float64(r.fit)/float64(max(r.turns, 1)), "fit/turn")
+		})
+	}
+}
