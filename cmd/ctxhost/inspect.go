@@ -47,13 +47,15 @@ func cmdInspect(args []string, std stdio) error {
 	if err != nil {
 		return fmt.Errorf("prepare: %w", err)
 	}
+	out := newEscapingWriter(std.out)
+	defer out.Flush()
 	if ft := t.Fresh; ft != nil {
-		fmt.Fprintf(std.out, "context %q (fresh): task %s for agent %s, context %s\n", st.app.Context.Name,
+		fmt.Fprintf(out, "context %q (fresh): task %s for agent %s, context %s\n", st.app.Context.Name,
 			ft.Task.Task.ID, ft.Task.Task.AgentID, ft.Task.ContextID)
-		fmt.Fprint(std.out, fresh.Explain(ft.Validation))
+		fmt.Fprint(out, fresh.Explain(ft.Validation))
 		return nil
 	}
-	explain(std.out, st.app.Context.Name, st.session.Config(), t.Prepared)
+	explain(out, st.app.Context.Name, st.session.Config(), t.Prepared)
 	return nil
 }
 

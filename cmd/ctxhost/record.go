@@ -24,6 +24,9 @@ type turnRecord struct {
 	Fresh     *freshRecord `json:"fresh,omitempty"`
 	Warnings  []string     `json:"warnings,omitempty"`
 	MediaType string       `json:"media_type,omitempty"`
+	// System is the separate system text of a CLI format (e.g. for
+	// --append-system-prompt); absent when the format has none.
+	System *string `json:"system,omitempty"`
 	// Payload is the JSON payload itself when the media type is JSON, else
 	// the payload as a string.
 	Payload json.RawMessage `json:"payload,omitempty"`
@@ -81,6 +84,10 @@ func newTurnRecord(t turn) turnRecord {
 	rec := turnRecord{Turn: t.Number, Line: t.Line, Agent: t.Agent, BudgetBefore: &before, Budget: &budget,
 		Fits: fits(p.Budget), Action: string(p.Action), Warnings: p.Warnings, MediaType: p.MediaType,
 		Payload: payloadJSON(p.Payload, p.MediaType), Components: []componentRecord{}, View: newViewRecord(t.View)}
+	if p.HasSystem {
+		sys := p.System
+		rec.System = &sys
+	}
 	for _, u := range p.Usage {
 		rec.Components = append(rec.Components, componentRecord{Name: u.Name, Slot: u.Slot, Priority: u.Priority,
 			Compactable: u.Compactable, Tokens: u.Tokens})

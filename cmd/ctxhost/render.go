@@ -29,8 +29,8 @@ func printTurn(w io.Writer, t turn) {
 	if b.CalibratedUsed != b.Used {
 		calibrated = fmt.Sprintf(" (%s calibrated x%.2f)", thousands(b.CalibratedUsed), b.Calibration)
 	}
-	fmt.Fprintf(w, "turn %d (line %d)%s: %s%s / %s tok (%.0f%%, %s)  action %s\n", t.Number, t.Line, agent,
-		thousands(b.Used), calibrated, thousands(b.Available), 100*b.Utilization, b.Status, p.Action)
+	fmt.Fprintf(w, "turn %d (line %d)%s: %s%s / %s tok (%.0f%%, %s)  action: %s (at %.0f%% before compaction)\n", t.Number, t.Line, agent,
+		thousands(b.Used), calibrated, thousands(b.Available), 100*b.Utilization, b.Status, p.Action, 100*p.Before.Utilization)
 	width := nameWidth(p.Usage)
 	for _, u := range p.Usage {
 		fmt.Fprintf(w, "  %-*s %s %8s tok\n", width, u.Name, bar(u.Tokens, b.Available), thousands(u.Tokens))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +17,7 @@ func cmdRun(args []string, std stdio) error {
 	ss.store.register(fs)
 	outFile := fs.String("o", "", "write the final payload to FILE instead of stdout")
 	format := fs.String("format", "text", "output: text (budget bars per turn) or json (a record of every turn)")
+	pretty := fs.Bool("pretty", false, "indent the final payload when it is JSON (text output and -o FILE)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -33,6 +35,8 @@ func cmdRun(args []string, std stdio) error {
 		return err
 	}
 	defer st.close()
+	out := newEscapingWriter(std.out) // control characters from transcripts never reach the terminal raw
+	defer out.Flush()
 
 	rec := runRecord{Transcript: path, Format: st.transcript.Format, Context: st.app.Context.Name, Turns: []turnRecord{}}
 	var last *turn
@@ -41,7 +45,7 @@ func cmdRun(args []string, std stdio) error {
 		if *format == "json" {
 			rec.Turns = append(rec.Turns, newTurnRecord(t))
 		} else {
-			printTurn(std.out, t)
+			printTurn(out, t)
 		}
 		return nil
 	})
@@ -53,22 +57,30 @@ func cmdRun(args []string, std stdio) error {
 		return err
 	}
 	if *format == "json" {
-		enc := json.NewEncoder(std.out)
+		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rec); err != nil {
 			return fmt.Errorf("write record: %w", err)
 		}
 	}
-	return writePayload(std.out, *outFile, *format == "text", last)
+	return writePayload(out, *outFile, *format == "text", *pretty, last)
 }
 
-// writePayload writes the final turn's payload to file, or to w after a
-// header when header is set (text output) and file is empty.
-func writePayload(w io.Writer, file string, header bool, last *turn) error {
+// writePayload writes the final turn's payload to file (as its bytes), or
+// to w after a header when header is set (text output) and file is empty;
+// pretty indents a JSON payload. A CLI format's separate system text is
+// written before the payload on w.
+func writePayload(w io.Writer, file string, header, pretty bool, last *turn) error {
 	if last == nil {
 		return nil
 	}
 	payload, mediaType := last.payload()
+	if pretty && isJSONMedia(mediaType) {
+		var b bytes.Buffer
+		if json.Indent(&b, payload, "", "  ") == nil {
+			payload = append(b.Bytes(), '\n')
+		}
+	}
 	if file != "" {
 		if err := os.WriteFile(file, payload, 0o644); err != nil {
 			return fmt.Errorf("write payload: %w", err)
@@ -77,6 +89,9 @@ func writePayload(w io.Writer, file string, header bool, last *turn) error {
 	}
 	if !header {
 		return nil
+	}
+	if p := last.Prepared; p != nil && p.HasSystem {
+		fmt.Fprintf(w, "\n--- system text (separate, %d bytes) ---\n%s\n", len(p.System), p.System)
 	}
 	fmt.Fprintf(w, "\n--- final payload (%s, %d bytes) ---\n", mediaType, len(payload))
 	if _, err := w.Write(payload); err != nil {
