@@ -1,8 +1,11 @@
 package host
 
 import (
+	"context"
+	"strings"
 	"testing"
 
+	"github.com/ctxhost/ctxhost/host/history"
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/google/go-cmp/cmp"
 )
@@ -102,5 +105,39 @@ func TestNotifications(t *testing.T) {
 	}
 	if got := MaskNotification(1, 10); got[:50] != "[Context notice: 1 older tool output (10 bytes) we" {
 		t.Errorf("mask notification %q", got)
+	}
+}
+
+// TestProactiveHoldsAtItsFloor: when what must be kept (the preserved
+// recent messages) is above the target, proactive compacts once down to
+// that floor, then only appends until the context has grown by MinFree.
+func TestProactiveHoldsAtItsFloor(t *testing.T) {
+	s, _ := newTestSession(t, Config{Encoding: "approximate", Window: 2000, Reserved: 0,
+		Strategy: StrategyConfig{Name: StrategyProactive, Target: 0.3, MinFree: 200},
+		History:  HistoryConfig{Options: history.Options{PreserveRecent: 6}}})
+	var compacted []int
+	for i := 0; i < 30; i++ {
+		if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: strings.Repeat("word ", 100)}); err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.Prepare(context.Background(), sdk.AgentIdentity{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Compaction != nil {
+			compacted = append(compacted, i)
+			if p.Compaction.Freed < 200 && p.Before.CalibratedUsed <= p.Before.Available {
+				t.Errorf("turn %d: compacted for %d tokens, less than min_free", i, p.Compaction.Freed)
+			}
+		}
+	}
+	if len(compacted) == 0 {
+		t.Fatal("never compacted")
+	}
+	for k := 1; k < len(compacted); k++ {
+		if compacted[k] == compacted[k-1]+1 {
+			t.Errorf("compacted on consecutive turns %v", compacted)
+			break
+		}
 	}
 }
