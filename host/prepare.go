@@ -115,6 +115,7 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 	if err != nil {
 		return nil, fmt.Errorf("prepare %q: %w", s.id, err)
 	}
+	out.Compaction = s.fitWindow(cs, out.Compaction, out.Before)
 
 	final := finalComponents(cs)
 	out.Budget = budgetOf(s.cfg, s.usage.Calibration, final)
@@ -192,6 +193,39 @@ func (s *Session) apply(ctx context.Context, d Decision, cs []countedComponent, 
 		s.events.emit(Event{Type: EventCompacted, Session: s.id, Compaction: report})
 	}
 	return report, nil
+}
+
+// fitWindow is the last resort for a context still over the window after
+// the strategy's compaction: the history cuts its largest messages head +
+// tail (the task and pinned ones last). The step is added to report (a
+// new one when the strategy did not compact).
+func (s *Session) fitWindow(cs []countedComponent, report *CompactionReport, before sdk.Budget) *CompactionReport {
+	b := budgetOf(s.cfg, s.usage.Calibration, finalComponents(cs))
+	if b.CalibratedUsed <= b.Available {
+		return report
+	}
+	for i := range cs {
+		if !cs[i].isHistory() {
+			continue
+		}
+		prev := cs[i].tokens
+		need := uncalibrate(b.CalibratedUsed-b.Available, s.usage.Calibration) + 1
+		res := s.hist.Cut(need)
+		if len(res.CutIDs) == 0 {
+			return report
+		}
+		cs[i] = s.historyComponent()
+		if report == nil {
+			report = &CompactionReport{Reason: "window: the context does not fit", Target: b.Available, Before: before.Used}
+		}
+		st := CompactionStep{Component: cs[i].comp.Name, Action: "cut", Asked: need, Claimed: res.Freed, Freed: prev - cs[i].tokens, Log: res.Log}
+		report.Steps = append(report.Steps, st)
+		report.Freed += st.Freed
+		report.After = report.Before - report.Freed
+		report.Met = report.Freed >= report.Deficit
+		s.metrics.FreedByComponent[st.Component] += st.Freed
+	}
+	return report
 }
 
 // overWindow returns the error for a context over the available budget

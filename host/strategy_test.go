@@ -112,32 +112,67 @@ func TestNotifications(t *testing.T) {
 // recent messages) is above the target, proactive compacts once down to
 // that floor, then only appends until the context has grown by MinFree.
 func TestProactiveHoldsAtItsFloor(t *testing.T) {
-	s, _ := newTestSession(t, Config{Encoding: "approximate", Window: 2000, Reserved: 0,
-		Strategy: StrategyConfig{Name: StrategyProactive, Target: 0.3, MinFree: 200},
-		History:  HistoryConfig{Options: history.Options{PreserveRecent: 6}}})
+	// The task and 9 preserved messages of ~315 tokens are above the
+	// warning line (2,800 of 4,000): without the floor every turn would
+	// compact, each time for one message.
+	s, _ := newTestSession(t, Config{Encoding: "approximate", Window: 4000, Reserved: 0,
+		Strategy: StrategyConfig{Name: StrategyProactive, Target: 0.3, MinFree: 600},
+		History:  HistoryConfig{Options: history.Options{PreserveRecent: 9}}})
 	var compacted []int
 	for i := 0; i < 30; i++ {
-		if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: strings.Repeat("word ", 100)}); err != nil {
+		if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: strings.Repeat("word ", 250)}); err != nil {
 			t.Fatal(err)
 		}
 		p, err := s.Prepare(context.Background(), sdk.AgentIdentity{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.Compaction != nil {
-			compacted = append(compacted, i)
-			if p.Compaction.Freed < 200 && p.Before.CalibratedUsed <= p.Before.Available {
-				t.Errorf("turn %d: compacted for %d tokens, less than min_free", i, p.Compaction.Freed)
-			}
+		if c := p.Compaction; c != nil && c.Freed > 0 && p.Before.CalibratedUsed <= p.Before.Available {
+			compacted = append(compacted, i) // a compaction the window did not force
 		}
 	}
 	if len(compacted) == 0 {
-		t.Fatal("never compacted")
+		t.Fatal("never compacted without being forced")
 	}
 	for k := 1; k < len(compacted); k++ {
 		if compacted[k] == compacted[k-1]+1 {
 			t.Errorf("compacted on consecutive turns %v", compacted)
 			break
+		}
+	}
+}
+
+// TestOversizedTaskIsCutNotDropped: a task larger than the window is cut
+// head + tail (its id still in the view, the full text retrievable) so the
+// turn fits, instead of being dropped or sent over the window.
+func TestOversizedTaskIsCutNotDropped(t *testing.T) {
+	for _, strategy := range []string{StrategyLazy, StrategyProactive, StrategyAdaptive, StrategyGraduated} {
+		s, _ := newTestSession(t, Config{Encoding: "approximate", Window: 2000, Reserved: 200, Strategy: StrategyConfig{Name: strategy}})
+		task := "TASK START " + strings.Repeat("detail ", 2000) + " TASK END"
+		m, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: task})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.Prepare(context.Background(), sdk.AgentIdentity{})
+		if err != nil {
+			t.Fatalf("%s: %v", strategy, err)
+		}
+		if p.Budget.CalibratedUsed > p.Budget.Available {
+			t.Errorf("%s: %d tokens over %d", strategy, p.Budget.CalibratedUsed, p.Budget.Available)
+		}
+		var shown string
+		for _, c := range p.Components {
+			for _, hm := range c.Messages {
+				if hm.ID == m.ID {
+					shown = hm.Content
+				}
+			}
+		}
+		if !strings.HasPrefix(shown, "TASK START") || !strings.HasSuffix(shown, "TASK END") || !strings.Contains(shown, "cut from message "+m.ID) {
+			t.Errorf("%s: task shown as %.80q", strategy, shown)
+		}
+		if got, _ := s.hist.Get(m.ID); got.Content != task {
+			t.Errorf("%s: the full task is no longer retrievable", strategy)
 		}
 	}
 }

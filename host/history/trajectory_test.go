@@ -43,7 +43,7 @@ func checkCompaction(t *testing.T, h *History, need int, step Step, before int) 
 	}
 	all, view := h.All(), h.View()
 	p := min(h.opts.PreserveRecent, len(all))
-	for k := 1; k <= p; k++ { // preserved: never masked or omitted, at most cut
+	for k := 1; k <= p; k++ { // preserved: never masked or omitted, at most cut (by Cut)
 		a, v := all[len(all)-k], view[len(view)-k]
 		if v.ID != a.ID || sdk.IsMasked(v.Content) && !sdk.IsMasked(a.Content) {
 			t.Fatalf("preserved recent message %s masked or omitted (view has %s: %.60q)", a.ID, v.ID, v.Content)

@@ -272,13 +272,14 @@ func (h *History) dropBlock() []string {
 
 // Compact frees at least need tokens from the view if it can, in this
 // order: it omits the DropFirst kinds (demonstrations) as one block; masks
-// the oldest observations, MaskBatch at a time; widens the sliding window
-// (the oldest messages are omitted and replaced by one marker, pinned
-// messages and the task stay, the PreserveRecent most recent messages are
-// always kept, a tool call is never separated from its results); and, if
-// still short, cuts the largest shown messages head + tail, others before
-// pinned ones. The view state persists: masked stays masked and the
-// omitted span only grows, until ResetView, Clear or Restore.
+// the oldest observations, MaskBatch at a time; then widens the sliding
+// window (the oldest messages are omitted and replaced by one marker,
+// pinned messages and the task stay, the PreserveRecent most recent
+// messages are always kept, a tool call is never separated from its
+// results). It never cuts a message: that is Cut, for a context that
+// would not fit the window at all. The view state persists: masked stays
+// masked and the omitted span only grows, until ResetView, Clear or
+// Restore.
 func (h *History) Compact(need int) Step {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -301,11 +302,8 @@ func (h *History) Compact(need int) Step {
 	if short := need - (before - h.viewTokens); short > 0 {
 		step.Omitted = h.widenWindow(short)
 	}
-	if short := need - (before - h.viewTokens); short > 0 {
-		step.CutIDs = h.cutLargest(short)
-	}
 	step.Freed = before - h.viewTokens
-	if step.Dropped > 0 || step.Masked > 0 || step.Omitted > 0 || len(step.CutIDs) > 0 {
+	if step.Dropped > 0 || step.Masked > 0 || step.Omitted > 0 {
 		h.version++
 	}
 	step.Log = h.stepLog(step, need, from)
@@ -416,6 +414,27 @@ func (h *History) omitTo(end int) int {
 	h.hiddenCount += n
 	h.recountView()
 	return n
+}
+
+// Cut frees at least need tokens, if it can, by cutting the largest shown
+// messages head + tail around a CutMarker (the task and pinned messages
+// only after all others, preserved recent messages included): the last
+// resort when a context does not fit the window even after Compact. The
+// originals stay retrievable with Get.
+func (h *History) Cut(need int) Step {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if need <= 0 {
+		return Step{Log: "nothing to free"}
+	}
+	before := h.viewTokens
+	step := Step{CutIDs: h.cutLargest(need)}
+	step.Freed = before - h.viewTokens
+	if len(step.CutIDs) > 0 {
+		h.version++
+	}
+	step.Log = h.stepLog(step, need, h.frontier)
+	return step
 }
 
 // cutLargest cuts shown messages head + tail, the largest first (pinned
