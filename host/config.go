@@ -49,6 +49,10 @@ type Config struct {
 	// minus the reserve (with a warning) instead of failing with an
 	// *OverWindowError. Off by default: a provider rejects such a payload.
 	AllowOverWindow bool
+	// Pricing overrides the provider's prompt-caching price model (nil:
+	// the assembler's default for Format); Prepare reports each turn's
+	// cost with it (Prepared.Cache).
+	Pricing *sdk.Pricing
 	// Framing overrides how the provider frames messages (nil: the
 	// framing the assembler declares for Format, if any; see sdk.Framing).
 	Framing *sdk.Framing

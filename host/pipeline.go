@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ctxhost/ctxhost/host/history"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
@@ -73,7 +74,7 @@ func compactionOrder(cs []countedComponent) []int {
 // each compactable component, most expendable first, is asked once for
 // exactly the remaining deficit; the host recounts it; the pipeline stops as
 // soon as the deficit is covered.
-func (s *Session) compact(ctx context.Context, cs []countedComponent, deficit int, report *CompactionReport) {
+func (s *Session) compact(ctx context.Context, cs []countedComponent, deficit int, report *CompactionReport, late bool) {
 	remaining := deficit
 	for _, i := range compactionOrder(cs) {
 		if remaining <= 0 {
@@ -81,7 +82,7 @@ func (s *Session) compact(ctx context.Context, cs []countedComponent, deficit in
 		}
 		var st CompactionStep
 		if cs[i].isHistory() {
-			st = s.compactHistory(&cs[i], remaining)
+			st = s.compactHistory(&cs[i], remaining, late)
 		} else if cs[i].plugin != nil {
 			st = s.compactPlugin(ctx, &cs[i], remaining)
 		} else {
@@ -94,10 +95,17 @@ func (s *Session) compact(ctx context.Context, cs []countedComponent, deficit in
 	}
 }
 
-func (s *Session) compactHistory(c *countedComponent, ask int) CompactionStep {
+// compactHistory asks the history for ask tokens; late: changing the
+// latest bytes it can (history.CompactLate), for the cache strategy.
+func (s *Session) compactHistory(c *countedComponent, ask int, late bool) CompactionStep {
 	start := time.Now()
 	before := c.tokens
-	step := s.hist.Compact(ask)
+	var step history.Step
+	if late {
+		step = s.hist.CompactLate(ask)
+	} else {
+		step = s.hist.Compact(ask)
+	}
 	*c = s.historyComponent()
 	return CompactionStep{
 		Component: c.comp.Name, Action: "compact", Asked: ask, Claimed: step.Freed,

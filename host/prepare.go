@@ -71,6 +71,10 @@ type Prepared struct {
 	Action PressureAction
 	// Restart is set with ActionRestart: what Session.Restart would carry over.
 	Restart *RestartPlan
+	// Cache is this turn's cost with prompt caching, beside the unmanaged
+	// history's; nil when no price model applies (no assembler format
+	// declares one and Config.Pricing is unset).
+	Cache *CacheReport
 	// Warnings: plugins left out, a target not met, failed hooks.
 	Warnings []string
 }
@@ -131,6 +135,7 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 		}
 		out.Warnings = append(out.Warnings, over.Error())
 	}
+	out.Cache = s.cacheReport(agent.Name, final, out.Budget)
 	// The Prepared hooks are notifications nothing waits on: they run
 	// while the assembler works, so they add no round trip to the turn.
 	hookWarnings := make(chan []string, 1)
@@ -180,7 +185,7 @@ func (s *Session) apply(ctx context.Context, d Decision, cs []countedComponent, 
 		}
 		report.Deficit = used - uncalibrate(d.Target, s.usage.Calibration)
 		if report.Deficit > 0 {
-			s.compact(ctx, cs, report.Deficit, report)
+			s.compact(ctx, cs, report.Deficit, report, d.LateFirst)
 		}
 	}
 	if len(report.Steps) == 0 && report.Deficit <= 0 {

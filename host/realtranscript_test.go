@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -112,7 +113,8 @@ func lastLine(s string) string {
 type chatAssembler struct{}
 
 func (chatAssembler) Describe() sdk.AssemblerInfo {
-	return sdk.AssemblerInfo{Name: "chat", Formats: []sdk.FormatInfo{{Name: "api", MediaType: "text/plain", Framing: assembly.Framed(assembly.OpenAIChatFraming)}}}
+	return sdk.AssemblerInfo{Name: "chat", Formats: []sdk.FormatInfo{{Name: "api", MediaType: "text/plain",
+		Framing: assembly.Framed(assembly.OpenAIChatFraming), Pricing: assembly.Priced(assembly.AnthropicPricing)}}}
 }
 
 func (chatAssembler) Assemble(_ context.Context, req sdk.AssembleRequest) (sdk.AssembleResult, error) {
@@ -157,6 +159,11 @@ type realResult struct {
 	lastObsVerbatim       int // turns whose last 10 observations were all verbatim
 	compactions, needless int // compactions that freed tokens; proactive ones repeated without a new trigger
 	floor                 int // tokens the last unmet compaction got down to
+	// With prompt caching (Anthropic's price model):
+	cost, unmanagedCost   float64 // cost units, managed and unmanaged
+	read                  int     // tokens read from the cache
+	calm, calmKept        int     // turns that needed no compaction; of those, turns whose prefix was kept
+	unmanagedOver         int     // turns the unmanaged history would not fit
 	taskMissing, pairsBad int
 	overWindow            int // turns Prepare refused as over the window
 	firstError            error
@@ -169,7 +176,7 @@ func replayReal(t testing.TB, run realRun, window int, strategy string) realResu
 	t.Helper()
 	enc, _ := tokenizer.Get(tokenizer.O200kBase)
 	s, err := New(Options{}).NewSession("real", Config{Encoding: tokenizer.O200kBase, Window: window, Reserved: 1000,
-		Strategy: StrategyConfig{Name: strategy}, History: HistoryConfig{Options: history.Options{PreserveRecent: 8}},
+		Strategy: StrategyConfig{Name: strategy, Target: expTarget()}, History: HistoryConfig{Options: history.Options{PreserveRecent: 8}},
 		Assembler: NewLocalAssemblerForTest(), Format: "api"})
 	if err != nil {
 		t.Fatal(err)
@@ -253,6 +260,20 @@ func (r *realResult) check(t testing.TB, s *Session, p *Prepared, enc tokenizer.
 			r.allFitOK++
 		}
 	}
+	if c := p.Cache; c != nil {
+		r.cost += c.Managed.Cost
+		r.unmanagedCost += c.Unmanaged.Cost
+		r.read += c.Managed.Read
+		if !c.UnmanagedFits {
+			r.unmanagedOver++
+		}
+		if p.Compaction == nil || p.Compaction.Freed == 0 {
+			r.calm++
+			if c.PrefixKept {
+				r.calmKept++
+			}
+		}
+	}
 	if c := p.Compaction; c != nil && c.Freed > 0 {
 		r.compactions++
 		forced := p.Before.CalibratedUsed > p.Before.Available
@@ -282,8 +303,8 @@ func NewLocalAssemblerForTest() Assembler { return sdk.NewLocalAssembler(chatAss
 func TestRealTranscripts(t *testing.T) {
 	runs := realRuns(t)
 	for _, run := range runs {
-		for _, window := range []int{8000, 16000, 32000} {
-			for _, strategy := range []string{StrategyLazy, StrategyProactive, StrategyAdaptive, StrategyGraduated} {
+		for _, window := range []int{8000, 16000, 32000, 64000} {
+			for _, strategy := range []string{StrategyLazy, StrategyProactive, StrategyAdaptive, StrategyGraduated, StrategyCache} {
 				t.Run(fmt.Sprintf("%s/%d/%s", run.name, window, strategy), func(t *testing.T) {
 					r := replayReal(t, run, window, strategy)
 					if r.overWindow > 0 {
@@ -303,6 +324,8 @@ func TestRealTranscripts(t *testing.T) {
 					}
 					t.Logf("turns %d fit %d, input %d vs unmanaged %d (%.0f%%), last 10 observations verbatim in %d, compactions %d",
 						r.turns, r.fit, r.input, r.unmanagedInput, 100*float64(r.input)/float64(max(r.unmanagedInput, 1)), r.lastObsVerbatim, r.compactions)
+					t.Logf("cache: cost %.0f vs unmanaged %.0f (%.2fx), cached share %.0f%%, prefix kept %d/%d calm turns, unmanaged over window %d",
+						r.cost, r.unmanagedCost, r.cost/max(r.unmanagedCost, 1), 100*float64(r.read)/float64(max(r.input, 1)), r.calmKept, r.calm, r.unmanagedOver)
 				})
 			}
 		}
@@ -323,4 +346,10 @@ func BenchmarkRealTranscripts(b *testing.B) {
 			b.ReportMetric(float64(r.fit)/float64(max(r.turns, 1)), "fit/turn")
 		})
 	}
+}
+
+func expTarget() float64 {
+	var f float64
+	fmt.Sscan(os.Getenv("EXP_TARGET"), &f)
+	return f
 }

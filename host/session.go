@@ -41,6 +41,8 @@ type Session struct {
 	// unchanged since it last fetched them (see persist).
 	store Store
 	known map[string]knownState
+	// caches remembers each agent's last payload, for the cache report.
+	caches map[string]*cacheTrack
 }
 
 // countedText is a core text counted once, when it is set.

@@ -13,6 +13,7 @@ const (
 	StrategyProactive = "proactive"
 	StrategyAdaptive  = "adaptive"
 	StrategyGraduated = "graduated"
+	StrategyCache     = "cache"
 )
 
 // Strategy decides, before each prepare's compaction, whether to compact and
@@ -49,6 +50,9 @@ type Decision struct {
 	Compact bool
 	Target  int
 	Reason  string
+	// LateFirst asks the history to change the latest bytes it can
+	// (history.CompactLate), keeping the cached prompt prefix long.
+	LateFirst bool
 }
 
 func newStrategy(cfg StrategyConfig) (Strategy, error) {
@@ -61,9 +65,11 @@ func newStrategy(cfg StrategyConfig) (Strategy, error) {
 		return adaptive{}, nil
 	case StrategyGraduated:
 		return graduated{batch: cfg.MaskBatch}, nil
+	case StrategyCache:
+		return cacheAware{target: cfg.Target}, nil
 	}
-	return nil, fmt.Errorf("unknown strategy %q (want %s, %s, %s or %s)", cfg.Name,
-		StrategyLazy, StrategyProactive, StrategyAdaptive, StrategyGraduated)
+	return nil, fmt.Errorf("unknown strategy %q (want %s, %s, %s, %s or %s)", cfg.Name,
+		StrategyLazy, StrategyProactive, StrategyAdaptive, StrategyGraduated, StrategyCache)
 }
 
 // lazy compacts only when the context is over the available budget, down to
@@ -153,3 +159,24 @@ func (g graduated) Decide(in StrategyInput) Decision {
 }
 
 func fraction(n int, f float64) int { return int(math.Floor(float64(n) * f)) }
+
+// cacheAware compacts only when the context no longer fits, and then in
+// one large step down to the target: with prompt caching a turn that only
+// appends pays a tenth for what it repeats, while a compaction pays full
+// price (or more, with a cache write) for everything after the first byte
+// it changes, so compacting early or in small steps costs more than it
+// saves. The decision and the estimate are in the reason.
+type cacheAware struct{ target float64 }
+
+func (cacheAware) Name() string { return StrategyCache }
+
+func (c cacheAware) Decide(in StrategyInput) Decision {
+	b := in.Budget
+	if b.CalibratedUsed <= b.Available {
+		return Decision{}
+	}
+	target := fraction(b.Available, c.target)
+	return Decision{Compact: true, Target: target, LateFirst: true,
+		Reason: fmt.Sprintf("cache: %d tokens do not fit the available %d; one step down to %d (target %.2f) so the next turns only append",
+			b.CalibratedUsed, b.Available, target, c.target)}
+}

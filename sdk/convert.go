@@ -172,7 +172,7 @@ func fromProtoPluginInfo(p *pb.PluginInfo) PluginInfo {
 func toProtoAssemblerInfo(a AssemblerInfo) *pb.AssemblerInfo {
 	out := &pb.AssemblerInfo{Name: a.Name, Version: a.Version, Description: a.Description, ProtocolVersion: int32(a.ProtocolVersion)}
 	for _, f := range a.Formats {
-		out.Formats = append(out.Formats, &pb.FormatInfo{Name: f.Name, MediaType: f.MediaType, Description: f.Description, Framing: toProtoFraming(f.Framing)})
+		out.Formats = append(out.Formats, &pb.FormatInfo{Name: f.Name, MediaType: f.MediaType, Description: f.Description, Framing: toProtoFraming(f.Framing), Pricing: toProtoPricing(f.Pricing)})
 	}
 	return out
 }
@@ -180,7 +180,7 @@ func toProtoAssemblerInfo(a AssemblerInfo) *pb.AssemblerInfo {
 func fromProtoAssemblerInfo(a *pb.AssemblerInfo) AssemblerInfo {
 	out := AssemblerInfo{Name: a.GetName(), Version: a.GetVersion(), Description: a.GetDescription(), ProtocolVersion: int(a.GetProtocolVersion())}
 	for _, f := range a.GetFormats() {
-		out.Formats = append(out.Formats, FormatInfo{Name: f.GetName(), MediaType: f.GetMediaType(), Description: f.GetDescription(), Framing: fromProtoFraming(f.GetFraming())})
+		out.Formats = append(out.Formats, FormatInfo{Name: f.GetName(), MediaType: f.GetMediaType(), Description: f.GetDescription(), Framing: fromProtoFraming(f.GetFraming()), Pricing: fromProtoPricing(f.GetPricing())})
 	}
 	return out
 }
@@ -245,4 +245,18 @@ func fromProtoFraming(f *pb.Framing) *Framing {
 		return nil
 	}
 	return &Framing{PerRequest: int(f.GetPerRequest()), PerMessage: int(f.GetPerMessage()), PerName: int(f.GetPerName()), PerToolCall: int(f.GetPerToolCall())}
+}
+
+func toProtoPricing(p *Pricing) *pb.Pricing {
+	if p == nil {
+		return nil
+	}
+	return &pb.Pricing{Input: p.Input, CacheRead: p.CacheRead, CacheWrite: p.CacheWrite, MinCacheable: int32(p.MinCacheable), Granularity: int32(p.Granularity)}
+}
+
+func fromProtoPricing(p *pb.Pricing) *Pricing {
+	if p == nil {
+		return nil
+	}
+	return &Pricing{Input: p.GetInput(), CacheRead: p.GetCacheRead(), CacheWrite: p.GetCacheWrite(), MinCacheable: int(p.GetMinCacheable()), Granularity: int(p.GetGranularity())}
 }

@@ -200,6 +200,9 @@ type FormatInfo struct {
 	// Framing is the provider's token overhead around this format's
 	// messages; nil for formats counted as their text (plain prompts).
 	Framing *Framing `json:"framing,omitempty"`
+	// Pricing is the provider's default price model for prompt caching;
+	// nil when the format is not sent to a provider API.
+	Pricing *Pricing `json:"pricing,omitempty"`
 }
 
 // AssemblerInfo describes an assembler.

@@ -227,6 +227,47 @@ func (h *History) maskNext(limit int) (ids []string, freed int) {
 	return ids, freed
 }
 
+// CompactLate frees need tokens changing the latest bytes it can: it masks
+// observations newest first (outside the preserved recent messages), so
+// the longest possible prefix of the view stays as it was and a provider's
+// prompt cache still holds it; whatever that cannot free, Compact frees.
+func (h *History) CompactLate(need int) Step {
+	h.mu.Lock()
+	before := h.viewTokens
+	var ids []string
+	for i := h.preserveFrom() - 1; i >= 0 && before-h.viewTokens < need; i-- {
+		if !h.maskable(i) {
+			continue
+		}
+		if e := &h.entries[i]; h.maskTokensOf(i) < e.tokens {
+			e.masked = true
+			h.viewTokens -= e.tokens - e.maskTokens
+			ids = append(ids, e.msg.ID)
+		}
+	}
+	if len(ids) > 0 {
+		h.version++
+	}
+	freed := before - h.viewTokens
+	h.mu.Unlock()
+	for l, r := 0, len(ids)-1; l < r; l, r = l+1, r-1 {
+		ids[l], ids[r] = ids[r], ids[l]
+	}
+	log := "nothing to mask newest first"
+	if len(ids) > 0 {
+		log = fmt.Sprintf("masked %d observations newest first (%s), freed %d", len(ids), strings.Join(ids, ", "), freed)
+	}
+	if freed >= need {
+		return Step{Masked: len(ids), MaskedIDs: ids, Freed: freed, Log: fmt.Sprintf("%s of %d tokens needed", log, need)}
+	}
+	step := h.Compact(need - freed)
+	step.MaskedIDs = append(ids, step.MaskedIDs...)
+	step.Masked = len(step.MaskedIDs)
+	step.Freed += freed
+	step.Log = log + "; then " + step.Log
+	return step
+}
+
 // dropBlock omits every shown message of a DropFirst kind outside the
 // preserved recent messages, as one block, once. It omits nothing when
 // that would separate a tool call from its result.
@@ -556,4 +597,26 @@ func runeCeil(s string, i int) int {
 		i++
 	}
 	return i
+}
+
+// ViewCounts returns the tokens of each message of View(), in order (the
+// marker included), and the tokens of every message as added (the history
+// unmanaged). No message is counted again.
+func (h *History) ViewCounts() (each []int, all int) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	each = make([]int, 0, len(h.entries)-h.hiddenCount+1)
+	marked := false
+	for i := range h.entries {
+		all += h.entries[i].tokens
+		if h.entries[i].hidden {
+			if !marked {
+				each = append(each, h.markerTokens)
+				marked = true
+			}
+			continue
+		}
+		each = append(each, h.effTokens(i))
+	}
+	return each, all
 }

@@ -37,7 +37,7 @@ var _ sdk.Assembler = (*Assembler)(nil)
 func New() *Assembler { return &Assembler{} }
 
 var formats = assembly.Formats{
-	{FormatInfo: sdk.FormatInfo{Name: FormatAPI, MediaType: "application/json", Description: "the JSON body of the Anthropic Messages API", Framing: assembly.Framed(assembly.ClaudeMessagesFraming)},
+	{FormatInfo: sdk.FormatInfo{Name: FormatAPI, MediaType: "application/json", Description: "the JSON body of the Anthropic Messages API", Framing: assembly.Framed(assembly.ClaudeMessagesFraming), Pricing: assembly.Priced(assembly.AnthropicPricing)},
 		Build: func(req sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {
 			payload, err := buildRequest(parts, req)
 			return sdk.AssembleResult{Payload: payload}, err

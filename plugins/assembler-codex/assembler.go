@@ -28,7 +28,7 @@ var _ sdk.Assembler = (*Assembler)(nil)
 func New() *Assembler { return &Assembler{} }
 
 var formats = assembly.Formats{
-	{FormatInfo: sdk.FormatInfo{Name: FormatAPI, MediaType: "application/json", Description: "the JSON body of OpenAI Chat Completions (CreateChatCompletionRequest)", Framing: assembly.Framed(assembly.OpenAIChatFraming)},
+	{FormatInfo: sdk.FormatInfo{Name: FormatAPI, MediaType: "application/json", Description: "the JSON body of OpenAI Chat Completions (CreateChatCompletionRequest)", Framing: assembly.Framed(assembly.OpenAIChatFraming), Pricing: assembly.Priced(assembly.OpenAIPricing)},
 		Build: func(req sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {
 			payload, err := buildRequest(parts, req.Options[OptionModel])
 			return sdk.AssembleResult{Payload: payload}, err

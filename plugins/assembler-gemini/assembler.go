@@ -27,7 +27,7 @@ var _ sdk.Assembler = (*Assembler)(nil)
 func New() *Assembler { return &Assembler{} }
 
 var formats = assembly.Formats{
-	{FormatInfo: sdk.FormatInfo{Name: FormatAPI, MediaType: "application/json", Description: "the JSON body of Gemini generateContent (v1beta)", Framing: assembly.Framed(assembly.GeminiContentsFraming)},
+	{FormatInfo: sdk.FormatInfo{Name: FormatAPI, MediaType: "application/json", Description: "the JSON body of Gemini generateContent (v1beta)", Framing: assembly.Framed(assembly.GeminiContentsFraming), Pricing: assembly.Priced(assembly.GeminiPricing)},
 		Build: func(req sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {
 			payload, err := buildRequest(parts, req.Options[OptionModel])
 			return sdk.AssembleResult{Payload: payload}, err

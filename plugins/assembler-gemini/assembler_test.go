@@ -166,7 +166,7 @@ func TestModelOption(t *testing.T) {
 func TestDescribeAndFormats(t *testing.T) {
 	info := New().Describe()
 	want := []sdk.FormatInfo{
-		{Name: FormatAPI, MediaType: "application/json", Framing: &assembly.GeminiContentsFraming},
+		{Name: FormatAPI, MediaType: "application/json", Framing: &assembly.GeminiContentsFraming, Pricing: &assembly.GeminiPricing},
 		{Name: FormatText, MediaType: "text/plain"},
 	}
 	if diff := cmp.Diff(want, info.Formats, cmpIgnoreDescription); diff != "" {

@@ -90,3 +90,24 @@ var (
 
 // Framed returns a copy of f for use in a FormatInfo.
 func Framed(f sdk.Framing) *sdk.Framing { return &f }
+
+// Provider price models for prompt caching (see sdk.Pricing), in units of
+// one uncached input token. They are defaults: a model's HCL `pricing`
+// block overrides them.
+var (
+	// AnthropicPricing: explicit caching with cache_control breakpoints;
+	// a read costs 0.1×, a write 1.25× (5-minute cache); at least 1,024
+	// tokens (the smallest minimum of the Claude models).
+	AnthropicPricing = sdk.Pricing{Input: 1, CacheRead: 0.1, CacheWrite: 1.25, MinCacheable: 1024, Granularity: 1}
+	// OpenAIPricing: automatic prefix caching from 1,024 tokens in
+	// 128-token steps, cached input at 0.1× (the GPT-5 family's rate; GPT-4o
+	// models charge 0.5×), no write premium.
+	OpenAIPricing = sdk.Pricing{Input: 1, CacheRead: 0.1, MinCacheable: 1024, Granularity: 128}
+	// GeminiPricing: implicit caching of repeated prefixes from 1,024
+	// tokens at 0.25× (Gemini 2.5 Flash's minimum and rate), no write
+	// premium.
+	GeminiPricing = sdk.Pricing{Input: 1, CacheRead: 0.25, MinCacheable: 1024, Granularity: 1}
+)
+
+// Priced returns a copy of p for use in a FormatInfo.
+func Priced(p sdk.Pricing) *sdk.Pricing { return &p }

@@ -1426,6 +1426,7 @@ type FormatInfo struct {
 	MediaType     string                 `protobuf:"bytes,2,opt,name=media_type,json=mediaType,proto3" json:"media_type,omitempty"`
 	Description   string                 `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
 	Framing       *Framing               `protobuf:"bytes,4,opt,name=framing,proto3" json:"framing,omitempty"` // unset: the format is counted as its text
+	Pricing       *Pricing               `protobuf:"bytes,5,opt,name=pricing,proto3" json:"pricing,omitempty"` // the provider's default prompt-caching price model; unset: none
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1488,6 +1489,91 @@ func (x *FormatInfo) GetFraming() *Framing {
 	return nil
 }
 
+func (x *FormatInfo) GetPricing() *Pricing {
+	if x != nil {
+		return x.Pricing
+	}
+	return nil
+}
+
+// Pricing is a provider's prompt-caching price model, in units of one
+// uncached input token.
+type Pricing struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Input         float64                `protobuf:"fixed64,1,opt,name=input,proto3" json:"input,omitempty"`
+	CacheRead     float64                `protobuf:"fixed64,2,opt,name=cache_read,json=cacheRead,proto3" json:"cache_read,omitempty"`
+	CacheWrite    float64                `protobuf:"fixed64,3,opt,name=cache_write,json=cacheWrite,proto3" json:"cache_write,omitempty"` // 0: no write premium
+	MinCacheable  int32                  `protobuf:"varint,4,opt,name=min_cacheable,json=minCacheable,proto3" json:"min_cacheable,omitempty"`
+	Granularity   int32                  `protobuf:"varint,5,opt,name=granularity,proto3" json:"granularity,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Pricing) Reset() {
+	*x = Pricing{}
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Pricing) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Pricing) ProtoMessage() {}
+
+func (x *Pricing) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Pricing.ProtoReflect.Descriptor instead.
+func (*Pricing) Descriptor() ([]byte, []int) {
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *Pricing) GetInput() float64 {
+	if x != nil {
+		return x.Input
+	}
+	return 0
+}
+
+func (x *Pricing) GetCacheRead() float64 {
+	if x != nil {
+		return x.CacheRead
+	}
+	return 0
+}
+
+func (x *Pricing) GetCacheWrite() float64 {
+	if x != nil {
+		return x.CacheWrite
+	}
+	return 0
+}
+
+func (x *Pricing) GetMinCacheable() int32 {
+	if x != nil {
+		return x.MinCacheable
+	}
+	return 0
+}
+
+func (x *Pricing) GetGranularity() int32 {
+	if x != nil {
+		return x.Granularity
+	}
+	return 0
+}
+
 // Framing is the provider's token overhead around a request's messages.
 type Framing struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1501,7 +1587,7 @@ type Framing struct {
 
 func (x *Framing) Reset() {
 	*x = Framing{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1513,7 +1599,7 @@ func (x *Framing) String() string {
 func (*Framing) ProtoMessage() {}
 
 func (x *Framing) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1526,7 +1612,7 @@ func (x *Framing) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Framing.ProtoReflect.Descriptor instead.
 func (*Framing) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Framing) GetPerRequest() int32 {
@@ -1570,7 +1656,7 @@ type AssemblerInfo struct {
 
 func (x *AssemblerInfo) Reset() {
 	*x = AssemblerInfo{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1582,7 +1668,7 @@ func (x *AssemblerInfo) String() string {
 func (*AssemblerInfo) ProtoMessage() {}
 
 func (x *AssemblerInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1595,7 +1681,7 @@ func (x *AssemblerInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssemblerInfo.ProtoReflect.Descriptor instead.
 func (*AssemblerInfo) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *AssemblerInfo) GetName() string {
@@ -1643,7 +1729,7 @@ type AgentIdentity struct {
 
 func (x *AgentIdentity) Reset() {
 	*x = AgentIdentity{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1655,7 +1741,7 @@ func (x *AgentIdentity) String() string {
 func (*AgentIdentity) ProtoMessage() {}
 
 func (x *AgentIdentity) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1668,7 +1754,7 @@ func (x *AgentIdentity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentIdentity.ProtoReflect.Descriptor instead.
 func (*AgentIdentity) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *AgentIdentity) GetName() string {
@@ -1698,7 +1784,7 @@ type AssembleRequest struct {
 
 func (x *AssembleRequest) Reset() {
 	*x = AssembleRequest{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1710,7 +1796,7 @@ func (x *AssembleRequest) String() string {
 func (*AssembleRequest) ProtoMessage() {}
 
 func (x *AssembleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1723,7 +1809,7 @@ func (x *AssembleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssembleRequest.ProtoReflect.Descriptor instead.
 func (*AssembleRequest) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *AssembleRequest) GetComponents() []*Component {
@@ -1773,7 +1859,7 @@ type AssembleResponse struct {
 
 func (x *AssembleResponse) Reset() {
 	*x = AssembleResponse{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1785,7 +1871,7 @@ func (x *AssembleResponse) String() string {
 func (*AssembleResponse) ProtoMessage() {}
 
 func (x *AssembleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1798,7 +1884,7 @@ func (x *AssembleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssembleResponse.ProtoReflect.Descriptor instead.
 func (*AssembleResponse) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *AssembleResponse) GetPayload() []byte {
@@ -1947,14 +2033,23 @@ const file_ctxhost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x0eRestoreRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x14\n" +
-	"\x05state\x18\x02 \x01(\fR\x05state\"\x97\x01\n" +
+	"\x05state\x18\x02 \x01(\fR\x05state\"\xcd\x01\n" +
 	"\n" +
 	"FormatInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1d\n" +
 	"\n" +
 	"media_type\x18\x02 \x01(\tR\tmediaType\x12 \n" +
 	"\vdescription\x18\x03 \x01(\tR\vdescription\x124\n" +
-	"\aframing\x18\x04 \x01(\v2\x1a.ctxhost.plugin.v1.FramingR\aframing\"\x8a\x01\n" +
+	"\aframing\x18\x04 \x01(\v2\x1a.ctxhost.plugin.v1.FramingR\aframing\x124\n" +
+	"\apricing\x18\x05 \x01(\v2\x1a.ctxhost.plugin.v1.PricingR\apricing\"\xa6\x01\n" +
+	"\aPricing\x12\x14\n" +
+	"\x05input\x18\x01 \x01(\x01R\x05input\x12\x1d\n" +
+	"\n" +
+	"cache_read\x18\x02 \x01(\x01R\tcacheRead\x12\x1f\n" +
+	"\vcache_write\x18\x03 \x01(\x01R\n" +
+	"cacheWrite\x12#\n" +
+	"\rmin_cacheable\x18\x04 \x01(\x05R\fminCacheable\x12 \n" +
+	"\vgranularity\x18\x05 \x01(\x05R\vgranularity\"\x8a\x01\n" +
 	"\aFraming\x12\x1f\n" +
 	"\vper_request\x18\x01 \x01(\x05R\n" +
 	"perRequest\x12\x1f\n" +
@@ -2020,7 +2115,7 @@ func file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_ctxhost_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_ctxhost_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 30)
+var file_ctxhost_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_ctxhost_plugin_v1_plugin_proto_goTypes = []any{
 	(ProtocolVersion)(0),      // 0: ctxhost.plugin.v1.ProtocolVersion
 	(*Empty)(nil),             // 1: ctxhost.plugin.v1.Empty
@@ -2045,59 +2140,61 @@ var file_ctxhost_plugin_v1_plugin_proto_goTypes = []any{
 	(*StateResponse)(nil),     // 20: ctxhost.plugin.v1.StateResponse
 	(*RestoreRequest)(nil),    // 21: ctxhost.plugin.v1.RestoreRequest
 	(*FormatInfo)(nil),        // 22: ctxhost.plugin.v1.FormatInfo
-	(*Framing)(nil),           // 23: ctxhost.plugin.v1.Framing
-	(*AssemblerInfo)(nil),     // 24: ctxhost.plugin.v1.AssemblerInfo
-	(*AgentIdentity)(nil),     // 25: ctxhost.plugin.v1.AgentIdentity
-	(*AssembleRequest)(nil),   // 26: ctxhost.plugin.v1.AssembleRequest
-	(*AssembleResponse)(nil),  // 27: ctxhost.plugin.v1.AssembleResponse
-	nil,                       // 28: ctxhost.plugin.v1.Message.MetadataEntry
-	nil,                       // 29: ctxhost.plugin.v1.Component.MetadataEntry
-	nil,                       // 30: ctxhost.plugin.v1.AssembleRequest.OptionsEntry
+	(*Pricing)(nil),           // 23: ctxhost.plugin.v1.Pricing
+	(*Framing)(nil),           // 24: ctxhost.plugin.v1.Framing
+	(*AssemblerInfo)(nil),     // 25: ctxhost.plugin.v1.AssemblerInfo
+	(*AgentIdentity)(nil),     // 26: ctxhost.plugin.v1.AgentIdentity
+	(*AssembleRequest)(nil),   // 27: ctxhost.plugin.v1.AssembleRequest
+	(*AssembleResponse)(nil),  // 28: ctxhost.plugin.v1.AssembleResponse
+	nil,                       // 29: ctxhost.plugin.v1.Message.MetadataEntry
+	nil,                       // 30: ctxhost.plugin.v1.Component.MetadataEntry
+	nil,                       // 31: ctxhost.plugin.v1.AssembleRequest.OptionsEntry
 }
 var file_ctxhost_plugin_v1_plugin_proto_depIdxs = []int32{
 	2,  // 0: ctxhost.plugin.v1.Message.tool_calls:type_name -> ctxhost.plugin.v1.ToolCall
-	28, // 1: ctxhost.plugin.v1.Message.metadata:type_name -> ctxhost.plugin.v1.Message.MetadataEntry
+	29, // 1: ctxhost.plugin.v1.Message.metadata:type_name -> ctxhost.plugin.v1.Message.MetadataEntry
 	3,  // 2: ctxhost.plugin.v1.MessageList.messages:type_name -> ctxhost.plugin.v1.Message
 	4,  // 3: ctxhost.plugin.v1.Component.messages:type_name -> ctxhost.plugin.v1.MessageList
-	29, // 4: ctxhost.plugin.v1.Component.metadata:type_name -> ctxhost.plugin.v1.Component.MetadataEntry
+	30, // 4: ctxhost.plugin.v1.Component.metadata:type_name -> ctxhost.plugin.v1.Component.MetadataEntry
 	6,  // 5: ctxhost.plugin.v1.Budget.components:type_name -> ctxhost.plugin.v1.ComponentBudget
 	8,  // 6: ctxhost.plugin.v1.PluginInfo.ops:type_name -> ctxhost.plugin.v1.OpInfo
 	9,  // 7: ctxhost.plugin.v1.PluginInfo.config_schema:type_name -> ctxhost.plugin.v1.ConfigField
 	5,  // 8: ctxhost.plugin.v1.ComponentResponse.component:type_name -> ctxhost.plugin.v1.Component
 	7,  // 9: ctxhost.plugin.v1.PreparedRequest.budget:type_name -> ctxhost.plugin.v1.Budget
-	23, // 10: ctxhost.plugin.v1.FormatInfo.framing:type_name -> ctxhost.plugin.v1.Framing
-	22, // 11: ctxhost.plugin.v1.AssemblerInfo.formats:type_name -> ctxhost.plugin.v1.FormatInfo
-	5,  // 12: ctxhost.plugin.v1.AssembleRequest.components:type_name -> ctxhost.plugin.v1.Component
-	7,  // 13: ctxhost.plugin.v1.AssembleRequest.budget:type_name -> ctxhost.plugin.v1.Budget
-	25, // 14: ctxhost.plugin.v1.AssembleRequest.agent:type_name -> ctxhost.plugin.v1.AgentIdentity
-	30, // 15: ctxhost.plugin.v1.AssembleRequest.options:type_name -> ctxhost.plugin.v1.AssembleRequest.OptionsEntry
-	1,  // 16: ctxhost.plugin.v1.ContextPlugin.Describe:input_type -> ctxhost.plugin.v1.Empty
-	11, // 17: ctxhost.plugin.v1.ContextPlugin.Configure:input_type -> ctxhost.plugin.v1.ConfigureRequest
-	13, // 18: ctxhost.plugin.v1.ContextPlugin.Component:input_type -> ctxhost.plugin.v1.ComponentRequest
-	15, // 19: ctxhost.plugin.v1.ContextPlugin.Compact:input_type -> ctxhost.plugin.v1.CompactRequest
-	17, // 20: ctxhost.plugin.v1.ContextPlugin.Apply:input_type -> ctxhost.plugin.v1.ApplyRequest
-	19, // 21: ctxhost.plugin.v1.ContextPlugin.Prepared:input_type -> ctxhost.plugin.v1.PreparedRequest
-	12, // 22: ctxhost.plugin.v1.ContextPlugin.State:input_type -> ctxhost.plugin.v1.SessionRequest
-	21, // 23: ctxhost.plugin.v1.ContextPlugin.Restore:input_type -> ctxhost.plugin.v1.RestoreRequest
-	12, // 24: ctxhost.plugin.v1.ContextPlugin.EndSession:input_type -> ctxhost.plugin.v1.SessionRequest
-	1,  // 25: ctxhost.plugin.v1.Assembler.Describe:input_type -> ctxhost.plugin.v1.Empty
-	26, // 26: ctxhost.plugin.v1.Assembler.Assemble:input_type -> ctxhost.plugin.v1.AssembleRequest
-	10, // 27: ctxhost.plugin.v1.ContextPlugin.Describe:output_type -> ctxhost.plugin.v1.PluginInfo
-	1,  // 28: ctxhost.plugin.v1.ContextPlugin.Configure:output_type -> ctxhost.plugin.v1.Empty
-	14, // 29: ctxhost.plugin.v1.ContextPlugin.Component:output_type -> ctxhost.plugin.v1.ComponentResponse
-	16, // 30: ctxhost.plugin.v1.ContextPlugin.Compact:output_type -> ctxhost.plugin.v1.CompactResponse
-	18, // 31: ctxhost.plugin.v1.ContextPlugin.Apply:output_type -> ctxhost.plugin.v1.ApplyResponse
-	1,  // 32: ctxhost.plugin.v1.ContextPlugin.Prepared:output_type -> ctxhost.plugin.v1.Empty
-	20, // 33: ctxhost.plugin.v1.ContextPlugin.State:output_type -> ctxhost.plugin.v1.StateResponse
-	1,  // 34: ctxhost.plugin.v1.ContextPlugin.Restore:output_type -> ctxhost.plugin.v1.Empty
-	1,  // 35: ctxhost.plugin.v1.ContextPlugin.EndSession:output_type -> ctxhost.plugin.v1.Empty
-	24, // 36: ctxhost.plugin.v1.Assembler.Describe:output_type -> ctxhost.plugin.v1.AssemblerInfo
-	27, // 37: ctxhost.plugin.v1.Assembler.Assemble:output_type -> ctxhost.plugin.v1.AssembleResponse
-	27, // [27:38] is the sub-list for method output_type
-	16, // [16:27] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	24, // 10: ctxhost.plugin.v1.FormatInfo.framing:type_name -> ctxhost.plugin.v1.Framing
+	23, // 11: ctxhost.plugin.v1.FormatInfo.pricing:type_name -> ctxhost.plugin.v1.Pricing
+	22, // 12: ctxhost.plugin.v1.AssemblerInfo.formats:type_name -> ctxhost.plugin.v1.FormatInfo
+	5,  // 13: ctxhost.plugin.v1.AssembleRequest.components:type_name -> ctxhost.plugin.v1.Component
+	7,  // 14: ctxhost.plugin.v1.AssembleRequest.budget:type_name -> ctxhost.plugin.v1.Budget
+	26, // 15: ctxhost.plugin.v1.AssembleRequest.agent:type_name -> ctxhost.plugin.v1.AgentIdentity
+	31, // 16: ctxhost.plugin.v1.AssembleRequest.options:type_name -> ctxhost.plugin.v1.AssembleRequest.OptionsEntry
+	1,  // 17: ctxhost.plugin.v1.ContextPlugin.Describe:input_type -> ctxhost.plugin.v1.Empty
+	11, // 18: ctxhost.plugin.v1.ContextPlugin.Configure:input_type -> ctxhost.plugin.v1.ConfigureRequest
+	13, // 19: ctxhost.plugin.v1.ContextPlugin.Component:input_type -> ctxhost.plugin.v1.ComponentRequest
+	15, // 20: ctxhost.plugin.v1.ContextPlugin.Compact:input_type -> ctxhost.plugin.v1.CompactRequest
+	17, // 21: ctxhost.plugin.v1.ContextPlugin.Apply:input_type -> ctxhost.plugin.v1.ApplyRequest
+	19, // 22: ctxhost.plugin.v1.ContextPlugin.Prepared:input_type -> ctxhost.plugin.v1.PreparedRequest
+	12, // 23: ctxhost.plugin.v1.ContextPlugin.State:input_type -> ctxhost.plugin.v1.SessionRequest
+	21, // 24: ctxhost.plugin.v1.ContextPlugin.Restore:input_type -> ctxhost.plugin.v1.RestoreRequest
+	12, // 25: ctxhost.plugin.v1.ContextPlugin.EndSession:input_type -> ctxhost.plugin.v1.SessionRequest
+	1,  // 26: ctxhost.plugin.v1.Assembler.Describe:input_type -> ctxhost.plugin.v1.Empty
+	27, // 27: ctxhost.plugin.v1.Assembler.Assemble:input_type -> ctxhost.plugin.v1.AssembleRequest
+	10, // 28: ctxhost.plugin.v1.ContextPlugin.Describe:output_type -> ctxhost.plugin.v1.PluginInfo
+	1,  // 29: ctxhost.plugin.v1.ContextPlugin.Configure:output_type -> ctxhost.plugin.v1.Empty
+	14, // 30: ctxhost.plugin.v1.ContextPlugin.Component:output_type -> ctxhost.plugin.v1.ComponentResponse
+	16, // 31: ctxhost.plugin.v1.ContextPlugin.Compact:output_type -> ctxhost.plugin.v1.CompactResponse
+	18, // 32: ctxhost.plugin.v1.ContextPlugin.Apply:output_type -> ctxhost.plugin.v1.ApplyResponse
+	1,  // 33: ctxhost.plugin.v1.ContextPlugin.Prepared:output_type -> ctxhost.plugin.v1.Empty
+	20, // 34: ctxhost.plugin.v1.ContextPlugin.State:output_type -> ctxhost.plugin.v1.StateResponse
+	1,  // 35: ctxhost.plugin.v1.ContextPlugin.Restore:output_type -> ctxhost.plugin.v1.Empty
+	1,  // 36: ctxhost.plugin.v1.ContextPlugin.EndSession:output_type -> ctxhost.plugin.v1.Empty
+	25, // 37: ctxhost.plugin.v1.Assembler.Describe:output_type -> ctxhost.plugin.v1.AssemblerInfo
+	28, // 38: ctxhost.plugin.v1.Assembler.Assemble:output_type -> ctxhost.plugin.v1.AssembleResponse
+	28, // [28:39] is the sub-list for method output_type
+	17, // [17:28] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_ctxhost_plugin_v1_plugin_proto_init() }
@@ -2115,7 +2212,7 @@ func file_ctxhost_plugin_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxhost_plugin_v1_plugin_proto_rawDesc), len(file_ctxhost_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   30,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   2,
 		},
