@@ -106,7 +106,7 @@ func runEnd(s string, i int, want uint8) int {
 }
 
 // contractionEnd matches (?i:'s|'t|'re|'ve|'m|'ll|'d) at s[i] (which must
-// be '\”) and returns the end of the match, or -1. Case is folded as
+// be an apostrophe) and returns the end of the match, or -1. Case is folded as
 // tiktoken-go's regular expression engine folds it: a rune matches a
 // letter when unicode.ToLower maps it to that letter.
 func contractionEnd(s string, i int) int {
