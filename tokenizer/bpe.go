@@ -7,27 +7,27 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/dlclark/regexp2"
 	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
 )
 
-// MaxPieceBytes bounds the bytes handed to one byte-pair merge. Byte-pair
-// merging is quadratic in the length of its input, and the pre-tokenizer
-// has no break inside a run such as 100 KB of '=', of spaces or of letters,
-// so longer pre-tokens are cut into chunks of at most this many bytes (at a
-// UTF-8 boundary) and each chunk is merged on its own. See the package doc
-// for the error this allows.
-const MaxPieceBytes = 512
+// noRank marks a pair of parts that is not a token.
+const noRank = math.MaxInt32
+
+// scanMergeMax is the longest pre-token merged by scanning for the lowest
+// pair (quadratic, but fast when short); longer ones go through a heap.
+const scanMergeMax = 64
 
 // bpe is a byte-level BPE encoder in the manner of tiktoken: special tokens
-// are split out first, the rest is pre-tokenized with the encoding's
-// pattern, and each pre-token is looked up whole or byte-pair merged.
+// are split out first, the rest is cut into pre-tokens by the encoding's
+// pre-tokenizer, and each pre-token is looked up whole or byte-pair merged.
 type bpe struct {
 	name         string
 	ranks        map[string]int
+	byteRank     [256]int32 // rank of every single byte
+	pairRank     []int32    // rank of every two-byte string, noRank if none
 	special      map[string]int
 	specialNames []string // sorted, for a deterministic scan
-	pattern      *regexp2.Regexp
+	next         func(s string, i int) int
 }
 
 func newBPE(name string) (*bpe, error) {
@@ -39,34 +39,104 @@ func newBPE(name string) (*bpe, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load rank file of %q: %w", name, err)
 	}
-	pattern, err := regexp2.Compile(spec.pattern, regexp2.None)
-	if err != nil {
-		return nil, fmt.Errorf("compile pre-tokenizer of %q: %w", name, err)
-	}
 	names := make([]string, 0, len(spec.special))
 	for s := range spec.special {
 		names = append(names, s)
 	}
 	sort.Strings(names)
-	return &bpe{name: name, ranks: ranks, special: spec.special, specialNames: names, pattern: pattern}, nil
+	b := &bpe{name: name, ranks: ranks, special: spec.special, specialNames: names, next: spec.next}
+	for c := range 256 {
+		r, ok := ranks[string([]byte{byte(c)})]
+		if !ok {
+			return nil, fmt.Errorf("rank file of %q has no token for byte %#x", name, c)
+		}
+		b.byteRank[c] = int32(r)
+	}
+	b.pairRank = make([]int32, 1<<16)
+	for i := range b.pairRank {
+		b.pairRank[i] = noRank
+	}
+	for tok, r := range ranks {
+		if len(tok) == 2 {
+			b.pairRank[int(tok[0])<<8|int(tok[1])] = int32(r)
+		}
+	}
+	buildBMPClasses()
+	return b, nil
 }
 
 func (b *bpe) Name() string { return b.name }
 
-func (b *bpe) Count(text string) int { return len(b.Encode(text)) }
+// Count returns the number of tokens of text, as len(Encode(text)) without
+// building the ids.
+func (b *bpe) Count(text string) int {
+	text = replaceInvalidUTF8(text)
+	n := 0
+	b.forEachSegment(text, func(ordinary, special string) {
+		n += b.countOrdinary(ordinary)
+		if special != "" {
+			n++
+		}
+	})
+	return n
+}
 
 // Encode returns the token ids of text. Special tokens (such as
 // <|endoftext|>) are encoded as the special token, as tiktoken does with
-// allowed_special="all".
+// allowed_special="all". Each invalid UTF-8 byte is encoded as U+FFFD.
 func (b *bpe) Encode(text string) []int {
+	text = replaceInvalidUTF8(text)
 	out := make([]int, 0, len(text)/4+1)
 	b.forEachSegment(text, func(ordinary, special string) {
-		b.forEachPiece(ordinary, func(piece string) { out = b.appendPiece(out, piece) })
+		out = b.appendOrdinary(out, ordinary)
 		if special != "" {
 			out = append(out, b.special[special])
 		}
 	})
 	return out
+}
+
+// replaceInvalidUTF8 replaces each byte of text that is not part of a valid
+// UTF-8 sequence with U+FFFD, as converting text to []rune does (which is
+// what tiktoken-go encodes).
+func replaceInvalidUTF8(text string) string {
+	if utf8.ValidString(text) {
+		return text
+	}
+	var sb strings.Builder
+	sb.Grow(len(text) + len(text)/2)
+	for _, r := range text {
+		sb.WriteRune(r)
+	}
+	return sb.String()
+}
+
+func (b *bpe) appendOrdinary(out []int, s string) []int {
+	for i := 0; i < len(s); {
+		j := b.next(s, i)
+		if id, ok := b.ranks[s[i:j]]; ok {
+			out = append(out, id)
+		} else {
+			out = b.merge(out, s[i:j])
+		}
+		i = j
+	}
+	return out
+}
+
+func (b *bpe) countOrdinary(s string) int {
+	var scratch [scanMergeMax]int
+	n := 0
+	for i := 0; i < len(s); {
+		j := b.next(s, i)
+		if _, ok := b.ranks[s[i:j]]; ok {
+			n++
+		} else {
+			n += len(b.merge(scratch[:0], s[i:j]))
+		}
+		i = j
+	}
+	return n
 }
 
 // forEachSegment cuts text at special tokens and calls fn with each stretch
@@ -109,104 +179,187 @@ func (b *bpe) forEachSegment(text string, fn func(ordinary, special string)) {
 	}
 }
 
-// forEachPiece pre-tokenizes ordinary text with the encoding's pattern and
-// calls fn with every piece, cutting pieces longer than MaxPieceBytes into
-// chunks (see chunkLen). fn is never called with more than MaxPieceBytes
-// bytes (no token of cl100k_base or o200k_base is that long).
-func (b *bpe) forEachPiece(text string, fn func(piece string)) {
-	if text == "" {
-		return
+// rankOf returns the rank of piece[start:end], or noRank.
+func (b *bpe) rankOf(piece string, start, end int32) int32 {
+	if end-start == 2 {
+		return b.pairRank[int(piece[start])<<8|int(piece[start+1])]
 	}
-	m, err := b.pattern.FindStringMatch(text)
-	// The pattern reports rune offsets; walk them to byte offsets once.
-	bytePos, runePos := 0, 0
-	for m != nil && err == nil {
-		start := advance(text, bytePos, runePos, m.Index)
-		end := advance(text, start, m.Index, m.Index+m.Length)
-		bytePos, runePos = end, m.Index+m.Length
-		piece := text[start:end]
-		for piece != "" {
-			n := chunkLen(piece, MaxPieceBytes)
-			fn(piece[:n])
-			piece = piece[n:]
-		}
-		m, err = b.pattern.FindNextMatch(m)
+	if r, ok := b.ranks[piece[start:end]]; ok {
+		return int32(r)
 	}
+	return noRank
 }
 
-// advance returns the byte offset of rune index toRune, walking forward
-// from byte offset fromByte (rune index fromRune). Invalid bytes count as
-// one rune each, as they do in the pattern matcher's []rune conversion.
-func advance(text string, fromByte, fromRune, toRune int) int {
-	for ; fromRune < toRune && fromByte < len(text); fromRune++ {
-		_, size := utf8.DecodeRuneInString(text[fromByte:])
-		fromByte += size
+// merge appends the tokens of a pre-token that is not a token itself. It is
+// tiktoken's byte-pair merge: start from single bytes and merge the
+// adjacent pair of lowest rank, leftmost on ties, until no pair is a token.
+func (b *bpe) merge(out []int, piece string) []int {
+	if len(piece) <= scanMergeMax {
+		return b.mergeScan(out, piece)
 	}
-	return fromByte
+	return b.mergeHeap(out, piece)
 }
 
-// chunkLen returns the length of the first chunk of piece: all of it when
-// it fits in max bytes, else the longest prefix of at most max bytes that
-// ends at a UTF-8 rune boundary (or exactly max bytes when no boundary lies
-// in the last 4 bytes, which only invalid UTF-8 allows). max must be >= 1.
-func chunkLen(piece string, max int) int {
-	if len(piece) <= max {
-		return len(piece)
-	}
-	for n := max; n > max-utf8.UTFMax && n > 0; n-- {
-		if utf8.RuneStart(piece[n]) {
-			return n
+// scanPart is a part of a pre-token during mergeScan: where it starts, its
+// token id, and the rank of its pair with the next part.
+type scanPart struct{ start, id, rank int32 }
+
+// mergeScan finds each merge by scanning all pairs: O(n²), fast for short
+// pre-tokens. len(piece) must be at most scanMergeMax.
+func (b *bpe) mergeScan(out []int, piece string) []int {
+	var buf [scanMergeMax + 1]scanPart
+	n := len(piece)
+	parts := buf[:n+1]
+	for k := range n {
+		parts[k] = scanPart{start: int32(k), id: b.byteRank[piece[k]], rank: noRank}
+		if k+1 < n {
+			parts[k].rank = b.pairRank[int(piece[k])<<8|int(piece[k+1])]
 		}
 	}
-	return max
-}
-
-// appendPiece appends the tokens of one pre-token (or chunk of one).
-func (b *bpe) appendPiece(out []int, piece string) []int {
-	if id, ok := b.ranks[piece]; ok {
-		return append(out, id)
-	}
-	return b.bytePairMerge(out, piece)
-}
-
-// bytePairMerge is tiktoken's merge: start from single bytes and merge the
-// adjacent pair of lowest rank (leftmost on ties) until no pair has a rank.
-// Quadratic in len(piece), which forEachPiece bounds.
-func (b *bpe) bytePairMerge(out []int, piece string) []int {
-	type part struct{ start, rank int }
-	parts := make([]part, len(piece)+1)
-	rankOf := func(i, skip int) int { // rank of piece[parts[i].start:parts[i+skip+2].start]
-		if i+skip+2 < len(parts) {
-			if r, ok := b.ranks[piece[parts[i].start:parts[i+skip+2].start]]; ok {
-				return r
+	parts[n] = scanPart{start: int32(n), rank: noRank}
+	for {
+		minRank, minK := int32(noRank), -1
+		for k := range len(parts) - 1 {
+			if parts[k].rank < minRank {
+				minRank, minK = parts[k].rank, k
 			}
 		}
-		return math.MaxInt
-	}
-	for i := range parts {
-		parts[i] = part{start: i, rank: math.MaxInt}
-	}
-	for i := 0; i < len(parts)-2; i++ {
-		parts[i].rank = rankOf(i, 0)
-	}
-	for len(parts) > 1 {
-		minRank, minIdx := math.MaxInt, -1
-		for i := 0; i < len(parts)-1; i++ {
-			if parts[i].rank < minRank {
-				minRank, minIdx = parts[i].rank, i
-			}
-		}
-		if minIdx < 0 {
+		if minK < 0 {
 			break
 		}
-		parts[minIdx].rank = rankOf(minIdx, 1)
-		if minIdx > 0 {
-			parts[minIdx-1].rank = rankOf(minIdx-1, 1)
+		parts[minK].id = minRank
+		copy(parts[minK+1:], parts[minK+2:])
+		parts = parts[:len(parts)-1]
+		if minK+2 < len(parts) {
+			parts[minK].rank = b.rankOf(piece, parts[minK].start, parts[minK+2].start)
+		} else {
+			parts[minK].rank = noRank
 		}
-		parts = append(parts[:minIdx+1], parts[minIdx+2:]...)
+		if minK > 0 {
+			parts[minK-1].rank = b.rankOf(piece, parts[minK-1].start, parts[minK+1].start)
+		}
 	}
-	for i := 0; i < len(parts)-1; i++ {
-		out = append(out, b.ranks[piece[parts[i].start:parts[i+1].start]])
+	for _, p := range parts[:len(parts)-1] {
+		out = append(out, int(p.id))
 	}
 	return out
+}
+
+// heapNode is a part of a pre-token during mergeHeap, in a doubly linked
+// list indexed by where the part starts: its token id, and the rank of its
+// pair with the next part (noRank once the part has been merged away).
+type heapNode struct{ prev, next, id, rank int32 }
+
+// mergeHeap makes the same merges as mergeScan in O(n log n): candidate
+// pairs sit in a min-heap keyed by (rank, start), so the top is the lowest
+// rank and the leftmost among equal ranks. A candidate whose part has
+// since changed its pair rank is stale and skipped; a part's rank names its
+// pair's bytes, since no two tokens share a rank.
+func (b *bpe) mergeHeap(out []int, piece string) []int {
+	n := int32(len(piece))
+	nodes := make([]heapNode, n+1)
+	h := make(mergeHeap, 0, n)
+	for k := range n {
+		nodes[k] = heapNode{prev: k - 1, next: k + 1, id: b.byteRank[piece[k]], rank: noRank}
+		if k+1 < n {
+			if r := b.pairRank[int(piece[k])<<8|int(piece[k+1])]; r != noRank {
+				nodes[k].rank = r
+				h = append(h, candidate(r, k))
+			}
+		}
+	}
+	nodes[n] = heapNode{prev: n - 1, next: -1, rank: noRank}
+	h.init()
+	rankAt := func(i int32) int32 {
+		j := nodes[i].next
+		if j < 0 || j == n {
+			return noRank
+		}
+		return b.rankOf(piece, i, nodes[j].next)
+	}
+	for len(h) > 0 {
+		top := h.pop()
+		rank, i := int32(top>>32), int32(uint32(top))
+		if nodes[i].rank != rank {
+			continue
+		}
+		j := nodes[i].next
+		k := nodes[j].next
+		nodes[j].rank = noRank
+		nodes[i].next = k
+		nodes[k].prev = i
+		nodes[i].id = rank
+		if r := rankAt(i); r != noRank {
+			h.push(candidate(r, i))
+			nodes[i].rank = r
+		} else {
+			nodes[i].rank = noRank
+		}
+		if p := nodes[i].prev; p >= 0 {
+			if r := rankAt(p); r != noRank {
+				h.push(candidate(r, p))
+				nodes[p].rank = r
+			} else {
+				nodes[p].rank = noRank
+			}
+		}
+	}
+	for i := int32(0); i < n; i = nodes[i].next {
+		out = append(out, int(nodes[i].id))
+	}
+	return out
+}
+
+// mergeHeap is a binary min-heap of merge candidates, each packed as
+// rank<<32 | start so that one comparison orders by rank, then by start.
+type mergeHeap []uint64
+
+func candidate(rank, start int32) uint64 { return uint64(rank)<<32 | uint64(uint32(start)) }
+
+func (h mergeHeap) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+func (h *mergeHeap) push(c uint64) {
+	*h = append(*h, c)
+	s := *h
+	i := len(s) - 1
+	for i > 0 {
+		p := (i - 1) / 2
+		if s[p] <= s[i] {
+			break
+		}
+		s[p], s[i] = s[i], s[p]
+		i = p
+	}
+}
+
+func (h *mergeHeap) pop() uint64 {
+	s := *h
+	top := s[0]
+	last := len(s) - 1
+	s[0] = s[last]
+	*h = s[:last]
+	h.down(0)
+	return top
+}
+
+func (h mergeHeap) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h[r] < h[l] {
+			m = r
+		}
+		if h[i] <= h[m] {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }

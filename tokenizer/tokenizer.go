@@ -7,21 +7,13 @@
 // openai/tiktoken. Special tokens such as <|endoftext|> in the text are
 // encoded as the special token.
 //
-// Bounded cost: byte-pair merging is quadratic in the length of a
-// pre-token, and a run with no pre-token break (100 KB of '=', of spaces, of
-// letters) is one pre-token; pkoukk/tiktoken-go takes about 17 s on 100 KB
-// of '='. Here a pre-token longer than MaxPieceBytes (512) bytes is cut into
-// chunks of at most MaxPieceBytes bytes at UTF-8 boundaries, and each chunk
-// is merged on its own, so counting costs O(MaxPieceBytes) per byte at worst.
-//
-// Worst-case error: text whose pre-tokens are all at most MaxPieceBytes
-// long (all ordinary prose, code and tool output) is encoded exactly as
-// tiktoken encodes it. A longer pre-token is cut ceil(len/MaxPieceBytes)-1
-// times; each cut forbids the merges across it, which changes the count by
-// at most one token per cut (checked against the uncut encoding by the
-// tests for runs of every character class), so the count of such a
-// pre-token is off by at most ceil(len/512)-1 tokens, under 0.2% of its
-// bytes.
+// Exact and linear: the pre-tokenizers are hand-written equivalents of the
+// tiktoken patterns (same pre-tokens, in time linear in the text), and a
+// pre-token of any length is byte-pair merged exactly as tiktoken merges
+// it, in O(n log n) for a pre-token of n bytes (a run with no pre-token
+// break, such as 1 MB of letters, is one pre-token). Text that is not valid
+// UTF-8 is encoded with each invalid byte replaced by U+FFFD, as
+// tiktoken-go encodes it.
 package tokenizer
 
 import (
