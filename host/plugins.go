@@ -197,3 +197,15 @@ func (p *pluginSlot) count(counter interface{ Count(string) int }, c *sdk.Compon
 func (p *pluginSlot) accept(c *sdk.Component, tokens int, h [sha256.Size]byte, gen int) {
 	p.last, p.lastTokens, p.lastHash, p.lastGen, p.fresh = c, tokens, h, gen, true
 }
+
+// checkApplyResult rejects an op result that is not valid UTF-8 JSON (an
+// empty result is allowed).
+func checkApplyResult(out json.RawMessage) error {
+	if len(out) == 0 {
+		return nil
+	}
+	if !utf8.Valid(out) || !json.Valid(out) {
+		return fmt.Errorf("invalid result: not valid UTF-8 JSON (%d bytes)", len(out))
+	}
+	return nil
+}

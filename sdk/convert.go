@@ -246,3 +246,23 @@ func fromProtoFraming(f *pb.Framing) *Framing {
 	}
 	return &Framing{PerRequest: int(f.GetPerRequest()), PerMessage: int(f.GetPerMessage()), PerName: int(f.GetPerName()), PerToolCall: int(f.GetPerToolCall())}
 }
+
+// toProtoSessionState carries a session's state (nil: none to carry).
+func toProtoSessionState(st []byte) *pb.SessionState {
+	if st == nil {
+		return nil
+	}
+	return &pb.SessionState{State: st}
+}
+
+// fromProtoSessionState returns the carried state, never nil when one was
+// carried (an empty state is a state), nil when none was.
+func fromProtoSessionState(st *pb.SessionState) []byte {
+	if st == nil {
+		return nil
+	}
+	if b := st.GetState(); b != nil {
+		return b
+	}
+	return []byte{}
+}
