@@ -53,6 +53,9 @@ func Launch(ctx context.Context, spec Spec) (*Client, error) {
 		}
 		defer bin.Close() // once the process runs, it holds the bytes itself
 		execPath = bin.ExecPath
+		if afterVerify != nil {
+			afterVerify()
+		}
 	}
 	cfg, err := clientConfig(ctx, spec, execPath)
 	if err != nil {
@@ -99,6 +102,10 @@ func Launch(ctx context.Context, spec Spec) (*Client, error) {
 	}
 	return c, nil
 }
+
+// afterVerify, when set (by tests), runs between the verification of a
+// pinned binary and its start.
+var afterVerify func()
 
 // LaunchAll launches every spec concurrently. If any launch fails, the
 // plugins that did start are killed and the errors are joined.
