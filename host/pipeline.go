@@ -148,16 +148,13 @@ func (s *Session) compactPlugin(ctx context.Context, c *countedComponent, ask in
 	if !utf8.ValidString(res.Log) {
 		return undo("log is not valid UTF-8")
 	}
-	after, gen, err := p.fetch(ctx, s.id, s.cfg.Encoding)
+	f, gen, err := p.fetch(ctx, s.id, s.cfg.Encoding, s.counter)
 	if err != nil {
 		return undo(err.Error())
 	}
-	tokens, h := 0, [32]byte{}
-	if after != nil {
-		if after.Name != c.comp.Name {
-			return undo(fmt.Sprintf("component name changed from %q to %q", c.comp.Name, after.Name))
-		}
-		tokens, h = p.count(s.counter, after)
+	after, tokens, h := f.comp, f.tokens, f.hash
+	if after != nil && after.Name != c.comp.Name {
+		return undo(fmt.Sprintf("component name changed from %q to %q", c.comp.Name, after.Name))
 	}
 	if tokens > c.tokens {
 		return undo(fmt.Sprintf("component grew from %d to %d tokens", c.tokens, tokens))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -233,5 +234,47 @@ func TestRecoveryGrownCompactionRolledBack(t *testing.T) {
 	}
 	if kept, _ := sup.KeptState("s"); !strings.Contains(string(kept), "line 5") || strings.Contains(string(kept), "more words") {
 		t.Errorf("kept state is not the one before the discarded compaction: %s", kept)
+	}
+}
+
+// Issue 13, found 12: counting a huge component is part of the plugin's
+// deadline: an optional plugin answering one is left out in time.
+func TestRecoveryCountingIsWithinTheDeadline(t *testing.T) {
+	ctx := context.Background()
+	f := newFake("huge", 5, true)
+	var b strings.Builder
+	for i := 0; b.Len() < 2<<20; i++ {
+		fmt.Fprintf(&b, "word%d %x, ", i, i*7919)
+	}
+	f.sessions["s"] = []string{b.String()}
+	h := New(Options{})
+	bd := bind("huge", f)
+	bd.Timeout = 50 * time.Millisecond
+	s, err := h.NewSession("s", Config{Encoding: "cl100k_base", Window: 100000, Plugins: []PluginBinding{bd}})
+	must(t, err)
+	start := time.Now()
+	p, err := s.Prepare(ctx, sdk.AgentIdentity{})
+	must(t, err)
+	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "cut off") {
+		t.Errorf("warnings %v, want the plugin left out (cut off)", p.Warnings)
+	}
+	t.Logf("prepare returned after %s", time.Since(start))
+}
+
+// Issue 13, found 12: a binding an optional plugin cannot have (unknown
+// slot, priority out of range) is reported by CheckBinding, so the app
+// leaves the plugin out instead of failing every session.
+func TestCheckBinding(t *testing.T) {
+	f := newFake("odd", 1000, true)
+	if err := CheckBinding(bind("odd", f)); err == nil || !strings.Contains(err.Error(), "priority") {
+		t.Errorf("priority 1000: %v", err)
+	}
+	g := newFake("slot", 5, true)
+	g.info.Slot = "sideways"
+	if err := CheckBinding(bind("slot", g)); err == nil || !strings.Contains(err.Error(), "slot") {
+		t.Errorf("unknown slot: %v", err)
+	}
+	if err := CheckBinding(bind("ok", newFake("ok", 5, true))); err != nil {
+		t.Error(err)
 	}
 }
