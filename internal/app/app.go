@@ -171,7 +171,7 @@ func (a *App) supervise(ctx context.Context, p *config.Plugin, first *pluginhost
 		}
 		return cl.Context, nil
 	}
-	sup, err := a.Host.Supervise(ctx, p.Name, launch, host.SuperviseOptions{Logger: a.Logger.Named(p.Name),
+	sup, err := a.Host.Supervise(ctx, p.Name, launch, host.SuperviseOptions{Logger: a.Logger.Named(p.Name), RestoreTimeout: p.RestoreTimeout,
 		OnRestart: func(name string, cause error) { a.Logger.Warn("plugin restarted", "plugin", name, "cause", cause) }})
 	if err != nil {
 		return nil, err
