@@ -49,8 +49,8 @@ func TestLoadGood(t *testing.T) {
 	}
 	wantPlugins := []*Plugin{
 		{Name: "plan", Path: fakePlugin, SHA256: fakeSHA(t), Priority: ptr(2), Compactable: ptr(false),
-			Required: true, Timeout: 500 * time.Millisecond},
-		{Name: "memory", Path: fakePlugin, Timeout: 2 * time.Second},
+			Required: true, Timeout: 500 * time.Millisecond, RestoreTimeout: time.Minute},
+		{Name: "memory", Path: fakePlugin, Timeout: 2 * time.Second, RestoreTimeout: time.Minute},
 	}
 	if diff := cmp.Diff(wantPlugins, cfg.Plugins, ignoreSource); diff != "" {
 		t.Errorf("plugins (-want +got):\n%s", diff)

@@ -12,6 +12,7 @@ const (
 	DefaultReservedForResponse = 4096
 	DefaultEncoding            = tokenizer.CL100kBase
 	DefaultTimeout             = 2 * time.Second
+	DefaultRestoreTimeout      = 60 * time.Second
 	DefaultAssemblerFormat     = "api"
 	DefaultStrategy            = "proactive"
 	DefaultWarningThreshold    = 0.7
@@ -52,7 +53,7 @@ func decodeModel(fb fileBlock, diags *hcl.Diagnostics) *Model {
 
 func decodePlugin(fb fileBlock, diags *hcl.Diagnostics) *Plugin {
 	p := &Plugin{Name: fb.block.Labels[0], Source: Source{DeclRange: fb.block.DefRange},
-		Timeout: DefaultTimeout, Config: hcl.EmptyBody(), EvalContext: fb.ctx}
+		Timeout: DefaultTimeout, RestoreTimeout: DefaultRestoreTimeout, Config: hcl.EmptyBody(), EvalContext: fb.ctx}
 	content, d := fb.block.Body.Content(pluginSchema)
 	*diags = append(*diags, d...)
 	r := newAttrReader(content, pluginSchema, fb.ctx, &p.Source, diags)
@@ -63,6 +64,7 @@ func decodePlugin(fb fileBlock, diags *hcl.Diagnostics) *Plugin {
 	r.boolPtr("compactable", &p.Compactable)
 	r.boolean("required", &p.Required)
 	r.duration("timeout", &p.Timeout)
+	r.duration("restore_timeout", &p.RestoreTimeout)
 	if b := singleBlock(content, "config", diags); b != nil {
 		p.Config = b.Body
 	}

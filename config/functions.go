@@ -2,8 +2,10 @@ package config
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/zclconf/go-cty/cty"
@@ -49,24 +51,90 @@ func envFunc(env map[string]string) function.Function {
 	})
 }
 
+// MaxFileBytes is the largest file file() and instruction_file read.
+const MaxFileBytes = 4 << 20
+
 // fileFunc is file(path): the content of a UTF-8 text file, a relative path
-// being resolved against dir (the directory of the calling config file).
+// being resolved against dir (the directory of the calling config file)
+// and confined to it; see readTextFile.
 func fileFunc(dir string) function.Function {
 	return function.New(&function.Spec{
-		Description: "Reads a UTF-8 text file, relative to the directory of the configuration file.",
+		Description: "Reads a UTF-8 text file (at most 4 MiB), relative to the directory of the configuration file.",
 		Params:      []function.Parameter{{Name: "path", Type: cty.String}},
 		Type:        function.StaticReturnType(cty.String),
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
-			data, err := os.ReadFile(resolvePath(dir, args[0].AsString()))
+			path := args[0].AsString()
+			full, err := confinedPath(dir, path)
 			if err != nil {
-				return cty.NilVal, fmt.Errorf("read file: %w", err)
+				return cty.NilVal, err
 			}
-			if !utf8.Valid(data) {
-				return cty.NilVal, fmt.Errorf("file %q is not valid UTF-8", args[0].AsString())
+			text, err := readTextFile(full)
+			if err != nil {
+				return cty.NilVal, fmt.Errorf("file %q: %w", path, err)
 			}
-			return cty.StringVal(string(data)), nil
+			return cty.StringVal(text), nil
 		},
 	})
+}
+
+// confinedPath resolves path against dir. An absolute path is taken as
+// given; a relative one must stay inside dir, symbolic links resolved.
+func confinedPath(dir, path string) (string, error) {
+	if path == "" {
+		return "", fmt.Errorf("file: empty path")
+	}
+	if filepath.IsAbs(path) {
+		return path, nil
+	}
+	full := filepath.Join(dir, path)
+	inside := func(base, p string) bool {
+		rel, err := filepath.Rel(base, p)
+		return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	}
+	escape := fmt.Errorf("file %q: a relative path must stay inside the configuration's directory %s (give an absolute path to read elsewhere)", path, dir)
+	if !inside(dir, full) {
+		return "", escape
+	}
+	realDir, err1 := filepath.EvalSymlinks(dir)
+	realFull, err2 := filepath.EvalSymlinks(full)
+	if err1 == nil && err2 == nil && !inside(realDir, realFull) {
+		return "", escape
+	}
+	return full, nil
+}
+
+// readTextFile reads a regular UTF-8 file of at most MaxFileBytes: a
+// device, a FIFO or a directory is refused before it is read.
+func readTextFile(path string) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("not a regular file (%s)", st.Mode().Type())
+	}
+	if st.Size() > MaxFileBytes {
+		return "", fmt.Errorf("%d bytes, more than the %d allowed", st.Size(), MaxFileBytes)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return "", fmt.Errorf("not a regular file")
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return "", err
+	}
+	if len(data) > MaxFileBytes {
+		return "", fmt.Errorf("more than the %d bytes allowed", MaxFileBytes)
+	}
+	if !utf8.Valid(data) {
+		return "", fmt.Errorf("not valid UTF-8")
+	}
+	return string(data), nil
 }
 
 // resolvePath joins a relative path to dir; absolute paths are kept.
@@ -80,13 +148,10 @@ func resolvePath(dir, path string) string {
 // readInstructionFile reads an agent's instruction file, reporting a
 // failure at the instruction_file attribute.
 func readInstructionFile(r *attrReader, path string) string {
-	data, err := os.ReadFile(path)
-	if err == nil && !utf8.Valid(data) {
-		err = fmt.Errorf("not valid UTF-8")
-	}
+	text, err := readTextFile(path)
 	if err != nil {
 		r.errorAt("instruction_file", "Unreadable instruction file", fmt.Sprintf("Cannot read %s: %v.", path, err))
 		return ""
 	}
-	return string(data)
+	return text
 }

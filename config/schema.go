@@ -28,7 +28,7 @@ var variableSchema = attrSchema(nil, "type", "default", "description")
 var modelSchema = attrSchema([]string{"context_window"}, "reserved_for_response", "encoding")
 
 var pluginSchema = withBlocks(attrSchema([]string{"path"},
-	"sha256", "priority", "compactable", "required", "timeout"), "config")
+	"sha256", "priority", "compactable", "required", "timeout", "restore_timeout"), "config")
 
 var assemblerSchema = attrSchema([]string{"path"}, "sha256", "format", "options", "timeout")
 

@@ -86,6 +86,9 @@ type Plugin struct {
 	Required bool
 	// Timeout is the deadline of every call to the plugin (default 2s).
 	Timeout time.Duration
+	// RestoreTimeout bounds one relaunch after a crash: start, configure
+	// and the restore of every session's state (default 60s).
+	RestoreTimeout time.Duration
 	// Config is the raw `config { ... }` body (an empty body when absent),
 	// decoded with DecodePluginConfig once the plugin's schema is known.
 	Config hcl.Body

@@ -54,8 +54,8 @@ func (s *Session) gather(ctx context.Context) ([]countedComponent, []string, err
 	}
 	for i, p := range s.plugins {
 		a := answers[i]
-		if a.err == nil && a.comp != nil && names[a.comp.Name] {
-			a.err = fmt.Errorf("invalid component: name %q is already taken", a.comp.Name)
+		if a.err == nil && a.f.comp != nil && names[a.f.comp.Name] {
+			a.err = fmt.Errorf("invalid component: name %q is already taken", a.f.comp.Name)
 		}
 		if a.err != nil {
 			p.fresh = false
@@ -67,12 +67,7 @@ func (s *Session) gather(ctx context.Context) ([]countedComponent, []string, err
 			continue
 		}
 		if a.fetched {
-			if a.comp == nil {
-				p.accept(nil, 0, [32]byte{}, a.gen)
-			} else {
-				n, h := p.count(s.counter, a.comp)
-				p.accept(a.comp, n, h, a.gen)
-			}
+			p.accept(a.f.comp, a.f.tokens, a.f.hash, a.gen)
 		}
 		if p.last == nil {
 			continue
@@ -111,7 +106,7 @@ type viewCache struct {
 }
 
 type pluginAnswer struct {
-	comp    *sdk.Component
+	f       fetched
 	gen     int
 	err     error
 	fetched bool // false: the last answer is reused
@@ -127,8 +122,8 @@ func (s *Session) fetchPlugins(ctx context.Context) []pluginAnswer {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, gen, err := p.fetch(ctx, s.id, s.cfg.Encoding)
-			answers[i] = pluginAnswer{comp: c, gen: gen, err: err, fetched: true}
+			f, gen, err := p.fetch(ctx, s.id, s.cfg.Encoding, s.counter)
+			answers[i] = pluginAnswer{f: f, gen: gen, err: err, fetched: true}
 		}()
 	}
 	wg.Wait()

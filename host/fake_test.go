@@ -28,6 +28,14 @@ type fakePlugin struct {
 	badName      string // Component answers with this name
 	invalidUTF8  bool   // Component answers invalid UTF-8
 	preparedErr  error
+	// recovery tests
+	dieAfterApply bool          // the instance dies right after answering an Apply
+	preparedMark  bool          // the Prepared hook appends a line (state changes)
+	slowApply     chan struct{} // op "slow" answers at ctx's end, applies when closed
+	restoreDelay  time.Duration // Restore sleeps this long
+	restoreErr    error
+	badResult     bool // Apply answers invalid JSON (after applying)
+	aborted       bool
 }
 
 func newFake(name string, priority int, compactable bool, caps ...string) *fakePlugin {
@@ -146,12 +154,19 @@ type fakeArgs struct {
 	Text string `json:"text"`
 }
 
-func (f *fakePlugin) Apply(_ context.Context, session, op string, args json.RawMessage) (json.RawMessage, error) {
+func (f *fakePlugin) Apply(ctx context.Context, session, op string, args json.RawMessage) (json.RawMessage, error) {
 	if err := f.enter("Apply"); err != nil {
 		return nil, err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.dieAfterApply {
+		defer func() { f.dead = true }()
+	}
+	if f.badResult && op == "add" {
+		f.sessions[session] = append(f.sessions[session], "bad")
+		return json.RawMessage("{\"x\":\"\xff\""), nil
+	}
 	switch op {
 	case "add":
 		var a fakeArgs
@@ -160,6 +175,18 @@ func (f *fakePlugin) Apply(_ context.Context, session, op string, args json.RawM
 		}
 		f.sessions[session] = append(f.sessions[session], a.Text)
 		return json.RawMessage(fmt.Sprintf(`{"lines":%d}`, len(f.sessions[session]))), nil
+	case "slow":
+		release := f.slowApply
+		f.mu.Unlock()
+		<-ctx.Done() // the caller gives up; the stopped instance applies on SIGCONT
+		go func() {
+			<-release
+			f.mu.Lock()
+			f.sessions[session] = append(f.sessions[session], "slow")
+			f.mu.Unlock()
+		}()
+		f.mu.Lock()
+		return nil, ctx.Err()
 	case "remove":
 		var a fakeArgs
 		_ = json.Unmarshal(args, &a)
@@ -174,13 +201,23 @@ func (f *fakePlugin) Apply(_ context.Context, session, op string, args json.RawM
 	return nil, sdk.UnknownOp(op)
 }
 
-func (f *fakePlugin) Prepared(context.Context, string, sdk.Budget) error {
+func (f *fakePlugin) Prepared(_ context.Context, session string, _ sdk.Budget) error {
 	if err := f.enter("Prepared"); err != nil {
 		return err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.preparedMark && f.preparedErr == nil {
+		f.sessions[session] = append(f.sessions[session], fmt.Sprintf("prepared %d", len(f.sessions[session])))
+	}
 	return f.preparedErr
+}
+
+// Abort implements Aborter: the instance is dead from now on.
+func (f *fakePlugin) Abort() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.dead, f.aborted = true, true
 }
 
 func (f *fakePlugin) State(_ context.Context, session string) ([]byte, error) {
@@ -199,6 +236,13 @@ func (f *fakePlugin) Restore(_ context.Context, session string, state []byte) er
 	var lines []string
 	if err := json.Unmarshal(state, &lines); err != nil {
 		return sdk.InvalidArgs("state: %v", err)
+	}
+	f.mu.Lock()
+	delay, rerr := f.restoreDelay, f.restoreErr
+	f.mu.Unlock()
+	time.Sleep(delay)
+	if rerr != nil {
+		return rerr
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -230,4 +274,48 @@ func (a *jsonAssembler) Assemble(_ context.Context, req sdk.AssembleRequest) (sd
 		Agent      sdk.AgentIdentity
 	}{req.Components, req.Agent})
 	return sdk.AssembleResult{Payload: b, MediaType: "application/json"}, err
+}
+
+// carrier is a fakePlugin that answers state-changing calls with the
+// session's state taken atomically with the call, as the SDK does.
+type carrier struct{ *fakePlugin }
+
+var _ StateCarrier = carrier{}
+
+func (c carrier) stateNow(session string) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, _ := json.Marshal(c.sessions[session])
+	return b
+}
+
+func (c carrier) ApplyWithState(ctx context.Context, session, op string, args json.RawMessage) (json.RawMessage, []byte, error) {
+	c.mu.Lock()
+	die := c.dieAfterApply
+	c.dieAfterApply = false
+	c.mu.Unlock()
+	out, err := c.fakePlugin.Apply(ctx, session, op, args)
+	if err != nil {
+		return nil, nil, err
+	}
+	st := c.stateNow(session)
+	if die {
+		c.set(func(f *fakePlugin) { f.dead = true })
+	}
+	return out, st, nil
+}
+
+func (c carrier) CompactWithState(ctx context.Context, session string, req sdk.CompactRequest) (sdk.CompactResult, []byte, error) {
+	r, err := c.fakePlugin.Compact(ctx, session, req)
+	if err != nil {
+		return r, nil, err
+	}
+	return r, c.stateNow(session), nil
+}
+
+func (c carrier) PreparedWithState(ctx context.Context, session string, b sdk.Budget) ([]byte, error) {
+	if err := c.fakePlugin.Prepared(ctx, session, b); err != nil {
+		return nil, err
+	}
+	return c.stateNow(session), nil
 }

@@ -128,32 +128,44 @@ func (s *Session) compactPlugin(ctx context.Context, c *countedComponent, ask in
 		return st
 	}
 	p.fresh = false // its state may have changed, whatever the outcome
+	// A discarded answer must not leave its state behind: keep the state
+	// before the call to put back (see undo).
+	var prev []byte
+	if p.info.HasCapability(sdk.CapState) {
+		prev, _ = s.knownPluginState(ctx, p)
+	}
+	undo := func(reason string) CompactionStep {
+		if prev != nil {
+			if err := s.restorePlugin(ctx, p, prev); err != nil {
+				reason += fmt.Sprintf("; putting the state back failed: %v", err)
+			}
+		}
+		s.forgetState(p.binding.Name)
+		return discard(reason)
+	}
 	res, err := callWithDeadline(ctx, p.binding.Timeout, func(ctx context.Context) (sdk.CompactResult, error) {
 		return p.binding.Plugin.Compact(ctx, s.id, sdk.CompactRequest{TokensNeeded: ask, Encoding: s.cfg.Encoding})
 	})
 	if err != nil {
-		return discard(err.Error())
+		return discard(err.Error()) // a Supervisor has put the state back
 	}
 	st.Claimed, st.Log = res.ClaimedFreed, res.Log
 	if res.ClaimedFreed < 0 {
-		return discard(fmt.Sprintf("negative tokens freed claimed (%d)", res.ClaimedFreed))
+		return undo(fmt.Sprintf("negative tokens freed claimed (%d)", res.ClaimedFreed))
 	}
 	if !utf8.ValidString(res.Log) {
-		return discard("log is not valid UTF-8")
+		return undo("log is not valid UTF-8")
 	}
-	after, gen, err := p.fetch(ctx, s.id, s.cfg.Encoding)
+	f, gen, err := p.fetch(ctx, s.id, s.cfg.Encoding, s.counter)
 	if err != nil {
-		return discard(err.Error())
+		return undo(err.Error())
 	}
-	tokens, h := 0, [32]byte{}
-	if after != nil {
-		if after.Name != c.comp.Name {
-			return discard(fmt.Sprintf("component name changed from %q to %q", c.comp.Name, after.Name))
-		}
-		tokens, h = p.count(s.counter, after)
+	after, tokens, h := f.comp, f.tokens, f.hash
+	if after != nil && after.Name != c.comp.Name {
+		return undo(fmt.Sprintf("component name changed from %q to %q", c.comp.Name, after.Name))
 	}
 	if tokens > c.tokens {
-		return discard(fmt.Sprintf("component grew from %d to %d tokens", c.tokens, tokens))
+		return undo(fmt.Sprintf("component grew from %d to %d tokens", c.tokens, tokens))
 	}
 	p.accept(after, tokens, h, gen)
 	st.Freed = c.tokens - tokens

@@ -37,3 +37,21 @@ type Assembler interface {
 // gone (crashed, killed or unreachable): the supervisor restarts it and
 // restores its sessions' state.
 var ErrPluginDead = errors.New("plugin process is not running")
+
+// StateCarrier is implemented by a ContextPlugin whose state-changing calls
+// answer with the session's state as it is right after the call (the SDK
+// does this for every plugin built on it). The state is nil when the
+// plugin sent none (it has no state, or an SDK that predates the field):
+// the Supervisor then asks State after the call.
+type StateCarrier interface {
+	ApplyWithState(ctx context.Context, session, op string, args json.RawMessage) (json.RawMessage, []byte, error)
+	CompactWithState(ctx context.Context, session string, req sdk.CompactRequest) (sdk.CompactResult, []byte, error)
+	PreparedWithState(ctx context.Context, session string, budget sdk.Budget) ([]byte, error)
+}
+
+// Aborter is implemented by a ContextPlugin that runs in a process of its
+// own: Abort kills the process at once (SIGKILL) and returns when it is
+// gone, so nothing it was still doing can take effect later.
+type Aborter interface {
+	Abort()
+}

@@ -105,28 +105,37 @@ func callWithDeadline[T any](ctx context.Context, timeout time.Duration, fn func
 	}
 }
 
-// fetch asks the plugin for its component with the binding's deadline and
-// validates the answer. It does not touch the slot.
-func (p *pluginSlot) fetch(ctx context.Context, session, encoding string) (*sdk.Component, int, error) {
+// fetched is a validated component with its token count (comp nil: the
+// plugin had nothing).
+type fetched struct {
+	comp   *sdk.Component
+	tokens int
+	hash   [sha256.Size]byte
+}
+
+// fetch asks the plugin for its component, validates and counts it, all
+// within the binding's deadline (counting a huge component is part of the
+// call's time). It does not touch the slot.
+func (p *pluginSlot) fetch(ctx context.Context, session, encoding string, counter interface{ Count(string) int }) (fetched, int, error) {
 	gen := generationOf(p.binding.Plugin)
-	c, err := callWithDeadline(ctx, p.binding.Timeout, func(ctx context.Context) (*sdk.Component, error) {
-		return p.binding.Plugin.Component(ctx, session, encoding)
+	last := lastCount{ok: p.last != nil, hash: p.lastHash, tokens: p.lastTokens}
+	f, err := callWithDeadline(ctx, p.binding.Timeout, func(ctx context.Context) (fetched, error) {
+		c, err := p.binding.Plugin.Component(ctx, session, encoding)
+		if err != nil || c == nil {
+			return fetched{}, err
+		}
+		out := *c
+		if err := ValidateComponent(&out); err != nil {
+			return fetched{}, fmt.Errorf("invalid component: %w", err)
+		}
+		out.Priority, out.Compactable = p.priority, p.compactable
+		if out.Slot == "" {
+			out.Slot = p.slot
+		}
+		n, h := last.count(counter, &out)
+		return fetched{comp: &out, tokens: n, hash: h}, nil
 	})
-	if err != nil {
-		return nil, gen, err
-	}
-	if c == nil {
-		return nil, gen, nil
-	}
-	out := *c
-	if err := ValidateComponent(&out); err != nil {
-		return nil, gen, fmt.Errorf("invalid component: %w", err)
-	}
-	out.Priority, out.Compactable = p.priority, p.compactable
-	if out.Slot == "" {
-		out.Slot = p.slot
-	}
-	return &out, gen, nil
+	return f, gen, err
 }
 
 // ValidateComponent rejects a plugin's nonsense component: an empty name,
@@ -175,11 +184,19 @@ func contentHash(c *sdk.Component) [sha256.Size]byte {
 	return sha256.Sum256(b)
 }
 
+// lastCount is the slot's last counted answer, copied so that counting
+// can run beside the slot.
+type lastCount struct {
+	ok     bool
+	hash   [sha256.Size]byte
+	tokens int
+}
+
 // count returns c's tokens, counting only content not seen last time.
-func (p *pluginSlot) count(counter interface{ Count(string) int }, c *sdk.Component) (int, [sha256.Size]byte) {
+func (l lastCount) count(counter interface{ Count(string) int }, c *sdk.Component) (int, [sha256.Size]byte) {
 	h := contentHash(c)
-	if p.last != nil && h == p.lastHash {
-		return p.lastTokens, h
+	if l.ok && h == l.hash {
+		return l.tokens, h
 	}
 	n := 0
 	if c.IsMessages() {
@@ -196,4 +213,25 @@ func (p *pluginSlot) count(counter interface{ Count(string) int }, c *sdk.Compon
 // the plugin's current answer.
 func (p *pluginSlot) accept(c *sdk.Component, tokens int, h [sha256.Size]byte, gen int) {
 	p.last, p.lastTokens, p.lastHash, p.lastGen, p.fresh = c, tokens, h, gen, true
+}
+
+// checkApplyResult rejects an op result that is not valid UTF-8 JSON (an
+// empty result is allowed).
+func checkApplyResult(out json.RawMessage) error {
+	if len(out) == 0 {
+		return nil
+	}
+	if !utf8.Valid(out) || !json.Valid(out) {
+		return fmt.Errorf("invalid result: not valid UTF-8 JSON (%d bytes)", len(out))
+	}
+	return nil
+}
+
+// CheckBinding reports whether b can be bound to a session: a priority of
+// 0..100 and a known slot, from the binding or the plugin's description.
+// A caller can leave out an optional plugin that fails it instead of
+// failing every session.
+func CheckBinding(b PluginBinding) error {
+	_, err := newPluginSlot(b)
+	return err
 }

@@ -258,7 +258,11 @@ func (s *Session) Apply(ctx context.Context, plugin, op string, args json.RawMes
 	slot.fresh = false
 	s.forgetState(plugin)
 	out, err := callWithDeadline(ctx, slot.binding.Timeout, func(ctx context.Context) (json.RawMessage, error) {
-		return slot.binding.Plugin.Apply(ctx, s.id, op, args)
+		out, err := slot.binding.Plugin.Apply(ctx, s.id, op, args)
+		if err == nil {
+			err = checkApplyResult(out)
+		}
+		return out, err
 	})
 	if err != nil {
 		if !isProtocolError(err) {

@@ -1,10 +1,13 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/ctxhost/ctxhost/host/history"
@@ -106,15 +109,9 @@ func (s *Session) RestoreState(ctx context.Context, data []byte) error {
 
 // restore is RestoreState; persist saves the restored state to the store.
 func (s *Session) restore(ctx context.Context, data []byte, persist bool) error {
-	var st sessionState
-	if err := json.Unmarshal(data, &st); err != nil {
+	st, err := decodeState(data)
+	if err != nil {
 		return fmt.Errorf("restore %q: %w", s.id, err)
-	}
-	if st.Version != StateVersion {
-		return fmt.Errorf("restore %q: state version %d, want %d", s.id, st.Version, StateVersion)
-	}
-	if !utf8.ValidString(st.SystemPrompt + st.Instructions + st.Input) {
-		return fmt.Errorf("restore %q: core text is not valid UTF-8", s.id)
 	}
 	strategyCfg := StrategyConfig(st.Strategy)
 	strategy, err := newStrategy(strategyCfg)
@@ -123,9 +120,6 @@ func (s *Session) restore(ctx context.Context, data []byte, persist bool) error 
 	}
 	if err != nil {
 		return fmt.Errorf("restore %q: %w", s.id, err)
-	}
-	if st.Usage.Calibration <= 0 {
-		return fmt.Errorf("restore %q: calibration must be positive, got %g", s.id, st.Usage.Calibration)
 	}
 
 	s.mu.Lock()
@@ -137,6 +131,9 @@ func (s *Session) restore(ctx context.Context, data []byte, persist bool) error 
 			return fmt.Errorf("restore %q: %w", s.id, err)
 		}
 		slots[i] = p
+	}
+	if err := s.checkPluginStates(st.Plugins); err != nil {
+		return fmt.Errorf("restore %q: %w", s.id, err)
 	}
 	hist := history.New(s.counter, s.cfg.History.Options)
 	if err := hist.Restore(st.History); err != nil {
@@ -180,6 +177,60 @@ func (s *Session) restorePlugins(ctx context.Context, slots []*pluginSlot, state
 				}
 			}
 			return errors.Join(append([]error{fmt.Errorf("plugin %q: %w", p.binding.Name, err)}, errs...)...)
+		}
+	}
+	return nil
+}
+
+// decodeState parses and checks an exported session: valid UTF-8, known
+// fields only, the current version, and every figure in its range. A
+// damaged state is an error, never silently repaired.
+func decodeState(data []byte) (sessionState, error) {
+	var st sessionState
+	if !utf8.Valid(data) {
+		return st, fmt.Errorf("state is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&st); err != nil {
+		return st, fmt.Errorf("state: %w", err)
+	}
+	if dec.More() {
+		return st, fmt.Errorf("state: data after the JSON object")
+	}
+	if st.Version != StateVersion {
+		return st, fmt.Errorf("state version %d, want %d", st.Version, StateVersion)
+	}
+	u, pr := st.Usage, st.Pressure
+	switch {
+	case math.IsNaN(u.Calibration) || u.Calibration < 0.25 || u.Calibration > 4:
+		return st, fmt.Errorf("calibration %g out of range [0.25, 4]", u.Calibration)
+	case u.ReportedPrompt < 0 || u.CompletionTotal < 0 || u.LastCounted < 0:
+		return st, fmt.Errorf("negative usage (prompt %d, completion %d, counted %d)", u.ReportedPrompt, u.CompletionTotal, u.LastCounted)
+	case pr.LastUsed < 0 || slices.ContainsFunc(pr.Growth, func(g int) bool { return g < 0 }):
+		return st, fmt.Errorf("negative pressure figures")
+	}
+	seen := map[string]bool{}
+	for _, p := range st.Plugins {
+		if seen[p.Name] {
+			return st, fmt.Errorf("plugin %q appears twice", p.Name)
+		}
+		seen[p.Name] = true
+	}
+	return st, nil
+}
+
+// checkPluginStates fails unless states holds an entry for every bound
+// plugin that has state: a state without one would silently start that
+// plugin empty.
+func (s *Session) checkPluginStates(states []pluginState) error {
+	have := map[string]bool{}
+	for _, p := range states {
+		have[p.Name] = true
+	}
+	for _, p := range s.plugins {
+		if p.info.HasCapability(sdk.CapState) && !have[p.binding.Name] {
+			return fmt.Errorf("state holds nothing for plugin %q (bound with state): refusing to start it empty", p.binding.Name)
 		}
 	}
 	return nil

@@ -94,7 +94,13 @@ func TestRestoreRejectsBadState(t *testing.T) {
 		data []byte
 		want string
 	}{
-		{"not json", []byte("{"), "unexpected end"},
+		{"not json", []byte("{"), "unexpected EOF"},
+		// Issue 13, found 10: damaged states are refused, not repaired.
+		{"no plugins", mutate(func(m map[string]any) { delete(m, "plugins") }), `nothing for plugin "mem"`},
+		{"invalid utf-8", bytes.Replace(mutate(func(m map[string]any) { m["input"] = "XX" }), []byte("XX"), []byte("\xff"), 1), "not valid UTF-8"},
+		{"calibration", mutate(func(m map[string]any) { m["usage"] = map[string]any{"calibration": 1e300} }), "calibration"},
+		{"negative usage", mutate(func(m map[string]any) { m["usage"] = map[string]any{"calibration": 1, "completion_total": -5} }), "negative usage"},
+		{"unknown field", mutate(func(m map[string]any) { m["surprise"] = 1 }), "unknown field"},
 		{"version", mutate(func(m map[string]any) { m["version"] = 2 }), "state version 2"},
 		{"unknown plugin", mutate(func(m map[string]any) { m["plugins"] = []any{map[string]any{"name": "ghost", "state": "W10="}} }), `unknown plugin "ghost"`},
 		{"bad plugin state", mutate(func(m map[string]any) { m["plugins"] = []any{map[string]any{"name": "mem", "state": "e30="}} }), `plugin "mem"`},

@@ -56,13 +56,23 @@ type FileStore struct {
 var _ Store = (*FileStore)(nil)
 
 // NewFileStore returns a store in dir, creating the directory (0700) when
-// it does not exist.
+// it does not exist. Temporary files a crashed host left behind (.tmp-*)
+// are removed: a store directory belongs to one host at a time.
 func NewFileStore(dir string) (*FileStore, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("file store: empty directory")
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("file store: %w", err)
+	}
+	stale, err := filepath.Glob(filepath.Join(dir, ".tmp-*"))
+	if err != nil {
+		return nil, fmt.Errorf("file store: %w", err)
+	}
+	for _, f := range stale {
+		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("file store: remove stale %s: %w", f, err)
+		}
 	}
 	return &FileStore{dir: dir}, nil
 }

@@ -46,3 +46,22 @@ func TestEscapeSessionID(t *testing.T) {
 		}
 	}
 }
+
+// Issue 13, found 7: temporary files a killed host left in the store are
+// removed when the store is opened; session files are kept.
+func TestFileStoreRemovesStaleTemporaryFiles(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{".tmp-123", ".tmp-abc", "s.json"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := NewFileStore(dir); err != nil {
+		t.Fatal(err)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "*"))
+	stale, _ := filepath.Glob(filepath.Join(dir, ".tmp-*"))
+	if len(stale) != 0 || len(left) != 1 {
+		t.Errorf("after open: %v, stale %v", left, stale)
+	}
+}

@@ -21,31 +21,52 @@ type SuperviseOptions struct {
 	InitialBackoff time.Duration // first delay between relaunch attempts, default 50ms
 	MaxBackoff     time.Duration // delay cap (doubling), default 2s
 	MaxAttempts    int           // relaunch attempts per failure, default 5
+	// RestoreTimeout bounds one relaunch attempt: launch, configure and
+	// the restore of every session's state. It is independent of the
+	// deadline of the call that found the plugin dead. Default 60s.
+	RestoreTimeout time.Duration
 	// OnRestart is called after a successful relaunch with the failure
 	// that caused it.
 	OnRestart func(plugin string, cause error)
 	Logger    hclog.Logger
 }
 
-// Supervisor is a ContextPlugin that keeps a plugin running: when a call
-// fails with an error wrapping ErrPluginDead, it relaunches the plugin with
-// backoff, configures it again, restores every session's last known state
-// (kept after every successful Apply, Compact and Restore) and retries the
-// call once.
+// Supervisor is a ContextPlugin that keeps a plugin running and its
+// sessions' state as of the last acknowledged call.
+//
+// Recovery model: every state-changing call (Apply, Compact, Prepared,
+// Restore) is acknowledged together with the session's state right after
+// it — carried in the plugin's answer (StateCarrier), or asked for with
+// State when the plugin does not carry it — and the Supervisor keeps that
+// state before it returns success. A call is only reported successful when
+// its state is kept for the plugin instance that is still current, so a
+// relaunched instance, restored from the kept states, holds every
+// acknowledged change and nothing else.
+//
+// Failed means not applied: when a state-changing call fails, the plugin
+// is put back to the session's kept state — by Restore (or EndSession for
+// a session with no kept state) when the plugin answered with an error, by
+// killing the process (Aborter), relaunching it and restoring every
+// session when it was cut off by its deadline or its process died. A call
+// that found the process dead is retried once on the new instance; a
+// cut-off call is not.
+//
+// Calls for one session run one at a time in the order they arrive, even
+// when the caller stopped waiting for an earlier one, so a later call
+// never reaches an instance that may still apply an abandoned one.
 type Supervisor struct {
 	name   string
 	launch LaunchFunc
 	opts   SuperviseOptions
 	info   sdk.PluginInfo
 
-	mu      sync.Mutex // guards current, gen, config, states
-	current ContextPlugin
-	gen     int
-	config  json.RawMessage
-	states  map[string][]byte
-	// exact: states[session] is what State returned after the last call
-	// that could change the session (see KeptState).
-	exact    map[string]bool
+	mu       sync.Mutex // guards everything below
+	current  ContextPlugin
+	gen      int
+	broken   bool // current may hold an unacknowledged change: replace it before use
+	config   json.RawMessage
+	states   map[string][]byte        // acknowledged state per session
+	turns    map[string]chan struct{} // per-session call order
 	restarts int
 
 	restartMu sync.Mutex // serializes relaunches
@@ -67,6 +88,9 @@ func Supervise(ctx context.Context, name string, launch LaunchFunc, opts Supervi
 	if opts.MaxAttempts == 0 {
 		opts.MaxAttempts = 5
 	}
+	if opts.RestoreTimeout == 0 {
+		opts.RestoreTimeout = 60 * time.Second
+	}
 	if opts.Logger == nil {
 		opts.Logger = hclog.NewNullLogger()
 	}
@@ -74,7 +98,8 @@ func Supervise(ctx context.Context, name string, launch LaunchFunc, opts Supervi
 	if err != nil {
 		return nil, fmt.Errorf("launch plugin %q: %w", name, err)
 	}
-	return &Supervisor{name: name, launch: launch, opts: opts, info: p.Info(), current: p, states: map[string][]byte{}, exact: map[string]bool{}}, nil
+	return &Supervisor{name: name, launch: launch, opts: opts, info: p.Info(), current: p,
+		states: map[string][]byte{}, turns: map[string]chan struct{}{}}, nil
 }
 
 // Supervise is the package-level Supervise with plugin-restarted events
@@ -96,43 +121,183 @@ func (s *Supervisor) Generation() int { s.mu.Lock(); defer s.mu.Unlock(); return
 // Restarts returns how many times the plugin was relaunched.
 func (s *Supervisor) Restarts() int { s.mu.Lock(); defer s.mu.Unlock(); return s.restarts }
 
-func (s *Supervisor) plugin() (ContextPlugin, int) {
+// stateful reports whether the plugin has per-session state to keep.
+func (s *Supervisor) stateful() bool { return s.info.HasCapability(sdk.CapState) }
+
+// lockSession waits for the session's previous call to finish (or ctx).
+func (s *Supervisor) lockSession(ctx context.Context, session string) (unlock func(), err error) {
+	s.mu.Lock()
+	ch := s.turns[session]
+	if ch == nil {
+		ch = make(chan struct{}, 1)
+		s.turns[session] = ch
+	}
+	s.mu.Unlock()
+	select {
+	case ch <- struct{}{}:
+		return func() { <-ch }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("plugin %q: waiting for the session's previous call: %w", s.name, ctx.Err())
+	}
+}
+
+// ready returns the current instance, replacing it first when it is
+// broken.
+func (s *Supervisor) ready(ctx context.Context) (ContextPlugin, int, error) {
+	for {
+		s.mu.Lock()
+		p, gen, broken := s.current, s.gen, s.broken
+		s.mu.Unlock()
+		if !broken {
+			return p, gen, nil
+		}
+		if err := s.relaunch(ctx, gen, errors.New("previous instance was abandoned")); err != nil {
+			return nil, gen, err
+		}
+	}
+}
+
+// ack keeps st (nil: nothing to keep) as the session's acknowledged state
+// if instance gen is still current; false means the instance was replaced
+// while the call ran, so the call's effect is lost with it.
+func (s *Supervisor) ack(gen int, session string, st []byte) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.current, s.gen
+	if s.gen != gen || s.broken {
+		return false
+	}
+	if st != nil {
+		s.states[session] = append([]byte(nil), st...)
+	}
+	return true
 }
 
-// do runs call against the current plugin; on ErrPluginDead it relaunches
-// (once per generation, whoever notices first) and retries once.
-func do[T any](ctx context.Context, s *Supervisor, call func(ContextPlugin) (T, error)) (T, error) {
-	p, gen := s.plugin()
-	v, err := call(p)
-	if !errors.Is(err, ErrPluginDead) {
-		return v, err
+// errReplaced is the failure of a call whose instance was replaced before
+// its answer could be acknowledged.
+var errReplaced = fmt.Errorf("%w: the plugin was replaced while the call ran", ErrPluginDead)
+
+// read runs a call that changes no state; a dead instance is replaced and
+// the call retried once.
+func read[T any](ctx context.Context, s *Supervisor, session string, call func(ContextPlugin) (T, error)) (T, error) {
+	var zero T
+	unlock, err := s.lockSession(ctx, session)
+	if err != nil {
+		return zero, err
 	}
-	if rerr := s.relaunch(ctx, gen, err); rerr != nil {
-		return v, errors.Join(err, rerr)
+	defer unlock()
+	for attempt := 0; ; attempt++ {
+		p, gen, err := s.ready(ctx)
+		if err != nil {
+			return zero, err
+		}
+		v, err := call(p)
+		if !errors.Is(err, ErrPluginDead) {
+			return v, err
+		}
+		if rerr := s.relaunch(ctx, gen, err); rerr != nil || attempt > 0 {
+			return zero, errors.Join(err, rerr)
+		}
 	}
-	p, _ = s.plugin()
-	return call(p)
 }
 
-// relaunch replaces the plugin of generation gen (unless another caller
-// already did), configures it and restores every session's state.
+// mutate runs a call that may change the session's state; call returns the
+// state after it (nil: not carried, ask State). See Supervisor for what
+// success and failure guarantee.
+func mutate[T any](ctx context.Context, s *Supervisor, session string, call func(ContextPlugin) (T, []byte, error)) (T, error) {
+	var zero T
+	unlock, err := s.lockSession(ctx, session)
+	if err != nil {
+		return zero, err
+	}
+	defer unlock()
+	for attempt := 0; ; attempt++ {
+		p, gen, err := s.ready(ctx)
+		if err != nil {
+			return zero, err
+		}
+		v, st, err := call(p)
+		if err == nil && st == nil && s.stateful() {
+			if st, err = p.State(ctx, session); err != nil {
+				err = fmt.Errorf("state after the call: %w", err)
+			} else if st == nil {
+				st = []byte{}
+			}
+		}
+		if err == nil {
+			if s.ack(gen, session, st) {
+				return v, nil
+			}
+			err = errReplaced
+		}
+		dead := errors.Is(err, ErrPluginDead)
+		if !dead && !cutOff(ctx, err) {
+			// The plugin answered: put the session's state back in place.
+			rerr := s.rollback(ctx, p, session)
+			if rerr == nil {
+				return zero, err
+			}
+			s.opts.Logger.Warn("rollback after a failed call failed; replacing the plugin", "plugin", s.name, "session", session, "error", rerr)
+		}
+		if rerr := s.relaunch(ctx, gen, err); rerr != nil {
+			return zero, errors.Join(err, rerr)
+		}
+		if !dead || attempt > 0 {
+			return zero, err
+		}
+	}
+}
+
+// cutOff reports whether err may have left a call running in the plugin:
+// its context ended, so the caller stopped waiting for the answer.
+func cutOff(ctx context.Context, err error) bool {
+	return ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
+}
+
+// rollback puts the session's acknowledged state back into p (a session
+// with none is ended, which leaves it as new). Plugins without state have
+// nothing to roll back.
+func (s *Supervisor) rollback(ctx context.Context, p ContextPlugin, session string) error {
+	if !s.stateful() {
+		return nil
+	}
+	s.mu.Lock()
+	st, ok := s.states[session]
+	s.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.RestoreTimeout)
+	defer cancel()
+	if !ok {
+		return p.EndSession(ctx, session)
+	}
+	return p.Restore(ctx, session, st)
+}
+
+// relaunch replaces instance gen (unless another caller already did): it
+// kills it, launches a new one, configures it and restores every session's
+// acknowledged state. Each attempt is bounded by RestoreTimeout, not by
+// ctx's deadline; a failed attempt's process is killed.
 func (s *Supervisor) relaunch(ctx context.Context, gen int, cause error) error {
+	s.mu.Lock()
+	if s.gen == gen {
+		s.broken = true // from now on nothing of instance gen is acknowledged
+	}
+	s.mu.Unlock()
 	s.restartMu.Lock()
 	defer s.restartMu.Unlock()
-	if _, cur := s.plugin(); cur != gen {
+	s.mu.Lock()
+	old, cur := s.current, s.gen
+	s.mu.Unlock()
+	if cur != gen {
 		return nil // someone else already relaunched it
 	}
+	abort(old)
+	ctx = context.WithoutCancel(ctx)
 	backoff := s.opts.InitialBackoff
 	var lastErr error
 	for attempt := 1; attempt <= s.opts.MaxAttempts; attempt++ {
 		p, err := s.start(ctx)
 		if err == nil {
 			s.mu.Lock()
-			s.current, s.gen, s.restarts = p, s.gen+1, s.restarts+1
-			clear(s.exact) // a restored state is not necessarily what State returns
+			s.current, s.gen, s.broken, s.restarts = p, s.gen+1, false, s.restarts+1
 			s.mu.Unlock()
 			s.opts.Logger.Warn("plugin restarted", "plugin", s.name, "attempt", attempt, "cause", cause)
 			if s.opts.OnRestart != nil {
@@ -142,87 +307,69 @@ func (s *Supervisor) relaunch(ctx context.Context, gen int, cause error) error {
 		}
 		lastErr = err
 		s.opts.Logger.Warn("plugin relaunch failed", "plugin", s.name, "attempt", attempt, "error", err)
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("relaunch plugin %q: %w", s.name, ctx.Err())
-		case <-time.After(backoff):
+		if attempt < s.opts.MaxAttempts {
+			time.Sleep(backoff)
+			backoff = min(backoff*2, s.opts.MaxBackoff)
 		}
-		backoff = min(backoff*2, s.opts.MaxBackoff)
 	}
 	return fmt.Errorf("relaunch plugin %q: gave up after %d attempts: %w", s.name, s.opts.MaxAttempts, lastErr)
 }
 
+// abort kills p's process at once when it has one.
+func abort(p ContextPlugin) {
+	if a, ok := p.(Aborter); ok {
+		a.Abort()
+	}
+}
+
 // start launches a new instance, configures it and restores the sessions'
-// states, in session id order.
+// states in session id order, all within RestoreTimeout; on failure the
+// new instance is killed.
 func (s *Supervisor) start(ctx context.Context) (ContextPlugin, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.RestoreTimeout)
+	defer cancel()
 	p, err := s.launch(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("launch: %w", err)
 	}
 	s.mu.Lock()
 	config := s.config
-	ids := make([]string, 0, len(s.states))
-	for id := range s.states {
-		ids = append(ids, id)
-	}
 	states := make(map[string][]byte, len(s.states))
-	for k, v := range s.states {
-		states[k] = v
+	ids := make([]string, 0, len(s.states))
+	for id, st := range s.states {
+		ids = append(ids, id)
+		states[id] = st
 	}
 	s.mu.Unlock()
 	sort.Strings(ids)
+	fail := func(err error) (ContextPlugin, error) {
+		abort(p)
+		return nil, err
+	}
 	if config != nil {
 		if err := p.Configure(ctx, config); err != nil {
-			return nil, fmt.Errorf("configure: %w", err)
+			return fail(fmt.Errorf("configure: %w", err))
 		}
 	}
 	for _, id := range ids {
 		if err := p.Restore(ctx, id, states[id]); err != nil {
-			return nil, fmt.Errorf("restore session %q: %w", id, err)
+			return fail(fmt.Errorf("restore session %q: %w", id, err))
 		}
 	}
 	return p, nil
 }
 
-// snapshot keeps the session's state after a call that may have changed it.
-func (s *Supervisor) snapshot(ctx context.Context, session string) {
-	if !s.info.HasCapability(sdk.CapState) {
-		return
-	}
-	b, err := do(ctx, s, func(p ContextPlugin) ([]byte, error) { return p.State(ctx, session) })
-	if err != nil {
-		s.opts.Logger.Warn("plugin state snapshot failed", "plugin", s.name, "session", session, "error", err)
-		s.inexact(session)
-		return
-	}
-	s.keep(session, b, true)
-}
-
-// keep keeps b as the session's state; exact: b is what State returned.
-func (s *Supervisor) keep(session string, b []byte, exact bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.states[session] = append([]byte(nil), b...)
-	s.exact[session] = exact
-}
-
-// inexact marks the session's kept state as possibly out of date.
-func (s *Supervisor) inexact(session string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	delete(s.exact, session)
-}
-
-// KeptState returns the session's kept state when it is exactly what State
-// would return now: fetched by State after the last Apply or Compact, with
-// no Prepared, Restore, failed call or relaunch since.
+// KeptState returns the session's acknowledged state: what the plugin
+// holds for it after the last successful state-changing call. ok is false
+// when no call has changed the session yet (or it has ended).
 func (s *Supervisor) KeptState(session string) ([]byte, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.exact[session] {
+	st, ok := s.states[session]
+	if !ok {
 		return nil, false
 	}
-	return append([]byte(nil), s.states[session]...), true
+	return append([]byte(nil), st...), true
 }
 
 // Info returns the plugin's description (from its first launch).
@@ -230,68 +377,100 @@ func (s *Supervisor) Info() sdk.PluginInfo { return s.info }
 
 // Configure configures the plugin and remembers the config for relaunches.
 func (s *Supervisor) Configure(ctx context.Context, config json.RawMessage) error {
-	_, err := do(ctx, s, func(p ContextPlugin) (struct{}, error) { return struct{}{}, p.Configure(ctx, config) })
-	if err == nil {
-		s.mu.Lock()
-		s.config = append(json.RawMessage(nil), config...)
-		s.mu.Unlock()
+	for attempt := 0; ; attempt++ {
+		p, gen, err := s.ready(ctx)
+		if err != nil {
+			return err
+		}
+		err = p.Configure(ctx, config)
+		if err == nil {
+			s.mu.Lock()
+			s.config = append(json.RawMessage(nil), config...)
+			s.mu.Unlock()
+			return nil
+		}
+		if !errors.Is(err, ErrPluginDead) || attempt > 0 {
+			return err
+		}
+		if rerr := s.relaunch(ctx, gen, err); rerr != nil {
+			return errors.Join(err, rerr)
+		}
 	}
-	return err
 }
 
 // Component returns the session's component.
 func (s *Supervisor) Component(ctx context.Context, session, encoding string) (*sdk.Component, error) {
-	return do(ctx, s, func(p ContextPlugin) (*sdk.Component, error) { return p.Component(ctx, session, encoding) })
+	return read(ctx, s, session, func(p ContextPlugin) (*sdk.Component, error) { return p.Component(ctx, session, encoding) })
 }
 
-// Compact compacts the session's component and snapshots its state.
+// Compact compacts the session's component and keeps its new state.
 func (s *Supervisor) Compact(ctx context.Context, session string, req sdk.CompactRequest) (sdk.CompactResult, error) {
-	s.inexact(session)
-	r, err := do(ctx, s, func(p ContextPlugin) (sdk.CompactResult, error) { return p.Compact(ctx, session, req) })
-	if err == nil {
-		s.snapshot(ctx, session)
-	}
-	return r, err
+	return mutate(ctx, s, session, func(p ContextPlugin) (sdk.CompactResult, []byte, error) {
+		if c, ok := p.(StateCarrier); ok {
+			return c.CompactWithState(ctx, session, req)
+		}
+		r, err := p.Compact(ctx, session, req)
+		return r, nil, err
+	})
 }
 
-// Apply runs an op and snapshots the session's state.
+// Apply runs an op and keeps the session's new state.
 func (s *Supervisor) Apply(ctx context.Context, session, op string, args json.RawMessage) (json.RawMessage, error) {
-	s.inexact(session)
-	r, err := do(ctx, s, func(p ContextPlugin) (json.RawMessage, error) { return p.Apply(ctx, session, op, args) })
-	if err == nil {
-		s.snapshot(ctx, session)
-	}
-	return r, err
+	return mutate(ctx, s, session, func(p ContextPlugin) (json.RawMessage, []byte, error) {
+		var out json.RawMessage
+		var st []byte
+		var err error
+		if c, ok := p.(StateCarrier); ok {
+			out, st, err = c.ApplyWithState(ctx, session, op, args)
+		} else {
+			out, err = p.Apply(ctx, session, op, args)
+		}
+		if err == nil {
+			err = checkApplyResult(out) // the op is then rolled back
+		}
+		return out, st, err
+	})
 }
 
-// Prepared forwards the prepared notification.
+// Prepared forwards the prepared notification and keeps the session's new
+// state.
 func (s *Supervisor) Prepared(ctx context.Context, session string, budget sdk.Budget) error {
-	s.inexact(session)
-	_, err := do(ctx, s, func(p ContextPlugin) (struct{}, error) { return struct{}{}, p.Prepared(ctx, session, budget) })
+	_, err := mutate(ctx, s, session, func(p ContextPlugin) (struct{}, []byte, error) {
+		if c, ok := p.(StateCarrier); ok {
+			st, err := c.PreparedWithState(ctx, session, budget)
+			return struct{}{}, st, err
+		}
+		return struct{}{}, nil, p.Prepared(ctx, session, budget)
+	})
 	return err
 }
 
 // State returns the session's state.
 func (s *Supervisor) State(ctx context.Context, session string) ([]byte, error) {
-	return do(ctx, s, func(p ContextPlugin) ([]byte, error) { return p.State(ctx, session) })
+	return read(ctx, s, session, func(p ContextPlugin) ([]byte, error) { return p.State(ctx, session) })
 }
 
-// Restore restores the session's state and keeps it as the last known one.
+// Restore restores the session's state and keeps it as acknowledged.
 func (s *Supervisor) Restore(ctx context.Context, session string, state []byte) error {
-	s.inexact(session)
-	_, err := do(ctx, s, func(p ContextPlugin) (struct{}, error) { return struct{}{}, p.Restore(ctx, session, state) })
-	if err == nil {
-		s.keep(session, state, false)
+	if state == nil {
+		state = []byte{}
 	}
+	_, err := mutate(ctx, s, session, func(p ContextPlugin) (struct{}, []byte, error) {
+		return struct{}{}, state, p.Restore(ctx, session, state)
+	})
 	return err
 }
 
 // EndSession ends the session in the plugin and forgets its state.
 func (s *Supervisor) EndSession(ctx context.Context, session string) error {
+	_, err := read(ctx, s, session, func(p ContextPlugin) (struct{}, error) {
+		s.mu.Lock()
+		delete(s.states, session)
+		s.mu.Unlock()
+		return struct{}{}, p.EndSession(ctx, session)
+	})
 	s.mu.Lock()
-	delete(s.states, session)
-	delete(s.exact, session)
+	delete(s.turns, session)
 	s.mu.Unlock()
-	_, err := do(ctx, s, func(p ContextPlugin) (struct{}, error) { return struct{}{}, p.EndSession(ctx, session) })
 	return err
 }

@@ -260,3 +260,23 @@ func fromProtoPricing(p *pb.Pricing) *Pricing {
 	}
 	return &Pricing{Input: p.GetInput(), CacheRead: p.GetCacheRead(), CacheWrite: p.GetCacheWrite(), MinCacheable: int(p.GetMinCacheable()), Granularity: int(p.GetGranularity())}
 }
+
+// toProtoSessionState carries a session's state (nil: none to carry).
+func toProtoSessionState(st []byte) *pb.SessionState {
+	if st == nil {
+		return nil
+	}
+	return &pb.SessionState{State: st}
+}
+
+// fromProtoSessionState returns the carried state, never nil when one was
+// carried (an empty state is a state), nil when none was.
+func fromProtoSessionState(st *pb.SessionState) []byte {
+	if st == nil {
+		return nil
+	}
+	if b := st.GetState(); b != nil {
+		return b
+	}
+	return []byte{}
+}

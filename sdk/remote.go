@@ -65,8 +65,38 @@ func (r *RemotePlugin) Apply(ctx context.Context, session, op string, args json.
 
 // Prepared notifies the session of a prepared context.
 func (r *RemotePlugin) Prepared(ctx context.Context, session string, budget Budget) error {
-	_, err := r.c.Prepared(ctx, &pb.PreparedRequest{SessionId: session, Budget: toProtoBudget(budget)})
-	return fromStatus(err)
+	_, err := r.PreparedWithState(ctx, session, budget)
+	return err
+}
+
+// PreparedWithState is Prepared returning the session's state after the
+// hook when the plugin sends it (nil otherwise).
+func (r *RemotePlugin) PreparedWithState(ctx context.Context, session string, budget Budget) ([]byte, error) {
+	res, err := r.c.Prepared(ctx, &pb.PreparedRequest{SessionId: session, Budget: toProtoBudget(budget)})
+	if err != nil {
+		return nil, fromStatus(err)
+	}
+	return fromProtoSessionState(res.GetState()), nil
+}
+
+// ApplyWithState is Apply returning the session's state after the op when
+// the plugin sends it (nil otherwise).
+func (r *RemotePlugin) ApplyWithState(ctx context.Context, session, op string, args json.RawMessage) (json.RawMessage, []byte, error) {
+	res, err := r.c.Apply(ctx, &pb.ApplyRequest{SessionId: session, Op: op, ArgsJson: args})
+	if err != nil {
+		return nil, nil, fromStatus(err)
+	}
+	return res.GetResultJson(), fromProtoSessionState(res.GetState()), nil
+}
+
+// CompactWithState is Compact returning the session's state after it when
+// the plugin sends it (nil otherwise).
+func (r *RemotePlugin) CompactWithState(ctx context.Context, session string, req CompactRequest) (CompactResult, []byte, error) {
+	res, err := r.c.Compact(ctx, &pb.CompactRequest{SessionId: session, TokensNeeded: int64(req.TokensNeeded), Encoding: req.Encoding})
+	if err != nil {
+		return CompactResult{}, nil, fromStatus(err)
+	}
+	return fromProtoCompactResponse(res), fromProtoSessionState(res.GetState()), nil
 }
 
 // State exports the session's state.

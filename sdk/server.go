@@ -46,26 +46,31 @@ func (s *contextServer) Component(ctx context.Context, req *pb.ComponentRequest)
 
 func (s *contextServer) Compact(ctx context.Context, req *pb.CompactRequest) (*pb.CompactResponse, error) {
 	start := time.Now()
-	res, err := s.local.Compact(ctx, req.GetSessionId(), fromProtoCompactRequest(req))
+	res, st, err := s.local.CompactWithState(ctx, req.GetSessionId(), fromProtoCompactRequest(req))
 	if err != nil {
 		return nil, s.done("Compact", req.GetSessionId(), start, err)
 	}
-	return toProtoCompactResponse(res), s.done("Compact", req.GetSessionId(), start, nil)
+	out := toProtoCompactResponse(res)
+	out.State = toProtoSessionState(st)
+	return out, s.done("Compact", req.GetSessionId(), start, nil)
 }
 
 func (s *contextServer) Apply(ctx context.Context, req *pb.ApplyRequest) (*pb.ApplyResponse, error) {
 	start := time.Now()
-	out, err := s.local.Apply(ctx, req.GetSessionId(), req.GetOp(), req.GetArgsJson())
+	out, st, err := s.local.ApplyWithState(ctx, req.GetSessionId(), req.GetOp(), req.GetArgsJson())
 	if err != nil {
 		return nil, s.done("Apply", req.GetSessionId(), start, err)
 	}
-	return &pb.ApplyResponse{ResultJson: out}, s.done("Apply", req.GetSessionId(), start, nil)
+	return &pb.ApplyResponse{ResultJson: out, State: toProtoSessionState(st)}, s.done("Apply", req.GetSessionId(), start, nil)
 }
 
-func (s *contextServer) Prepared(ctx context.Context, req *pb.PreparedRequest) (*pb.Empty, error) {
+func (s *contextServer) Prepared(ctx context.Context, req *pb.PreparedRequest) (*pb.PreparedResponse, error) {
 	start := time.Now()
-	err := s.local.Prepared(ctx, req.GetSessionId(), fromProtoBudget(req.GetBudget()))
-	return &pb.Empty{}, s.done("Prepared", req.GetSessionId(), start, err)
+	st, err := s.local.PreparedWithState(ctx, req.GetSessionId(), fromProtoBudget(req.GetBudget()))
+	if err != nil {
+		return nil, s.done("Prepared", req.GetSessionId(), start, err)
+	}
+	return &pb.PreparedResponse{State: toProtoSessionState(st)}, s.done("Prepared", req.GetSessionId(), start, nil)
 }
 
 func (s *contextServer) State(ctx context.Context, req *pb.SessionRequest) (*pb.StateResponse, error) {

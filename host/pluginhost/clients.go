@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os/exec"
+	"time"
 
 	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/internal/wire"
@@ -15,6 +17,9 @@ import (
 // are interchangeable behind the host's interfaces.
 var (
 	_ host.ContextPlugin = (*ContextClient)(nil)
+	_ host.StateCarrier  = (*ContextClient)(nil)
+	_ host.Aborter       = (*ContextClient)(nil)
+	_ host.StateCarrier  = (*sdk.LocalPlugin)(nil)
 	_ host.Assembler     = (*AssemblerClient)(nil)
 	_ host.ContextPlugin = (*sdk.LocalPlugin)(nil)
 	_ host.Assembler     = (*sdk.LocalAssembler)(nil)
@@ -24,6 +29,8 @@ var (
 type Process struct {
 	name, path string
 	pc         *plugin.Client
+	cmd        *exec.Cmd
+	shutdown   time.Duration // graceful shutdown bound; 0: the default
 }
 
 // Name is the plugin's configured name.
@@ -35,12 +42,44 @@ func (p *Process) Path() string { return p.path }
 // Exited reports whether the process has exited.
 func (p *Process) Exited() bool { return p.pc.Exited() }
 
-// Kill ends the process: gracefully if it answers, forcibly after 2 s.
-func (p *Process) Kill() { p.pc.Kill() }
+// Kill ends the process: gracefully if it answers within the spec's
+// ShutdownTimeout, with SIGKILL otherwise. It always returns within about
+// twice that bound, even when the plugin hangs.
+func (p *Process) Kill() {
+	bound := p.shutdown
+	if bound <= 0 {
+		bound = defaultShutdownTimeout
+	}
+	done := make(chan struct{})
+	go func() { p.pc.Kill(); close(done) }()
+	select {
+	case <-done:
+		return
+	case <-time.After(bound):
+	}
+	p.sigkill()
+	select { // go-plugin's own clean-up; the process is gone either way
+	case <-done:
+	case <-time.After(bound):
+	}
+}
+
+// Abort kills the process with SIGKILL at once (host.Aborter): nothing it
+// was doing can take effect afterwards.
+func (p *Process) Abort() {
+	p.sigkill()
+	p.Kill()
+}
+
+func (p *Process) sigkill() {
+	if p.cmd != nil && p.cmd.Process != nil {
+		_ = p.cmd.Process.Kill()
+	}
+}
 
 // Close kills the process; it always returns nil.
 func (p *Process) Close() error {
-	p.pc.Kill()
+	p.Kill()
 	return nil
 }
 
@@ -88,6 +127,24 @@ func (c *ContextClient) Compact(ctx context.Context, session string, req sdk.Com
 func (c *ContextClient) Apply(ctx context.Context, session, op string, args json.RawMessage) (json.RawMessage, error) {
 	out, err := c.remote.Apply(ctx, session, op, args)
 	return out, c.wrap("Apply "+op, err)
+}
+
+// ApplyWithState implements host.StateCarrier.
+func (c *ContextClient) ApplyWithState(ctx context.Context, session, op string, args json.RawMessage) (json.RawMessage, []byte, error) {
+	out, st, err := c.remote.ApplyWithState(ctx, session, op, args)
+	return out, st, c.wrap("Apply "+op, err)
+}
+
+// CompactWithState implements host.StateCarrier.
+func (c *ContextClient) CompactWithState(ctx context.Context, session string, req sdk.CompactRequest) (sdk.CompactResult, []byte, error) {
+	res, st, err := c.remote.CompactWithState(ctx, session, req)
+	return res, st, c.wrap("Compact", err)
+}
+
+// PreparedWithState implements host.StateCarrier.
+func (c *ContextClient) PreparedWithState(ctx context.Context, session string, budget sdk.Budget) ([]byte, error) {
+	st, err := c.remote.PreparedWithState(ctx, session, budget)
+	return st, c.wrap("Prepared", err)
 }
 
 // Prepared implements host.ContextPlugin.

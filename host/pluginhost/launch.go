@@ -2,8 +2,6 @@ package pluginhost
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -47,12 +45,24 @@ func Launch(ctx context.Context, spec Spec) (*Client, error) {
 	if err := checkBinary(spec.Path); err != nil {
 		return fail(err, nil)
 	}
-	cfg, err := clientConfig(ctx, spec)
+	execPath := spec.Path
+	if spec.SHA256 != "" {
+		bin, err := verifyBinary(spec.Path, spec.SHA256)
+		if err != nil {
+			return fail(err, nil)
+		}
+		defer bin.Close() // once the process runs, it holds the bytes itself
+		execPath = bin.ExecPath
+		if afterVerify != nil {
+			afterVerify()
+		}
+	}
+	cfg, err := clientConfig(ctx, spec, execPath)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q (%s): %w", spec.Name, spec.Path, err)
 	}
 	pc := plugin.NewClient(cfg)
-	proc := &Process{name: spec.Name, path: spec.Path, pc: pc}
+	proc := &Process{name: spec.Name, path: spec.Path, pc: pc, cmd: cfg.Cmd, shutdown: spec.ShutdownTimeout}
 	rpc, err := pc.Client()
 	if err != nil {
 		pc.Kill()
@@ -93,6 +103,10 @@ func Launch(ctx context.Context, spec Spec) (*Client, error) {
 	return c, nil
 }
 
+// afterVerify, when set (by tests), runs between the verification of a
+// pinned binary and its start.
+var afterVerify func()
+
 // LaunchAll launches every spec concurrently. If any launch fails, the
 // plugins that did start are killed and the errors are joined.
 func LaunchAll(ctx context.Context, specs []Spec) ([]*Client, error) {
@@ -125,7 +139,9 @@ func checkBinary(path string) error {
 	return nil
 }
 
-func clientConfig(ctx context.Context, spec Spec) (*plugin.ClientConfig, error) {
+// clientConfig is the go-plugin configuration of spec, running execPath
+// (the verified binary when spec pins one) with spec.Path as argv[0].
+func clientConfig(ctx context.Context, spec Spec, execPath string) (*plugin.ClientConfig, error) {
 	log := spec.Logger
 	if log == nil {
 		log = hclog.Default()
@@ -142,31 +158,24 @@ func clientConfig(ctx context.Context, spec Spec) (*plugin.ClientConfig, error) 
 	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < timeout {
 		timeout = max(time.Until(dl), time.Millisecond)
 	}
-	cmd := exec.Command(spec.Path, spec.Args...)
+	cmd := exec.Command(execPath, spec.Args...)
+	cmd.Args[0] = spec.Path
+	cmd.SysProcAttr = procAttr()
 	// The host's environment first, then the spec's, then ours: for
 	// duplicate keys the last one wins.
 	cmd.Env = append(append(os.Environ(), spec.Env...), wire.EnvMaxMessageBytes+"="+strconv.Itoa(maxBytes))
-	var secure *plugin.SecureConfig
-	if spec.SHA256 != "" {
-		sum, err := hex.DecodeString(spec.SHA256)
-		if err != nil || len(sum) != sha256.Size {
-			return nil, fmt.Errorf("sha256 %q is not 64 hex digits", spec.SHA256)
-		}
-		secure = &plugin.SecureConfig{Checksum: sum, Hash: sha256.New()}
-	}
 	return &plugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake,
 		VersionedPlugins: hostPlugins(),
 		Cmd:              cmd,
 		SkipHostEnv:      true, // already in cmd.Env, before the spec's overrides
-		SecureConfig:     secure,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		StartTimeout:     timeout,
 		Logger:           log,
 		AutoMTLS:         !spec.NoAutoMTLS,
 		GRPCDialOptions:  wire.DialOptions(maxBytes),
-		SyncStdout:       &lineLogger{log: log, level: hclog.Warn, stream: "stdout"},
-		SyncStderr:       &lineLogger{log: log, level: hclog.Warn, stream: "stderr"},
+		SyncStdout:       &lineLogger{log: log, level: hclog.Warn, stream: "stdout", max: spec.MaxLogLine},
+		SyncStderr:       &lineLogger{log: log, level: hclog.Warn, stream: "stderr", max: spec.MaxLogLine},
 	}, nil
 }
 

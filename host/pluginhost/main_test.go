@@ -1,6 +1,7 @@
 package pluginhost_test
 
 import (
+	"os"
 	"testing"
 
 	"github.com/ctxhost/ctxhost/sdk/plugintest"
@@ -10,5 +11,9 @@ import (
 var testPlugin string
 
 func TestMain(m *testing.M) {
+	if path := os.Getenv(hostHelperEnv); path != "" {
+		hostHelper(path) // this process plays a host (see TestPluginsDieWithKilledHost)
+		return
+	}
 	plugintest.MainWithBinary(m, "./testdata/testplugin", "ctxhost-plugin-test", &testPlugin)
 }

@@ -131,7 +131,12 @@ func TestMaxMessageBytesIsEnforced(t *testing.T) {
 	s := spec("small")
 	s.MaxMessageBytes = 1 << 20
 	p := launchContext(t, s)
-	apply(t, p, "s", "set", map[string]any{"size": 2 << 20})
+	// The answer to Apply carries the session's state, 2 MiB too: the
+	// limit stops it there already.
+	_, err := p.Apply(context.Background(), "s", "set", json.RawMessage(`{"size":2097152}`))
+	if err == nil || !strings.Contains(err.Error(), "larger than max") {
+		t.Fatalf("a 2 MiB state passed a 1 MiB limit: %v", err)
+	}
 	if _, err := p.Component(context.Background(), "s", "cl100k_base"); err == nil {
 		t.Fatal("a 2 MiB component passed a 1 MiB limit")
 	}

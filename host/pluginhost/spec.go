@@ -44,6 +44,12 @@ type Spec struct {
 	Logger hclog.Logger
 	// Env are extra KEY=VALUE variables for the plugin process.
 	Env []string
+	// ShutdownTimeout bounds a graceful shutdown (Kill); the process is
+	// then killed with SIGKILL. Zero means 3 s.
+	ShutdownTimeout time.Duration
+	// MaxLogLine caps one line the plugin writes to stdout or stderr; the
+	// rest of a longer line is dropped and counted. Zero means 64 KiB.
+	MaxLogLine int
 }
 
 // Errors a launch can fail with; the returned error wraps one of them and
@@ -57,4 +63,8 @@ var (
 	ErrWrongKind           = errors.New("plugin is not of the expected kind")
 )
 
-const defaultStartTimeout = 10 * time.Second
+const (
+	defaultStartTimeout    = 10 * time.Second
+	defaultShutdownTimeout = 3 * time.Second
+	defaultMaxLogLine      = 64 << 10
+)

@@ -134,6 +134,16 @@ func (a *App) start(ctx context.Context) error {
 		return &ConfigError{Diags: diags}
 	}
 	for i, p := range launched {
+		check := host.PluginBinding{Name: p.Name, Plugin: clients[i].Context, Priority: p.Priority, Compactable: p.Compactable}
+		if err := host.CheckBinding(check); err != nil {
+			if p.Required {
+				return fmt.Errorf("required plugin %q (%s): %w", p.Name, p.Path, err)
+			}
+			clients[i].Kill()
+			a.Unavailable = append(a.Unavailable, &UnavailablePlugin{Config: p, Err: err})
+			a.Logger.Warn("optional plugin cannot be bound; running without it", "plugin", p.Name, "error", err)
+			continue
+		}
 		lp, err := a.supervise(ctx, p, clients[i].Context, configs[i])
 		if err != nil {
 			return err
@@ -161,7 +171,7 @@ func (a *App) supervise(ctx context.Context, p *config.Plugin, first *pluginhost
 		}
 		return cl.Context, nil
 	}
-	sup, err := a.Host.Supervise(ctx, p.Name, launch, host.SuperviseOptions{Logger: a.Logger.Named(p.Name),
+	sup, err := a.Host.Supervise(ctx, p.Name, launch, host.SuperviseOptions{Logger: a.Logger.Named(p.Name), RestoreTimeout: p.RestoreTimeout,
 		OnRestart: func(name string, cause error) { a.Logger.Warn("plugin restarted", "plugin", name, "cause", cause) }})
 	if err != nil {
 		return nil, err

@@ -1120,6 +1120,7 @@ type CompactResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Log           string                 `protobuf:"bytes,1,opt,name=log,proto3" json:"log,omitempty"`
 	ClaimedFreed  int64                  `protobuf:"varint,2,opt,name=claimed_freed,json=claimedFreed,proto3" json:"claimed_freed,omitempty"`
+	State         *SessionState          `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"` // see SessionState
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1166,6 +1167,13 @@ func (x *CompactResponse) GetClaimedFreed() int64 {
 		return x.ClaimedFreed
 	}
 	return 0
+}
+
+func (x *CompactResponse) GetState() *SessionState {
+	if x != nil {
+		return x.State
+	}
+	return nil
 }
 
 type ApplyRequest struct {
@@ -1231,6 +1239,7 @@ func (x *ApplyRequest) GetArgsJson() []byte {
 type ApplyResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ResultJson    []byte                 `protobuf:"bytes,1,opt,name=result_json,json=resultJson,proto3" json:"result_json,omitempty"`
+	State         *SessionState          `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"` // see SessionState
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1268,6 +1277,13 @@ func (*ApplyResponse) Descriptor() ([]byte, []int) {
 func (x *ApplyResponse) GetResultJson() []byte {
 	if x != nil {
 		return x.ResultJson
+	}
+	return nil
+}
+
+func (x *ApplyResponse) GetState() *SessionState {
+	if x != nil {
+		return x.State
 	}
 	return nil
 }
@@ -1324,6 +1340,100 @@ func (x *PreparedRequest) GetBudget() *Budget {
 	return nil
 }
 
+// PreparedResponse answers the Prepared hook.
+type PreparedResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	State         *SessionState          `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"` // see SessionState
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PreparedResponse) Reset() {
+	*x = PreparedResponse{}
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PreparedResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PreparedResponse) ProtoMessage() {}
+
+func (x *PreparedResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PreparedResponse.ProtoReflect.Descriptor instead.
+func (*PreparedResponse) Descriptor() ([]byte, []int) {
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *PreparedResponse) GetState() *SessionState {
+	if x != nil {
+		return x.State
+	}
+	return nil
+}
+
+// SessionState is a stateful plugin's session state exactly as it is right
+// after the call it answers (taken under the same per-session lock), so the
+// host can rebuild the plugin as of the last acknowledged call with no
+// window. Absent: the plugin has no state, or predates this field (the
+// host then asks State after the call).
+type SessionState struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	State         []byte                 `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SessionState) Reset() {
+	*x = SessionState{}
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SessionState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SessionState) ProtoMessage() {}
+
+func (x *SessionState) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SessionState.ProtoReflect.Descriptor instead.
+func (*SessionState) Descriptor() ([]byte, []int) {
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *SessionState) GetState() []byte {
+	if x != nil {
+		return x.State
+	}
+	return nil
+}
+
 type StateResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	State         []byte                 `protobuf:"bytes,1,opt,name=state,proto3" json:"state,omitempty"`
@@ -1333,7 +1443,7 @@ type StateResponse struct {
 
 func (x *StateResponse) Reset() {
 	*x = StateResponse{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1345,7 +1455,7 @@ func (x *StateResponse) String() string {
 func (*StateResponse) ProtoMessage() {}
 
 func (x *StateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1358,7 +1468,7 @@ func (x *StateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateResponse.ProtoReflect.Descriptor instead.
 func (*StateResponse) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *StateResponse) GetState() []byte {
@@ -1378,7 +1488,7 @@ type RestoreRequest struct {
 
 func (x *RestoreRequest) Reset() {
 	*x = RestoreRequest{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1390,7 +1500,7 @@ func (x *RestoreRequest) String() string {
 func (*RestoreRequest) ProtoMessage() {}
 
 func (x *RestoreRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1403,7 +1513,7 @@ func (x *RestoreRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreRequest.ProtoReflect.Descriptor instead.
 func (*RestoreRequest) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RestoreRequest) GetSessionId() string {
@@ -1433,7 +1543,7 @@ type FormatInfo struct {
 
 func (x *FormatInfo) Reset() {
 	*x = FormatInfo{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1445,7 +1555,7 @@ func (x *FormatInfo) String() string {
 func (*FormatInfo) ProtoMessage() {}
 
 func (x *FormatInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1458,7 +1568,7 @@ func (x *FormatInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FormatInfo.ProtoReflect.Descriptor instead.
 func (*FormatInfo) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *FormatInfo) GetName() string {
@@ -1511,7 +1621,7 @@ type Pricing struct {
 
 func (x *Pricing) Reset() {
 	*x = Pricing{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1523,7 +1633,7 @@ func (x *Pricing) String() string {
 func (*Pricing) ProtoMessage() {}
 
 func (x *Pricing) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1536,7 +1646,7 @@ func (x *Pricing) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pricing.ProtoReflect.Descriptor instead.
 func (*Pricing) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *Pricing) GetInput() float64 {
@@ -1587,7 +1697,7 @@ type Framing struct {
 
 func (x *Framing) Reset() {
 	*x = Framing{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1599,7 +1709,7 @@ func (x *Framing) String() string {
 func (*Framing) ProtoMessage() {}
 
 func (x *Framing) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1612,7 +1722,7 @@ func (x *Framing) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Framing.ProtoReflect.Descriptor instead.
 func (*Framing) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Framing) GetPerRequest() int32 {
@@ -1656,7 +1766,7 @@ type AssemblerInfo struct {
 
 func (x *AssemblerInfo) Reset() {
 	*x = AssemblerInfo{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1668,7 +1778,7 @@ func (x *AssemblerInfo) String() string {
 func (*AssemblerInfo) ProtoMessage() {}
 
 func (x *AssemblerInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1681,7 +1791,7 @@ func (x *AssemblerInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssemblerInfo.ProtoReflect.Descriptor instead.
 func (*AssemblerInfo) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *AssemblerInfo) GetName() string {
@@ -1729,7 +1839,7 @@ type AgentIdentity struct {
 
 func (x *AgentIdentity) Reset() {
 	*x = AgentIdentity{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1741,7 +1851,7 @@ func (x *AgentIdentity) String() string {
 func (*AgentIdentity) ProtoMessage() {}
 
 func (x *AgentIdentity) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1754,7 +1864,7 @@ func (x *AgentIdentity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentIdentity.ProtoReflect.Descriptor instead.
 func (*AgentIdentity) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *AgentIdentity) GetName() string {
@@ -1784,7 +1894,7 @@ type AssembleRequest struct {
 
 func (x *AssembleRequest) Reset() {
 	*x = AssembleRequest{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1796,7 +1906,7 @@ func (x *AssembleRequest) String() string {
 func (*AssembleRequest) ProtoMessage() {}
 
 func (x *AssembleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1809,7 +1919,7 @@ func (x *AssembleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssembleRequest.ProtoReflect.Descriptor instead.
 func (*AssembleRequest) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *AssembleRequest) GetComponents() []*Component {
@@ -1859,7 +1969,7 @@ type AssembleResponse struct {
 
 func (x *AssembleResponse) Reset() {
 	*x = AssembleResponse{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[27]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1871,7 +1981,7 @@ func (x *AssembleResponse) String() string {
 func (*AssembleResponse) ProtoMessage() {}
 
 func (x *AssembleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[27]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1884,7 +1994,7 @@ func (x *AssembleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssembleResponse.ProtoReflect.Descriptor instead.
 func (*AssembleResponse) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{27}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *AssembleResponse) GetPayload() []byte {
@@ -2012,22 +2122,28 @@ const file_ctxhost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12#\n" +
 	"\rtokens_needed\x18\x02 \x01(\x03R\ftokensNeeded\x12\x1a\n" +
-	"\bencoding\x18\x03 \x01(\tR\bencoding\"H\n" +
+	"\bencoding\x18\x03 \x01(\tR\bencoding\"\x7f\n" +
 	"\x0fCompactResponse\x12\x10\n" +
 	"\x03log\x18\x01 \x01(\tR\x03log\x12#\n" +
-	"\rclaimed_freed\x18\x02 \x01(\x03R\fclaimedFreed\"Z\n" +
+	"\rclaimed_freed\x18\x02 \x01(\x03R\fclaimedFreed\x125\n" +
+	"\x05state\x18\x03 \x01(\v2\x1f.ctxhost.plugin.v1.SessionStateR\x05state\"Z\n" +
 	"\fApplyRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x0e\n" +
 	"\x02op\x18\x02 \x01(\tR\x02op\x12\x1b\n" +
-	"\targs_json\x18\x03 \x01(\fR\bargsJson\"0\n" +
+	"\targs_json\x18\x03 \x01(\fR\bargsJson\"g\n" +
 	"\rApplyResponse\x12\x1f\n" +
 	"\vresult_json\x18\x01 \x01(\fR\n" +
-	"resultJson\"c\n" +
+	"resultJson\x125\n" +
+	"\x05state\x18\x02 \x01(\v2\x1f.ctxhost.plugin.v1.SessionStateR\x05state\"c\n" +
 	"\x0fPreparedRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x121\n" +
-	"\x06budget\x18\x02 \x01(\v2\x19.ctxhost.plugin.v1.BudgetR\x06budget\"%\n" +
+	"\x06budget\x18\x02 \x01(\v2\x19.ctxhost.plugin.v1.BudgetR\x06budget\"I\n" +
+	"\x10PreparedResponse\x125\n" +
+	"\x05state\x18\x01 \x01(\v2\x1f.ctxhost.plugin.v1.SessionStateR\x05state\"$\n" +
+	"\fSessionState\x12\x14\n" +
+	"\x05state\x18\x01 \x01(\fR\x05state\"%\n" +
 	"\rStateResponse\x12\x14\n" +
 	"\x05state\x18\x01 \x01(\fR\x05state\"E\n" +
 	"\x0eRestoreRequest\x12\x1d\n" +
@@ -2086,14 +2202,14 @@ const file_ctxhost_plugin_v1_plugin_proto_rawDesc = "" +
 	"has_system\x18\x04 \x01(\bR\thasSystem*K\n" +
 	"\x0fProtocolVersion\x12 \n" +
 	"\x1cPROTOCOL_VERSION_UNSPECIFIED\x10\x00\x12\x16\n" +
-	"\x12PROTOCOL_VERSION_1\x10\x012\xc1\x05\n" +
+	"\x12PROTOCOL_VERSION_1\x10\x012\xcc\x05\n" +
 	"\rContextPlugin\x12C\n" +
 	"\bDescribe\x12\x18.ctxhost.plugin.v1.Empty\x1a\x1d.ctxhost.plugin.v1.PluginInfo\x12J\n" +
 	"\tConfigure\x12#.ctxhost.plugin.v1.ConfigureRequest\x1a\x18.ctxhost.plugin.v1.Empty\x12V\n" +
 	"\tComponent\x12#.ctxhost.plugin.v1.ComponentRequest\x1a$.ctxhost.plugin.v1.ComponentResponse\x12P\n" +
 	"\aCompact\x12!.ctxhost.plugin.v1.CompactRequest\x1a\".ctxhost.plugin.v1.CompactResponse\x12J\n" +
-	"\x05Apply\x12\x1f.ctxhost.plugin.v1.ApplyRequest\x1a .ctxhost.plugin.v1.ApplyResponse\x12H\n" +
-	"\bPrepared\x12\".ctxhost.plugin.v1.PreparedRequest\x1a\x18.ctxhost.plugin.v1.Empty\x12L\n" +
+	"\x05Apply\x12\x1f.ctxhost.plugin.v1.ApplyRequest\x1a .ctxhost.plugin.v1.ApplyResponse\x12S\n" +
+	"\bPrepared\x12\".ctxhost.plugin.v1.PreparedRequest\x1a#.ctxhost.plugin.v1.PreparedResponse\x12L\n" +
 	"\x05State\x12!.ctxhost.plugin.v1.SessionRequest\x1a .ctxhost.plugin.v1.StateResponse\x12F\n" +
 	"\aRestore\x12!.ctxhost.plugin.v1.RestoreRequest\x1a\x18.ctxhost.plugin.v1.Empty\x12I\n" +
 	"\n" +
@@ -2115,7 +2231,7 @@ func file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_ctxhost_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_ctxhost_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_ctxhost_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_ctxhost_plugin_v1_plugin_proto_goTypes = []any{
 	(ProtocolVersion)(0),      // 0: ctxhost.plugin.v1.ProtocolVersion
 	(*Empty)(nil),             // 1: ctxhost.plugin.v1.Empty
@@ -2137,64 +2253,69 @@ var file_ctxhost_plugin_v1_plugin_proto_goTypes = []any{
 	(*ApplyRequest)(nil),      // 17: ctxhost.plugin.v1.ApplyRequest
 	(*ApplyResponse)(nil),     // 18: ctxhost.plugin.v1.ApplyResponse
 	(*PreparedRequest)(nil),   // 19: ctxhost.plugin.v1.PreparedRequest
-	(*StateResponse)(nil),     // 20: ctxhost.plugin.v1.StateResponse
-	(*RestoreRequest)(nil),    // 21: ctxhost.plugin.v1.RestoreRequest
-	(*FormatInfo)(nil),        // 22: ctxhost.plugin.v1.FormatInfo
-	(*Pricing)(nil),           // 23: ctxhost.plugin.v1.Pricing
-	(*Framing)(nil),           // 24: ctxhost.plugin.v1.Framing
-	(*AssemblerInfo)(nil),     // 25: ctxhost.plugin.v1.AssemblerInfo
-	(*AgentIdentity)(nil),     // 26: ctxhost.plugin.v1.AgentIdentity
-	(*AssembleRequest)(nil),   // 27: ctxhost.plugin.v1.AssembleRequest
-	(*AssembleResponse)(nil),  // 28: ctxhost.plugin.v1.AssembleResponse
-	nil,                       // 29: ctxhost.plugin.v1.Message.MetadataEntry
-	nil,                       // 30: ctxhost.plugin.v1.Component.MetadataEntry
-	nil,                       // 31: ctxhost.plugin.v1.AssembleRequest.OptionsEntry
+	(*PreparedResponse)(nil),  // 20: ctxhost.plugin.v1.PreparedResponse
+	(*SessionState)(nil),      // 21: ctxhost.plugin.v1.SessionState
+	(*StateResponse)(nil),     // 22: ctxhost.plugin.v1.StateResponse
+	(*RestoreRequest)(nil),    // 23: ctxhost.plugin.v1.RestoreRequest
+	(*FormatInfo)(nil),        // 24: ctxhost.plugin.v1.FormatInfo
+	(*Pricing)(nil),           // 25: ctxhost.plugin.v1.Pricing
+	(*Framing)(nil),           // 26: ctxhost.plugin.v1.Framing
+	(*AssemblerInfo)(nil),     // 27: ctxhost.plugin.v1.AssemblerInfo
+	(*AgentIdentity)(nil),     // 28: ctxhost.plugin.v1.AgentIdentity
+	(*AssembleRequest)(nil),   // 29: ctxhost.plugin.v1.AssembleRequest
+	(*AssembleResponse)(nil),  // 30: ctxhost.plugin.v1.AssembleResponse
+	nil,                       // 31: ctxhost.plugin.v1.Message.MetadataEntry
+	nil,                       // 32: ctxhost.plugin.v1.Component.MetadataEntry
+	nil,                       // 33: ctxhost.plugin.v1.AssembleRequest.OptionsEntry
 }
 var file_ctxhost_plugin_v1_plugin_proto_depIdxs = []int32{
 	2,  // 0: ctxhost.plugin.v1.Message.tool_calls:type_name -> ctxhost.plugin.v1.ToolCall
-	29, // 1: ctxhost.plugin.v1.Message.metadata:type_name -> ctxhost.plugin.v1.Message.MetadataEntry
+	31, // 1: ctxhost.plugin.v1.Message.metadata:type_name -> ctxhost.plugin.v1.Message.MetadataEntry
 	3,  // 2: ctxhost.plugin.v1.MessageList.messages:type_name -> ctxhost.plugin.v1.Message
 	4,  // 3: ctxhost.plugin.v1.Component.messages:type_name -> ctxhost.plugin.v1.MessageList
-	30, // 4: ctxhost.plugin.v1.Component.metadata:type_name -> ctxhost.plugin.v1.Component.MetadataEntry
+	32, // 4: ctxhost.plugin.v1.Component.metadata:type_name -> ctxhost.plugin.v1.Component.MetadataEntry
 	6,  // 5: ctxhost.plugin.v1.Budget.components:type_name -> ctxhost.plugin.v1.ComponentBudget
 	8,  // 6: ctxhost.plugin.v1.PluginInfo.ops:type_name -> ctxhost.plugin.v1.OpInfo
 	9,  // 7: ctxhost.plugin.v1.PluginInfo.config_schema:type_name -> ctxhost.plugin.v1.ConfigField
 	5,  // 8: ctxhost.plugin.v1.ComponentResponse.component:type_name -> ctxhost.plugin.v1.Component
-	7,  // 9: ctxhost.plugin.v1.PreparedRequest.budget:type_name -> ctxhost.plugin.v1.Budget
-	24, // 10: ctxhost.plugin.v1.FormatInfo.framing:type_name -> ctxhost.plugin.v1.Framing
-	23, // 11: ctxhost.plugin.v1.FormatInfo.pricing:type_name -> ctxhost.plugin.v1.Pricing
-	22, // 12: ctxhost.plugin.v1.AssemblerInfo.formats:type_name -> ctxhost.plugin.v1.FormatInfo
-	5,  // 13: ctxhost.plugin.v1.AssembleRequest.components:type_name -> ctxhost.plugin.v1.Component
-	7,  // 14: ctxhost.plugin.v1.AssembleRequest.budget:type_name -> ctxhost.plugin.v1.Budget
-	26, // 15: ctxhost.plugin.v1.AssembleRequest.agent:type_name -> ctxhost.plugin.v1.AgentIdentity
-	31, // 16: ctxhost.plugin.v1.AssembleRequest.options:type_name -> ctxhost.plugin.v1.AssembleRequest.OptionsEntry
-	1,  // 17: ctxhost.plugin.v1.ContextPlugin.Describe:input_type -> ctxhost.plugin.v1.Empty
-	11, // 18: ctxhost.plugin.v1.ContextPlugin.Configure:input_type -> ctxhost.plugin.v1.ConfigureRequest
-	13, // 19: ctxhost.plugin.v1.ContextPlugin.Component:input_type -> ctxhost.plugin.v1.ComponentRequest
-	15, // 20: ctxhost.plugin.v1.ContextPlugin.Compact:input_type -> ctxhost.plugin.v1.CompactRequest
-	17, // 21: ctxhost.plugin.v1.ContextPlugin.Apply:input_type -> ctxhost.plugin.v1.ApplyRequest
-	19, // 22: ctxhost.plugin.v1.ContextPlugin.Prepared:input_type -> ctxhost.plugin.v1.PreparedRequest
-	12, // 23: ctxhost.plugin.v1.ContextPlugin.State:input_type -> ctxhost.plugin.v1.SessionRequest
-	21, // 24: ctxhost.plugin.v1.ContextPlugin.Restore:input_type -> ctxhost.plugin.v1.RestoreRequest
-	12, // 25: ctxhost.plugin.v1.ContextPlugin.EndSession:input_type -> ctxhost.plugin.v1.SessionRequest
-	1,  // 26: ctxhost.plugin.v1.Assembler.Describe:input_type -> ctxhost.plugin.v1.Empty
-	27, // 27: ctxhost.plugin.v1.Assembler.Assemble:input_type -> ctxhost.plugin.v1.AssembleRequest
-	10, // 28: ctxhost.plugin.v1.ContextPlugin.Describe:output_type -> ctxhost.plugin.v1.PluginInfo
-	1,  // 29: ctxhost.plugin.v1.ContextPlugin.Configure:output_type -> ctxhost.plugin.v1.Empty
-	14, // 30: ctxhost.plugin.v1.ContextPlugin.Component:output_type -> ctxhost.plugin.v1.ComponentResponse
-	16, // 31: ctxhost.plugin.v1.ContextPlugin.Compact:output_type -> ctxhost.plugin.v1.CompactResponse
-	18, // 32: ctxhost.plugin.v1.ContextPlugin.Apply:output_type -> ctxhost.plugin.v1.ApplyResponse
-	1,  // 33: ctxhost.plugin.v1.ContextPlugin.Prepared:output_type -> ctxhost.plugin.v1.Empty
-	20, // 34: ctxhost.plugin.v1.ContextPlugin.State:output_type -> ctxhost.plugin.v1.StateResponse
-	1,  // 35: ctxhost.plugin.v1.ContextPlugin.Restore:output_type -> ctxhost.plugin.v1.Empty
-	1,  // 36: ctxhost.plugin.v1.ContextPlugin.EndSession:output_type -> ctxhost.plugin.v1.Empty
-	25, // 37: ctxhost.plugin.v1.Assembler.Describe:output_type -> ctxhost.plugin.v1.AssemblerInfo
-	28, // 38: ctxhost.plugin.v1.Assembler.Assemble:output_type -> ctxhost.plugin.v1.AssembleResponse
-	28, // [28:39] is the sub-list for method output_type
-	17, // [17:28] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	21, // 9: ctxhost.plugin.v1.CompactResponse.state:type_name -> ctxhost.plugin.v1.SessionState
+	21, // 10: ctxhost.plugin.v1.ApplyResponse.state:type_name -> ctxhost.plugin.v1.SessionState
+	7,  // 11: ctxhost.plugin.v1.PreparedRequest.budget:type_name -> ctxhost.plugin.v1.Budget
+	21, // 12: ctxhost.plugin.v1.PreparedResponse.state:type_name -> ctxhost.plugin.v1.SessionState
+	26, // 13: ctxhost.plugin.v1.FormatInfo.framing:type_name -> ctxhost.plugin.v1.Framing
+	25, // 14: ctxhost.plugin.v1.FormatInfo.pricing:type_name -> ctxhost.plugin.v1.Pricing
+	24, // 15: ctxhost.plugin.v1.AssemblerInfo.formats:type_name -> ctxhost.plugin.v1.FormatInfo
+	5,  // 16: ctxhost.plugin.v1.AssembleRequest.components:type_name -> ctxhost.plugin.v1.Component
+	7,  // 17: ctxhost.plugin.v1.AssembleRequest.budget:type_name -> ctxhost.plugin.v1.Budget
+	28, // 18: ctxhost.plugin.v1.AssembleRequest.agent:type_name -> ctxhost.plugin.v1.AgentIdentity
+	33, // 19: ctxhost.plugin.v1.AssembleRequest.options:type_name -> ctxhost.plugin.v1.AssembleRequest.OptionsEntry
+	1,  // 20: ctxhost.plugin.v1.ContextPlugin.Describe:input_type -> ctxhost.plugin.v1.Empty
+	11, // 21: ctxhost.plugin.v1.ContextPlugin.Configure:input_type -> ctxhost.plugin.v1.ConfigureRequest
+	13, // 22: ctxhost.plugin.v1.ContextPlugin.Component:input_type -> ctxhost.plugin.v1.ComponentRequest
+	15, // 23: ctxhost.plugin.v1.ContextPlugin.Compact:input_type -> ctxhost.plugin.v1.CompactRequest
+	17, // 24: ctxhost.plugin.v1.ContextPlugin.Apply:input_type -> ctxhost.plugin.v1.ApplyRequest
+	19, // 25: ctxhost.plugin.v1.ContextPlugin.Prepared:input_type -> ctxhost.plugin.v1.PreparedRequest
+	12, // 26: ctxhost.plugin.v1.ContextPlugin.State:input_type -> ctxhost.plugin.v1.SessionRequest
+	23, // 27: ctxhost.plugin.v1.ContextPlugin.Restore:input_type -> ctxhost.plugin.v1.RestoreRequest
+	12, // 28: ctxhost.plugin.v1.ContextPlugin.EndSession:input_type -> ctxhost.plugin.v1.SessionRequest
+	1,  // 29: ctxhost.plugin.v1.Assembler.Describe:input_type -> ctxhost.plugin.v1.Empty
+	29, // 30: ctxhost.plugin.v1.Assembler.Assemble:input_type -> ctxhost.plugin.v1.AssembleRequest
+	10, // 31: ctxhost.plugin.v1.ContextPlugin.Describe:output_type -> ctxhost.plugin.v1.PluginInfo
+	1,  // 32: ctxhost.plugin.v1.ContextPlugin.Configure:output_type -> ctxhost.plugin.v1.Empty
+	14, // 33: ctxhost.plugin.v1.ContextPlugin.Component:output_type -> ctxhost.plugin.v1.ComponentResponse
+	16, // 34: ctxhost.plugin.v1.ContextPlugin.Compact:output_type -> ctxhost.plugin.v1.CompactResponse
+	18, // 35: ctxhost.plugin.v1.ContextPlugin.Apply:output_type -> ctxhost.plugin.v1.ApplyResponse
+	20, // 36: ctxhost.plugin.v1.ContextPlugin.Prepared:output_type -> ctxhost.plugin.v1.PreparedResponse
+	22, // 37: ctxhost.plugin.v1.ContextPlugin.State:output_type -> ctxhost.plugin.v1.StateResponse
+	1,  // 38: ctxhost.plugin.v1.ContextPlugin.Restore:output_type -> ctxhost.plugin.v1.Empty
+	1,  // 39: ctxhost.plugin.v1.ContextPlugin.EndSession:output_type -> ctxhost.plugin.v1.Empty
+	27, // 40: ctxhost.plugin.v1.Assembler.Describe:output_type -> ctxhost.plugin.v1.AssemblerInfo
+	30, // 41: ctxhost.plugin.v1.Assembler.Assemble:output_type -> ctxhost.plugin.v1.AssembleResponse
+	31, // [31:42] is the sub-list for method output_type
+	20, // [20:31] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_ctxhost_plugin_v1_plugin_proto_init() }
@@ -2212,7 +2333,7 @@ func file_ctxhost_plugin_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxhost_plugin_v1_plugin_proto_rawDesc), len(file_ctxhost_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   31,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -47,7 +47,7 @@ type ContextPluginClient interface {
 	Component(ctx context.Context, in *ComponentRequest, opts ...grpc.CallOption) (*ComponentResponse, error)
 	Compact(ctx context.Context, in *CompactRequest, opts ...grpc.CallOption) (*CompactResponse, error)
 	Apply(ctx context.Context, in *ApplyRequest, opts ...grpc.CallOption) (*ApplyResponse, error)
-	Prepared(ctx context.Context, in *PreparedRequest, opts ...grpc.CallOption) (*Empty, error)
+	Prepared(ctx context.Context, in *PreparedRequest, opts ...grpc.CallOption) (*PreparedResponse, error)
 	State(ctx context.Context, in *SessionRequest, opts ...grpc.CallOption) (*StateResponse, error)
 	Restore(ctx context.Context, in *RestoreRequest, opts ...grpc.CallOption) (*Empty, error)
 	EndSession(ctx context.Context, in *SessionRequest, opts ...grpc.CallOption) (*Empty, error)
@@ -111,9 +111,9 @@ func (c *contextPluginClient) Apply(ctx context.Context, in *ApplyRequest, opts 
 	return out, nil
 }
 
-func (c *contextPluginClient) Prepared(ctx context.Context, in *PreparedRequest, opts ...grpc.CallOption) (*Empty, error) {
+func (c *contextPluginClient) Prepared(ctx context.Context, in *PreparedRequest, opts ...grpc.CallOption) (*PreparedResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(Empty)
+	out := new(PreparedResponse)
 	err := c.cc.Invoke(ctx, ContextPlugin_Prepared_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
@@ -162,7 +162,7 @@ type ContextPluginServer interface {
 	Component(context.Context, *ComponentRequest) (*ComponentResponse, error)
 	Compact(context.Context, *CompactRequest) (*CompactResponse, error)
 	Apply(context.Context, *ApplyRequest) (*ApplyResponse, error)
-	Prepared(context.Context, *PreparedRequest) (*Empty, error)
+	Prepared(context.Context, *PreparedRequest) (*PreparedResponse, error)
 	State(context.Context, *SessionRequest) (*StateResponse, error)
 	Restore(context.Context, *RestoreRequest) (*Empty, error)
 	EndSession(context.Context, *SessionRequest) (*Empty, error)
@@ -191,7 +191,7 @@ func (UnimplementedContextPluginServer) Compact(context.Context, *CompactRequest
 func (UnimplementedContextPluginServer) Apply(context.Context, *ApplyRequest) (*ApplyResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Apply not implemented")
 }
-func (UnimplementedContextPluginServer) Prepared(context.Context, *PreparedRequest) (*Empty, error) {
+func (UnimplementedContextPluginServer) Prepared(context.Context, *PreparedRequest) (*PreparedResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Prepared not implemented")
 }
 func (UnimplementedContextPluginServer) State(context.Context, *SessionRequest) (*StateResponse, error) {
