@@ -243,14 +243,14 @@ func TestRecoveryCountingIsWithinTheDeadline(t *testing.T) {
 	ctx := context.Background()
 	f := newFake("huge", 5, true)
 	var b strings.Builder
-	for i := 0; b.Len() < 2<<20; i++ {
+	for i := 0; b.Len() < 8<<20; i++ { // far more than the tokenizer counts in 50 ms
 		fmt.Fprintf(&b, "word%d %x, ", i, i*7919)
 	}
 	f.sessions["s"] = []string{b.String()}
 	h := New(Options{})
 	bd := bind("huge", f)
 	bd.Timeout = 50 * time.Millisecond
-	s, err := h.NewSession("s", Config{Encoding: "cl100k_base", Window: 100000, Plugins: []PluginBinding{bd}})
+	s, err := h.NewSession("s", Config{Encoding: "cl100k_base", Window: 100000, AllowOverWindow: true, Plugins: []PluginBinding{bd}})
 	must(t, err)
 	start := time.Now()
 	p, err := s.Prepare(ctx, sdk.AgentIdentity{})
