@@ -14,7 +14,7 @@ import (
 // Allowed values of enumerated settings.
 var (
 	Encodings     = []string{tokenizer.CL100kBase, tokenizer.O200kBase, tokenizer.Approximate}
-	StrategyTypes = []string{"lazy", "proactive", "adaptive", "graduated"}
+	StrategyTypes = []string{"lazy", "proactive", "adaptive", "graduated", "cache"}
 	// MessageKinds are the message kinds of the history `kinds` attribute.
 	MessageKinds    = sdk.Kinds
 	Modes           = []string{ModeConversation, ModeFresh}

@@ -30,10 +30,14 @@ context "replay" {
   model     = "replay"
   assembler = var.assembler
 
-  # Seed 001's graduated zones: mask old tool outputs first, then compact.
+  # With prompt caching, a turn that only appends pays a tenth for what it
+  # repeats; a compaction pays full price for everything after the first
+  # byte it changes. So: compact only when the context no longer fits, in
+  # one large step down to half the budget, changing the latest bytes it
+  # can; otherwise only append.
   strategy {
-    type   = "graduated"
-    target = 0.6
+    type   = "cache"
+    target = 0.5
   }
 
   history {

@@ -18,6 +18,9 @@ type turnRecord struct {
 	Components   []componentRecord `json:"components,omitempty"`
 	Compaction   *compactionRecord `json:"compaction,omitempty"`
 	Action       string            `json:"action,omitempty"`
+	// Cache is the turn's cost with prompt caching, beside the unmanaged
+	// history's.
+	Cache *cacheRecord `json:"cache,omitempty"`
 	// View is the agent's view of a multi-agent turn.
 	View *viewRecord `json:"view,omitempty"`
 	// Fresh is the task context of a fresh profile's turn.
@@ -67,6 +70,8 @@ type runRecord struct {
 	Format     string       `json:"format"`
 	Context    string       `json:"context"`
 	Turns      []turnRecord `json:"turns"`
+	// Cache sums the turns' cache figures, managed and unmanaged.
+	Cache *cacheSummary `json:"cache,omitempty"`
 }
 
 // fits reports whether the prepared context is within its budget.
@@ -84,6 +89,7 @@ func newTurnRecord(t turn) turnRecord {
 	rec := turnRecord{Turn: t.Number, Line: t.Line, Agent: t.Agent, BudgetBefore: &before, Budget: &budget,
 		Fits: fits(p.Budget), Action: string(p.Action), Warnings: p.Warnings, MediaType: p.MediaType,
 		Payload: payloadJSON(p.Payload, p.MediaType), Components: []componentRecord{}, View: newViewRecord(t.View)}
+	rec.Cache = newCacheRecord(p.Cache)
 	if p.HasSystem {
 		sys := p.System
 		rec.System = &sys

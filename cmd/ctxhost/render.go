@@ -38,6 +38,7 @@ func printTurn(w io.Writer, t turn) {
 	if c := p.Compaction; c != nil {
 		printCompaction(w, c)
 	}
+	printCache(w, p.Cache)
 	for _, warn := range p.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", warn)
 	}

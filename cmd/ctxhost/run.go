@@ -40,8 +40,12 @@ func cmdRun(args []string, std stdio) error {
 
 	rec := runRecord{Transcript: path, Format: st.transcript.Format, Context: st.app.Context.Name, Turns: []turnRecord{}}
 	var last *turn
+	var cache cacheSummary
 	r, err := newReplayer(st, path, progressFunc(std.err), func(t turn) error {
 		last = &t
+		if t.Prepared != nil {
+			cache.add(t.Prepared.Cache)
+		}
 		if *format == "json" {
 			rec.Turns = append(rec.Turns, newTurnRecord(t))
 		} else {
@@ -57,11 +61,17 @@ func cmdRun(args []string, std stdio) error {
 		return err
 	}
 	if *format == "json" {
+		if cache.Managed.Turns > 0 {
+			rec.Cache = &cache
+		}
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rec); err != nil {
 			return fmt.Errorf("write record: %w", err)
 		}
+	}
+	if *format == "text" {
+		cache.print(out)
 	}
 	return writePayload(out, *outFile, *format == "text", *pretty, last)
 }
