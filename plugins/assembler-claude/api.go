@@ -24,9 +24,17 @@ const (
 type messagesRequest struct {
 	Model     string     `json:"model"`
 	MaxTokens int        `json:"max_tokens"`
-	System    string     `json:"system,omitempty"`
+	System    any        `json:"system,omitempty"` // a string, or text blocks when cached
 	Messages  []*message `json:"messages"`
 }
+
+// cacheControl marks a prompt-caching breakpoint: the provider caches the
+// prompt up to and including the block that carries it.
+type cacheControl struct {
+	Type string `json:"type"`
+}
+
+var ephemeral = &cacheControl{Type: "ephemeral"}
 
 type message struct {
 	Role    string  `json:"role"`
@@ -42,6 +50,8 @@ type block struct {
 	Input     json.RawMessage `json:"input,omitempty"`
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	Content   *string         `json:"content,omitempty"`
+	// CacheControl marks a breakpoint (see buildRequest).
+	CacheControl *cacheControl `json:"cache_control,omitempty"`
 }
 
 func textBlock(s string) block { return block{Type: "text", Text: &s} }
@@ -62,13 +72,32 @@ func textBlock(s string) block { return block{Type: "text", Text: &s} }
 //   - when the first message would be the assistant's, a user message
 //     with ContinuationText is put before it;
 //   - messages with nothing to show (blank content, no tool calls) are
-//     left out, as the API rejects empty text blocks.
+//     left out, as the API rejects empty text blocks;
+//   - prompt-caching breakpoints (cache_control, unless the option cache
+//     is "off"), at most three of the four the API allows, all on stable
+//     content: the system text (then a list of one text block); the last
+//     system-role history message, which is the omitted-messages marker
+//     closing the compacted region; and the last block of the history,
+//     the rolling tail, so the next turn reads the whole history from the
+//     cache. The volatile final turn (context and input) comes after them.
 func buildRequest(p assembly.Parts, req sdk.AssembleRequest) ([]byte, error) {
 	maxTokens, err := maxTokens(req)
 	if err != nil {
 		return nil, err
 	}
-	body := messagesRequest{Model: req.Options[OptionModel], MaxTokens: maxTokens, System: p.System, Messages: []*message{}}
+	cache, err := cacheOption(req)
+	if err != nil {
+		return nil, err
+	}
+	body := messagesRequest{Model: req.Options[OptionModel], MaxTokens: maxTokens, Messages: []*message{}}
+	if p.System != "" {
+		body.System = p.System
+		if cache {
+			b := textBlock(p.System)
+			b.CacheControl = ephemeral
+			body.System = []block{b}
+		}
+	}
 	if body.Model == "" {
 		body.Model = DefaultModel
 	}
@@ -84,6 +113,7 @@ func buildRequest(p assembly.Parts, req sdk.AssembleRequest) ([]byte, error) {
 	}
 	toolNames := assembly.ToolNames(p.History)
 	called := map[string]bool{}
+	markerMsg, markerBlock := -1, -1 // where the last system-role history message's block is
 	for _, m := range p.History {
 		if assembly.IsBlank(m) {
 			continue
@@ -104,7 +134,16 @@ func buildRequest(p assembly.Parts, req sdk.AssembleRequest) ([]byte, error) {
 			add(roleUser, textBlock(assembly.UserText(m)))
 		default:
 			add(roleUser, textBlock(m.Content))
+			markerMsg = len(body.Messages) - 1
+			markerBlock = len(body.Messages[markerMsg].Content) - 1
 		}
+	}
+	if cache && len(body.Messages) > 0 {
+		if markerMsg >= 0 {
+			body.Messages[markerMsg].Content[markerBlock].CacheControl = ephemeral
+		}
+		last := body.Messages[len(body.Messages)-1]
+		last.Content[len(last.Content)-1].CacheControl = ephemeral
 	}
 	if b := p.ContextBlock(); b != "" {
 		add(roleUser, textBlock(b))
@@ -135,6 +174,18 @@ func toolResult(m sdk.Message) block {
 		b.Content = &content
 	}
 	return b
+}
+
+// cacheOption reads the cache option: on unless "off".
+func cacheOption(req sdk.AssembleRequest) (bool, error) {
+	switch v := strings.TrimSpace(req.Options[OptionCache]); v {
+	case "", "on":
+		return true, nil
+	case "off":
+		return false, nil
+	default:
+		return false, sdk.InvalidArgs("option %s=%q: want on or off", OptionCache, v)
+	}
 }
 
 func maxTokens(req sdk.AssembleRequest) (int, error) {

@@ -20,6 +20,9 @@ const (
 	// OptionMaxTokens is max_tokens, a positive integer; when unset the
 	// budget's reserved response tokens, else DefaultMaxTokens.
 	OptionMaxTokens = "max_tokens"
+	// OptionCache places prompt-caching breakpoints ("on", the default) or
+	// none ("off"); see buildRequest.
+	OptionCache = "cache"
 )
 
 // Defaults of the api format.

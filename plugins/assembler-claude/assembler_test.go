@@ -221,3 +221,56 @@ func TestDescribeAndFormats(t *testing.T) {
 		t.Errorf("unknown format error = %v, want ErrInvalidArgs naming the format", err)
 	}
 }
+
+// TestCacheBreakpoints: by default the system text, the omitted-messages
+// marker and the last history block carry cache_control, never the
+// volatile final turn; cache=off places none; a bad value is an error.
+func TestCacheBreakpoints(t *testing.T) {
+	req := sdk.AssembleRequest{Format: FormatAPI, Components: []sdk.Component{
+		{Name: sdk.ComponentSystemPrompt, Slot: sdk.SlotSystem, Text: "be brief"},
+		{Name: sdk.ComponentHistory, Slot: sdk.SlotHistory, Messages: []sdk.Message{
+			{Role: sdk.RoleUser, Content: "task"},
+			{Role: sdk.RoleSystem, Content: "[3 earlier messages omitted for brevity]"},
+			{Role: sdk.RoleAssistant, Content: "ok"},
+		}},
+		{Name: sdk.ComponentInput, Slot: sdk.SlotInput, Text: "next"},
+	}}
+	res, err := New().Assemble(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		System   []map[string]any `json:"system"`
+		Messages []struct {
+			Content []map[string]any `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(res.Payload, &body); err != nil {
+		t.Fatal(err)
+	}
+	marked := func(b map[string]any) bool { return b["cache_control"] != nil }
+	if len(body.System) != 1 || !marked(body.System[0]) {
+		t.Errorf("system %v: want one cached block", body.System)
+	}
+	n := 0
+	for _, m := range body.Messages {
+		for _, b := range m.Content {
+			if marked(b) {
+				n++
+			}
+		}
+	}
+	last := body.Messages[len(body.Messages)-1].Content
+	if n != 2 || !marked(body.Messages[0].Content[1]) || marked(last[len(last)-1]) {
+		t.Errorf("breakpoints in %s", res.Payload)
+	}
+	req.Options = map[string]string{OptionCache: "off"}
+	res, err = New().Assemble(context.Background(), req)
+	if err != nil || strings.Contains(string(res.Payload), "cache_control") || !strings.Contains(string(res.Payload), `"system":"be brief"`) {
+		t.Errorf("cache=off: %v %s", err, res.Payload)
+	}
+	req.Options = map[string]string{OptionCache: "maybe"}
+	if _, err := New().Assemble(context.Background(), req); err == nil || !strings.Contains(err.Error(), "want on or off") {
+		t.Errorf("cache=maybe: err = %v", err)
+	}
+}

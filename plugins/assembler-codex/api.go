@@ -10,8 +10,9 @@ import (
 // chatRequest is the JSON body of Chat Completions; field order is fixed by
 // the struct, so the bytes are deterministic.
 type chatRequest struct {
-	Model    string        `json:"model"`
-	Messages []chatMessage `json:"messages"`
+	Model          string        `json:"model"`
+	Messages       []chatMessage `json:"messages"`
+	PromptCacheKey string        `json:"prompt_cache_key,omitempty"`
 }
 
 type chatMessage struct {
@@ -58,13 +59,14 @@ func text(s string) *string { return &s }
 //   - messages with nothing to show (blank content, no tool calls) are
 //     left out.
 //
-// Chat Completions needs at least one message; a request with nothing at
+// prompt_cache_key carries the option of that name when set. Chat
+// Completions needs at least one message; a request with nothing at
 // all gets an empty user message so the body stays valid.
-func buildRequest(p assembly.Parts, model string) ([]byte, error) {
+func buildRequest(p assembly.Parts, model, cacheKey string) ([]byte, error) {
 	if model = strings.TrimSpace(model); model == "" {
 		model = DefaultModel
 	}
-	body := chatRequest{Model: model}
+	body := chatRequest{Model: model, PromptCacheKey: strings.TrimSpace(cacheKey)}
 	if p.System != "" {
 		body.Messages = append(body.Messages, chatMessage{Role: sdk.RoleSystem, Content: p.System})
 	}

@@ -13,8 +13,14 @@ const (
 	FormatCLI = "cli"
 )
 
-// OptionModel is the model id of the api format; DefaultModel when unset.
-const OptionModel = "model"
+// Options of the api format.
+const (
+	// OptionModel is the model id; DefaultModel when unset.
+	OptionModel = "model"
+	// OptionPromptCacheKey is sent as prompt_cache_key, which routes
+	// requests sharing a prefix to the same cache; left out when unset.
+	OptionPromptCacheKey = "prompt_cache_key"
+)
 
 // DefaultModel is the api format's model when the option is unset.
 const DefaultModel = "gpt-4.1"
@@ -30,7 +36,7 @@ func New() *Assembler { return &Assembler{} }
 var formats = assembly.Formats{
 	{FormatInfo: sdk.FormatInfo{Name: FormatAPI, MediaType: "application/json", Description: "the JSON body of OpenAI Chat Completions (CreateChatCompletionRequest)", Framing: assembly.Framed(assembly.OpenAIChatFraming), Pricing: assembly.Priced(assembly.OpenAIPricing)},
 		Build: func(req sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {
-			payload, err := buildRequest(parts, req.Options[OptionModel])
+			payload, err := buildRequest(parts, req.Options[OptionModel], req.Options[OptionPromptCacheKey])
 			return sdk.AssembleResult{Payload: payload}, err
 		}},
 	{FormatInfo: sdk.FormatInfo{Name: FormatCLI, MediaType: "text/plain", Description: "seed 000's Codex prompt: inline [SYSTEM], [TEAM_TASK], [CONTEXT], [MESSAGE]"},

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/sdk/assembly/assemblytest"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -118,5 +119,22 @@ func TestTrajectoriesValidate(t *testing.T) {
 		t.Run(tr.Name, func(t *testing.T) {
 			validate(t, assemble(t, tr.Request(), FormatAPI).Payload)
 		})
+	}
+}
+
+// TestPromptCacheKey: the prompt_cache_key option is sent as the request
+// field of that name, which the published schema accepts; unset, the field
+// is left out.
+func TestPromptCacheKey(t *testing.T) {
+	req := sdk.AssembleRequest{Components: []sdk.Component{{Name: sdk.ComponentInput, Slot: sdk.SlotInput, Text: "hi"}},
+		Options: map[string]string{OptionPromptCacheKey: "session-42"}}
+	payload := assemble(t, req, FormatAPI).Payload
+	validate(t, payload)
+	if !bytes.Contains(payload, []byte(`"prompt_cache_key":"session-42"`)) {
+		t.Errorf("payload %s lacks the prompt_cache_key", payload)
+	}
+	req.Options = nil
+	if payload := assemble(t, req, FormatAPI).Payload; bytes.Contains(payload, []byte("prompt_cache_key")) {
+		t.Errorf("payload %s carries a prompt_cache_key nobody set", payload)
 	}
 }
