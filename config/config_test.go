@@ -163,6 +163,13 @@ func TestLoadBroken(t *testing.T) {
 			"testdata/broken/thresholds.hcl:21:26: Thresholds out of order",
 			"testdata/broken/thresholds.hcl:22:26: Thresholds out of order",
 		}},
+		{"kinds, pricing and min_free", broken("kinds.hcl"), nil, []string{
+			"testdata/broken/kinds.hcl:12:16: Invalid min_free",
+			"testdata/broken/kinds.hcl:15:13: Invalid kinds.task",
+			"testdata/broken/kinds.hcl:15:13: Invalid message kind",
+			"testdata/broken/kinds.hcl:4:19: Negative price",
+			"testdata/broken/kinds.hcl:5:19: Invalid granularity",
+		}},
 		{"unknown references", broken("refs.hcl"), nil, []string{
 			"testdata/broken/refs.hcl:12:1: Missing agent type",
 			"testdata/broken/refs.hcl:13:18: Unknown assembler",

@@ -44,10 +44,22 @@ func DefaultShares() map[string]float64 {
 func decodeModel(fb fileBlock, diags *hcl.Diagnostics) *Model {
 	m := &Model{Name: fb.block.Labels[0], Source: Source{DeclRange: fb.block.DefRange},
 		ReservedForResponse: DefaultReservedForResponse, Encoding: DefaultEncoding}
-	r := blockReader(fb.block.Body, modelSchema, fb.ctx, &m.Source, diags)
+	content, d := fb.block.Body.Content(modelSchema)
+	*diags = append(*diags, d...)
+	r := newAttrReader(content, modelSchema, fb.ctx, &m.Source, diags)
 	r.integer("context_window", &m.ContextWindow)
 	r.integer("reserved_for_response", &m.ReservedForResponse)
 	r.str("encoding", &m.Encoding)
+	if b := singleBlock(content, "pricing", diags); b != nil {
+		pr := &Pricing{Source: Source{DeclRange: b.DefRange}}
+		r := blockReader(b.Body, pricingSchema, fb.ctx, &pr.Source, diags)
+		r.number("input", &pr.Input)
+		r.number("cache_read", &pr.CacheRead)
+		r.number("cache_write", &pr.CacheWrite)
+		r.integer("min_cacheable", &pr.MinCacheable)
+		r.integer("granularity", &pr.Granularity)
+		m.Pricing = pr
+	}
 	return m
 }
 

@@ -25,7 +25,9 @@ var rootSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
 
 var variableSchema = attrSchema(nil, "type", "default", "description")
 
-var modelSchema = attrSchema([]string{"context_window"}, "reserved_for_response", "encoding")
+var modelSchema = withBlocks(attrSchema([]string{"context_window"}, "reserved_for_response", "encoding"), "pricing")
+
+var pricingSchema = attrSchema(nil, "input", "cache_read", "cache_write", "min_cacheable", "granularity")
 
 var pluginSchema = withBlocks(attrSchema([]string{"path"},
 	"sha256", "priority", "compactable", "required", "timeout", "restore_timeout"), "config")

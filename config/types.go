@@ -67,6 +67,21 @@ type Model struct {
 	ContextWindow       int
 	ReservedForResponse int    // default 4096
 	Encoding            string // cl100k_base (default), o200k_base or approximate
+	// Pricing overrides the assembler's default prompt-caching price
+	// model; nil when the model has no pricing block.
+	Pricing *Pricing
+}
+
+// Pricing is a model's `pricing` block: prompt-caching prices in units of
+// one uncached input token. Attributes left out keep the assembler's
+// default for the provider.
+type Pricing struct {
+	Source
+	Input        float64
+	CacheRead    float64
+	CacheWrite   float64
+	MinCacheable int
+	Granularity  int
 }
 
 // Plugin is a `plugin "NAME"` block.

@@ -91,6 +91,18 @@ func (c *Config) validate() hcl.Diagnostics {
 				"reserved_for_response (%d) must be smaller than context_window (%d).", m.ReservedForResponse, m.ContextWindow)
 		}
 		p.oneOf(m.Source, "encoding", "encoding", m.Encoding, Encodings)
+		if pr := m.Pricing; pr != nil {
+			for _, f := range []struct {
+				name  string
+				value float64
+			}{{"input", pr.Input}, {"cache_read", pr.CacheRead}, {"cache_write", pr.CacheWrite}} {
+				if f.value < 0 {
+					p.errorf(pr.Source, f.name, "Negative price", "%s is %g; prices must not be negative.", f.name, f.value)
+				}
+			}
+			p.atLeast(pr.Source, "min_cacheable", pr.MinCacheable, 0)
+			p.atLeast(pr.Source, "granularity", pr.Granularity, 0)
+		}
 	}
 	for _, pl := range c.Plugins {
 		if pl.Priority != nil {

@@ -228,7 +228,46 @@ func (a *App) SessionConfig() host.Config {
 	if asm, ok := a.Assemblers[a.Context.Assembler]; ok {
 		sc.AssemblerTimeout = asm.Config.Timeout
 	}
+	if m := a.Config.Model(a.Context.Model); m != nil && m.Pricing != nil {
+		sc.Pricing = pricing(m.Pricing, formatPricing(a.Router.Info(), sc.Format))
+	}
 	return sc
+}
+
+// formatPricing is the default price model the assembler declares for
+// format (the first format when none is named).
+func formatPricing(info sdk.AssemblerInfo, format string) *sdk.Pricing {
+	for i, f := range info.Formats {
+		if f.Name == format || (format == "" && i == 0) {
+			return f.Pricing
+		}
+	}
+	return nil
+}
+
+// pricing is the assembler's default price model with the attributes the
+// model's pricing block sets (no default: plain input pricing, no cache).
+func pricing(hcl *config.Pricing, def *sdk.Pricing) *sdk.Pricing {
+	p := sdk.Pricing{Input: 1}
+	if def != nil {
+		p = *def
+	}
+	if hcl.IsSet("input") {
+		p.Input = hcl.Input
+	}
+	if hcl.IsSet("cache_read") {
+		p.CacheRead = hcl.CacheRead
+	}
+	if hcl.IsSet("cache_write") {
+		p.CacheWrite = hcl.CacheWrite
+	}
+	if hcl.IsSet("min_cacheable") {
+		p.MinCacheable = hcl.MinCacheable
+	}
+	if hcl.IsSet("granularity") {
+		p.Granularity = hcl.Granularity
+	}
+	return &p
 }
 
 // NewSession creates session id with the profile's configuration, its
