@@ -104,7 +104,6 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 	s.forgetCompacted(cs, report)
 	if report != nil {
 		out.Compaction = report
-		report.Decision = d.Reason
 		s.pressure.Floor = 0
 		if !report.Met && d.Compact {
 			s.pressure.Floor = calibrate(report.After, s.usage.Calibration)
@@ -221,7 +220,7 @@ func (s *Session) fitWindow(cs []countedComponent, report *CompactionReport, bef
 		}
 		cs[i] = s.historyComponent()
 		if report == nil {
-			report = &CompactionReport{Reason: "window: the context does not fit", Target: b.Available, Before: before.Used}
+			report = &CompactionReport{Reason: "window: the context does not fit", Target: b.Available, Before: before.Used, Deficit: need}
 		}
 		st := CompactionStep{Component: cs[i].comp.Name, Action: "cut", Asked: need, Claimed: res.Freed, Freed: prev - cs[i].tokens, Log: res.Log}
 		report.Steps = append(report.Steps, st)

@@ -177,6 +177,7 @@ func (c cacheAware) Decide(in StrategyInput) Decision {
 	}
 	target := fraction(b.Available, c.target)
 	return Decision{Compact: true, Target: target, LateFirst: true,
-		Reason: fmt.Sprintf("cache: %d tokens do not fit the available %d; one step down to %d (target %.2f) so the next turns only append",
-			b.CalibratedUsed, b.Available, target, c.target)}
+		Reason: fmt.Sprintf("cache: %d tokens do not fit the available %d; one step down to %d (target %.2f): "+
+			"at most %d tokens written again once, then %d fewer tokens sent on every later turn, which only appends",
+			b.CalibratedUsed, b.Available, target, c.target, target, b.CalibratedUsed-target)}
 }

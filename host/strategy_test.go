@@ -176,3 +176,14 @@ func TestOversizedTaskIsCutNotDropped(t *testing.T) {
 		}
 	}
 }
+
+func TestCacheStrategy(t *testing.T) {
+	c := cacheAware{target: 0.5}
+	if d := c.Decide(StrategyInput{Budget: budgetAt(990, 1000), Thresholds: Thresholds{0.7, 0.9}}); d.Compact {
+		t.Errorf("compacted a context that fits: %+v", d)
+	}
+	d := c.Decide(StrategyInput{Budget: budgetAt(1100, 1000), Thresholds: Thresholds{0.7, 0.9}})
+	if !d.Compact || d.Target != 500 || !d.LateFirst || !strings.Contains(d.Reason, "600 fewer tokens") {
+		t.Errorf("over the budget: %+v", d)
+	}
+}
