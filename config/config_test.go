@@ -55,7 +55,7 @@ func TestLoadGood(t *testing.T) {
 	if diff := cmp.Diff(wantPlugins, cfg.Plugins, ignoreSource); diff != "" {
 		t.Errorf("plugins (-want +got):\n%s", diff)
 	}
-	wantAssemblers := []*Assembler{{Name: "gemini", Path: fakePlugin, Format: "api",
+	wantAssemblers := []*Assembler{{Name: "gemini", Path: fakePlugin, // Format: empty, the assembler's first
 		Options: map[string]string{"temperature": "0.2"}, Timeout: 2 * time.Second}}
 	if diff := cmp.Diff(wantAssemblers, cfg.Assemblers, ignoreSource); diff != "" {
 		t.Errorf("assemblers (-want +got):\n%s", diff)

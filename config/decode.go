@@ -13,7 +13,6 @@ const (
 	DefaultEncoding            = tokenizer.CL100kBase
 	DefaultTimeout             = 2 * time.Second
 	DefaultRestoreTimeout      = 60 * time.Second
-	DefaultAssemblerFormat     = "api"
 	DefaultStrategy            = "proactive"
 	DefaultWarningThreshold    = 0.7
 	DefaultCriticalThreshold   = 0.9
@@ -85,7 +84,7 @@ func decodePlugin(fb fileBlock, diags *hcl.Diagnostics) *Plugin {
 
 func decodeAssembler(fb fileBlock, diags *hcl.Diagnostics) *Assembler {
 	a := &Assembler{Name: fb.block.Labels[0], Source: Source{DeclRange: fb.block.DefRange},
-		Format: DefaultAssemblerFormat, Timeout: DefaultTimeout, Options: map[string]string{}}
+		Timeout: DefaultTimeout, Options: map[string]string{}}
 	r := blockReader(fb.block.Body, assemblerSchema, fb.ctx, &a.Source, diags)
 	r.str("path", &a.Path)
 	a.Path = resolvePath(fb.dir, a.Path)

@@ -118,7 +118,7 @@ type Assembler struct {
 	Name    string
 	Path    string // resolved like Plugin.Path
 	SHA256  string
-	Format  string            // default "api"
+	Format  string            // empty: the assembler's first declared format (checked at start-up)
 	Options map[string]string // free-form, passed to every Assemble call
 	Timeout time.Duration     // default 2s
 }

@@ -111,8 +111,8 @@ func (c *Config) validate() hcl.Diagnostics {
 		p.binary(pl.Source, pl.Path, pl.SHA256, !pl.Required)
 	}
 	for _, a := range c.Assemblers {
-		if a.Format == "" {
-			p.errorf(a.Source, "format", "Invalid format", "format must not be empty.")
+		if a.Format == "" && a.IsSet("format") {
+			p.errorf(a.Source, "format", "Invalid format", "format must not be empty; leave it out to use the assembler's first declared format.")
 		}
 		p.binary(a.Source, a.Path, a.SHA256, false)
 	}

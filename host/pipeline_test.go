@@ -90,7 +90,7 @@ func TestPipelineStopsWhenMet(t *testing.T) {
 }
 
 func TestPipelineDiscardsNonsense(t *testing.T) {
-	for _, mode := range []string{"grow", "negative", "badutf8", "rename", "error"} {
+	for _, mode := range []string{"grow", "negative", "badutf8", "error"} {
 		t.Run(mode, func(t *testing.T) {
 			s, fakes, rec := pipelineSession(t, Config{Strategy: StrategyConfig{Name: StrategyProactive}})
 			before, _, err := s.Budget(context.Background())

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -56,6 +58,9 @@ func newPluginSlot(b PluginBinding) (*pluginSlot, error) {
 	if p.slot == "" {
 		p.slot = sdk.SlotContext
 	}
+	if IsCoreComponent(b.Name) {
+		return nil, fmt.Errorf("plugin %q: the name is taken by a component of the host (%s)", b.Name, strings.Join(CoreComponents, ", "))
+	}
 	if p.priority < 0 || p.priority > 100 {
 		return nil, fmt.Errorf("plugin %q: priority must be 0..100, got %d", b.Name, p.priority)
 	}
@@ -64,6 +69,14 @@ func newPluginSlot(b PluginBinding) (*pluginSlot, error) {
 	}
 	return p, nil
 }
+
+// CoreComponents are the names of the components the host itself builds;
+// a plugin binding cannot use them, since its component is named after it.
+var CoreComponents = []string{sdk.ComponentSystemPrompt, sdk.ComponentInstructions, sdk.ComponentHistory,
+	sdk.ComponentInput, sdk.ComponentTeamTask}
+
+// IsCoreComponent reports whether name is one of CoreComponents.
+func IsCoreComponent(name string) bool { return slices.Contains(CoreComponents, name) }
 
 // reusable reports whether the last answer can be used without a call.
 func (p *pluginSlot) reusable() bool {
@@ -125,6 +138,11 @@ func (p *pluginSlot) fetch(ctx context.Context, session, encoding string, counte
 			return fetched{}, err
 		}
 		out := *c
+		// The host decides the name, priority and compactable flag: the
+		// component is named after its binding, so one binary can be bound
+		// under several names (the SDK documents the plugin's values as
+		// ignored and the conformance kit rejects them).
+		out.Name = p.binding.Name
 		if err := ValidateComponent(&out); err != nil {
 			return fetched{}, fmt.Errorf("invalid component: %w", err)
 		}

@@ -38,7 +38,7 @@ func TestPrepareComponentsAndOrder(t *testing.T) {
 	for _, u := range p.Usage {
 		got = append(got, string(u.Slot)+":"+u.Name)
 	}
-	want := []string{"system:system_prompt", "system:instructions", "system:plan", "context:memory_index", "history:conversation_history", "input:current_input"}
+	want := []string{"system:system_prompt", "system:instructions", "system:plan", "context:memory", "history:conversation_history", "input:current_input"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("order (-want +got):\n%s", d)
 	}
@@ -140,7 +140,6 @@ func TestPreparePluginFailures(t *testing.T) {
 		{"optional hang", func(f *fakePlugin) { f.hang = 2 * time.Second }, false, false},
 		{"required hang", func(f *fakePlugin) { f.hang = 2 * time.Second }, true, true},
 		{"invalid utf8", func(f *fakePlugin) { f.invalidUTF8 = true }, false, false},
-		{"name taken", func(f *fakePlugin) { f.badName = sdk.ComponentHistory }, false, false},
 		{"dead", func(f *fakePlugin) { f.dead = true }, false, false},
 	}
 	for _, tt := range tests {
@@ -154,10 +153,6 @@ func TestPreparePluginFailures(t *testing.T) {
 			fill(t, s, "good", 1, 4)
 			fill(t, s, "bad", 1, 4)
 			bad.set(tt.break_)
-			if tt.name == "name taken" {
-				_, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "hi"})
-				must(t, err)
-			}
 			start := time.Now()
 			p, err := s.Prepare(context.Background(), sdk.AgentIdentity{})
 			if elapsed := time.Since(start); elapsed > time.Second {
@@ -276,5 +271,38 @@ func TestCalibrationNeverBelowExactCount(t *testing.T) {
 				t.Errorf("calibration = %g, want %g", cal, tc.want)
 			}
 		})
+	}
+}
+
+// TestComponentsNamedAfterBindings: the host names every plugin component
+// after its binding, whatever name the plugin answers with (even a core
+// component's, or another binding's), so one plugin can be bound under
+// several names; a binding cannot take a core component's name.
+func TestComponentsNamedAfterBindings(t *testing.T) {
+	docs := newFake("docs", 5, true)
+	docs.set(func(f *fakePlugin) { f.badName = sdk.ComponentHistory })
+	s, rec := newTestSession(t, Config{Plugins: []PluginBinding{bind("design_docs", docs), bind("api_docs", docs)}})
+	must(t, s.SetInput("go"))
+	if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	fill(t, s, "design_docs", 1, 4)
+	fill(t, s, "api_docs", 1, 4)
+	p, err := s.Prepare(context.Background(), sdk.AgentIdentity{})
+	must(t, err)
+	var names []string
+	for _, c := range p.Components {
+		names = append(names, c.Name)
+	}
+	want := []string{"design_docs", "api_docs", sdk.ComponentHistory, sdk.ComponentInput}
+	if d := cmp.Diff(want, names); d != "" {
+		t.Errorf("component names (-want +got):\n%s", d)
+	}
+	if len(p.Warnings) != 0 || rec.count(EventPluginFailed) != 0 {
+		t.Errorf("warnings %q, events %v", p.Warnings, rec.types())
+	}
+	if _, err := New(Options{}).NewSession("s2", Config{Plugins: []PluginBinding{bind(sdk.ComponentInput, docs)}}); err == nil ||
+		!strings.Contains(err.Error(), "taken by a component of the host") {
+		t.Errorf("binding named %q: err = %v, want the name refused", sdk.ComponentInput, err)
 	}
 }

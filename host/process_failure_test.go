@@ -214,7 +214,6 @@ func TestPluginGarbage(t *testing.T) {
 		{kit.GarbageUTF8, "UTF-8", false},
 		{kit.GarbageGrow, "component grew", true},
 		{kit.GarbageNegative, "negative tokens freed", true},
-		{kit.GarbageRename, `component name changed from "probe" to "renamed"`, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {

@@ -13,7 +13,8 @@ import (
 // host.ContextPlugin, with Describe as an RPC instead of a cached Info.
 // Errors from the plugin come back as *RemoteError, which unwraps to the
 // SDK sentinel the plugin returned; transport failures are gRPC status
-// errors (codes.Unavailable when the process is gone).
+// errors (codes.Unavailable when the process is gone). Every request
+// carries the binding name of the call's context (see WithBinding).
 type RemotePlugin struct{ c pb.ContextPluginClient }
 
 // NewRemotePlugin returns a client of the context plugin served on conn.
@@ -32,13 +33,13 @@ func (r *RemotePlugin) Describe(ctx context.Context) (PluginInfo, error) {
 
 // Configure sends the plugin its config.
 func (r *RemotePlugin) Configure(ctx context.Context, config json.RawMessage) error {
-	_, err := r.c.Configure(ctx, &pb.ConfigureRequest{ConfigJson: config})
+	_, err := r.c.Configure(ctx, &pb.ConfigureRequest{ConfigJson: config, Binding: Binding(ctx)})
 	return fromStatus(err)
 }
 
 // Component asks for the session's component.
 func (r *RemotePlugin) Component(ctx context.Context, session, encoding string) (*Component, error) {
-	res, err := r.c.Component(ctx, &pb.ComponentRequest{SessionId: session, Encoding: encoding})
+	res, err := r.c.Component(ctx, &pb.ComponentRequest{SessionId: session, Encoding: encoding, Binding: Binding(ctx)})
 	if err != nil {
 		return nil, fromStatus(err)
 	}
@@ -47,7 +48,7 @@ func (r *RemotePlugin) Component(ctx context.Context, session, encoding string) 
 
 // Compact asks the session to free tokens.
 func (r *RemotePlugin) Compact(ctx context.Context, session string, req CompactRequest) (CompactResult, error) {
-	res, err := r.c.Compact(ctx, &pb.CompactRequest{SessionId: session, TokensNeeded: int64(req.TokensNeeded), Encoding: req.Encoding})
+	res, err := r.c.Compact(ctx, &pb.CompactRequest{SessionId: session, TokensNeeded: int64(req.TokensNeeded), Encoding: req.Encoding, Binding: Binding(ctx)})
 	if err != nil {
 		return CompactResult{}, fromStatus(err)
 	}
@@ -56,7 +57,7 @@ func (r *RemotePlugin) Compact(ctx context.Context, session string, req CompactR
 
 // Apply runs op on the session.
 func (r *RemotePlugin) Apply(ctx context.Context, session, op string, args json.RawMessage) (json.RawMessage, error) {
-	res, err := r.c.Apply(ctx, &pb.ApplyRequest{SessionId: session, Op: op, ArgsJson: args})
+	res, err := r.c.Apply(ctx, &pb.ApplyRequest{SessionId: session, Op: op, ArgsJson: args, Binding: Binding(ctx)})
 	if err != nil {
 		return nil, fromStatus(err)
 	}
@@ -72,7 +73,7 @@ func (r *RemotePlugin) Prepared(ctx context.Context, session string, budget Budg
 // PreparedWithState is Prepared returning the session's state after the
 // hook when the plugin sends it (nil otherwise).
 func (r *RemotePlugin) PreparedWithState(ctx context.Context, session string, budget Budget) ([]byte, error) {
-	res, err := r.c.Prepared(ctx, &pb.PreparedRequest{SessionId: session, Budget: toProtoBudget(budget)})
+	res, err := r.c.Prepared(ctx, &pb.PreparedRequest{SessionId: session, Budget: toProtoBudget(budget), Binding: Binding(ctx)})
 	if err != nil {
 		return nil, fromStatus(err)
 	}
@@ -82,7 +83,7 @@ func (r *RemotePlugin) PreparedWithState(ctx context.Context, session string, bu
 // ApplyWithState is Apply returning the session's state after the op when
 // the plugin sends it (nil otherwise).
 func (r *RemotePlugin) ApplyWithState(ctx context.Context, session, op string, args json.RawMessage) (json.RawMessage, []byte, error) {
-	res, err := r.c.Apply(ctx, &pb.ApplyRequest{SessionId: session, Op: op, ArgsJson: args})
+	res, err := r.c.Apply(ctx, &pb.ApplyRequest{SessionId: session, Op: op, ArgsJson: args, Binding: Binding(ctx)})
 	if err != nil {
 		return nil, nil, fromStatus(err)
 	}
@@ -92,7 +93,7 @@ func (r *RemotePlugin) ApplyWithState(ctx context.Context, session, op string, a
 // CompactWithState is Compact returning the session's state after it when
 // the plugin sends it (nil otherwise).
 func (r *RemotePlugin) CompactWithState(ctx context.Context, session string, req CompactRequest) (CompactResult, []byte, error) {
-	res, err := r.c.Compact(ctx, &pb.CompactRequest{SessionId: session, TokensNeeded: int64(req.TokensNeeded), Encoding: req.Encoding})
+	res, err := r.c.Compact(ctx, &pb.CompactRequest{SessionId: session, TokensNeeded: int64(req.TokensNeeded), Encoding: req.Encoding, Binding: Binding(ctx)})
 	if err != nil {
 		return CompactResult{}, nil, fromStatus(err)
 	}
@@ -101,7 +102,7 @@ func (r *RemotePlugin) CompactWithState(ctx context.Context, session string, req
 
 // State exports the session's state.
 func (r *RemotePlugin) State(ctx context.Context, session string) ([]byte, error) {
-	res, err := r.c.State(ctx, &pb.SessionRequest{SessionId: session})
+	res, err := r.c.State(ctx, &pb.SessionRequest{SessionId: session, Binding: Binding(ctx)})
 	if err != nil {
 		return nil, fromStatus(err)
 	}
@@ -110,13 +111,13 @@ func (r *RemotePlugin) State(ctx context.Context, session string) ([]byte, error
 
 // Restore replaces the session's state.
 func (r *RemotePlugin) Restore(ctx context.Context, session string, state []byte) error {
-	_, err := r.c.Restore(ctx, &pb.RestoreRequest{SessionId: session, State: state})
+	_, err := r.c.Restore(ctx, &pb.RestoreRequest{SessionId: session, State: state, Binding: Binding(ctx)})
 	return fromStatus(err)
 }
 
 // EndSession drops the session.
 func (r *RemotePlugin) EndSession(ctx context.Context, session string) error {
-	_, err := r.c.EndSession(ctx, &pb.SessionRequest{SessionId: session})
+	_, err := r.c.EndSession(ctx, &pb.SessionRequest{SessionId: session, Binding: Binding(ctx)})
 	return fromStatus(err)
 }
 

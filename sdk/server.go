@@ -31,12 +31,14 @@ func (s *contextServer) Describe(context.Context, *pb.Empty) (*pb.PluginInfo, er
 
 func (s *contextServer) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb.Empty, error) {
 	start := time.Now()
+	ctx = WithBinding(ctx, req.GetBinding())
 	err := s.local.Configure(ctx, req.GetConfigJson())
 	return &pb.Empty{}, s.done("Configure", "", start, err)
 }
 
 func (s *contextServer) Component(ctx context.Context, req *pb.ComponentRequest) (*pb.ComponentResponse, error) {
 	start := time.Now()
+	ctx = WithBinding(ctx, req.GetBinding())
 	c, err := s.local.Component(ctx, req.GetSessionId(), req.GetEncoding())
 	if err != nil {
 		return nil, s.done("Component", req.GetSessionId(), start, err)
@@ -46,6 +48,7 @@ func (s *contextServer) Component(ctx context.Context, req *pb.ComponentRequest)
 
 func (s *contextServer) Compact(ctx context.Context, req *pb.CompactRequest) (*pb.CompactResponse, error) {
 	start := time.Now()
+	ctx = WithBinding(ctx, req.GetBinding())
 	res, st, err := s.local.CompactWithState(ctx, req.GetSessionId(), fromProtoCompactRequest(req))
 	if err != nil {
 		return nil, s.done("Compact", req.GetSessionId(), start, err)
@@ -57,6 +60,7 @@ func (s *contextServer) Compact(ctx context.Context, req *pb.CompactRequest) (*p
 
 func (s *contextServer) Apply(ctx context.Context, req *pb.ApplyRequest) (*pb.ApplyResponse, error) {
 	start := time.Now()
+	ctx = WithBinding(ctx, req.GetBinding())
 	out, st, err := s.local.ApplyWithState(ctx, req.GetSessionId(), req.GetOp(), req.GetArgsJson())
 	if err != nil {
 		return nil, s.done("Apply", req.GetSessionId(), start, err)
@@ -66,6 +70,7 @@ func (s *contextServer) Apply(ctx context.Context, req *pb.ApplyRequest) (*pb.Ap
 
 func (s *contextServer) Prepared(ctx context.Context, req *pb.PreparedRequest) (*pb.PreparedResponse, error) {
 	start := time.Now()
+	ctx = WithBinding(ctx, req.GetBinding())
 	st, err := s.local.PreparedWithState(ctx, req.GetSessionId(), fromProtoBudget(req.GetBudget()))
 	if err != nil {
 		return nil, s.done("Prepared", req.GetSessionId(), start, err)
@@ -75,6 +80,7 @@ func (s *contextServer) Prepared(ctx context.Context, req *pb.PreparedRequest) (
 
 func (s *contextServer) State(ctx context.Context, req *pb.SessionRequest) (*pb.StateResponse, error) {
 	start := time.Now()
+	ctx = WithBinding(ctx, req.GetBinding())
 	st, err := s.local.State(ctx, req.GetSessionId())
 	if err != nil {
 		return nil, s.done("State", req.GetSessionId(), start, err)
@@ -84,12 +90,14 @@ func (s *contextServer) State(ctx context.Context, req *pb.SessionRequest) (*pb.
 
 func (s *contextServer) Restore(ctx context.Context, req *pb.RestoreRequest) (*pb.Empty, error) {
 	start := time.Now()
+	ctx = WithBinding(ctx, req.GetBinding())
 	err := s.local.Restore(ctx, req.GetSessionId(), req.GetState())
 	return &pb.Empty{}, s.done("Restore", req.GetSessionId(), start, err)
 }
 
 func (s *contextServer) EndSession(ctx context.Context, req *pb.SessionRequest) (*pb.Empty, error) {
 	start := time.Now()
+	ctx = WithBinding(ctx, req.GetBinding())
 	err := s.local.EndSession(ctx, req.GetSessionId())
 	return &pb.Empty{}, s.done("EndSession", req.GetSessionId(), start, err)
 }

@@ -76,6 +76,14 @@ type Message struct {
 
 // Component is one named piece of context. Its content is either Text or
 // Messages (a Component with Messages set is a message list, even if empty).
+//
+// A context plugin returns only Slot (optional: empty means the slot it
+// declares in PluginInfo), the content and Metadata. Name, Priority and
+// Compactable are decided by the host and must be left zero: the host names
+// the component after the plugin's binding (the HCL label, see Binding),
+// and takes priority and compactable from PluginInfo unless the HCL
+// overrides them. The conformance kit (sdk/plugintest) fails a plugin that
+// sets them. Components the host hands to an assembler have all three set.
 type Component struct {
 	Name        string            `json:"name"`
 	Priority    int               `json:"priority"`

@@ -81,7 +81,11 @@ func printAssemblers(w io.Writer, assemblers []app.AssemblerDescription) {
 		if a.Info.Description != "" {
 			fmt.Fprintf(w, "  description: %s\n", a.Info.Description)
 		}
-		fmt.Fprintf(w, "  format:      %s\n  formats:\n", a.Config.Format)
+		format := a.Format
+		if a.Config.Format == "" && format != "" {
+			format += "  (the first declared; not set in HCL)"
+		}
+		fmt.Fprintf(w, "  format:      %s\n  formats:\n", orDash(format))
 		for _, f := range a.Info.Formats {
 			fmt.Fprintf(w, "    %-6s %-22s %s\n", f.Name, f.MediaType, f.Description)
 		}

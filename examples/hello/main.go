@@ -32,7 +32,7 @@ func (n *notes) Component(context.Context, string) (*sdk.Component, error) {
 	if len(n.Items) == 0 {
 		return nil, nil
 	}
-	return &sdk.Component{Name: "notes", Priority: 8, Compactable: true, Slot: sdk.SlotContext, Text: n.text()}, nil
+	return &sdk.Component{Text: n.text()}, nil // named, ranked and placed by the host
 }
 
 func (n *notes) Apply(_ context.Context, op string, args json.RawMessage) (json.RawMessage, error) {

@@ -247,7 +247,9 @@ func (m *Manager) gather(ctx context.Context, session string) ([]sdk.Component, 
 			case c == nil: // nothing this task: an empty component, no warning
 				answers[i].c = sdk.Component{Name: p.Name, Slot: sdk.SlotContext}
 			default:
-				answers[i].c, answers[i].err = *c, host.ValidateComponent(c)
+				answers[i].c = *c
+				answers[i].c.Name = p.Name // named after its binding, like in a session
+				answers[i].err = host.ValidateComponent(&answers[i].c)
 			}
 		}()
 	}
@@ -264,9 +266,6 @@ func (m *Manager) gather(ctx context.Context, session string) ([]sdk.Component, 
 			warnings = append(warnings, fmt.Sprintf("optional plugin %q left out (empty component): %v", p.Name, a.err))
 			comps = append(comps, sdk.Component{Name: p.Name, Slot: sdk.SlotContext})
 			continue
-		}
-		if a.c.Name == "" {
-			a.c.Name = p.Name
 		}
 		if !a.c.Slot.Valid() {
 			a.c.Slot = sdk.SlotContext

@@ -106,66 +106,75 @@ type ContextClient struct {
 // Info returns the description the plugin gave at launch.
 func (c *ContextClient) Info() sdk.PluginInfo { return c.info }
 
+// bind returns ctx carrying the binding name: the caller's (sdk.WithBinding)
+// or else the plugin's configured name, which is its HCL label.
+func (c *ContextClient) bind(ctx context.Context) context.Context {
+	if sdk.Binding(ctx) != "" {
+		return ctx
+	}
+	return sdk.WithBinding(ctx, c.name)
+}
+
 // Configure implements host.ContextPlugin.
 func (c *ContextClient) Configure(ctx context.Context, config json.RawMessage) error {
-	return c.wrap("Configure", c.remote.Configure(ctx, config))
+	return c.wrap("Configure", c.remote.Configure(c.bind(ctx), config))
 }
 
 // Component implements host.ContextPlugin.
 func (c *ContextClient) Component(ctx context.Context, session, encoding string) (*sdk.Component, error) {
-	comp, err := c.remote.Component(ctx, session, encoding)
+	comp, err := c.remote.Component(c.bind(ctx), session, encoding)
 	return comp, c.wrap("Component", err)
 }
 
 // Compact implements host.ContextPlugin.
 func (c *ContextClient) Compact(ctx context.Context, session string, req sdk.CompactRequest) (sdk.CompactResult, error) {
-	res, err := c.remote.Compact(ctx, session, req)
+	res, err := c.remote.Compact(c.bind(ctx), session, req)
 	return res, c.wrap("Compact", err)
 }
 
 // Apply implements host.ContextPlugin.
 func (c *ContextClient) Apply(ctx context.Context, session, op string, args json.RawMessage) (json.RawMessage, error) {
-	out, err := c.remote.Apply(ctx, session, op, args)
+	out, err := c.remote.Apply(c.bind(ctx), session, op, args)
 	return out, c.wrap("Apply "+op, err)
 }
 
 // ApplyWithState implements host.StateCarrier.
 func (c *ContextClient) ApplyWithState(ctx context.Context, session, op string, args json.RawMessage) (json.RawMessage, []byte, error) {
-	out, st, err := c.remote.ApplyWithState(ctx, session, op, args)
+	out, st, err := c.remote.ApplyWithState(c.bind(ctx), session, op, args)
 	return out, st, c.wrap("Apply "+op, err)
 }
 
 // CompactWithState implements host.StateCarrier.
 func (c *ContextClient) CompactWithState(ctx context.Context, session string, req sdk.CompactRequest) (sdk.CompactResult, []byte, error) {
-	res, st, err := c.remote.CompactWithState(ctx, session, req)
+	res, st, err := c.remote.CompactWithState(c.bind(ctx), session, req)
 	return res, st, c.wrap("Compact", err)
 }
 
 // PreparedWithState implements host.StateCarrier.
 func (c *ContextClient) PreparedWithState(ctx context.Context, session string, budget sdk.Budget) ([]byte, error) {
-	st, err := c.remote.PreparedWithState(ctx, session, budget)
+	st, err := c.remote.PreparedWithState(c.bind(ctx), session, budget)
 	return st, c.wrap("Prepared", err)
 }
 
 // Prepared implements host.ContextPlugin.
 func (c *ContextClient) Prepared(ctx context.Context, session string, budget sdk.Budget) error {
-	return c.wrap("Prepared", c.remote.Prepared(ctx, session, budget))
+	return c.wrap("Prepared", c.remote.Prepared(c.bind(ctx), session, budget))
 }
 
 // State implements host.ContextPlugin.
 func (c *ContextClient) State(ctx context.Context, session string) ([]byte, error) {
-	st, err := c.remote.State(ctx, session)
+	st, err := c.remote.State(c.bind(ctx), session)
 	return st, c.wrap("State", err)
 }
 
 // Restore implements host.ContextPlugin.
 func (c *ContextClient) Restore(ctx context.Context, session string, state []byte) error {
-	return c.wrap("Restore", c.remote.Restore(ctx, session, state))
+	return c.wrap("Restore", c.remote.Restore(c.bind(ctx), session, state))
 }
 
 // EndSession implements host.ContextPlugin.
 func (c *ContextClient) EndSession(ctx context.Context, session string) error {
-	return c.wrap("EndSession", c.remote.EndSession(ctx, session))
+	return c.wrap("EndSession", c.remote.EndSession(c.bind(ctx), session))
 }
 
 // AssemblerClient is an assembler process behind host.Assembler.

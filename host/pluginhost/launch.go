@@ -61,13 +61,23 @@ func Launch(ctx context.Context, spec Spec) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q (%s): %w", spec.Name, spec.Path, err)
 	}
+	// Handshake failures show the plugin's stderr (issue 14): go-plugin
+	// logs raw stderr lines only at DEBUG, and its own message guesses at
+	// a wrong architecture.
+	stderr := &stderrTail{max: 8 << 10}
+	cfg.Stderr = stderr
 	pc := plugin.NewClient(cfg)
 	proc := &Process{name: spec.Name, path: spec.Path, pc: pc, cmd: cfg.Cmd, shutdown: spec.ShutdownTimeout}
 	rpc, err := pc.Client()
 	if err != nil {
-		pc.Kill()
+		pc.Kill() // waits until stderr is read to the end
+		if tail := stderr.String(); tail != "" {
+			cfg.Logger.Warn("plugin failed its handshake; its stderr follows", "stderr", tail)
+			err = fmt.Errorf("%w\nplugin stderr:\n%s", err, tail)
+		}
 		return fail(classifyStartError(err), err)
 	}
+	// End of the handshake stderr part.
 	if v := pc.NegotiatedVersion(); v != wire.ProtocolVersion1 {
 		pc.Kill()
 		return fail(ErrUnsupportedProtocol, fmt.Errorf("negotiated version %d", v))

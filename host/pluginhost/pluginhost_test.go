@@ -89,9 +89,14 @@ func TestContextPluginRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &sdk.Component{Name: "echo", Priority: 5, Compactable: true, Slot: sdk.SlotContext, Text: "hello"}
+	// The plugin names its component after the binding the host sent: the
+	// spec's name, or the caller's (sdk.WithBinding).
+	want := &sdk.Component{Name: "echo", Slot: sdk.SlotContext, Text: "hello"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Component (-want +got):\n%s", diff)
+	}
+	if got, err := p.Component(sdk.WithBinding(ctx, "design_docs"), "s1", "cl100k_base"); err != nil || got.Name != "design_docs" {
+		t.Errorf("Component with binding design_docs = %+v, %v", got, err)
 	}
 	state, err := p.State(ctx, "s1")
 	if err != nil {
@@ -208,6 +213,26 @@ func TestLaunchFailures(t *testing.T) {
 				t.Errorf("error %q does not name plugin %q and path %q", err, tt.name, s.Path)
 			}
 		})
+	}
+}
+
+// TestHandshakeFailureShowsStderr: a plugin that dies before its handshake
+// has its stderr in the error and in the log at WARN.
+func TestHandshakeFailureShowsStderr(t *testing.T) {
+	var out syncBuffer
+	s := spec("broken")
+	s.Env = []string{"CTXHOST_TEST_MODE=traceback"}
+	s.Logger = hclog.New(&hclog.LoggerOptions{Name: "host", Output: &out, Level: hclog.Warn})
+	c, err := pluginhost.Launch(context.Background(), s)
+	if c != nil {
+		c.Kill()
+	}
+	const want = "No module named 'grpc'"
+	if !errors.Is(err, pluginhost.ErrHandshake) || !strings.Contains(err.Error(), want) {
+		t.Errorf("Launch error = %v, want a handshake error carrying the plugin's stderr", err)
+	}
+	if log := out.String(); !strings.Contains(log, "[WARN]") || !strings.Contains(log, want) {
+		t.Errorf("the plugin's stderr is not logged at WARN:\n%s", log)
 	}
 }
 

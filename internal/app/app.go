@@ -30,6 +30,9 @@ type Assembler struct {
 	Config *config.Assembler
 	Info   sdk.AssemblerInfo
 	Client *pluginhost.AssemblerClient
+	// Format is the format payloads are built in: the HCL's, or the first
+	// one the assembler declares when the HCL leaves it out.
+	Format string
 }
 
 // App is a running profile: its plugins and assemblers are up, and
@@ -130,6 +133,15 @@ func (a *App) start(ctx context.Context) error {
 		return fmt.Errorf("launch plugins: %w", err)
 	}
 	configs, diags := DecodeConfigs(launched, clients)
+	infos := map[string]sdk.AssemblerInfo{}
+	for _, asm := range assemblers {
+		la := a.Assemblers[asm.Name]
+		var d hcl.Diagnostics
+		la.Format, d = resolveFormat(asm, la.Info)
+		diags = append(diags, d...)
+		infos[asm.Name] = la.Info
+	}
+	diags = append(diags, checkAgentFormats(a.Config.Agents, infos)...)
 	if diags.HasErrors() {
 		return &ConfigError{Diags: diags}
 	}
@@ -210,7 +222,7 @@ func (a *App) route(name, format string) Route {
 		return Route{Assembler: plaintext.New(), Format: "text"}
 	}
 	if format == "" {
-		format = asm.Config.Format
+		format = asm.Format
 	}
 	return Route{Assembler: asm.Client, Format: format, Options: asm.Config.Options}
 }

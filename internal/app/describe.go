@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/hcl/v2"
 
 	"github.com/ctxhost/ctxhost/config"
 	"github.com/ctxhost/ctxhost/host/pluginhost"
@@ -29,11 +30,15 @@ type PluginDescription struct {
 type AssemblerDescription struct {
 	Config *config.Assembler
 	Info   sdk.AssemblerInfo
+	// Format is the effective format: the HCL's, or the first declared.
+	Format string
 }
 
 // Describe launches every configured plugin and assembler concurrently,
 // collects their descriptions, checks every plugin's config body against
-// its schema (a *ConfigError when one is wrong) and kills them all. An
+// its schema and every assembler and agent format against the formats the
+// assembler declares (a *ConfigError listing every problem) and kills them
+// all. An
 // optional plugin that fails to launch is described as Unavailable; any
 // other launch failure is an error.
 func Describe(ctx context.Context, cfg *config.Config, logger hclog.Logger) ([]PluginDescription, []AssemblerDescription, error) {
@@ -69,7 +74,17 @@ func Describe(ctx context.Context, cfg *config.Config, logger hclog.Logger) ([]P
 	if err := errors.Join(fatal...); err != nil {
 		return nil, nil, fmt.Errorf("launch plugins: %w", err)
 	}
-	if _, diags := DecodeConfigs(launched, clients); diags.HasErrors() {
+	_, diags := DecodeConfigs(launched, clients)
+	infos := map[string]sdk.AssemblerInfo{}
+	for i := range assemblers {
+		d := &assemblers[i]
+		var fd hcl.Diagnostics
+		d.Format, fd = resolveFormat(d.Config, d.Info)
+		diags = append(diags, fd...)
+		infos[d.Config.Name] = d.Info
+	}
+	diags = append(diags, checkAgentFormats(cfg.Agents, infos)...)
+	if diags.HasErrors() {
 		return nil, nil, &ConfigError{Diags: diags}
 	}
 	for i, p := range launched {

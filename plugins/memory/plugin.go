@@ -92,11 +92,8 @@ func (s *memorySession) Component(context.Context, string) (*sdk.Component, erro
 		return nil, nil
 	}
 	return &sdk.Component{
-		Name:        pluginName,
-		Priority:    pluginPriority,
-		Compactable: true,
-		Slot:        sdk.SlotContext,
-		Text:        s.render(),
+		Slot: sdk.SlotContext,
+		Text: s.render(),
 	}, nil
 }
 

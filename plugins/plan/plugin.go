@@ -59,11 +59,8 @@ func (s *planSession) Component(context.Context, string) (*sdk.Component, error)
 		return nil, nil
 	}
 	return &sdk.Component{
-		Name:        pluginName,
-		Priority:    pluginPriority,
-		Compactable: false,
-		Slot:        sdk.SlotContext,
-		Text:        render(s.plan),
+		Slot: sdk.SlotContext,
+		Text: render(s.plan),
 	}, nil
 }
 

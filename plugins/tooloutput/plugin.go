@@ -94,11 +94,8 @@ func (s *toolOutputSession) Component(context.Context, string) (*sdk.Component, 
 		return nil, nil
 	}
 	return &sdk.Component{
-		Name:        pluginName,
-		Priority:    pluginPriority,
-		Compactable: true,
-		Slot:        sdk.SlotContext,
-		Text:        s.render(),
+		Slot: sdk.SlotContext,
+		Text: s.render(),
 	}, nil
 }
 

@@ -1,13 +1,13 @@
 package plugintest
 
 import (
+	"errors"
 	"fmt"
-	"go/build"
 	"os"
 	"os/exec"
-	"path"
 	"path/filepath"
 	"sort"
+	"sync"
 	"testing"
 )
 
@@ -23,12 +23,14 @@ func BuildBinary(pkg, name string) (binary string, cleanup func(), err error) {
 	return filepath.Join(dir, name), cleanup, nil
 }
 
-// BuildBinaries builds several main packages with one `go build` into a
-// new temporary directory, and returns the directory and a cleanup that
-// removes it. binaries maps each binary's file name to its package (a
-// directory such as "../plugins/plan", or an import path); each package
-// may appear once. It is meant for TestMain, before m.Run; see
-// MainWithBinaries.
+// BuildBinaries builds several main packages into a new temporary
+// directory, each with an explicit output name (`go build -o DIR/NAME PKG`,
+// run concurrently; the build cache shares the compiled packages), and
+// returns the directory and a cleanup that removes it. binaries maps each
+// binary's file name to its package: a directory such as "." or
+// "../plugins/plan", or an import path. The output name never depends on
+// the package's folder or module path, so it works from any module. It is
+// meant for TestMain, before m.Run; see MainWithBinaries.
 func BuildBinaries(binaries map[string]string) (dir string, cleanup func(), err error) {
 	names := make([]string, 0, len(binaries))
 	for name := range binaries {
@@ -43,39 +45,22 @@ func BuildBinaries(binaries map[string]string) (dir string, cleanup func(), err 
 		return "", nil, fmt.Errorf("build %v: %w", names, err)
 	}
 	cleanup = func() { os.RemoveAll(dir) }
-	// go build names each binary after its package's last path element,
-	// into a directory of its own so that the renames below never clash.
-	out := filepath.Join(dir, ".build")
-	pkgs := make([]string, len(names))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
 	for i, name := range names {
-		pkgs[i] = binaries[name]
+		pkg := binaries[name]
+		wg.Go(func() {
+			if msg, err := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg).CombinedOutput(); err != nil {
+				errs[i] = fmt.Errorf("go build -o %s %s: %w\n%s", name, pkg, err, msg)
+			}
+		})
 	}
-	args := append([]string{"build", "-o", out + string(filepath.Separator)}, pkgs...)
-	if msg, err := exec.Command("go", args...).CombinedOutput(); err != nil {
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		cleanup()
-		return "", nil, fmt.Errorf("go build %v: %w\n%s", pkgs, err, msg)
+		return "", nil, err
 	}
-	for _, name := range names {
-		built := filepath.Join(out, builtName(binaries[name]))
-		if err := os.Rename(built, filepath.Join(dir, name)); err != nil {
-			cleanup()
-			return "", nil, fmt.Errorf("build %s from %s: %w", name, binaries[name], err)
-		}
-	}
-	os.Remove(out)
 	return dir, cleanup, nil
-}
-
-// builtName is the file name go build -o dir/ gives the binary of pkg: the
-// last element of its import path, which for a directory (a local import
-// such as "." or "../plugins/plan") in this module is the directory's name.
-func builtName(pkg string) string {
-	if build.IsLocalImport(pkg) {
-		if abs, err := filepath.Abs(pkg); err == nil {
-			return filepath.Base(abs)
-		}
-	}
-	return path.Base(pkg)
 }
 
 // MainWithBinary is a whole TestMain for a plugin's tests: it builds pkg

@@ -1,6 +1,7 @@
 package plugintest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,9 +24,10 @@ type ContextCheck struct {
 var ContextChecks = []ContextCheck{
 	{"Describe", "Describe must be sane", checkDescribe},
 	{"Setup", "the setup ops must build a non-trivial state", checkSetup},
+	{"HostFields", "a component must leave Name (or set it to its binding), Priority and Compactable to the host", checkHostFields},
 	{"Deterministic", "Component must be deterministic for the same state", checkDeterministic},
 	{"Compact", "Compact must never grow the component and must free about what it claims", checkCompact},
-	{"StateRoundTrip", "State then Restore into a fresh session must give an identical component", checkStateRoundTrip},
+	{"StateRoundTrip", "State then Restore into a fresh session, after the setup ops and after compaction, must give a session that behaves identically: the same component, the same op results, the same compaction", checkStateRoundTrip},
 	{"UnknownOp", "an unknown op must fail with sdk.ErrUnknownOp and change nothing", checkUnknownOp},
 	{"InvalidArgs", "malformed or invalid args must fail with sdk.ErrInvalidArgs and change nothing", checkInvalidArgs},
 	{"Prepared", "the Prepared notification must be accepted", checkPrepared},
@@ -201,28 +203,159 @@ func checkCompact(ctx context.Context, target ContextTarget, opts Options) error
 func abs(n int) int { return max(n, -n) }
 
 func checkStateRoundTrip(ctx context.Context, target ContextTarget, opts Options) error {
-	want, err := setupComponent(ctx, target, "conformance-state-src", opts)
-	if err != nil {
+	const src = "conformance-state-src"
+	if err := setup(ctx, target, src, opts); err != nil {
 		return err
 	}
-	state, err := target.State(ctx, "conformance-state-src")
-	if !target.Info().HasCapability(sdk.CapState) {
+	if _, err := target.State(ctx, src); !target.Info().HasCapability(sdk.CapState) {
 		if err == nil {
 			return errors.New("State succeeded on a plugin without the state capability")
 		}
 		return nil
 	}
+	if err := roundTrip(ctx, target, opts, src, "conformance-state-dst", "after the setup ops"); err != nil {
+		return err
+	}
+	if !target.Info().HasCapability(sdk.CapCompact) {
+		return nil
+	}
+	if _, err := compactHalf(ctx, target, src, opts); err != nil {
+		return err
+	}
+	return roundTrip(ctx, target, opts, src, "conformance-state-dst-compacted", "after compaction")
+}
+
+// roundTrip copies src's state into the fresh session dst (State, then
+// Restore) and demands that dst behaves like src from then on: the same
+// component; the same results and components after the setup ops run again
+// in both; the same result and component after the same compaction. A
+// Restore that drops a field the component does not show yet (a counter, a
+// compaction level) fails here.
+func roundTrip(ctx context.Context, target ContextTarget, opts Options, src, dst, when string) error {
+	state, err := target.State(ctx, src)
 	if err != nil {
-		return fmt.Errorf("State: %w", err)
+		return fmt.Errorf("State %s: %w", when, err)
 	}
-	if err := target.Restore(ctx, "conformance-state-dst", state); err != nil {
-		return fmt.Errorf("Restore: %w", err)
+	if err := target.Restore(ctx, dst, state); err != nil {
+		return fmt.Errorf("Restore %s: %w", when, err)
 	}
-	got, err := component(ctx, target, "conformance-state-dst", opts)
+	same := func(what string) error {
+		want, err := component(ctx, target, src, opts)
+		if err != nil {
+			return err
+		}
+		got, err := component(ctx, target, dst, opts)
+		if err != nil {
+			return err
+		}
+		return sameComponent(fmt.Sprintf("restored component %s, %s", when, what), want, got)
+	}
+	if err := same("right after Restore"); err != nil {
+		return err
+	}
+	for _, op := range opts.Setup {
+		want, werr := target.Apply(ctx, src, op.Name, op.Args)
+		got, gerr := target.Apply(ctx, dst, op.Name, op.Args)
+		if (werr == nil) != (gerr == nil) {
+			return fmt.Errorf("state %s: op %s %s: original session error %v, restored session error %v", when, op.Name, op.Args, werr, gerr)
+		}
+		if !sameJSON(want, got) {
+			return fmt.Errorf("state %s: op %s %s returns %s in the original session, %s in the restored one", when, op.Name, op.Args, want, got)
+		}
+	}
+	if err := same("then the setup ops again"); err != nil {
+		return err
+	}
+	if !target.Info().HasCapability(sdk.CapCompact) {
+		return nil
+	}
+	want, err := compactHalf(ctx, target, src, opts)
 	if err != nil {
 		return err
 	}
-	return sameComponent("restored component", want, got)
+	got, err := compactHalf(ctx, target, dst, opts)
+	if err != nil {
+		return err
+	}
+	if want != got {
+		return fmt.Errorf("state %s: the same compaction gives %+v in the original session, %+v in the restored one", when, want, got)
+	}
+	return same("then compacted")
+}
+
+// compactHalf asks session to free half of its component's tokens.
+func compactHalf(ctx context.Context, target ContextTarget, session string, opts Options) (sdk.CompactResult, error) {
+	c, err := component(ctx, target, session, opts)
+	if err != nil {
+		return sdk.CompactResult{}, err
+	}
+	counter, err := tokenizer.Get(opts.Encoding)
+	if err != nil {
+		return sdk.CompactResult{}, err
+	}
+	res, err := target.Compact(ctx, session, sdk.CompactRequest{TokensNeeded: max(1, sdk.CountComponent(counter, c)/2), Encoding: opts.Encoding})
+	if err != nil {
+		return res, fmt.Errorf("Compact(%q): %w", session, err)
+	}
+	return res, nil
+}
+
+// sameJSON reports whether a and b are the same JSON value (both empty
+// counts as the same).
+func sameJSON(a, b json.RawMessage) bool {
+	if len(bytes.TrimSpace(a)) == 0 || len(bytes.TrimSpace(b)) == 0 {
+		return len(bytes.TrimSpace(a)) == len(bytes.TrimSpace(b))
+	}
+	var va, vb any
+	if json.Unmarshal(a, &va) != nil || json.Unmarshal(b, &vb) != nil {
+		return bytes.Equal(a, b)
+	}
+	return cmp.Equal(va, vb)
+}
+
+// checkHostFields demands that the setup component (and, for a compactor,
+// the compacted one) leaves the fields the host decides alone: Name empty
+// or the binding name, Priority 0, Compactable false. The host overwrites
+// them, so a value there would be silently ignored.
+func checkHostFields(ctx context.Context, target ContextTarget, opts Options) error {
+	const session = "conformance-host-fields"
+	c, err := setupComponent(ctx, target, session, opts)
+	if err != nil {
+		return err
+	}
+	if err := hostFields(ctx, c, "after the setup ops"); err != nil {
+		return err
+	}
+	if !target.Info().HasCapability(sdk.CapCompact) {
+		return nil
+	}
+	if _, err := compactHalf(ctx, target, session, opts); err != nil {
+		return err
+	}
+	if c, err = component(ctx, target, session, opts); err != nil {
+		return err
+	}
+	return hostFields(ctx, c, "after compaction")
+}
+
+func hostFields(ctx context.Context, c *sdk.Component, when string) error {
+	if c == nil {
+		return nil
+	}
+	var errs []error
+	if c.Name != "" && c.Name != sdk.Binding(ctx) {
+		errs = append(errs, fmt.Errorf("component name %q: the host names the component after its binding (%q here); leave Name empty", c.Name, sdk.Binding(ctx)))
+	}
+	if c.Priority != 0 {
+		errs = append(errs, fmt.Errorf("component priority %d: the host takes it from Describe or the HCL; leave it 0", c.Priority))
+	}
+	if c.Compactable {
+		errs = append(errs, errors.New("component compactable: the host takes it from Describe or the HCL; leave it false"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%s: %w", when, err)
+	}
+	return nil
 }
 
 // failsUnchanged applies op in a set-up session and demands an error

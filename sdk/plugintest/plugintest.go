@@ -81,17 +81,23 @@ func RunContextBinary(t *testing.T, path string, opts Options) {
 	RunContext(t, c.Context, opts)
 }
 
+// Binding is the binding name the kit runs a plugin under: every call's
+// context carries it (sdk.WithBinding), and a binary is launched under it.
+const Binding = "conformance"
+
 // RunContext runs every check of ContextChecks against target, each as a
-// subtest, after configuring it with opts.Config.
+// subtest, after configuring it with opts.Config. Every call carries the
+// binding name Binding.
 func RunContext(t *testing.T, target ContextTarget, opts Options) {
 	t.Helper()
 	opts = opts.withDefaults()
-	if err := target.Configure(context.Background(), opts.Config); err != nil {
+	ctx := sdk.WithBinding(context.Background(), Binding)
+	if err := target.Configure(ctx, opts.Config); err != nil {
 		t.Fatalf("Configure(%s): %v", opts.Config, err)
 	}
 	for _, check := range ContextChecks {
 		t.Run(check.Name, func(t *testing.T) {
-			if err := check.Run(context.Background(), target, opts); err != nil {
+			if err := check.Run(ctx, target, opts); err != nil {
 				t.Fatalf("%s: %v", check.Doc, err)
 			}
 		})
@@ -130,7 +136,7 @@ func launch(t *testing.T, path string, kind pluginhost.Kind) *pluginhost.Client 
 	out := &testLog{t: t}
 	t.Cleanup(out.stop) // registered first, runs last: after the kill
 	c, err := pluginhost.Launch(context.Background(), pluginhost.Spec{
-		Name: "conformance", Kind: kind, Path: path,
+		Name: Binding, Kind: kind, Path: path,
 		Logger: hclog.New(&hclog.LoggerOptions{Output: out, Level: hclog.Debug}),
 	})
 	if err != nil {

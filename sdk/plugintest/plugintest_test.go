@@ -31,6 +31,9 @@ const (
 	sharedState            flaw = "all sessions share one state"
 	preparedFails          flaw = "prepared returns an error"
 	survivesEnd            flaw = "state survives EndSession"
+	setsHostFields         flaw = "component sets name, priority and compactable"
+	restoreLosesCounter    flaw = "restore drops the next line number"
+	restoreLosesDropped    flaw = "restore drops the count of compacted lines"
 )
 
 // fake is a notes-like plugin that can be broken in one way.
@@ -45,6 +48,16 @@ type lines struct {
 	mu    sync.Mutex // only needed when the state is (wrongly) shared
 	items []string
 	calls int
+	// next numbers the lines added (returned by add); dropped counts the
+	// lines compaction removed (shown in the component once non-zero).
+	next, dropped int
+}
+
+// fakeState is what State exports.
+type fakeState struct {
+	Items   []string `json:"items"`
+	Next    int      `json:"next"`
+	Dropped int      `json:"dropped"`
 }
 
 func (f *fake) Describe() sdk.PluginInfo {
@@ -102,7 +115,13 @@ func (s *fakeSession) Component(context.Context, string) (*sdk.Component, error)
 	if s.f.flaw == nondeterministic {
 		text += fmt.Sprint(s.st.calls)
 	}
-	return &sdk.Component{Name: "fake", Priority: 7, Compactable: true, Slot: sdk.SlotContext, Text: text}, nil
+	if s.st.dropped > 0 {
+		text = fmt.Sprintf("(%d older lines dropped)\n%s", s.st.dropped, text)
+	}
+	if s.f.flaw == setsHostFields {
+		return &sdk.Component{Name: "fake", Priority: 7, Compactable: true, Slot: sdk.SlotContext, Text: text}, nil
+	}
+	return &sdk.Component{Slot: sdk.SlotContext, Text: text}, nil
 }
 
 func (s *fakeSession) Apply(_ context.Context, op string, args json.RawMessage) (json.RawMessage, error) {
@@ -129,6 +148,8 @@ func (s *fakeSession) Apply(_ context.Context, op string, args json.RawMessage) 
 		return nil, sdk.InvalidArgs("%v", err)
 	case s.f.flaw != inertSetup:
 		s.st.items = append(s.st.items, a.Text)
+		s.st.next++
+		return json.RawMessage(fmt.Sprintf(`{"line":%d}`, s.st.next)), nil
 	}
 	return nil, nil
 }
@@ -144,6 +165,7 @@ func (s *fakeSession) Compact(_ context.Context, req sdk.CompactRequest) (sdk.Co
 		s.st.items = s.st.items[1:]
 		return sdk.CompactResult{Log: "dropped one", ClaimedFreed: 1000}, nil
 	default:
+		s.st.dropped += len(s.st.items) / 2
 		s.st.items = s.st.items[len(s.st.items)/2:]
 	}
 	after, _ := sdk.CountTokens(req.Encoding, strings.Join(s.st.items, "\n"))
@@ -153,7 +175,7 @@ func (s *fakeSession) Compact(_ context.Context, req sdk.CompactRequest) (sdk.Co
 func (s *fakeSession) State() ([]byte, error) {
 	s.st.mu.Lock()
 	defer s.st.mu.Unlock()
-	return json.Marshal(s.st.items)
+	return json.Marshal(fakeState{Items: s.st.items, Next: s.st.next, Dropped: s.st.dropped})
 }
 
 func (s *fakeSession) Restore(b []byte) error {
@@ -162,7 +184,18 @@ func (s *fakeSession) Restore(b []byte) error {
 	if s.f.flaw == restoreIgnored {
 		return nil
 	}
-	return json.Unmarshal(b, &s.st.items)
+	var st fakeState
+	if err := json.Unmarshal(b, &st); err != nil {
+		return err
+	}
+	s.st.items, s.st.next, s.st.dropped = st.Items, st.Next, st.Dropped
+	switch s.f.flaw {
+	case restoreLosesCounter:
+		s.st.next = 0
+	case restoreLosesDropped:
+		s.st.dropped = 0
+	}
+	return nil
 }
 
 func (s *fakeSession) Prepared(context.Context, sdk.Budget) error {
@@ -196,16 +229,19 @@ func TestEachCheckCanFail(t *testing.T) {
 		{badPriority, []string{"Describe"}},
 		{compactableNoCompactor, []string{"Describe"}},
 		{inertSetup, []string{"Setup"}},
-		{nondeterministic, []string{"Deterministic", "UnknownOp", "InvalidArgs", "ConcurrentSessions"}},
+		{nondeterministic, []string{"Deterministic", "StateRoundTrip", "UnknownOp", "InvalidArgs", "ConcurrentSessions"}},
 		{compactGrows, []string{"Compact"}},
 		{compactLies, []string{"Compact"}},
 		{restoreIgnored, []string{"StateRoundTrip"}},
 		{unknownOpAccepted, []string{"UnknownOp"}},
 		{invalidMutates, []string{"InvalidArgs"}},
 		{invalidAccepted, []string{"InvalidArgs"}},
-		{sharedState, []string{"Deterministic", "ConcurrentSessions", "EndSession"}},
+		{sharedState, []string{"Deterministic", "StateRoundTrip", "ConcurrentSessions", "EndSession"}},
 		{preparedFails, []string{"Prepared"}},
 		{survivesEnd, []string{"EndSession"}},
+		{setsHostFields, []string{"HostFields"}},
+		{restoreLosesCounter, []string{"StateRoundTrip"}},
+		{restoreLosesDropped, []string{"StateRoundTrip"}},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.flaw), func(t *testing.T) {
@@ -213,8 +249,9 @@ func TestEachCheckCanFail(t *testing.T) {
 			opts := options
 			opts.Encoding, opts.Sessions = "cl100k_base", 8
 			var failed []string
+			ctx := sdk.WithBinding(context.Background(), plugintest.Binding)
 			for _, check := range plugintest.ContextChecks {
-				if err := check.Run(context.Background(), target, opts); err != nil {
+				if err := check.Run(ctx, target, opts); err != nil {
 					failed = append(failed, check.Name)
 				}
 			}

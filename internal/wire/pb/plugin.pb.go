@@ -873,8 +873,11 @@ func (x *PluginInfo) GetSlot() string {
 }
 
 type ConfigureRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ConfigJson    []byte                 `protobuf:"bytes,1,opt,name=config_json,json=configJson,proto3" json:"config_json,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	ConfigJson []byte                 `protobuf:"bytes,1,opt,name=config_json,json=configJson,proto3" json:"config_json,omitempty"`
+	// binding is the plugin's binding name: the label of its HCL plugin
+	// block. The component of a session is named after it.
+	Binding       string `protobuf:"bytes,2,opt,name=binding,proto3" json:"binding,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -916,9 +919,19 @@ func (x *ConfigureRequest) GetConfigJson() []byte {
 	return nil
 }
 
+func (x *ConfigureRequest) GetBinding() string {
+	if x != nil {
+		return x.Binding
+	}
+	return ""
+}
+
 type SessionRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// binding is the plugin's binding name: the label of its HCL plugin
+	// block. The component of a session is named after it.
+	Binding       string `protobuf:"bytes,2,opt,name=binding,proto3" json:"binding,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -960,10 +973,20 @@ func (x *SessionRequest) GetSessionId() string {
 	return ""
 }
 
+func (x *SessionRequest) GetBinding() string {
+	if x != nil {
+		return x.Binding
+	}
+	return ""
+}
+
 type ComponentRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	Encoding      string                 `protobuf:"bytes,2,opt,name=encoding,proto3" json:"encoding,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Encoding  string                 `protobuf:"bytes,2,opt,name=encoding,proto3" json:"encoding,omitempty"`
+	// binding is the plugin's binding name: the label of its HCL plugin
+	// block. The component of a session is named after it.
+	Binding       string `protobuf:"bytes,3,opt,name=binding,proto3" json:"binding,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1008,6 +1031,13 @@ func (x *ComponentRequest) GetSessionId() string {
 func (x *ComponentRequest) GetEncoding() string {
 	if x != nil {
 		return x.Encoding
+	}
+	return ""
+}
+
+func (x *ComponentRequest) GetBinding() string {
+	if x != nil {
+		return x.Binding
 	}
 	return ""
 }
@@ -1057,10 +1087,13 @@ func (x *ComponentResponse) GetComponent() *Component {
 }
 
 type CompactRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	TokensNeeded  int64                  `protobuf:"varint,2,opt,name=tokens_needed,json=tokensNeeded,proto3" json:"tokens_needed,omitempty"`
-	Encoding      string                 `protobuf:"bytes,3,opt,name=encoding,proto3" json:"encoding,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	SessionId    string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	TokensNeeded int64                  `protobuf:"varint,2,opt,name=tokens_needed,json=tokensNeeded,proto3" json:"tokens_needed,omitempty"`
+	Encoding     string                 `protobuf:"bytes,3,opt,name=encoding,proto3" json:"encoding,omitempty"`
+	// binding is the plugin's binding name: the label of its HCL plugin
+	// block. The component of a session is named after it.
+	Binding       string `protobuf:"bytes,4,opt,name=binding,proto3" json:"binding,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1112,6 +1145,13 @@ func (x *CompactRequest) GetTokensNeeded() int64 {
 func (x *CompactRequest) GetEncoding() string {
 	if x != nil {
 		return x.Encoding
+	}
+	return ""
+}
+
+func (x *CompactRequest) GetBinding() string {
+	if x != nil {
+		return x.Binding
 	}
 	return ""
 }
@@ -1177,10 +1217,13 @@ func (x *CompactResponse) GetState() *SessionState {
 }
 
 type ApplyRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	Op            string                 `protobuf:"bytes,2,opt,name=op,proto3" json:"op,omitempty"`
-	ArgsJson      []byte                 `protobuf:"bytes,3,opt,name=args_json,json=argsJson,proto3" json:"args_json,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Op        string                 `protobuf:"bytes,2,opt,name=op,proto3" json:"op,omitempty"`
+	ArgsJson  []byte                 `protobuf:"bytes,3,opt,name=args_json,json=argsJson,proto3" json:"args_json,omitempty"`
+	// binding is the plugin's binding name: the label of its HCL plugin
+	// block. The component of a session is named after it.
+	Binding       string `protobuf:"bytes,4,opt,name=binding,proto3" json:"binding,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1236,6 +1279,13 @@ func (x *ApplyRequest) GetArgsJson() []byte {
 	return nil
 }
 
+func (x *ApplyRequest) GetBinding() string {
+	if x != nil {
+		return x.Binding
+	}
+	return ""
+}
+
 type ApplyResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	ResultJson    []byte                 `protobuf:"bytes,1,opt,name=result_json,json=resultJson,proto3" json:"result_json,omitempty"`
@@ -1289,9 +1339,12 @@ func (x *ApplyResponse) GetState() *SessionState {
 }
 
 type PreparedRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	Budget        *Budget                `protobuf:"bytes,2,opt,name=budget,proto3" json:"budget,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Budget    *Budget                `protobuf:"bytes,2,opt,name=budget,proto3" json:"budget,omitempty"`
+	// binding is the plugin's binding name: the label of its HCL plugin
+	// block. The component of a session is named after it.
+	Binding       string `protobuf:"bytes,3,opt,name=binding,proto3" json:"binding,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1338,6 +1391,13 @@ func (x *PreparedRequest) GetBudget() *Budget {
 		return x.Budget
 	}
 	return nil
+}
+
+func (x *PreparedRequest) GetBinding() string {
+	if x != nil {
+		return x.Binding
+	}
+	return ""
 }
 
 // PreparedResponse answers the Prepared hook.
@@ -1479,9 +1539,12 @@ func (x *StateResponse) GetState() []byte {
 }
 
 type RestoreRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	State         []byte                 `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	State     []byte                 `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	// binding is the plugin's binding name: the label of its HCL plugin
+	// block. The component of a session is named after it.
+	Binding       string `protobuf:"bytes,3,opt,name=binding,proto3" json:"binding,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1528,6 +1591,13 @@ func (x *RestoreRequest) GetState() []byte {
 		return x.State
 	}
 	return nil
+}
+
+func (x *RestoreRequest) GetBinding() string {
+	if x != nil {
+		return x.Binding
+	}
+	return ""
 }
 
 type FormatInfo struct {
@@ -2105,51 +2175,58 @@ const file_ctxhost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\rconfig_schema\x18\b \x03(\v2\x1e.ctxhost.plugin.v1.ConfigFieldR\fconfigSchema\x12 \n" +
 	"\vdescription\x18\t \x01(\tR\vdescription\x12\x12\n" +
 	"\x04slot\x18\n" +
-	" \x01(\tR\x04slot\"3\n" +
+	" \x01(\tR\x04slot\"M\n" +
 	"\x10ConfigureRequest\x12\x1f\n" +
 	"\vconfig_json\x18\x01 \x01(\fR\n" +
-	"configJson\"/\n" +
+	"configJson\x12\x18\n" +
+	"\abinding\x18\x02 \x01(\tR\abinding\"I\n" +
 	"\x0eSessionRequest\x12\x1d\n" +
 	"\n" +
-	"session_id\x18\x01 \x01(\tR\tsessionId\"M\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +
+	"\abinding\x18\x02 \x01(\tR\abinding\"g\n" +
 	"\x10ComponentRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1a\n" +
-	"\bencoding\x18\x02 \x01(\tR\bencoding\"O\n" +
+	"\bencoding\x18\x02 \x01(\tR\bencoding\x12\x18\n" +
+	"\abinding\x18\x03 \x01(\tR\abinding\"O\n" +
 	"\x11ComponentResponse\x12:\n" +
-	"\tcomponent\x18\x01 \x01(\v2\x1c.ctxhost.plugin.v1.ComponentR\tcomponent\"p\n" +
+	"\tcomponent\x18\x01 \x01(\v2\x1c.ctxhost.plugin.v1.ComponentR\tcomponent\"\x8a\x01\n" +
 	"\x0eCompactRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12#\n" +
 	"\rtokens_needed\x18\x02 \x01(\x03R\ftokensNeeded\x12\x1a\n" +
-	"\bencoding\x18\x03 \x01(\tR\bencoding\"\x7f\n" +
+	"\bencoding\x18\x03 \x01(\tR\bencoding\x12\x18\n" +
+	"\abinding\x18\x04 \x01(\tR\abinding\"\x7f\n" +
 	"\x0fCompactResponse\x12\x10\n" +
 	"\x03log\x18\x01 \x01(\tR\x03log\x12#\n" +
 	"\rclaimed_freed\x18\x02 \x01(\x03R\fclaimedFreed\x125\n" +
-	"\x05state\x18\x03 \x01(\v2\x1f.ctxhost.plugin.v1.SessionStateR\x05state\"Z\n" +
+	"\x05state\x18\x03 \x01(\v2\x1f.ctxhost.plugin.v1.SessionStateR\x05state\"t\n" +
 	"\fApplyRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x0e\n" +
 	"\x02op\x18\x02 \x01(\tR\x02op\x12\x1b\n" +
-	"\targs_json\x18\x03 \x01(\fR\bargsJson\"g\n" +
+	"\targs_json\x18\x03 \x01(\fR\bargsJson\x12\x18\n" +
+	"\abinding\x18\x04 \x01(\tR\abinding\"g\n" +
 	"\rApplyResponse\x12\x1f\n" +
 	"\vresult_json\x18\x01 \x01(\fR\n" +
 	"resultJson\x125\n" +
-	"\x05state\x18\x02 \x01(\v2\x1f.ctxhost.plugin.v1.SessionStateR\x05state\"c\n" +
+	"\x05state\x18\x02 \x01(\v2\x1f.ctxhost.plugin.v1.SessionStateR\x05state\"}\n" +
 	"\x0fPreparedRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x121\n" +
-	"\x06budget\x18\x02 \x01(\v2\x19.ctxhost.plugin.v1.BudgetR\x06budget\"I\n" +
+	"\x06budget\x18\x02 \x01(\v2\x19.ctxhost.plugin.v1.BudgetR\x06budget\x12\x18\n" +
+	"\abinding\x18\x03 \x01(\tR\abinding\"I\n" +
 	"\x10PreparedResponse\x125\n" +
 	"\x05state\x18\x01 \x01(\v2\x1f.ctxhost.plugin.v1.SessionStateR\x05state\"$\n" +
 	"\fSessionState\x12\x14\n" +
 	"\x05state\x18\x01 \x01(\fR\x05state\"%\n" +
 	"\rStateResponse\x12\x14\n" +
-	"\x05state\x18\x01 \x01(\fR\x05state\"E\n" +
+	"\x05state\x18\x01 \x01(\fR\x05state\"_\n" +
 	"\x0eRestoreRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x14\n" +
-	"\x05state\x18\x02 \x01(\fR\x05state\"\xcd\x01\n" +
+	"\x05state\x18\x02 \x01(\fR\x05state\x12\x18\n" +
+	"\abinding\x18\x03 \x01(\tR\abinding\"\xcd\x01\n" +
 	"\n" +
 	"FormatInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1d\n" +

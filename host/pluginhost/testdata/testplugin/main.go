@@ -1,6 +1,7 @@
 // Command testplugin is the plugin binary of the pluginhost process tests.
 // CTXHOST_TEST_MODE picks its behaviour: "" serves a context plugin,
-// "assembler" an assembler, "garbage" fails the handshake, "v2" speaks only
+// "assembler" an assembler, "garbage" fails the handshake, "traceback"
+// writes a traceback to stderr and exits before it, "v2" speaks only
 // protocol version 2.
 package main
 
@@ -26,6 +27,9 @@ func main() {
 	case "garbage":
 		fmt.Println("this is not a go-plugin handshake line")
 		time.Sleep(5 * time.Second)
+	case "traceback":
+		fmt.Fprintln(os.Stderr, "Traceback (most recent call last):\nModuleNotFoundError: No module named 'grpc'")
+		os.Exit(1)
 	case "v2":
 		plugin.Serve(&plugin.ServeConfig{
 			HandshakeConfig:  wire.Handshake,
@@ -57,8 +61,9 @@ type echoArgs struct {
 	Level string `json:"level"`
 }
 
-func (s *echoSession) Component(context.Context, string) (*sdk.Component, error) {
-	return &sdk.Component{Name: "echo", Priority: 5, Compactable: true, Slot: sdk.SlotContext, Text: s.text}, nil
+// Component names itself after the binding the host says it is bound as.
+func (s *echoSession) Component(ctx context.Context, _ string) (*sdk.Component, error) {
+	return &sdk.Component{Name: sdk.Binding(ctx), Slot: sdk.SlotContext, Text: s.text}, nil
 }
 
 func (s *echoSession) Apply(_ context.Context, op string, raw json.RawMessage) (json.RawMessage, error) {

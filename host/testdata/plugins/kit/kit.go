@@ -27,7 +27,6 @@ const (
 	GarbageUTF8     = "utf8"     // Component text is not valid UTF-8
 	GarbageGrow     = "grow"     // Compact doubles the text
 	GarbageNegative = "negative" // Compact halves the text, claims -5 freed
-	GarbageRename   = "rename"   // Compact halves the text and renames the component
 )
 
 // Probe is a compactable text plugin whose component is named after its
@@ -152,12 +151,6 @@ func (s *probeSession) Compact(_ context.Context, req sdk.CompactRequest) (sdk.C
 	case GarbageNegative:
 		s.text = s.text[:len(s.text)/2]
 		return sdk.CompactResult{ClaimedFreed: -5, Log: "negative"}, nil
-	case GarbageRename:
-		s.text = s.text[:len(s.text)/2]
-		s.plugin.mu.Lock()
-		s.plugin.name = "renamed"
-		s.plugin.mu.Unlock()
-		return sdk.CompactResult{ClaimedFreed: before / 2, Log: "renamed"}, nil
 	}
 	s.text = s.text[:len(s.text)/2]
 	return sdk.CompactResult{ClaimedFreed: before - tokens(s.text, req.Encoding), Log: "halved"}, nil
