@@ -64,7 +64,7 @@ func decodeModel(fb fileBlock, diags *hcl.Diagnostics) *Model {
 
 func decodePlugin(fb fileBlock, diags *hcl.Diagnostics) *Plugin {
 	p := &Plugin{Name: fb.block.Labels[0], Source: Source{DeclRange: fb.block.DefRange},
-		Timeout: DefaultTimeout, RestoreTimeout: DefaultRestoreTimeout, Config: hcl.EmptyBody(), EvalContext: fb.ctx}
+		Timeout: DefaultTimeout, RestoreTimeout: DefaultRestoreTimeout, Config: hcl.EmptyBody(), EvalContext: fb.ctx, AutoMTLS: true}
 	content, d := fb.block.Body.Content(pluginSchema)
 	*diags = append(*diags, d...)
 	r := newAttrReader(content, pluginSchema, fb.ctx, &p.Source, diags)
@@ -76,6 +76,7 @@ func decodePlugin(fb fileBlock, diags *hcl.Diagnostics) *Plugin {
 	r.boolean("required", &p.Required)
 	r.duration("timeout", &p.Timeout)
 	r.duration("restore_timeout", &p.RestoreTimeout)
+	r.boolean("auto_mtls", &p.AutoMTLS)
 	if b := singleBlock(content, "config", diags); b != nil {
 		p.Config = b.Body
 	}
@@ -84,7 +85,7 @@ func decodePlugin(fb fileBlock, diags *hcl.Diagnostics) *Plugin {
 
 func decodeAssembler(fb fileBlock, diags *hcl.Diagnostics) *Assembler {
 	a := &Assembler{Name: fb.block.Labels[0], Source: Source{DeclRange: fb.block.DefRange},
-		Timeout: DefaultTimeout, Options: map[string]string{}}
+		Timeout: DefaultTimeout, Options: map[string]string{}, AutoMTLS: true}
 	r := blockReader(fb.block.Body, assemblerSchema, fb.ctx, &a.Source, diags)
 	r.str("path", &a.Path)
 	a.Path = resolvePath(fb.dir, a.Path)
@@ -92,6 +93,7 @@ func decodeAssembler(fb fileBlock, diags *hcl.Diagnostics) *Assembler {
 	r.str("format", &a.Format)
 	r.stringMap("options", &a.Options)
 	r.duration("timeout", &a.Timeout)
+	r.boolean("auto_mtls", &a.AutoMTLS)
 	return a
 }
 

@@ -30,9 +30,9 @@ var modelSchema = withBlocks(attrSchema([]string{"context_window"}, "reserved_fo
 var pricingSchema = attrSchema(nil, "input", "cache_read", "cache_write", "min_cacheable", "granularity")
 
 var pluginSchema = withBlocks(attrSchema([]string{"path"},
-	"sha256", "priority", "compactable", "required", "timeout", "restore_timeout"), "config")
+	"sha256", "priority", "compactable", "required", "timeout", "restore_timeout", "auto_mtls"), "config")
 
-var assemblerSchema = attrSchema([]string{"path"}, "sha256", "format", "options", "timeout")
+var assemblerSchema = attrSchema([]string{"path"}, "sha256", "format", "options", "timeout", "auto_mtls")
 
 var contextSchema = withBlocks(attrSchema([]string{"model"},
 	"system_prompt", "instructions", "plugins", "assembler", "mode", "fail_on_unmet_target", "allow_over_window"),

@@ -104,6 +104,10 @@ type Plugin struct {
 	// RestoreTimeout bounds one relaunch after a crash: start, configure
 	// and the restore of every session's state (default 60s).
 	RestoreTimeout time.Duration
+	// AutoMTLS is go-plugin's automatic mutual TLS between host and
+	// plugin (default true); false for a plugin whose SDK has no TLS (the
+	// Python SDK), which then serves on a private unix socket.
+	AutoMTLS bool
 	// Config is the raw `config { ... }` body (an empty body when absent),
 	// decoded with DecodePluginConfig once the plugin's schema is known.
 	Config hcl.Body
@@ -121,6 +125,8 @@ type Assembler struct {
 	Format  string            // empty: the assembler's first declared format (checked at start-up)
 	Options map[string]string // free-form, passed to every Assemble call
 	Timeout time.Duration     // default 2s
+	// AutoMTLS: see Plugin.AutoMTLS.
+	AutoMTLS bool
 }
 
 // Strategy is a context's `strategy` block.

@@ -18,14 +18,14 @@ func Specs(plugins []*config.Plugin, assemblers []*config.Assembler, logger hclo
 	}
 	for _, a := range assemblers {
 		specs = append(specs, pluginhost.Spec{Name: a.Name, Kind: pluginhost.KindAssembler, Path: a.Path,
-			SHA256: a.SHA256, Logger: logger})
+			SHA256: a.SHA256, Logger: logger, NoAutoMTLS: !a.AutoMTLS})
 	}
 	return specs
 }
 
 func pluginSpec(p *config.Plugin, logger hclog.Logger) pluginhost.Spec {
 	return pluginhost.Spec{Name: p.Name, Kind: pluginhost.KindContext, Path: p.Path, SHA256: p.SHA256,
-		Logger: logger}
+		Logger: logger, NoAutoMTLS: !p.AutoMTLS}
 }
 
 // DecodeConfigs decodes each plugin's config body against the schema its

@@ -55,6 +55,10 @@ type Options struct {
 	// Sessions is how many sessions the isolation check runs at once
 	// (default 8).
 	Sessions int
+	// NoAutoMTLS launches a binary (RunContextBinary) without go-plugin's
+	// automatic mutual TLS, as `auto_mtls = false` in its HCL block does:
+	// for plugins whose SDK has no TLS, such as the Python SDK.
+	NoAutoMTLS bool
 }
 
 func (o Options) withDefaults() Options {
@@ -77,7 +81,7 @@ func RunContextPlugin(t *testing.T, p sdk.Plugin, opts Options) {
 // host/pluginhost (as the host would) and runs every context check on it.
 func RunContextBinary(t *testing.T, path string, opts Options) {
 	t.Helper()
-	c := launch(t, path, pluginhost.KindContext)
+	c := launch(t, path, pluginhost.KindContext, opts.NoAutoMTLS)
 	RunContext(t, c.Context, opts)
 }
 
@@ -114,7 +118,7 @@ func RunAssembler(t *testing.T, a sdk.Assembler, opts AssemblerOptions) {
 // assembler check on it.
 func RunAssemblerBinary(t *testing.T, path string, opts AssemblerOptions) {
 	t.Helper()
-	c := launch(t, path, pluginhost.KindAssembler)
+	c := launch(t, path, pluginhost.KindAssembler, false)
 	RunAssemblerTarget(t, c.Assembler, opts)
 }
 
@@ -131,12 +135,12 @@ func RunAssemblerTarget(t *testing.T, target AssemblerTarget, opts AssemblerOpti
 	}
 }
 
-func launch(t *testing.T, path string, kind pluginhost.Kind) *pluginhost.Client {
+func launch(t *testing.T, path string, kind pluginhost.Kind, noAutoMTLS bool) *pluginhost.Client {
 	t.Helper()
 	out := &testLog{t: t}
 	t.Cleanup(out.stop) // registered first, runs last: after the kill
 	c, err := pluginhost.Launch(context.Background(), pluginhost.Spec{
-		Name: Binding, Kind: kind, Path: path,
+		Name: Binding, Kind: kind, Path: path, NoAutoMTLS: noAutoMTLS,
 		Logger: hclog.New(&hclog.LoggerOptions{Output: out, Level: hclog.Debug}),
 	})
 	if err != nil {
