@@ -11,6 +11,10 @@ PROTOC_GEN_GO_VERSION      := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.5.1
 PROTO_FILES := sdk/proto/ctxhost/plugin/v1/plugin.proto
 
+# The Python SDK (sdk/python) and its example run on Debian's packages.
+PYTHON          := /usr/bin/python3
+PYTHON_PACKAGES := python3-grpcio python3-protobuf
+
 # binary name => package
 PLUGINS := \
 	ctxhost-plugin-plan=./plugins/plan \
@@ -21,7 +25,7 @@ PLUGINS := \
 	ctxhost-assembler-claude=./plugins/assembler-claude \
 	ctxhost-assembler-codex=./plugins/assembler-codex
 
-.PHONY: all build test run proto bench lint clean
+.PHONY: all build test run proto bench lint clean python-deps
 
 all: build
 
@@ -36,8 +40,24 @@ build:
 	done
 
 ## test: build what the tests need, then run every test with the race detector
-test: build
+test: build python-deps
 	CTXHOST_BIN_DIR=$(BIN) $(GO) test -race -count=1 -timeout 30m ./...
+
+## python-deps: make sure $(PYTHON) can import grpc and protobuf (the Python
+## SDK's only dependencies), installing the Debian packages when running as
+## root on Debian; otherwise say exactly what to install and fail.
+python-deps:
+	@if $(PYTHON) -c 'import grpc, google.protobuf' 2>/dev/null; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing $(PYTHON_PACKAGES) for the Python SDK"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y $(PYTHON_PACKAGES) || \
+		{ apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(PYTHON_PACKAGES); } || exit 1; \
+		$(PYTHON) -c 'import grpc, google.protobuf' && exit 0; \
+	fi; \
+	echo "The Python SDK tests need $(PYTHON) with the grpc and protobuf modules."; \
+	echo "Install them, then run make test again:"; \
+	echo "    sudo apt-get install $(PYTHON_PACKAGES)        # Debian, Ubuntu"; \
+	exit 1
 
 ## run: build, then replay the example transcript through the whole pipeline
 run: build
@@ -52,6 +72,8 @@ proto:
 		--go_out=. --go_opt=module=github.com/ctxhost/ctxhost \
 		--go-grpc_out=. --go-grpc_opt=module=github.com/ctxhost/ctxhost \
 		$(PROTO_FILES)
+	tmp=$$(mktemp -d) && protoc -I sdk/proto --python_out=$$tmp $(PROTO_FILES) && \
+		mv $$tmp/ctxhost/plugin/v1/plugin_pb2.py sdk/python/ctxhost_plugin/plugin_pb2.py && rm -rf $$tmp
 
 ## bench: run every benchmark once (compare ratios within one run)
 bench: build
