@@ -16,8 +16,7 @@ import (
 // every prepared context must fit and never separate a tool result from
 // its call.
 func TestReplayTrajectories(t *testing.T) {
-	paths, err := shareddata.Trajectories()
-	must(t, err)
+	paths := shareddata.RequireTrajectories(t)
 	for _, path := range paths {
 		for _, strategy := range []string{StrategyLazy, StrategyProactive, StrategyAdaptive, StrategyGraduated} {
 			t.Run(filepath.Base(path)+"/"+strategy, func(t *testing.T) {

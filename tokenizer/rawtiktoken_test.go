@@ -19,10 +19,7 @@ func init() { tiktoken.SetBpeLoader(tiktokenloader.NewOfflineLoader()) }
 // real system prompts, code, diffs and tool outputs.
 func trajectoryText(t testing.TB) []string {
 	t.Helper()
-	files, err := shareddata.Trajectories()
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := shareddata.RequireTrajectories(t)
 	var out []string
 	for _, f := range files {
 		raw, err := os.ReadFile(f)

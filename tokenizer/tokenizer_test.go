@@ -19,11 +19,7 @@ import (
 // sharedData returns the reference data directory (../shared/data).
 func sharedData(t testing.TB) string {
 	t.Helper()
-	dir, err := shareddata.Dir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return shareddata.Require(t)
 }
 
 type vector struct {

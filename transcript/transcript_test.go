@@ -14,11 +14,7 @@ import (
 // dataDir returns the reference data directory (../shared/data).
 func dataDir(t *testing.T) string {
 	t.Helper()
-	dir, err := shareddata.Dir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return shareddata.Require(t)
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -156,10 +156,7 @@ type tokenVector struct {
 }
 
 func TestTokensVectors(t *testing.T) {
-	shared, err := shareddata.Dir()
-	if err != nil {
-		t.Fatal(err)
-	}
+	shared := shareddata.Require(t)
 	data, err := os.ReadFile(filepath.Join(shared, "tokenizer", "vectors.json"))
 	if err != nil {
 		t.Fatal(err)

@@ -107,10 +107,7 @@ func TestRunExampleClaude(t *testing.T) {
 }
 
 func TestRunTrajectories(t *testing.T) {
-	trajs, err := shareddata.Trajectories()
-	if err != nil {
-		t.Fatal(err)
-	}
+	trajs := shareddata.RequireTrajectories(t)
 	root := moduleRoot(t)
 	for _, traj := range trajs {
 		t.Run(filepath.Base(traj), func(t *testing.T) {

@@ -17,10 +17,7 @@ import (
 // name, as the transcript package loads them.
 func loadTrajectories(t testing.TB) map[string][]sdk.Message {
 	t.Helper()
-	paths, err := shareddata.Trajectories()
-	if err != nil {
-		t.Fatal(err)
-	}
+	paths := shareddata.RequireTrajectories(t)
 	out := map[string][]sdk.Message{}
 	for _, p := range paths {
 		tr, err := transcript.Load(p, transcript.FormatTraj)

@@ -13,11 +13,7 @@ import (
 // module root (see internal/shareddata).
 func DataDir(tb testing.TB) string {
 	tb.Helper()
-	dir, err := shareddata.Dir()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return dir
+	return shareddata.Require(tb)
 }
 
 // Trajectory is one reference SWE-agent run as messages.
@@ -31,10 +27,7 @@ type Trajectory struct {
 // the system prompt first, tool results named after their calls).
 func Trajectories(tb testing.TB) []Trajectory {
 	tb.Helper()
-	paths, err := shareddata.Trajectories()
-	if err != nil {
-		tb.Fatal(err)
-	}
+	paths := shareddata.RequireTrajectories(tb)
 	out := make([]Trajectory, 0, len(paths))
 	for _, p := range paths {
 		tr, err := transcript.Load(p, transcript.FormatTraj)
