@@ -1,4 +1,4 @@
-# ctxhost example: fresh task contexts (seed 003). Every task gets a
+# ctxhost example: fresh task contexts. Every task gets a
 # context built from scratch: no conversation history, only the system
 # prompt, the task spec and what the task brings to the plugins (its
 # memories, the tool outputs it needs, its plan), fitted to the token

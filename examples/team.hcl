@@ -1,4 +1,4 @@
-# ctxhost example: a multi-agent team (seed 000). A human (kailai) talks
+# ctxhost example: a multi-agent team. A human (kailai) talks
 # to three AI agents, each with its own assembler and prompt format:
 #
 #   max   claude-code    Claude Code prompt, system text for --append-system-prompt

@@ -33,7 +33,7 @@ var _ host.Assembler = (*Assembler)(nil)
 func New() *Assembler { return &Assembler{} }
 
 var formats = assembly.Formats{
-	{FormatInfo: sdk.FormatInfo{Name: Format, MediaType: "text/plain", Description: "{system}\\n\\n{context}\\n\\n{message}, no markers (seed 000 PlainTextAssembler)"},
+	{FormatInfo: sdk.FormatInfo{Name: Format, MediaType: "text/plain", Description: "{system}\\n\\n{context}\\n\\n{message}, the plain-text prompt of any agent type without an assembler of its own, no section markers"},
 		Build: func(_ sdk.AssembleRequest, p assembly.Parts) (sdk.AssembleResult, error) {
 			contextText := assembly.SystemBody(p.TeamTask, assembly.ContextBody(p.Context), assembly.RenderConversation(p.History))
 			return sdk.AssembleResult{Payload: []byte(assembly.SystemBody(p.System, contextText, p.Input))}, nil

@@ -45,7 +45,7 @@ var formats = assembly.Formats{
 			payload, err := buildRequest(parts, req)
 			return sdk.AssembleResult{Payload: payload}, err
 		}},
-	{FormatInfo: sdk.FormatInfo{Name: FormatCLI, MediaType: "text/plain", Description: "seed 000's Claude Code prompt ([TEAM_TASK], [CONTEXT], [MESSAGE]); the system text is returned separately for --append-system-prompt"},
+	{FormatInfo: sdk.FormatInfo{Name: FormatCLI, MediaType: "text/plain", Description: "the Claude Code CLI prompt ([TEAM_TASK], [CONTEXT], [MESSAGE]); the system text is returned separately for --append-system-prompt"},
 		Build: func(_ sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {
 			return sdk.AssembleResult{Payload: []byte(buildPrompt(parts)), System: parts.System, HasSystem: parts.System != ""}, nil
 		}},

@@ -39,7 +39,7 @@ var formats = assembly.Formats{
 			payload, err := buildRequest(parts, req.Options[OptionModel], req.Options[OptionPromptCacheKey])
 			return sdk.AssembleResult{Payload: payload}, err
 		}},
-	{FormatInfo: sdk.FormatInfo{Name: FormatCLI, MediaType: "text/plain", Description: "seed 000's Codex prompt: inline [SYSTEM], [TEAM_TASK], [CONTEXT], [MESSAGE]"},
+	{FormatInfo: sdk.FormatInfo{Name: FormatCLI, MediaType: "text/plain", Description: "the Codex CLI prompt: inline [SYSTEM], [TEAM_TASK], [CONTEXT], [MESSAGE]"},
 		Build: func(_ sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {
 			return sdk.AssembleResult{Payload: []byte(buildPrompt(parts))}, nil
 		}},

@@ -32,7 +32,7 @@ var formats = assembly.Formats{
 			payload, err := buildRequest(parts, req.Options[OptionModel])
 			return sdk.AssembleResult{Payload: payload}, err
 		}},
-	{FormatInfo: sdk.FormatInfo{Name: FormatText, MediaType: "text/plain", Description: `seed 000's Gemini prompt: "Instructions:", "Conversation so far:", "User message:"`},
+	{FormatInfo: sdk.FormatInfo{Name: FormatText, MediaType: "text/plain", Description: `the Gemini CLI prompt: "Instructions:", "Conversation so far:", "User message:"`},
 		Build: func(_ sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {
 			return sdk.AssembleResult{Payload: []byte(buildText(parts))}, nil
 		}},
