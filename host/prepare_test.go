@@ -147,7 +147,9 @@ func TestPreparePluginFailures(t *testing.T) {
 			good := newFake("good", 5, true)
 			bad := newFake("bad", 5, true)
 			b := bind("bad", bad)
-			b.Required, b.Timeout = tt.required, 50*time.Millisecond
+			// 250 ms: long enough for the setup ops on a loaded machine under
+			// -race, short enough to cut the 2 s hang well within a second.
+			b.Required, b.Timeout = tt.required, 250*time.Millisecond
 			s, rec := newTestSession(t, Config{Plugins: []PluginBinding{bind("good", good), b}})
 			must(t, s.SetInput("go"))
 			fill(t, s, "good", 1, 4)
