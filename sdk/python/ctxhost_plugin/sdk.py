@@ -347,6 +347,14 @@ def _status_details(code: grpc.StatusCode, message: str, reason: str) -> bytes:
 # --- the gRPC services ------------------------------------------------------
 
 
+def _state_after(session) -> Optional[pb.SessionState]:
+    """The session's state right after a call, taken under the session's
+    lock, for the host to keep (None for a session without state)."""
+    if not hasattr(session, "state"):
+        return None
+    return pb.SessionState(state=session.state())
+
+
 def _unary(fn, request, response):
     return grpc.unary_unary_rpc_method_handler(
         fn, request_deserializer=request.FromString, response_serializer=response.SerializeToString)
@@ -407,7 +415,7 @@ class _ContextService:
             if not hasattr(s, "compact"):
                 raise RuntimeError('plugin "%s" cannot compact: its Session has no compact method' % self.local.info.name)
             res = s.compact(call, request.tokens_needed, request.encoding)
-            return pb.CompactResponse(log=res.log, claimed_freed=res.claimed_freed)
+            return pb.CompactResponse(log=res.log, claimed_freed=res.claimed_freed, state=_state_after(s))
         return self._run(context, "Compact", lambda: self.local.with_session(request.session_id, run))
 
     def apply(self, request, context):
@@ -420,8 +428,9 @@ class _ContextService:
                     args = json.loads(request.args_json)
                 except ValueError as e:
                     raise InvalidArgs('args of op "%s" are not valid JSON: %s' % (request.op, e))
-            result = self.local.with_session(request.session_id, lambda s: s.apply(call, request.op, args))
-            return pb.ApplyResponse(result_json=b"" if result is None else json.dumps(result).encode())
+            result, state = self.local.with_session(
+                request.session_id, lambda s: (s.apply(call, request.op, args), _state_after(s)))
+            return pb.ApplyResponse(result_json=b"" if result is None else json.dumps(result).encode(), state=state)
         return self._run(context, "Apply", run)
 
     def prepared(self, request, context):
@@ -430,7 +439,8 @@ class _ContextService:
         def run(s):
             if hasattr(s, "prepared"):
                 s.prepared(call, _budget(request.budget))
-            return pb.Empty()
+                return pb.PreparedResponse(state=_state_after(s))
+            return pb.PreparedResponse()
         return self._run(context, "Prepared", lambda: self.local.with_session(request.session_id, run))
 
     def state(self, request, context):
@@ -461,7 +471,7 @@ class _ContextService:
             "Component": _unary(self.component, pb.ComponentRequest, pb.ComponentResponse),
             "Compact": _unary(self.compact, pb.CompactRequest, pb.CompactResponse),
             "Apply": _unary(self.apply, pb.ApplyRequest, pb.ApplyResponse),
-            "Prepared": _unary(self.prepared, pb.PreparedRequest, pb.Empty),
+            "Prepared": _unary(self.prepared, pb.PreparedRequest, pb.PreparedResponse),
             "State": _unary(self.state, pb.SessionRequest, pb.StateResponse),
             "Restore": _unary(self.restore, pb.RestoreRequest, pb.Empty),
             "EndSession": _unary(self.end_session, pb.SessionRequest, pb.Empty),
