@@ -30,10 +30,7 @@ type realRun struct {
 // run are exercised.
 func realRuns(t testing.TB) []realRun {
 	t.Helper()
-	paths, err := shareddata.Trajectories()
-	if err != nil {
-		t.Fatal(err)
-	}
+	paths := shareddata.RequireTrajectories(t)
 	var runs []realRun
 	for _, p := range paths {
 		tr, err := transcript.Load(p, transcript.FormatTraj)
