@@ -34,11 +34,13 @@ type Options struct {
 	// PreserveRecent is how many of the most recent messages compaction
 	// never masks or omits (default 10; a negative value preserves none).
 	PreserveRecent int
-	// KeepFirst keeps the first message (the task) in the view when the
-	// window omits older messages. It is on by default, and false is read
-	// as the default: set DropFirst to turn it off.
+	// KeepFirst makes the first user message the task when no message
+	// says it is one (the task is never omitted, see Policy). It is on by
+	// default, and false is read as the default: set DropFirst to turn it
+	// off.
 	KeepFirst bool
-	// DropFirst lets the window omit the first message too.
+	// DropFirst turns KeepFirst off: no message becomes the task unless
+	// its kind says so.
 	DropFirst bool
 	// MaskBatch is how many observations Compact masks between checks of
 	// the need, and how many MaskOldest masks when asked for n <= 0
@@ -258,31 +260,6 @@ func (h *History) SetCounter(c tokenizer.Counter) {
 	}
 	h.counter = c
 	h.maskCursor = 0 // whether masking shrinks an output may change
-	for i := range h.entries {
-		e := &h.entries[i]
-		e.tokens = h.count(e.msg)
-		e.maskTokens = -1
-		if e.masked {
-			h.maskTokensOf(i)
-		}
-		if e.cut {
-			e.cutTokens = h.count(h.cutMessage(e))
-		}
-	}
-	h.recountView()
-	h.version++
-}
-
-// SetFraming switches how messages are counted (nil: sdk.MessageText) and
-// recounts every message once.
-func (h *History) SetFraming(f *sdk.Framing) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if (f == nil && h.opts.Framing == nil) || (f != nil && h.opts.Framing != nil && *f == *h.opts.Framing) {
-		return
-	}
-	h.opts.Framing = f
-	h.maskCursor = 0
 	for i := range h.entries {
 		e := &h.entries[i]
 		e.tokens = h.count(e.msg)
