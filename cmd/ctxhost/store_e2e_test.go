@@ -77,7 +77,7 @@ func TestRunResumeFromStore(t *testing.T) {
 	if res := ctxhost(t, "", args("-session", "coding", "-o", filepath.Join(dir, "half1.json"), half1)...); res.code != 0 {
 		t.Fatalf("first half exited %d:\n%s", res.code, res.stderr)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "state", "coding.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "state", "coding.snapshot")); err != nil {
 		t.Fatalf("first half left no stored session: %v", err)
 	}
 	resumed := filepath.Join(dir, "resumed.json")
