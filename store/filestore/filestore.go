@@ -58,6 +58,7 @@ type session struct {
 	loaded  bool
 	version uint64 // 0: nothing stored, or a legacy file only
 	logSize int64  // bytes of valid records in the log
+	torn    bool   // the log holds more than its valid records
 }
 
 var _ host.Store = (*Store)(nil)
@@ -116,7 +117,7 @@ func (f *Store) Load(_ context.Context, id string) (host.StoredSession, error) {
 	if err != nil {
 		return host.StoredSession{}, fmt.Errorf("load session %q: %w", id, err)
 	}
-	s.loaded, s.version, s.logSize = true, st.Version(), logSize
+	s.loaded, s.version, s.logSize, s.torn = true, st.Version(), logSize, true
 	return st, nil
 }
 
@@ -170,7 +171,7 @@ func (f *Store) ensureLoaded(id string, s *session) error {
 	if err != nil {
 		return err
 	}
-	s.loaded, s.version, s.logSize = true, st.Version(), logSize
+	s.loaded, s.version, s.logSize, s.torn = true, st.Version(), logSize, true
 	return nil
 }
 
@@ -186,18 +187,19 @@ func (f *Store) Append(_ context.Context, id string, expected uint64, event []by
 		return fmt.Errorf("append to session %q: stored version %d, expected %d: %w", id, s.version, expected, host.ErrVersionConflict)
 	}
 	_, logPath, _ := f.Files(id)
-	size, err := appendRecord(logPath, s.logSize, expected+1, event)
+	size, err := appendRecord(logPath, s.logSize, s.torn, expected+1, event)
 	if err != nil {
 		s.loaded = false // read the log again before the next append
 		return fmt.Errorf("append to session %q: %w", id, err)
 	}
-	s.version, s.logSize = expected+1, size
+	s.version, s.logSize, s.torn = expected+1, size, false
 	return nil
 }
 
-// appendRecord writes one record at offset at (dropping anything after it:
-// a record a crash cut short) and syncs the file; it returns the new size.
-func appendRecord(path string, at int64, version uint64, event []byte) (int64, error) {
+// appendRecord writes one record at offset at (with cut: dropping
+// anything after it, such as a record a crash cut short) and syncs the
+// file; it returns the new size.
+func appendRecord(path string, at int64, cut bool, version uint64, event []byte) (int64, error) {
 	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o600)
 	if err != nil {
 		return 0, err
@@ -206,7 +208,7 @@ func appendRecord(path string, at int64, version uint64, event []byte) (int64, e
 	rec := fmt.Appendf(nil, "%d %d %08x\n", version, len(event), crc32.Checksum(event, castagnoli))
 	rec = append(append(rec, event...), '\n')
 	_, err = file.WriteAt(rec, at)
-	if err == nil {
+	if err == nil && cut {
 		err = file.Truncate(at + int64(len(rec)))
 	}
 	if err == nil {
@@ -247,7 +249,7 @@ func (f *Store) Snapshot(_ context.Context, id string, expected uint64, state []
 		s.loaded = false
 		return fmt.Errorf("snapshot session %q: empty the log: %w", id, err)
 	}
-	s.logSize = 0
+	s.logSize, s.torn = 0, false
 	if err := os.Remove(legacyPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("snapshot session %q: remove the old-format file: %w", id, err)
 	}
