@@ -135,16 +135,21 @@ func (s *Session) compactPlugin(ctx context.Context, c *countedComponent, ask in
 		prev, _ = s.knownPluginState(ctx, p)
 	}
 	undo := func(reason string) CompactionStep {
+		if prev == nil && p.info.HasCapability(sdk.CapState) {
+			s.stateUnknown() // nothing to put back: the next save takes the state as it is
+		}
 		if prev != nil {
 			if err := s.restorePlugin(ctx, p, prev); err != nil {
 				reason += fmt.Sprintf("; putting the state back failed: %v", err)
+				s.stateUnknown()
 			}
 		}
 		s.forgetState(p.binding.Name)
 		return discard(reason)
 	}
+	req := sdk.CompactRequest{TokensNeeded: ask, Encoding: s.cfg.Encoding}
 	res, err := callWithDeadline(ctx, p.binding.Timeout, func(ctx context.Context) (sdk.CompactResult, error) {
-		return p.binding.Plugin.Compact(ctx, s.id, sdk.CompactRequest{TokensNeeded: ask, Encoding: s.cfg.Encoding})
+		return p.binding.Plugin.Compact(ctx, s.id, req)
 	})
 	if err != nil {
 		return discard(err.Error()) // a Supervisor has put the state back
@@ -168,6 +173,7 @@ func (s *Session) compactPlugin(ctx context.Context, c *countedComponent, ask in
 		return undo(fmt.Sprintf("component grew from %d to %d tokens", c.tokens, tokens))
 	}
 	p.accept(after, tokens, h, gen)
+	s.journalPlugin(p, journalOp{Compact: &req, Result: compactHash(res)})
 	st.Freed = c.tokens - tokens
 	st.Duration = time.Since(start)
 	if after == nil {

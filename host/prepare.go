@@ -309,6 +309,9 @@ func (s *Session) notifyPrepared(ctx context.Context, b sdk.Budget) []string {
 	wg.Wait()
 	var warnings []string
 	for i, err := range errs {
+		if err == nil && s.plugins[i].info.HasCapability(sdk.CapPrepared) {
+			s.journalPlugin(s.plugins[i], journalOp{Prepared: &b})
+		}
 		if err != nil {
 			name := s.plugins[i].binding.Name
 			s.events.emit(Event{Type: EventPluginFailed, Session: s.id, Plugin: name, Err: err})

@@ -41,6 +41,19 @@ type Session struct {
 	// unchanged since it last fetched them (see persist).
 	store Store
 	known map[string]knownState
+	// version is the session's version in the store (0: not stored);
+	// snapBytes and logBytes the size of its last snapshot and of the
+	// events appended since; pending the changes not saved yet; a save
+	// after needSnapshot writes a snapshot.
+	version      uint64
+	snapBytes    int
+	logBytes     int
+	pending      []journalOp
+	needSnapshot bool
+	// position is the caller's position (SetPosition); positionSaved
+	// tells whether the store holds it.
+	position      json.RawMessage
+	positionSaved bool
 	// caches remembers each agent's last payload, for the cache report.
 	caches map[string]*cacheTrack
 }
@@ -90,8 +103,9 @@ func newSession(id string, cfg Config, ev *events) (*Session, error) {
 		hist:    history.New(counter, cfg.History.Options),
 		usage:   usage{Calibration: 1},
 		metrics: Metrics{FreedByComponent: map[string]int{}},
-		known:   map[string]knownState{},
+		known:   map[string]knownState{}, positionSaved: true,
 	}
+	s.setHistory(s.hist)
 	for _, b := range cfg.Plugins {
 		slot, err := newPluginSlot(b)
 		if err != nil {
@@ -112,6 +126,12 @@ func (s *Session) Config() Config {
 	return s.cfg
 }
 
+// setHistory makes h the session's history, journaling its changes.
+func (s *Session) setHistory(h *history.History) {
+	s.hist = h
+	h.SetJournal(func(op history.Op) { s.journal(journalOp{History: &op}) })
+}
+
 func (s *Session) setText(dst *countedText, what, text string) error {
 	if !utf8.ValidString(text) {
 		return fmt.Errorf("set %s: text is not valid UTF-8", what)
@@ -119,6 +139,7 @@ func (s *Session) setText(dst *countedText, what, text string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	*dst = countedText{text: text, tokens: s.counter.Count(text)}
+	s.journal(journalOp{Set: strings.Fields(what)[0], Text: text}) // system, instructions, input
 	if err := s.persist(); err != nil {
 		return fmt.Errorf("set %s: %w", what, err)
 	}
@@ -220,6 +241,8 @@ func (s *Session) SetStrategy(cfg StrategyConfig) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cfg.Strategy, s.strategy = cfg, st
+	sst := strategyState(cfg)
+	s.journal(journalOp{Strategy: &sst})
 	if err := s.persist(); err != nil {
 		return fmt.Errorf("set strategy: %w", err)
 	}
@@ -270,6 +293,7 @@ func (s *Session) Apply(ctx context.Context, plugin, op string, args json.RawMes
 		}
 		return nil, fmt.Errorf("apply %s.%s: %w", plugin, op, err)
 	}
+	s.journalPlugin(slot, journalOp{Apply: &appliedOp{Op: op, Args: args}, Result: resultHash(out)})
 	if err := s.persist(); err != nil {
 		return out, fmt.Errorf("apply %s.%s: %w", plugin, op, err)
 	}

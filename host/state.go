@@ -31,6 +31,8 @@ type sessionState struct {
 	Usage        usage         `json:"usage"`
 	Pressure     pressureState `json:"pressure"`
 	Plugins      []pluginState `json:"plugins,omitempty"`
+	// Position is the caller's position in its input (Session.SetPosition).
+	Position json.RawMessage `json:"position,omitempty"`
 }
 
 type strategyState struct {
@@ -67,6 +69,7 @@ func (s *Session) exportLocked(ctx context.Context, stateOf func(context.Context
 		Version: StateVersion, Session: s.id,
 		SystemPrompt: s.system.text, Instructions: s.instructions.text, Input: s.input.text,
 		Strategy: strategyState(s.cfg.Strategy), History: hist, Usage: s.usage, Pressure: s.pressure,
+		Position: s.position,
 	}
 	for _, p := range s.plugins {
 		if !p.info.HasCapability(sdk.CapState) {
@@ -147,8 +150,11 @@ func (s *Session) restore(ctx context.Context, data []byte, persist bool) error 
 	s.instructions = countedText{st.Instructions, s.counter.Count(st.Instructions)}
 	s.input = countedText{st.Input, s.counter.Count(st.Input)}
 	s.cfg.Strategy, s.strategy = strategyCfg, strategy
-	s.hist, s.usage, s.pressure = hist, st.Usage, st.Pressure
+	s.setHistory(hist)
+	s.usage, s.pressure, s.position = st.Usage, st.Pressure, st.Position
+	s.pending = s.pending[:0]
 	if persist {
+		s.needSnapshot = true
 		if err := s.persist(); err != nil {
 			return fmt.Errorf("restore %q: %w", s.id, err)
 		}
@@ -187,28 +193,14 @@ func (s *Session) restorePlugins(ctx context.Context, slots []*pluginSlot, state
 // damaged state is an error, never silently repaired.
 func decodeState(data []byte) (sessionState, error) {
 	var st sessionState
-	if !utf8.Valid(data) {
-		return st, fmt.Errorf("state is not valid UTF-8")
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&st); err != nil {
+	if err := decodeStrict(data, &st); err != nil {
 		return st, fmt.Errorf("state: %w", err)
-	}
-	if dec.More() {
-		return st, fmt.Errorf("state: data after the JSON object")
 	}
 	if st.Version != StateVersion {
 		return st, fmt.Errorf("state version %d, want %d", st.Version, StateVersion)
 	}
-	u, pr := st.Usage, st.Pressure
-	switch {
-	case math.IsNaN(u.Calibration) || u.Calibration < 0.25 || u.Calibration > 4:
-		return st, fmt.Errorf("calibration %g out of range [0.25, 4]", u.Calibration)
-	case u.ReportedPrompt < 0 || u.CompletionTotal < 0 || u.LastCounted < 0:
-		return st, fmt.Errorf("negative usage (prompt %d, completion %d, counted %d)", u.ReportedPrompt, u.CompletionTotal, u.LastCounted)
-	case pr.LastUsed < 0 || slices.ContainsFunc(pr.Growth, func(g int) bool { return g < 0 }):
-		return st, fmt.Errorf("negative pressure figures")
+	if err := checkFigures(st.Usage, st.Pressure); err != nil {
+		return st, err
 	}
 	seen := map[string]bool{}
 	for _, p := range st.Plugins {
@@ -218,6 +210,36 @@ func decodeState(data []byte) (sessionState, error) {
 		seen[p.Name] = true
 	}
 	return st, nil
+}
+
+// decodeStrict decodes one JSON value into v: valid UTF-8, known fields
+// only, nothing after it.
+func decodeStrict(data []byte, v any) error {
+	if !utf8.Valid(data) {
+		return fmt.Errorf("not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return fmt.Errorf("data after the JSON object")
+	}
+	return nil
+}
+
+// checkFigures fails unless every usage and pressure figure is in range.
+func checkFigures(u usage, pr pressureState) error {
+	switch {
+	case math.IsNaN(u.Calibration) || u.Calibration < 0.25 || u.Calibration > 4:
+		return fmt.Errorf("calibration %g out of range [0.25, 4]", u.Calibration)
+	case u.ReportedPrompt < 0 || u.CompletionTotal < 0 || u.LastCounted < 0:
+		return fmt.Errorf("negative usage (prompt %d, completion %d, counted %d)", u.ReportedPrompt, u.CompletionTotal, u.LastCounted)
+	case pr.LastUsed < 0 || slices.ContainsFunc(pr.Growth, func(g int) bool { return g < 0 }):
+		return fmt.Errorf("negative pressure figures")
+	}
+	return nil
 }
 
 // checkPluginStates fails unless states holds an entry for every bound

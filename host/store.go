@@ -2,14 +2,7 @@ package host
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/ctxhost/ctxhost/sdk"
 )
@@ -30,159 +23,47 @@ var ErrStored = errors.New("session state already stored")
 // whole state again.
 var ErrNotPersisted = errors.New("change applied but not persisted")
 
-// Store keeps each session's exported state (Session.ExportState) so a
-// session survives a host restart. Implementations must be safe for
-// concurrent use by different sessions; calls for one session are
-// serialized by the session.
+// ErrVersionConflict is returned (wrapped) by Store.Append and
+// Store.Snapshot when the session's stored version is not the one the
+// caller expected: another writer changed it since the caller read it.
+var ErrVersionConflict = errors.New("stored session version conflict")
+
+// Store keeps each session as a versioned snapshot (Session.ExportState)
+// followed by an append-only log of events, so saving a change costs the
+// size of the change, not of the session. Every save makes a new version:
+// Append adds one event, Snapshot replaces snapshot and log with one
+// state; both succeed only when the stored version is the expected one
+// (optimistic concurrency). A successful Append or Snapshot is durable
+// (it survives a crash of the host or of the machine). Implementations
+// must be safe for concurrent use by different sessions; calls for one
+// session are serialized by the session. Event and snapshot bytes are
+// opaque to the store.
 type Store interface {
-	// Save replaces the session's stored state.
-	Save(sessionID string, state []byte) error
-	// Load returns the session's stored state, or an error wrapping
-	// ErrNotStored when there is none.
-	Load(sessionID string) ([]byte, error)
-	// Delete forgets the session's state; deleting nothing is not an error.
-	Delete(sessionID string) error
+	// Load returns the session's last snapshot and the events appended
+	// after it, or an error wrapping ErrNotStored when there is none.
+	Load(ctx context.Context, sessionID string) (StoredSession, error)
+	// Append adds event as version expected+1.
+	Append(ctx context.Context, sessionID string, expected uint64, event []byte) error
+	// Snapshot replaces the session's snapshot and events with state, as
+	// version expected+1 (expected 0: the session is not stored yet).
+	Snapshot(ctx context.Context, sessionID string, expected uint64, state []byte) error
+	// Delete forgets the session; deleting nothing is not an error.
+	Delete(ctx context.Context, sessionID string) error
 }
 
-// FileStore is a Store that keeps one file per session, <dir>/<escaped
-// id>.json, written atomically: a temporary file in the same directory is
-// written, fsynced and renamed over the old one (then the directory is
-// fsynced), so a reader or a crash sees the old state or the new one, never
-// a mix.
-type FileStore struct {
-	dir string
+// StoredSession is what a Store holds for one session.
+type StoredSession struct {
+	// Snapshot is the state as of SnapshotVersion.
+	Snapshot        []byte
+	SnapshotVersion uint64
+	// Events are versions SnapshotVersion+1 ... SnapshotVersion+len(Events),
+	// in order.
+	Events [][]byte
 }
 
-var _ Store = (*FileStore)(nil)
-
-// NewFileStore returns a store in dir, creating the directory (0700) when
-// it does not exist. Temporary files a crashed host left behind (.tmp-*)
-// are removed: a store directory belongs to one host at a time.
-func NewFileStore(dir string) (*FileStore, error) {
-	if dir == "" {
-		return nil, fmt.Errorf("file store: empty directory")
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("file store: %w", err)
-	}
-	stale, err := filepath.Glob(filepath.Join(dir, ".tmp-*"))
-	if err != nil {
-		return nil, fmt.Errorf("file store: %w", err)
-	}
-	for _, f := range stale {
-		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("file store: remove stale %s: %w", f, err)
-		}
-	}
-	return &FileStore{dir: dir}, nil
-}
-
-// Dir returns the store's directory.
-func (f *FileStore) Dir() string { return f.dir }
-
-// Path returns the file that holds sessionID's state.
-func (f *FileStore) Path(sessionID string) string {
-	return filepath.Join(f.dir, EscapeSessionID(sessionID)+".json")
-}
-
-// Save writes the state atomically (temporary file, fsync, rename).
-func (f *FileStore) Save(sessionID string, state []byte) error {
-	if err := writeFileAtomic(f.dir, f.Path(sessionID), state); err != nil {
-		return fmt.Errorf("save session %q: %w", sessionID, err)
-	}
-	return nil
-}
-
-// Load reads the session's state; a missing file wraps ErrNotStored.
-func (f *FileStore) Load(sessionID string) ([]byte, error) {
-	b, err := os.ReadFile(f.Path(sessionID))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("load session %q: %w", sessionID, ErrNotStored)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("load session %q: %w", sessionID, err)
-	}
-	return b, nil
-}
-
-// Delete removes the session's file; a missing file is not an error.
-func (f *FileStore) Delete(sessionID string) error {
-	err := os.Remove(f.Path(sessionID))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("delete session %q: %w", sessionID, err)
-	}
-	return nil
-}
-
-// writeFileAtomic writes data to path through a temporary file in dir;
-// on any failure the temporary file is removed and path is untouched.
-func writeFileAtomic(dir, path string, data []byte) (err error) {
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return err
-	}
-	return nil
-}
-
-// maxEscapedID bounds an escaped id so the file name stays well under the
-// 255-byte limit of common file systems.
-const maxEscapedID = 200
-
-// EscapeSessionID turns any session id into a safe, distinct file name
-// part: lower-case ASCII letters, digits, '-' and '_' stay as they are;
-// every other byte (upper case included, so ids differing only in case do
-// not collide on case-insensitive file systems; '.' included, so no name
-// starts with a dot) becomes %XX. An escaped id longer than 200 bytes is
-// cut to 100 and suffixed with "~" and the SHA-256 of the id ('~' never
-// appears in an escaped id, so the two forms cannot collide).
-func EscapeSessionID(id string) string {
-	var b strings.Builder
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_' {
-			b.WriteByte(c)
-			continue
-		}
-		fmt.Fprintf(&b, "%%%02X", c)
-	}
-	out := b.String()
-	if len(out) > maxEscapedID {
-		sum := sha256.Sum256([]byte(id))
-		out = out[:100] + "~" + hex.EncodeToString(sum[:])
-	}
-	return out
-}
+// Version is the session's current version: that of its last event, or
+// of its snapshot.
+func (st StoredSession) Version() uint64 { return st.SnapshotVersion + uint64(len(st.Events)) }
 
 // StateKeeper is implemented by a ContextPlugin that keeps each session's
 // last plugin state (a Supervisor). KeptState returns it only when it is
@@ -197,23 +78,6 @@ type StateKeeper interface {
 type knownState struct {
 	gen   int
 	state []byte
-}
-
-// persist saves the session's state to the store (none: nothing to do).
-// The caller holds s.mu. Plugin states the session knows unchanged since
-// they were last fetched are not asked for again.
-func (s *Session) persist() error {
-	if s.store == nil || s.ended {
-		return nil
-	}
-	data, err := s.exportLocked(context.Background(), s.knownPluginState)
-	if err == nil {
-		err = s.store.Save(s.id, data)
-	}
-	if err != nil {
-		return fmt.Errorf("%w: %w", ErrNotPersisted, err)
-	}
-	return nil
 }
 
 // knownPluginState returns p's current state: the one known unchanged, or

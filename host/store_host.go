@@ -15,7 +15,7 @@ func (h *Host) Stored(id string) (bool, error) {
 	if h.store == nil {
 		return false, nil
 	}
-	_, err := h.store.Load(id)
+	_, err := h.store.Load(context.Background(), id)
 	switch {
 	case err == nil:
 		return true, nil
@@ -32,21 +32,23 @@ func (h *Host) Stored(id string) (bool, error) {
 // NewSession. A stored state that cannot be restored is an error, the
 // session is not created and the stored state is left as it was.
 func (h *Host) OpenSession(ctx context.Context, id string, cfg Config) (s *Session, restored bool, err error) {
-	var data []byte
+	var stored StoredSession
+	found := false
 	if h.store != nil {
-		data, err = h.store.Load(id)
+		stored, err = h.store.Load(ctx, id)
 		if err != nil && !errors.Is(err, ErrNotStored) {
 			return nil, false, fmt.Errorf("open session %q: %w", id, err)
 		}
+		found = err == nil
 	}
 	s, err = h.newSession(id, cfg)
 	if err != nil {
 		return nil, false, fmt.Errorf("open session %q: %w", id, err)
 	}
-	if data == nil {
+	if !found {
 		return s, false, nil
 	}
-	if err := s.restore(ctx, data, false); err != nil {
+	if err := s.restoreStored(ctx, stored); err != nil {
 		h.mu.Lock()
 		delete(h.sessions, id)
 		h.mu.Unlock()
@@ -72,7 +74,7 @@ func (h *Host) unstore(id string) error {
 	if h.store == nil {
 		return nil
 	}
-	if err := h.store.Delete(id); err != nil {
+	if err := h.store.Delete(context.Background(), id); err != nil {
 		return fmt.Errorf("end session %q: %w", id, err)
 	}
 	return nil

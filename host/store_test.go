@@ -6,8 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +17,7 @@ import (
 	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/host/plaintext"
 	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/store/filestore"
 	"github.com/ctxhost/ctxhost/tokenizer"
 )
 
@@ -82,36 +82,66 @@ func (c *countingPlugin) State(ctx context.Context, session string) ([]byte, err
 
 // memStore is an in-memory Store that counts saves and can be told to fail.
 type memStore struct {
-	mu    sync.Mutex
-	data  map[string][]byte
-	saves int
-	fail  error
+	mu        sync.Mutex
+	data      map[string]*host.StoredSession
+	saves     int
+	snapshots int
+	fail      error
 }
 
-func newMemStore() *memStore { return &memStore{data: map[string][]byte{}} }
+func newMemStore() *memStore { return &memStore{data: map[string]*host.StoredSession{}} }
 
-func (m *memStore) Save(id string, b []byte) error {
+func (m *memStore) check(id string, expected uint64) (*host.StoredSession, error) {
+	if m.fail != nil {
+		return nil, m.fail
+	}
+	st, ok := m.data[id]
+	if !ok {
+		st = &host.StoredSession{}
+	}
+	if st.Version() != expected {
+		return nil, fmt.Errorf("version %d, expected %d: %w", st.Version(), expected, host.ErrVersionConflict)
+	}
+	m.data[id] = st
+	return st, nil
+}
+
+func (m *memStore) Append(_ context.Context, id string, expected uint64, ev []byte) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.fail != nil {
-		return m.fail
+	st, err := m.check(id, expected)
+	if err != nil {
+		return err
 	}
 	m.saves++
-	m.data[id] = append([]byte(nil), b...)
+	st.Events = append(st.Events, append([]byte(nil), ev...))
 	return nil
 }
 
-func (m *memStore) Load(id string) ([]byte, error) {
+func (m *memStore) Snapshot(_ context.Context, id string, expected uint64, state []byte) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	b, ok := m.data[id]
-	if !ok {
-		return nil, fmt.Errorf("load %q: %w", id, host.ErrNotStored)
+	st, err := m.check(id, expected)
+	if err != nil {
+		return err
 	}
-	return b, nil
+	m.saves++
+	m.snapshots++
+	*st = host.StoredSession{Snapshot: append([]byte(nil), state...), SnapshotVersion: expected + 1}
+	return nil
 }
 
-func (m *memStore) Delete(id string) error {
+func (m *memStore) Load(_ context.Context, id string) (host.StoredSession, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st, ok := m.data[id]
+	if !ok || st.Snapshot == nil {
+		return host.StoredSession{}, fmt.Errorf("load %q: %w", id, host.ErrNotStored)
+	}
+	return host.StoredSession{Snapshot: st.Snapshot, SnapshotVersion: st.SnapshotVersion, Events: slices.Clone(st.Events)}, nil
+}
+
+func (m *memStore) Delete(_ context.Context, id string) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.data, id)
@@ -202,9 +232,21 @@ func storeSteps(snapshot *[]byte) []struct {
 	}
 }
 
-// TestPersistAfterEachCall: after every call that changes the session, the
-// store holds exactly what a fresh ExportState gives.
+// TestPersistAfterEachCall: after every call that changes the session,
+// one save is made, and a new host with new plugin instances opening the
+// session from the store (snapshot plus replayed events) holds exactly what
+// a fresh ExportState of the live session gives. Most saves are appended
+// events: snapshots are rare.
 func TestPersistAfterEachCall(t *testing.T) {
+	for _, floor := range []int{64 << 10, 0} {
+		t.Run(fmt.Sprint("snapshot floor ", floor), func(t *testing.T) {
+			defer host.SetSnapshotFloor(floor)()
+			testPersistAfterEachCall(t, floor > 0)
+		})
+	}
+}
+
+func testPersistAfterEachCall(t *testing.T, fewSnapshots bool) {
 	ctx := context.Background()
 	store := newMemStore()
 	h := host.New(host.Options{Store: store})
@@ -214,31 +256,44 @@ func TestPersistAfterEachCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	var snapshot []byte
-	for _, step := range storeSteps(&snapshot) {
-		before := store.saves
-		if err := step.call(ctx, s); err != nil {
-			t.Fatalf("%s: %v", step.name, err)
-		}
-		if strings.HasPrefix(step.name, "ExportState") {
-			if store.saves != before {
-				t.Errorf("%s saved the state; it changes nothing", step.name)
+	for round := range 3 {
+		for _, step := range storeSteps(&snapshot) {
+			before := store.saves
+			if err := step.call(ctx, s); err != nil {
+				t.Fatalf("%s: %v", step.name, err)
 			}
-			continue
+			if strings.HasPrefix(step.name, "ExportState") {
+				if store.saves != before {
+					t.Errorf("%s saved the state; it changes nothing", step.name)
+				}
+				continue
+			}
+			if store.saves != before+1 {
+				t.Errorf("%s: %d saves, want 1", step.name, store.saves-before)
+			}
+			h2 := host.New(host.Options{Store: store})
+			s2, restored, err := h2.OpenSession(ctx, "s1", newStoreRig(t, h2).cfg)
+			if err != nil || !restored {
+				t.Fatalf("round %d, %s: reopen: restored %v, %v", round, step.name, restored, err)
+			}
+			fresh, err := s.ExportState(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reopened, err := s2.ExportState(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(fresh), string(reopened)); diff != "" {
+				t.Errorf("round %d, %s: reopened state differs from the live one (-live +reopened):\n%s", round, step.name, diff)
+			}
 		}
-		if store.saves != before+1 {
-			t.Errorf("%s: %d saves, want 1", step.name, store.saves-before)
-		}
-		stored, err := store.Load("s1")
-		if err != nil {
-			t.Fatalf("%s: %v", step.name, err)
-		}
-		fresh, err := s.ExportState(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if diff := cmp.Diff(string(fresh), string(stored)); diff != "" {
-			t.Errorf("%s: stored state differs from a fresh export (-fresh +stored):\n%s", step.name, diff)
-		}
+	}
+	// A snapshot for the new session and for each RestoreState; every
+	// other save is an appended event (unless snapshots are made as soon as
+	// the log is as large as the snapshot).
+	if fewSnapshots && store.snapshots > 4 {
+		t.Errorf("%d snapshots in %d saves; want at most 4 (creation, RestoreState x3)", store.snapshots, store.saves)
 	}
 }
 
@@ -292,7 +347,7 @@ func TestPersistReusesKeptState(t *testing.T) {
 func TestRestoreIntoNewHost(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	storeA, err := host.NewFileStore(dir)
+	storeA, err := filestore.New(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +363,7 @@ func TestRestoreIntoNewHost(t *testing.T) {
 		}
 	}
 
-	storeB, err := host.NewFileStore(dir)
+	storeB, err := filestore.New(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,102 +449,5 @@ func TestFailingStoreSurfacesError(t *testing.T) {
 	}
 	if _, err := s.Prepare(ctx, sdk.AgentIdentity{}); !errors.Is(err, host.ErrNotPersisted) {
 		t.Errorf("Prepare: %v, want ErrNotPersisted", err)
-	}
-}
-
-func TestFileStore(t *testing.T) {
-	dir := t.TempDir()
-	fs, err := host.NewFileStore(filepath.Join(dir, "state"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := []string{"replay", "Replay", "a/b", "../escape", ".", "..", ".hidden", "a.json", "with space", "ü", "%41", "A",
-		"\x00nul", strings.Repeat("x", 300), strings.Repeat("x", 299) + "y", strings.Repeat("/", 120)}
-	paths := map[string]string{}
-	for _, id := range ids {
-		p := fs.Path(id)
-		if filepath.Dir(p) != fs.Dir() {
-			t.Errorf("id %q: path %q is not directly in the store", id, p)
-		}
-		name := filepath.Base(p)
-		if strings.HasPrefix(name, ".") || len(name) > 255 || strings.ContainsAny(name, "/\\\x00:") {
-			t.Errorf("id %q: unsafe file name %q", id, name)
-		}
-		if other, dup := paths[strings.ToLower(name)]; dup {
-			t.Errorf("ids %q and %q share the file name %q (case-insensitively)", id, other, name)
-		}
-		paths[strings.ToLower(name)] = id
-		if _, err := fs.Load(id); !errors.Is(err, host.ErrNotStored) {
-			t.Errorf("id %q: Load before Save: %v, want ErrNotStored", id, err)
-		}
-		want := []byte(fmt.Sprintf(`{"id":%q}`, id))
-		if err := fs.Save(id, want); err != nil {
-			t.Fatalf("id %q: %v", id, err)
-		}
-	}
-	for _, id := range ids {
-		got, err := fs.Load(id)
-		if err != nil || string(got) != fmt.Sprintf(`{"id":%q}`, id) {
-			t.Errorf("id %q: Load = %q, %v", id, got, err)
-		}
-	}
-	entries, err := os.ReadDir(fs.Dir())
-	if err != nil || len(entries) != len(ids) {
-		t.Errorf("store holds %d files, want %d (%v)", len(entries), len(ids), err)
-	}
-	for _, id := range ids {
-		if err := fs.Delete(id); err != nil {
-			t.Errorf("Delete %q: %v", id, err)
-		}
-		if err := fs.Delete(id); err != nil {
-			t.Errorf("second Delete %q: %v", id, err)
-		}
-	}
-	if entries, _ := os.ReadDir(fs.Dir()); len(entries) != 0 {
-		t.Errorf("%d files left after deleting every session", len(entries))
-	}
-}
-
-// TestFileStoreReadersSeeWholeStates: a reader never sees a partly written
-// state while another goroutine replaces it again and again.
-func TestFileStoreReadersSeeWholeStates(t *testing.T) {
-	fs, err := host.NewFileStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	versions := [][]byte{bytes.Repeat([]byte("a"), 1<<18), bytes.Repeat([]byte("b"), 1<<19)}
-	if err := fs.Save("s", versions[0]); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() {
-		for i := range 40 {
-			if err := fs.Save("s", versions[i%2]); err != nil {
-				done <- err
-				return
-			}
-		}
-		done <- nil
-	}()
-	for reading := true; reading; {
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatal(err)
-			}
-			reading = false
-		default:
-		}
-		got, err := fs.Load("s")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, versions[0]) && !bytes.Equal(got, versions[1]) {
-			t.Fatalf("read a partial state of %d bytes", len(got))
-		}
-	}
-	entries, _ := os.ReadDir(fs.Dir())
-	if len(entries) != 1 {
-		t.Errorf("%d files in the store, want only the state (no temporary files)", len(entries))
 	}
 }

@@ -85,13 +85,43 @@ func (t turn) payload() ([]byte, string) {
 
 // replay applies every event; without any prepare event it prepares once
 // at the end.
+//
+// With a store, the session records its position in the transcript with
+// every event it saves: a resumed run given the same transcript continues
+// right after the last event applied.
 func (r *replayer) replay(ctx context.Context, t *transcript.Transcript) error {
-	for i, ev := range t.Events {
+	tracked := r.app.HasStore() && r.fresh == nil && r.team == nil
+	var start int
+	var pos position
+	if tracked {
+		stored, err := storedPosition(r.session)
+		if err != nil {
+			return err
+		}
+		start, pos = resumeAt(stored, t)
+		if start > 0 {
+			r.app.Logger.Info("resuming after the events already applied", "session", r.session.ID(), "events", start, "line", t.Events[start-1].Line)
+		}
+	}
+	for i := start; i < len(t.Events); i++ {
+		ev := t.Events[i]
 		if r.progress != nil {
 			r.progress(i, len(t.Events))
 		}
+		if tracked {
+			pos = position{Events: pos.Events + 1, Chain: chained(pos.Chain, ev)}
+			b, _ := json.Marshal(pos)
+			if err := r.session.SetPosition(b); err != nil {
+				return err
+			}
+		}
 		if err := r.apply(ctx, ev); err != nil {
 			return fmt.Errorf("%s:%d: %s: %w", r.file, ev.Line, ev.Type, err)
+		}
+		if tracked {
+			if err := r.session.SavePosition(); err != nil {
+				return fmt.Errorf("%s:%d: %w", r.file, ev.Line, err)
+			}
 		}
 	}
 	if t.Count(transcript.EventPrepare) == 0 {

@@ -77,7 +77,7 @@ func TestRunResumeFromStore(t *testing.T) {
 	if res := ctxhost(t, "", args("-session", "coding", "-o", filepath.Join(dir, "half1.json"), half1)...); res.code != 0 {
 		t.Fatalf("first half exited %d:\n%s", res.code, res.stderr)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "state", "coding.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "state", "coding.snapshot")); err != nil {
 		t.Fatalf("first half left no stored session: %v", err)
 	}
 	resumed := filepath.Join(dir, "resumed.json")
@@ -112,5 +112,55 @@ func TestRunResumeFromStore(t *testing.T) {
 				t.Errorf("exit %d, stderr:\n%s\nwant a failure saying %q", res.code, res.stderr, tc.wantErr)
 			}
 		})
+	}
+}
+
+// TestRunResumeBetweenToolCallAndResult (issue 13, found 9): a run that
+// stopped right after an assistant's tool call, before its result, is
+// resumed with the whole transcript: the store's position makes it skip
+// exactly the events applied (applying any twice would duplicate messages
+// and change the payload), and the final payload equals a full run's.
+func TestRunResumeBetweenToolCallAndResult(t *testing.T) {
+	dir := t.TempDir()
+	transcript := filepath.Join(moduleRoot(t), "examples", "coding-session.jsonl")
+	cfg := storeConfig(t, dir)
+	data, err := os.ReadFile(transcript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	cut := -1
+	for i := len(lines) / 2; i < len(lines)-1; i++ {
+		if strings.Contains(lines[i], `"tool_calls"`) && strings.Contains(lines[i+1], `"role": "tool"`) {
+			cut = i + 1
+			break
+		}
+	}
+	if cut < 0 {
+		t.Fatal("no tool call followed by its result in the second half of the transcript")
+	}
+	crashed := filepath.Join(dir, "until-tool-call.jsonl")
+	if err := os.WriteFile(crashed, []byte(strings.Join(lines[:cut], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := func(extra ...string) []string {
+		return append([]string{"run", "-config", cfg, "-var", "bin_dir=" + binDir}, extra...)
+	}
+	full := filepath.Join(dir, "full.json")
+	if res := ctxhost(t, "", append([]string{"run"}, exampleArgs(t, "-o", full, transcript)...)...); res.code != 0 {
+		t.Fatalf("full run exited %d:\n%s", res.code, res.stderr)
+	}
+	if res := ctxhost(t, "", args("-session", "s", "-o", filepath.Join(dir, "first.json"), crashed)...); res.code != 0 {
+		t.Fatalf("run up to the tool call exited %d:\n%s", res.code, res.stderr)
+	}
+	resumed := filepath.Join(dir, "resumed.json")
+	res := ctxhost(t, "", args("-session", "s", "-resume", "-o", resumed, transcript)...)
+	if res.code != 0 {
+		t.Fatalf("resume with the whole transcript exited %d:\n%s", res.code, res.stderr)
+	}
+	want, _ := os.ReadFile(full)
+	got, _ := os.ReadFile(resumed)
+	if len(want) == 0 || !bytes.Equal(got, want) {
+		t.Errorf("resumed final payload (%d bytes) differs from the full run's (%d bytes)", len(got), len(want))
 	}
 }

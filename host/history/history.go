@@ -119,6 +119,8 @@ type History struct {
 	markerTokens int  // tokens of the omission marker, 0 when nothing is omitted
 	viewTokens   int  // tokens of View()
 	maskCursor   int  // entries before it are never mask candidates
+
+	journal func(Op) // told every change (see SetJournal); nil: none
 }
 
 // New returns an empty History that counts with counter.
@@ -147,8 +149,13 @@ func (h *History) Options() Options { return h.opts }
 // stored; the error says what is wrong.
 func (h *History) Add(m sdk.Message) (sdk.Message, error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.add(m)
+	stored, err := h.add(m)
+	h.mu.Unlock()
+	if err == nil {
+		in := cloneMessage(m)
+		h.record(Op{Kind: OpAdd, Message: &in})
+	}
+	return stored, err
 }
 
 func (h *History) add(m sdk.Message) (sdk.Message, error) {
@@ -246,8 +253,9 @@ func (h *History) Version() uint64 {
 // counting (an id is never reused), and tool call ids may be used again.
 func (h *History) Clear() {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	h.reset()
+	h.mu.Unlock()
+	h.record(Op{Kind: OpClear})
 }
 
 // SetCounter switches the encoding and recounts every message once. It

@@ -176,6 +176,11 @@ func (h *History) recountView() {
 // tokens as they do, are skipped. No message is removed: Get still
 // returns the original.
 func (h *History) MaskOldest(n int) MaskResult {
+	h.record(Op{Kind: OpMask, N: n})
+	return h.maskOldest(n)
+}
+
+func (h *History) maskOldest(n int) MaskResult {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if n <= 0 {
@@ -232,6 +237,11 @@ func (h *History) maskNext(limit int) (ids []string, freed int) {
 // the longest possible prefix of the view stays as it was and a provider's
 // prompt cache still holds it; whatever that cannot free, Compact frees.
 func (h *History) CompactLate(need int) Step {
+	h.record(Op{Kind: OpCompactLate, N: need})
+	return h.compactLate(need)
+}
+
+func (h *History) compactLate(need int) Step {
 	h.mu.Lock()
 	before := h.viewTokens
 	var ids []string
@@ -260,7 +270,7 @@ func (h *History) CompactLate(need int) Step {
 	if freed >= need {
 		return Step{Masked: len(ids), MaskedIDs: ids, Freed: freed, Log: fmt.Sprintf("%s of %d tokens needed", log, need)}
 	}
-	step := h.Compact(need - freed)
+	step := h.compact(need - freed)
 	step.MaskedIDs = append(ids, step.MaskedIDs...)
 	step.Masked = len(step.MaskedIDs)
 	step.Freed += freed
@@ -322,6 +332,11 @@ func (h *History) dropBlock() []string {
 // masked and the omitted span only grows, until ResetView, Clear or
 // Restore.
 func (h *History) Compact(need int) Step {
+	h.record(Op{Kind: OpCompact, N: need})
+	return h.compact(need)
+}
+
+func (h *History) compact(need int) Step {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if need <= 0 {
@@ -463,6 +478,11 @@ func (h *History) omitTo(end int) int {
 // resort when a context does not fit the window even after Compact. The
 // originals stay retrievable with Get.
 func (h *History) Cut(need int) Step {
+	h.record(Op{Kind: OpCut, N: need})
+	return h.cutView(need)
+}
+
+func (h *History) cutView(need int) Step {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if need <= 0 {

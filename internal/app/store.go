@@ -6,6 +6,7 @@ import (
 
 	"github.com/ctxhost/ctxhost/config"
 	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/store/filestore"
 )
 
 // openStore returns the store of the host block (nil without one or when
@@ -14,7 +15,7 @@ func openStore(h config.Host, ignore bool) (host.Store, error) {
 	if h.Store == "" || ignore {
 		return nil, nil
 	}
-	fs, err := host.NewFileStore(h.Store)
+	fs, err := filestore.New(h.Store)
 	if err != nil {
 		return nil, fmt.Errorf("host store: %w", err)
 	}

@@ -1,4 +1,4 @@
-package host
+package filestore
 
 import (
 	"os"
@@ -51,12 +51,12 @@ func TestEscapeSessionID(t *testing.T) {
 // removed when the store is opened; session files are kept.
 func TestFileStoreRemovesStaleTemporaryFiles(t *testing.T) {
 	dir := t.TempDir()
-	for _, name := range []string{".tmp-123", ".tmp-abc", "s.json"} {
+	for _, name := range []string{".tmp-123", ".tmp-abc", "s.snapshot"} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte("{}"), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := NewFileStore(dir); err != nil {
+	if _, err := New(dir); err != nil {
 		t.Fatal(err)
 	}
 	left, _ := filepath.Glob(filepath.Join(dir, "*"))
