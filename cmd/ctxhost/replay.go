@@ -170,12 +170,14 @@ func (r *replayer) apply(ctx context.Context, ev transcript.Event) error {
 }
 
 // skipUnavailable reports whether plugin is an optional plugin that failed
-// to start; the op is then dropped with a logged warning.
+// to start; the op is then dropped, logged, and counted in the warning
+// every later turn carries.
 func (r *replayer) skipUnavailable(plugin, op string) bool {
 	u := r.app.UnavailablePluginNamed(plugin)
 	if u == nil {
 		return false
 	}
+	u.Drop()
 	r.app.Logger.Warn("op dropped: "+u.Warning(), "op", op)
 	return true
 }

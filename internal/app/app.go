@@ -103,7 +103,11 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*App, error) 
 func (a *App) start(ctx context.Context) error {
 	plugins := profilePlugins(a.Config, a.Context)
 	assemblers := usedAssemblers(a.Config, a.Context)
-	results := a.launchEach(ctx, Specs(plugins, assemblers, a.Logger))
+	retry := make([]bool, len(plugins)+len(assemblers))
+	for i, p := range plugins {
+		retry[i] = !p.Required
+	}
+	results := a.launchEach(ctx, Specs(plugins, assemblers, a.Logger), retry)
 	var fatal []error
 	var launched []*config.Plugin
 	var clients []*pluginhost.Client
@@ -116,7 +120,7 @@ func (a *App) start(ctx context.Context) error {
 		case p.Required:
 			fatal = append(fatal, fmt.Errorf("required plugin %q (%s) failed to start: %w", p.Name, p.Path, r.err))
 		default:
-			u := &UnavailablePlugin{Config: p, Err: r.err}
+			u := &UnavailablePlugin{Config: p, Err: r.err, Attempts: r.attempts}
 			a.Unavailable = append(a.Unavailable, u)
 			a.Logger.Warn("optional plugin failed to start; running without it", "plugin", p.Name, "path", p.Path, "error", r.err)
 		}

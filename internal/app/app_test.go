@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -344,5 +345,48 @@ host { store = %q }
 	defer ignoring.Close()
 	if ignoring.HasStore() {
 		t.Error("IgnoreStore: the app still has a store")
+	}
+}
+
+// TestOptionalPluginRetriedAtStart: an optional plugin that fails its
+// first launch (a crash during the handshake) is launched again with
+// backoff and runs; one that keeps failing is left out after StartRetries
+// more attempts, and the warning every turn carries says so and counts
+// the ops that were addressed to it.
+func TestOptionalPluginRetriedAtStart(t *testing.T) {
+	defer func(b time.Duration) { StartBackoff = b }(StartBackoff)
+	StartBackoff = 10 * time.Millisecond
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "first-launch-done")
+	flaky := filepath.Join(dir, "flaky-plan")
+	script := fmt.Sprintf("#!/bin/sh\nif [ ! -e %q ]; then touch %q; echo 'starting up failed' >&2; exit 1; fi\nexec %q \"$@\"\n", marker, marker, planBinary)
+	if err := os.WriteFile(flaky, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	broken := filepath.Join(dir, "always-broken")
+	if err := os.WriteFile(broken, []byte("#!/bin/sh\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a, err := Start(context.Background(), load(t, fmt.Sprintf(`
+model "m" { context_window = 10000 }
+plugin "plan" { path = %q }
+plugin "broken" { path = %q }
+context "c" { model = "m" }
+`, flaky, broken)), Options{Logger: NewLogger(config.Host{LogLevel: "error"}, &syncBuffer{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if len(a.Plugins) != 1 || a.Plugins[0].Config.Name != "plan" {
+		t.Fatalf("running plugins %v, want plan after a retry", a.Plugins)
+	}
+	u := a.UnavailablePluginNamed("broken")
+	if u == nil || u.Attempts != 1+StartRetries {
+		t.Fatalf("broken: %+v, want %d attempts", u, 1+StartRetries)
+	}
+	u.Drop()
+	u.Drop()
+	if w := a.UnavailableWarnings(); len(w) != 1 || !strings.Contains(w[0], "after 4 attempts") || !strings.Contains(w[0], "2 ops addressed to it dropped") {
+		t.Errorf("warnings %q", w)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/ctxhost/ctxhost/config"
 	"github.com/ctxhost/ctxhost/host/pluginhost"
@@ -20,27 +21,94 @@ var ErrPluginUnavailable = errors.New("plugin unavailable")
 type UnavailablePlugin struct {
 	Config *config.Plugin
 	Err    error
+	// Attempts is how many launches failed (start-up retries included).
+	Attempts int
+
+	mu      sync.Mutex
+	dropped int // ops addressed to it, dropped
 }
 
-// Warning is the warning every prepared turn carries for the plugin.
+// Warning is the warning every prepared turn carries for the plugin: why
+// it is missing and how many ops addressed to it were dropped so far.
 func (u *UnavailablePlugin) Warning() string {
-	return fmt.Sprintf("plugin %q unavailable: %v (empty component)", u.Config.Name, u.Err)
+	tries := ""
+	if u.Attempts > 1 {
+		tries = fmt.Sprintf(" after %d attempts", u.Attempts)
+	}
+	s := fmt.Sprintf("plugin %q unavailable%s: %v (empty component)", u.Config.Name, tries, u.Err)
+	if n := u.Dropped(); n > 0 {
+		s += fmt.Sprintf("; %d ops addressed to it dropped", n)
+	}
+	return s
+}
+
+// Drop counts one op addressed to the plugin that could not be applied.
+func (u *UnavailablePlugin) Drop() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.dropped++
+}
+
+// Dropped returns how many ops addressed to the plugin were dropped.
+func (u *UnavailablePlugin) Dropped() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.dropped
+}
+
+// StartRetries is how many more times an optional plugin whose launch
+// failed for a reason that may pass (a crash or a timeout during the
+// handshake, not a missing or mismatched binary) is launched again at
+// start-up, after StartBackoff, then 3× longer each time.
+const StartRetries = 3
+
+// StartBackoff is the wait before the first start-up retry.
+var StartBackoff = 200 * time.Millisecond
+
+// retryable reports whether a launch failure may pass on its own.
+func retryable(err error) bool {
+	for _, permanent := range []error{pluginhost.ErrBinaryNotFound, pluginhost.ErrNotExecutable,
+		pluginhost.ErrChecksumMismatch, pluginhost.ErrUnsupportedProtocol, pluginhost.ErrWrongKind} {
+		if errors.Is(err, permanent) {
+			return false
+		}
+	}
+	return err != nil
 }
 
 // launchResult is the outcome of one spec of launchEach.
 type launchResult struct {
-	client *pluginhost.Client
-	err    error
+	client   *pluginhost.Client
+	err      error
+	attempts int
 }
 
 // launchEach launches every spec concurrently through the registry and
 // returns each outcome; unlike Registry.LaunchAll one failure does not
 // kill the others, so the caller can decide which failures are fatal.
-func (a *App) launchEach(ctx context.Context, specs []pluginhost.Spec) []launchResult {
+// Specs marked in retry are launched again on a retryable failure (see
+// StartRetries).
+func (a *App) launchEach(ctx context.Context, specs []pluginhost.Spec, retry []bool) []launchResult {
 	out := make([]launchResult, len(specs))
 	var wg sync.WaitGroup
 	for i, spec := range specs {
-		wg.Go(func() { out[i].client, out[i].err = a.registry.Launch(ctx, spec) })
+		wg.Go(func() {
+			wait := StartBackoff
+			for {
+				out[i].attempts++
+				out[i].client, out[i].err = a.registry.Launch(ctx, spec)
+				if out[i].err == nil || !retry[i] || out[i].attempts > StartRetries || !retryable(out[i].err) {
+					return
+				}
+				a.Logger.Warn("optional plugin failed to start; retrying", "plugin", spec.Name, "attempt", out[i].attempts, "in", wait, "error", out[i].err)
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(wait):
+				}
+				wait *= 3
+			}
+		})
 	}
 	wg.Wait()
 	return out

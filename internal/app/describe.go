@@ -44,7 +44,7 @@ type AssemblerDescription struct {
 func Describe(ctx context.Context, cfg *config.Config, logger hclog.Logger) ([]PluginDescription, []AssemblerDescription, error) {
 	a := &App{registry: &pluginhost.Registry{}}
 	defer a.registry.KillAll()
-	results := a.launchEach(ctx, Specs(cfg.Plugins, cfg.Assemblers, logger))
+	results := a.launchEach(ctx, Specs(cfg.Plugins, cfg.Assemblers, logger), make([]bool, len(cfg.Plugins)+len(cfg.Assemblers)))
 	var fatal []error
 	var launched []*config.Plugin
 	var clients []*pluginhost.Client
