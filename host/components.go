@@ -54,6 +54,12 @@ func (s *Session) gather(ctx context.Context) ([]countedComponent, []string, err
 	}
 	for i, p := range s.plugins {
 		a := answers[i]
+		if a.cutOff != nil {
+			s.events.emit(Event{Type: EventCallRetried, Session: s.id, Plugin: p.binding.Name, Err: a.cutOff})
+			if a.err == nil {
+				warnings = append(warnings, retriedWarning(fmt.Sprintf("plugin %q: component", p.binding.Name), a.cutOff))
+			}
+		}
 		if a.err == nil && a.f.comp != nil && names[a.f.comp.Name] {
 			a.err = fmt.Errorf("invalid component: name %q is already taken", a.f.comp.Name)
 		}
@@ -109,7 +115,8 @@ type pluginAnswer struct {
 	f       fetched
 	gen     int
 	err     error
-	fetched bool // false: the last answer is reused
+	cutOff  error // the first attempt's error when the call was retried
+	fetched bool  // false: the last answer is reused
 }
 
 func (s *Session) fetchPlugins(ctx context.Context) []pluginAnswer {
@@ -122,8 +129,8 @@ func (s *Session) fetchPlugins(ctx context.Context) []pluginAnswer {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			f, gen, err := p.fetch(ctx, s.id, s.cfg.Encoding, s.counter)
-			answers[i] = pluginAnswer{f: f, gen: gen, err: err, fetched: true}
+			f, gen, cutOff, err := p.fetch(ctx, s.id, s.cfg.Encoding, s.counter)
+			answers[i] = pluginAnswer{f: f, gen: gen, cutOff: cutOff, err: err, fetched: true}
 		}()
 	}
 	wg.Wait()

@@ -20,6 +20,10 @@ const (
 	EventCompacted       EventType = "compacted"
 	EventPluginFailed    EventType = "plugin:failed"
 	EventPluginRestarted EventType = "plugin:restarted"
+	// EventCallRetried: a call that changes nothing (Component, State,
+	// Assemble) was cut off by its deadline and made once more; Err is
+	// the first attempt's error. Plugin names the plugin or assembler.
+	EventCallRetried EventType = "plugin:retried"
 )
 
 // Event is one notification to subscribers. Fields not relevant to the type

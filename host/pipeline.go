@@ -161,7 +161,10 @@ func (s *Session) compactPlugin(ctx context.Context, c *countedComponent, ask in
 	if !utf8.ValidString(res.Log) {
 		return undo("log is not valid UTF-8")
 	}
-	f, gen, err := p.fetch(ctx, s.id, s.cfg.Encoding, s.counter)
+	f, gen, cutOff, err := p.fetch(ctx, s.id, s.cfg.Encoding, s.counter)
+	if cutOff != nil {
+		s.events.emit(Event{Type: EventCallRetried, Session: s.id, Plugin: p.binding.Name, Err: cutOff})
+	}
 	if err != nil {
 		return undo(err.Error())
 	}

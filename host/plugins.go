@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -118,6 +119,32 @@ func callWithDeadline[T any](ctx context.Context, timeout time.Duration, fn func
 	}
 }
 
+// callRetryingOnce runs a call that changes nothing in the plugin
+// (Component, State, Assemble) with callWithDeadline and, when its own
+// deadline cut it off while ctx is still live, makes it once more with a
+// fresh deadline: one missed deadline on a loaded machine does not fail the
+// turn. cutOff is the first attempt's error when the second one was made
+// (nil otherwise), for the caller's warning. Calls that may change state
+// are never retried: a cut-off one may still be applied (see Supervisor).
+func callRetryingOnce[T any](ctx context.Context, timeout time.Duration, fn func(context.Context) (T, error)) (v T, cutOff, err error) {
+	v, err = callWithDeadline(ctx, timeout, fn)
+	if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
+		return v, nil, err
+	}
+	cutOff = err
+	v, err = callWithDeadline(ctx, timeout, fn)
+	if err != nil {
+		return v, cutOff, fmt.Errorf("%w (retried once; first attempt %v)", err, cutOff)
+	}
+	return v, cutOff, nil
+}
+
+// retriedWarning is the warning of a read-only call that answered on its
+// retry after the first attempt was cut off.
+func retriedWarning(what string, cutOff error) string {
+	return fmt.Sprintf("%s: %v; answered when retried", what, cutOff)
+}
+
 // fetched is a validated component with its token count (comp nil: the
 // plugin had nothing).
 type fetched struct {
@@ -128,11 +155,12 @@ type fetched struct {
 
 // fetch asks the plugin for its component, validates and counts it, all
 // within the binding's deadline (counting a huge component is part of the
-// call's time). It does not touch the slot.
-func (p *pluginSlot) fetch(ctx context.Context, session, encoding string, counter interface{ Count(string) int }) (fetched, int, error) {
-	gen := generationOf(p.binding.Plugin)
+// call's time); a call cut off by that deadline is made once more, and
+// cutOff is then the first attempt's error. It does not touch the slot.
+func (p *pluginSlot) fetch(ctx context.Context, session, encoding string, counter interface{ Count(string) int }) (f fetched, gen int, cutOff, err error) {
+	gen = generationOf(p.binding.Plugin)
 	last := lastCount{ok: p.last != nil, hash: p.lastHash, tokens: p.lastTokens}
-	f, err := callWithDeadline(ctx, p.binding.Timeout, func(ctx context.Context) (fetched, error) {
+	f, cutOff, err = callRetryingOnce(ctx, p.binding.Timeout, func(ctx context.Context) (fetched, error) {
 		c, err := p.binding.Plugin.Component(ctx, session, encoding)
 		if err != nil || c == nil {
 			return fetched{}, err
@@ -153,7 +181,7 @@ func (p *pluginSlot) fetch(ctx context.Context, session, encoding string, counte
 		n, h := last.count(counter, &out)
 		return fetched{comp: &out, tokens: n, hash: h}, nil
 	})
-	return f, gen, err
+	return f, gen, cutOff, err
 }
 
 // ValidateComponent rejects a plugin's nonsense component: an empty name,

@@ -327,9 +327,15 @@ func (s *Session) assemble(ctx context.Context, agent sdk.AgentIdentity, out *Pr
 		return nil
 	}
 	req := sdk.AssembleRequest{Components: out.Components, Budget: out.Budget, Agent: agent, Format: s.cfg.Format, Options: s.cfg.AssemblerOptions}
-	res, err := callWithDeadline(ctx, s.cfg.AssemblerTimeout, func(ctx context.Context) (sdk.AssembleResult, error) {
+	res, cutOff, err := callRetryingOnce(ctx, s.cfg.AssemblerTimeout, func(ctx context.Context) (sdk.AssembleResult, error) {
 		return a.Assemble(ctx, req)
 	})
+	if cutOff != nil {
+		s.events.emit(Event{Type: EventCallRetried, Session: s.id, Plugin: a.Info().Name, Err: cutOff})
+		if err == nil {
+			out.Warnings = append(out.Warnings, retriedWarning(fmt.Sprintf("assembler %q", a.Info().Name), cutOff))
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("assembler %q: %w", a.Info().Name, err)
 	}

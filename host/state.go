@@ -88,10 +88,16 @@ func (s *Session) exportLocked(ctx context.Context, stateOf func(context.Context
 	return out, nil
 }
 
+// pluginState asks the plugin for the session's state (retried once when
+// cut off by its deadline, with a plugin:retried event).
 func (s *Session) pluginState(ctx context.Context, p *pluginSlot) ([]byte, error) {
-	return callWithDeadline(ctx, p.binding.Timeout, func(ctx context.Context) ([]byte, error) {
+	b, cutOff, err := callRetryingOnce(ctx, p.binding.Timeout, func(ctx context.Context) ([]byte, error) {
 		return p.binding.Plugin.State(ctx, s.id)
 	})
+	if cutOff != nil {
+		s.events.emit(Event{Type: EventCallRetried, Session: s.id, Plugin: p.binding.Name, Err: cutOff})
+	}
+	return b, err
 }
 
 func (s *Session) restorePlugin(ctx context.Context, p *pluginSlot, b []byte) error {

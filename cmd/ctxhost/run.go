@@ -16,7 +16,7 @@ func cmdRun(args []string, std stdio) error {
 	ss.register(fs)
 	ss.store.register(fs)
 	outFile := fs.String("o", "", "write the final payload to FILE instead of stdout")
-	format := fs.String("format", "text", "output: text (budget bars per turn) or json (a record of every turn)")
+	format := fs.String("format", "text", "output: text (budget bars per turn) or json (a record of every turn, written as each turn is prepared)")
 	pretty := fs.Bool("pretty", false, "indent the final payload when it is JSON (text output and -o FILE)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -38,7 +38,14 @@ func cmdRun(args []string, std stdio) error {
 	out := newEscapingWriter(std.out) // control characters from transcripts never reach the terminal raw
 	defer out.Flush()
 
-	rec := runRecord{Transcript: path, Format: st.transcript.Format, Context: st.app.Context.Name, Turns: []turnRecord{}}
+	// Each turn is written as it is prepared; only the last turn (for the
+	// final payload) and the cache sums are kept.
+	var stream *recordStream
+	if *format == "json" {
+		if stream, err = newRecordStream(out, path, st.transcript.Format, st.app.Context.Name); err != nil {
+			return err
+		}
+	}
 	var last *turn
 	var cache cacheSummary
 	r, err := newReplayer(st, path, progressFunc(std.err), func(t turn) error {
@@ -46,11 +53,10 @@ func cmdRun(args []string, std stdio) error {
 		if t.Prepared != nil {
 			cache.add(t.Prepared.Cache)
 		}
-		if *format == "json" {
-			rec.Turns = append(rec.Turns, newTurnRecord(t))
-		} else {
-			printTurn(out, t)
+		if stream != nil {
+			return stream.turn(newTurnRecord(t))
 		}
+		printTurn(out, t)
 		return nil
 	})
 	if err != nil {
@@ -60,14 +66,13 @@ func cmdRun(args []string, std stdio) error {
 	if err := r.replay(ctx, st.transcript); err != nil {
 		return err
 	}
-	if *format == "json" {
+	if stream != nil {
+		var summary *cacheSummary
 		if cache.Managed.Turns > 0 {
-			rec.Cache = &cache
+			summary = &cache
 		}
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rec); err != nil {
-			return fmt.Errorf("write record: %w", err)
+		if err := stream.close(summary); err != nil {
+			return err
 		}
 	}
 	if *format == "text" {
