@@ -39,6 +39,12 @@ type StrategyInput struct {
 	// MinFree is the least a compaction must be able to free to be worth
 	// the prompt prefix it rewrites.
 	MinFree int
+	// DropFirst is how many tokens omitting the demonstrations (the
+	// history's DropFirst kinds) would free now; Pricing the provider's
+	// prompt-caching prices (nil: unknown); Turns the prepares so far.
+	DropFirst int
+	Pricing   *sdk.Pricing
+	Turns     int
 }
 
 // Decision is a strategy's answer.
@@ -160,7 +166,9 @@ func (g graduated) Decide(in StrategyInput) Decision {
 
 func fraction(n int, f float64) int { return int(math.Floor(float64(n) * f)) }
 
-// cacheAware compacts only when the context no longer fits, and then in
+// cacheAware compacts only when the context no longer fits, or, from the
+// warning threshold on, to drop the demonstrations when what that saves
+// over the coming turns exceeds the prefix it rewrites; a compaction is
 // one large step down to the target: with prompt caching a turn that only
 // appends pays a tenth for what it repeats, while a compaction pays full
 // price (or more, with a cache write) for everything after the first byte
@@ -172,12 +180,51 @@ func (cacheAware) Name() string { return StrategyCache }
 
 func (c cacheAware) Decide(in StrategyInput) Decision {
 	b := in.Budget
-	if b.CalibratedUsed <= b.Available {
-		return Decision{}
-	}
 	target := fraction(b.Available, c.target)
-	return Decision{Compact: true, Target: target, LateFirst: true,
-		Reason: fmt.Sprintf("cache: %d tokens do not fit the available %d; one step down to %d (target %.2f): "+
-			"at most %d tokens written again once, then %d fewer tokens sent on every later turn, which only appends",
-			b.CalibratedUsed, b.Available, target, c.target, target, b.CalibratedUsed-target)}
+	if d := in.DropFirst; b.CalibratedUsed > b.Available && d > 0 && b.CalibratedUsed-d <= b.Available {
+		return Decision{Compact: true, Target: b.CalibratedUsed - d,
+			Reason: fmt.Sprintf("cache: %d tokens do not fit the available %d; dropping the %d demonstration tokens is one step that makes them fit", b.CalibratedUsed, b.Available, d)}
+	}
+	if b.CalibratedUsed > b.Available {
+		return Decision{Compact: true, Target: target, LateFirst: true,
+			Reason: fmt.Sprintf("cache: %d tokens do not fit the available %d; one step down to %d (target %.2f): "+
+				"at most %d tokens written again once, then %d fewer tokens sent on every later turn, which only appends",
+				b.CalibratedUsed, b.Available, target, c.target, target, b.CalibratedUsed-target)}
+	}
+	if d := in.DropFirst; d > 0 && b.Utilization >= in.Thresholds.Warning {
+		// Under pressure, dropping the demonstrations rewrites what
+		// follows them once and saves reading them on every later turn.
+		rewrite, save := c.dropEstimate(in, d)
+		if save > rewrite {
+			return Decision{Compact: true, Target: b.CalibratedUsed - d,
+				Reason: fmt.Sprintf("cache: dropping %d demonstration tokens now costs about %.0f units of rewritten prefix and saves about %.0f over the next %d turns",
+					d, rewrite, save, cacheHorizon(in.Turns))}
+		}
+	}
+	return Decision{}
+}
+
+// cacheHorizon is the number of turns a saving is counted over: as many as
+// the session has had so far (a run tends to last as long again), at least
+// 4 and at most 50.
+func cacheHorizon(turns int) int { return min(max(turns, 4), 50) }
+
+// dropEstimate prices dropping d tokens at the start of the history: the
+// rest of the context is written again once (at the write price instead of
+// the read price; nothing at all on a first turn, which nothing is cached
+// for), and every later turn reads d fewer tokens.
+func (c cacheAware) dropEstimate(in StrategyInput, d int) (rewrite, save float64) {
+	p := sdk.Pricing{Input: 1, CacheRead: 0.1, CacheWrite: 1.25} // Anthropic's, when unknown
+	if in.Pricing != nil {
+		p = *in.Pricing
+	}
+	write := p.CacheWrite
+	if write == 0 {
+		write = p.Input
+	}
+	if in.Turns > 0 {
+		rewrite = (write - p.CacheRead) * float64(in.Budget.CalibratedUsed-d)
+	}
+	save = p.CacheRead * float64(d) * float64(cacheHorizon(in.Turns))
+	return rewrite, save
 }

@@ -187,3 +187,23 @@ func TestCacheStrategy(t *testing.T) {
 		t.Errorf("over the budget: %+v", d)
 	}
 }
+
+// The cache strategy drops the demonstrations when that alone makes the
+// context fit, and from the warning line on when what it saves over the
+// coming turns exceeds the prefix it rewrites — not while there is room.
+func TestCacheStrategyDropsDemonstrations(t *testing.T) {
+	c := cacheAware{target: 0.5}
+	th := Thresholds{0.7, 0.9}
+	if d := c.Decide(StrategyInput{Budget: budgetAt(1100, 1000), Thresholds: th, DropFirst: 300, Turns: 5}); !d.Compact || d.Target != 800 {
+		t.Errorf("over the window with 300 demonstration tokens: %+v, want a step to 800", d)
+	}
+	if d := c.Decide(StrategyInput{Budget: budgetAt(500, 1000), Thresholds: th, DropFirst: 400, Turns: 5}); d.Compact {
+		t.Errorf("room left: %+v", d)
+	}
+	if d := c.Decide(StrategyInput{Budget: budgetAt(800, 1000), Thresholds: th, DropFirst: 500, Turns: 10}); !d.Compact || d.Target != 300 {
+		t.Errorf("500 of 800 tokens are demonstrations, 10 turns so far: %+v, want them dropped", d)
+	}
+	if d := c.Decide(StrategyInput{Budget: budgetAt(800, 1000), Thresholds: th, DropFirst: 50, Turns: 4}); d.Compact {
+		t.Errorf("50 of 800 tokens: saves 20 units, rewrites 862: %+v", d)
+	}
+}

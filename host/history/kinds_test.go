@@ -145,3 +145,20 @@ func TestFramedCounting(t *testing.T) {
 		t.Errorf("framed tokens %d, want %d (%+v)", got, want, m)
 	}
 }
+
+// A message cut once can be cut shorter when the context grows again.
+func TestCutMessageCanBeCutAgain(t *testing.T) {
+	h := New(approx(t), Options{PreserveRecent: 2})
+	long := "HEAD " + strings.Repeat("middle words here ", 800) + " TAIL"
+	mustAdd(t, h, user(long))
+	first := h.Cut(h.ViewTokens() / 3)
+	after := h.ViewTokens()
+	second := h.Cut(after / 2)
+	if len(first.CutIDs) != 1 || len(second.CutIDs) != 1 || second.Freed < after/2 {
+		t.Fatalf("first %+v, second %+v", first, second)
+	}
+	if v := h.View()[0].Content; !strings.HasPrefix(v, "HEAD ") || !strings.HasSuffix(v, " TAIL") || strings.Count(v, "tokens cut from message m1") != 1 {
+		t.Errorf("cut again from the original: %q", v)
+	}
+	checkConsistent(t, h)
+}

@@ -278,16 +278,35 @@ func (h *History) compactLate(need int) Step {
 	return step
 }
 
-// dropBlock omits every shown message of a DropFirst kind outside the
-// preserved recent messages, as one block, once. It omits nothing when
-// that would separate a tool call from its result.
+// DropFirstTokens returns the tokens the view would lose if the messages
+// of the DropFirst kinds (demonstrations) were omitted now (0 once they
+// have been).
+func (h *History) DropFirstTokens() int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if h.dropped {
+		return 0
+	}
+	n := 0
+	for i := range h.entries {
+		if e := &h.entries[i]; !e.hidden && !h.pinned(i) && h.opts.Policy[e.kind].DropFirst {
+			n += h.effTokens(i)
+		}
+	}
+	return n
+}
+
+// dropBlock omits every shown message of a DropFirst kind, the preserved
+// recent ones included (they are never recent context), as one block,
+// once. It omits nothing when that would separate a tool call from its
+// result.
 func (h *History) dropBlock() []string {
 	if h.dropped {
 		return nil
 	}
 	var block []int
 	in := map[int]bool{}
-	for i := 0; i < h.preserveFrom(); i++ {
+	for i := range h.entries { // recent or not: these kinds go first
 		e := &h.entries[i]
 		if !e.hidden && !h.pinned(i) && h.opts.Policy[e.kind].DropFirst {
 			block = append(block, i)
@@ -504,8 +523,8 @@ func (h *History) cutView(need int) Step {
 func (h *History) cutLargest(need int) []string {
 	var cands []int
 	for i := range h.entries {
-		if e := &h.entries[i]; !e.hidden && !e.masked && !e.cut && e.tokens > 2*minCutTokens {
-			cands = append(cands, i)
+		if e := &h.entries[i]; !e.hidden && !e.masked && h.effTokens(i) > 2*minCutTokens {
+			cands = append(cands, i) // a message cut before may be cut shorter
 		}
 	}
 	sort.SliceStable(cands, func(a, b int) bool {
@@ -513,7 +532,7 @@ func (h *History) cutLargest(need int) []string {
 		if pa != pb {
 			return !pa
 		}
-		return h.entries[cands[a]].tokens > h.entries[cands[b]].tokens
+		return h.effTokens(cands[a]) > h.effTokens(cands[b])
 	})
 	var ids []string
 	freed := 0
@@ -521,20 +540,20 @@ func (h *History) cutLargest(need int) []string {
 		if freed >= need {
 			break
 		}
-		e := &h.entries[i]
-		if !h.cutEntry(i, max(e.tokens-(need-freed), minCutTokens)) {
+		before := h.effTokens(i)
+		if !h.cutEntry(i, max(before-(need-freed), minCutTokens)) {
 			continue
 		}
-		freed += e.tokens - e.cutTokens
-		h.viewTokens -= e.tokens - e.cutTokens
-		ids = append(ids, e.msg.ID)
+		freed += before - h.entries[i].cutTokens
+		h.viewTokens -= before - h.entries[i].cutTokens
+		ids = append(ids, h.entries[i].msg.ID)
 	}
 	return ids
 }
 
 // cutEntry shortens entry i to at most target tokens: the head and tail
-// of its content around a CutMarker. It reports whether the cut message
-// is smaller than the original.
+// of its original content around a CutMarker. It reports whether the cut
+// message is smaller than what the view shows now.
 func (h *History) cutEntry(i, target int) bool {
 	e := &h.entries[i]
 	content := e.msg.Content
@@ -542,7 +561,8 @@ func (h *History) cutEntry(i, target int) bool {
 	overhead := e.tokens - total // role, name, tool calls, framing
 	marker := h.counter.Count(CutMarker(total, e.msg.ID))
 	target = max(target, overhead+marker+minCutTokens) // never below a useful head and tail
-	if target >= e.tokens {
+	shown := h.effTokens(i)
+	if target >= shown {
 		return false
 	}
 	budget := target - overhead - marker
@@ -554,7 +574,7 @@ func (h *History) cutEntry(i, target int) bool {
 		cut := head + CutMarker(removed, e.msg.ID) + tail
 		m := cloneMessage(e.msg)
 		m.Content = cut
-		if n := h.count(m); n <= target && n < e.tokens {
+		if n := h.count(m); n <= target && n < shown {
 			e.cut, e.cutContent, e.cutTokens = true, cut, n
 			return true
 		}
