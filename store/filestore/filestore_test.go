@@ -165,6 +165,10 @@ func TestReadersSeeWholeSnapshots(t *testing.T) {
 	must(t, err)
 	versions := [][]byte{bytes.Repeat([]byte("a"), 1<<18), bytes.Repeat([]byte("b"), 1<<19)}
 	must(t, fs.Snapshot(ctx, "s", 0, versions[0]))
+	// Opened before the writer starts: opening a store removes the
+	// temporary files a crashed host left, which would include the
+	// writer's own.
+	reader := reopen(t, fs)
 	done := make(chan error, 1)
 	go func() {
 		for i := range 40 {
@@ -175,7 +179,6 @@ func TestReadersSeeWholeSnapshots(t *testing.T) {
 		}
 		done <- nil
 	}()
-	reader := reopen(t, fs)
 	for reading := true; reading; {
 		select {
 		case err := <-done:
