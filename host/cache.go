@@ -1,11 +1,6 @@
 package host
 
-import (
-	"crypto/sha256"
-	"encoding/binary"
-
-	"github.com/ctxhost/ctxhost/sdk"
-)
+import "github.com/ctxhost/ctxhost/sdk"
 
 // CacheReport is what one prepared context costs with prompt caching, and
 // what the unmanaged history (every message, nothing compacted, no window)
@@ -25,112 +20,94 @@ type CacheReport struct {
 	UnmanagedFits bool
 }
 
-// cacheUnit is one stable piece of a payload in order: the system part,
-// then each history message; the final message is left out (volatile).
+// cacheUnit is one stable piece of a payload, in order: the request
+// framing, each system-slot component, then each history message; the
+// final message (context and input) is volatile and left out. A unit is
+// the same as the previous payload's when its key and text are: comparing
+// the strings the view shares with the last one costs no hashing.
 type cacheUnit struct {
-	hash   [32]byte
+	key    string // component name, or message id ("" for the omission marker)
+	text   string // component text or message content as shown
 	tokens int
 }
 
 // cacheTrack is what the previous prepare of one agent looked like.
 type cacheTrack struct {
 	units          []cacheUnit
+	system         int // how many of units are the framing and system part
 	unmanagedTotal int // stable tokens of the unmanaged payload (system + every message)
-	systemHash     [32]byte
-}
-
-// pricing is the price model the session reports with: the explicit one,
-// else the assembler's default for the format, else nil (no report).
-func (c Config) pricing() *sdk.Pricing {
-	if c.Pricing != nil || c.Assembler == nil {
-		return c.Pricing
-	}
-	for i, f := range c.Assembler.Info().Formats {
-		if f.Name == c.Format || (c.Format == "" && i == 0) {
-			return f.Pricing
-		}
-	}
-	return nil
 }
 
 // cacheReport measures the final components against the previous prepare
 // for agent and remembers them for the next one.
 func (s *Session) cacheReport(agent string, final []countedComponent, b sdk.Budget) *CacheReport {
-	p := s.cfg.pricing()
+	p := s.cfg.Pricing
 	if p == nil {
 		return nil
 	}
-	units, systemHash := s.cacheUnits(final, b)
-	stable := 0
-	for _, u := range units {
+	each, all := s.hist.ViewCounts()
+	units, system := cacheUnits(final, b, each)
+	stable, systemTokens := 0, 0
+	for i, u := range units {
 		stable += u.tokens
+		if i < system {
+			systemTokens += u.tokens
+		}
 	}
-	_, all := s.hist.ViewCounts()
-	unmanagedStable := units[0].tokens + all
+	unmanagedStable := systemTokens + all
 	if s.caches == nil {
 		s.caches = map[string]*cacheTrack{}
 	}
 	prev := s.caches[agent]
-	shared, kept := 0, prev != nil
+	shared, kept, unmanagedShared := 0, prev != nil, 0
 	if prev != nil {
 		for i, u := range prev.units {
-			if i >= len(units) || units[i].hash != u.hash {
+			if i >= len(units) || units[i].key != u.key || units[i].text != u.text {
 				kept = false
 				break
 			}
 			shared += u.tokens
 		}
-	}
-	unmanagedShared := 0
-	if prev != nil && prev.systemHash == systemHash {
-		unmanagedShared = prev.unmanagedTotal
+		if sameUnits(prev.units[:prev.system], units[:system]) {
+			unmanagedShared = prev.unmanagedTotal
+		}
 	}
 	volatile := b.Used - stable
 	r := &CacheReport{Pricing: *p, PrefixKept: kept,
 		Managed:   p.Cost(b.Used, shared),
 		Unmanaged: p.Cost(unmanagedStable+volatile, unmanagedShared)}
 	r.UnmanagedFits = calibrate(r.Unmanaged.Total, s.usage.Calibration) <= b.Available
-	s.caches[agent] = &cacheTrack{units: units, unmanagedTotal: unmanagedStable, systemHash: systemHash}
+	s.caches[agent] = &cacheTrack{units: units, system: system, unmanagedTotal: unmanagedStable}
 	return r
 }
 
-// cacheUnits splits the final components into stable units: the system
-// part (every system-slot component and the request framing) and each
-// history message; context and input form the volatile final message.
-func (s *Session) cacheUnits(final []countedComponent, b sdk.Budget) ([]cacheUnit, [32]byte) {
-	sys := sha256.New()
-	system := cacheUnit{tokens: b.Overhead}
+// cacheUnits splits the final components into stable units (see
+// cacheUnit) and says how many lead the history; each holds the tokens of
+// every message of the history view.
+func cacheUnits(final []countedComponent, b sdk.Budget, each []int) ([]cacheUnit, int) {
+	units := []cacheUnit{{key: "framing", tokens: b.Overhead}}
 	var history []cacheUnit
 	for _, c := range final {
 		switch {
 		case c.comp.Slot == sdk.SlotSystem:
-			system.tokens += c.tokens
-			sys.Write([]byte(c.comp.Name + "\x00" + c.comp.Text + "\x00"))
+			units = append(units, cacheUnit{key: c.comp.Name, text: c.comp.Text, tokens: c.tokens})
 		case c.isHistory():
-			each, _ := s.hist.ViewCounts()
 			for i, m := range c.comp.Messages {
-				history = append(history, cacheUnit{hash: messageHash(m), tokens: each[i]})
+				history = append(history, cacheUnit{key: m.ID, text: m.Content, tokens: each[i]})
 			}
 		}
 	}
-	copy(system.hash[:], sys.Sum(nil))
-	return append([]cacheUnit{system}, history...), system.hash
+	return append(units, history...), len(units)
 }
 
-// messageHash identifies a message as the provider sees it.
-func messageHash(m sdk.Message) [32]byte {
-	h := sha256.New()
-	for _, s := range []string{m.ID, m.Role, m.Name, m.Content, m.ToolCallID} {
-		binary.Write(h, binary.LittleEndian, int64(len(s)))
-		h.Write([]byte(s))
+func sameUnits(a, b []cacheUnit) bool {
+	if len(a) != len(b) {
+		return false
 	}
-	for _, tc := range m.ToolCalls {
-		for _, s := range []string{tc.ID, tc.Name, tc.Arguments} {
-			binary.Write(h, binary.LittleEndian, int64(len(s)))
-			h.Write([]byte(s))
+	for i := range a {
+		if a[i].key != b[i].key || a[i].text != b[i].text {
+			return false
 		}
 	}
-	var out [32]byte
-	copy(out[:], h.Sum(nil))
-	return out
+	return true
 }

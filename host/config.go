@@ -58,20 +58,32 @@ type Config struct {
 	Framing *sdk.Framing
 }
 
+// format is what the assembler declares of the session's format (the
+// first when none is named); false without an assembler or such a format.
+func (c Config) format() (sdk.FormatInfo, bool) {
+	if c.Assembler == nil {
+		return sdk.FormatInfo{}, false
+	}
+	return c.Assembler.Info().Format(c.Format)
+}
+
 // framing is the provider framing the session counts with: the explicit
-// one, else the one the assembler declares for the format (the first
-// format when none is named), else nil (messages counted as their text).
+// one, else the one the assembler declares for the format, else nil
+// (messages counted as their text).
 func (c Config) framing() *sdk.Framing {
-	if c.Framing != nil || c.Assembler == nil {
-		return c.Framing
+	if f, ok := c.format(); ok && c.Framing == nil {
+		return f.Framing
 	}
-	formats := c.Assembler.Info().Formats
-	for i, f := range formats {
-		if f.Name == c.Format || (c.Format == "" && i == 0) {
-			return f.Framing
-		}
+	return c.Framing
+}
+
+// pricing is the price model the session reports with: the explicit one,
+// else the assembler's default for the format, else nil (no report).
+func (c Config) pricing() *sdk.Pricing {
+	if f, ok := c.format(); ok && c.Pricing == nil {
+		return f.Pricing
 	}
-	return nil
+	return c.Pricing
 }
 
 // Thresholds are utilization fractions of the available budget.

@@ -100,7 +100,7 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 
 	d := s.strategy.Decide(StrategyInput{Budget: out.Before, Thresholds: s.cfg.Thresholds, Action: out.Action,
 		Growth: s.pressure.Growth, Floor: s.pressure.Floor, MinFree: s.minFree(out.Before),
-		DropFirst: s.hist.DropFirstTokens(), Pricing: s.cfg.pricing(), Turns: s.metrics.Prepares})
+		DropFirst: s.hist.DropFirstTokens(), Pricing: s.cfg.Pricing, Turns: s.metrics.Prepares})
 	report, err := s.apply(ctx, d, cs, out.Before)
 	s.forgetCompacted(cs, report)
 	if report != nil {

@@ -98,6 +98,7 @@ func newSession(id string, cfg Config, ev *events) (*Session, error) {
 		return nil, err
 	}
 	cfg.History.Options.Framing = cfg.framing()
+	cfg.Pricing = cfg.pricing() // resolved once: the assembler's format does not change
 	s := &Session{
 		id: id, events: ev, cfg: cfg, counter: counter, strategy: strategy,
 		hist:    history.New(counter, cfg.History.Options),

@@ -222,6 +222,17 @@ type AssemblerInfo struct {
 	Formats         []FormatInfo `json:"formats"`
 }
 
+// Format returns the format named name, or the first (the assembler's
+// default) when name is empty; false when there is no such format.
+func (a AssemblerInfo) Format(name string) (FormatInfo, bool) {
+	for i, f := range a.Formats {
+		if f.Name == name || (name == "" && i == 0) {
+			return f, true
+		}
+	}
+	return FormatInfo{}, false
+}
+
 // AgentIdentity names the agent a payload is assembled for.
 type AgentIdentity struct {
 	Name string `json:"name,omitempty"`

@@ -245,21 +245,12 @@ func (a *App) SessionConfig() host.Config {
 		sc.AssemblerTimeout = asm.Config.Timeout
 	}
 	if m := a.Config.Model(a.Context.Model); m != nil && m.Pricing != nil {
-		sc.Pricing = pricing(m.Pricing, formatPricing(a.Router.Info(), sc.Format))
+		f, _ := a.Router.Info().Format(sc.Format)
+		sc.Pricing = pricing(m.Pricing, f.Pricing)
 	}
 	return sc
 }
 
-// formatPricing is the default price model the assembler declares for
-// format (the first format when none is named).
-func formatPricing(info sdk.AssemblerInfo, format string) *sdk.Pricing {
-	for i, f := range info.Formats {
-		if f.Name == format || (format == "" && i == 0) {
-			return f.Pricing
-		}
-	}
-	return nil
-}
 
 // pricing is the assembler's default price model with the attributes the
 // model's pricing block sets (no default: plain input pricing, no cache).

@@ -12,14 +12,11 @@ import (
 // unknown format is an error wrapping sdk.ErrInvalidArgs that names it and
 // the formats on offer.
 func PickFormat(requested string, formats []sdk.FormatInfo) (sdk.FormatInfo, error) {
-	if requested == "" && len(formats) > 0 {
-		return formats[0], nil
+	if f, ok := (sdk.AssemblerInfo{Formats: formats}).Format(requested); ok {
+		return f, nil
 	}
 	names := make([]string, len(formats))
 	for i, f := range formats {
-		if f.Name == requested {
-			return f, nil
-		}
 		names[i] = f.Name
 	}
 	return sdk.FormatInfo{}, fmt.Errorf("%w: unknown format %q (known: %s)",
