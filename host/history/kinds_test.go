@@ -162,3 +162,16 @@ func TestCutMessageCanBeCutAgain(t *testing.T) {
 	}
 	checkConsistent(t, h)
 }
+
+// CompactLate drops the demonstrations before it masks anything.
+func TestCompactLateDropsDemonstrationsFirst(t *testing.T) {
+	h := New(approx(t), Options{PreserveRecent: 1})
+	mustAdd(t, h, kinded(sdk.RoleUser, sdk.KindDemonstration, big()), user("the task"),
+		kinded(sdk.RoleAssistant, "", "ls"), kinded(sdk.RoleUser, sdk.KindObservation, big()),
+		kinded(sdk.RoleAssistant, "", "cat"), kinded(sdk.RoleUser, sdk.KindObservation, big()))
+	step := h.CompactLate(1)
+	if step.Dropped != 1 || step.Masked != 0 || !strings.Contains(step.Log, "omitted 1 demonstration messages (m1)") {
+		t.Errorf("CompactLate(1) = %+v, want the demonstration dropped first and nothing masked", step)
+	}
+	checkConsistent(t, h)
+}

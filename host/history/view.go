@@ -244,6 +244,7 @@ func (h *History) CompactLate(need int) Step {
 func (h *History) compactLate(need int) Step {
 	h.mu.Lock()
 	before := h.viewTokens
+	dropped := h.dropBlock() // demonstrations go first, here too
 	var ids []string
 	for i := h.preserveFrom() - 1; i >= 0 && before-h.viewTokens < need; i-- {
 		if !h.maskable(i) {
@@ -255,7 +256,7 @@ func (h *History) compactLate(need int) Step {
 			ids = append(ids, e.msg.ID)
 		}
 	}
-	if len(ids) > 0 {
+	if len(ids) > 0 || len(dropped) > 0 {
 		h.version++
 	}
 	freed := before - h.viewTokens
@@ -263,14 +264,23 @@ func (h *History) compactLate(need int) Step {
 	for l, r := 0, len(ids)-1; l < r; l, r = l+1, r-1 {
 		ids[l], ids[r] = ids[r], ids[l]
 	}
-	log := "nothing to mask newest first"
-	if len(ids) > 0 {
-		log = fmt.Sprintf("masked %d observations newest first (%s), freed %d", len(ids), strings.Join(ids, ", "), freed)
+	var parts []string
+	if len(dropped) > 0 {
+		parts = append(parts, fmt.Sprintf("omitted %d demonstration messages (%s)", len(dropped), idRange(dropped)))
 	}
+	if len(ids) > 0 {
+		parts = append(parts, fmt.Sprintf("masked %d observations newest first (%s)", len(ids), strings.Join(ids, ", ")))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "nothing to drop or mask newest first")
+	}
+	log := strings.Join(parts, "; ")
 	if freed >= need {
-		return Step{Masked: len(ids), MaskedIDs: ids, Freed: freed, Log: fmt.Sprintf("%s of %d tokens needed", log, need)}
+		return Step{Dropped: len(dropped), DroppedIDs: dropped, Masked: len(ids), MaskedIDs: ids, Freed: freed,
+			Log: fmt.Sprintf("%s; freed %d of %d tokens needed", log, freed, need)}
 	}
 	step := h.compact(need - freed)
+	step.Dropped, step.DroppedIDs = len(dropped), dropped
 	step.MaskedIDs = append(ids, step.MaskedIDs...)
 	step.Masked = len(step.MaskedIDs)
 	step.Freed += freed
