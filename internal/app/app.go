@@ -251,7 +251,6 @@ func (a *App) SessionConfig() host.Config {
 	return sc
 }
 
-
 // pricing is the assembler's default price model with the attributes the
 // model's pricing block sets (no default: plain input pricing, no cache).
 func pricing(hcl *config.Pricing, def *sdk.Pricing) *sdk.Pricing {
