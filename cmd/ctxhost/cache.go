@@ -88,8 +88,12 @@ func (s *cacheSummary) print(w io.Writer) {
 		return
 	}
 	p := s.Pricing
-	fmt.Fprintf(w, "\n--- prompt caching (cache read %.2fx, write %.2fx, from %d tokens; 1 unit = 1 uncached input token) ---\n",
-		p.CacheRead, p.CacheWrite, p.MinCacheable)
+	write := "no write premium"
+	if p.CacheWrite > 0 {
+		write = fmt.Sprintf("write %.2fx", p.CacheWrite)
+	}
+	fmt.Fprintf(w, "\n--- prompt caching (cache read %.2fx, %s, from %d tokens; 1 unit = 1 uncached input token) ---\n",
+		p.CacheRead, write, p.MinCacheable)
 	fmt.Fprintf(w, "  %-10s %12s %8s %12s %14s\n", "", "input tok", "cached", "cost units", "prefix kept")
 	row := func(name string, t cacheTotals, note string) {
 		fmt.Fprintf(w, "  %-10s %12s %7.0f%% %12s %14s%s\n", name, thousands(t.Input), 100*t.Cached,
