@@ -19,10 +19,14 @@ type countedComponent struct {
 	plugin *pluginSlot
 	// dropped: the plugin compacted its component away entirely.
 	dropped bool
+	// view: an agent's window (AgentView.History), not the session's
+	// history; it is not masked, compacted or cut.
+	view bool
 }
 
+// isHistory reports whether c is the session's history.
 func (c *countedComponent) isHistory() bool {
-	return c.plugin == nil && c.comp.Name == sdk.ComponentHistory
+	return c.plugin == nil && !c.view && c.comp.Name == sdk.ComponentHistory
 }
 
 var slotRank = map[sdk.Slot]int{sdk.SlotSystem: 0, sdk.SlotContext: 1, sdk.SlotHistory: 2, sdk.SlotInput: 3}
@@ -31,20 +35,25 @@ var slotRank = map[sdk.Slot]int{sdk.SlotSystem: 0, sdk.SlotContext: 1, sdk.SlotH
 // (fetched concurrently, each with its deadline, unless its last answer is
 // still valid). Optional plugins that fail are left out with a warning; a
 // required one fails the call. The order is deterministic: by slot, core
-// before plugins, plugins in binding order.
-func (s *Session) gather(ctx context.Context) ([]countedComponent, []string, error) {
+// before plugins, plugins in binding order. With an agent's view, the
+// view's parts replace the session's texts and history.
+func (s *Session) gather(ctx context.Context, view *AgentView) ([]countedComponent, []string, error) {
 	var out []countedComponent
 	core := func(name string, slot sdk.Slot, t countedText) {
 		if t.text != "" {
 			out = append(out, countedComponent{comp: sdk.Component{Name: name, Slot: slot, Text: t.text}, tokens: t.tokens})
 		}
 	}
-	core(sdk.ComponentSystemPrompt, sdk.SlotSystem, s.system)
-	core(sdk.ComponentInstructions, sdk.SlotSystem, s.instructions)
-	if s.hist.Len() > 0 {
-		out = append(out, s.historyComponent())
+	if view != nil {
+		out = s.viewComponents(view)
+	} else {
+		core(sdk.ComponentSystemPrompt, sdk.SlotSystem, s.system)
+		core(sdk.ComponentInstructions, sdk.SlotSystem, s.instructions)
+		if s.hist.Len() > 0 {
+			out = append(out, s.historyComponent())
+		}
+		core(sdk.ComponentInput, sdk.SlotInput, s.input)
 	}
-	core(sdk.ComponentInput, sdk.SlotInput, s.input)
 
 	answers := s.fetchPlugins(ctx)
 	var warnings []string

@@ -53,6 +53,10 @@ type Config struct {
 	// the assembler's default for Format); Prepare reports each turn's
 	// cost with it (Prepared.Cache).
 	Pricing *sdk.Pricing
+	// Viewer, when set, makes the session multi-agent: a Prepare for a
+	// named agent assembles that agent's view (AgentView) of the session's
+	// messages instead of the session's own texts and history.
+	Viewer Viewer
 	// Framing overrides how the provider frames messages (nil: the
 	// framing the assembler declares for Format, if any; see sdk.Framing).
 	Framing *sdk.Framing

@@ -251,6 +251,8 @@ func (s *Session) replayOp(ctx context.Context, op journalOp) error {
 			s.instructions = t
 		case "input":
 			s.input = t
+		case "team":
+			s.teamTask = t
 		default:
 			return fmt.Errorf("unknown text %q", op.Set)
 		}

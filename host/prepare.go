@@ -75,6 +75,9 @@ type Prepared struct {
 	// history's; nil when no price model applies (no assembler format
 	// declares one and Config.Pricing is unset).
 	Cache *CacheReport
+	// View is the agent's view this turn was assembled from, for a named
+	// agent of a multi-agent session (Config.Viewer); nil otherwise.
+	View *ViewReport
 	// Warnings: plugins left out, a target not met, failed hooks.
 	Warnings []string
 }
@@ -88,11 +91,19 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 	if s.ended {
 		return nil, fmt.Errorf("prepare %q: %w", s.id, ErrSessionEnded)
 	}
-	cs, warnings, err := s.gather(ctx)
+	view, err := s.viewFor(agent)
+	if err != nil {
+		return nil, fmt.Errorf("prepare %q: %w", s.id, err)
+	}
+	cs, warnings, err := s.gather(ctx, view)
 	if err != nil {
 		return nil, fmt.Errorf("prepare %q: %w", s.id, err)
 	}
 	out := &Prepared{Warnings: warnings}
+	if view != nil {
+		out.View = &ViewReport{AgentView: *view}
+		out.Warnings = append(out.Warnings, view.Warnings...)
+	}
 	out.Before = budgetOf(s.cfg, s.usage.Calibration, cs)
 	s.emitBudget(out.Before)
 	out.Action, s.pressure.WindDownIssued = pressureOf(out.Before.Utilization, s.cfg.Thresholds, s.pressure.WindDownIssued)
@@ -327,6 +338,26 @@ func (s *Session) assemble(ctx context.Context, agent sdk.AgentIdentity, out *Pr
 	if a == nil {
 		return nil
 	}
+	res, err := s.assembleOnce(ctx, agent, out)
+	if err != nil {
+		return err
+	}
+	if v := out.View; v != nil {
+		v.Bytes = payloadBytes(res)
+		if v.MaxBytes > 0 && v.Bytes > v.MaxBytes {
+			if res, err = s.trimView(ctx, agent, out); err != nil {
+				return err
+			}
+		}
+	}
+	out.Payload, out.MediaType, out.System, out.HasSystem = res.Payload, res.MediaType, res.System, res.HasSystem
+	return nil
+}
+
+// assembleOnce asks the assembler for out's payload (retried once when
+// the first call is cut off by its deadline).
+func (s *Session) assembleOnce(ctx context.Context, agent sdk.AgentIdentity, out *Prepared) (sdk.AssembleResult, error) {
+	a := s.cfg.Assembler
 	req := sdk.AssembleRequest{Components: out.Components, Budget: out.Budget, Agent: agent, Format: s.cfg.Format, Options: s.cfg.AssemblerOptions}
 	res, cutOff, err := callRetryingOnce(ctx, s.cfg.AssemblerTimeout, func(ctx context.Context) (sdk.AssembleResult, error) {
 		return a.Assemble(ctx, req)
@@ -338,17 +369,95 @@ func (s *Session) assemble(ctx context.Context, agent sdk.AgentIdentity, out *Pr
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("assembler %q: %w", a.Info().Name, err)
+		return res, fmt.Errorf("assembler %q: %w", a.Info().Name, err)
 	}
-	out.Payload, out.MediaType, out.System, out.HasSystem = res.Payload, res.MediaType, res.System, res.HasSystem
-	return nil
+	return res, nil
+}
+
+// payloadBytes is the size MaxBytes bounds: the payload plus the system
+// text handed over separately.
+func payloadBytes(res sdk.AssembleResult) int {
+	n := len(res.Payload)
+	if res.HasSystem {
+		n += len(res.System)
+	}
+	return n
+}
+
+// trimView drops the oldest messages of an agent's window until its
+// payload fits the view's MaxBytes: a binary search over the number
+// dropped finds the fewest that fit (a payload never grows when a message
+// is dropped), so it costs O(log n) more assemblies, and only for a turn
+// over the bound. The components, usage and budget of out then describe
+// the trimmed payload.
+func (s *Session) trimView(ctx context.Context, agent sdk.AgentIdentity, out *Prepared) (sdk.AssembleResult, error) {
+	v := out.View
+	all := v.History
+	full := out.Components
+	hi := -1
+	for i, c := range full {
+		if c.Name == sdk.ComponentHistory && c.Slot == sdk.SlotHistory {
+			hi = i
+		}
+	}
+	try := func(dropped int) (*Prepared, sdk.AssembleResult, error) {
+		p := *out
+		p.Components = append([]sdk.Component(nil), full...)
+		p.Usage = append([]ComponentUsage(nil), out.Usage...)
+		if hi >= 0 {
+			c := s.viewHistory(all[dropped:])
+			c.comp.Priority, c.comp.Compactable = full[hi].Priority, full[hi].Compactable
+			p.Components[hi].Messages, p.Usage[hi].Tokens = c.comp.Messages, c.tokens
+			if dropped == len(all) {
+				p.Components = append(p.Components[:hi:hi], p.Components[hi+1:]...)
+				p.Usage = append(p.Usage[:hi:hi], p.Usage[hi+1:]...)
+			}
+		}
+		p.Budget = s.trimmedBudget(out.Budget, p.Usage)
+		res, err := s.assembleOnce(ctx, agent, &p)
+		return &p, res, err
+	}
+	bare, res, err := try(len(all))
+	if err != nil {
+		return res, err
+	}
+	if payloadBytes(res) > v.MaxBytes || hi < 0 {
+		return res, fmt.Errorf("agent %q: %w: %d bytes without any context, max %d", agent.Name, ErrPayloadTooLarge, payloadBytes(res), v.MaxBytes)
+	}
+	best, bestRes, dropped := bare, res, len(all)
+	lo, up := 1, len(all)
+	for lo < up {
+		mid := (lo + up) / 2
+		p, r, err := try(mid)
+		if err != nil {
+			return r, err
+		}
+		if payloadBytes(r) <= v.MaxBytes {
+			best, bestRes, dropped, up = p, r, mid, mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	out.Components, out.Usage, out.Budget = best.Components, best.Usage, best.Budget
+	out.Warnings = append(best.Warnings, fmt.Sprintf("payload for agent %q over %d bytes: dropped the %d oldest of %d context messages", agent.Name, v.MaxBytes, dropped, len(all)))
+	v.History, v.Dropped, v.Bytes = all[dropped:], dropped, payloadBytes(bestRes)
+	return bestRes, nil
+}
+
+// trimmedBudget is b with the components' tokens of usage.
+func (s *Session) trimmedBudget(b sdk.Budget, usage []ComponentUsage) sdk.Budget {
+	var cs []countedComponent
+	for _, u := range usage {
+		cs = append(cs, countedComponent{comp: sdk.Component{Name: u.Name, Slot: u.Slot}, tokens: u.Tokens})
+	}
+	return budgetOf(s.cfg, s.usage.Calibration, cs)
 }
 
 // Budget returns the current budget without compacting or assembling.
 func (s *Session) Budget(ctx context.Context) (sdk.Budget, []string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cs, warnings, err := s.gather(ctx)
+	cs, warnings, err := s.gather(ctx, nil)
 	if err != nil {
 		return sdk.Budget{}, warnings, fmt.Errorf("budget %q: %w", s.id, err)
 	}
@@ -361,7 +470,7 @@ func (s *Session) Budget(ctx context.Context) (sdk.Budget, []string, error) {
 func (s *Session) Compact(ctx context.Context) (*CompactionReport, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cs, _, err := s.gather(ctx)
+	cs, _, err := s.gather(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("compact %q: %w", s.id, err)
 	}

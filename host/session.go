@@ -29,6 +29,7 @@ type Session struct {
 	system       countedText
 	instructions countedText
 	input        countedText
+	teamTask     countedText
 	hist         *history.History
 	view         viewCache
 	plugins      []*pluginSlot // in binding order

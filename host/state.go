@@ -26,6 +26,7 @@ type sessionState struct {
 	SystemPrompt string        `json:"system_prompt"`
 	Instructions string        `json:"instructions"`
 	Input        string        `json:"input"`
+	TeamTask     string        `json:"team_task,omitempty"`
 	Strategy     strategyState `json:"strategy"`
 	History      []byte        `json:"history"`
 	Usage        usage         `json:"usage"`
@@ -68,7 +69,7 @@ func (s *Session) exportLocked(ctx context.Context, stateOf func(context.Context
 	st := sessionState{
 		Version: StateVersion, Session: s.id,
 		SystemPrompt: s.system.text, Instructions: s.instructions.text, Input: s.input.text,
-		Strategy: strategyState(s.cfg.Strategy), History: hist, Usage: s.usage, Pressure: s.pressure,
+		TeamTask: s.teamTask.text, Strategy: strategyState(s.cfg.Strategy), History: hist, Usage: s.usage, Pressure: s.pressure,
 		Position: s.position,
 	}
 	for _, p := range s.plugins {
@@ -155,6 +156,7 @@ func (s *Session) restore(ctx context.Context, data []byte, persist bool) error 
 	s.system = countedText{st.SystemPrompt, s.counter.Count(st.SystemPrompt)}
 	s.instructions = countedText{st.Instructions, s.counter.Count(st.Instructions)}
 	s.input = countedText{st.Input, s.counter.Count(st.Input)}
+	s.teamTask = countedText{st.TeamTask, s.counter.Count(st.TeamTask)}
 	s.cfg.Strategy, s.strategy = strategyCfg, strategy
 	s.setHistory(hist)
 	s.usage, s.pressure, s.position = st.Usage, st.Pressure, st.Position

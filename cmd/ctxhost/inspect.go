@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/host/fresh"
 	"github.com/ctxhost/ctxhost/transcript"
@@ -30,32 +31,27 @@ func cmdInspect(args []string, std stdio) error {
 		return err
 	}
 	defer st.close()
-	r, err := newReplayer(st, path, progressFunc(std.err), nil)
-	if err != nil {
-		return err
-	}
-	defer r.close(ctx)
 	for _, ev := range st.transcript.Events {
 		if ev.Type == transcript.EventPrepare {
 			continue
 		}
-		if err := r.apply(ctx, ev); err != nil {
+		if err := engine.ApplyEvent(ctx, st.session, ev); err != nil {
 			return fmt.Errorf("%s:%d: %s: %w", path, ev.Line, ev.Type, err)
 		}
 	}
-	t, err := r.prepareTurn(ctx, *agent)
+	t, err := st.session.Prepare(ctx, *agent)
 	if err != nil {
 		return fmt.Errorf("prepare: %w", err)
 	}
 	out := newEscapingWriter(std.out)
 	defer out.Flush()
 	if ft := t.Fresh; ft != nil {
-		fmt.Fprintf(out, "context %q (fresh): task %s for agent %s, context %s\n", st.app.Context.Name,
+		fmt.Fprintf(out, "context %q (fresh): task %s for agent %s, context %s\n", st.engine.Context.Name,
 			ft.Task.Task.ID, ft.Task.Task.AgentID, ft.Task.ContextID)
 		fmt.Fprint(out, fresh.Explain(ft.Validation))
 		return nil
 	}
-	explain(out, st.app.Context.Name, st.session.Config(), t.Prepared)
+	explain(out, st.engine.Context.Name, st.session.Host().Config(), t.Prepared)
 	return nil
 }
 

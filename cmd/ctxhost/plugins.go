@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"github.com/ctxhost/ctxhost/config"
-	"github.com/ctxhost/ctxhost/internal/app"
+	"github.com/ctxhost/ctxhost/engine"
 )
 
 func cmdPlugins(args []string, std stdio) error {
@@ -22,7 +22,7 @@ func cmdPlugins(args []string, std stdio) error {
 	if err != nil {
 		return err
 	}
-	plugins, assemblers, err := app.Describe(context.Background(), cfg, app.NewLogger(cfg.Host, os.Stderr))
+	plugins, assemblers, err := engine.Describe(context.Background(), cfg, engine.NewLogger(cfg.Host, os.Stderr))
 	if err != nil {
 		return startError(std.err, cfg, err)
 	}
@@ -34,14 +34,14 @@ func cmdPlugins(args []string, std stdio) error {
 // startError prints a configuration error found while starting plugins
 // with its HCL source and returns a usageError; other errors pass through.
 func startError(w io.Writer, cfg *config.Config, err error) error {
-	if ce, ok := err.(*app.ConfigError); ok {
+	if ce, ok := err.(*engine.ConfigError); ok {
 		printDiagnostics(w, ce.Diags, cfg.Files)
 		return &usageError{err: err, printed: true}
 	}
 	return err
 }
 
-func printPlugins(w io.Writer, plugins []app.PluginDescription) {
+func printPlugins(w io.Writer, plugins []engine.PluginDescription) {
 	for _, p := range plugins {
 		fmt.Fprintf(w, "plugin %q  (%s)\n", p.Config.Name, p.Config.Path)
 		if p.Unavailable != nil {
@@ -74,7 +74,7 @@ func printPlugins(w io.Writer, plugins []app.PluginDescription) {
 	}
 }
 
-func printAssemblers(w io.Writer, assemblers []app.AssemblerDescription) {
+func printAssemblers(w io.Writer, assemblers []engine.AssemblerDescription) {
 	for _, a := range assemblers {
 		fmt.Fprintf(w, "assembler %q  (%s)\n", a.Config.Name, a.Config.Path)
 		fmt.Fprintf(w, "  kind:        assembler\n  name:        %s\n  version:     %s\n", a.Info.Name, orDash(a.Info.Version))

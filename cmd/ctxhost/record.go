@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
@@ -77,9 +78,9 @@ type runRecord struct {
 // fits reports whether the prepared context is within its budget.
 func fits(b sdk.Budget) bool { return b.Used <= b.Available && b.CalibratedUsed <= b.Available }
 
-func newTurnRecord(t turn) turnRecord {
+func newTurnRecord(t engine.Turn) turnRecord {
 	if ft := t.Fresh; ft != nil {
-		payload, mediaType := ft.payload()
+		payload, mediaType := ft.Payload()
 		return turnRecord{Turn: t.Number, Line: t.Line, Agent: t.Agent, Fits: ft.Validation.Valid,
 			Warnings: ft.Validation.Warnings, MediaType: mediaType, Payload: payloadJSON(payload, mediaType),
 			Fresh: newFreshRecord(ft)}
@@ -88,7 +89,7 @@ func newTurnRecord(t turn) turnRecord {
 	before, budget := p.Before, p.Budget
 	rec := turnRecord{Turn: t.Number, Line: t.Line, Agent: t.Agent, BudgetBefore: &before, Budget: &budget,
 		Fits: fits(p.Budget), Action: string(p.Action), Warnings: p.Warnings, MediaType: p.MediaType,
-		Payload: payloadJSON(p.Payload, p.MediaType), Components: []componentRecord{}, View: newViewRecord(t.View)}
+		Payload: payloadJSON(p.Payload, p.MediaType), Components: []componentRecord{}, View: newViewRecord(t)}
 	rec.Cache = newCacheRecord(p.Cache)
 	if p.HasSystem {
 		sys := p.System

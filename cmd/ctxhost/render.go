@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/host"
 )
 
@@ -14,7 +15,7 @@ const barWidth = 24
 // printTurn prints one turn: a header with the budget, one bar per
 // component, the compaction steps, the warnings and, for a multi-agent
 // turn, the agent's view; a fresh turn prints its task context instead.
-func printTurn(w io.Writer, t turn) {
+func printTurn(w io.Writer, t engine.Turn) {
 	if t.Fresh != nil {
 		printFreshTurn(w, t)
 		return
@@ -42,7 +43,7 @@ func printTurn(w io.Writer, t turn) {
 	for _, warn := range p.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", warn)
 	}
-	printAgentView(w, t.View)
+	printAgentView(w, t)
 }
 
 func printCompaction(w io.Writer, c *host.CompactionReport) {

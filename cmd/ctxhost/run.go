@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/ctxhost/ctxhost/engine"
 )
 
 func cmdRun(args []string, std stdio) error {
@@ -42,13 +44,13 @@ func cmdRun(args []string, std stdio) error {
 	// final payload) and the cache sums are kept.
 	var stream *recordStream
 	if *format == "json" {
-		if stream, err = newRecordStream(out, path, st.transcript.Format, st.app.Context.Name); err != nil {
+		if stream, err = newRecordStream(out, path, st.transcript.Format, st.engine.Context.Name); err != nil {
 			return err
 		}
 	}
-	var last *turn
+	var last *engine.Turn
 	var cache cacheSummary
-	r, err := newReplayer(st, path, progressFunc(std.err), func(t turn) error {
+	onTurn := func(t engine.Turn) error {
 		last = &t
 		if t.Prepared != nil {
 			cache.add(t.Prepared.Cache)
@@ -58,12 +60,8 @@ func cmdRun(args []string, std stdio) error {
 		}
 		printTurn(out, t)
 		return nil
-	})
-	if err != nil {
-		return err
 	}
-	defer r.close(ctx)
-	if err := r.replay(ctx, st.transcript); err != nil {
+	if err := engine.Replay(ctx, st.session, st.transcript, engine.ReplayOptions{File: path, OnTurn: onTurn, Progress: progressFunc(std.err)}); err != nil {
 		return err
 	}
 	if stream != nil {
@@ -85,11 +83,11 @@ func cmdRun(args []string, std stdio) error {
 // to w after a header when header is set (text output) and file is empty;
 // pretty indents a JSON payload. A CLI format's separate system text is
 // written before the payload on w.
-func writePayload(w io.Writer, file string, header, pretty bool, last *turn) error {
+func writePayload(w io.Writer, file string, header, pretty bool, last *engine.Turn) error {
 	if last == nil {
 		return nil
 	}
-	payload, mediaType := last.payload()
+	payload, mediaType := last.Payload()
 	if pretty && isJSONMedia(mediaType) {
 		var b bytes.Buffer
 		if json.Indent(&b, payload, "", "  ") == nil {

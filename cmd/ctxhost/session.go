@@ -10,8 +10,7 @@ import (
 	"github.com/mattn/go-isatty"
 
 	"github.com/ctxhost/ctxhost/config"
-	"github.com/ctxhost/ctxhost/host"
-	"github.com/ctxhost/ctxhost/internal/app"
+	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/transcript"
 )
 
@@ -32,15 +31,15 @@ func (ss *sessionSetup) register(fs interface {
 
 // started is a running profile with its session and transcript; close it.
 type started struct {
-	app        *app.App
-	session    *host.Session
+	engine     *engine.Engine
+	session    *engine.Session
 	transcript *transcript.Transcript
 	stop       func()
 }
 
 func (s *started) close() {
 	s.stop()
-	s.app.Close()
+	s.engine.Close()
 }
 
 func (ss *sessionSetup) start(ctx context.Context, path string, std stdio) (*started, error) {
@@ -60,7 +59,7 @@ func (ss *sessionSetup) start(ctx context.Context, path string, std stdio) (*sta
 	if err := ss.store.check(cfg); err != nil {
 		return nil, err
 	}
-	a, err := app.Start(ctx, cfg, app.Options{Context: ss.cf.context, Logger: app.NewLogger(cfg.Host, std.err),
+	a, err := engine.Start(ctx, cfg, engine.Options{Context: ss.cf.context, Logger: engine.NewLogger(cfg.Host, std.err),
 		IgnoreStore: !ss.store.registered})
 	if err != nil {
 		return nil, startError(std.err, cfg, err)
@@ -72,7 +71,7 @@ func (ss *sessionSetup) start(ctx context.Context, path string, std stdio) (*sta
 		a.Close()
 		return nil, err
 	}
-	return &started{app: a, session: s, transcript: t, stop: stop}, nil
+	return &started{engine: a, session: s, transcript: t, stop: stop}, nil
 }
 
 // storeFlags are the flags of a command whose session goes through the
@@ -107,7 +106,7 @@ func (sf *storeFlags) check(cfg *config.Config) error {
 // open opens the run's session: through the store when there is one (a
 // stored session is an error unless -resume, and -resume needs one), else
 // a new session.
-func (sf *storeFlags) open(ctx context.Context, a *app.App) (*host.Session, error) {
+func (sf *storeFlags) open(ctx context.Context, a *engine.Engine) (*engine.Session, error) {
 	if !a.HasStore() {
 		return a.NewSession(sf.id)
 	}
@@ -120,8 +119,8 @@ func (sf *storeFlags) open(ctx context.Context, a *app.App) (*host.Session, erro
 		return nil, usageErrorf("session %q already stored; use -resume or another -session", sf.id)
 	case !stored && sf.resume:
 		return nil, usageErrorf("-resume: no session %q stored in %s", sf.id, a.Config.Host.Store)
-	case sf.resume && (a.IsFresh() || a.HasTeam()):
-		return nil, usageErrorf("-resume: fresh profiles and multi-agent runs cannot be resumed (their task contexts and team views are not stored)")
+	case sf.resume && a.IsFresh():
+		return nil, usageErrorf("-resume: fresh profiles cannot be resumed (their task contexts are built from scratch and not stored)")
 	}
 	s, _, err := a.OpenSession(ctx, sf.id)
 	return s, err

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/ctxhost/ctxhost/internal/app"
+	"github.com/ctxhost/ctxhost/engine"
 )
 
 // cmdValidate checks a configuration: the HCL itself, then (unless
@@ -31,7 +31,7 @@ func cmdValidate(args []string, std stdio) error {
 		fmt.Fprintf(std.out, "configuration is valid: %s\nnot checked (-offline): plugin config bodies and assembler formats; no plugin was started\n", summary)
 		return nil
 	}
-	plugins, _, err := app.Describe(context.Background(), cfg, app.NewLogger(cfg.Host, os.Stderr))
+	plugins, _, err := engine.Describe(context.Background(), cfg, engine.NewLogger(cfg.Host, os.Stderr))
 	if err != nil {
 		return startError(std.err, cfg, err)
 	}

@@ -16,6 +16,7 @@ package history
 
 import (
 	"fmt"
+	"iter"
 	"sync"
 
 	"github.com/ctxhost/ctxhost/sdk"
@@ -281,6 +282,25 @@ func (h *History) SetCounter(c tokenizer.Counter) {
 	}
 	h.recountView()
 	h.version++
+}
+
+// Count is the token count of m as the history counts its messages
+// (framed when Options.Framing is set), whether or not m is in it.
+func (h *History) Count(m sdk.Message) int { return h.count(m) }
+
+// Backward yields every message newest first, without copying the
+// history: the caller must not modify what it is given, nor call the
+// history while iterating.
+func (h *History) Backward() iter.Seq[sdk.Message] {
+	return func(yield func(sdk.Message) bool) {
+		h.mu.RLock()
+		defer h.mu.RUnlock()
+		for i := len(h.entries) - 1; i >= 0; i-- {
+			if !yield(h.entries[i].msg) {
+				return
+			}
+		}
+	}
 }
 
 // count is the token count of one message: framed when a Framing is set,

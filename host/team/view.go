@@ -2,6 +2,7 @@ package team
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/ctxhost/ctxhost/sdk"
 )
@@ -36,49 +37,17 @@ type ViewOptions struct {
 // with ErrNoTeam when the team has no agents, ErrUnknownAgent for a name
 // that is not a member, and on a negative window override.
 func (t *Team) ContextForAgent(agent string, opts ViewOptions) (View, error) {
-	a, err := t.agent(agent)
-	if err != nil {
-		return View{}, err
-	}
-	window := t.window
-	if a.WindowSize != nil {
-		window = *a.WindowSize
-	}
-	if opts.WindowSizeOverride != nil {
-		if *opts.WindowSizeOverride < 0 {
-			return View{}, fmt.Errorf("context for agent %q: window size %d is negative", agent, *opts.WindowSizeOverride)
-		}
-		window = *opts.WindowSizeOverride
-	}
-	v := View{Agent: agent, SystemInstruction: a.SystemInstruction, InstructionFileText: a.InstructionFileText, MaxBytes: t.opts.MaxBytes}
-	v.TeamTask, v.HasTeamTask = t.TeamTask()
-
+	task, has := t.TeamTask()
 	t.mu.Lock()
 	msgs := t.messages
-	if len(msgs) == 0 {
-		t.mu.Unlock()
-		v.ContextMessages = []sdk.Message{}
-		return v, nil
-	}
-	current := msgs[len(msgs)-1]
-	start := max(len(msgs)-1-window, 0)
-	windowed := append([]sdk.Message(nil), msgs[start:len(msgs)-1]...)
 	t.mu.Unlock()
-
-	current.Content = t.StripMarkers(current.Content)
-	v.Current, v.CurrentMessage = &current, current.Content
-	v.ContextMessages = make([]sdk.Message, 0, len(windowed))
-	for _, m := range windowed {
-		m.Content = t.StripMarkers(m.Content)
-		if m.Content == "" {
-			continue
+	return t.viewOf(agent, opts, func(yield func(sdk.Message) bool) {
+		for _, m := range slices.Backward(msgs) {
+			if !yield(m) {
+				return
+			}
 		}
-		v.ContextMessages = append(v.ContextMessages, relativeRole(m, agent))
-	}
-	if !t.opts.DisableDedup {
-		v.ContextMessages = Deduplicate(v.ContextMessages, current)
-	}
-	return v, nil
+	}, func(sdk.Message) bool { return true }, task, has)
 }
 
 // relativeRole makes m an assistant turn when agent said it, a user turn

@@ -21,7 +21,7 @@ import (
 
 	"github.com/ctxhost/ctxhost/config"
 	"github.com/ctxhost/ctxhost/host"
-	"github.com/ctxhost/ctxhost/internal/app"
+	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
@@ -127,7 +127,7 @@ type outcome struct {
 
 // replay runs steps through a fresh app; a failed call is retried (failed
 // means not applied, so a retry is what an agent would do).
-func replay(t *testing.T, steps []step, onStart func(*app.App), beforeEvent func()) outcome {
+func replay(t *testing.T, steps []step, onStart func(*engine.Engine), beforeEvent func()) outcome {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "ctxhost.hcl")
@@ -139,15 +139,16 @@ func replay(t *testing.T, steps []step, onStart func(*app.App), beforeEvent func
 		t.Fatalf("load: %v", diags)
 	}
 	ctx := context.Background()
-	a, err := app.Start(ctx, cfg, app.Options{Logger: hclog.NewNullLogger()})
+	a, err := engine.Start(ctx, cfg, engine.Options{Logger: hclog.NewNullLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	s, err := a.NewSession("chaos")
+	es, err := a.NewSession("chaos")
 	if err != nil {
 		t.Fatal(err)
 	}
+	s := es.Host()
 	if onStart != nil {
 		onStart(a)
 	}
@@ -310,7 +311,7 @@ func TestChaosKilledPluginsChangeNothing(t *testing.T) {
 
 	k := &killer{rng: rand.New(rand.NewSource(seed)), rate: 0.05}
 	var sups []*host.Supervisor
-	got := replay(t, steps, func(a *app.App) {
+	got := replay(t, steps, func(a *engine.Engine) {
 		for _, p := range a.Plugins {
 			sups = append(sups, p.Supervisor)
 		}

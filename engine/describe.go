@@ -1,4 +1,4 @@
-package app
+package engine
 
 import (
 	"context"
@@ -42,7 +42,7 @@ type AssemblerDescription struct {
 // optional plugin that fails to launch is described as Unavailable; any
 // other launch failure is an error.
 func Describe(ctx context.Context, cfg *config.Config, logger hclog.Logger) ([]PluginDescription, []AssemblerDescription, error) {
-	a := &App{registry: &pluginhost.Registry{}}
+	a := &Engine{registry: &pluginhost.Registry{}}
 	defer a.registry.KillAll()
 	results := a.launchEach(ctx, Specs(cfg.Plugins, cfg.Assemblers, logger), make([]bool, len(cfg.Plugins)+len(cfg.Assemblers)))
 	var fatal []error

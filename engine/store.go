@@ -1,4 +1,4 @@
-package app
+package engine
 
 import (
 	"context"
@@ -24,31 +24,31 @@ func openStore(h config.Host, ignore bool) (host.Store, error) {
 
 // HasStore reports whether the app's sessions are saved to a store (the
 // host block's store, unless Options.IgnoreStore).
-func (a *App) HasStore() bool { return a.Host.Store() != nil }
+func (a *Engine) HasStore() bool { return a.Host.Store() != nil }
 
 // Stored reports whether the store holds state for session id.
-func (a *App) Stored(id string) (bool, error) { return a.Host.Stored(id) }
+func (a *Engine) Stored(id string) (bool, error) { return a.Host.Stored(id) }
 
 // OpenSession opens session id through the store: a stored session is
 // restored as it was saved (its system prompt and instructions included);
 // otherwise a new one is made as NewSession makes it. restored reports
 // which. Without a store it is NewSession.
-func (a *App) OpenSession(ctx context.Context, id string) (s *host.Session, restored bool, err error) {
-	s, restored, err = a.Host.OpenSession(ctx, id, a.SessionConfig())
+func (a *Engine) OpenSession(ctx context.Context, id string) (es *Session, restored bool, err error) {
+	s, restored, err := a.Host.OpenSession(ctx, id, a.SessionConfig())
 	if err != nil {
 		return nil, false, err
 	}
 	if restored {
-		return s, true, nil
+		return a.wrap(s), true, nil
 	}
 	if err := a.initSession(s); err != nil {
 		return nil, false, err
 	}
-	return s, false, nil
+	return a.wrap(s), false, nil
 }
 
 // initSession sets the profile's system prompt and instructions.
-func (a *App) initSession(s *host.Session) error {
+func (a *Engine) initSession(s *host.Session) error {
 	if a.Context.SystemPrompt != "" {
 		if err := s.SetSystemPrompt(a.Context.SystemPrompt); err != nil {
 			return fmt.Errorf("set system prompt: %w", err)

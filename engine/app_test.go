@@ -1,4 +1,4 @@
-package app
+package engine
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -28,7 +29,7 @@ import (
 var planBinary string
 
 func TestMain(m *testing.M) {
-	path, cleanup, err := plugintest.BuildBinary("../../plugins/plan", "ctxhost-plugin-plan")
+	path, cleanup, err := plugintest.BuildBinary("../plugins/plan", "ctxhost-plugin-plan")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -208,12 +209,15 @@ agent "bot" { type = "custom-bot" }
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetInput("hello"); err != nil {
+	if _, err := s.AddMessage(sdk.Message{Name: "kailai", Role: sdk.RoleUser, Content: "hello"}); err != nil {
 		t.Fatal(err)
 	}
-	p, err := s.Prepare(context.Background(), sdk.AgentIdentity{Name: "bot"})
-	if err != nil || !strings.Contains(string(p.Payload), "hello") {
-		t.Fatalf("plain-text prepare: %v, payload %q", err, p.Payload)
+	turn, err := s.Prepare(context.Background(), "bot")
+	if err != nil || !strings.Contains(string(turn.Prepared.Payload), "hello") {
+		t.Fatalf("plain-text prepare: %v, turn %+v", err, turn)
+	}
+	if turn.Assembler != "plaintext" || !slices.ContainsFunc(turn.Prepared.Warnings, func(w string) bool { return strings.Contains(w, "Unknown agentType") }) {
+		t.Errorf("assembler %q, warnings %q: want the plain-text fallback named and warned", turn.Assembler, turn.Prepared.Warnings)
 	}
 }
 
@@ -271,7 +275,7 @@ host { log_level = "warn" }
 	if _, err := s.Apply(ctx, "plan", "set_plan", []byte(`{"goal":"ship","tasks":[{"id":"t1","title":"write it"}]}`)); err != nil {
 		t.Fatal(err)
 	}
-	p, err := s.Prepare(ctx, sdk.AgentIdentity{})
+	p, err := s.Host().Prepare(ctx, sdk.AgentIdentity{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +316,7 @@ host { store = %q }
 	if _, err := s.Apply(ctx, "plan", "set_plan", []byte(`{"goal":"persist me","tasks":[{"id":"t1","title":"do"}]}`)); err != nil {
 		t.Fatal(err)
 	}
-	want, err := s.Prepare(ctx, sdk.AgentIdentity{})
+	want, err := s.Host().Prepare(ctx, sdk.AgentIdentity{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -330,7 +334,7 @@ host { store = %q }
 	if err != nil || !restored {
 		t.Fatalf("second open: restored %v, %v", restored, err)
 	}
-	got, err := s2.Prepare(ctx, sdk.AgentIdentity{})
+	got, err := s2.Host().Prepare(ctx, sdk.AgentIdentity{})
 	if err != nil {
 		t.Fatal(err)
 	}

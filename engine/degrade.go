@@ -1,4 +1,4 @@
-package app
+package engine
 
 import (
 	"context"
@@ -88,7 +88,7 @@ type launchResult struct {
 // kill the others, so the caller can decide which failures are fatal.
 // Specs marked in retry are launched again on a retryable failure (see
 // StartRetries).
-func (a *App) launchEach(ctx context.Context, specs []pluginhost.Spec, retry []bool) []launchResult {
+func (a *Engine) launchEach(ctx context.Context, specs []pluginhost.Spec, retry []bool) []launchResult {
 	out := make([]launchResult, len(specs))
 	var wg sync.WaitGroup
 	for i, spec := range specs {
@@ -116,7 +116,7 @@ func (a *App) launchEach(ctx context.Context, specs []pluginhost.Spec, retry []b
 
 // UnavailableWarnings returns the warning of every unavailable plugin, in
 // the profile's order.
-func (a *App) UnavailableWarnings() []string {
+func (a *Engine) UnavailableWarnings() []string {
 	out := make([]string, 0, len(a.Unavailable))
 	for _, u := range a.Unavailable {
 		out = append(out, u.Warning())
@@ -125,7 +125,7 @@ func (a *App) UnavailableWarnings() []string {
 }
 
 // UnavailablePluginNamed returns the unavailable plugin named name, or nil.
-func (a *App) UnavailablePluginNamed(name string) *UnavailablePlugin {
+func (a *Engine) UnavailablePluginNamed(name string) *UnavailablePlugin {
 	for _, u := range a.Unavailable {
 		if u.Config.Name == name {
 			return u

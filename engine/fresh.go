@@ -1,4 +1,4 @@
-package app
+package engine
 
 import (
 	"fmt"
@@ -11,11 +11,11 @@ import (
 
 // IsFresh reports whether the profile builds fresh task contexts
 // (context mode = "fresh", seed 003) instead of a conversation.
-func (a *App) IsFresh() bool { return a.Context.Mode == config.ModeFresh }
+func (a *Engine) IsFresh() bool { return a.Context.Mode == config.ModeFresh }
 
 // FreshBudget is the total token budget of one fresh task context: the
 // profile's model window.
-func (a *App) FreshBudget() int {
+func (a *Engine) FreshBudget() int {
 	if m := a.Config.Model(a.Context.Model); m != nil {
 		return m.ContextWindow
 	}
@@ -30,7 +30,7 @@ func (a *App) FreshBudget() int {
 // part of every task (the profile's system prompt and instructions, or what
 // a transcript set). Build contexts with BuildOptions.MaxTokens =
 // FreshBudget().
-func (a *App) NewFreshManager(systemPrompt string) (*fresh.Manager, error) {
+func (a *Engine) NewFreshManager(systemPrompt string) (*fresh.Manager, error) {
 	m := a.Config.Model(a.Context.Model)
 	if m == nil {
 		return nil, fmt.Errorf("fresh context: unknown model %q", a.Context.Model)

@@ -4,7 +4,7 @@
 // config, supervises them, and builds the host.Config of a session.
 //
 // Start does all of it; a *ConfigError (diagnostics pointing into the HCL)
-// means the configuration is wrong and no session was started. App.Close
-// kills every process it launched; App.KillOnSignal does the same on SIGINT
+// means the configuration is wrong and no session was started. Engine.Close
+// kills every process it launched; Engine.KillOnSignal does the same on SIGINT
 // and SIGTERM.
-package app
+package engine

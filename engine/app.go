@@ -1,4 +1,4 @@
-package app
+package engine
 
 import (
 	"context"
@@ -35,9 +35,9 @@ type Assembler struct {
 	Format string
 }
 
-// App is a running profile: its plugins and assemblers are up, and
+// Engine is a running profile: its plugins and assemblers are up, and
 // NewSession creates sessions that use them.
-type App struct {
+type Engine struct {
 	Config  *config.Config
 	Context *config.Context
 	Logger  hclog.Logger
@@ -53,6 +53,7 @@ type App struct {
 	Router *Router
 
 	sessionConfig host.Config
+	viewer        *agentViewer // nil without agent blocks
 	registry      *pluginhost.Registry
 	closeOnce     sync.Once
 }
@@ -74,7 +75,7 @@ type Options struct {
 // plugin's config body against its schema (diagnostics are returned as a
 // *ConfigError before any session exists); configures and supervises the
 // plugins. On error everything launched is killed.
-func Start(ctx context.Context, cfg *config.Config, opts Options) (*App, error) {
+func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, error) {
 	c, err := SelectContext(cfg, opts.Context)
 	if err != nil {
 		return nil, err
@@ -91,7 +92,7 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*App, error) 
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Config: cfg, Context: c, Logger: logger, sessionConfig: sc, registry: &pluginhost.Registry{},
+	a := &Engine{Config: cfg, Context: c, Logger: logger, sessionConfig: sc, registry: &pluginhost.Registry{},
 		Host: host.New(host.Options{Logger: logger, Store: store}), Assemblers: map[string]*Assembler{}}
 	if err := a.start(ctx); err != nil {
 		a.Close()
@@ -100,7 +101,7 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*App, error) 
 	return a, nil
 }
 
-func (a *App) start(ctx context.Context) error {
+func (a *Engine) start(ctx context.Context) error {
 	plugins := profilePlugins(a.Config, a.Context)
 	assemblers := usedAssemblers(a.Config, a.Context)
 	retry := make([]bool, len(plugins)+len(assemblers))
@@ -167,12 +168,17 @@ func (a *App) start(ctx context.Context) error {
 		a.Plugins = append(a.Plugins, lp)
 	}
 	a.Router = a.buildRouter()
+	viewer, err := a.newViewer()
+	if err != nil {
+		return err
+	}
+	a.viewer = viewer
 	return nil
 }
 
 // supervise wraps an already launched plugin in a Supervisor (relaunching
 // through the registry after a crash) and configures it.
-func (a *App) supervise(ctx context.Context, p *config.Plugin, first *pluginhost.ContextClient, cfgJSON []byte) (*Plugin, error) {
+func (a *Engine) supervise(ctx context.Context, p *config.Plugin, first *pluginhost.ContextClient, cfgJSON []byte) (*Plugin, error) {
 	var once sync.Once
 	spec := pluginSpec(p, a.Logger)
 	launch := func(ctx context.Context) (host.ContextPlugin, error) {
@@ -205,7 +211,7 @@ func (a *App) supervise(ctx context.Context, p *config.Plugin, first *pluginhost
 // buildRouter routes the profile's payloads to its assembler and each
 // agent's to the agent's; without one, the built-in plain-text assembler is
 // used with a warning.
-func (a *App) buildRouter() *Router {
+func (a *Engine) buildRouter() *Router {
 	def := a.route(a.Context.Assembler, "")
 	if a.Context.Assembler == "" {
 		a.Logger.Warn("context has no assembler; using the plain-text fallback", "context", a.Context.Name)
@@ -220,7 +226,7 @@ func (a *App) buildRouter() *Router {
 	return r
 }
 
-func (a *App) route(name, format string) Route {
+func (a *Engine) route(name, format string) Route {
 	asm, ok := a.Assemblers[name]
 	if !ok {
 		return Route{Assembler: plaintext.New(), Format: "text"}
@@ -233,12 +239,15 @@ func (a *App) route(name, format string) Route {
 
 // SessionConfig returns the host.Config of the profile's sessions: model,
 // strategy, history, every plugin binding and the routing assembler.
-func (a *App) SessionConfig() host.Config {
+func (a *Engine) SessionConfig() host.Config {
 	sc := a.sessionConfig
 	for _, p := range a.Plugins {
 		sc.Plugins = append(sc.Plugins, p.Binding)
 	}
 	sc.Assembler = a.Router
+	if a.viewer != nil {
+		sc.Viewer = a.viewer
+	}
 	sc.Format = a.Router.def.Format
 	sc.AssemblerOptions = a.Router.def.Options
 	if asm, ok := a.Assemblers[a.Context.Assembler]; ok {
@@ -279,7 +288,7 @@ func pricing(hcl *config.Pricing, def *sdk.Pricing) *sdk.Pricing {
 // NewSession creates session id with the profile's configuration, its
 // system prompt and its instructions. With a store holding state for id it
 // fails with an error wrapping host.ErrStored (see OpenSession).
-func (a *App) NewSession(id string) (*host.Session, error) {
+func (a *Engine) NewSession(id string) (*Session, error) {
 	s, err := a.Host.NewSession(id, a.SessionConfig())
 	if err != nil {
 		return nil, fmt.Errorf("new session %q: %w", id, err)
@@ -287,17 +296,17 @@ func (a *App) NewSession(id string) (*host.Session, error) {
 	if err := a.initSession(s); err != nil {
 		return nil, err
 	}
-	return s, nil
+	return a.wrap(s), nil
 }
 
 // Close kills every process the app launched. It is safe to call twice.
-func (a *App) Close() {
+func (a *Engine) Close() {
 	a.closeOnce.Do(a.registry.KillAll)
 }
 
 // KillOnSignal kills every launched process on SIGINT or SIGTERM and then
 // calls then (nil: exit as the signal would). Call stop to uninstall.
-func (a *App) KillOnSignal(then func(os.Signal)) (stop func()) {
+func (a *Engine) KillOnSignal(then func(os.Signal)) (stop func()) {
 	return a.registry.KillOnSignal(then)
 }
 

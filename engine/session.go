@@ -1,0 +1,252 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/host/team"
+	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/transcript"
+)
+
+// ToolOutputsPlugin is the binding (or declared plugin name) tool outputs
+// are recorded with (Session.AddToolOutput): the tooloutput plugin's.
+const ToolOutputsPlugin = "tool_outputs"
+
+// Session is one session of a running profile: a conversation (a
+// host.Session, multi-agent when the configuration declares agents) or,
+// on a fresh profile, the task contexts built from scratch for each task.
+// Every turn goes through one host prepare: gather, count, compact,
+// assemble. It is safe for concurrent use; calls are serialized by the
+// host session (a fresh profile's by the session's own lock).
+type Session struct {
+	engine *Engine
+	host   *host.Session
+	// viewer is the multi-agent view (nil without agent blocks).
+	viewer *agentViewer
+	// fresh is set on a fresh profile (context mode = "fresh").
+	fresh *freshRun
+}
+
+// Turn is one prepared turn: a conversation turn (Prepared; its View is
+// set for an agent of a multi-agent profile) or a fresh task context.
+type Turn struct {
+	// Number and Line are set by Replay: the turn's number and the
+	// transcript line of its prepare event.
+	Number int
+	Line   int
+	Agent  string
+	// Assembler names the assembler that built the payload.
+	Assembler string
+	// Prepared is the conversation turn; nil for a fresh task context.
+	Prepared *host.Prepared
+	// Fresh is the task context of a fresh profile's turn, or nil.
+	Fresh *FreshTurn
+}
+
+// Payload is the turn's assembled payload and its media type.
+func (t Turn) Payload() ([]byte, string) {
+	if t.Fresh != nil {
+		return t.Fresh.Payload()
+	}
+	return t.Prepared.Payload, t.Prepared.MediaType
+}
+
+// wrap makes the engine session of a host session.
+func (a *Engine) wrap(s *host.Session) *Session {
+	es := &Session{engine: a, host: s, viewer: a.viewer}
+	if a.IsFresh() {
+		es.fresh = newFreshRun(a)
+	}
+	return es
+}
+
+// Host returns the host session: the conversation's state, its history
+// and its configuration.
+func (s *Session) Host() *host.Session { return s.host }
+
+// ID returns the session id.
+func (s *Session) ID() string { return s.host.ID() }
+
+// IsFresh reports whether the session builds fresh task contexts.
+func (s *Session) IsFresh() bool { return s.fresh != nil }
+
+// IsTeam reports whether the session is a multi-agent conversation.
+func (s *Session) IsTeam() bool { return s.viewer != nil }
+
+// Close ends what the session keeps beyond the host session: a fresh
+// profile's task contexts and their plugin sessions.
+func (s *Session) Close(ctx context.Context) error {
+	if s.fresh != nil {
+		return s.fresh.close(ctx)
+	}
+	return nil
+}
+
+// SetSystemPrompt sets the system prompt (on a fresh profile: the fixed
+// system part of the next task contexts).
+func (s *Session) SetSystemPrompt(text string) error {
+	if s.fresh != nil {
+		s.fresh.setSystem(text)
+		return nil
+	}
+	return s.host.SetSystemPrompt(text)
+}
+
+// SetInstructions sets the instructions (on a fresh profile: part of the
+// fixed system part of the next task contexts).
+func (s *Session) SetInstructions(text string) error {
+	if s.fresh != nil {
+		s.fresh.setInstructions(text)
+		return nil
+	}
+	return s.host.SetInstructions(text)
+}
+
+// SetInput sets the current input (on a fresh profile: the next task's
+// spec).
+func (s *Session) SetInput(text string) error {
+	if s.fresh != nil {
+		s.fresh.setSpec(text)
+		return nil
+	}
+	return s.host.SetInput(text)
+}
+
+// AddMessage adds m to the history. In a multi-agent session a message
+// that names its speaker is a team message and is validated as one (a
+// speaker type, content, no tool calls). On a fresh profile messages are
+// accepted and left out (a fresh context has no history), with a warning
+// logged once.
+func (s *Session) AddMessage(m sdk.Message) (sdk.Message, error) {
+	if s.fresh != nil {
+		s.fresh.ignore(transcript.EventMessage)
+		return m, nil
+	}
+	if s.viewer != nil && m.Name != "" && (m.Role == "" || team.IsTeamMessage(m)) {
+		n, err := team.Normalize(m)
+		if err != nil {
+			return sdk.Message{}, fmt.Errorf("multi-agent message: %w", err)
+		}
+		m = n
+	}
+	return s.host.AddMessage(m)
+}
+
+// SetTeamTask sets the team task of a multi-agent session (cut to the
+// profile's team_task_max_bytes, with a warning logged). It is an error
+// without agent blocks.
+func (s *Session) SetTeamTask(text string) error {
+	if s.fresh != nil {
+		return fmt.Errorf("team_task does not apply to context %q: a fresh profile builds task contexts, not a team conversation", s.engine.Context.Name)
+	}
+	if s.viewer == nil {
+		return errors.New(`team_task needs agent blocks: the configuration declares no agent "NAME" block, so there is no team`)
+	}
+	kept, truncated := s.viewer.TeamTask(text)
+	if truncated {
+		s.engine.Logger.Warn("[ContextManager] team task truncated", "bytes", len(text), "max_bytes", len(kept))
+	}
+	return s.host.SetTeamTask(kept)
+}
+
+// Apply runs op with JSON args on the bound plugin named plugin. An op
+// for an optional plugin that failed to start is dropped with a warning
+// (counted in every later turn's warnings); on a fresh profile the op is
+// queued for the next task context.
+func (s *Session) Apply(ctx context.Context, plugin, op string, args json.RawMessage) (json.RawMessage, error) {
+	if s.skipUnavailable(plugin, op) {
+		return nil, nil
+	}
+	if s.fresh != nil {
+		return nil, s.fresh.addOp(plugin, op, args)
+	}
+	return s.host.Apply(ctx, plugin, op, args)
+}
+
+// AddToolOutput records a tool result with the tool-output plugin: the
+// binding named tool_outputs, or the one whose plugin declares that name.
+func (s *Session) AddToolOutput(ctx context.Context, out *transcript.ToolOutput) error {
+	name := s.toolOutputBinding()
+	if name == "" {
+		if s.skipUnavailable(ToolOutputsPlugin, "add_output") {
+			return nil
+		}
+		return fmt.Errorf("no %q plugin is bound in context %q (add the tooloutput plugin)", ToolOutputsPlugin, s.engine.Context.Name)
+	}
+	args, err := json.Marshal(out)
+	if err != nil {
+		return fmt.Errorf("encode tool output: %w", err)
+	}
+	_, err = s.Apply(ctx, name, "add_output", args)
+	return err
+}
+
+// ReportUsage reports the provider's token counts of the last call
+// (ignored on a fresh profile: a fresh context is not calibrated).
+func (s *Session) ReportUsage(prompt, completion int) error {
+	if s.fresh != nil {
+		s.fresh.ignore(transcript.EventUsage)
+		return nil
+	}
+	return s.host.ReportUsage(prompt, completion)
+}
+
+// Prepare builds the next turn for agent: one host prepare that gathers
+// the plugin components, counts, compacts and assembles. For an agent of
+// a multi-agent profile the payload is built from that agent's view of
+// the conversation (its window, the team task, its system texts) with
+// the same plugin components; on a fresh profile it is the next task's
+// fresh context. agent may be empty (the profile's own turn).
+func (s *Session) Prepare(ctx context.Context, agent string) (Turn, error) {
+	if s.fresh != nil {
+		ft, err := s.fresh.build(ctx, agent)
+		if err != nil {
+			return Turn{}, err
+		}
+		return Turn{Agent: ft.Task.Task.AgentID, Fresh: ft}, nil
+	}
+	identity := sdk.AgentIdentity{Name: agent}
+	if agent != "" {
+		ag := s.engine.Config.Agent(agent)
+		if ag == nil || s.viewer == nil {
+			return Turn{}, fmt.Errorf("prepare for unknown agent %q (declare an agent %q block)", agent, agent)
+		}
+		identity.Type = ag.Type
+	}
+	p, err := s.host.Prepare(ctx, identity)
+	if err != nil {
+		return Turn{}, err
+	}
+	p.Warnings = append(p.Warnings, s.engine.UnavailableWarnings()...)
+	return Turn{Agent: agent, Assembler: s.engine.Router.Route(agent).Assembler.Info().Name, Prepared: p}, nil
+}
+
+// skipUnavailable reports whether plugin is an optional plugin that failed
+// to start; the op is then dropped, logged, and counted in the warning
+// every later turn carries.
+func (s *Session) skipUnavailable(plugin, op string) bool {
+	u := s.engine.UnavailablePluginNamed(plugin)
+	if u == nil {
+		return false
+	}
+	u.Drop()
+	s.engine.Logger.Warn("op dropped: "+u.Warning(), "op", op)
+	return true
+}
+
+func (s *Session) toolOutputBinding() string {
+	if slices.Contains(s.host.Plugins(), ToolOutputsPlugin) {
+		return ToolOutputsPlugin
+	}
+	for _, p := range s.engine.Plugins {
+		if p.Info.Name == ToolOutputsPlugin {
+			return p.Config.Name
+		}
+	}
+	return ""
+}

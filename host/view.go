@@ -1,0 +1,118 @@
+package host
+
+import (
+	"fmt"
+	"iter"
+	"strings"
+
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// ComponentTeamTask is the context component that carries a multi-agent
+// session's team task (Session.SetTeamTask) in an agent's view.
+const ComponentTeamTask = sdk.ComponentTeamTask
+
+// AgentView is what one agent of a multi-agent session sees in place of
+// the session's own system prompt, instructions, history and input: a
+// Viewer derives it from the session's messages each turn. The plugin
+// components are the same for every agent.
+type AgentView struct {
+	// SystemPrompt and Instructions are the agent's system instruction
+	// and instruction-file text (empty parts are left out).
+	SystemPrompt, Instructions string
+	// TeamTask is the session's team task as the agent sees it.
+	TeamTask string
+	// History is the agent's context window, oldest first: the history
+	// component of its payload.
+	History []sdk.Message
+	// Input is the current message (the input component); Current is the
+	// message it comes from, nil when the conversation is empty.
+	Input   string
+	Current *sdk.Message
+	// MaxBytes bounds the payload plus the system text handed over
+	// separately; when it is over, the oldest History messages are
+	// dropped (the fewest that make it fit). 0: no bound.
+	MaxBytes int
+	// Warnings are added to the turn's warnings (a fallback assembler).
+	Warnings []string
+}
+
+// Viewer derives an agent's view of a multi-agent session (Config.Viewer).
+// messages yields the session's messages newest first, read-only: a
+// viewer stops as soon as it has its window, so the cost of a view does
+// not grow with the session. teamTask is the session's team task ("" when
+// none). An unknown agent is an error naming the members.
+type Viewer interface {
+	View(agent sdk.AgentIdentity, messages iter.Seq[sdk.Message], teamTask string) (AgentView, error)
+}
+
+// ViewReport describes the view a multi-agent turn was assembled from
+// (Prepared.View).
+type ViewReport struct {
+	AgentView
+	// Dropped is the number of oldest History messages left out to meet
+	// MaxBytes; Bytes is the payload size plus the separate system text.
+	Dropped int
+	Bytes   int
+}
+
+// ErrPayloadTooLarge is wrapped by Prepare's error when an agent's payload
+// exceeds its view's MaxBytes even without any history.
+var ErrPayloadTooLarge = fmt.Errorf("payload exceeds max bytes")
+
+// SetTeamTask sets the team task of a multi-agent session: a context
+// component (ComponentTeamTask) of every agent's view. A blank text
+// clears it. It is saved with the session like the other texts.
+func (s *Session) SetTeamTask(text string) error {
+	if strings.TrimSpace(text) == "" {
+		text = ""
+	}
+	return s.setText(&s.teamTask, "team task", text)
+}
+
+// TeamTask returns the team task ("" when none is set).
+func (s *Session) TeamTask() string { s.mu.Lock(); defer s.mu.Unlock(); return s.teamTask.text }
+
+// viewFor returns agent's view, or nil for a turn of the session's own
+// context (no viewer, or no agent named).
+func (s *Session) viewFor(agent sdk.AgentIdentity) (*AgentView, error) {
+	if s.cfg.Viewer == nil || agent.Name == "" {
+		return nil, nil
+	}
+	v, err := s.cfg.Viewer.View(agent, s.hist.Backward(), s.teamTask.text)
+	if err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
+// viewComponents are the core components of an agent's view: its system
+// texts, the team task, its window as the history component and the
+// current message as the input. The history here is the view's, not the
+// session's: it is never masked or compacted (MaxBytes bounds it).
+func (s *Session) viewComponents(v *AgentView) []countedComponent {
+	var out []countedComponent
+	text := func(name string, slot sdk.Slot, t string) {
+		if t != "" {
+			out = append(out, countedComponent{comp: sdk.Component{Name: name, Slot: slot, Text: t}, tokens: s.counter.Count(t)})
+		}
+	}
+	text(sdk.ComponentSystemPrompt, sdk.SlotSystem, v.SystemPrompt)
+	text(sdk.ComponentInstructions, sdk.SlotSystem, v.Instructions)
+	text(ComponentTeamTask, sdk.SlotContext, v.TeamTask)
+	if len(v.History) > 0 {
+		out = append(out, s.viewHistory(v.History))
+	}
+	text(sdk.ComponentInput, sdk.SlotInput, v.Input)
+	return out
+}
+
+// viewHistory is a view's window as the history component.
+func (s *Session) viewHistory(msgs []sdk.Message) countedComponent {
+	c := countedComponent{comp: sdk.Component{Name: sdk.ComponentHistory, Slot: sdk.SlotHistory,
+		Messages: append([]sdk.Message{}, msgs...)}, view: true}
+	for _, m := range msgs {
+		c.tokens += s.hist.Count(m)
+	}
+	return c
+}
