@@ -9,6 +9,7 @@ import (
 
 	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/internal/wire"
+	"github.com/ctxhost/ctxhost/internal/wire/pb"
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/hashicorp/go-plugin"
 )
@@ -83,114 +84,171 @@ func (p *Process) Close() error {
 	return nil
 }
 
-// wrap names the plugin and the call in err; a transport failure or an
-// exited process wraps host.ErrPluginDead, a plugin's error keeps its SDK
-// sentinel (errors.Is) and message.
+// wrap names the plugin and the call in err, an error of a gRPC call to the
+// process: a transport failure or an exited process wraps
+// host.ErrPluginDead; an answer from the plugin becomes a
+// *wire.RemoteError, which keeps the plugin's message and unwraps to the
+// SDK sentinel it was sent as (errors.Is with sdk.ErrUnknownOp,
+// sdk.ErrInvalidArgs, sdk.ErrNotFound) or to the context error that cut
+// the call.
 func (p *Process) wrap(call string, err error) error {
 	if err == nil {
 		return nil
 	}
 	if wire.IsTransportFailure(err) || p.pc.Exited() {
-		return fmt.Errorf("plugin %q: %s: %w: %v", p.name, call, host.ErrPluginDead, err)
+		return fmt.Errorf("plugin %q: %s: %w: %v", p.name, call, host.ErrPluginDead, wire.FromStatus(err))
 	}
-	return fmt.Errorf("plugin %q: %s: %w", p.name, call, err)
+	return fmt.Errorf("plugin %q: %s: %w", p.name, call, wire.FromStatus(err))
 }
 
-// ContextClient is a context plugin process behind host.ContextPlugin.
+// ContextClient is the host's client of a context plugin process: it
+// implements host.ContextPlugin (and host.StateCarrier, host.Aborter) over
+// gRPC, converting between the SDK's types and the wire messages, sending
+// every call's binding name, and classifying errors (see Process).
 type ContextClient struct {
 	*Process
-	remote *sdk.RemotePlugin
-	info   sdk.PluginInfo
+	rpc  pb.ContextPluginClient
+	info sdk.PluginInfo
 }
 
 // Info returns the description the plugin gave at launch.
 func (c *ContextClient) Info() sdk.PluginInfo { return c.info }
 
-// bind returns ctx carrying the binding name: the caller's (sdk.WithBinding)
-// or else the plugin's configured name, which is its HCL label.
-func (c *ContextClient) bind(ctx context.Context) context.Context {
-	if sdk.Binding(ctx) != "" {
-		return ctx
+// binding is the binding name a call carries: the caller's
+// (sdk.WithBinding) or else the plugin's configured name, which is its HCL
+// label.
+func (c *ContextClient) binding(ctx context.Context) string {
+	if b := sdk.Binding(ctx); b != "" {
+		return b
 	}
-	return sdk.WithBinding(ctx, c.name)
+	return c.name
+}
+
+// describe asks the plugin for its description (at launch). The gRPC
+// error is returned as it is, for Launch to classify.
+func (c *ContextClient) describe(ctx context.Context) (sdk.PluginInfo, error) {
+	info, err := c.rpc.Describe(ctx, &pb.Empty{})
+	if err != nil {
+		return sdk.PluginInfo{}, err
+	}
+	return wire.FromProtoPluginInfo(info), nil
 }
 
 // Configure implements host.ContextPlugin.
 func (c *ContextClient) Configure(ctx context.Context, config json.RawMessage) error {
-	return c.wrap("Configure", c.remote.Configure(c.bind(ctx), config))
+	_, err := c.rpc.Configure(ctx, &pb.ConfigureRequest{ConfigJson: config, Binding: c.binding(ctx)})
+	return c.wrap("Configure", err)
 }
 
 // Component implements host.ContextPlugin.
 func (c *ContextClient) Component(ctx context.Context, session, encoding string) (*sdk.Component, error) {
-	comp, err := c.remote.Component(c.bind(ctx), session, encoding)
-	return comp, c.wrap("Component", err)
+	res, err := c.rpc.Component(ctx, &pb.ComponentRequest{SessionId: session, Encoding: encoding, Binding: c.binding(ctx)})
+	if err != nil {
+		return nil, c.wrap("Component", err)
+	}
+	return wire.FromProtoComponent(res.GetComponent()), nil
 }
 
 // Compact implements host.ContextPlugin.
 func (c *ContextClient) Compact(ctx context.Context, session string, req sdk.CompactRequest) (sdk.CompactResult, error) {
-	res, err := c.remote.Compact(c.bind(ctx), session, req)
-	return res, c.wrap("Compact", err)
+	res, _, err := c.CompactWithState(ctx, session, req)
+	return res, err
 }
 
 // Apply implements host.ContextPlugin.
 func (c *ContextClient) Apply(ctx context.Context, session, op string, args json.RawMessage) (json.RawMessage, error) {
-	out, err := c.remote.Apply(c.bind(ctx), session, op, args)
-	return out, c.wrap("Apply "+op, err)
-}
-
-// ApplyWithState implements host.StateCarrier.
-func (c *ContextClient) ApplyWithState(ctx context.Context, session, op string, args json.RawMessage) (json.RawMessage, []byte, error) {
-	out, st, err := c.remote.ApplyWithState(c.bind(ctx), session, op, args)
-	return out, st, c.wrap("Apply "+op, err)
-}
-
-// CompactWithState implements host.StateCarrier.
-func (c *ContextClient) CompactWithState(ctx context.Context, session string, req sdk.CompactRequest) (sdk.CompactResult, []byte, error) {
-	res, st, err := c.remote.CompactWithState(c.bind(ctx), session, req)
-	return res, st, c.wrap("Compact", err)
-}
-
-// PreparedWithState implements host.StateCarrier.
-func (c *ContextClient) PreparedWithState(ctx context.Context, session string, budget sdk.Budget) ([]byte, error) {
-	st, err := c.remote.PreparedWithState(c.bind(ctx), session, budget)
-	return st, c.wrap("Prepared", err)
+	out, _, err := c.ApplyWithState(ctx, session, op, args)
+	return out, err
 }
 
 // Prepared implements host.ContextPlugin.
 func (c *ContextClient) Prepared(ctx context.Context, session string, budget sdk.Budget) error {
-	return c.wrap("Prepared", c.remote.Prepared(c.bind(ctx), session, budget))
+	_, err := c.PreparedWithState(ctx, session, budget)
+	return err
+}
+
+// ApplyWithState implements host.StateCarrier: the session's state after
+// the op when the plugin sends it (nil otherwise).
+func (c *ContextClient) ApplyWithState(ctx context.Context, session, op string, args json.RawMessage) (json.RawMessage, []byte, error) {
+	res, err := c.rpc.Apply(ctx, &pb.ApplyRequest{SessionId: session, Op: op, ArgsJson: args, Binding: c.binding(ctx)})
+	if err != nil {
+		return nil, nil, c.wrap("Apply "+op, err)
+	}
+	return res.GetResultJson(), wire.FromProtoSessionState(res.GetState()), nil
+}
+
+// CompactWithState implements host.StateCarrier: the session's state after
+// the compaction when the plugin sends it (nil otherwise).
+func (c *ContextClient) CompactWithState(ctx context.Context, session string, req sdk.CompactRequest) (sdk.CompactResult, []byte, error) {
+	msg := wire.ToProtoCompactRequest(req)
+	msg.SessionId, msg.Binding = session, c.binding(ctx)
+	res, err := c.rpc.Compact(ctx, msg)
+	if err != nil {
+		return sdk.CompactResult{}, nil, c.wrap("Compact", err)
+	}
+	return wire.FromProtoCompactResponse(res), wire.FromProtoSessionState(res.GetState()), nil
+}
+
+// PreparedWithState implements host.StateCarrier: the session's state
+// after the hook when the plugin sends it (nil otherwise).
+func (c *ContextClient) PreparedWithState(ctx context.Context, session string, budget sdk.Budget) ([]byte, error) {
+	res, err := c.rpc.Prepared(ctx, &pb.PreparedRequest{SessionId: session, Budget: wire.ToProtoBudget(budget), Binding: c.binding(ctx)})
+	if err != nil {
+		return nil, c.wrap("Prepared", err)
+	}
+	return wire.FromProtoSessionState(res.GetState()), nil
 }
 
 // State implements host.ContextPlugin.
 func (c *ContextClient) State(ctx context.Context, session string) ([]byte, error) {
-	st, err := c.remote.State(c.bind(ctx), session)
-	return st, c.wrap("State", err)
+	res, err := c.rpc.State(ctx, &pb.SessionRequest{SessionId: session, Binding: c.binding(ctx)})
+	if err != nil {
+		return nil, c.wrap("State", err)
+	}
+	return res.GetState(), nil
 }
 
 // Restore implements host.ContextPlugin.
 func (c *ContextClient) Restore(ctx context.Context, session string, state []byte) error {
-	return c.wrap("Restore", c.remote.Restore(c.bind(ctx), session, state))
+	_, err := c.rpc.Restore(ctx, &pb.RestoreRequest{SessionId: session, State: state, Binding: c.binding(ctx)})
+	return c.wrap("Restore", err)
 }
 
 // EndSession implements host.ContextPlugin.
 func (c *ContextClient) EndSession(ctx context.Context, session string) error {
-	return c.wrap("EndSession", c.remote.EndSession(c.bind(ctx), session))
+	_, err := c.rpc.EndSession(ctx, &pb.SessionRequest{SessionId: session, Binding: c.binding(ctx)})
+	return c.wrap("EndSession", err)
 }
 
-// AssemblerClient is an assembler process behind host.Assembler.
+// AssemblerClient is the host's client of an assembler process: it
+// implements host.Assembler over gRPC, converting and classifying errors
+// as ContextClient does.
 type AssemblerClient struct {
 	*Process
-	remote *sdk.RemoteAssembler
-	info   sdk.AssemblerInfo
+	rpc  pb.AssemblerClient
+	info sdk.AssemblerInfo
 }
 
 // Info returns the description the assembler gave at launch.
 func (a *AssemblerClient) Info() sdk.AssemblerInfo { return a.info }
 
+// describe asks the assembler for its description (at launch); see
+// ContextClient.describe.
+func (a *AssemblerClient) describe(ctx context.Context) (sdk.AssemblerInfo, error) {
+	info, err := a.rpc.Describe(ctx, &pb.Empty{})
+	if err != nil {
+		return sdk.AssemblerInfo{}, err
+	}
+	return wire.FromProtoAssemblerInfo(info), nil
+}
+
 // Assemble implements host.Assembler.
 func (a *AssemblerClient) Assemble(ctx context.Context, req sdk.AssembleRequest) (sdk.AssembleResult, error) {
-	res, err := a.remote.Assemble(ctx, req)
-	return res, a.wrap("Assemble", err)
+	res, err := a.rpc.Assemble(ctx, wire.ToProtoAssembleRequest(req))
+	if err != nil {
+		return sdk.AssembleResult{}, a.wrap("Assemble", err)
+	}
+	return wire.FromProtoAssembleResponse(res), nil
 }
 
 // Pid is the process id of the plugin (0 if unknown).
