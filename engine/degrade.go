@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ctxhost/ctxhost/config"
-	"github.com/ctxhost/ctxhost/host/pluginhost"
+	"github.com/ctxhost/ctxhost/pluginhost"
 )
 
 // ErrPluginUnavailable is wrapped by errors about an optional plugin that

@@ -1,6 +1,7 @@
 // Package host is the context manager: sessions, components, token budget,
 // strategies, the compaction pipeline, and the plugins behind Go interfaces.
-// It never imports gRPC; the go-plugin transport lives in host/pluginhost.
+// It never imports gRPC: the go-plugin transport lives in package pluginhost,
+// outside host.
 package host
 
 import (

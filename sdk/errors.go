@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Sentinel errors that cross the process boundary as distinct gRPC codes
+// Sentinel errors that cross the process boundary as distinct wire codes
 // and come back to the host as the same sentinels (test with errors.Is).
 var (
 	// ErrUnknownOp: Apply was called with an op the plugin does not accept.

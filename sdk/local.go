@@ -14,7 +14,8 @@ import (
 // plugin: its methods match host.ContextPlugin exactly. It keeps one
 // Session per session id, made lazily by Plugin.NewSession; calls into one
 // session are serialized, calls into different sessions run concurrently.
-// The gRPC server that sdk.Serve runs is a thin adapter over a LocalPlugin.
+// The server that serve.Plugin (package sdk/serve) runs is a thin adapter
+// over a LocalPlugin.
 type LocalPlugin struct {
 	plugin Plugin
 	info   PluginInfo

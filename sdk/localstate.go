@@ -6,7 +6,7 @@ import (
 	"fmt"
 )
 
-// The *WithState methods below are what sdk.Serve answers state-changing
+// The *WithState methods below are what serve.Plugin answers state-changing
 // calls with: the call and the session's State right after it run under the
 // session's lock, so the state returned belongs to exactly that call. The
 // state is nil when the session is not a Stater. A Stater whose State fails

@@ -18,7 +18,8 @@ var (
 
 // Logger returns the plugin's logger: hclog writing JSON lines to the
 // process's original stderr, which the host parses and re-emits under the
-// plugin's name at each line's level. Safe to call before or after Serve.
+// plugin's name at each line's level. Safe to call before or after
+// serve.Plugin or serve.Assembler.
 func Logger() hclog.Logger {
 	loggerOnce.Do(func() {
 		logger = hclog.New(&hclog.LoggerOptions{

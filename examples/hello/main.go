@@ -10,9 +10,10 @@ import (
 	"strings"
 
 	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/sdk/serve"
 )
 
-func main() { sdk.Serve(plugin{}) }
+func main() { serve.Plugin(plugin{}) }
 
 type plugin struct{}
 

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctxhost/ctxhost/host/pluginhost"
+	"github.com/ctxhost/ctxhost/pluginhost"
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/sdk/plugintest"
 	"github.com/hashicorp/go-hclog"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/ctxhost/ctxhost/sdk"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -12,37 +13,37 @@ import (
 // ErrorDomain is the domain of the ErrorInfo detail attached to SDK errors.
 const ErrorDomain = "ctxhost.plugin.v1"
 
-// Kind is an SDK error signal as it crosses the wire.
-type Kind int
+// ErrorKind is an SDK error signal (an sdk sentinel) as it crosses the wire.
+type ErrorKind int
 
 // The error kinds and the gRPC codes they travel as:
 //
-//	KindUnknownOp   codes.Unimplemented    + ErrorInfo reason UNKNOWN_OP
-//	KindInvalidArgs codes.InvalidArgument  + ErrorInfo reason INVALID_ARGS
-//	KindNotFound    codes.NotFound         + ErrorInfo reason NOT_FOUND
+//	ErrorUnknownOp   codes.Unimplemented    + ErrorInfo reason UNKNOWN_OP
+//	ErrorInvalidArgs codes.InvalidArgument  + ErrorInfo reason INVALID_ARGS
+//	ErrorNotFound    codes.NotFound         + ErrorInfo reason NOT_FOUND
 //
 // codes.Unimplemented alone is also what gRPC answers for a method or
 // service the server does not have (an older plugin, or the wrong kind), so
 // an unknown op is recognised only by the code together with its reason.
 const (
-	KindOther Kind = iota
-	KindUnknownOp
-	KindInvalidArgs
-	KindNotFound
+	ErrorOther ErrorKind = iota
+	ErrorUnknownOp
+	ErrorInvalidArgs
+	ErrorNotFound
 )
 
-var kindCodes = map[Kind]struct {
+var kindCodes = map[ErrorKind]struct {
 	code   codes.Code
 	reason string
 }{
-	KindUnknownOp:   {codes.Unimplemented, "UNKNOWN_OP"},
-	KindInvalidArgs: {codes.InvalidArgument, "INVALID_ARGS"},
-	KindNotFound:    {codes.NotFound, "NOT_FOUND"},
+	ErrorUnknownOp:   {codes.Unimplemented, "UNKNOWN_OP"},
+	ErrorInvalidArgs: {codes.InvalidArgument, "INVALID_ARGS"},
+	ErrorNotFound:    {codes.NotFound, "NOT_FOUND"},
 }
 
-// StatusError returns the gRPC status error carrying msg as kind. KindOther
+// StatusError returns the gRPC status error carrying msg as kind. ErrorOther
 // travels as codes.Unknown; context errors keep their own codes.
-func StatusError(kind Kind, msg string) error {
+func StatusError(kind ErrorKind, msg string) error {
 	kc, ok := kindCodes[kind]
 	if !ok {
 		return status.Error(codes.Unknown, msg)
@@ -66,11 +67,12 @@ func ContextStatus(err error) error {
 	return nil
 }
 
-// KindOf returns the SDK error kind carried by a gRPC error and its message.
-func KindOf(err error) (Kind, string) {
+// ErrorKindOf returns the SDK error kind carried by a gRPC error and its
+// message.
+func ErrorKindOf(err error) (ErrorKind, string) {
 	st, ok := status.FromError(err)
 	if !ok {
-		return KindOther, err.Error()
+		return ErrorOther, err.Error()
 	}
 	for _, d := range st.Details() {
 		info, ok := d.(*errdetails.ErrorInfo)
@@ -83,7 +85,7 @@ func KindOf(err error) (Kind, string) {
 			}
 		}
 	}
-	return KindOther, st.Message()
+	return ErrorOther, st.Message()
 }
 
 // IsTransportFailure reports whether err means the plugin could not be
@@ -95,4 +97,68 @@ func IsTransportFailure(err error) bool {
 		return false
 	}
 	return st.Code() == codes.Unavailable
+}
+
+// ToStatus turns a plugin author's error into the gRPC status error that
+// carries it: the SDK sentinels (sdk.ErrUnknownOp, sdk.ErrInvalidArgs,
+// sdk.ErrNotFound) and context errors keep their meaning, anything else
+// travels as codes.Unknown. The message is err's.
+func ToStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	switch {
+	case errors.Is(err, sdk.ErrUnknownOp):
+		return StatusError(ErrorUnknownOp, err.Error())
+	case errors.Is(err, sdk.ErrInvalidArgs):
+		return StatusError(ErrorInvalidArgs, err.Error())
+	case errors.Is(err, sdk.ErrNotFound):
+		return StatusError(ErrorNotFound, err.Error())
+	}
+	if st := ContextStatus(err); st != nil {
+		return st
+	}
+	return StatusError(ErrorOther, err.Error())
+}
+
+// RemoteError is an error a plugin process answered with, as the host sees
+// it: the plugin's message, unwrapping to the SDK sentinel it was sent as
+// (sdk.ErrUnknownOp, sdk.ErrInvalidArgs, sdk.ErrNotFound), to a context
+// error, or to nothing for any other failure.
+type RemoteError struct {
+	Msg      string
+	Sentinel error
+}
+
+// Error returns the plugin's message.
+func (e *RemoteError) Error() string { return e.Msg }
+
+// Unwrap returns the sentinel the error was sent as, if any.
+func (e *RemoteError) Unwrap() error { return e.Sentinel }
+
+// FromStatus turns a gRPC error from a plugin back into a *RemoteError
+// (nil stays nil). Whether the plugin could be reached at all is a separate
+// question: see IsTransportFailure, which must be asked of the gRPC error.
+func FromStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	kind, msg := ErrorKindOf(err)
+	re := &RemoteError{Msg: msg}
+	switch kind {
+	case ErrorUnknownOp:
+		re.Sentinel = sdk.ErrUnknownOp
+	case ErrorInvalidArgs:
+		re.Sentinel = sdk.ErrInvalidArgs
+	case ErrorNotFound:
+		re.Sentinel = sdk.ErrNotFound
+	default:
+		switch status.Code(err) {
+		case codes.DeadlineExceeded:
+			re.Sentinel = context.DeadlineExceeded
+		case codes.Canceled:
+			re.Sentinel = context.Canceled
+		}
+	}
+	return re
 }

@@ -1,11 +1,12 @@
 // Package wire holds what both ends of the plugin transport agree on: the
 // go-plugin handshake, the plugin-set names and protocol versions, the gRPC
-// message size limit, and how SDK errors travel as gRPC statuses.
+// message size limit, how SDK errors travel as gRPC statuses (ToStatus,
+// FromStatus), and the converters between the generated types in wire/pb
+// and the SDK's plain Go types.
 //
-// It deliberately does not import package sdk: sdk imports wire (sdk.Serve
-// lives there), so the converters between the generated types in wire/pb and
-// the SDK's plain Go types live in package sdk, unexported, beside the
-// servers and clients that use them.
+// Package sdk imports none of this, so a plugin author's types carry no
+// gRPC; the plugin's server (sdk/serve) and the host's clients
+// (pluginhost) are the only users.
 package wire
 
 import (

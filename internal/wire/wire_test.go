@@ -49,19 +49,19 @@ func TestMaxMessageBytesFromEnv(t *testing.T) {
 }
 
 func TestKindsTravelAsDistinctCodes(t *testing.T) {
-	seen := map[codes.Code]Kind{}
-	for _, k := range []Kind{KindUnknownOp, KindInvalidArgs, KindNotFound, KindOther} {
+	seen := map[codes.Code]ErrorKind{}
+	for _, k := range []ErrorKind{ErrorUnknownOp, ErrorInvalidArgs, ErrorNotFound, ErrorOther} {
 		err := StatusError(k, "msg")
 		code := status.Code(err)
 		if prev, dup := seen[code]; dup {
 			t.Errorf("kinds %d and %d share code %v", prev, k, code)
 		}
 		seen[code] = k
-		if got, msg := KindOf(err); got != k || msg != "msg" {
-			t.Errorf("KindOf(StatusError(%d)) = %d, %q", k, got, msg)
+		if got, msg := ErrorKindOf(err); got != k || msg != "msg" {
+			t.Errorf("ErrorKindOf(StatusError(%d)) = %d, %q", k, got, msg)
 		}
 	}
-	if k, _ := KindOf(status.Error(codes.Unimplemented, "unknown method")); k != KindOther {
+	if k, _ := ErrorKindOf(status.Error(codes.Unimplemented, "unknown method")); k != ErrorOther {
 		t.Errorf("bare Unimplemented read as kind %d", k)
 	}
 	if !IsTransportFailure(status.Error(codes.Unavailable, "gone")) || IsTransportFailure(errors.New("x")) {

@@ -4,6 +4,6 @@
 // --append-system-prompt (format "cli").
 package main
 
-import "github.com/ctxhost/ctxhost/sdk"
+import "github.com/ctxhost/ctxhost/sdk/serve"
 
-func main() { sdk.ServeAssembler(New()) }
+func main() { serve.Assembler(New()) }

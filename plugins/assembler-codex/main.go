@@ -3,6 +3,6 @@
 // Codex CLI prompt with an inline [SYSTEM] section (format "cli").
 package main
 
-import "github.com/ctxhost/ctxhost/sdk"
+import "github.com/ctxhost/ctxhost/sdk/serve"
 
-func main() { sdk.ServeAssembler(New()) }
+func main() { serve.Assembler(New()) }

@@ -3,6 +3,6 @@
 // plain-text Gemini prompt (format "text").
 package main
 
-import "github.com/ctxhost/ctxhost/sdk"
+import "github.com/ctxhost/ctxhost/sdk/serve"
 
-func main() { sdk.ServeAssembler(New()) }
+func main() { serve.Assembler(New()) }

@@ -5,6 +5,6 @@
 // evicts entries from the index (they stay retrievable with get).
 package main
 
-import "github.com/ctxhost/ctxhost/sdk"
+import "github.com/ctxhost/ctxhost/sdk/serve"
 
-func main() { sdk.Serve(&memoryPlugin{}) }
+func main() { serve.Plugin(&memoryPlugin{}) }

@@ -4,6 +4,6 @@
 // component has priority 1 and is never compacted.
 package main
 
-import "github.com/ctxhost/ctxhost/sdk"
+import "github.com/ctxhost/ctxhost/sdk/serve"
 
-func main() { sdk.Serve(planPlugin{}) }
+func main() { serve.Plugin(planPlugin{}) }

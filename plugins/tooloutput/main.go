@@ -6,6 +6,6 @@
 // original text of every output stays available through get_output.
 package main
 
-import "github.com/ctxhost/ctxhost/sdk"
+import "github.com/ctxhost/ctxhost/sdk/serve"
 
-func main() { sdk.Serve(&toolOutputPlugin{keepRecent: defaultKeepRecent}) }
+func main() { serve.Plugin(&toolOutputPlugin{keepRecent: defaultKeepRecent}) }

@@ -71,7 +71,7 @@ func TestEachAssemblerCheckCanFail(t *testing.T) {
 // TestAssemblerBinary runs the kit against the pluginhost test plugin in
 // assembler mode, as a real process.
 func TestAssemblerBinary(t *testing.T) {
-	bin, cleanup, err := plugintest.BuildBinary("../../host/pluginhost/testdata/testplugin", "ctxhost-assembler-test")
+	bin, cleanup, err := plugintest.BuildBinary("../../pluginhost/testdata/testplugin", "ctxhost-assembler-test")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 // import path, under the names asked for, and nothing else.
 func TestBuildBinaries(t *testing.T) {
 	dir, cleanup, err := plugintest.BuildBinaries(map[string]string{
-		"ctxhost-plugin-test":  "../../host/pluginhost/testdata/testplugin",
+		"ctxhost-plugin-test":  "../../pluginhost/testdata/testplugin",
 		"ctxhost-plugin-hello": "github.com/ctxhost/ctxhost/examples/hello",
 	})
 	if err != nil {

@@ -21,7 +21,7 @@ import (
 	"testing"
 
 	"github.com/ctxhost/ctxhost/host"
-	"github.com/ctxhost/ctxhost/host/pluginhost"
+	"github.com/ctxhost/ctxhost/pluginhost"
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/hashicorp/go-hclog"
 )
@@ -78,7 +78,7 @@ func RunContextPlugin(t *testing.T, p sdk.Plugin, opts Options) {
 }
 
 // RunContextBinary launches the plugin binary at path through
-// host/pluginhost (as the host would) and runs every context check on it.
+// package pluginhost (as the host would) and runs every context check on it.
 func RunContextBinary(t *testing.T, path string, opts Options) {
 	t.Helper()
 	c := launch(t, path, pluginhost.KindContext, opts.NoAutoMTLS)

@@ -3,7 +3,7 @@ package main
 
 import (
 	"github.com/ctxhost/ctxhost/host/testdata/plugins/kit"
-	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/sdk/serve"
 )
 
-func main() { sdk.ServeAssembler(kit.Joiner{}) }
+func main() { serve.Assembler(kit.Joiner{}) }

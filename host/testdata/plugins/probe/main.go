@@ -4,7 +4,7 @@ package main
 
 import (
 	"github.com/ctxhost/ctxhost/host/testdata/plugins/kit"
-	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/sdk/serve"
 )
 
-func main() { sdk.Serve(&kit.Probe{}) }
+func main() { serve.Plugin(&kit.Probe{}) }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/ctxhost/ctxhost/host/testdata/plugins/kit"
-	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/sdk/serve"
 )
 
-func main() { sdk.Serve(&kit.Probe{Sleep: 3 * time.Second}) }
+func main() { serve.Plugin(&kit.Probe{Sleep: 3 * time.Second}) }

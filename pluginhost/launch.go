@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ctxhost/ctxhost/internal/wire"
+	"github.com/ctxhost/ctxhost/internal/wire/pb"
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -90,21 +91,23 @@ func Launch(ctx context.Context, spec Spec) (*Client, error) {
 	c := &Client{Process: proc}
 	var protocol int
 	switch r := raw.(type) {
-	case *sdk.RemotePlugin:
-		c.Context = &ContextClient{Process: proc, remote: r}
-		c.Context.info, err = r.Describe(ctx)
+	case pb.ContextPluginClient:
+		c.Context = &ContextClient{Process: proc, rpc: r}
+		c.Context.info, err = c.Context.describe(ctx)
 		protocol = c.Context.info.ProtocolVersion
-	case *sdk.RemoteAssembler:
-		c.Assembler = &AssemblerClient{Process: proc, remote: r}
-		c.Assembler.info, err = r.Describe(ctx)
+	case pb.AssemblerClient:
+		c.Assembler = &AssemblerClient{Process: proc, rpc: r}
+		c.Assembler.info, err = c.Assembler.describe(ctx)
 		protocol = c.Assembler.info.ProtocolVersion
+	default:
+		err = fmt.Errorf("dispensed %T", raw)
 	}
 	if err != nil {
 		pc.Kill()
 		if status.Code(err) == codes.Unimplemented {
-			return fail(ErrWrongKind, fmt.Errorf("it does not serve a %s plugin: %v", spec.Kind, err))
+			return fail(ErrWrongKind, fmt.Errorf("it does not serve a %s plugin: %v", spec.Kind, wire.FromStatus(err)))
 		}
-		return fail(ErrHandshake, fmt.Errorf("describe: %v", err))
+		return fail(ErrHandshake, fmt.Errorf("describe: %v", wire.FromStatus(err)))
 	}
 	if protocol != sdk.ProtocolVersion {
 		pc.Kill()
@@ -192,10 +195,10 @@ func clientConfig(ctx context.Context, spec Spec, execPath string) (*plugin.Clie
 // hostPlugins is the host's half of both plugin kinds, per protocol version.
 func hostPlugins() map[int]plugin.PluginSet {
 	sets := wire.VersionedPlugins(wire.PluginContext, &wire.GRPCPlugin{
-		Connect: func(c *grpc.ClientConn) any { return sdk.NewRemotePlugin(c) },
+		Connect: func(c *grpc.ClientConn) any { return pb.NewContextPluginClient(c) },
 	})
 	for v, asm := range wire.VersionedPlugins(wire.PluginAssembler, &wire.GRPCPlugin{
-		Connect: func(c *grpc.ClientConn) any { return sdk.NewRemoteAssembler(c) },
+		Connect: func(c *grpc.ClientConn) any { return pb.NewAssemblerClient(c) },
 	}) {
 		for name, p := range asm {
 			sets[v][name] = p

@@ -1,18 +1,20 @@
-package sdk
+package serve
 
 import (
 	"context"
 	"time"
 
+	"github.com/ctxhost/ctxhost/internal/wire"
 	"github.com/ctxhost/ctxhost/internal/wire/pb"
+	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/hashicorp/go-hclog"
 )
 
-// contextServer is the gRPC face of a LocalPlugin. Every handler follows
+// contextServer is the gRPC face of an sdk.LocalPlugin. Every handler follows
 // one template: convert the request, call the LocalPlugin, log, convert back.
 type contextServer struct {
 	pb.UnimplementedContextPluginServer
-	local *LocalPlugin
+	local *sdk.LocalPlugin
 	log   hclog.Logger
 }
 
@@ -22,65 +24,65 @@ func (s *contextServer) done(method, session string, start time.Time, err error)
 	} else if s.log.IsTrace() {
 		s.log.Trace("call", "method", method, "session", session, "duration", time.Since(start))
 	}
-	return toStatus(err)
+	return wire.ToStatus(err)
 }
 
 func (s *contextServer) Describe(context.Context, *pb.Empty) (*pb.PluginInfo, error) {
-	return toProtoPluginInfo(s.local.Info()), nil
+	return wire.ToProtoPluginInfo(s.local.Info()), nil
 }
 
 func (s *contextServer) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb.Empty, error) {
 	start := time.Now()
-	ctx = WithBinding(ctx, req.GetBinding())
+	ctx = sdk.WithBinding(ctx, req.GetBinding())
 	err := s.local.Configure(ctx, req.GetConfigJson())
 	return &pb.Empty{}, s.done("Configure", "", start, err)
 }
 
 func (s *contextServer) Component(ctx context.Context, req *pb.ComponentRequest) (*pb.ComponentResponse, error) {
 	start := time.Now()
-	ctx = WithBinding(ctx, req.GetBinding())
+	ctx = sdk.WithBinding(ctx, req.GetBinding())
 	c, err := s.local.Component(ctx, req.GetSessionId(), req.GetEncoding())
 	if err != nil {
 		return nil, s.done("Component", req.GetSessionId(), start, err)
 	}
-	return &pb.ComponentResponse{Component: toProtoComponent(c)}, s.done("Component", req.GetSessionId(), start, nil)
+	return &pb.ComponentResponse{Component: wire.ToProtoComponent(c)}, s.done("Component", req.GetSessionId(), start, nil)
 }
 
 func (s *contextServer) Compact(ctx context.Context, req *pb.CompactRequest) (*pb.CompactResponse, error) {
 	start := time.Now()
-	ctx = WithBinding(ctx, req.GetBinding())
-	res, st, err := s.local.CompactWithState(ctx, req.GetSessionId(), fromProtoCompactRequest(req))
+	ctx = sdk.WithBinding(ctx, req.GetBinding())
+	res, st, err := s.local.CompactWithState(ctx, req.GetSessionId(), wire.FromProtoCompactRequest(req))
 	if err != nil {
 		return nil, s.done("Compact", req.GetSessionId(), start, err)
 	}
-	out := toProtoCompactResponse(res)
-	out.State = toProtoSessionState(st)
+	out := wire.ToProtoCompactResponse(res)
+	out.State = wire.ToProtoSessionState(st)
 	return out, s.done("Compact", req.GetSessionId(), start, nil)
 }
 
 func (s *contextServer) Apply(ctx context.Context, req *pb.ApplyRequest) (*pb.ApplyResponse, error) {
 	start := time.Now()
-	ctx = WithBinding(ctx, req.GetBinding())
+	ctx = sdk.WithBinding(ctx, req.GetBinding())
 	out, st, err := s.local.ApplyWithState(ctx, req.GetSessionId(), req.GetOp(), req.GetArgsJson())
 	if err != nil {
 		return nil, s.done("Apply", req.GetSessionId(), start, err)
 	}
-	return &pb.ApplyResponse{ResultJson: out, State: toProtoSessionState(st)}, s.done("Apply", req.GetSessionId(), start, nil)
+	return &pb.ApplyResponse{ResultJson: out, State: wire.ToProtoSessionState(st)}, s.done("Apply", req.GetSessionId(), start, nil)
 }
 
 func (s *contextServer) Prepared(ctx context.Context, req *pb.PreparedRequest) (*pb.PreparedResponse, error) {
 	start := time.Now()
-	ctx = WithBinding(ctx, req.GetBinding())
-	st, err := s.local.PreparedWithState(ctx, req.GetSessionId(), fromProtoBudget(req.GetBudget()))
+	ctx = sdk.WithBinding(ctx, req.GetBinding())
+	st, err := s.local.PreparedWithState(ctx, req.GetSessionId(), wire.FromProtoBudget(req.GetBudget()))
 	if err != nil {
 		return nil, s.done("Prepared", req.GetSessionId(), start, err)
 	}
-	return &pb.PreparedResponse{State: toProtoSessionState(st)}, s.done("Prepared", req.GetSessionId(), start, nil)
+	return &pb.PreparedResponse{State: wire.ToProtoSessionState(st)}, s.done("Prepared", req.GetSessionId(), start, nil)
 }
 
 func (s *contextServer) State(ctx context.Context, req *pb.SessionRequest) (*pb.StateResponse, error) {
 	start := time.Now()
-	ctx = WithBinding(ctx, req.GetBinding())
+	ctx = sdk.WithBinding(ctx, req.GetBinding())
 	st, err := s.local.State(ctx, req.GetSessionId())
 	if err != nil {
 		return nil, s.done("State", req.GetSessionId(), start, err)
@@ -90,34 +92,34 @@ func (s *contextServer) State(ctx context.Context, req *pb.SessionRequest) (*pb.
 
 func (s *contextServer) Restore(ctx context.Context, req *pb.RestoreRequest) (*pb.Empty, error) {
 	start := time.Now()
-	ctx = WithBinding(ctx, req.GetBinding())
+	ctx = sdk.WithBinding(ctx, req.GetBinding())
 	err := s.local.Restore(ctx, req.GetSessionId(), req.GetState())
 	return &pb.Empty{}, s.done("Restore", req.GetSessionId(), start, err)
 }
 
 func (s *contextServer) EndSession(ctx context.Context, req *pb.SessionRequest) (*pb.Empty, error) {
 	start := time.Now()
-	ctx = WithBinding(ctx, req.GetBinding())
+	ctx = sdk.WithBinding(ctx, req.GetBinding())
 	err := s.local.EndSession(ctx, req.GetSessionId())
 	return &pb.Empty{}, s.done("EndSession", req.GetSessionId(), start, err)
 }
 
-// assemblerServer is the gRPC face of a LocalAssembler.
+// assemblerServer is the gRPC face of an sdk.LocalAssembler.
 type assemblerServer struct {
 	pb.UnimplementedAssemblerServer
-	local *LocalAssembler
+	local *sdk.LocalAssembler
 	log   hclog.Logger
 }
 
 func (s *assemblerServer) Describe(context.Context, *pb.Empty) (*pb.AssemblerInfo, error) {
-	return toProtoAssemblerInfo(s.local.Info()), nil
+	return wire.ToProtoAssemblerInfo(s.local.Info()), nil
 }
 
 func (s *assemblerServer) Assemble(ctx context.Context, req *pb.AssembleRequest) (*pb.AssembleResponse, error) {
-	res, err := s.local.Assemble(ctx, fromProtoAssembleRequest(req))
+	res, err := s.local.Assemble(ctx, wire.FromProtoAssembleRequest(req))
 	if err != nil {
 		s.log.Debug("call failed", "method", "Assemble", "format", req.GetFormat(), "error", err)
-		return nil, toStatus(err)
+		return nil, wire.ToStatus(err)
 	}
-	return toProtoAssembleResponse(res), nil
+	return wire.ToProtoAssembleResponse(res), nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ctxhost/ctxhost/internal/wire"
 	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/sdk/serve"
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
@@ -23,7 +24,7 @@ import (
 func main() {
 	switch os.Getenv("CTXHOST_TEST_MODE") {
 	case "assembler":
-		sdk.ServeAssembler(upper{})
+		serve.Assembler(upper{})
 	case "garbage":
 		fmt.Println("this is not a go-plugin handshake line")
 		time.Sleep(5 * time.Second)
@@ -37,7 +38,7 @@ func main() {
 			GRPCServer:       plugin.DefaultGRPCServer,
 		})
 	default:
-		sdk.Serve(echo{})
+		serve.Plugin(echo{})
 	}
 }
 

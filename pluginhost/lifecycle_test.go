@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ctxhost/ctxhost/host/pluginhost"
+	"github.com/ctxhost/ctxhost/pluginhost"
 	"github.com/hashicorp/go-hclog"
 )
 

@@ -1,4 +1,4 @@
-package sdk
+package wire
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/ctxhost/ctxhost/sdk"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -17,20 +18,20 @@ func TestErrorMapping(t *testing.T) {
 		code     codes.Code
 		sentinel error
 	}{
-		{"unknown op", UnknownOp("frob"), codes.Unimplemented, ErrUnknownOp},
-		{"invalid args", InvalidArgs("bad %d", 1), codes.InvalidArgument, ErrInvalidArgs},
-		{"not found", fmt.Errorf("lookup: %w", NotFound("item 3")), codes.NotFound, ErrNotFound},
+		{"unknown op", sdk.UnknownOp("frob"), codes.Unimplemented, sdk.ErrUnknownOp},
+		{"invalid args", sdk.InvalidArgs("bad %d", 1), codes.InvalidArgument, sdk.ErrInvalidArgs},
+		{"not found", fmt.Errorf("lookup: %w", sdk.NotFound("item 3")), codes.NotFound, sdk.ErrNotFound},
 		{"deadline", fmt.Errorf("slow: %w", context.DeadlineExceeded), codes.DeadlineExceeded, context.DeadlineExceeded},
 		{"other", errors.New("disk full"), codes.Unknown, nil},
 	}
-	sentinels := []error{ErrUnknownOp, ErrInvalidArgs, ErrNotFound, context.DeadlineExceeded}
+	sentinels := []error{sdk.ErrUnknownOp, sdk.ErrInvalidArgs, sdk.ErrNotFound, context.DeadlineExceeded}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			wireErr := toStatus(tt.err)
+			wireErr := ToStatus(tt.err)
 			if got := status.Code(wireErr); got != tt.code {
 				t.Errorf("code = %v, want %v", got, tt.code)
 			}
-			back := fromStatus(wireErr)
+			back := FromStatus(wireErr)
 			if back.Error() != tt.err.Error() {
 				t.Errorf("message = %q, want %q", back.Error(), tt.err.Error())
 			}
@@ -44,8 +45,8 @@ func TestErrorMapping(t *testing.T) {
 }
 
 func TestBareUnimplementedIsNotUnknownOp(t *testing.T) {
-	err := fromStatus(status.Error(codes.Unimplemented, "unknown service ctxhost.plugin.v1.ContextPlugin"))
-	if errors.Is(err, ErrUnknownOp) {
+	err := FromStatus(status.Error(codes.Unimplemented, "unknown service ctxhost.plugin.v1.ContextPlugin"))
+	if errors.Is(err, sdk.ErrUnknownOp) {
 		t.Errorf("a missing gRPC method was mapped to ErrUnknownOp: %v", err)
 	}
 }

@@ -1,19 +1,20 @@
-package sdk
+package wire
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
 
-	"github.com/ctxhost/ctxhost/internal/wire"
 	"github.com/ctxhost/ctxhost/internal/wire/pb"
+	"github.com/ctxhost/ctxhost/sdk"
 )
 
 // TestProtocolVersionPinnedToProto keeps the Go constants and the .proto
 // file in step: a protocol bump must touch all of them.
 func TestProtocolVersionPinnedToProto(t *testing.T) {
-	src, err := os.ReadFile("proto/ctxhost/plugin/v1/plugin.proto")
+	src, err := os.ReadFile(filepath.Join("..", "..", "sdk", "proto", "ctxhost", "plugin", "v1", "plugin.proto"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,8 +27,8 @@ func TestProtocolVersionPinnedToProto(t *testing.T) {
 		t.Errorf("plugin.proto: package v%d has no PROTOCOL_VERSION_%d enum value", pkgVersion, pkgVersion)
 	}
 	for name, got := range map[string]int{
-		"sdk.ProtocolVersion":   ProtocolVersion,
-		"wire.ProtocolVersion1": wire.ProtocolVersion1,
+		"sdk.ProtocolVersion":   sdk.ProtocolVersion,
+		"wire.ProtocolVersion1": ProtocolVersion1,
 		"pb.PROTOCOL_VERSION_1": int(pb.ProtocolVersion_PROTOCOL_VERSION_1),
 	} {
 		if got != pkgVersion {

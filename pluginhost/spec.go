@@ -1,22 +1,29 @@
 // Package pluginhost launches plugin processes through HashiCorp go-plugin
-// and implements host.ContextPlugin and host.Assembler over gRPC. It is the
-// only part of the host that knows about gRPC and go-plugin.
+// and is the host's client of them: one client per plugin kind
+// (ContextClient, AssemblerClient) implements host.ContextPlugin or
+// host.Assembler over gRPC, converting between the SDK's types and the wire
+// messages and classifying errors (a dead process wraps host.ErrPluginDead,
+// a plugin's answer keeps its SDK sentinel). It is the only part of the
+// host side that knows about gRPC and go-plugin; it lives outside package
+// host so that host and its subpackages import none of it.
 package pluginhost
 
 import (
 	"errors"
 	"time"
 
+	"github.com/ctxhost/ctxhost/internal/wire"
 	"github.com/hashicorp/go-hclog"
 )
 
-// Kind is the kind of plugin a binary serves.
+// Kind is the kind of plugin a binary serves: a context plugin or an
+// assembler. It is the go-plugin plugin-set name the host dispenses.
 type Kind string
 
 // The plugin kinds.
 const (
-	KindContext   Kind = "context"
-	KindAssembler Kind = "assembler"
+	KindContext   Kind = wire.PluginContext
+	KindAssembler Kind = wire.PluginAssembler
 )
 
 // Spec says how to launch one plugin.
