@@ -20,8 +20,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ctxhost/ctxhost/config"
-	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
