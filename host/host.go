@@ -105,3 +105,19 @@ func (h *Host) EndSession(ctx context.Context, id string) error {
 	}
 	return errors.Join(s.end(ctx), h.unstore(id))
 }
+
+// Unload removes session id from memory and tells its plugins to drop it,
+// but keeps its stored state: OpenSession restores it as it was last
+// saved. A host that shares its store with other hosts unloads a session
+// another host changed (or whose save met a version conflict) and opens
+// it again.
+func (h *Host) Unload(ctx context.Context, id string) error {
+	h.mu.Lock()
+	s, ok := h.sessions[id]
+	delete(h.sessions, id)
+	h.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("unload session %q: %w", id, ErrNoSession)
+	}
+	return s.end(ctx)
+}

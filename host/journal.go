@@ -319,3 +319,13 @@ func (s *Session) replayPluginCall(ctx context.Context, op journalOp) error {
 	}
 	return nil
 }
+
+// StoredVersion is the session's version in the host's store: it grows by
+// one with every save (0: not stored, or no store). A caller that shares
+// the store with other hosts compares it with the store's to tell that
+// another host changed the session since.
+func (s *Session) StoredVersion() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.version
+}
