@@ -9,7 +9,11 @@ RUNFLAGS  ?=
 
 PROTOC_GEN_GO_VERSION      := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.5.1
+PROTOC_GEN_CONNECT_GO_VERSION := v1.21.1
 PROTO_FILES := sdk/proto/ctxhost/plugin/v1/plugin.proto
+SERVICE_PROTO_FILES := sdk/proto/ctxhost/service/v1/service.proto
+# where protoc finds google/protobuf/*.proto (Debian: libprotobuf-dev)
+PROTO_INCLUDE ?= /usr/include
 
 # The Python SDK (sdk/python) and its example run on Debian's packages.
 PYTHON          := /usr/bin/python3
@@ -64,14 +68,19 @@ run: build
 	$(BIN)/ctxhost run -config $(CONFIG) $(RUNFLAGS) $(TRANSCRIPT)
 
 ## proto: regenerate the protobuf code with pinned generators (needs protoc:
-## apt-get install protobuf-compiler)
+## apt-get install protobuf-compiler libprotobuf-dev)
 proto:
 	$(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
 	$(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+	$(GO) install connectrpc.com/connect/cmd/protoc-gen-connect-go@$(PROTOC_GEN_CONNECT_GO_VERSION)
 	PATH="$$($(GO) env GOPATH)/bin:$$PATH" protoc -I sdk/proto \
 		--go_out=. --go_opt=module=github.com/ctxhost/ctxhost \
 		--go-grpc_out=. --go-grpc_opt=module=github.com/ctxhost/ctxhost \
 		$(PROTO_FILES)
+	PATH="$$($(GO) env GOPATH)/bin:$$PATH" protoc -I sdk/proto -I $(PROTO_INCLUDE) \
+		--go_out=. --go_opt=module=github.com/ctxhost/ctxhost \
+		--connect-go_out=. --connect-go_opt=module=github.com/ctxhost/ctxhost \
+		$(SERVICE_PROTO_FILES)
 	tmp=$$(mktemp -d) && protoc -I sdk/proto --python_out=$$tmp $(PROTO_FILES) && \
 		mv $$tmp/ctxhost/plugin/v1/plugin_pb2.py sdk/python/ctxhost_plugin/plugin_pb2.py && rm -rf $$tmp
 

@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	cloud.google.com/go/ai v0.13.0 // indirect
 	cloud.google.com/go/longrunning v0.6.7 // indirect
+	connectrpc.com/connect v1.21.1 // indirect
 	github.com/agext/levenshtein v1.2.1 // indirect
 	github.com/apparentlymart/go-textseg/v15 v15.0.0 // indirect
 	github.com/apparentlymart/go-textseg/v17 v17.0.1 // indirect
@@ -24,6 +25,7 @@ require (
 	github.com/oklog/run v1.1.0 // indirect
 	github.com/pkoukk/tiktoken-go v0.1.8 // indirect
 	github.com/pkoukk/tiktoken-go-loader v0.0.2 // indirect
+	github.com/prometheus/client_golang v1.25.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
 	github.com/tiktoken-go/tokenizer v0.10.0 // indirect
 	github.com/zclconf/go-cty v1.19.0 // indirect
