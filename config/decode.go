@@ -30,6 +30,8 @@ const (
 	DefaultLogLevel            = "info"
 	DefaultLogFormat           = "text"
 	DefaultSpeakerType         = "ai"
+	DefaultListen              = "127.0.0.1:7400"
+	DefaultMaxRequestBytes     = 8 << 20
 )
 
 // DefaultShares returns the default dynamic shares of fresh contexts: seed
@@ -207,6 +209,22 @@ func decodeHost(fb fileBlock, h *Host, diags *hcl.Diagnostics) {
 	r.str("log_format", &h.LogFormat)
 	r.str("store", &h.Store)
 	h.Store = resolvePath(fb.dir, h.Store)
+}
+
+func decodeServer(fb fileBlock, s *Server, diags *hcl.Diagnostics) {
+	s.DeclRange = fb.block.DefRange
+	r := blockReader(fb.block.Body, serverSchema, fb.ctx, &s.Source, diags)
+	r.str("listen", &s.Listen)
+	r.str("token_file", &s.TokenFile)
+	r.str("tls_cert", &s.TLSCert)
+	r.str("tls_key", &s.TLSKey)
+	r.integer("max_request_bytes", &s.MaxRequestBytes)
+	if s.IsSet("token") {
+		r.errorAt("token", "Token in HCL", "The server token is never read from the configuration: put it in a file named by token_file (readable only by you), or in the environment variable CTXHOST_TOKEN.")
+	}
+	s.TokenFile = resolvePath(fb.dir, s.TokenFile)
+	s.TLSCert = resolvePath(fb.dir, s.TLSCert)
+	s.TLSKey = resolvePath(fb.dir, s.TLSKey)
 }
 
 // blockReader decodes body against schema and returns a reader of its

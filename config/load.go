@@ -74,6 +74,10 @@ func Load(paths []string, vars map[string]string, env []string) (*Config, hcl.Di
 	if hosts := byType[blockHost]; len(hosts) > 0 {
 		decodeHost(hosts[0], &cfg.Host, &diags)
 	}
+	cfg.Server = Server{Listen: DefaultListen, MaxRequestBytes: DefaultMaxRequestBytes}
+	if servers := byType[blockServer]; len(servers) > 0 {
+		decodeServer(servers[0], &cfg.Server, &diags)
+	}
 	for _, c := range cfg.Contexts {
 		if !c.IsSet("plugins") {
 			for _, p := range cfg.Plugins {
@@ -155,8 +159,8 @@ func checkDuplicates(byType map[string][]fileBlock, diags *hcl.Diagnostics) {
 			}
 			if first, dup := seen[name]; dup {
 				what := fmt.Sprintf("%s %q", typ, name)
-				if typ == blockHost {
-					what = "host block"
+				if typ == blockHost || typ == blockServer {
+					what = typ + " block"
 				}
 				*diags = append(*diags, &hcl.Diagnostic{
 					Severity: hcl.DiagError,

@@ -11,6 +11,7 @@ const (
 	blockContext   = "context"
 	blockAgent     = "agent"
 	blockHost      = "host"
+	blockServer    = "server"
 )
 
 var rootSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
@@ -21,6 +22,7 @@ var rootSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
 	{Type: blockContext, LabelNames: []string{"name"}},
 	{Type: blockAgent, LabelNames: []string{"name"}},
 	{Type: blockHost},
+	{Type: blockServer},
 }}
 
 var variableSchema = attrSchema(nil, "type", "default", "description")
@@ -50,6 +52,9 @@ var agentSchema = attrSchema(nil, "type", "assembler", "format", "system_instruc
 	"instruction_file", "window_size", "speaker_type")
 
 var hostSchema = attrSchema(nil, "log_level", "log_format", "store")
+
+// serverSchema lists "token" only to explain that it is not accepted.
+var serverSchema = attrSchema(nil, "listen", "token_file", "tls_cert", "tls_key", "max_request_bytes", "token")
 
 func attrSchema(required []string, optional ...string) *hcl.BodySchema {
 	s := &hcl.BodySchema{}

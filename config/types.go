@@ -48,6 +48,7 @@ type Config struct {
 	Contexts   []*Context
 	Agents     []*Agent
 	Host       Host
+	Server     Server
 }
 
 // Variable is a `variable "NAME"` block and its resolved value.
@@ -259,6 +260,21 @@ type Host struct {
 	LogLevel  string // trace, debug, info (default), warn, error
 	LogFormat string // text (default) or json
 	Store     string // optional directory for session state
+}
+
+// Server is the `server` block: how `ctxhost serve` listens.
+type Server struct {
+	Source
+	Listen string // host:port (default DefaultListen)
+	// TokenFile is the resolved path of the file holding the bearer token
+	// every RPC must carry; the token itself is never written in HCL.
+	TokenFile string
+	// TLSCert and TLSKey are the resolved paths of the TLS certificate and
+	// key (both or neither).
+	TLSCert string
+	TLSKey  string
+	// MaxRequestBytes bounds a request body (default DefaultMaxRequestBytes).
+	MaxRequestBytes int
 }
 
 // Model returns the model named name, or nil.

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"regexp"
 	"sort"
 	"strings"
@@ -124,6 +125,7 @@ func (c *Config) validate() hcl.Diagnostics {
 	}
 	p.oneOf(c.Host.Source, "log_level", "log level", c.Host.LogLevel, LogLevels)
 	p.oneOf(c.Host.Source, "log_format", "log format", c.Host.LogFormat, LogFormats)
+	c.validateServer(p)
 	return p.diags
 }
 
@@ -233,4 +235,15 @@ func (c *Config) validateAgent(p *problems, a *Agent) {
 	}
 	p.add(hcl.DiagWarning, a.Range("type"), "Unknown agent type",
 		"Agent %q has type %q, which is not one of %s; it will use the plain-text format.", a.Name, a.Type, strings.Join(KnownAgentTypes, ", "))
+}
+
+func (c *Config) validateServer(p *problems) {
+	s := c.Server
+	if _, port, err := net.SplitHostPort(s.Listen); err != nil || port == "" {
+		p.errorf(s.Source, "listen", "Invalid listen address", "listen is %q; want HOST:PORT, such as 127.0.0.1:7400.", s.Listen)
+	}
+	if (s.TLSCert == "") != (s.TLSKey == "") {
+		p.errorf(s.Source, "tls_cert", "Incomplete TLS settings", "Set both tls_cert and tls_key, or neither.")
+	}
+	p.atLeast(s.Source, "max_request_bytes", s.MaxRequestBytes, 1024)
 }

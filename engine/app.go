@@ -68,6 +68,10 @@ type Options struct {
 	// IgnoreStore leaves the host block's store closed: sessions are not
 	// saved (for commands that only look, such as inspect).
 	IgnoreStore bool
+	// Store, when set, is the store sessions are saved to instead of the
+	// host block's (several engines of one process share one store this
+	// way). The engine does not close it.
+	Store host.Store
 }
 
 // Start launches profile opts.Context of cfg: every plugin and assembler it
@@ -88,9 +92,11 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 	if logger == nil {
 		logger = NewLogger(cfg.Host, os.Stderr)
 	}
-	store, err := openStore(cfg.Host, opts.IgnoreStore)
-	if err != nil {
-		return nil, err
+	store := opts.Store
+	if store == nil {
+		if store, err = openStore(cfg.Host, opts.IgnoreStore); err != nil {
+			return nil, err
+		}
 	}
 	a := &Engine{Config: cfg, Context: c, Logger: logger, sessionConfig: sc, registry: &pluginhost.Registry{},
 		Host: host.New(host.Options{Logger: logger, Store: store}), Assemblers: map[string]*Assembler{}}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/ctxhost/ctxhost/config"
@@ -60,4 +61,58 @@ func (a *Engine) initSession(s *host.Session) error {
 		}
 	}
 	return nil
+}
+
+// CreateOptions tune CreateSession.
+type CreateOptions struct {
+	// Position is saved with the session's first write (see
+	// host.Session.SetPosition).
+	Position json.RawMessage
+	// SystemPrompt and Instructions replace the profile's when not empty.
+	SystemPrompt string
+	Instructions string
+}
+
+// CreateSession creates session id like NewSession, with opts.Position set
+// before the first change so that the store never holds the session
+// without it, and saves it (with a store, the session is stored when
+// CreateSession returns). With a store holding state for id it fails with
+// an error wrapping host.ErrStored.
+func (a *Engine) CreateSession(id string, opts CreateOptions) (*Session, error) {
+	s, err := a.Host.NewSession(id, a.SessionConfig())
+	if err != nil {
+		return nil, fmt.Errorf("new session %q: %w", id, err)
+	}
+	fail := func(err error) (*Session, error) {
+		_ = a.Host.Unload(context.Background(), id) // keep what another host may have stored
+		return nil, err
+	}
+	if opts.Position != nil {
+		if err := s.SetPosition(opts.Position); err != nil {
+			return fail(err)
+		}
+	}
+	system, instructions := a.Context.SystemPrompt, a.Context.Instructions
+	if opts.SystemPrompt != "" {
+		system = opts.SystemPrompt
+	}
+	if opts.Instructions != "" {
+		instructions = opts.Instructions
+	}
+	if system != "" {
+		if err := s.SetSystemPrompt(system); err != nil {
+			return fail(fmt.Errorf("set system prompt: %w", err))
+		}
+	}
+	if instructions != "" {
+		if err := s.SetInstructions(instructions); err != nil {
+			return fail(fmt.Errorf("set instructions: %w", err))
+		}
+	}
+	if s.StoredVersion() == 0 && a.HasStore() {
+		if err := s.SavePosition(); err != nil {
+			return fail(err)
+		}
+	}
+	return a.wrap(s), nil
 }

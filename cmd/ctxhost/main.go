@@ -43,6 +43,7 @@ func commands() []command {
 		{"plugins", "start and describe every configured plugin and assembler", cmdPlugins},
 		{"run", "replay a transcript through the whole pipeline, turn by turn", cmdRun},
 		{"inspect", "apply a transcript, prepare once and explain the context", cmdInspect},
+		{"serve", "serve the context service over HTTP (Connect, gRPC, gRPC-Web)", cmdServe},
 		{"tokens", "count the tokens of stdin or files", cmdTokens},
 		{"version", "print the version", cmdVersion},
 	}

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/server"
+	"github.com/ctxhost/ctxhost/store/filestore"
+)
+
+// tokenEnv names the environment variable holding the bearer token when
+// neither -token-file nor the server block's token_file is set.
+const tokenEnv = "CTXHOST_TOKEN"
+
+// shutdownTimeout bounds the wait for calls in flight at shutdown.
+const shutdownTimeout = 15 * time.Second
+
+// cmdServe runs the agent-facing service until SIGINT or SIGTERM.
+func cmdServe(args []string, std stdio) error {
+	fs := newFlagSet("serve", std.err, "")
+	var cf configFlags
+	cf.register(fs, false)
+	listen := fs.String("listen", "", "address to listen on, HOST:PORT (default: the server block's listen, else 127.0.0.1:7400)")
+	tokenFile := fs.String("token-file", "", "file holding the bearer token (default: the server block's token_file, else $"+tokenEnv+")")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("serve takes no arguments (got %q)", fs.Args())
+	}
+	cfg, err := cf.load(std.err)
+	if err != nil {
+		return err
+	}
+	sc := cfg.Server
+	if *listen != "" {
+		sc.Listen = *listen
+	}
+	if *tokenFile != "" {
+		sc.TokenFile = *tokenFile
+	}
+	token, err := serveToken(sc.TokenFile)
+	if err != nil {
+		return err
+	}
+	if token == "" && !loopback(sc.Listen) {
+		return usageErrorf("listen %s is not a loopback address: serving it needs a bearer token (token_file in the server block, -token-file, or $%s)", sc.Listen, tokenEnv)
+	}
+	if cfg.Host.Store == "" {
+		return usageErrorf("serve keeps its sessions in a store: set `store` in the host block (a directory)")
+	}
+	store, err := filestore.New(cfg.Host.Store)
+	if err != nil {
+		return fmt.Errorf("open store: %w", err)
+	}
+	defer closeStore(store)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	logger := engine.NewLogger(cfg.Host, std.err)
+	engines := map[string]*engine.Engine{}
+	var profiles []string
+	defer func() {
+		for _, e := range engines {
+			e.Close()
+		}
+	}()
+	for _, c := range cfg.Contexts {
+		e, err := engine.Start(ctx, cfg, engine.Options{Context: c.Name, Logger: logger, Store: store})
+		if err != nil {
+			return startError(std.err, cfg, err)
+		}
+		engines[c.Name] = e
+		profiles = append(profiles, c.Name)
+	}
+	srv, err := server.New(server.Options{Engines: engines, Profiles: profiles, Store: store, Logger: logger.Named("serve")})
+	if err != nil {
+		return err
+	}
+	defer srv.Close(context.Background())
+
+	ln, err := net.Listen("tcp", sc.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetHTTP2(true)
+	protocols.SetUnencryptedHTTP2(true) // gRPC without TLS
+	hs := &http.Server{
+		Handler:           srv.Handler(server.HandlerOptions{Token: token, MaxRequestBytes: int64(sc.MaxRequestBytes)}),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      5 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		Protocols:         &protocols,
+	}
+	scheme := "http"
+	if sc.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(sc.TLSCert, sc.TLSKey)
+		if err != nil {
+			ln.Close()
+			return &usageError{err: fmt.Errorf("tls_cert/tls_key: %w", err)}
+		}
+		hs.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		ln = tls.NewListener(ln, hs.TLSConfig)
+		scheme = "https"
+	}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	fmt.Fprintf(std.err, "listening on %s://%s\n", scheme, ln.Addr())
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	stop()
+	logger.Info("shutting down")
+	srv.SetReady(false)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		logger.Warn("shutdown: calls still running were cut off", "error", err)
+	}
+	return nil
+}
+
+// serveToken reads the token from path, or from $CTXHOST_TOKEN without one.
+func serveToken(path string) (string, error) {
+	if path == "" {
+		return strings.TrimSpace(os.Getenv(tokenEnv)), nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", &usageError{err: fmt.Errorf("token file: %w", err)}
+	}
+	token := strings.TrimSpace(string(b))
+	if token == "" {
+		return "", usageErrorf("token file %s is empty", path)
+	}
+	return token, nil
+}
+
+// loopback reports whether addr (HOST:PORT) only listens on loopback.
+func loopback(addr string) bool {
+	h, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+func closeStore(st host.Store) {
+	if c, ok := st.(io.Closer); ok {
+		if err := c.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
+			fmt.Fprintf(os.Stderr, "ctxhost: close store: %v\n", err)
+		}
+	}
+}
+

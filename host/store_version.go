@@ -1,0 +1,39 @@
+package host
+
+import (
+	"context"
+	"errors"
+)
+
+// VersionReader is implemented by a Store that can tell a session's
+// current version without loading it. Hosts sharing a store compare it
+// with Session.StoredVersion before each call to notice that another
+// host changed the session.
+type VersionReader interface {
+	// Version returns the session's current version (0: not stored).
+	Version(ctx context.Context, sessionID string) (uint64, error)
+}
+
+// SessionLister is implemented by a Store that can list the ids of the
+// sessions it holds.
+type SessionLister interface {
+	// SessionIDs returns the stored session ids, sorted.
+	SessionIDs(ctx context.Context) ([]string, error)
+}
+
+// StoredVersionOf returns session id's current version in st: through
+// VersionReader when st implements it, else by loading the session.
+// A session st does not hold has version 0.
+func StoredVersionOf(ctx context.Context, st Store, id string) (uint64, error) {
+	if vr, ok := st.(VersionReader); ok {
+		return vr.Version(ctx, id)
+	}
+	s, err := st.Load(ctx, id)
+	if errors.Is(err, ErrNotStored) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return s.Version(), nil
+}

@@ -1,0 +1,116 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/ctxhost/ctxhost/api/servicev1"
+	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// toMessage converts an API message to the sdk's.
+func toMessage(m *servicev1.Message) sdk.Message {
+	out := sdk.Message{ID: m.GetId(), Role: m.GetRole(), Name: m.GetName(), SpeakerType: m.GetSpeakerType(),
+		Content: m.GetContent(), ToolCallID: m.GetToolCallId(), ToolName: m.GetToolName(),
+		Metadata: m.GetMetadata(), Kind: m.GetKind(), Pinned: m.GetPinned()}
+	for _, tc := range m.GetToolCalls() {
+		out.ToolCalls = append(out.ToolCalls, sdk.ToolCall{ID: tc.GetId(), Name: tc.GetName(), Arguments: tc.GetArguments()})
+	}
+	return out
+}
+
+func toBudget(b sdk.Budget) *servicev1.Budget {
+	return &servicev1.Budget{Window: int64(b.Window), Reserved: int64(b.Reserved), Available: int64(b.Available),
+		Used: int64(b.Used), CalibratedUsed: int64(b.CalibratedUsed), Calibration: b.Calibration,
+		Utilization: b.Utilization, Status: b.Status, Overhead: int64(b.Overhead)}
+}
+
+func toComponents(us []host.ComponentUsage) []*servicev1.ComponentTokens {
+	out := make([]*servicev1.ComponentTokens, 0, len(us))
+	for _, u := range us {
+		out = append(out, &servicev1.ComponentTokens{Name: u.Name, Slot: string(u.Slot), Priority: int32(u.Priority),
+			Compactable: u.Compactable, Tokens: int64(u.Tokens)})
+	}
+	return out
+}
+
+func toCompaction(r *host.CompactionReport) *servicev1.Compaction {
+	if r == nil {
+		return nil
+	}
+	c := &servicev1.Compaction{Reason: r.Reason, Decision: r.Decision, Target: int64(r.Target), Before: int64(r.Before),
+		After: int64(r.After), Freed: int64(r.Freed), Met: r.Met}
+	for _, st := range r.Steps {
+		var log []string
+		if st.Log != "" {
+			log = append(log, st.Log)
+		}
+		if st.Discarded != "" {
+			log = append(log, "discarded: "+st.Discarded)
+		}
+		c.Steps = append(c.Steps, &servicev1.CompactionStep{Component: st.Component, Action: st.Action,
+			Asked: int64(st.Asked), Freed: int64(st.Freed), Log: log})
+	}
+	return c
+}
+
+// toPrepareResponse maps a prepared turn to the API's answer.
+func toPrepareResponse(t engine.Turn) *servicev1.PrepareResponse {
+	out := &servicev1.PrepareResponse{Assembler: t.Assembler}
+	if t.Fresh != nil {
+		tc := t.Fresh.Task
+		payload, mt := t.Fresh.Payload()
+		out.Payload, out.MediaType = string(payload), mt
+		if tc.Payload != nil {
+			out.System, out.HasSystem = tc.Payload.System, tc.Payload.HasSystem
+		}
+		out.Warnings = append(out.Warnings, tc.Warnings...)
+		out.Warnings = append(out.Warnings, t.Fresh.Validation.Warnings...)
+		out.Fresh = &servicev1.FreshTask{TaskId: tc.Task.ID, ContextId: tc.ContextID, Valid: t.Fresh.Validation.Valid,
+			TokenCount: int64(t.Fresh.Validation.TokenCount), MaxTokens: int64(t.Fresh.Validation.MaxTokens),
+			Suggestions: t.Fresh.Validation.Suggestions}
+		out.Action = string(host.ActionContinue)
+		return out
+	}
+	p := t.Prepared
+	out.Payload, out.MediaType, out.System, out.HasSystem = string(p.Payload), p.MediaType, p.System, p.HasSystem
+	out.Budget, out.Before = toBudget(p.Budget), toBudget(p.Before)
+	out.Components = toComponents(p.Usage)
+	out.Compaction = toCompaction(p.Compaction)
+	out.Action = string(p.Action)
+	out.Warnings = p.Warnings
+	if p.Cache != nil {
+		m := p.Cache.Managed
+		out.Cache = &servicev1.CacheCost{SharedPrefixTokens: int64(m.SharedPrefix), CacheReadTokens: int64(m.Read),
+			CacheWriteTokens: int64(m.Write), UncachedTokens: int64(m.Uncached), CostUnits: m.Cost}
+	}
+	return out
+}
+
+// toValue converts JSON to a protobuf Value (nil JSON: nil).
+func toValue(raw json.RawMessage) (*structpb.Value, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, fmt.Errorf("decode JSON: %w", err)
+	}
+	pv, err := structpb.NewValue(v)
+	if err != nil {
+		return nil, fmt.Errorf("convert JSON: %w", err)
+	}
+	return pv, nil
+}
+
+// fromValue converts a protobuf Value to JSON (nil: nil).
+func fromValue(v *structpb.Value) (json.RawMessage, error) {
+	if v == nil {
+		return nil, nil
+	}
+	return v.MarshalJSON()
+}

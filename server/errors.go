@@ -1,0 +1,108 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"connectrpc.com/connect"
+
+	"github.com/ctxhost/ctxhost/api/servicev1"
+	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/host/team"
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// SequenceHeader carries the session's current sequence on an ABORTED
+// answer to a write whose expected_sequence did not match.
+const SequenceHeader = "Ctxhost-Sequence"
+
+func invalidf(format string, a ...any) error {
+	return connect.NewError(connect.CodeInvalidArgument, fmt.Errorf(format, a...))
+}
+
+func failedPreconditionf(format string, a ...any) error {
+	return connect.NewError(connect.CodeFailedPrecondition, fmt.Errorf(format, a...))
+}
+
+func notFound(id string) error {
+	return connect.NewError(connect.CodeNotFound, fmt.Errorf("session %q not found", id))
+}
+
+// sequenceMismatch is the ABORTED answer to a write that expected another
+// sequence: the current one is in the message, the Ctxhost-Sequence header
+// and a WriteResponse error detail.
+func sequenceMismatch(expected, current uint64) error {
+	err := connect.NewError(connect.CodeAborted, fmt.Errorf("expected sequence %d, the session is at %d", expected, current))
+	err.Meta().Set(SequenceHeader, strconv.FormatUint(current, 10))
+	if d, derr := connect.NewErrorDetail(&servicev1.WriteResponse{Sequence: current}); derr == nil {
+		err.AddDetail(d)
+	}
+	return err
+}
+
+// errInvalid marks an error the caller's input caused.
+type errInvalid struct{ err error }
+
+func (e errInvalid) Error() string { return e.err.Error() }
+func (e errInvalid) Unwrap() error { return e.err }
+
+// invalid marks err as caused by the request (INVALID_ARGUMENT unless it
+// maps to a more specific code).
+func invalid(err error) error {
+	if err == nil {
+		return nil
+	}
+	return errInvalid{err}
+}
+
+// toConnect maps an error to its connect code. Errors the caller cannot
+// act on are logged with their detail and answered with a generic
+// message.
+func (s *Server) toConnect(ctx context.Context, procedure string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *connect.Error
+	if errors.As(err, &ce) {
+		return ce
+	}
+	code := connect.CodeInternal
+	switch {
+	case errors.Is(err, context.Canceled):
+		code = connect.CodeCanceled
+	case errors.Is(err, context.DeadlineExceeded):
+		code = connect.CodeDeadlineExceeded
+	case errors.Is(err, host.ErrVersionConflict):
+		code = connect.CodeAborted
+		err = errors.New("another writer changed the session first; retry the call")
+	case errors.Is(err, host.ErrNotPersisted):
+		s.log.Error("save failed", "procedure", procedure, "error", err)
+		return connect.NewError(connect.CodeUnavailable, errors.New("the change could not be saved; it was not applied, retry the call"))
+	case errors.Is(err, host.ErrNoSession), errors.Is(err, host.ErrNotStored):
+		code = connect.CodeNotFound
+	case errors.Is(err, host.ErrStored):
+		code = connect.CodeAlreadyExists
+	case errors.Is(err, host.ErrOverWindow), errors.Is(err, host.ErrTargetNotMet):
+		code = connect.CodeFailedPrecondition
+	case errors.Is(err, sdk.ErrInvalidArgs), errors.Is(err, sdk.ErrUnknownOp), errors.Is(err, team.ErrInvalidMessage),
+		errors.Is(err, team.ErrUnknownAgent):
+		code = connect.CodeInvalidArgument
+	case errors.Is(err, sdk.ErrNotFound):
+		code = connect.CodeNotFound
+	case errors.Is(err, host.ErrPluginDead), errors.Is(err, engine.ErrPluginUnavailable):
+		code = connect.CodeUnavailable
+	default:
+		var inv errInvalid
+		if errors.As(err, &inv) {
+			code = connect.CodeInvalidArgument
+		}
+	}
+	if code == connect.CodeInternal {
+		s.log.Error("internal error", "procedure", procedure, "error", err)
+		return connect.NewError(code, errors.New("internal error (see the server log)"))
+	}
+	return connect.NewError(code, err)
+}

@@ -1,0 +1,92 @@
+package server
+
+import (
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/host"
+)
+
+// Metrics are the server's Prometheus metrics, in a registry of their own.
+type Metrics struct {
+	registry    *prometheus.Registry
+	rpcs        *prometheus.CounterVec
+	prepare     *prometheus.HistogramVec
+	compactions *prometheus.CounterVec
+	restarts    *prometheus.CounterVec
+	tokensUsed  *prometheus.GaugeVec
+
+	mu     sync.Mutex
+	cancel []func()
+}
+
+func newMetrics() *Metrics {
+	m := &Metrics{registry: prometheus.NewRegistry(),
+		rpcs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ctxhost_rpcs_total",
+			Help: "RPCs answered, by method and code."}, []string{"method", "code"}),
+		prepare: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ctxhost_prepare_seconds",
+			Help: "Latency of successful Prepare calls.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}, []string{"profile"}),
+		compactions: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ctxhost_compactions_total",
+			Help: "Compactions run, by context profile."}, []string{"profile"}),
+		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ctxhost_plugin_restarts_total",
+			Help: "Plugin processes restarted after a crash, by plugin."}, []string{"profile", "plugin"}),
+		tokensUsed: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ctxhost_session_tokens_used",
+			Help: "Tokens used by each session's last prepared context."}, []string{"session"}),
+	}
+	m.registry.MustRegister(m.rpcs, m.prepare, m.compactions, m.restarts, m.tokensUsed,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})
+}
+
+// Registry is the registry the metrics are in.
+func (m *Metrics) Registry() *prometheus.Registry { return m.registry }
+
+// watch counts the compactions and plugin restarts of e's sessions.
+func (m *Metrics) watch(e *engine.Engine) {
+	profile := e.Context.Name
+	cancel := e.Host.Subscribe(func(ev host.Event) {
+		switch ev.Type {
+		case host.EventCompacted:
+			m.compactions.WithLabelValues(profile).Inc()
+		case host.EventPluginRestarted:
+			m.restarts.WithLabelValues(profile, ev.Plugin).Inc()
+		}
+	})
+	m.mu.Lock()
+	m.cancel = append(m.cancel, cancel)
+	m.mu.Unlock()
+}
+
+func (m *Metrics) stop() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, c := range m.cancel {
+		c()
+	}
+	m.cancel = nil
+}
+
+func (m *Metrics) rpc(method, code string) { m.rpcs.WithLabelValues(method, code).Inc() }
+
+// prepareTimer starts timing a prepare; call the result when it succeeded.
+func (m *Metrics) prepareTimer(profile string) func() {
+	start := time.Now()
+	return func() { m.prepare.WithLabelValues(profile).Observe(time.Since(start).Seconds()) }
+}
+
+func (m *Metrics) tokens(session string, used int) {
+	m.tokensUsed.WithLabelValues(session).Set(float64(used))
+}
+
+func (m *Metrics) forget(session string) { m.tokensUsed.DeleteLabelValues(session) }

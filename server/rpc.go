@@ -1,0 +1,472 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"connectrpc.com/connect"
+
+	"github.com/ctxhost/ctxhost/api/servicev1"
+	"github.com/ctxhost/ctxhost/api/servicev1/servicev1connect"
+	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/host"
+)
+
+var _ servicev1connect.ContextServiceHandler = (*Server)(nil)
+
+func (s *Server) info(e *entry, id string) *servicev1.SessionInfo {
+	hs := e.es.Host()
+	info := &servicev1.SessionInfo{SessionId: id, Profile: e.profile, Sequence: hs.StoredVersion(),
+		Messages: int32(len(hs.History())), Plugins: hs.Plugins(), Strategy: hs.Strategy(),
+		MultiAgent: e.es.IsTeam(), Fresh: e.es.IsFresh()}
+	if e.es.IsTeam() {
+		for _, a := range e.engine.Config.Agents {
+			info.Agents = append(info.Agents, a.Name)
+		}
+	}
+	return info
+}
+
+// CreateSession creates a session with a profile.
+func (s *Server) CreateSession(ctx context.Context, req *connect.Request[servicev1.CreateSessionRequest]) (*connect.Response[servicev1.SessionInfo], error) {
+	m := req.Msg
+	id, key := m.GetSessionId(), m.GetIdempotencyKey()
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	if len(key) > maxKeyBytes {
+		return nil, invalidf("idempotency_key: %d bytes, at most %d", len(key), maxKeyBytes)
+	}
+	profile, eng, err := s.profileEngine(m.GetProfile())
+	if err != nil {
+		return nil, err
+	}
+	defer s.lock(id)()
+	e, err := s.session(ctx, id)
+	if err == nil {
+		if key != "" {
+			if pos, perr := decodePosition(e.es.Host().Position()); perr == nil && pos.find(key) != nil {
+				info := s.info(e, id)
+				info.Replayed = true
+				return connect.NewResponse(info), nil
+			}
+		}
+		return nil, connect.NewError(connect.CodeAlreadyExists, fmt.Errorf("session %q already exists", id))
+	}
+	if connect.CodeOf(err) != connect.CodeNotFound {
+		return nil, err
+	}
+	pos := position{Profile: profile}
+	if key != "" {
+		pos = pos.with(keyRecord{Key: key, Seq: 1})
+	}
+	es, err := eng.CreateSession(id, engine.CreateOptions{Position: pos.encode(),
+		SystemPrompt: m.GetSystemPrompt(), Instructions: m.GetInstructions()})
+	if err != nil {
+		if errors.Is(err, host.ErrStored) {
+			return nil, connect.NewError(connect.CodeAlreadyExists, fmt.Errorf("session %q already exists", id))
+		}
+		return nil, err
+	}
+	e = &entry{profile: profile, engine: eng, es: es}
+	s.remember(id, e)
+	return connect.NewResponse(s.info(e, id)), nil
+}
+
+// GetSession describes a session.
+func (s *Server) GetSession(ctx context.Context, req *connect.Request[servicev1.GetSessionRequest]) (*connect.Response[servicev1.SessionInfo], error) {
+	id := req.Msg.GetSessionId()
+	defer s.lock(id)()
+	e, err := s.session(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(s.info(e, id)), nil
+}
+
+// ListSessions pages through the session ids: those the store lists
+// (when it can: host.SessionLister) and those held in memory.
+func (s *Server) ListSessions(ctx context.Context, req *connect.Request[servicev1.ListSessionsRequest]) (*connect.Response[servicev1.ListSessionsResponse], error) {
+	limit := int(req.Msg.GetLimit())
+	if limit < 0 || limit > 1000 {
+		return nil, invalidf("limit %d: want 0 to 1000", limit)
+	}
+	if limit == 0 {
+		limit = 100
+	}
+	seen := map[string]bool{}
+	if l, ok := s.store.(host.SessionLister); ok {
+		ids, err := l.SessionIDs(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list stored sessions: %w", err)
+		}
+		for _, id := range ids {
+			seen[id] = true
+		}
+	}
+	s.mu.Lock()
+	for id := range s.open {
+		seen[id] = true
+	}
+	s.mu.Unlock()
+	ids := make([]string, 0, len(seen))
+	for id := range seen {
+		if id > req.Msg.GetAfter() {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	out := &servicev1.ListSessionsResponse{}
+	if len(ids) > limit {
+		ids = ids[:limit]
+		out.NextAfter = ids[limit-1]
+	}
+	out.SessionIds = ids
+	return connect.NewResponse(out), nil
+}
+
+// DeleteSession ends a session and deletes its stored state.
+func (s *Server) DeleteSession(ctx context.Context, req *connect.Request[servicev1.DeleteSessionRequest]) (*connect.Response[servicev1.DeleteSessionResponse], error) {
+	id := req.Msg.GetSessionId()
+	defer s.lock(id)()
+	e, err := s.session(ctx, id)
+	if connect.CodeOf(err) == connect.CodeNotFound {
+		return connect.NewResponse(&servicev1.DeleteSessionResponse{}), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	delete(s.open, id)
+	s.mu.Unlock()
+	_ = e.es.Close(ctx)
+	if err := e.engine.Host.EndSession(ctx, id); err != nil && !errors.Is(err, host.ErrNoSession) {
+		return nil, err
+	}
+	s.metrics.forget(id)
+	return connect.NewResponse(&servicev1.DeleteSessionResponse{Deleted: true}), nil
+}
+
+// AppendMessages adds messages to the history.
+func (s *Server) AppendMessages(ctx context.Context, req *connect.Request[servicev1.AppendMessagesRequest]) (*connect.Response[servicev1.AppendMessagesResponse], error) {
+	id := req.Msg.GetSessionId()
+	defer s.lock(id)()
+	w, rec, err := s.beginWrite(ctx, id, req.Msg.GetWrite())
+	if err != nil {
+		return nil, err
+	}
+	if rec != nil {
+		return connect.NewResponse(&servicev1.AppendMessagesResponse{Sequence: rec.Seq, Ids: rec.IDs, Replayed: true}), nil
+	}
+	seq, ids, err := s.appendMessages(ctx, w, req.Msg.GetMessages())
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&servicev1.AppendMessagesResponse{Sequence: seq, Ids: ids}), nil
+}
+
+// SetText sets the system prompt, the instructions, the input or the team task.
+func (s *Server) SetText(ctx context.Context, req *connect.Request[servicev1.SetTextRequest]) (*connect.Response[servicev1.WriteResponse], error) {
+	id, value := req.Msg.GetSessionId(), req.Msg.GetValue()
+	defer s.lock(id)()
+	var set func(*engine.Session) error
+	switch req.Msg.GetText() {
+	case servicev1.Text_TEXT_SYSTEM_PROMPT:
+		set = func(es *engine.Session) error { return es.SetSystemPrompt(value) }
+	case servicev1.Text_TEXT_INSTRUCTIONS:
+		set = func(es *engine.Session) error { return es.SetInstructions(value) }
+	case servicev1.Text_TEXT_INPUT:
+		set = func(es *engine.Session) error { return es.SetInput(value) }
+	case servicev1.Text_TEXT_TEAM_TASK:
+		set = func(es *engine.Session) error { return es.SetTeamTask(value) }
+	default:
+		return nil, invalidf("text %v: want TEXT_SYSTEM_PROMPT, TEXT_INSTRUCTIONS, TEXT_INPUT or TEXT_TEAM_TASK", req.Msg.GetText())
+	}
+	return s.simpleWrite(ctx, id, req.Msg.GetWrite(), func(w *write) error {
+		if err := set(w.e.es); err != nil && !errors.Is(err, host.ErrNotPersisted) {
+			return invalid(err)
+		} else if err != nil {
+			return err
+		}
+		return nil
+	})
+}
+
+// simpleWrite is a write answered with a WriteResponse.
+func (s *Server) simpleWrite(ctx context.Context, id string, opts *servicev1.WriteOptions, change func(*write) error) (*connect.Response[servicev1.WriteResponse], error) {
+	w, rec, err := s.beginWrite(ctx, id, opts)
+	if err != nil {
+		return nil, err
+	}
+	if rec != nil {
+		return connect.NewResponse(&servicev1.WriteResponse{Sequence: rec.Seq, Replayed: true}), nil
+	}
+	seq, err := s.single(ctx, w, func() error { return change(w) })
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&servicev1.WriteResponse{Sequence: seq}), nil
+}
+
+// ApplyOp runs a plugin op.
+func (s *Server) ApplyOp(ctx context.Context, req *connect.Request[servicev1.ApplyOpRequest]) (*connect.Response[servicev1.ApplyOpResponse], error) {
+	id, plugin, op := req.Msg.GetSessionId(), req.Msg.GetPlugin(), req.Msg.GetOp()
+	if op == "" {
+		return nil, invalidf("op: empty")
+	}
+	args, err := fromValue(req.Msg.GetArgs())
+	if err != nil {
+		return nil, invalidf("args: %v", err)
+	}
+	defer s.lock(id)()
+	w, rec, err := s.beginWrite(ctx, id, req.Msg.GetWrite())
+	if err != nil {
+		return nil, err
+	}
+	if rec != nil {
+		return connect.NewResponse(&servicev1.ApplyOpResponse{Sequence: rec.Seq, Replayed: true}), nil
+	}
+	if !slices.Contains(w.hs.Plugins(), plugin) && w.e.engine.UnavailablePluginNamed(plugin) == nil {
+		return nil, invalidf("unknown plugin %q (bound: %s)", plugin, strings.Join(w.hs.Plugins(), ", "))
+	}
+	var out json.RawMessage
+	seq, err := s.single(ctx, w, func() error {
+		var err error
+		out, err = w.e.es.Apply(ctx, plugin, op, args)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	res, err := toValue(out)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %q op %q result: %w", plugin, op, err)
+	}
+	return connect.NewResponse(&servicev1.ApplyOpResponse{Sequence: seq, Result: res}), nil
+}
+
+// ReportUsage records the provider's token counts of the last call.
+func (s *Server) ReportUsage(ctx context.Context, req *connect.Request[servicev1.ReportUsageRequest]) (*connect.Response[servicev1.WriteResponse], error) {
+	id := req.Msg.GetSessionId()
+	p, c := req.Msg.GetPromptTokens(), req.Msg.GetCompletionTokens()
+	if p < 0 || c < 0 || p > 1<<31 || c > 1<<31 {
+		return nil, invalidf("prompt_tokens %d, completion_tokens %d: want 0 to 2^31", p, c)
+	}
+	defer s.lock(id)()
+	return s.simpleWrite(ctx, id, req.Msg.GetWrite(), func(w *write) error {
+		return w.e.es.ReportUsage(int(p), int(c))
+	})
+}
+
+// Compact forces a compaction down to the strategy's target.
+func (s *Server) Compact(ctx context.Context, req *connect.Request[servicev1.CompactRequest]) (*connect.Response[servicev1.CompactResponse], error) {
+	id := req.Msg.GetSessionId()
+	defer s.lock(id)()
+	w, rec, err := s.beginWrite(ctx, id, req.Msg.GetWrite())
+	if err != nil {
+		return nil, err
+	}
+	if rec != nil {
+		return connect.NewResponse(&servicev1.CompactResponse{Sequence: rec.Seq, Replayed: true}), nil
+	}
+	if w.e.es.IsFresh() {
+		return nil, failedPreconditionf("session %q builds fresh task contexts: there is no conversation to compact", id)
+	}
+	var report *host.CompactionReport
+	seq, err := s.single(ctx, w, func() error {
+		var err error
+		report, err = w.hs.Compact(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&servicev1.CompactResponse{Sequence: seq, Compaction: toCompaction(report)}), nil
+}
+
+// ImportState replaces the session's state with an exported one.
+func (s *Server) ImportState(ctx context.Context, req *connect.Request[servicev1.ImportStateRequest]) (*connect.Response[servicev1.WriteResponse], error) {
+	id := req.Msg.GetSessionId()
+	var state map[string]json.RawMessage
+	if err := json.Unmarshal(req.Msg.GetState(), &state); err != nil {
+		return nil, invalidf("state: not an exported session state: %v", err)
+	}
+	defer s.lock(id)()
+	return s.simpleWrite(ctx, id, req.Msg.GetWrite(), func(w *write) error {
+		// The session keeps its own profile and keys: the imported
+		// state's position is replaced by the one this write saves.
+		state["position"] = w.hs.Position()
+		data, err := json.Marshal(state)
+		if err != nil {
+			return invalid(err)
+		}
+		if err := w.hs.RestoreState(ctx, data); err != nil {
+			if errors.Is(err, host.ErrNotPersisted) {
+				return err
+			}
+			return invalid(err)
+		}
+		return nil
+	})
+}
+
+// Prepare builds the context of the next turn.
+func (s *Server) Prepare(ctx context.Context, req *connect.Request[servicev1.PrepareRequest]) (*connect.Response[servicev1.PrepareResponse], error) {
+	id, agent := req.Msg.GetSessionId(), req.Msg.GetAgent()
+	defer s.lock(id)()
+	w, rec, err := s.beginWrite(ctx, id, req.Msg.GetWrite())
+	if err != nil {
+		return nil, err
+	}
+	if rec != nil { // the payload is not kept: prepare again without the key to get it
+		return connect.NewResponse(&servicev1.PrepareResponse{Sequence: rec.Seq, Replayed: true}), nil
+	}
+	if agent != "" && !w.e.es.IsFresh() && (!w.e.es.IsTeam() || w.e.engine.Config.Agent(agent) == nil) {
+		return nil, invalidf("agent %q: not an agent of context profile %q", agent, w.e.profile)
+	}
+	var turn engine.Turn
+	timer := s.metrics.prepareTimer(w.e.profile)
+	seq, err := s.single(ctx, w, func() error {
+		var err error
+		turn, err = w.e.es.Prepare(ctx, agent)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	timer()
+	out := toPrepareResponse(turn)
+	out.Sequence = seq
+	if turn.Prepared != nil {
+		s.metrics.tokens(id, turn.Prepared.Budget.Used)
+	}
+	return connect.NewResponse(out), nil
+}
+
+// Inspect explains the session's context as it stands.
+func (s *Server) Inspect(ctx context.Context, req *connect.Request[servicev1.InspectRequest]) (*connect.Response[servicev1.InspectResponse], error) {
+	id := req.Msg.GetSessionId()
+	defer s.lock(id)()
+	e, err := s.session(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	hs := e.es.Host()
+	b, warnings, err := hs.Budget(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m := hs.Metrics()
+	out := &servicev1.InspectResponse{Session: s.info(e, id), Budget: toBudget(b), Warnings: warnings,
+		Prepares: int64(m.Prepares), Compactions: int64(m.Compactions)}
+	for _, c := range b.Components {
+		out.Components = append(out.Components, &servicev1.ComponentTokens{Name: c.Name, Tokens: int64(c.Tokens)})
+	}
+	var x strings.Builder
+	fmt.Fprintf(&x, "session %s (profile %s, strategy %s): %d of %d available tokens used (%.0f%%, %s), calibration %.2f.\n",
+		id, e.profile, hs.Strategy(), b.CalibratedUsed, b.Available, 100*b.Utilization, b.Status, b.Calibration)
+	for _, c := range b.Components {
+		fmt.Fprintf(&x, "  %-16s %6d tokens\n", c.Name, c.Tokens)
+	}
+	fmt.Fprintf(&x, "%d prepares, %d compactions", m.Prepares, m.Compactions)
+	if len(m.FreedByComponent) > 0 {
+		names := make([]string, 0, len(m.FreedByComponent))
+		for n := range m.FreedByComponent {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		x.WriteString("; freed:")
+		for _, n := range names {
+			fmt.Fprintf(&x, " %s %d", n, m.FreedByComponent[n])
+		}
+	}
+	x.WriteString(".\n")
+	out.Explain = x.String()
+	return connect.NewResponse(out), nil
+}
+
+// ExportState returns the session's whole state.
+func (s *Server) ExportState(ctx context.Context, req *connect.Request[servicev1.ExportStateRequest]) (*connect.Response[servicev1.ExportStateResponse], error) {
+	id := req.Msg.GetSessionId()
+	defer s.lock(id)()
+	e, err := s.session(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	data, err := e.es.Host().ExportState(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return connect.NewResponse(&servicev1.ExportStateResponse{Sequence: e.es.Host().StoredVersion(), State: data}), nil
+}
+
+// ListEvents lists the stored events after the last snapshot.
+func (s *Server) ListEvents(ctx context.Context, req *connect.Request[servicev1.ListEventsRequest]) (*connect.Response[servicev1.ListEventsResponse], error) {
+	id := req.Msg.GetSessionId()
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	limit := int(req.Msg.GetLimit())
+	if limit < 0 || limit > 1000 {
+		return nil, invalidf("limit %d: want 0 to 1000", limit)
+	}
+	if limit == 0 {
+		limit = 100
+	}
+	st, err := s.store.Load(ctx, id)
+	if errors.Is(err, host.ErrNotStored) {
+		return nil, notFound(id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := &servicev1.ListEventsResponse{FirstAvailable: st.SnapshotVersion + 1, Sequence: st.Version()}
+	for i, b := range st.Events {
+		seq := st.SnapshotVersion + uint64(i) + 1
+		if seq <= req.Msg.GetAfter() {
+			continue
+		}
+		if len(out.Events) == limit {
+			break
+		}
+		v, err := toValue(b)
+		if err != nil {
+			return nil, fmt.Errorf("stored event %d of %q: %w", seq, id, err)
+		}
+		out.Events = append(out.Events, &servicev1.Event{Sequence: seq, Event: v})
+	}
+	return connect.NewResponse(out), nil
+}
+
+// Health answers while the process runs.
+func (s *Server) Health(context.Context, *connect.Request[servicev1.HealthRequest]) (*connect.Response[servicev1.HealthResponse], error) {
+	return connect.NewResponse(&servicev1.HealthResponse{Status: "SERVING"}), nil
+}
+
+// Ready answers SERVING when the server takes calls and the store answers;
+// optional plugins that failed to start are listed as problems.
+func (s *Server) Ready(ctx context.Context, _ *connect.Request[servicev1.HealthRequest]) (*connect.Response[servicev1.HealthResponse], error) {
+	return connect.NewResponse(s.readiness(ctx)), nil
+}
+
+func (s *Server) readiness(ctx context.Context) *servicev1.HealthResponse {
+	out := &servicev1.HealthResponse{Status: "SERVING"}
+	if !s.ready.Load() {
+		out.Status = "NOT_SERVING"
+		out.Problems = append(out.Problems, "shutting down")
+	}
+	if _, err := host.StoredVersionOf(ctx, s.store, "ctxhost.readiness"); err != nil {
+		out.Status = "NOT_SERVING"
+		s.log.Warn("readiness: store does not answer", "error", err)
+		out.Problems = append(out.Problems, "the store does not answer")
+	}
+	for _, p := range s.profiles {
+		out.Problems = append(out.Problems, s.engines[p].UnavailableWarnings()...)
+	}
+	return out
+}

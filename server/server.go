@@ -1,0 +1,248 @@
+// Package server is the agent-facing service of `ctxhost serve`: a
+// connect handler implementing ctxhost.service.v1.ContextService over one
+// running engine per context profile, sessions saved to one shared store.
+//
+// Durability: a session's profile and its recent idempotency keys (with
+// their answers) are kept in the session's position
+// (host.Session.SetPosition), which the host saves in the same store write
+// as the change it goes with; so after a restart a stored session is
+// opened with its profile, and a retried write is answered from its key.
+// Sequence numbers are the session's stored version
+// (host.Session.StoredVersion). Calls for one session are serialized;
+// different sessions run in parallel. Several processes may share one
+// store: before each call a session whose stored version moved is
+// reloaded, and a save that loses a race (host.ErrVersionConflict)
+// unloads the session and fails with ABORTED so the client retries.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/store/filestore"
+)
+
+// Options configure New.
+type Options struct {
+	// Engines are the running engines by profile name; Profiles lists the
+	// names in the configuration's order (the first is the default).
+	Engines  map[string]*engine.Engine
+	Profiles []string
+	// Store is the store every engine saves to (required).
+	Store host.Store
+	// Logger receives the access log and internal errors (default: discard).
+	Logger hclog.Logger
+	// Shared forces the stored-version check before every call even for
+	// a store that belongs to one process (the file store); it is always
+	// made for other stores.
+	Shared bool
+}
+
+// Server implements servicev1connect.ContextServiceHandler.
+type Server struct {
+	engines  map[string]*engine.Engine
+	profiles []string
+	store    host.Store
+	log      hclog.Logger
+	shared   bool
+	metrics  *Metrics
+	ready    atomic.Bool
+
+	mu    sync.Mutex
+	locks map[string]*sessionLock
+	open  map[string]*entry
+}
+
+// entry is a session held in memory with the engine of its profile.
+type entry struct {
+	profile string
+	engine  *engine.Engine
+	es      *engine.Session
+}
+
+// sessionLock serializes the calls of one session id; refs counts the
+// calls holding or waiting for it.
+type sessionLock struct {
+	mu   sync.Mutex
+	refs int
+}
+
+// New returns a server over running engines. Close does not stop them.
+func New(opts Options) (*Server, error) {
+	if len(opts.Profiles) == 0 {
+		return nil, errors.New("server: no context profile")
+	}
+	if opts.Store == nil {
+		return nil, errors.New("server: no store")
+	}
+	for _, p := range opts.Profiles {
+		if opts.Engines[p] == nil {
+			return nil, fmt.Errorf("server: profile %q has no engine", p)
+		}
+	}
+	log := opts.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	_, single := opts.Store.(*filestore.Store)
+	s := &Server{engines: opts.Engines, profiles: opts.Profiles, store: opts.Store, log: log,
+		shared: opts.Shared || !single, locks: map[string]*sessionLock{}, open: map[string]*entry{},
+		metrics: newMetrics()}
+	for _, p := range opts.Profiles {
+		s.metrics.watch(opts.Engines[p])
+	}
+	s.ready.Store(true)
+	return s, nil
+}
+
+// Metrics returns the server's Prometheus metrics.
+func (s *Server) Metrics() *Metrics { return s.metrics }
+
+// SetReady sets what Ready answers (false while shutting down).
+func (s *Server) SetReady(ready bool) { s.ready.Store(ready) }
+
+// Close unloads every session held in memory (their stored state stays).
+func (s *Server) Close(ctx context.Context) {
+	s.mu.Lock()
+	open := s.open
+	s.open = map[string]*entry{}
+	s.mu.Unlock()
+	for id, e := range open {
+		_ = e.es.Close(ctx)
+		_ = e.engine.Host.Unload(ctx, id)
+	}
+	s.metrics.stop()
+}
+
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+
+func checkID(id string) error {
+	if !idPattern.MatchString(id) {
+		return invalidf("session_id %q: want 1 to 128 of A-Z a-z 0-9 . _ : -", id)
+	}
+	return nil
+}
+
+// lock takes session id's lock; call the returned function to release it.
+func (s *Server) lock(id string) func() {
+	s.mu.Lock()
+	l, ok := s.locks[id]
+	if !ok {
+		l = &sessionLock{}
+		s.locks[id] = l
+	}
+	l.refs++
+	s.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		s.mu.Lock()
+		l.refs--
+		if l.refs == 0 {
+			delete(s.locks, id)
+		}
+		s.mu.Unlock()
+	}
+}
+
+func (s *Server) cached(id string) *entry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.open[id]
+}
+
+func (s *Server) remember(id string, e *entry) {
+	s.mu.Lock()
+	s.open[id] = e
+	s.mu.Unlock()
+}
+
+// unload drops session id from memory (its stored state stays). The caller
+// holds the session's lock.
+func (s *Server) unload(ctx context.Context, id string) {
+	s.mu.Lock()
+	e := s.open[id]
+	delete(s.open, id)
+	s.mu.Unlock()
+	if e == nil {
+		return
+	}
+	_ = e.es.Close(ctx)
+	if err := e.engine.Host.Unload(context.WithoutCancel(ctx), id); err != nil && !errors.Is(err, host.ErrNoSession) {
+		s.log.Warn("unload session", "session", id, "error", err)
+	}
+}
+
+// session returns session id, opening it from the store when it is not
+// in memory, and reopening it when another process changed it. The
+// caller holds the session's lock.
+func (s *Server) session(ctx context.Context, id string) (*entry, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	if e := s.cached(id); e != nil {
+		if !s.shared {
+			return e, nil
+		}
+		v, err := host.StoredVersionOf(ctx, s.store, id)
+		if err != nil {
+			return nil, fmt.Errorf("read stored version of %q: %w", id, err)
+		}
+		if v == e.es.Host().StoredVersion() {
+			return e, nil
+		}
+		s.unload(ctx, id)
+		if v == 0 {
+			return nil, notFound(id)
+		}
+	}
+	st, err := s.store.Load(ctx, id)
+	if errors.Is(err, host.ErrNotStored) {
+		return nil, notFound(id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load session %q: %w", id, err)
+	}
+	pos, err := storedPosition(st)
+	if err != nil {
+		return nil, fmt.Errorf("session %q: %w", id, err)
+	}
+	profile := pos.Profile
+	if profile == "" {
+		profile = s.profiles[0]
+	}
+	eng := s.engines[profile]
+	if eng == nil {
+		return nil, failedPreconditionf("session %q was created with context profile %q, which this configuration does not declare", id, profile)
+	}
+	es, restored, err := eng.OpenSession(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("open session %q: %w", id, err)
+	}
+	if !restored { // deleted meanwhile
+		_ = eng.Host.Unload(context.WithoutCancel(ctx), id)
+		return nil, notFound(id)
+	}
+	e := &entry{profile: profile, engine: eng, es: es}
+	s.remember(id, e)
+	return e, nil
+}
+
+func (s *Server) profileEngine(name string) (string, *engine.Engine, error) {
+	if name == "" {
+		name = s.profiles[0]
+	}
+	eng := s.engines[name]
+	if eng == nil {
+		return "", nil, invalidf("unknown context profile %q (declared: %v)", name, s.profiles)
+	}
+	return name, eng, nil
+}
