@@ -219,6 +219,8 @@ func decodeServer(fb fileBlock, s *Server, diags *hcl.Diagnostics) {
 	r.str("tls_cert", &s.TLSCert)
 	r.str("tls_key", &s.TLSKey)
 	r.integer("max_request_bytes", &s.MaxRequestBytes)
+	var token string
+	r.str("token", &token)
 	if s.IsSet("token") {
 		r.errorAt("token", "Token in HCL", "The server token is never read from the configuration: put it in a file named by token_file (readable only by you), or in the environment variable CTXHOST_TOKEN.")
 	}

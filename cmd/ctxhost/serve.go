@@ -175,4 +175,3 @@ func closeStore(st host.Store) {
 		}
 	}
 }
-
