@@ -1,0 +1,257 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/ctxhost/ctxhost/api/servicev1"
+	"github.com/ctxhost/ctxhost/api/servicev1/servicev1connect"
+	"github.com/ctxhost/ctxhost/config"
+	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/sdk/plugintest"
+	"github.com/ctxhost/ctxhost/store/filestore"
+)
+
+var planBinary string
+
+func TestMain(m *testing.M) {
+	plugintest.MainWithBinary(m, "../plugins/plan", "ctxhost-plugin-plan", &planBinary)
+}
+
+const testHCL = `
+model "m" { context_window = 8000 }
+plugin "plan" { path = %q }
+context "first" {
+  model         = "m"
+  system_prompt = "be brief"
+}
+context "second" {
+  model   = "m"
+  plugins = []
+}
+`
+
+// newTestServer starts both profiles over one file store in dir.
+func newTestServer(t testing.TB, dir string) *Server {
+	t.Helper()
+	path := filepath.Join(dir, "c.hcl")
+	if err := os.WriteFile(path, []byte(fmt.Sprintf(testHCL, planBinary)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := config.Load([]string{path}, map[string]string{}, nil)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	st, err := filestore.New(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	engines := map[string]*engine.Engine{}
+	for _, name := range []string{"first", "second"} {
+		e, err := engine.Start(context.Background(), cfg, engine.Options{Context: name, Store: st})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(e.Close)
+		engines[name] = e
+	}
+	s, err := New(Options{Engines: engines, Profiles: []string{"first", "second"}, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close(context.Background()) })
+	return s
+}
+
+// client serves s on loopback and returns a client (JSON, or gRPC).
+func client(t testing.TB, s *Server, opts ...connect.ClientOption) servicev1connect.ContextServiceClient {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p http.Protocols
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	hs := &http.Server{Handler: s.Handler(HandlerOptions{}), Protocols: &p}
+	go func() { _ = hs.Serve(ln) }()
+	t.Cleanup(func() { hs.Close() })
+	hc := &http.Client{Transport: &http.Transport{Protocols: &p}}
+	return servicev1connect.NewContextServiceClient(hc, "http://"+ln.Addr().String(), opts...)
+}
+
+func req[T any](m *T) *connect.Request[T] { return connect.NewRequest(m) }
+
+func TestProfileSurvivesRestart(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	s := newTestServer(t, dir)
+	c := client(t, s)
+	if _, err := c.CreateSession(ctx, req(&servicev1.CreateSessionRequest{SessionId: "a", Profile: "second", IdempotencyKey: "c1"})); err != nil {
+		t.Fatal(err)
+	}
+	args, _ := structpb.NewValue(map[string]any{"goal": "g", "tasks": []any{map[string]any{"id": "t1", "title": "one"}}})
+	if _, err := c.CreateSession(ctx, req(&servicev1.CreateSessionRequest{SessionId: "b"})); err != nil {
+		t.Fatal(err)
+	}
+	op, err := c.ApplyOp(ctx, req(&servicev1.ApplyOpRequest{SessionId: "b", Plugin: "plan", Op: "set_plan", Args: args,
+		Write: &servicev1.WriteOptions{IdempotencyKey: "op1"}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close(ctx)
+	for _, e := range s.engines {
+		e.Close()
+	}
+
+	s2 := newTestServer(t, dir)
+	c2 := client(t, s2)
+	info, err := c2.GetSession(ctx, req(&servicev1.GetSessionRequest{SessionId: "a"}))
+	if err != nil || info.Msg.Profile != "second" || len(info.Msg.Plugins) != 0 {
+		t.Fatalf("after restart: %v %v", info, err)
+	}
+	again, err := c2.CreateSession(ctx, req(&servicev1.CreateSessionRequest{SessionId: "a", Profile: "second", IdempotencyKey: "c1"}))
+	if err != nil || !again.Msg.Replayed {
+		t.Fatalf("create retried after restart: %v %v", again, err)
+	}
+	rop, err := c2.ApplyOp(ctx, req(&servicev1.ApplyOpRequest{SessionId: "b", Plugin: "plan", Op: "set_plan", Args: args,
+		Write: &servicev1.WriteOptions{IdempotencyKey: "op1"}}))
+	if err != nil || !rop.Msg.Replayed || rop.Msg.Sequence != op.Msg.Sequence {
+		t.Fatalf("op retried after restart: %v %v (first %d)", rop, err, op.Msg.Sequence)
+	}
+	p, err := c2.Prepare(ctx, req(&servicev1.PrepareRequest{SessionId: "b"}))
+	if err != nil || !strings.Contains(p.Msg.Payload, "one") || !strings.Contains(p.Msg.Payload, "be brief") {
+		t.Fatalf("prepare after restart: %v %v", p, err)
+	}
+}
+
+func TestFailedKeyedWriteIsNotRecorded(t *testing.T) {
+	ctx := context.Background()
+	s := newTestServer(t, t.TempDir())
+	c := client(t, s)
+	if _, err := c.CreateSession(ctx, req(&servicev1.CreateSessionRequest{SessionId: "a"})); err != nil {
+		t.Fatal(err)
+	}
+	w := &servicev1.WriteOptions{IdempotencyKey: "k"}
+	_, err := c.AppendMessages(ctx, req(&servicev1.AppendMessagesRequest{SessionId: "a", Write: w,
+		Messages: []*servicev1.Message{{Role: "user", Content: "ok"}, {Role: "nobody", Content: "bad"}}}))
+	if connect.CodeOf(err) != connect.CodeInvalidArgument {
+		t.Fatalf("invalid second message: %v", err)
+	}
+	// The retry with the bad message fixed continues after the first one.
+	res, err := c.AppendMessages(ctx, req(&servicev1.AppendMessagesRequest{SessionId: "a", Write: w,
+		Messages: []*servicev1.Message{{Role: "user", Content: "ok"}, {Role: "assistant", Content: "fine"}}}))
+	if err != nil || len(res.Msg.Ids) != 2 || res.Msg.Replayed {
+		t.Fatalf("retry: %v %v", res, err)
+	}
+	info, _ := c.GetSession(ctx, req(&servicev1.GetSessionRequest{SessionId: "a"}))
+	if info.Msg.Messages != 2 || info.Msg.Sequence != res.Msg.Sequence {
+		t.Fatalf("session: %v, append answered %d", info.Msg, res.Msg.Sequence)
+	}
+}
+
+func TestSequenceMismatchDetail(t *testing.T) {
+	ctx := context.Background()
+	s := newTestServer(t, t.TempDir())
+	c := client(t, s, connect.WithGRPC())
+	info, err := c.CreateSession(ctx, req(&servicev1.CreateSessionRequest{SessionId: "a"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.ReportUsage(ctx, req(&servicev1.ReportUsageRequest{SessionId: "a", PromptTokens: 10,
+		Write: &servicev1.WriteOptions{ExpectedSequence: info.Msg.Sequence + 3}}))
+	var ce *connect.Error
+	if !errors.As(err, &ce) || ce.Code() != connect.CodeAborted || ce.Meta().Get(SequenceHeader) != fmt.Sprint(info.Msg.Sequence) || len(ce.Details()) != 1 {
+		t.Fatalf("mismatch: %v", err)
+	}
+	d, err := ce.Details()[0].Value()
+	if err != nil || d.(*servicev1.WriteResponse).Sequence != info.Msg.Sequence {
+		t.Fatalf("detail: %v %v", d, err)
+	}
+}
+
+func TestVersionConflictUnloadsAndAborts(t *testing.T) {
+	ctx := context.Background()
+	s := newTestServer(t, t.TempDir())
+	c := client(t, s)
+	if _, err := c.CreateSession(ctx, req(&servicev1.CreateSessionRequest{SessionId: "a"})); err != nil {
+		t.Fatal(err)
+	}
+	// A save that lost the race to another process sharing the store.
+	w, _, err := s.beginWrite(ctx, "a", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.single(ctx, w, func() error { return fmt.Errorf("x: %w: %w", host.ErrNotPersisted, host.ErrVersionConflict) })
+	if got := connect.CodeOf(s.toConnect(ctx, "t", err)); got != connect.CodeAborted {
+		t.Fatalf("code %v for %v", got, err)
+	}
+	if s.cached("a") != nil {
+		t.Fatal("session still in memory after a conflict")
+	}
+	if _, err := c.GetSession(ctx, req(&servicev1.GetSessionRequest{SessionId: "a"})); err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+}
+
+// BenchmarkPrepareService compares one steady turn (append a message,
+// prepare) in process with the same turn over the service on loopback,
+// as Connect JSON and as gRPC.
+func BenchmarkPrepareService(b *testing.B) {
+	ctx := context.Background()
+	s := newTestServer(b, b.TempDir())
+	msg := func(i int) *servicev1.Message {
+		return &servicev1.Message{Role: "user", Content: fmt.Sprintf("turn %d: please look at file %d and report", i, i%7)}
+	}
+	run := 0
+	b.Run("in-process", func(b *testing.B) {
+		run++
+		e := s.engines["first"]
+		es, err := e.CreateSession(fmt.Sprintf("bench-inproc-%d", run), engine.CreateOptions{Position: []byte(`{"profile":"first"}`)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if _, err := es.AddMessage(toMessage(msg(i))); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := es.Prepare(ctx, ""); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, kind := range []struct {
+		name string
+		opts []connect.ClientOption
+	}{{"connect-json", []connect.ClientOption{connect.WithProtoJSON()}}, {"grpc", []connect.ClientOption{connect.WithGRPC()}}} {
+		b.Run(kind.name, func(b *testing.B) {
+			c := client(b, s, kind.opts...)
+			run++
+			id := fmt.Sprintf("bench-%s-%d", kind.name, run)
+			if _, err := c.CreateSession(ctx, req(&servicev1.CreateSessionRequest{SessionId: id})); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if _, err := c.AppendMessages(ctx, req(&servicev1.AppendMessagesRequest{SessionId: id, Messages: []*servicev1.Message{msg(i)}})); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := c.Prepare(ctx, req(&servicev1.PrepareRequest{SessionId: id})); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
