@@ -16,7 +16,7 @@ import (
 type countedComponent struct {
 	comp   sdk.Component
 	tokens int
-	plugin *pluginSlot
+	plugin *boundPlugin
 	// dropped: the plugin compacted its component away entirely.
 	dropped bool
 	// view: an agent's window (AgentView.History), not the session's

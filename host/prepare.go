@@ -112,8 +112,7 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 	d := s.strategy.Decide(StrategyInput{Budget: out.Before, Thresholds: s.cfg.Thresholds, Action: out.Action,
 		Growth: s.pressure.Growth, Floor: s.pressure.Floor, MinFree: s.minFree(out.Before),
 		DropFirst: s.hist.DropFirstTokens(), Pricing: s.cfg.Pricing, Turns: s.metrics.Prepares})
-	report, err := s.apply(ctx, d, cs, out.Before)
-	s.forgetCompacted(cs, report)
+	report, err := s.carryOut(ctx, d, cs, out.Before)
 	if report != nil {
 		out.Compaction = report
 		s.pressure.Floor = 0
@@ -153,7 +152,6 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 	go func() { hookWarnings <- s.notifyPrepared(ctx, out.Budget) }()
 	err = s.assemble(ctx, agent, out)
 	out.Warnings = append(out.Warnings, <-hookWarnings...)
-	s.forgetPrepared()
 	if err != nil {
 		return nil, fmt.Errorf("prepare %q: %w", s.id, err)
 	}
@@ -171,10 +169,10 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 	return out, nil
 }
 
-// apply carries out a strategy's decision: the graduated history masking,
+// carryOut carries out a strategy's decision: the graduated history masking,
 // then the pipeline down to the target. It returns nil when nothing was
 // done.
-func (s *Session) apply(ctx context.Context, d Decision, cs []countedComponent, before sdk.Budget) (*CompactionReport, error) {
+func (s *Session) carryOut(ctx context.Context, d Decision, cs []countedComponent, before sdk.Budget) (*CompactionReport, error) {
 	report := &CompactionReport{Reason: d.Reason, Target: d.Target, Before: before.Used}
 	if d.MaskHistory > 0 {
 		for i := range cs {
@@ -476,8 +474,7 @@ func (s *Session) Compact(ctx context.Context) (*CompactionReport, error) {
 	}
 	b := budgetOf(s.cfg, s.usage.Calibration, cs)
 	d := Decision{Compact: true, Target: fraction(b.Available, s.cfg.Strategy.Target), Reason: "forced"}
-	report, err := s.apply(ctx, d, cs, b)
-	s.forgetCompacted(cs, report)
+	report, err := s.carryOut(ctx, d, cs, b)
 	if err != nil {
 		return nil, fmt.Errorf("compact %q: %w", s.id, err)
 	}

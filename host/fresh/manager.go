@@ -44,8 +44,10 @@ type Options struct {
 	Encoding     string         // named to plugins in Component calls
 	SystemPrompt string
 	Plugins      []Plugin
-	// Assembler, when set, turns every task context into a payload.
+	// Assembler, when set, turns every task context into a payload;
+	// AssemblerTimeout bounds one call (0: host.DefaultPluginTimeout).
 	Assembler        host.Assembler
+	AssemblerTimeout time.Duration
 	Format           string
 	AssemblerOptions map[string]string
 	Logger           hclog.Logger
@@ -150,7 +152,13 @@ func (m *Manager) BuildFreshContext(ctx context.Context, task TaskSpec, opts Bui
 	m.fit(tc, comps)
 	tc.ContextID = contextID(task, tc.Components)
 	if m.opts.Assembler != nil {
-		res, err := m.opts.Assembler.Assemble(ctx, m.request(tc))
+		req := m.request(tc)
+		res, cutOff, err := host.CallIdempotent(ctx, m.opts.AssemblerTimeout, func(ctx context.Context) (sdk.AssembleResult, error) {
+			return m.opts.Assembler.Assemble(ctx, req)
+		})
+		if cutOff != nil && err == nil {
+			tc.Warnings = append(tc.Warnings, fmt.Sprintf("assembler %q: cut off after its deadline (%v); retried once", m.opts.Assembler.Info().Name, cutOff))
+		}
 		if err != nil {
 			m.endPlugins(ctx, session)
 			return nil, fmt.Errorf("build fresh context for task %q: assemble: %w", task.ID, err)
@@ -210,9 +218,9 @@ func (m *Manager) applyOps(ctx context.Context, session string, ops []Op) error 
 		if p == nil || p.Plugin == nil {
 			return fmt.Errorf("op %d (%s): plugin %q is not available", i, op.Op, op.Plugin)
 		}
-		cctx, cancel := context.WithTimeout(ctx, timeout(p))
-		_, err := p.Plugin.Apply(cctx, session, op.Op, op.Args)
-		cancel()
+		_, err := host.Call(ctx, timeout(p), func(ctx context.Context) (json.RawMessage, error) {
+			return p.Plugin.Apply(ctx, session, op.Op, op.Args)
+		})
 		if err != nil {
 			return fmt.Errorf("op %d: apply %s on plugin %q: %w", i, op.Op, op.Plugin, err)
 		}
@@ -238,9 +246,9 @@ func (m *Manager) gather(ctx context.Context, session string) ([]sdk.Component, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cctx, cancel := context.WithTimeout(ctx, timeout(p))
-			defer cancel()
-			c, err := p.Plugin.Component(cctx, session, m.opts.Budgeter.counter.Name())
+			c, _, err := host.CallIdempotent(ctx, timeout(p), func(ctx context.Context) (*sdk.Component, error) {
+				return p.Plugin.Component(ctx, session, m.opts.Budgeter.counter.Name())
+			})
 			switch {
 			case err != nil:
 				answers[i].err = err
@@ -376,11 +384,11 @@ func (m *Manager) endPlugins(ctx context.Context, session string) error {
 		if p.Plugin == nil {
 			continue
 		}
-		cctx, cancel := context.WithTimeout(ctx, timeout(p))
-		if err := p.Plugin.EndSession(cctx, session); err != nil {
+		if _, err := host.Call(ctx, timeout(p), func(ctx context.Context) (struct{}, error) {
+			return struct{}{}, p.Plugin.EndSession(ctx, session)
+		}); err != nil {
 			errs = append(errs, fmt.Errorf("end session %q on plugin %q: %w", session, p.Name, err))
 		}
-		cancel()
 	}
 	return errors.Join(errs...)
 }
