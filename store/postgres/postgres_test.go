@@ -28,17 +28,36 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, opener(pgtest.URL(t)))
 }
 
+// child runs the part of a child process of storetest.Crash or
+// storetest.RaceProcesses; it reports whether this process is one.
+func child(t *testing.T) bool {
+	if !storetest.InChild() {
+		return false
+	}
+	s, err := postgres.New(context.Background(), os.Getenv("CTXHOST_POSTGRES_CHILD_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.Child(s)
+	return true
+}
+
 // TestCrash kills a writing process and checks what it acknowledged.
 func TestCrash(t *testing.T) {
-	if storetest.InCrashChild() {
-		s, err := postgres.New(context.Background(), os.Getenv("CTXHOST_POSTGRES_CRASH_URL"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		storetest.CrashChild(s)
+	if child(t) {
+		return
 	}
 	url := pgtest.URL(t)
-	storetest.Crash(t, []string{"CTXHOST_POSTGRES_CRASH_URL=" + url}, opener(url))
+	storetest.Crash(t, []string{"CTXHOST_POSTGRES_CHILD_URL=" + url}, opener(url))
+}
+
+// TestRaceProcesses races writers of two processes on one session.
+func TestRaceProcesses(t *testing.T) {
+	if child(t) {
+		return
+	}
+	url := pgtest.URL(t)
+	storetest.RaceProcesses(t, []string{"CTXHOST_POSTGRES_CHILD_URL=" + url}, opener(url))
 }
 
 // TestConcurrentOpen: hosts starting at once on an empty schema all get

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -71,15 +72,18 @@ var _ interface {
 	Close() error
 } = (*Store)(nil)
 
-// New opens (creating it when it does not exist) the database file at
-// path and makes sure it holds the store's schema. Close the Store when
-// done.
+// New opens the database file at path, creating it (and its directory,
+// 0700) when it does not exist, and makes sure it holds the store's
+// schema. Close the Store when done.
 func New(path string) (*Store, error) {
 	if path == "" {
 		return nil, errors.New("sqlite store: empty path")
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
+		return nil, fmt.Errorf("sqlite store %q: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("sqlite store %q: %w", path, err)
 	}
 	db, err := sql.Open("sqlite", dsn(abs))

@@ -32,17 +32,36 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, opener(filepath.Join(t.TempDir(), "ctxhost.db")))
 }
 
+// child runs the part of a child process of storetest.Crash or
+// storetest.RaceProcesses; it reports whether this process is one.
+func child(t *testing.T) bool {
+	if !storetest.InChild() {
+		return false
+	}
+	s, err := sqlite.New(os.Getenv("CTXHOST_SQLITE_CHILD_DB"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.Child(s)
+	return true
+}
+
 // TestCrash kills a writing process and checks what it acknowledged.
 func TestCrash(t *testing.T) {
-	if storetest.InCrashChild() {
-		s, err := sqlite.New(os.Getenv("CTXHOST_SQLITE_CRASH_DB"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		storetest.CrashChild(s)
+	if child(t) {
+		return
 	}
-	path := filepath.Join(t.TempDir(), "crash.db")
-	storetest.Crash(t, []string{"CTXHOST_SQLITE_CRASH_DB=" + path}, opener(path))
+	path := filepath.Join(t.TempDir(), "s.db")
+	storetest.Crash(t, []string{"CTXHOST_SQLITE_CHILD_DB=" + path}, opener(path))
+}
+
+// TestRaceProcesses races writers of two processes on one session.
+func TestRaceProcesses(t *testing.T) {
+	if child(t) {
+		return
+	}
+	path := filepath.Join(t.TempDir(), "s.db")
+	storetest.RaceProcesses(t, []string{"CTXHOST_SQLITE_CHILD_DB=" + path}, opener(path))
 }
 
 // TestPathsAreNotURIs: a path holding URI syntax is a path.
@@ -94,8 +113,11 @@ func TestNewerSchemaRefused(t *testing.T) {
 	if _, err := sqlite.New(path); err == nil || !strings.Contains(err.Error(), "schema version 99") {
 		t.Errorf("New on a newer schema: %v", err)
 	}
-	if _, err := sqlite.New(filepath.Join(t.TempDir(), "missing", "dir", "s.db")); err == nil {
-		t.Errorf("New in a missing directory succeeded")
+	nested, err := sqlite.New(filepath.Join(t.TempDir(), "missing", "dir", "s.db"))
+	if err != nil {
+		t.Errorf("New in a missing directory: %v", err)
+	} else {
+		nested.Close()
 	}
 	notDB := filepath.Join(t.TempDir(), "text.db")
 	os.WriteFile(notDB, []byte(strings.Repeat("not a database\n", 100)), 0o600)

@@ -3,8 +3,10 @@
 // optimistic concurrency, durable and safe for concurrent use, across
 // several Store instances on one backend (several hosts sharing one
 // database). A backend's tests call Run with a function that opens a
-// Store on the backend under test; Crash checks that what a writer killed
-// with SIGKILL had acknowledged is all there after a restart; BenchAppend
+// Store on the backend under test. Crash checks that what a writer killed
+// with SIGKILL had acknowledged is all there after a restart, and
+// RaceProcesses that writers in two processes never both win a version
+// (both run the calling test again as child processes). BenchAppend
 // measures appends.
 package storetest
 
@@ -334,53 +336,78 @@ func (s suite) concurrentSessions(t *testing.T) {
 }
 
 // concurrentWriters has writers (spread over instances Store instances)
-// race to move one session from version 0 to 60: each reads the session,
-// then appends (or every 7th version, snapshots the whole history) at the
-// version it read. Exactly one writer must win each version, every loser
-// must get host.ErrVersionConflict, and the final history must be the
-// winners' writes, in order, without gaps or duplicates.
+// race to move one session from version 0 to raceTarget (see race).
+// Exactly one writer must win each version, every loser must get
+// host.ErrVersionConflict, and the final history must be the winners'
+// writes, in order, without gaps or duplicates.
 func (s suite) concurrentWriters(t *testing.T, instances int) {
-	const writers, target = 4, 60
 	sid := id(t, "s")
-	stores := make([]host.Store, instances)
+	stores := make([]host.Store, 4)
 	for i := range stores {
-		stores[i] = s.open(t)
+		if i < instances {
+			stores[i] = s.open(t)
+		} else {
+			stores[i] = stores[i%instances]
+		}
 	}
+	won, err := race(ctx(t), stores, sid, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	winners := map[uint64]string{}
+	for _, w := range won {
+		if prev, dup := winners[w.version]; dup {
+			t.Fatalf("version %d acknowledged twice: %s and %s", w.version, prev, w.payload)
+		}
+		winners[w.version] = w.payload
+	}
+	checkHistory(t, stores[0], sid, winners)
+}
+
+// raceTarget is the version writers race to.
+const raceTarget = 60
+
+// win is a write a racing writer had acknowledged.
+type win struct {
+	version uint64
+	payload string
+}
+
+// race runs one writer per store (stores may repeat) on session sid until
+// it reaches version raceTarget: each reads the session, then appends (or,
+// every 7th version, snapshots the whole history) at the version it read.
+// It returns the acknowledged writes; payloads are "v<version>-<tag>w<i>".
+func race(ctx context.Context, stores []host.Store, sid, tag string) ([]win, error) {
 	var (
-		mu      sync.Mutex
-		winners = map[uint64]string{}
-		wg      sync.WaitGroup
+		mu  sync.Mutex
+		won []win
+		wg  sync.WaitGroup
 	)
-	errs := make(chan error, writers)
-	for w := 0; w < writers; w++ {
-		st := stores[w%instances]
+	errs := make(chan error, len(stores))
+	for w, st := range stores {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			errs <- func() error {
 				for {
-					hist, err := history(ctx(t), st, sid)
+					hist, err := history(ctx, st, sid)
 					if err != nil {
 						return err
 					}
 					v := uint64(len(hist))
-					if v >= target {
+					if v >= raceTarget {
 						return nil
 					}
-					mine := fmt.Sprintf("v%d-w%d", v+1, w)
+					mine := fmt.Sprintf("v%d-%sw%d", v+1, tag, w)
 					if v == 0 || (v+1)%7 == 0 {
-						err = st.Snapshot(ctx(t), sid, v, []byte(strings.Join(append(hist, mine), "\n")))
+						err = st.Snapshot(ctx, sid, v, []byte(strings.Join(append(hist, mine), "\n")))
 					} else {
-						err = st.Append(ctx(t), sid, v, []byte(mine))
+						err = st.Append(ctx, sid, v, []byte(mine))
 					}
 					switch {
 					case err == nil:
 						mu.Lock()
-						if prev, dup := winners[v+1]; dup {
-							mu.Unlock()
-							return fmt.Errorf("version %d written twice: %s and %s", v+1, prev, mine)
-						}
-						winners[v+1] = mine
+						won = append(won, win{v + 1, mine})
 						mu.Unlock()
 					case errors.Is(err, host.ErrVersionConflict):
 					default:
@@ -392,17 +419,23 @@ func (s suite) concurrentWriters(t *testing.T, instances int) {
 	}
 	wg.Wait()
 	close(errs)
+	var all []error
 	for err := range errs {
-		if err != nil {
-			t.Error(err)
-		}
+		all = append(all, err)
 	}
-	hist, err := history(ctx(t), stores[0], sid)
+	return won, errors.Join(all...)
+}
+
+// checkHistory checks session sid holds exactly the winners' writes,
+// versions 1 to raceTarget.
+func checkHistory(t *testing.T, st host.Store, sid string, winners map[uint64]string) {
+	t.Helper()
+	hist, err := history(ctx(t), st, sid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(hist) != target {
-		t.Fatalf("final history has %d versions, want %d", len(hist), target)
+	if len(hist) != raceTarget || len(winners) != raceTarget {
+		t.Fatalf("final history has %d versions, %d acknowledged; want %d", len(hist), len(winners), raceTarget)
 	}
 	for i, h := range hist {
 		if winners[uint64(i+1)] != h {

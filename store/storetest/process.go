@@ -17,9 +17,9 @@ import (
 	"github.com/ctxhost/ctxhost/host"
 )
 
-// crashChildEnv marks the child process of Crash; its value is the name
-// of the test the child runs.
-const crashChildEnv = "CTXHOST_STORETEST_CRASH_CHILD"
+// childEnv marks a child process of Crash or RaceProcesses; its value is
+// the child's part: "crash", or "race <tag>".
+const childEnv = "CTXHOST_STORETEST_CHILD"
 
 // Crash parameters: writers appending at once, the acknowledged appends
 // after which the child is killed, and an upper bound on the appends of
@@ -30,10 +30,32 @@ const (
 	crashMaxWrites = 1_000_000
 )
 
-// InCrashChild reports whether this process is the child Crash started;
-// the test must then open the Store as told by the environment Crash was
-// given and call CrashChild with it.
-func InCrashChild() bool { return os.Getenv(crashChildEnv) != "" }
+// InChild reports whether this process is a child that Crash or
+// RaceProcesses started; the test must then open the Store as told by the
+// environment it was given and call Child with it.
+func InChild() bool { return os.Getenv(childEnv) != "" }
+
+// Child does the part of the child process (see InChild) on st; the test
+// should return when it does.
+func Child(st host.Store) {
+	role := os.Getenv(childEnv)
+	if tag, ok := strings.CutPrefix(role, "race "); ok {
+		raceChild(st, tag)
+		return
+	}
+	crashChild(st)
+}
+
+// child returns the command that runs the calling top-level test again as
+// a child process with role and env.
+func child(t *testing.T, role string, env []string) *exec.Cmd {
+	if strings.Contains(t.Name(), "/") {
+		t.Fatalf("storetest: the child-process tests must be called from a top-level test, not %s", t.Name())
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v=false")
+	cmd.Env = append(append(os.Environ(), env...), childEnv+"="+role)
+	return cmd
+}
 
 // Crash checks that acknowledged writes survive the writer's sudden death:
 // it runs the calling test again in a child process (with env added to its
@@ -45,14 +67,10 @@ func InCrashChild() bool { return os.Getenv(crashChildEnv) != "" }
 // and nothing else but possibly the one write in flight: no gap, no
 // duplicate, no damage.
 //
-// The calling test must be a top-level test; in the child
-// (InCrashChild), it opens the Store and calls CrashChild instead.
+// The calling test must be a top-level test; in the child (InChild), it
+// opens the Store and calls Child instead.
 func Crash(t *testing.T, env []string, open Opener) {
-	if strings.Contains(t.Name(), "/") {
-		t.Fatalf("storetest.Crash must be called from a top-level test, not %s", t.Name())
-	}
-	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v=false")
-	cmd.Env = append(append(os.Environ(), env...), crashChildEnv+"="+t.Name())
+	cmd := child(t, "crash", env)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
@@ -123,10 +141,10 @@ func Crash(t *testing.T, env []string, open Opener) {
 	t.Logf("killed the writer after %d acknowledged appends over %d sessions", n, crashWriters)
 }
 
-// CrashChild is the child's part of Crash: it appends to crashWriters
+// crashChild is the child's part of Crash: it appends to crashWriters
 // sessions at once, printing "<session> <version>" for each acknowledged
 // write, until it is killed. It never returns.
-func CrashChild(st host.Store) {
+func crashChild(st host.Store) {
 	ctx := context.Background()
 	var mu sync.Mutex
 	out := bufio.NewWriter(os.Stdout)
@@ -175,4 +193,76 @@ func crashEvent(sid string, v uint64) []byte {
 	}
 	head := fmt.Sprintf("%s v%d ", sid, v)
 	return append([]byte(head), pattern(size, uint32(v))...)
+}
+
+// raceSession is the session RaceProcesses' children write.
+const raceSession = "race"
+
+// RaceProcesses checks version conflicts between processes: it runs the
+// calling test again in two child processes at once (with env added to
+// their environment, to tell them where the backend is), each racing two
+// writers on one session as the ConcurrentWriters subtests do. Every
+// version must have been acknowledged to exactly one writer of either
+// process, and the session must hold exactly those writes. The calling
+// test must be a top-level test; in a child (InChild), it opens the Store
+// and calls Child instead.
+func RaceProcesses(t *testing.T, env []string, open Opener) {
+	st := open(t)
+	if err := st.Delete(t.Context(), raceSession); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		out, stderr bytes.Buffer
+		err         error
+	}
+	results := make([]*result, 2)
+	var wg sync.WaitGroup
+	for p := range results {
+		r := &result{}
+		results[p] = r
+		cmd := child(t, fmt.Sprintf("race p%d", p), env)
+		cmd.Stdout, cmd.Stderr = &r.out, &r.stderr
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.err = cmd.Run()
+		}()
+	}
+	wg.Wait()
+	winners := map[uint64]string{}
+	wins := make([]int, len(results))
+	for p, r := range results {
+		if r.err != nil {
+			t.Fatalf("child %d: %v\n%s", p, r.err, r.stderr.String())
+		}
+		sc := bufio.NewScanner(&r.out)
+		for sc.Scan() {
+			vs, payload, ok := strings.Cut(sc.Text(), " ")
+			v, err := strconv.ParseUint(vs, 10, 64)
+			if !ok || err != nil {
+				continue // not ours (test framework output)
+			}
+			if prev, dup := winners[v]; dup {
+				t.Errorf("version %d acknowledged twice: %s and %s", v, prev, payload)
+			}
+			winners[v] = payload
+			wins[p]++
+		}
+	}
+	checkHistory(t, st, raceSession, winners)
+	t.Logf("versions won by each process: %v", wins)
+}
+
+// raceChild is a child's part of RaceProcesses: it races two writers (two
+// Store instances would be the same; st is shared) and prints
+// "<version> <payload>" for each acknowledged write. It exits on failure.
+func raceChild(st host.Store, tag string) {
+	won, err := race(context.Background(), []host.Store{st, st}, raceSession, tag)
+	for _, w := range won {
+		fmt.Println(w.version, w.payload)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "race child:", err)
+		os.Exit(3)
+	}
 }
