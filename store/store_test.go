@@ -82,32 +82,26 @@ func TestOpen(t *testing.T) {
 	if err := fs.Snapshot(t.Context(), "kept", 0, []byte("from before")); err != nil {
 		t.Fatal(err)
 	}
-	specs := []string{old, filepath.Join(dir, "new.db"), filepath.Join(dir, "plain"), "file:" + filepath.Join(dir, "files")}
-	if testing.Short() {
-		t.Log("-short: PostgreSQL not tried")
-	} else {
-		specs = append(specs, pgtest.URL(t))
-	}
-	for _, spec := range specs {
+	use := func(t *testing.T, spec string, want string) {
 		st, err := store.Open(t.Context(), spec)
 		if err != nil {
-			t.Errorf("Open(%q): %v", spec, err)
-			continue
+			t.Fatalf("Open(%q): %v", spec, err)
 		}
 		if err := st.Snapshot(t.Context(), "s", 0, []byte("state")); err != nil {
 			t.Errorf("Open(%q): %v", spec, err)
 		}
-		ids, err := st.List(t.Context())
-		if err != nil {
-			t.Errorf("Open(%q): List: %v", spec, err)
-		}
-		if spec == old && strings.Join(ids, ",") != "kept,s" || spec != old && strings.Join(ids, ",") != "s" {
-			t.Errorf("Open(%q): List = %q", spec, ids)
+		if ids, err := st.List(t.Context()); err != nil || strings.Join(ids, ",") != want {
+			t.Errorf("Open(%q): List = %q, %v; want %s", spec, ids, err, want)
 		}
 		if err := st.Close(); err != nil {
 			t.Errorf("Open(%q): Close: %v", spec, err)
 		}
 	}
+	use(t, old, "kept,s")
+	for _, spec := range []string{filepath.Join(dir, "new.db"), filepath.Join(dir, "plain"), "file:" + filepath.Join(dir, "files")} {
+		use(t, spec, "s")
+	}
+	t.Run("postgres", func(t *testing.T) { use(t, pgtest.URL(t), "s") })
 	if info, err := os.Stat(filepath.Join(dir, "plain")); err != nil || info.IsDir() {
 		t.Errorf("a new plain path is not a SQLite file: %v", err)
 	}
