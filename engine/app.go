@@ -15,6 +15,7 @@ import (
 	"github.com/ctxhost/ctxhost/host/plaintext"
 	"github.com/ctxhost/ctxhost/pluginhost"
 	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/store"
 )
 
 // Plugin is one launched, configured and supervised context plugin.
@@ -56,6 +57,7 @@ type Engine struct {
 	viewer        *agentViewer // nil without agent blocks
 	registry      *pluginhost.Registry
 	closeOnce     sync.Once
+	store         store.Store // nil without one; closed by Close
 }
 
 // Options tune Start.
@@ -88,12 +90,16 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 	if logger == nil {
 		logger = NewLogger(cfg.Host, os.Stderr)
 	}
-	store, err := openStore(cfg.Host, opts.IgnoreStore)
+	st, err := openStore(ctx, cfg.Host, opts.IgnoreStore)
 	if err != nil {
 		return nil, err
 	}
+	var hs host.Store
+	if st != nil {
+		hs = st
+	}
 	a := &Engine{Config: cfg, Context: c, Logger: logger, sessionConfig: sc, registry: &pluginhost.Registry{},
-		Host: host.New(host.Options{Logger: logger, Store: store}), Assemblers: map[string]*Assembler{}}
+		Host: host.New(host.Options{Logger: logger, Store: hs}), Assemblers: map[string]*Assembler{}, store: st}
 	if err := a.start(ctx); err != nil {
 		a.Close()
 		return nil, err
@@ -301,7 +307,14 @@ func (a *Engine) NewSession(id string) (*Session, error) {
 
 // Close kills every process the app launched. It is safe to call twice.
 func (a *Engine) Close() {
-	a.closeOnce.Do(a.registry.KillAll)
+	a.closeOnce.Do(func() {
+		a.registry.KillAll()
+		if a.store != nil {
+			if err := a.store.Close(); err != nil {
+				a.Logger.Warn("close the session store", "error", err)
+			}
+		}
+	})
 }
 
 // KillOnSignal kills every launched process on SIGINT or SIGTERM and then
