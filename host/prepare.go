@@ -148,8 +148,11 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 	out.Cache = s.cacheReport(agent.Name, final, out.Budget)
 	// The Prepared hooks are notifications nothing waits on: they run
 	// while the assembler works, so they add no round trip to the turn.
+	// They get the budget as compacted (before a multi-agent view's byte
+	// trim, which only the assembly can tell).
+	hookBudget := out.Budget
 	hookWarnings := make(chan []string, 1)
-	go func() { hookWarnings <- s.notifyPrepared(ctx, out.Budget) }()
+	go func() { hookWarnings <- s.notifyPrepared(ctx, hookBudget) }()
 	err = s.assemble(ctx, agent, out)
 	out.Warnings = append(out.Warnings, <-hookWarnings...)
 	if err != nil {
