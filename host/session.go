@@ -87,9 +87,13 @@ func newSession(id string, cfg Config, ev *events) (*Session, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid config: %w", err)
 	}
-	counter, err := tokenizer.Get(cfg.Encoding)
-	if err != nil {
-		return nil, err
+	counter := cfg.Counter
+	if counter == nil {
+		c, err := tokenizer.Get(cfg.Encoding)
+		if err != nil {
+			return nil, err
+		}
+		counter = c
 	}
 	strategy, err := newStrategy(cfg.Strategy)
 	if err != nil {
