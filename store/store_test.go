@@ -8,7 +8,7 @@ import (
 
 	"github.com/ctxhost/ctxhost/store"
 	"github.com/ctxhost/ctxhost/store/filestore"
-	"github.com/ctxhost/ctxhost/store/internal/pgtest"
+	"github.com/ctxhost/ctxhost/internal/pgtest"
 	"github.com/ctxhost/ctxhost/store/postgres"
 	"github.com/ctxhost/ctxhost/store/sqlite"
 	"github.com/ctxhost/ctxhost/store/storetest"

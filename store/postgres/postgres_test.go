@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/ctxhost/ctxhost/host"
-	"github.com/ctxhost/ctxhost/store/internal/pgtest"
+	"github.com/ctxhost/ctxhost/internal/pgtest"
 	"github.com/ctxhost/ctxhost/store/postgres"
 	"github.com/ctxhost/ctxhost/store/storetest"
 )
