@@ -15,6 +15,7 @@ import (
 	"github.com/ctxhost/ctxhost/host/plaintext"
 	"github.com/ctxhost/ctxhost/pluginhost"
 	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/store"
 )
 
 // Plugin is one launched, configured and supervised context plugin.
@@ -56,6 +57,7 @@ type Engine struct {
 	viewer        *agentViewer // nil without agent blocks
 	registry      *pluginhost.Registry
 	closeOnce     sync.Once
+	store         store.Store // nil without one; closed by Close
 }
 
 // Options tune Start.
@@ -92,14 +94,18 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 	if logger == nil {
 		logger = NewLogger(cfg.Host, os.Stderr)
 	}
-	store := opts.Store
-	if store == nil {
-		if store, err = openStore(cfg.Host, opts.IgnoreStore); err != nil {
+	var hs host.Store = opts.Store
+	var st store.Store // opened here, closed by Close
+	if hs == nil {
+		if st, err = openStore(ctx, cfg.Host, opts.IgnoreStore); err != nil {
 			return nil, err
+		}
+		if st != nil {
+			hs = st
 		}
 	}
 	a := &Engine{Config: cfg, Context: c, Logger: logger, sessionConfig: sc, registry: &pluginhost.Registry{},
-		Host: host.New(host.Options{Logger: logger, Store: store}), Assemblers: map[string]*Assembler{}}
+		Host: host.New(host.Options{Logger: logger, Store: hs}), Assemblers: map[string]*Assembler{}, store: st}
 	if err := a.start(ctx); err != nil {
 		a.Close()
 		return nil, err
@@ -307,7 +313,14 @@ func (a *Engine) NewSession(id string) (*Session, error) {
 
 // Close kills every process the app launched. It is safe to call twice.
 func (a *Engine) Close() {
-	a.closeOnce.Do(a.registry.KillAll)
+	a.closeOnce.Do(func() {
+		a.registry.KillAll()
+		if a.store != nil {
+			if err := a.store.Close(); err != nil {
+				a.Logger.Warn("close the session store", "error", err)
+			}
+		}
+	})
 }
 
 // KillOnSignal kills every launched process on SIGINT or SIGTERM and then

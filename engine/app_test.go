@@ -24,9 +24,9 @@ import (
 	"github.com/ctxhost/ctxhost/tokenizer"
 )
 
-// planBinary is the real plan plugin, built once for the tests that
-// launch plugins.
-var planBinary string
+// planBinary and claudeBinary are the real plan plugin and Claude
+// assembler, built once for the tests that launch plugins.
+var planBinary, claudeBinary string
 
 func TestMain(m *testing.M) {
 	path, cleanup, err := plugintest.BuildBinary("../plugins/plan", "ctxhost-plugin-plan")
@@ -35,14 +35,22 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	planBinary = path
+	asm, cleanupAsm, err := plugintest.BuildBinary("../plugins/assembler-claude", "ctxhost-assembler-claude")
+	if err != nil {
+		cleanup()
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	claudeBinary = asm
 	code := m.Run()
+	cleanupAsm()
 	cleanup()
 	os.Exit(code)
 }
 
 // load writes hcl to a temporary directory and loads it; any diagnostic
 // error fails the test.
-func load(t *testing.T, hcl string) *config.Config {
+func load(t testing.TB, hcl string) *config.Config {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "ctxhost.hcl")

@@ -58,7 +58,8 @@ func (a *Engine) NewFreshManager(systemPrompt string) (*fresh.Manager, error) {
 	return fresh.NewManager(fresh.Options{
 		Budgeter: budgeter, Encoding: m.Encoding, SystemPrompt: systemPrompt, Plugins: plugins,
 		Assembler: a.Router, Format: a.Router.def.Format, AssemblerOptions: a.Router.def.Options,
-		Logger: a.Logger.Named("fresh"),
+		AssemblerTimeout: a.SessionConfig().AssemblerTimeout,
+		Logger:           a.Logger.Named("fresh"),
 	})
 }
 

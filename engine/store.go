@@ -7,20 +7,21 @@ import (
 
 	"github.com/ctxhost/ctxhost/config"
 	"github.com/ctxhost/ctxhost/host"
-	"github.com/ctxhost/ctxhost/store/filestore"
+	"github.com/ctxhost/ctxhost/store"
 )
 
 // openStore returns the store of the host block (nil without one or when
-// ignore is set).
-func openStore(h config.Host, ignore bool) (host.Store, error) {
+// ignore is set): a SQLite file, a PostgreSQL database or a directory of
+// files, as package store reads the spec.
+func openStore(ctx context.Context, h config.Host, ignore bool) (store.Store, error) {
 	if h.Store == "" || ignore {
 		return nil, nil
 	}
-	fs, err := filestore.New(h.Store)
+	st, err := store.Open(ctx, h.Store)
 	if err != nil {
 		return nil, fmt.Errorf("host store: %w", err)
 	}
-	return fs, nil
+	return st, nil
 }
 
 // HasStore reports whether the app's sessions are saved to a store (the

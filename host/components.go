@@ -16,7 +16,7 @@ import (
 type countedComponent struct {
 	comp   sdk.Component
 	tokens int
-	plugin *pluginSlot
+	plugin *boundPlugin
 	// dropped: the plugin compacted its component away entirely.
 	dropped bool
 	// view: an agent's window (AgentView.History), not the session's
@@ -37,7 +37,7 @@ var slotRank = map[sdk.Slot]int{sdk.SlotSystem: 0, sdk.SlotContext: 1, sdk.SlotH
 // required one fails the call. The order is deterministic: by slot, core
 // before plugins, plugins in binding order. With an agent's view, the
 // view's parts replace the session's texts and history.
-func (s *Session) gather(ctx context.Context, view *AgentView) ([]countedComponent, []string, error) {
+func (s *Session) gather(ctx context.Context, view *AgentView) ([]countedComponent, []string, []PluginFailure, error) {
 	var out []countedComponent
 	core := func(name string, slot sdk.Slot, t countedText) {
 		if t.text != "" {
@@ -57,6 +57,7 @@ func (s *Session) gather(ctx context.Context, view *AgentView) ([]countedCompone
 
 	answers := s.fetchPlugins(ctx)
 	var warnings []string
+	var leftOut []PluginFailure
 	names := map[string]bool{}
 	for _, c := range out {
 		names[c.comp.Name] = true
@@ -76,9 +77,10 @@ func (s *Session) gather(ctx context.Context, view *AgentView) ([]countedCompone
 			p.fresh = false
 			s.events.emit(Event{Type: EventPluginFailed, Session: s.id, Plugin: p.binding.Name, Err: a.err})
 			if p.binding.Required {
-				return nil, warnings, fmt.Errorf("required plugin %q: %w", p.binding.Name, a.err)
+				return nil, warnings, nil, fmt.Errorf("required plugin %q: %w", p.binding.Name, a.err)
 			}
 			warnings = append(warnings, fmt.Sprintf("plugin %q left out: %v", p.binding.Name, a.err))
+			leftOut = append(leftOut, PluginFailure{Plugin: p.binding.Name, Err: a.err})
 			continue
 		}
 		if a.fetched {
@@ -91,7 +93,7 @@ func (s *Session) gather(ctx context.Context, view *AgentView) ([]countedCompone
 		out = append(out, countedComponent{comp: *p.last, tokens: p.lastTokens, plugin: p})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return slotRank[out[i].comp.Slot] < slotRank[out[j].comp.Slot] })
-	return out, warnings, nil
+	return out, warnings, leftOut, nil
 }
 
 // historyComponent returns the history's compacted view as a component.

@@ -53,6 +53,12 @@ type Config struct {
 	// the assembler's default for Format); Prepare reports each turn's
 	// cost with it (Prepared.Cache).
 	Pricing *sdk.Pricing
+	// Counter, when set, counts tokens instead of Encoding's tokenizer
+	// (Encoding still names the encoding to plugins).
+	Counter tokenizer.Counter
+	// Fit, when set, fits every turn to a fixed budget per component
+	// instead of the strategy and the compaction pipeline (FitPolicy).
+	Fit FitPolicy
 	// Viewer, when set, makes the session multi-agent: a Prepare for a
 	// named agent assembles that agent's view (AgentView) of the session's
 	// messages instead of the session's own texts and history.
@@ -191,8 +197,10 @@ func (c Config) Validate() error {
 	if c.Reserved < 0 || c.Reserved >= c.Window {
 		bad("reserved (%d) must be at least 0 and less than the window (%d)", c.Reserved, c.Window)
 	}
-	if _, err := tokenizer.Get(c.Encoding); err != nil {
-		bad("encoding: %w", err)
+	if c.Counter == nil {
+		if _, err := tokenizer.Get(c.Encoding); err != nil {
+			bad("encoding: %w", err)
+		}
 	}
 	t := c.Thresholds
 	if !(t.Warning > 0 && t.Warning < t.Critical && t.Critical <= 1) {

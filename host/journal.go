@@ -66,7 +66,7 @@ func (s *Session) journal(op journalOp) {
 
 // journalPlugin records an acknowledged state-changing call of p; a
 // plugin without state has nothing to rebuild.
-func (s *Session) journalPlugin(p *pluginSlot, op journalOp) {
+func (s *Session) journalPlugin(p *boundPlugin, op journalOp) {
 	if p.info.HasCapability(sdk.CapState) {
 		op.Plugin = p.binding.Name
 		s.journal(op)
@@ -122,7 +122,7 @@ func (s *Session) save(ctx context.Context) error {
 			return nil
 		}
 	}
-	data, err := s.exportLocked(ctx, s.knownPluginState)
+	data, err := s.exportLocked(ctx, s.pluginStateNow)
 	if err != nil {
 		return err
 	}
@@ -284,7 +284,6 @@ func (s *Session) replayPluginCall(ctx context.Context, op journalOp) error {
 		return err
 	}
 	p.fresh = false
-	s.forgetState(p.binding.Name)
 	var got string
 	switch {
 	case op.Apply != nil:

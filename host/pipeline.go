@@ -132,7 +132,7 @@ func (s *Session) compactPlugin(ctx context.Context, c *countedComponent, ask in
 	// before the call to put back (see undo).
 	var prev []byte
 	if p.info.HasCapability(sdk.CapState) {
-		prev, _ = s.knownPluginState(ctx, p)
+		prev, _ = s.pluginStateNow(ctx, p)
 	}
 	undo := func(reason string) CompactionStep {
 		if prev == nil && p.info.HasCapability(sdk.CapState) {
@@ -144,7 +144,6 @@ func (s *Session) compactPlugin(ctx context.Context, c *countedComponent, ask in
 				s.stateUnknown()
 			}
 		}
-		s.forgetState(p.binding.Name)
 		return discard(reason)
 	}
 	req := sdk.CompactRequest{TokensNeeded: ask, Encoding: s.cfg.Encoding}

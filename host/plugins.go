@@ -14,9 +14,9 @@ import (
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
-// pluginSlot is one plugin binding of one session, with the last answer the
+// boundPlugin is one plugin binding of one session, with the last answer the
 // host accepted from it.
-type pluginSlot struct {
+type boundPlugin struct {
 	binding     PluginBinding
 	info        sdk.PluginInfo
 	priority    int
@@ -47,9 +47,9 @@ func generationOf(p ContextPlugin) int {
 	return 0
 }
 
-func newPluginSlot(b PluginBinding) (*pluginSlot, error) {
+func newBoundPlugin(b PluginBinding) (*boundPlugin, error) {
 	info := b.Plugin.Info()
-	p := &pluginSlot{binding: b, info: info, priority: info.Priority, compactable: info.Compactable, slot: info.Slot}
+	p := &boundPlugin{binding: b, info: info, priority: info.Priority, compactable: info.Compactable, slot: info.Slot}
 	if b.Priority != nil {
 		p.priority = *b.Priority
 	}
@@ -80,7 +80,7 @@ var CoreComponents = []string{sdk.ComponentSystemPrompt, sdk.ComponentInstructio
 func IsCoreComponent(name string) bool { return slices.Contains(CoreComponents, name) }
 
 // reusable reports whether the last answer can be used without a call.
-func (p *pluginSlot) reusable() bool {
+func (p *boundPlugin) reusable() bool {
 	return p.fresh && !p.info.HasCapability(sdk.CapVolatile) && p.lastGen == generationOf(p.binding.Plugin)
 }
 
@@ -157,7 +157,7 @@ type fetched struct {
 // within the binding's deadline (counting a huge component is part of the
 // call's time); a call cut off by that deadline is made once more, and
 // cutOff is then the first attempt's error. It does not touch the slot.
-func (p *pluginSlot) fetch(ctx context.Context, session, encoding string, counter interface{ Count(string) int }) (f fetched, gen int, cutOff, err error) {
+func (p *boundPlugin) fetch(ctx context.Context, session, encoding string, counter interface{ Count(string) int }) (f fetched, gen int, cutOff, err error) {
 	gen = generationOf(p.binding.Plugin)
 	last := lastCount{ok: p.last != nil, hash: p.lastHash, tokens: p.lastTokens}
 	f, cutOff, err = callRetryingOnce(ctx, p.binding.Timeout, func(ctx context.Context) (fetched, error) {
@@ -257,7 +257,7 @@ func (l lastCount) count(counter interface{ Count(string) int }, c *sdk.Componen
 
 // accept records c (counted as tokens), fetched from generation gen, as
 // the plugin's current answer.
-func (p *pluginSlot) accept(c *sdk.Component, tokens int, h [sha256.Size]byte, gen int) {
+func (p *boundPlugin) accept(c *sdk.Component, tokens int, h [sha256.Size]byte, gen int) {
 	p.last, p.lastTokens, p.lastHash, p.lastGen, p.fresh = c, tokens, h, gen, true
 }
 
@@ -278,6 +278,6 @@ func checkApplyResult(out json.RawMessage) error {
 // A caller can leave out an optional plugin that fails it instead of
 // failing every session.
 func CheckBinding(b PluginBinding) error {
-	_, err := newPluginSlot(b)
+	_, err := newBoundPlugin(b)
 	return err
 }

@@ -78,8 +78,17 @@ type Prepared struct {
 	// View is the agent's view this turn was assembled from, for a named
 	// agent of a multi-agent session (Config.Viewer); nil otherwise.
 	View *ViewReport
+	// LeftOut are the optional plugins whose component this turn could not
+	// have (each with its error); Warnings says the same in words.
+	LeftOut []PluginFailure
 	// Warnings: plugins left out, a target not met, failed hooks.
 	Warnings []string
+}
+
+// PluginFailure is a plugin left out of a turn and why.
+type PluginFailure struct {
+	Plugin string
+	Err    error
 }
 
 // Prepare builds this turn's context: components, counts, budget, strategy,
@@ -95,11 +104,11 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 	if err != nil {
 		return nil, fmt.Errorf("prepare %q: %w", s.id, err)
 	}
-	cs, warnings, err := s.gather(ctx, view)
+	cs, warnings, leftOut, err := s.gather(ctx, view)
 	if err != nil {
 		return nil, fmt.Errorf("prepare %q: %w", s.id, err)
 	}
-	out := &Prepared{Warnings: warnings}
+	out := &Prepared{Warnings: warnings, LeftOut: leftOut}
 	if view != nil {
 		out.View = &ViewReport{AgentView: *view}
 		out.Warnings = append(out.Warnings, view.Warnings...)
@@ -109,28 +118,11 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 	out.Action, s.pressure.WindDownIssued = pressureOf(out.Before.Utilization, s.cfg.Thresholds, s.pressure.WindDownIssued)
 	s.recordGrowth(out.Before.CalibratedUsed)
 
-	d := s.strategy.Decide(StrategyInput{Budget: out.Before, Thresholds: s.cfg.Thresholds, Action: out.Action,
-		Growth: s.pressure.Growth, Floor: s.pressure.Floor, MinFree: s.minFree(out.Before),
-		DropFirst: s.hist.DropFirstTokens(), Pricing: s.cfg.Pricing, Turns: s.metrics.Prepares})
-	report, err := s.apply(ctx, d, cs, out.Before)
-	s.forgetCompacted(cs, report)
-	if report != nil {
-		out.Compaction = report
-		s.pressure.Floor = 0
-		if !report.Met && d.Compact {
-			s.pressure.Floor = calibrate(report.After, s.usage.Calibration)
-		}
-		if !report.Met {
-			if s.cfg.FailOnUnmetTarget {
-				return nil, fmt.Errorf("prepare %q: %w: %s", s.id, ErrTargetNotMet, report)
-			}
-			out.Warnings = append(out.Warnings, fmt.Sprintf("%v: %s", ErrTargetNotMet, report))
-		}
+	if s.cfg.Fit != nil {
+		cs = s.fit(cs, out)
+	} else if err := s.compactTurn(ctx, cs, out); err != nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("prepare %q: %w", s.id, err)
-	}
-	out.Compaction = s.fitWindow(cs, out.Compaction, out.Before)
 
 	final := finalComponents(cs)
 	out.Budget = budgetOf(s.cfg, s.usage.Calibration, final)
@@ -138,7 +130,7 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 		out.Components = append(out.Components, c.comp)
 		out.Usage = append(out.Usage, ComponentUsage{Name: c.comp.Name, Slot: c.comp.Slot, Priority: c.comp.Priority, Compactable: c.comp.Compactable, Tokens: c.tokens})
 	}
-	if over := overWindow(out.Budget, final); over != nil {
+	if over := overWindow(out.Budget, final); over != nil && s.cfg.Fit == nil {
 		if !s.cfg.AllowOverWindow {
 			// The compaction done so far stays (a retry would redo it
 			// first); nothing is assembled.
@@ -149,11 +141,13 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 	out.Cache = s.cacheReport(agent.Name, final, out.Budget)
 	// The Prepared hooks are notifications nothing waits on: they run
 	// while the assembler works, so they add no round trip to the turn.
+	// They get the budget as compacted (before a multi-agent view's byte
+	// trim, which only the assembly can tell).
+	hookBudget := out.Budget
 	hookWarnings := make(chan []string, 1)
-	go func() { hookWarnings <- s.notifyPrepared(ctx, out.Budget) }()
+	go func() { hookWarnings <- s.notifyPrepared(ctx, hookBudget) }()
 	err = s.assemble(ctx, agent, out)
 	out.Warnings = append(out.Warnings, <-hookWarnings...)
-	s.forgetPrepared()
 	if err != nil {
 		return nil, fmt.Errorf("prepare %q: %w", s.id, err)
 	}
@@ -171,10 +165,39 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 	return out, nil
 }
 
-// apply carries out a strategy's decision: the graduated history masking,
+// compactTurn is the strategy's decision and the compaction it asks for,
+// then the window's last resort: it fills out.Compaction and its
+// warnings, and changes cs in place.
+func (s *Session) compactTurn(ctx context.Context, cs []countedComponent, out *Prepared) error {
+	d := s.strategy.Decide(StrategyInput{Budget: out.Before, Thresholds: s.cfg.Thresholds, Action: out.Action,
+		Growth: s.pressure.Growth, Floor: s.pressure.Floor, MinFree: s.minFree(out.Before),
+		DropFirst: s.hist.DropFirstTokens(), Pricing: s.cfg.Pricing, Turns: s.metrics.Prepares})
+	report, err := s.carryOut(ctx, d, cs, out.Before)
+	if report != nil {
+		out.Compaction = report
+		s.pressure.Floor = 0
+		if !report.Met && d.Compact {
+			s.pressure.Floor = calibrate(report.After, s.usage.Calibration)
+		}
+		if !report.Met {
+			if s.cfg.FailOnUnmetTarget {
+				return fmt.Errorf("prepare %q: %w: %s", s.id, ErrTargetNotMet, report)
+			}
+			out.Warnings = append(out.Warnings, fmt.Sprintf("%v: %s", ErrTargetNotMet, report))
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("prepare %q: %w", s.id, err)
+	}
+	out.Compaction = s.fitWindow(cs, out.Compaction, out.Before)
+
+	return nil
+}
+
+// carryOut carries out a strategy's decision: the graduated history masking,
 // then the pipeline down to the target. It returns nil when nothing was
 // done.
-func (s *Session) apply(ctx context.Context, d Decision, cs []countedComponent, before sdk.Budget) (*CompactionReport, error) {
+func (s *Session) carryOut(ctx context.Context, d Decision, cs []countedComponent, before sdk.Budget) (*CompactionReport, error) {
 	report := &CompactionReport{Reason: d.Reason, Target: d.Target, Before: before.Used}
 	if d.MaskHistory > 0 {
 		for i := range cs {
@@ -457,7 +480,7 @@ func (s *Session) trimmedBudget(b sdk.Budget, usage []ComponentUsage) sdk.Budget
 func (s *Session) Budget(ctx context.Context) (sdk.Budget, []string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cs, warnings, err := s.gather(ctx, nil)
+	cs, warnings, _, err := s.gather(ctx, nil)
 	if err != nil {
 		return sdk.Budget{}, warnings, fmt.Errorf("budget %q: %w", s.id, err)
 	}
@@ -470,14 +493,13 @@ func (s *Session) Budget(ctx context.Context) (sdk.Budget, []string, error) {
 func (s *Session) Compact(ctx context.Context) (*CompactionReport, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cs, _, err := s.gather(ctx, nil)
+	cs, _, _, err := s.gather(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("compact %q: %w", s.id, err)
 	}
 	b := budgetOf(s.cfg, s.usage.Calibration, cs)
 	d := Decision{Compact: true, Target: fraction(b.Available, s.cfg.Strategy.Target), Reason: "forced"}
-	report, err := s.apply(ctx, d, cs, b)
-	s.forgetCompacted(cs, report)
+	report, err := s.carryOut(ctx, d, cs, b)
 	if err != nil {
 		return nil, fmt.Errorf("compact %q: %w", s.id, err)
 	}

@@ -32,16 +32,13 @@ type Session struct {
 	teamTask     countedText
 	hist         *history.History
 	view         viewCache
-	plugins      []*pluginSlot // in binding order
+	plugins      []*boundPlugin // in binding order
 	usage        usage
 	pressure     pressureState
 	metrics      Metrics
 	ended        bool
-	// store saves the state after every change (nil: no store); known
-	// holds the plugin states, by binding name, that the session knows
-	// unchanged since it last fetched them (see persist).
+	// store saves the state after every change (nil: no store).
 	store Store
-	known map[string]knownState
 	// version is the session's version in the store (0: not stored);
 	// snapBytes and logBytes the size of its last snapshot and of the
 	// events appended since; pending the changes not saved yet; a save
@@ -90,9 +87,13 @@ func newSession(id string, cfg Config, ev *events) (*Session, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid config: %w", err)
 	}
-	counter, err := tokenizer.Get(cfg.Encoding)
-	if err != nil {
-		return nil, err
+	counter := cfg.Counter
+	if counter == nil {
+		c, err := tokenizer.Get(cfg.Encoding)
+		if err != nil {
+			return nil, err
+		}
+		counter = c
 	}
 	strategy, err := newStrategy(cfg.Strategy)
 	if err != nil {
@@ -102,14 +103,14 @@ func newSession(id string, cfg Config, ev *events) (*Session, error) {
 	cfg.Pricing = cfg.pricing() // resolved once: the assembler's format does not change
 	s := &Session{
 		id: id, events: ev, cfg: cfg, counter: counter, strategy: strategy,
-		hist:    history.New(counter, cfg.History.Options),
-		usage:   usage{Calibration: 1},
-		metrics: Metrics{FreedByComponent: map[string]int{}},
-		known:   map[string]knownState{}, positionSaved: true,
+		hist:          history.New(counter, cfg.History.Options),
+		usage:         usage{Calibration: 1},
+		metrics:       Metrics{FreedByComponent: map[string]int{}},
+		positionSaved: true,
 	}
 	s.setHistory(s.hist)
 	for _, b := range cfg.Plugins {
-		slot, err := newPluginSlot(b)
+		slot, err := newBoundPlugin(b)
 		if err != nil {
 			return nil, err
 		}
@@ -281,7 +282,6 @@ func (s *Session) Apply(ctx context.Context, plugin, op string, args json.RawMes
 		return nil, fmt.Errorf("apply %s.%s: %w", plugin, op, err)
 	}
 	slot.fresh = false
-	s.forgetState(plugin)
 	out, err := callWithDeadline(ctx, slot.binding.Timeout, func(ctx context.Context) (json.RawMessage, error) {
 		out, err := slot.binding.Plugin.Apply(ctx, s.id, op, args)
 		if err == nil {
@@ -302,7 +302,7 @@ func (s *Session) Apply(ctx context.Context, plugin, op string, args json.RawMes
 	return out, nil
 }
 
-func (s *Session) slot(name string) (*pluginSlot, error) {
+func (s *Session) slot(name string) (*boundPlugin, error) {
 	for _, p := range s.plugins {
 		if p.binding.Name == name {
 			return p, nil

@@ -61,7 +61,7 @@ func (s *Session) ExportState(ctx context.Context) ([]byte, error) {
 
 // exportLocked exports the session with stateOf giving each stateful
 // plugin's state; the caller holds s.mu.
-func (s *Session) exportLocked(ctx context.Context, stateOf func(context.Context, *pluginSlot) ([]byte, error)) ([]byte, error) {
+func (s *Session) exportLocked(ctx context.Context, stateOf func(context.Context, *boundPlugin) ([]byte, error)) ([]byte, error) {
 	hist, err := s.hist.State()
 	if err != nil {
 		return nil, fmt.Errorf("export %q: history: %w", s.id, err)
@@ -91,7 +91,7 @@ func (s *Session) exportLocked(ctx context.Context, stateOf func(context.Context
 
 // pluginState asks the plugin for the session's state (retried once when
 // cut off by its deadline, with a plugin:retried event).
-func (s *Session) pluginState(ctx context.Context, p *pluginSlot) ([]byte, error) {
+func (s *Session) pluginState(ctx context.Context, p *boundPlugin) ([]byte, error) {
 	b, cutOff, err := callRetryingOnce(ctx, p.binding.Timeout, func(ctx context.Context) ([]byte, error) {
 		return p.binding.Plugin.State(ctx, s.id)
 	})
@@ -101,7 +101,7 @@ func (s *Session) pluginState(ctx context.Context, p *pluginSlot) ([]byte, error
 	return b, err
 }
 
-func (s *Session) restorePlugin(ctx context.Context, p *pluginSlot, b []byte) error {
+func (s *Session) restorePlugin(ctx context.Context, p *boundPlugin, b []byte) error {
 	_, err := callWithDeadline(ctx, p.binding.Timeout, func(ctx context.Context) (struct{}, error) {
 		return struct{}{}, p.binding.Plugin.Restore(ctx, s.id, b)
 	})
@@ -134,7 +134,7 @@ func (s *Session) restore(ctx context.Context, data []byte, persist bool) error 
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	slots := make([]*pluginSlot, len(st.Plugins))
+	slots := make([]*boundPlugin, len(st.Plugins))
 	for i, ps := range st.Plugins {
 		p, err := s.slot(ps.Name)
 		if err != nil {
@@ -149,7 +149,6 @@ func (s *Session) restore(ctx context.Context, data []byte, persist bool) error 
 	if err := hist.Restore(st.History); err != nil {
 		return fmt.Errorf("restore %q: history: %w", s.id, err)
 	}
-	s.known = map[string]knownState{}
 	if err := s.restorePlugins(ctx, slots, st.Plugins); err != nil {
 		return fmt.Errorf("restore %q: %w", s.id, err)
 	}
@@ -172,7 +171,7 @@ func (s *Session) restore(ctx context.Context, data []byte, persist bool) error 
 
 // restorePlugins restores each plugin's state; on a failure it puts back the
 // previous state of the ones already restored.
-func (s *Session) restorePlugins(ctx context.Context, slots []*pluginSlot, states []pluginState) error {
+func (s *Session) restorePlugins(ctx context.Context, slots []*boundPlugin, states []pluginState) error {
 	prev := make([][]byte, len(slots))
 	for i, p := range slots {
 		b, err := s.pluginState(ctx, p)

@@ -3,8 +3,6 @@ package host
 import (
 	"context"
 	"errors"
-
-	"github.com/ctxhost/ctxhost/sdk"
 )
 
 // ErrNotStored is returned (wrapped) by Store.Load for a session id the
@@ -73,65 +71,14 @@ type StateKeeper interface {
 	KeptState(session string) ([]byte, bool)
 }
 
-// knownState is a plugin's state as fetched from plugin generation gen;
-// it stays valid until the session makes a call that may change it.
-type knownState struct {
-	gen   int
-	state []byte
-}
-
-// knownPluginState returns p's current state: the one known unchanged, or
-// the plugin's kept one (StateKeeper), or a State call.
-func (s *Session) knownPluginState(ctx context.Context, p *pluginSlot) ([]byte, error) {
-	gen := generationOf(p.binding.Plugin)
-	if k, ok := s.known[p.binding.Name]; ok && k.gen == gen {
-		return k.state, nil
-	}
-	b, ok := []byte(nil), false
+// pluginStateNow returns p's current state: the plugin's kept one when
+// it keeps states (a Supervisor, the one plugin-state cache of a host),
+// else a State call.
+func (s *Session) pluginStateNow(ctx context.Context, p *boundPlugin) ([]byte, error) {
 	if keeper, isKeeper := p.binding.Plugin.(StateKeeper); isKeeper {
-		b, ok = keeper.KeptState(s.id)
-	}
-	if !ok {
-		var err error
-		if b, err = s.pluginState(ctx, p); err != nil {
-			return nil, err
+		if b, ok := keeper.KeptState(s.id); ok {
+			return b, nil
 		}
 	}
-	if generationOf(p.binding.Plugin) == gen {
-		s.known[p.binding.Name] = knownState{gen: gen, state: b}
-	}
-	return b, nil
-}
-
-// forgetState drops what the session knows of plugin's state: a call that
-// may change it is about to run.
-func (s *Session) forgetState(plugin string) { delete(s.known, plugin) }
-
-// forgetCompacted drops the known state of every plugin the report asked
-// to compact (cs are the components the report was made over).
-func (s *Session) forgetCompacted(cs []countedComponent, report *CompactionReport) {
-	if report == nil {
-		return
-	}
-	asked := map[string]bool{}
-	for _, st := range report.Steps {
-		if st.Action == "compact" {
-			asked[st.Component] = true
-		}
-	}
-	for _, c := range cs {
-		if c.plugin != nil && asked[c.comp.Name] {
-			s.forgetState(c.plugin.binding.Name)
-		}
-	}
-}
-
-// forgetPrepared drops the known state of every plugin whose Prepared hook
-// is called.
-func (s *Session) forgetPrepared() {
-	for _, p := range s.plugins {
-		if p.info.HasCapability(sdk.CapPrepared) {
-			s.forgetState(p.binding.Name)
-		}
-	}
+	return s.pluginState(ctx, p)
 }

@@ -14,13 +14,6 @@ type VersionReader interface {
 	Version(ctx context.Context, sessionID string) (uint64, error)
 }
 
-// SessionLister is implemented by a Store that can list the ids of the
-// sessions it holds.
-type SessionLister interface {
-	// SessionIDs returns the stored session ids, sorted.
-	SessionIDs(ctx context.Context) ([]string, error)
-}
-
 // StoredVersionOf returns session id's current version in st: through
 // VersionReader when st implements it, else by loading the session.
 // A session st does not hold has version 0.

@@ -101,7 +101,7 @@ func (s *Server) ListSessions(ctx context.Context, req *connect.Request[servicev
 	}
 	seen := map[string]bool{}
 	if l, ok := s.store.(host.SessionLister); ok {
-		ids, err := l.SessionIDs(ctx)
+		ids, err := l.List(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("list stored sessions: %w", err)
 		}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -17,7 +18,7 @@ import (
 	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/server"
-	"github.com/ctxhost/ctxhost/store/filestore"
+	"github.com/ctxhost/ctxhost/store"
 )
 
 // tokenEnv names the environment variable holding the bearer token when
@@ -58,17 +59,17 @@ func cmdServe(args []string, std stdio) error {
 	if token == "" && !loopback(sc.Listen) {
 		return usageErrorf("listen %s is not a loopback address: serving it needs a bearer token (token_file in the server block, -token-file, or $%s)", sc.Listen, tokenEnv)
 	}
-	if cfg.Host.Store == "" {
-		return usageErrorf("serve keeps its sessions in a store: set `store` in the host block (a directory)")
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	spec := cfg.Host.Store
+	if spec == "" {
+		spec = defaultServeStore(cf.paths[0])
 	}
-	store, err := filestore.New(cfg.Host.Store)
+	st, err := store.Open(ctx, spec)
 	if err != nil {
 		return fmt.Errorf("open store: %w", err)
 	}
-	defer closeStore(store)
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	defer closeStore(st)
 	logger := engine.NewLogger(cfg.Host, std.err)
 	engines := map[string]*engine.Engine{}
 	var profiles []string
@@ -78,14 +79,14 @@ func cmdServe(args []string, std stdio) error {
 		}
 	}()
 	for _, c := range cfg.Contexts {
-		e, err := engine.Start(ctx, cfg, engine.Options{Context: c.Name, Logger: logger, Store: store})
+		e, err := engine.Start(ctx, cfg, engine.Options{Context: c.Name, Logger: logger, Store: st})
 		if err != nil {
 			return startError(std.err, cfg, err)
 		}
 		engines[c.Name] = e
 		profiles = append(profiles, c.Name)
 	}
-	srv, err := server.New(server.Options{Engines: engines, Profiles: profiles, Store: store, Logger: logger.Named("serve")})
+	srv, err := server.New(server.Options{Engines: engines, Profiles: profiles, Store: st, Logger: logger.Named("serve")})
 	if err != nil {
 		return err
 	}
@@ -137,6 +138,17 @@ func cmdServe(args []string, std stdio) error {
 		logger.Warn("shutdown: calls still running were cut off", "error", err)
 	}
 	return nil
+}
+
+// defaultServeStore is the store serve uses when the host block names
+// none: the SQLite file ctxhost.db beside the configuration file (inside
+// it when the configuration is a directory).
+func defaultServeStore(configPath string) string {
+	dir := filepath.Dir(configPath)
+	if fi, err := os.Stat(configPath); err == nil && fi.IsDir() {
+		dir = configPath
+	}
+	return "sqlite:" + filepath.Join(dir, "ctxhost.db")
 }
 
 // serveToken reads the token from path, or from $CTXHOST_TOKEN without one.

@@ -2,16 +2,24 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ctxhost/ctxhost/store"
 )
 
 // storeConfig writes a copy of examples/agent.hcl whose host block keeps
-// sessions in dir/state, and returns its path.
-func storeConfig(t *testing.T, dir string) string {
+// sessions in dir/state (a directory of files), and returns its path.
+func storeConfig(t *testing.T, dir string) string { return storeConfigWith(t, dir, "state/") }
+
+// storeConfigWith is storeConfig with the store spec given (relative to
+// dir, the commands' working directory).
+func storeConfigWith(t *testing.T, dir, spec string) string {
 	t.Helper()
 	src, err := os.ReadFile(filepath.Join(moduleRoot(t), "examples", "agent.hcl"))
 	if err != nil {
@@ -21,7 +29,7 @@ func storeConfig(t *testing.T, dir string) string {
 	if !bytes.Contains(src, []byte(hostBlock)) {
 		t.Fatal("examples/agent.hcl has no host block to add the store to")
 	}
-	cfg := bytes.Replace(src, []byte(hostBlock), []byte(hostBlock+"  store = \"state\"\n"), 1)
+	cfg := bytes.Replace(src, []byte(hostBlock), []byte(hostBlock+"  store = \""+spec+"\"\n"), 1)
 	path := filepath.Join(dir, "agent.hcl")
 	if err := os.WriteFile(path, cfg, 0o644); err != nil {
 		t.Fatal(err)
@@ -62,9 +70,15 @@ func splitAtMiddleTurn(t *testing.T, transcript, dir string) (first, second stri
 // other half resumed from the store in a new one, ends with the same final
 // payload as one full run.
 func TestRunResumeFromStore(t *testing.T) {
+	for _, spec := range []string{"state/", "sessions.db"} {
+		t.Run(spec, func(t *testing.T) { testRunResumeFromStore(t, spec) })
+	}
+}
+
+func testRunResumeFromStore(t *testing.T, spec string) {
 	dir := t.TempDir()
 	transcript := filepath.Join(moduleRoot(t), "examples", "coding-session.jsonl")
-	cfg := storeConfig(t, dir)
+	cfg := storeConfigWith(t, dir, spec)
 	half1, half2 := splitAtMiddleTurn(t, transcript, dir)
 	args := func(extra ...string) []string {
 		return append([]string{"run", "-config", cfg, "-var", "bin_dir=" + binDir}, extra...)
@@ -77,8 +91,14 @@ func TestRunResumeFromStore(t *testing.T) {
 	if res := ctxhost(t, "", args("-session", "coding", "-o", filepath.Join(dir, "half1.json"), half1)...); res.code != 0 {
 		t.Fatalf("first half exited %d:\n%s", res.code, res.stderr)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "state", "coding.snapshot")); err != nil {
-		t.Fatalf("first half left no stored session: %v", err)
+	st, err := store.Open(context.Background(), filepath.Join(dir, spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := st.List(context.Background())
+	st.Close()
+	if err != nil || !slices.Equal(ids, []string{"coding"}) {
+		t.Fatalf("first half left sessions %q (%v), want coding", ids, err)
 	}
 	resumed := filepath.Join(dir, "resumed.json")
 	if res := ctxhost(t, "", args("-session", "coding", "-resume", "-o", resumed, half2)...); res.code != 0 {

@@ -44,8 +44,10 @@ type Options struct {
 	Encoding     string         // named to plugins in Component calls
 	SystemPrompt string
 	Plugins      []Plugin
-	// Assembler, when set, turns every task context into a payload.
+	// Assembler, when set, turns every task context into a payload;
+	// AssemblerTimeout bounds one call (0: host.DefaultPluginTimeout).
 	Assembler        host.Assembler
+	AssemblerTimeout time.Duration
 	Format           string
 	AssemblerOptions map[string]string
 	Logger           hclog.Logger
@@ -98,6 +100,8 @@ type Manager struct {
 	opts   Options
 	logger hclog.Logger
 
+	host *host.Host // the task sessions
+
 	mu      sync.Mutex
 	active  map[string]*TaskContext // by session
 	built   int
@@ -113,16 +117,18 @@ func NewManager(opts Options) (*Manager, error) {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	return &Manager{opts: opts, logger: logger, active: map[string]*TaskContext{}}, nil
+	return &Manager{opts: opts, logger: logger, host: host.New(host.Options{Logger: logger}), active: map[string]*TaskContext{}}, nil
 }
 
 // SessionID is the plugin session of a task.
 func SessionID(agentID, taskID string) string { return "fresh/" + agentID + "/" + taskID }
 
-// BuildFreshContext builds task's context from scratch: a new plugin
-// session (an earlier one for the same agent and task is ended first),
-// the ops applied, every plugin's component gathered concurrently, the
-// budget allocated and the components cut to it, then assembled when the
+// BuildFreshContext builds task's context from scratch, through the
+// host's one path: a new host session for the task (an earlier one for
+// the same agent and task is ended first) bound to the plugins, the ops
+// applied to it, then one Session.Prepare: every plugin's component
+// gathered concurrently, counted, fitted by the token budgeter (the
+// session's FitPolicy, in place of compaction) and assembled when the
 // manager has an assembler. The context becomes active until cleared.
 func (m *Manager) BuildFreshContext(ctx context.Context, task TaskSpec, opts BuildOptions) (*TaskContext, error) {
 	if strings.TrimSpace(task.ID) == "" || strings.TrimSpace(task.AgentID) == "" {
@@ -137,25 +143,47 @@ func (m *Manager) BuildFreshContext(ctx context.Context, task TaskSpec, opts Bui
 	session := SessionID(task.AgentID, task.ID)
 	m.endSession(ctx, session)
 	tc := &TaskContext{Session: session, Task: task, MaxTokens: opts.MaxTokens, Reserved: m.opts.Budgeter.Fixed().Reserved}
-	if err := m.applyOps(ctx, session, opts.Ops); err != nil {
-		m.endPlugins(ctx, session)
+	fail := func(err error) (*TaskContext, error) {
+		if e := m.host.EndSession(ctx, session); e != nil && !errors.Is(e, host.ErrNoSession) {
+			m.logger.Warn("end the plugin sessions of a failed build", "session", session, "error", e)
+		}
 		return nil, fmt.Errorf("build fresh context for task %q: %w", task.ID, err)
 	}
-	comps, warnings, err := m.gather(ctx, session)
+	var missing []string
+	for _, p := range m.opts.Plugins {
+		if p.Plugin != nil {
+			continue
+		}
+		if p.Required {
+			return nil, fmt.Errorf("build fresh context for task %q: %w: %q: plugin is not available", task.ID, ErrRequiredPlugin, p.Name)
+		}
+		missing = append(missing, p.Name)
+	}
+	fit := &taskFit{m: m, tc: tc, missing: missing}
+	s, err := m.host.NewSession(session, m.sessionConfig(opts.MaxTokens, fit))
 	if err != nil {
-		m.endPlugins(ctx, session)
 		return nil, fmt.Errorf("build fresh context for task %q: %w", task.ID, err)
 	}
-	tc.Warnings = warnings
-	m.fit(tc, comps)
+	if err := m.applyOps(ctx, s, opts.Ops); err != nil {
+		return fail(err)
+	}
+	if err := s.SetSystemPrompt(strings.TrimSpace(m.opts.SystemPrompt)); err != nil {
+		return fail(err)
+	}
+	if err := s.SetInput(renderTask(task)); err != nil {
+		return fail(err)
+	}
+	p, err := s.Prepare(ctx, sdk.AgentIdentity{Name: task.AgentID})
+	if err != nil {
+		if !errors.Is(err, ErrRequiredPlugin) && strings.Contains(err.Error(), "required plugin") {
+			err = fmt.Errorf("%w: %w", ErrRequiredPlugin, err)
+		}
+		return fail(err)
+	}
+	tc.Warnings = p.Warnings
 	tc.ContextID = contextID(task, tc.Components)
 	if m.opts.Assembler != nil {
-		res, err := m.opts.Assembler.Assemble(ctx, m.request(tc))
-		if err != nil {
-			m.endPlugins(ctx, session)
-			return nil, fmt.Errorf("build fresh context for task %q: assemble: %w", task.ID, err)
-		}
-		tc.Payload = &res
+		tc.Payload = &sdk.AssembleResult{Payload: p.Payload, MediaType: p.MediaType, System: p.System, HasSystem: p.HasSystem}
 	}
 	for _, w := range tc.Warnings {
 		m.logger.Warn(w, "task", task.ID, "agent", task.AgentID)
@@ -167,8 +195,67 @@ func (m *Manager) BuildFreshContext(ctx context.Context, task TaskSpec, opts Bui
 	return tc, nil
 }
 
+// sessionConfig is the host configuration of one task's session: the
+// task's budget as the window, the budgeter as the fit policy (its
+// validation reports a task over the budget), the available plugins and
+// the assembler.
+func (m *Manager) sessionConfig(maxTokens int, fit host.FitPolicy) host.Config {
+	b := m.opts.Budgeter
+	cfg := host.Config{Window: maxTokens, Reserved: min(b.Fixed().Reserved, max(maxTokens-1, 0)), Encoding: b.counter.Name(), Counter: b.counter,
+		Fit: fit, Assembler: m.opts.Assembler, Format: m.opts.Format,
+		AssemblerOptions: m.opts.AssemblerOptions, AssemblerTimeout: m.opts.AssemblerTimeout}
+	for _, p := range m.opts.Plugins {
+		if p.Plugin != nil {
+			cfg.Plugins = append(cfg.Plugins, host.PluginBinding{Name: p.Name, Plugin: p.Plugin, Required: p.Required, Timeout: timeout(&p)})
+		}
+	}
+	return cfg
+}
+
+// taskFit is the token budgeter as one task session's fit policy: the
+// system prompt and the task spec cut to their fixed allocations, the
+// plugin components (an empty one for each plugin missing or left out)
+// sharing the dynamic budget. It records the allocation in the task
+// context.
+type taskFit struct {
+	m       *Manager
+	tc      *TaskContext
+	missing []string // plugins not available at all
+}
+
+func (f *taskFit) Fit(cs []sdk.Component, leftOut []host.PluginFailure) ([]sdk.Component, []string) {
+	byName := map[string]sdk.Component{}
+	for _, c := range cs {
+		byName[c.Name] = c
+	}
+	failed := map[string]error{}
+	for _, name := range f.missing {
+		failed[name] = errors.New("plugin is not available")
+	}
+	for _, lo := range leftOut {
+		failed[lo.Plugin] = lo.Err
+	}
+	var warnings []string
+	var plugins []sdk.Component
+	for _, p := range f.m.opts.Plugins {
+		if c, ok := byName[p.Name]; ok {
+			plugins = append(plugins, c)
+			continue
+		}
+		if err, ok := failed[p.Name]; ok {
+			warnings = append(warnings, fmt.Sprintf("optional plugin %q left out (empty component): %v", p.Name, err))
+		}
+		plugins = append(plugins, sdk.Component{Name: p.Name, Slot: sdk.SlotContext}) // nothing this task
+	}
+	f.tc.Warnings = warnings
+	sys := byName[sdk.ComponentSystemPrompt]
+	spec := byName[sdk.ComponentInput]
+	f.m.fit(f.tc, sys.Text, spec.Text, plugins)
+	return f.tc.Components, f.tc.Warnings
+}
+
 // fit cuts the fixed parts and allocates the dynamic budget.
-func (m *Manager) fit(tc *TaskContext, plugins []sdk.Component) {
+func (m *Manager) fit(tc *TaskContext, systemPrompt, taskSpec string, plugins []sdk.Component) {
 	b, fixed := m.opts.Budgeter, m.opts.Budgeter.Fixed()
 	cutFixed := func(c sdk.Component, limit int, what, setting string) (sdk.Component, ComponentAllocation) {
 		ca := ComponentAllocation{Name: c.Name, Demand: b.Count(c.Text), Allocated: limit}
@@ -178,8 +265,8 @@ func (m *Manager) fit(tc *TaskContext, plugins []sdk.Component) {
 		}
 		return c, ca
 	}
-	sys, sysAlloc := cutFixed(sdk.Component{Name: ComponentSystemPrompt, Slot: sdk.SlotSystem, Text: strings.TrimSpace(m.opts.SystemPrompt)}, fixed.SystemPrompt, "system prompt", "system_prompt_tokens")
-	spec, specAlloc := cutFixed(sdk.Component{Name: ComponentTaskSpec, Slot: sdk.SlotInput, Text: renderTask(tc.Task)}, fixed.TaskSpec, "task spec", "task_spec_tokens")
+	sys, sysAlloc := cutFixed(sdk.Component{Name: ComponentSystemPrompt, Slot: sdk.SlotSystem, Text: systemPrompt}, fixed.SystemPrompt, "system prompt", "system_prompt_tokens")
+	spec, specAlloc := cutFixed(sdk.Component{Name: ComponentTaskSpec, Slot: sdk.SlotInput, Text: taskSpec}, fixed.TaskSpec, "task spec", "task_spec_tokens")
 	tc.SystemPrompt, tc.TaskSpec = sysAlloc, specAlloc
 	alloc, cut := b.Allocate(tc.MaxTokens, plugins)
 	tc.Allocation = alloc
@@ -204,78 +291,17 @@ func renderTask(t TaskSpec) string {
 }
 
 // applyOps applies the build's ops to the task session, in order.
-func (m *Manager) applyOps(ctx context.Context, session string, ops []Op) error {
+func (m *Manager) applyOps(ctx context.Context, s *host.Session, ops []Op) error {
 	for i, op := range ops {
 		p := m.plugin(op.Plugin)
 		if p == nil || p.Plugin == nil {
 			return fmt.Errorf("op %d (%s): plugin %q is not available", i, op.Op, op.Plugin)
 		}
-		cctx, cancel := context.WithTimeout(ctx, timeout(p))
-		_, err := p.Plugin.Apply(cctx, session, op.Op, op.Args)
-		cancel()
-		if err != nil {
+		if _, err := s.Apply(ctx, op.Plugin, op.Op, op.Args); err != nil {
 			return fmt.Errorf("op %d: apply %s on plugin %q: %w", i, op.Op, op.Plugin, err)
 		}
 	}
 	return nil
-}
-
-// gather asks every plugin for its component concurrently. A missing or
-// failing optional plugin yields an empty component and a warning.
-func (m *Manager) gather(ctx context.Context, session string) ([]sdk.Component, []string, error) {
-	type answer struct {
-		c   sdk.Component
-		err error
-	}
-	answers := make([]answer, len(m.opts.Plugins))
-	var wg sync.WaitGroup
-	for i := range m.opts.Plugins {
-		p := &m.opts.Plugins[i]
-		if p.Plugin == nil {
-			answers[i].err = errors.New("plugin is not available")
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cctx, cancel := context.WithTimeout(ctx, timeout(p))
-			defer cancel()
-			c, err := p.Plugin.Component(cctx, session, m.opts.Budgeter.counter.Name())
-			switch {
-			case err != nil:
-				answers[i].err = err
-			case c == nil: // nothing this task: an empty component, no warning
-				answers[i].c = sdk.Component{Name: p.Name, Slot: sdk.SlotContext}
-			default:
-				answers[i].c = *c
-				answers[i].c.Name = p.Name // named after its binding, like in a session
-				answers[i].err = host.ValidateComponent(&answers[i].c)
-			}
-		}()
-	}
-	wg.Wait()
-	var comps []sdk.Component
-	var warnings, required []string
-	for i, a := range answers {
-		p := m.opts.Plugins[i]
-		if a.err != nil {
-			if p.Required {
-				required = append(required, fmt.Sprintf("%q: %v", p.Name, a.err))
-				continue
-			}
-			warnings = append(warnings, fmt.Sprintf("optional plugin %q left out (empty component): %v", p.Name, a.err))
-			comps = append(comps, sdk.Component{Name: p.Name, Slot: sdk.SlotContext})
-			continue
-		}
-		if !a.c.Slot.Valid() {
-			a.c.Slot = sdk.SlotContext
-		}
-		comps = append(comps, a.c)
-	}
-	if len(required) > 0 {
-		return nil, nil, fmt.Errorf("%w: %s", ErrRequiredPlugin, strings.Join(required, "; "))
-	}
-	return comps, warnings, nil
 }
 
 func timeout(p *Plugin) time.Duration {
@@ -292,26 +318,6 @@ func (m *Manager) plugin(name string) *Plugin {
 		}
 	}
 	return nil
-}
-
-// request is the AssembleRequest of a task context.
-func (m *Manager) request(tc *TaskContext) sdk.AssembleRequest {
-	budget := sdk.Budget{Window: tc.MaxTokens, Reserved: tc.Reserved, Available: tc.MaxTokens - tc.Reserved, Used: tc.TokenCount}
-	if budget.Available > 0 {
-		budget.Utilization = float64(budget.Used) / float64(budget.Available)
-	}
-	budget.Components = append(budget.Components, sdk.ComponentTokens{Name: ComponentSystemPrompt, Tokens: tc.SystemPrompt.Used})
-	for _, c := range tc.Allocation.Components {
-		budget.Components = append(budget.Components, sdk.ComponentTokens{Name: c.Name, Tokens: c.Used})
-	}
-	budget.Components = append(budget.Components, sdk.ComponentTokens{Name: ComponentTaskSpec, Tokens: tc.TaskSpec.Used})
-	return sdk.AssembleRequest{
-		Components: append([]sdk.Component(nil), tc.Components...),
-		Budget:     budget,
-		Agent:      sdk.AgentIdentity{Name: tc.Task.AgentID},
-		Format:     m.opts.Format,
-		Options:    m.opts.AssemblerOptions,
-	}
 }
 
 // contextID digests the agent, the task and the final content.
@@ -368,21 +374,12 @@ func (m *Manager) endSession(ctx context.Context, session string) {
 	}
 }
 
-// endPlugins ends session on every available plugin.
+// endPlugins ends the task's session: every plugin drops it.
 func (m *Manager) endPlugins(ctx context.Context, session string) error {
-	var errs []error
-	for i := range m.opts.Plugins {
-		p := &m.opts.Plugins[i]
-		if p.Plugin == nil {
-			continue
-		}
-		cctx, cancel := context.WithTimeout(ctx, timeout(p))
-		if err := p.Plugin.EndSession(cctx, session); err != nil {
-			errs = append(errs, fmt.Errorf("end session %q on plugin %q: %w", session, p.Name, err))
-		}
-		cancel()
+	if err := m.host.EndSession(ctx, session); err != nil && !errors.Is(err, host.ErrNoSession) {
+		return fmt.Errorf("end session %q: %w", session, err)
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // ActiveContexts returns the active task contexts, by agent then task.

@@ -144,6 +144,8 @@ type fake struct {
 	ended []string
 }
 
+func (f *fake) Info() sdk.PluginInfo { return sdk.PluginInfo{Name: "fake"} }
+
 func (f *fake) Component(context.Context, string, string) (*sdk.Component, error) {
 	return f.comp, f.err
 }
@@ -188,7 +190,7 @@ func TestGracefulDegradation(t *testing.T) {
 		{
 			name:         "a nonsense component is left out like a failure",
 			plugins:      []Plugin{{Name: "memory", Plugin: &fake{comp: &sdk.Component{Name: "memory", Text: "bad \xff"}}}},
-			wantWarnings: []string{`optional plugin "memory" left out (empty component): "memory": text is not valid UTF-8`},
+			wantWarnings: []string{`optional plugin "memory" left out (empty component): invalid component: "memory": text is not valid UTF-8`},
 			wantNames:    []string{"system_prompt", "memory", "task_spec"},
 		},
 		{

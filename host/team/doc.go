@@ -26,24 +26,26 @@
 //
 // # Preparing a payload
 //
-// Prepare turns the view into an sdk.AssembleRequest (system slot: the
+// A Viewer derives each agent's view from a host session's own messages
+// (host.Viewer): a multi-agent session keeps one history, and an agent's
+// turn is one Session.Prepare that assembles the view (system slot: the
 // agent's system instruction and its instruction-file text; context slot:
-// the team task; history slot: the context messages; input slot: the
-// current message) and calls the agent's assembler: its own, else the one
-// for its type (claude-code, openai-codex, google-gemini), else the
-// PlainText fallback with a logged warning naming the type.
+// the team task and the plugin components; history slot: the context
+// messages; input slot: the current message) with the session's assembler,
+// which routes by agent. Team, below, is the same view over a message list
+// of its own, for callers without a session.
 //
 // The byte budget (MaxBytes, default 768 KiB, seed 000 §6.5) is enforced
-// by a shared trimmer here, not by assemblers: the size is the payload
-// plus the system text handed over separately. When it is over, the
-// oldest context messages are dropped: a binary search over the number
-// dropped finds the fewest that fit (size never grows when a message is
-// dropped), so a prepare costs O(log n) assemble calls. When even no
-// context at all does not fit, Prepare fails with ErrTooLarge.
+// by the session, not by assemblers: the size is the payload plus the
+// system text handed over separately. When it is over, the oldest context
+// messages are dropped: a binary search over the number dropped finds the
+// fewest that fit (size never grows when a message is dropped), so only a
+// turn over the budget costs more than one assembly. When even no context
+// at all does not fit, Prepare fails with host.ErrPayloadTooLarge.
 //
 // # Events
 //
 // OnEvent (optional) is called synchronously, outside the team's lock,
-// for every message added, team task change (EventTeamTaskTruncated too
-// when the 5 KiB cap cut it), fallback assembler and trimmed prepare.
+// for every message added and team task change (EventTeamTaskTruncated
+// too when the 5 KiB cap cut it).
 package team

@@ -10,8 +10,6 @@ const (
 	EventMessageAdded      EventType = "message:added"
 	EventTeamTaskChanged   EventType = "team_task:changed"
 	EventTeamTaskTruncated EventType = "team_task:truncated"
-	EventFallback          EventType = "assembler:fallback"
-	EventTrimmed           EventType = "context:trimmed"
 )
 
 // Event is one notification to Options.OnEvent. Fields not relevant to

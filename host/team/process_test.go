@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/ctxhost/ctxhost/host"
-	"github.com/ctxhost/ctxhost/host/plaintext"
 	"github.com/ctxhost/ctxhost/pluginhost"
 	"github.com/ctxhost/ctxhost/sdk/plugintest"
 	"github.com/google/go-cmp/cmp"
@@ -53,16 +52,19 @@ func launchAssemblers(t *testing.T) map[string]host.Assembler {
 // in turn, each response added before the next agent is prepared. Every
 // agent's payload comes from its real assembler process.
 func TestParallelNextRouting(t *testing.T) {
+	asms := launchAssemblers(t)
+	router := agentRouter{
+		byAgent: map[string]host.Assembler{"max": asms[TypeClaudeCode], "sarah": asms[TypeOpenAICodex], "carol": asms[TypeGoogleGemini]},
+		formats: map[string]string{"max": "cli", "sarah": "cli", "carol": "text"},
+	}
 	tm := newTeam(t, Options{
-		AssemblersByType: launchAssemblers(t),
 		Agents: map[string]Agent{
-			"max":   {Type: TypeClaudeCode, Format: "cli", SystemInstruction: "You are Max, the product manager."},
-			"sarah": {Type: TypeOpenAICodex, Format: "cli", SystemInstruction: "You are Sarah, the engineer."},
-			"carol": {Type: TypeGoogleGemini, Format: "text", SystemInstruction: "You are Carol, the designer."},
+			"max":   {Type: TypeClaudeCode, SystemInstruction: "You are Max, the product manager."},
+			"sarah": {Type: TypeOpenAICodex, SystemInstruction: "You are Sarah, the engineer."},
+			"carol": {Type: TypeGoogleGemini, SystemInstruction: "You are Carol, the designer."},
 		},
 	})
 	tm.SetTeamTask("Plan the v2 launch")
-	ctx := context.Background()
 	mustAdd(t, tm, human("kailai", "[NEXT:max] [NEXT:sarah] [NEXT:carol] Hi"))
 
 	type turn struct {
@@ -91,23 +93,23 @@ func TestParallelNextRouting(t *testing.T) {
 		},
 	}
 	for _, tr := range turns {
-		p, err := tm.Prepare(ctx, tr.agent)
+		p, err := prepare(t, tm, tr.agent, router)
 		if err != nil {
 			t.Fatalf("prepare %s: %v", tr.agent, err)
 		}
-		if diff := cmp.Diff(tr.wantContext, shorten(p.View.ContextMessages)); diff != "" {
+		if diff := cmp.Diff(tr.wantContext, shorten(p.View.History)); diff != "" {
 			t.Errorf("%s context (-want +got):\n%s", tr.agent, diff)
 		}
-		if p.View.CurrentMessage != tr.wantCurrent {
-			t.Errorf("%s current = %q, want %q", tr.agent, p.View.CurrentMessage, tr.wantCurrent)
+		if p.View.Input != tr.wantCurrent {
+			t.Errorf("%s current = %q, want %q", tr.agent, p.View.Input, tr.wantCurrent)
 		}
-		if got := string(p.Result.Payload); got != tr.wantPayload {
+		if got := string(p.Payload); got != tr.wantPayload {
 			t.Errorf("%s payload:\n%s\nwant:\n%s", tr.agent, got, tr.wantPayload)
 		}
-		if p.Result.System != tr.wantSystem || p.Result.HasSystem != (tr.wantSystem != "") {
-			t.Errorf("%s system = %q (has %v), want %q", tr.agent, p.Result.System, p.Result.HasSystem, tr.wantSystem)
+		if p.System != tr.wantSystem || p.HasSystem != (tr.wantSystem != "") {
+			t.Errorf("%s system = %q (has %v), want %q", tr.agent, p.System, p.HasSystem, tr.wantSystem)
 		}
-		if strings.Contains(string(p.Result.Payload), "[NEXT:") {
+		if strings.Contains(string(p.Payload), "[NEXT:") {
 			t.Errorf("%s payload keeps a routing marker", tr.agent)
 		}
 		if tr.reply != "" {
@@ -121,11 +123,11 @@ func TestParallelNextRouting(t *testing.T) {
 // trimmer to drop the oldest context, through the real Gemini assembler.
 func TestChainDedupAndTrimThroughProcesses(t *testing.T) {
 	asms := launchAssemblers(t)
+	router := agentRouter{byAgent: map[string]host.Assembler{"carol": asms[TypeGoogleGemini], "max": asms[TypeClaudeCode]},
+		formats: map[string]string{"carol": "text", "max": "cli"}}
 	tm := newTeam(t, Options{
-		MaxBytes:         120,
-		AssemblersByType: asms,
-		Fallback:         plaintext.New(),
-		Agents:           map[string]Agent{"carol": {Type: TypeGoogleGemini, Format: "text"}, "max": {Type: TypeClaudeCode, Format: "cli"}},
+		MaxBytes: 120,
+		Agents:   map[string]Agent{"carol": {Type: TypeGoogleGemini}, "max": {Type: TypeClaudeCode}},
 	})
 	mustAdd(t, tm,
 		human("kailai", "[NEXT:max] Oldest question about the launch date"),
@@ -133,15 +135,15 @@ func TestChainDedupAndTrimThroughProcesses(t *testing.T) {
 		ai("sarah", "[NEXT:carol] Same words"),
 		ai("sarah", "Same words [NEXT:carol]"),
 	)
-	p, err := tm.Prepare(context.Background(), "carol")
+	p, err := prepare(t, tm, "carol", router)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := "Conversation so far:\nmax: An answer of some length\n\nUser message:\nSame words"
-	if got := string(p.Result.Payload); got != want || p.Dropped != 1 {
-		t.Errorf("payload (dropped %d):\n%s\nwant (dropped 1):\n%s", p.Dropped, got, want)
+	if got := string(p.Payload); got != want || p.View.Dropped != 1 {
+		t.Errorf("payload (dropped %d):\n%s\nwant (dropped 1):\n%s", p.View.Dropped, got, want)
 	}
-	if p.Bytes > 120 {
-		t.Errorf("%d bytes over the 120 budget", p.Bytes)
+	if p.View.Bytes > 120 {
+		t.Errorf("%d bytes over the 120 budget", p.View.Bytes)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/hashicorp/go-hclog"
 )
@@ -45,14 +44,9 @@ var (
 
 // Agent is one member of the team.
 type Agent struct {
-	// Type selects the assembler when Assembler is nil (see Options.AssemblersByType).
+	// Type is the agent's type (claude-code, openai-codex, google-gemini,
+	// or another): the session's assembler routes by agent.
 	Type string
-	// Assembler, when not nil, assembles this agent's payloads.
-	Assembler host.Assembler
-	// Format is the assembler format ("" = the assembler's default).
-	Format string
-	// Options are passed to every Assemble call.
-	Options map[string]string
 	// SystemInstruction and InstructionFileText form the system body (seed 000 §6.4).
 	SystemInstruction   string
 	InstructionFileText string
@@ -77,11 +71,6 @@ type Options struct {
 	DisableDedup bool
 	// Agents are the team members by name.
 	Agents map[string]Agent
-	// AssemblersByType maps agent types to assemblers.
-	AssemblersByType map[string]host.Assembler
-	// Fallback assembles for agents without one; nil means no fallback
-	// (Prepare fails for them). Use plaintext.New().
-	Fallback host.Assembler
 	// Logger receives warnings; nil means a null logger.
 	Logger hclog.Logger
 	// OnEvent, when set, is called for every Event.
@@ -101,13 +90,12 @@ type Team struct {
 	ids      map[string]bool
 	nextSeq  int
 	teamTask *string
-	warned   map[string]bool // agents whose fallback was already logged
 }
 
 // New builds a Team. It fails on a negative window or a marker pattern
 // that does not compile.
 func New(opts Options) (*Team, error) {
-	t := &Team{opts: opts, window: DefaultWindowSize, ids: map[string]bool{}, warned: map[string]bool{}, logger: opts.Logger}
+	t := &Team{opts: opts, window: DefaultWindowSize, ids: map[string]bool{}, logger: opts.Logger}
 	if opts.WindowSize != nil {
 		if *opts.WindowSize < 0 {
 			return nil, fmt.Errorf("team: window size %d is negative", *opts.WindowSize)

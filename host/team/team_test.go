@@ -2,13 +2,11 @@ package team
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 
-	"github.com/ctxhost/ctxhost/host/plaintext"
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
@@ -29,9 +27,6 @@ func newTeam(t *testing.T, opts Options) *Team {
 	t.Helper()
 	if opts.Agents == nil {
 		opts.Agents = map[string]Agent{"max": {Type: "x"}, "sarah": {Type: "x"}, "carol": {Type: "x"}}
-	}
-	if opts.Fallback == nil {
-		opts.Fallback = plaintext.New()
 	}
 	tm, err := New(opts)
 	if err != nil {
@@ -295,16 +290,13 @@ func TestNew(t *testing.T) {
 }
 
 func TestNoTeam(t *testing.T) {
-	tm, err := New(Options{Fallback: plaintext.New()})
+	tm, err := New(Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	mustAdd(t, tm, human("kailai", "Hi"))
 	if _, err := tm.ContextForAgent("max", ViewOptions{}); !errors.Is(err, ErrNoTeam) {
 		t.Errorf("ContextForAgent error = %v, want ErrNoTeam", err)
-	}
-	if _, err := tm.Prepare(context.Background(), "max"); !errors.Is(err, ErrNoTeam) {
-		t.Errorf("Prepare error = %v, want ErrNoTeam", err)
 	}
 	if _, err := newTeam(t, Options{}).ContextForAgent("nobody", ViewOptions{}); !errors.Is(err, ErrUnknownAgent) {
 		t.Errorf("unknown agent error = %v, want ErrUnknownAgent", err)

@@ -1,17 +1,15 @@
 package team
 
 import (
-	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 
 	"github.com/ctxhost/ctxhost/host"
-	"github.com/ctxhost/ctxhost/host/plaintext"
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/google/go-cmp/cmp"
-	"github.com/hashicorp/go-hclog"
 )
 
 func TestContextForAgent(t *testing.T) {
@@ -190,54 +188,14 @@ func TestRequestSystemBody(t *testing.T) {
 			tm := newTeam(t, Options{Agents: map[string]Agent{"max": {Type: "x", SystemInstruction: tc.instruction, InstructionFileText: tc.file}}})
 			mustAdd(t, tm, human("kailai", "Hi"))
 			tm.SetTeamTask(tc.teamTask)
-			p, err := tm.Prepare(context.Background(), "max")
+			p, err := prepare(t, tm, "max", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := string(p.Result.Payload); got != tc.want {
+			if got := string(p.Payload); got != tc.want {
 				t.Errorf("payload = %q, want %q", got, tc.want)
 			}
 		})
-	}
-}
-
-func TestUnknownAgentTypeFallsBack(t *testing.T) {
-	var logs bytes.Buffer
-	var events []Event
-	tm := newTeam(t, Options{
-		Agents:           map[string]Agent{"zed": {Type: "acme-bot"}, "max": {Type: TypeClaudeCode}},
-		AssemblersByType: map[string]host.Assembler{TypeClaudeCode: &recorder{name: "claude"}},
-		Logger:           hclog.New(&hclog.LoggerOptions{Output: &logs}),
-		OnEvent:          func(e Event) { events = append(events, e) },
-	})
-	mustAdd(t, tm, human("kailai", "Hi"))
-	p, err := tm.Prepare(context.Background(), "zed")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := `[ContextManager] Unknown agentType "acme-bot", using PlainTextAssembler`
-	if p.Assembler != plaintext.Name || !strings.Contains(logs.String(), want) {
-		t.Errorf("assembler %q, log %q; want plaintext and %q", p.Assembler, logs.String(), want)
-	}
-	if diff := cmp.Diff([]string{want}, p.Warnings); diff != "" {
-		t.Errorf("warnings (-want +got):\n%s", diff)
-	}
-	if len(events) != 2 || events[1].Type != EventFallback || events[1].Agent != "zed" {
-		t.Errorf("events %+v, want message added then fallback for zed", events)
-	}
-	p, err = tm.Prepare(context.Background(), "max")
-	if err != nil || p.Assembler != "claude" || len(p.Warnings) != 0 {
-		t.Errorf("known type: assembler %q, warnings %v, err %v", p.Assembler, p.Warnings, err)
-	}
-}
-
-func TestNoFallback(t *testing.T) {
-	tm, err := New(Options{Agents: map[string]Agent{"zed": {Type: "acme-bot"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tm.Prepare(context.Background(), "zed"); err == nil || !strings.Contains(err.Error(), `"acme-bot"`) {
-		t.Errorf("Prepare error = %v, want one naming the type", err)
 	}
 }
 
@@ -294,20 +252,14 @@ func TestMaxBytesTrimsOldest(t *testing.T) {
 		{name: "drops three", maxBytes: 10, wantDropped: 3, wantPayload: "|dddd|now"},
 		{name: "drops all", maxBytes: 5, wantDropped: 4, wantPayload: "||now"},
 		{name: "system text handed over separately counts", maxBytes: 23, system: "S", sysSeparate: true, wantDropped: 1, wantPayload: "bbbb,cccc,dddd|now"},
-		{name: "too large without context", maxBytes: 4, wantErr: ErrTooLarge},
+		{name: "too large without context", maxBytes: 4, wantErr: host.ErrPayloadTooLarge},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &recorder{name: "rec", system: tc.sysSeparate}
-			var trimmed []Event
-			tm := newTeam(t, Options{MaxBytes: tc.maxBytes, Agents: map[string]Agent{"max": {Assembler: rec, SystemInstruction: tc.system}},
-				OnEvent: func(e Event) {
-					if e.Type == EventTrimmed {
-						trimmed = append(trimmed, e)
-					}
-				}})
+			tm := newTeam(t, Options{MaxBytes: tc.maxBytes, Agents: map[string]Agent{"max": {SystemInstruction: tc.system}}})
 			mustAdd(t, tm, human("k", "aaaa"), human("k", "bbbb"), human("k", "cccc"), human("k", "dddd"), human("k", "now"))
-			p, err := tm.Prepare(context.Background(), "max")
+			p, err := prepare(t, tm, "max", rec)
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) {
 					t.Fatalf("error = %v, want %v", err, tc.wantErr)
@@ -317,14 +269,27 @@ func TestMaxBytesTrimsOldest(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p.Dropped != tc.wantDropped || string(p.Result.Payload) != tc.wantPayload {
-				t.Errorf("dropped %d, payload %q; want %d, %q", p.Dropped, p.Result.Payload, tc.wantDropped, tc.wantPayload)
+			if p.View.Dropped != tc.wantDropped || string(p.Payload) != tc.wantPayload {
+				t.Errorf("dropped %d, payload %q; want %d, %q", p.View.Dropped, p.Payload, tc.wantDropped, tc.wantPayload)
 			}
-			if p.Bytes > tc.maxBytes {
-				t.Errorf("bytes %d over max %d", p.Bytes, tc.maxBytes)
+			if p.View.Bytes > tc.maxBytes || len(p.View.History) != 4-tc.wantDropped {
+				t.Errorf("bytes %d (max %d), %d context messages kept", p.View.Bytes, tc.maxBytes, len(p.View.History))
 			}
-			if wantWarn := tc.wantDropped > 0; wantWarn != (len(trimmed) == 1) || wantWarn != (len(p.Warnings) == 1) {
-				t.Errorf("trimmed events %v, warnings %v; want one each: %v", trimmed, p.Warnings, wantWarn)
+			if wantWarn := tc.wantDropped > 0; wantWarn != (len(p.Warnings) == 1) {
+				t.Errorf("warnings %v; want one: %v", p.Warnings, wantWarn)
+			}
+			// The budget and components describe the payload sent.
+			var history int
+			for _, c := range p.Components {
+				if c.Slot == sdk.SlotHistory {
+					history = len(c.Messages)
+				}
+			}
+			if history != 4-tc.wantDropped || p.Budget.Used > p.Before.Used || (tc.wantDropped > 0) != (p.Budget.Used < p.Before.Used) {
+				t.Errorf("history component %d messages, budget used %d (before %d)", history, p.Budget.Used, p.Before.Used)
+			}
+			if want := 1; tc.wantDropped == 0 && len(rec.calls) != want {
+				t.Errorf("%d assemble calls for a payload that fits, want %d", len(rec.calls), want)
 			}
 			if len(rec.calls) > 2+3 {
 				t.Errorf("%d assemble calls, want at most 2 + log2(4)+1", len(rec.calls))
@@ -334,9 +299,70 @@ func TestMaxBytesTrimsOldest(t *testing.T) {
 }
 
 func TestPrepareAssemblerError(t *testing.T) {
-	tm := newTeam(t, Options{Agents: map[string]Agent{"max": {Assembler: &recorder{name: "rec", failing: true}}}})
+	tm := newTeam(t, Options{Agents: map[string]Agent{"max": {}}})
 	mustAdd(t, tm, human("k", "hi"))
-	if _, err := tm.Prepare(context.Background(), "max"); err == nil || !strings.Contains(err.Error(), `"max"`) {
-		t.Errorf("error = %v, want one naming the agent", err)
+	if _, err := prepare(t, tm, "max", &recorder{name: "rec", failing: true}); err == nil || !strings.Contains(err.Error(), `assembler "rec": boom`) {
+		t.Errorf("error = %v, want one naming the assembler", err)
 	}
+}
+
+// TestPluginComponentsReachAgentPayloads: an agent's payload is built from
+// its view and the session's plugin components, in one prepare whose
+// usage lists exactly what was assembled.
+func TestPluginComponentsReachAgentPayloads(t *testing.T) {
+	v, err := NewViewer(Options{Agents: map[string]Agent{"max": {SystemInstruction: "You are Max."}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := sdk.NewLocalPlugin(notesPlugin{})
+	rec := &recorder{name: "rec"}
+	s, err := host.New(host.Options{}).NewSession("team", host.Config{Window: 8000, Encoding: "cl100k_base", Viewer: v, Assembler: rec,
+		Plugins: []host.PluginBinding{{Name: "notes", Plugin: notes}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Normalize(human("kailai", "When do we ship?"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddMessage(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetTeamTask("Plan v2"); err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Prepare(context.Background(), sdk.AgentIdentity{Name: "max"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, u := range p.Usage {
+		names = append(names, u.Name)
+	}
+	if diff := cmp.Diff([]string{sdk.ComponentSystemPrompt, sdk.ComponentTeamTask, "notes", sdk.ComponentInput}, names); diff != "" {
+		t.Errorf("components (-want +got):\n%s", diff)
+	}
+	if len(rec.calls) != 1 || len(p.Budget.Components) != len(p.Usage) {
+		t.Errorf("%d assemblies, budget of %d components for %d assembled", len(rec.calls), len(p.Budget.Components), len(p.Usage))
+	}
+	if _, err := s.Prepare(context.Background(), sdk.AgentIdentity{Name: "nobody"}); !errors.Is(err, ErrUnknownAgent) {
+		t.Errorf("unknown agent: %v, want ErrUnknownAgent", err)
+	}
+}
+
+// notesPlugin is a context plugin whose component is one fixed note.
+type notesPlugin struct{}
+
+func (notesPlugin) Describe() sdk.PluginInfo {
+	return sdk.PluginInfo{Name: "notes", Version: "1.0.0", Slot: sdk.SlotContext, Priority: 5}
+}
+func (notesPlugin) NewSession(string) sdk.Session { return notesSession{} }
+
+type notesSession struct{}
+
+func (notesSession) Component(context.Context, string) (*sdk.Component, error) {
+	return &sdk.Component{Slot: sdk.SlotContext, Text: "NOTE: ship on Friday"}, nil
+}
+func (notesSession) Apply(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+	return nil, sdk.ErrUnknownOp
 }

@@ -1,0 +1,116 @@
+package postgres_test
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/internal/pgtest"
+	"github.com/ctxhost/ctxhost/store/postgres"
+	"github.com/ctxhost/ctxhost/store/storetest"
+)
+
+func opener(url string) storetest.Opener {
+	return func(t *testing.T) host.Store {
+		s, err := postgres.New(t.Context(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+}
+
+// TestConformance runs the shared store suite in a schema of its own.
+func TestConformance(t *testing.T) {
+	storetest.Run(t, opener(pgtest.URL(t)))
+}
+
+// child runs the part of a child process of storetest.Crash or
+// storetest.RaceProcesses; it reports whether this process is one.
+func child(t *testing.T) bool {
+	if !storetest.InChild() {
+		return false
+	}
+	s, err := postgres.New(context.Background(), os.Getenv("CTXHOST_POSTGRES_CHILD_URL"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.Child(s)
+	return true
+}
+
+// TestCrash kills a writing process and checks what it acknowledged.
+func TestCrash(t *testing.T) {
+	if child(t) {
+		return
+	}
+	url := pgtest.URL(t)
+	storetest.Crash(t, []string{"CTXHOST_POSTGRES_CHILD_URL=" + url}, opener(url))
+}
+
+// TestRaceProcesses races writers of two processes on one session.
+func TestRaceProcesses(t *testing.T) {
+	if child(t) {
+		return
+	}
+	url := pgtest.URL(t)
+	storetest.RaceProcesses(t, []string{"CTXHOST_POSTGRES_CHILD_URL=" + url}, opener(url))
+}
+
+// TestConcurrentOpen: hosts starting at once on an empty schema all get
+// a working store.
+func TestConcurrentOpen(t *testing.T) {
+	url := pgtest.URL(t)
+	errs := make(chan error, 8)
+	for range cap(errs) {
+		go func() {
+			s, err := postgres.New(t.Context(), url)
+			if err == nil {
+				s.Close()
+			}
+			errs <- err
+		}()
+	}
+	for range cap(errs) {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestSchema: the tables go in the search_path's first schema.
+func TestSchema(t *testing.T) {
+	url := pgtest.URL(t)
+	s, err := postgres.New(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !strings.HasPrefix(s.Schema(), "ctxhost_test_") || !strings.Contains(url, "search_path="+s.Schema()) {
+		t.Errorf("Schema() = %q for %s", s.Schema(), url)
+	}
+	if err := postgres.SetSchemaVersion(t.Context(), s, 99); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := postgres.New(t.Context(), url); err == nil || !strings.Contains(err.Error(), "schema version 99") {
+		t.Errorf("New on a newer schema: %v", err)
+	}
+}
+
+func TestFirstSchema(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                   "",
+		"ctxhost":            "ctxhost",
+		" CtxHost , public":  "ctxhost",
+		`"My Schema",public`: "My Schema",
+		`"a""b"`:             `a"b`,
+		"$user, public":      "",
+	} {
+		if got := postgres.FirstSchema(in); got != want {
+			t.Errorf("firstSchema(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

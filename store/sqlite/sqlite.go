@@ -1,0 +1,356 @@
+// Package sqlite is a host.Store in one SQLite database file, through the
+// pure-Go modernc.org/sqlite driver (no cgo).
+//
+// The database runs in WAL mode with synchronous=FULL: a successful Append
+// or Snapshot is committed and synced to disk before it returns, so it
+// survives kill -9 and, as far as SQLite and the file system guarantee,
+// power loss. Every write is one transaction that takes the write lock
+// when it begins (BEGIN IMMEDIATE) and checks the session's version inside
+// it, so several hosts (processes) may share one file on one machine:
+// writers queue for the lock (waiting up to the busy timeout), a stale
+// writer gets host.ErrVersionConflict, and no update is lost. Readers do
+// not block writers. Do not put the file on a network file system: SQLite's
+// locking is not reliable there.
+//
+// The schema (tables schema_version, sessions and events) is created when
+// the file is first opened; a file written by a newer schema is refused.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ctxhost/ctxhost/host"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// schemaVersion is the version of the schema this package writes.
+const schemaVersion = 1
+
+// BusyTimeout is how long a write waits for another connection's (or
+// process's) write lock before it fails.
+const BusyTimeout = 30 * time.Second
+
+// schema creates the tables; every statement is idempotent.
+var schema = []string{
+	`CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`,
+	// id is a BLOB so any session id, whatever its bytes, is kept as it
+	// is and sorts bytewise.
+	`CREATE TABLE IF NOT EXISTS sessions (
+		id BLOB PRIMARY KEY,
+		version INTEGER NOT NULL,
+		snapshot_version INTEGER NOT NULL,
+		snapshot BLOB NOT NULL
+	)`,
+	`CREATE TABLE IF NOT EXISTS events (
+		session BLOB NOT NULL,
+		version INTEGER NOT NULL,
+		data BLOB NOT NULL,
+		PRIMARY KEY (session, version)
+	) WITHOUT ROWID`,
+}
+
+// Store is a host.Store in a SQLite file. It is safe for concurrent use,
+// and several Stores (in one process or several) may share one file.
+type Store struct {
+	path string
+	db   *sql.DB
+	wmu  sync.Mutex // held by a write transaction
+}
+
+var _ interface {
+	host.Store
+	host.SessionLister
+	Close() error
+} = (*Store)(nil)
+
+// New opens the database file at path, creating it (and its directory,
+// 0700) when it does not exist, and makes sure it holds the store's
+// schema. Close the Store when done.
+func New(path string) (*Store, error) {
+	if path == "" {
+		return nil, errors.New("sqlite store: empty path")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store %q: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("sqlite store %q: %w", path, err)
+	}
+	db, err := sql.Open("sqlite", dsn(abs))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite store %q: %w", path, err)
+	}
+	s := &Store{path: abs, db: db}
+	if err := s.init(context.Background()); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlite store %q: %w", path, err)
+	}
+	return s, nil
+}
+
+// dsn returns the driver's data source name for the file at path: a
+// file: URI (so a path holding '?' or '#' is read as a path) with the
+// connection settings every connection of the pool gets.
+func dsn(path string) string {
+	esc := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(filepath.ToSlash(path))
+	if !strings.HasPrefix(esc, "/") {
+		esc = "/" + esc // a Windows drive letter
+	}
+	q := url.Values{}
+	q.Set("_txlock", "immediate") // read-only transactions still BEGIN DEFERRED
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", BusyTimeout.Milliseconds()))
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(FULL)")
+	return "file:" + esc + "?" + q.Encode()
+}
+
+// Path returns the database file's absolute path.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close sqlite store %q: %w", s.path, err)
+	}
+	return nil
+}
+
+// init creates the schema, or checks the one the file holds.
+func (s *Store) init(ctx context.Context) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		for _, stmt := range schema {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				return fmt.Errorf("create schema: %w", err)
+			}
+		}
+		var nv sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT max(version) FROM schema_version`).Scan(&nv); err != nil {
+			return fmt.Errorf("read schema version: %w", err)
+		}
+		switch v := nv.Int64; {
+		case !nv.Valid:
+			if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (?)`, schemaVersion); err != nil {
+				return fmt.Errorf("write schema version: %w", err)
+			}
+		case v > schemaVersion:
+			return fmt.Errorf("the database has schema version %d; this program knows versions up to %d (upgrade it)", v, schemaVersion)
+		}
+		return nil
+	})
+}
+
+// write runs f in a write transaction (BEGIN IMMEDIATE: it holds the
+// database's write lock from the start, so its reads are those of the
+// version it writes over) and commits it. The Store's own writers queue
+// on a mutex, so only other processes wait in SQLite's busy handler.
+func (s *Store) write(ctx context.Context, f func(tx *sql.Tx) error) (err error) {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+		}
+	}()
+	if err := f(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// Load reads the session's snapshot and the events after it in one read
+// transaction; nothing stored wraps host.ErrNotStored.
+func (s *Store) Load(ctx context.Context, id string) (host.StoredSession, error) {
+	st, err := s.load(ctx, id)
+	if err != nil {
+		return host.StoredSession{}, fmt.Errorf("load session %q: %w", id, err)
+	}
+	return st, nil
+}
+
+func (s *Store) load(ctx context.Context, id string) (st host.StoredSession, err error) {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return st, err
+	}
+	defer tx.Rollback()
+	var version uint64
+	err = tx.QueryRowContext(ctx, `SELECT version, snapshot_version, snapshot FROM sessions WHERE id = ?`, []byte(id)).
+		Scan(&version, &st.SnapshotVersion, &st.Snapshot)
+	if errors.Is(err, sql.ErrNoRows) {
+		return st, host.ErrNotStored
+	}
+	if err != nil {
+		return st, err
+	}
+	if st.Snapshot == nil {
+		st.Snapshot = []byte{}
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT version, data FROM events WHERE session = ? AND version > ? ORDER BY version`,
+		[]byte(id), st.SnapshotVersion)
+	if err != nil {
+		return st, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v uint64
+		var data []byte
+		if err := rows.Scan(&v, &data); err != nil {
+			return st, err
+		}
+		if want := st.Version() + 1; v != want {
+			return st, fmt.Errorf("event version %d where %d belongs: the database is damaged", v, want)
+		}
+		if data == nil {
+			data = []byte{}
+		}
+		st.Events = append(st.Events, data)
+	}
+	if err := rows.Err(); err != nil {
+		return st, err
+	}
+	if st.Version() != version {
+		return st, fmt.Errorf("session at version %d, events up to %d: the database is damaged", version, st.Version())
+	}
+	return st, nil
+}
+
+// Append adds event as version expected+1, in one transaction that checks
+// the stored version.
+func (s *Store) Append(ctx context.Context, id string, expected uint64, event []byte) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		if err := bump(ctx, tx, id, expected, "UPDATE sessions SET version = version + 1 WHERE id = ? AND version = ?"); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO events (session, version, data) VALUES (?, ?, ?)`, []byte(id), expected+1, nonNil(event))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("append to session %q: %w", id, err)
+	}
+	return nil
+}
+
+// Snapshot replaces the session's snapshot and events with state as
+// version expected+1, in one transaction that checks the stored version.
+func (s *Store) Snapshot(ctx context.Context, id string, expected uint64, state []byte) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		if expected == 0 {
+			res, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, version, snapshot_version, snapshot) VALUES (?, 1, 1, ?)
+				ON CONFLICT (id) DO NOTHING`, []byte(id), nonNil(state))
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil || n == 0 {
+				return conflict(ctx, tx, id, expected, err)
+			}
+		} else {
+			res, err := tx.ExecContext(ctx, `UPDATE sessions SET version = ?, snapshot_version = ?, snapshot = ? WHERE id = ? AND version = ?`,
+				expected+1, expected+1, nonNil(state), []byte(id), expected)
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil || n == 0 {
+				return conflict(ctx, tx, id, expected, err)
+			}
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM events WHERE session = ?`, []byte(id))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("snapshot session %q: %w", id, err)
+	}
+	return nil
+}
+
+// bump runs update (which moves the session's version on when it is
+// expected) and returns the conflict when it changed nothing.
+func bump(ctx context.Context, tx *sql.Tx, id string, expected uint64, update string) error {
+	res, err := tx.ExecContext(ctx, update, []byte(id), expected)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return conflict(ctx, tx, id, expected, err)
+	}
+	return nil
+}
+
+// conflict returns the error for a write at expected that changed no
+// row: err, or the conflict with the stored version, or host.ErrNotStored
+// for an append to a session not stored.
+func conflict(ctx context.Context, tx *sql.Tx, id string, expected uint64, err error) error {
+	if err != nil {
+		return err
+	}
+	var stored uint64
+	switch err := tx.QueryRowContext(ctx, `SELECT version FROM sessions WHERE id = ?`, []byte(id)).Scan(&stored); {
+	case errors.Is(err, sql.ErrNoRows):
+		if expected == 0 {
+			return fmt.Errorf("nothing stored to append to: %w", host.ErrNotStored)
+		}
+		return fmt.Errorf("not stored, expected version %d: %w", expected, host.ErrVersionConflict)
+	case err != nil:
+		return err
+	}
+	return fmt.Errorf("stored version %d, expected %d: %w", stored, expected, host.ErrVersionConflict)
+}
+
+// Delete removes the session and its events; nothing stored is not an
+// error.
+func (s *Store) Delete(ctx context.Context, id string) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, []byte(id)); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `DELETE FROM events WHERE session = ?`, []byte(id))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("delete session %q: %w", id, err)
+	}
+	return nil
+}
+
+// List returns the ids of the stored sessions, sorted bytewise.
+func (s *Store) List(ctx context.Context) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM sessions ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var id []byte
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
+		ids = append(ids, string(id))
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	return ids, nil
+}
+
+// nonNil returns b, or an empty slice for nil (stored as an empty BLOB,
+// not NULL).
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}

@@ -1,0 +1,127 @@
+package sqlite_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/store/sqlite"
+	"github.com/ctxhost/ctxhost/store/storetest"
+)
+
+func opener(path string) storetest.Opener {
+	return func(t *testing.T) host.Store {
+		s, err := sqlite.New(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := s.Close(); err != nil {
+				t.Error(err)
+			}
+		})
+		return s
+	}
+}
+
+// TestConformance runs the shared store suite on one database file.
+func TestConformance(t *testing.T) {
+	storetest.Run(t, opener(filepath.Join(t.TempDir(), "ctxhost.db")))
+}
+
+// child runs the part of a child process of storetest.Crash or
+// storetest.RaceProcesses; it reports whether this process is one.
+func child(t *testing.T) bool {
+	if !storetest.InChild() {
+		return false
+	}
+	s, err := sqlite.New(os.Getenv("CTXHOST_SQLITE_CHILD_DB"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	storetest.Child(s)
+	return true
+}
+
+// TestCrash kills a writing process and checks what it acknowledged.
+func TestCrash(t *testing.T) {
+	if child(t) {
+		return
+	}
+	path := filepath.Join(t.TempDir(), "s.db")
+	storetest.Crash(t, []string{"CTXHOST_SQLITE_CHILD_DB=" + path}, opener(path))
+}
+
+// TestRaceProcesses races writers of two processes on one session.
+func TestRaceProcesses(t *testing.T) {
+	if child(t) {
+		return
+	}
+	path := filepath.Join(t.TempDir(), "s.db")
+	storetest.RaceProcesses(t, []string{"CTXHOST_SQLITE_CHILD_DB=" + path}, opener(path))
+}
+
+// TestPathsAreNotURIs: a path holding URI syntax is a path.
+func TestPathsAreNotURIs(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a?mode=ro#b%20c.db")
+	s, err := sqlite.New(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Snapshot(context.Background(), "x", 0, []byte("state")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("the database is not at the path given: %v", err)
+	}
+}
+
+// TestSettings: the file is in WAL mode with the schema version recorded.
+func TestSettings(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.db")
+	s, err := sqlite.New(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	head, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Bytes 18 and 19 of the header are 2 in WAL mode.
+	if !strings.HasPrefix(string(head), "SQLite format 3\x00") || head[18] != 2 || head[19] != 2 {
+		t.Errorf("the database is not a SQLite file in WAL mode")
+	}
+}
+
+// TestNewerSchemaRefused: a file from a newer schema is not touched.
+func TestNewerSchemaRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.db")
+	s, err := sqlite.New(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sqlite.SetSchemaVersion(s, 99); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := sqlite.New(path); err == nil || !strings.Contains(err.Error(), "schema version 99") {
+		t.Errorf("New on a newer schema: %v", err)
+	}
+	nested, err := sqlite.New(filepath.Join(t.TempDir(), "missing", "dir", "s.db"))
+	if err != nil {
+		t.Errorf("New in a missing directory: %v", err)
+	} else {
+		nested.Close()
+	}
+	notDB := filepath.Join(t.TempDir(), "text.db")
+	os.WriteFile(notDB, []byte(strings.Repeat("not a database\n", 100)), 0o600)
+	if _, err := sqlite.New(notDB); err == nil {
+		t.Errorf("New on a text file succeeded")
+	}
+}

@@ -1,0 +1,268 @@
+package storetest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/ctxhost/ctxhost/host"
+)
+
+// childEnv marks a child process of Crash or RaceProcesses; its value is
+// the child's part: "crash", or "race <tag>".
+const childEnv = "CTXHOST_STORETEST_CHILD"
+
+// Crash parameters: writers appending at once, the acknowledged appends
+// after which the child is killed, and an upper bound on the appends of
+// a child nobody kills.
+const (
+	crashWriters   = 4
+	crashKillAfter = 400
+	crashMaxWrites = 1_000_000
+)
+
+// InChild reports whether this process is a child that Crash or
+// RaceProcesses started; the test must then open the Store as told by the
+// environment it was given and call Child with it.
+func InChild() bool { return os.Getenv(childEnv) != "" }
+
+// Child does the part of the child process (see InChild) on st; the test
+// should return when it does.
+func Child(st host.Store) {
+	role := os.Getenv(childEnv)
+	if tag, ok := strings.CutPrefix(role, "race "); ok {
+		raceChild(st, tag)
+		return
+	}
+	crashChild(st)
+}
+
+// child returns the command that runs the calling top-level test again as
+// a child process with role and env.
+func child(t *testing.T, role string, env []string) *exec.Cmd {
+	if strings.Contains(t.Name(), "/") {
+		t.Fatalf("storetest: the child-process tests must be called from a top-level test, not %s", t.Name())
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v=false")
+	cmd.Env = append(append(os.Environ(), env...), childEnv+"="+role)
+	return cmd
+}
+
+// Crash checks that acknowledged writes survive the writer's sudden death:
+// it runs the calling test again in a child process (with env added to its
+// environment, to tell it where the backend is), which appends events to
+// a few sessions as fast as it can and prints every acknowledged version;
+// after crashKillAfter acknowledgements the child is killed with SIGKILL,
+// most likely in the middle of a write. Then a Store from open must hold,
+// for every session, each acknowledged version, with the bytes written,
+// and nothing else but possibly the one write in flight: no gap, no
+// duplicate, no damage.
+//
+// The calling test must be a top-level test; in the child (InChild), it
+// opens the Store and calls Child instead.
+func Crash(t *testing.T, env []string, open Opener) {
+	cmd := child(t, "crash", env)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	acked := map[string]uint64{} // session: last acknowledged version
+	sc := bufio.NewScanner(out)
+	n := 0
+	for n < crashKillAfter && sc.Scan() {
+		line := sc.Text()
+		sid, vs, ok := strings.Cut(line, " ")
+		v, err := strconv.ParseUint(vs, 10, 64)
+		if !ok || err != nil || !strings.HasPrefix(sid, "crash-") {
+			continue // not ours (test framework output)
+		}
+		if v != acked[sid]+1 && acked[sid] != 0 {
+			t.Errorf("child acknowledged %s version %d after %d", sid, v, acked[sid])
+		}
+		acked[sid] = v
+		n++
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatalf("kill the child: %v", err)
+	}
+	for sc.Scan() { // acknowledgements printed before the kill
+		if sid, vs, ok := strings.Cut(sc.Text(), " "); ok && strings.HasPrefix(sid, "crash-") {
+			if v, err := strconv.ParseUint(vs, 10, 64); err == nil {
+				acked[sid] = v
+			}
+		}
+	}
+	werr := cmd.Wait()
+	if n < crashKillAfter {
+		t.Fatalf("the child stopped after %d acknowledged appends (%v):\n%s", n, werr, stderr.String())
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("the child ended before it was killed (%v):\n%s", werr, stderr.String())
+	}
+	st := open(t)
+	for w := 0; w < crashWriters; w++ {
+		sid := crashSession(w)
+		got, err := st.Load(t.Context(), sid)
+		if err != nil {
+			t.Errorf("%s: %v", sid, err)
+			continue
+		}
+		a := acked[sid]
+		if got.Version() < a || got.Version() > a+1 {
+			t.Errorf("%s: stored version %d; the child acknowledged %d (at most one more may have been in flight)", sid, got.Version(), a)
+		}
+		if got.SnapshotVersion != 1 || !bytes.Equal(got.Snapshot, []byte(sid)) {
+			t.Errorf("%s: snapshot version %d %s", sid, got.SnapshotVersion, short(got.Snapshot))
+		}
+		for i, ev := range got.Events {
+			if v := got.SnapshotVersion + uint64(i) + 1; !bytes.Equal(ev, crashEvent(sid, v)) {
+				t.Errorf("%s: version %d holds %s, want %s", sid, v, short(ev), short(crashEvent(sid, v)))
+			}
+		}
+		// The store still works: the session goes on from where it is.
+		if err := st.Append(t.Context(), sid, got.Version(), crashEvent(sid, got.Version()+1)); err != nil {
+			t.Errorf("%s: append after the crash: %v", sid, err)
+		}
+	}
+	t.Logf("killed the writer after %d acknowledged appends over %d sessions", n, crashWriters)
+}
+
+// crashChild is the child's part of Crash: it appends to crashWriters
+// sessions at once, printing "<session> <version>" for each acknowledged
+// write, until it is killed. It never returns.
+func crashChild(st host.Store) {
+	ctx := context.Background()
+	var mu sync.Mutex
+	out := bufio.NewWriter(os.Stdout)
+	fail := func(err error) {
+		fmt.Fprintln(os.Stderr, "crash child:", err)
+		os.Exit(3)
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < crashWriters; w++ {
+		sid := crashSession(w)
+		if err := st.Delete(ctx, sid); err != nil {
+			fail(err)
+		}
+		if err := st.Snapshot(ctx, sid, 0, []byte(sid)); err != nil {
+			fail(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for v := uint64(2); v < crashMaxWrites; v++ {
+				if err := st.Append(ctx, sid, v-1, crashEvent(sid, v)); err != nil {
+					fail(err)
+				}
+				mu.Lock()
+				fmt.Fprintln(out, sid, v)
+				err := out.Flush()
+				mu.Unlock()
+				if err != nil {
+					fail(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	fail(errors.New("nobody killed the child"))
+}
+
+func crashSession(w int) string { return fmt.Sprint("crash-", w) }
+
+// crashEvent is the event at version v of session sid: a few hundred bytes
+// to 64 KiB, so the kill often lands in the middle of a large write.
+func crashEvent(sid string, v uint64) []byte {
+	size := 200
+	if v%5 == 0 {
+		size = 64 << 10
+	}
+	head := fmt.Sprintf("%s v%d ", sid, v)
+	return append([]byte(head), pattern(size, uint32(v))...)
+}
+
+// raceSession is the session RaceProcesses' children write.
+const raceSession = "race"
+
+// RaceProcesses checks version conflicts between processes: it runs the
+// calling test again in two child processes at once (with env added to
+// their environment, to tell them where the backend is), each racing two
+// writers on one session as the ConcurrentWriters subtests do. Every
+// version must have been acknowledged to exactly one writer of either
+// process, and the session must hold exactly those writes. The calling
+// test must be a top-level test; in a child (InChild), it opens the Store
+// and calls Child instead.
+func RaceProcesses(t *testing.T, env []string, open Opener) {
+	st := open(t)
+	if err := st.Delete(t.Context(), raceSession); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		out, stderr bytes.Buffer
+		err         error
+	}
+	results := make([]*result, 2)
+	var wg sync.WaitGroup
+	for p := range results {
+		r := &result{}
+		results[p] = r
+		cmd := child(t, fmt.Sprintf("race p%d", p), env)
+		cmd.Stdout, cmd.Stderr = &r.out, &r.stderr
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.err = cmd.Run()
+		}()
+	}
+	wg.Wait()
+	winners := map[uint64]string{}
+	wins := make([]int, len(results))
+	for p, r := range results {
+		if r.err != nil {
+			t.Fatalf("child %d: %v\n%s", p, r.err, r.stderr.String())
+		}
+		sc := bufio.NewScanner(&r.out)
+		for sc.Scan() {
+			vs, payload, ok := strings.Cut(sc.Text(), " ")
+			v, err := strconv.ParseUint(vs, 10, 64)
+			if !ok || err != nil {
+				continue // not ours (test framework output)
+			}
+			if prev, dup := winners[v]; dup {
+				t.Errorf("version %d acknowledged twice: %s and %s", v, prev, payload)
+			}
+			winners[v] = payload
+			wins[p]++
+		}
+	}
+	checkHistory(t, st, raceSession, winners)
+	t.Logf("versions won by each process: %v", wins)
+}
+
+// raceChild is a child's part of RaceProcesses: it races two writers (two
+// Store instances would be the same; st is shared) and prints
+// "<version> <payload>" for each acknowledged write. It exits on failure.
+func raceChild(st host.Store, tag string) {
+	won, err := race(context.Background(), []host.Store{st, st}, raceSession, tag)
+	for _, w := range won {
+		fmt.Println(w.version, w.payload)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "race child:", err)
+		os.Exit(3)
+	}
+}
