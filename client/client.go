@@ -1,0 +1,196 @@
+// Package client calls a running `ctxhost serve` from Go: the
+// ContextService over Connect's protocol (HTTP/1.1 or HTTP/2, JSON-free
+// binary protobuf) or over gRPC, with the bearer token on every call.
+//
+//	c := client.New("http://127.0.0.1:7400", client.Options{Token: os.Getenv("CTXHOST_TOKEN")})
+//	info, err := c.CreateSession(ctx, "run-42", "")
+//	seq, err := c.Append(ctx, "run-42", client.WriteOptions{}, sdk.Message{Role: "user", Content: "fix the bug"})
+//	turn, err := c.Prepare(ctx, "run-42", "")
+//	// send turn.Payload to the model, then
+//	err = c.ReportUsage(ctx, "run-42", promptTokens, completionTokens)
+//
+// Every write returns the session's new sequence number. WriteOptions
+// carries an expected sequence (a stale one fails with
+// connect.CodeAborted; CurrentSequence reads the session's number from
+// such an error) and an idempotency key (a retried write is applied once).
+// The generated client (Raw) offers every RPC with its full request.
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"connectrpc.com/connect"
+	"google.golang.org/protobuf/types/known/structpb"
+
+	"github.com/ctxhost/ctxhost/api/servicev1"
+	"github.com/ctxhost/ctxhost/api/servicev1/servicev1connect"
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// SequenceHeader is the response header (and error metadata) that carries
+// the session's current sequence number.
+const SequenceHeader = "Ctxhost-Sequence"
+
+// Options configure a Client.
+type Options struct {
+	// Token is the bearer token the server requires ("" when it requires
+	// none).
+	Token string
+	// GRPC speaks gRPC instead of Connect's protocol (the server answers
+	// both on one port); it needs an HTTP/2 client (h2c for http://).
+	GRPC bool
+	// HTTPClient is the transport (nil: http.DefaultClient).
+	HTTPClient *http.Client
+}
+
+// Client is a ContextService client.
+type Client struct {
+	// Raw is the generated client: every RPC with its full request.
+	Raw servicev1connect.ContextServiceClient
+}
+
+// New returns a client of the service at baseURL (http://HOST:PORT or
+// https://HOST:PORT).
+func New(baseURL string, opts Options) *Client {
+	hc := opts.HTTPClient
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	var copts []connect.ClientOption
+	if opts.GRPC {
+		copts = append(copts, connect.WithGRPC())
+	}
+	if opts.Token != "" {
+		copts = append(copts, connect.WithInterceptors(bearer(opts.Token)))
+	}
+	return &Client{Raw: servicev1connect.NewContextServiceClient(hc, strings.TrimSuffix(baseURL, "/"), copts...)}
+}
+
+// bearer adds the token to every request.
+func bearer(token string) connect.UnaryInterceptorFunc {
+	return func(next connect.UnaryFunc) connect.UnaryFunc {
+		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+			req.Header().Set("Authorization", "Bearer "+token)
+			return next(ctx, req)
+		}
+	}
+}
+
+// WriteOptions are the optional checks of a write.
+type WriteOptions struct {
+	// ExpectedSequence, when not 0, makes the write fail with
+	// connect.CodeAborted unless the session is at that sequence.
+	ExpectedSequence uint64
+	// IdempotencyKey, when set, makes a retried write apply once.
+	IdempotencyKey string
+}
+
+func (w WriteOptions) proto() *servicev1.WriteOptions {
+	return &servicev1.WriteOptions{ExpectedSequence: w.ExpectedSequence, IdempotencyKey: w.IdempotencyKey}
+}
+
+// CreateSession creates session id with profile ("" for the
+// configuration's first).
+func (c *Client) CreateSession(ctx context.Context, id, profile string) (*servicev1.SessionInfo, error) {
+	res, err := c.Raw.CreateSession(ctx, connect.NewRequest(&servicev1.CreateSessionRequest{SessionId: id, Profile: profile}))
+	if err != nil {
+		return nil, fmt.Errorf("create session %q: %w", id, err)
+	}
+	return res.Msg, nil
+}
+
+// Append adds messages to session id, in order; it returns the new
+// sequence and the stored ids.
+func (c *Client) Append(ctx context.Context, id string, w WriteOptions, msgs ...sdk.Message) (uint64, []string, error) {
+	req := &servicev1.AppendMessagesRequest{SessionId: id, Write: w.proto()}
+	for _, m := range msgs {
+		req.Messages = append(req.Messages, toProto(m))
+	}
+	res, err := c.Raw.AppendMessages(ctx, connect.NewRequest(req))
+	if err != nil {
+		return 0, nil, fmt.Errorf("append to %q: %w", id, err)
+	}
+	return res.Msg.Sequence, res.Msg.Ids, nil
+}
+
+// SetInput sets the session's current input.
+func (c *Client) SetInput(ctx context.Context, id, text string, w WriteOptions) (uint64, error) {
+	res, err := c.Raw.SetText(ctx, connect.NewRequest(&servicev1.SetTextRequest{SessionId: id, Text: servicev1.Text_TEXT_INPUT, Value: text, Write: w.proto()}))
+	if err != nil {
+		return 0, fmt.Errorf("set input of %q: %w", id, err)
+	}
+	return res.Msg.Sequence, nil
+}
+
+// Apply runs op with args (any JSON value) on the session's plugin
+// binding and returns the op's JSON result.
+func (c *Client) Apply(ctx context.Context, id, plugin, op string, args any, w WriteOptions) (json.RawMessage, uint64, error) {
+	b, err := json.Marshal(args)
+	if err != nil {
+		return nil, 0, fmt.Errorf("apply %s on %q: encode args: %w", op, plugin, err)
+	}
+	var v structpb.Value
+	if err := v.UnmarshalJSON(b); err != nil {
+		return nil, 0, fmt.Errorf("apply %s on %q: encode args: %w", op, plugin, err)
+	}
+	res, err := c.Raw.ApplyOp(ctx, connect.NewRequest(&servicev1.ApplyOpRequest{SessionId: id, Plugin: plugin, Op: op, Args: &v, Write: w.proto()}))
+	if err != nil {
+		return nil, 0, fmt.Errorf("apply %s on %q in %q: %w", op, plugin, id, err)
+	}
+	var out json.RawMessage
+	if res.Msg.Result != nil {
+		if out, err = res.Msg.Result.MarshalJSON(); err != nil {
+			return nil, 0, fmt.Errorf("apply %s on %q: decode result: %w", op, plugin, err)
+		}
+	}
+	return out, res.Msg.Sequence, nil
+}
+
+// ReportUsage reports the provider's token counts of the last call.
+func (c *Client) ReportUsage(ctx context.Context, id string, prompt, completion int64) (uint64, error) {
+	res, err := c.Raw.ReportUsage(ctx, connect.NewRequest(&servicev1.ReportUsageRequest{SessionId: id, PromptTokens: prompt, CompletionTokens: completion}))
+	if err != nil {
+		return 0, fmt.Errorf("report usage of %q: %w", id, err)
+	}
+	return res.Msg.Sequence, nil
+}
+
+// Prepare builds the context of the session's next turn (for agent, in a
+// multi-agent profile; "" otherwise).
+func (c *Client) Prepare(ctx context.Context, id, agent string) (*servicev1.PrepareResponse, error) {
+	res, err := c.Raw.Prepare(ctx, connect.NewRequest(&servicev1.PrepareRequest{SessionId: id, Agent: agent}))
+	if err != nil {
+		return nil, fmt.Errorf("prepare %q: %w", id, err)
+	}
+	return res.Msg, nil
+}
+
+// CurrentSequence reads the session's current sequence from an error the
+// service returned (a stale expected sequence, connect.CodeAborted).
+func CurrentSequence(err error) (uint64, bool) {
+	var ce *connect.Error
+	if !errors.As(err, &ce) {
+		return 0, false
+	}
+	v := ce.Meta().Get(SequenceHeader)
+	if v == "" {
+		return 0, false
+	}
+	n, perr := strconv.ParseUint(v, 10, 64)
+	return n, perr == nil
+}
+
+func toProto(m sdk.Message) *servicev1.Message {
+	out := &servicev1.Message{Id: m.ID, Role: m.Role, Name: m.Name, SpeakerType: string(m.SpeakerType), Content: m.Content,
+		ToolCallId: m.ToolCallID, ToolName: m.ToolName, Metadata: m.Metadata, Kind: m.Kind, Pinned: m.Pinned}
+	for _, tc := range m.ToolCalls {
+		out.ToolCalls = append(out.ToolCalls, &servicev1.ToolCall{Id: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
+	}
+	return out
+}

@@ -1,0 +1,107 @@
+"""A minimal client of `ctxhost serve`, using only Python's standard library.
+
+It speaks the service's JSON protocol: every call is an HTTP POST of a JSON
+object to /ctxhost.service.v1.ContextService/<Method>. Field names may be
+written in snake_case (as in the .proto) or lowerCamelCase; answers use
+lowerCamelCase, and numbers of 64 bits (sequences, token counts) arrive as
+JSON strings.
+
+    c = Client("http://127.0.0.1:7400", token=os.environ.get("CTXHOST_TOKEN"))
+    c.create_session("run-42")
+    c.append("run-42", {"role": "user", "content": "fix the failing test"})
+    turn = c.prepare("run-42")          # turn["payload"] goes to the model
+    c.report_usage("run-42", 1234, 56)
+"""
+
+import json
+import urllib.error
+import urllib.request
+
+SERVICE = "ctxhost.service.v1.ContextService"
+
+
+class CtxhostError(Exception):
+    """An error answer: HTTP status, Connect code (invalid_argument,
+    not_found, aborted, unauthenticated, ...), message and, for a stale
+    expected sequence, the session's current sequence."""
+
+    def __init__(self, status, code, message, sequence=None):
+        super().__init__("%s (HTTP %d): %s" % (code, status, message))
+        self.status = status
+        self.code = code
+        self.message = message
+        self.sequence = sequence
+
+
+class Client:
+    """Calls one ctxhost service."""
+
+    def __init__(self, base_url, token=None, timeout=30.0):
+        self.base_url = base_url.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+
+    def call(self, method, body):
+        """Calls method with body (a dict) and returns the answer (a dict)."""
+        data = json.dumps(body).encode("utf-8")
+        req = urllib.request.Request(
+            "%s/%s/%s" % (self.base_url, SERVICE, method),
+            data=data,
+            method="POST",
+            headers={"Content-Type": "application/json"},
+        )
+        if self.token:
+            req.add_header("Authorization", "Bearer " + self.token)
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                return json.loads(resp.read() or b"{}")
+        except urllib.error.HTTPError as e:
+            raw = e.read()
+            try:
+                err = json.loads(raw)
+            except ValueError:
+                err = {"code": "unknown", "message": raw.decode("utf-8", "replace")}
+            seq = e.headers.get("Ctxhost-Sequence")
+            raise CtxhostError(e.code, err.get("code", "unknown"), err.get("message", ""),
+                               int(seq) if seq else None) from None
+
+    @staticmethod
+    def _write(expected_sequence, idempotency_key):
+        w = {}
+        if expected_sequence:
+            w["expected_sequence"] = str(expected_sequence)
+        if idempotency_key:
+            w["idempotency_key"] = idempotency_key
+        return w
+
+    def create_session(self, session_id, profile=""):
+        return self.call("CreateSession", {"session_id": session_id, "profile": profile})
+
+    def get_session(self, session_id):
+        return self.call("GetSession", {"session_id": session_id})
+
+    def append(self, session_id, *messages, expected_sequence=0, idempotency_key=""):
+        """Appends messages (dicts: role, content, name, kind, ...); returns
+        (sequence, ids)."""
+        r = self.call("AppendMessages", {"session_id": session_id, "messages": list(messages),
+                                         "write": self._write(expected_sequence, idempotency_key)})
+        return int(r.get("sequence", 0)), r.get("ids", [])
+
+    def set_input(self, session_id, text):
+        r = self.call("SetText", {"session_id": session_id, "text": "TEXT_INPUT", "value": text})
+        return int(r.get("sequence", 0))
+
+    def apply(self, session_id, plugin, op, args):
+        """Runs op on the session's plugin binding; returns its JSON result."""
+        r = self.call("ApplyOp", {"session_id": session_id, "plugin": plugin, "op": op, "args": args})
+        return r.get("result")
+
+    def prepare(self, session_id, agent=""):
+        """Builds the context of the next turn: payload, budget, components,
+        compaction, action and warnings."""
+        return self.call("Prepare", {"session_id": session_id, "agent": agent})
+
+    def report_usage(self, session_id, prompt_tokens, completion_tokens):
+        r = self.call("ReportUsage", {"session_id": session_id, "prompt_tokens": str(prompt_tokens),
+                                      "completion_tokens": str(completion_tokens)})
+        return int(r.get("sequence", 0))
