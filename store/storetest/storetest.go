@@ -64,6 +64,7 @@ func RunWith(t *testing.T, opts Options, open Opener) {
 		{"ConcurrentSessions", false, s.concurrentSessions},
 		{"ConcurrentWritersOneInstance", false, func(t *testing.T) { s.concurrentWriters(t, 1) }},
 		{"List", false, s.list},
+		{"Version", false, s.version},
 		{"CrossInstance", true, s.crossInstance},
 		{"ConcurrentWritersTwoInstances", true, func(t *testing.T) { s.concurrentWriters(t, 2) }},
 	}
@@ -144,6 +145,42 @@ func (s suite) appendAndLoad(t *testing.T) {
 	}
 	expect(t, st, sid, w)
 	expect(t, s.open(t), sid, w) // another instance reads the same
+}
+
+// version: a store that reads versions without loading (host.VersionReader)
+// agrees with Load, before, during and after a session's life.
+func (s suite) version(t *testing.T) {
+	st := s.open(t)
+	vr, ok := st.(host.VersionReader)
+	if !ok {
+		t.Skip("the store does not implement host.VersionReader (hosts fall back to Load)")
+	}
+	sid := id(t, "s")
+	check := func(want uint64) {
+		t.Helper()
+		got, err := vr.Version(ctx(t), sid)
+		if err != nil || got != want {
+			t.Fatalf("Version = %d, %v; want %d", got, err, want)
+		}
+		if lv, err := host.StoredVersionOf(ctx(t), st, sid); err != nil || lv != want {
+			t.Fatalf("StoredVersionOf = %d, %v; want %d", lv, err, want)
+		}
+	}
+	check(0)
+	mustDo(t, st.Snapshot(ctx(t), sid, 0, []byte("base")))
+	check(1)
+	mustDo(t, st.Append(ctx(t), sid, 1, []byte("e2")))
+	mustDo(t, st.Append(ctx(t), sid, 2, []byte("e3")))
+	check(3)
+	if other, ok := s.open(t).(host.VersionReader); ok {
+		if v, err := other.Version(ctx(t), sid); err != nil || v != 3 {
+			t.Fatalf("another instance reads version %d, %v; want 3", v, err)
+		}
+	}
+	mustDo(t, st.Snapshot(ctx(t), sid, 3, []byte("again")))
+	check(4)
+	mustDo(t, st.Delete(ctx(t), sid))
+	check(0)
 }
 
 func (s suite) conflicts(t *testing.T) {
