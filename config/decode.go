@@ -208,7 +208,7 @@ func decodeHost(fb fileBlock, h *Host, diags *hcl.Diagnostics) {
 	r.str("log_level", &h.LogLevel)
 	r.str("log_format", &h.LogFormat)
 	r.str("store", &h.Store)
-	h.Store = resolvePath(fb.dir, h.Store)
+	h.Store = resolveStore(fb.dir, h.Store)
 }
 
 func decodeServer(fb fileBlock, s *Server, diags *hcl.Diagnostics) {

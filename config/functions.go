@@ -145,6 +145,28 @@ func resolvePath(dir, path string) string {
 	return filepath.Join(dir, path)
 }
 
+// resolveStore resolves the path of a store spec against dir: a plain
+// path, or the path after "sqlite:" or "file:"; a database URL
+// (postgres://, postgresql://) is left as it is.
+func resolveStore(dir, spec string) string {
+	lower := strings.ToLower(spec)
+	if strings.HasPrefix(lower, "postgres://") || strings.HasPrefix(lower, "postgresql://") {
+		return spec
+	}
+	prefix := ""
+	for _, p := range []string{"sqlite:", "file:"} {
+		if rest, ok := strings.CutPrefix(spec, p); ok {
+			prefix, spec = p, rest
+			break
+		}
+	}
+	out := resolvePath(dir, spec)
+	if strings.HasSuffix(spec, "/") && !strings.HasSuffix(out, "/") {
+		out += "/" // a trailing slash names a directory of files
+	}
+	return prefix + out
+}
+
 // readInstructionFile reads an agent's instruction file, reporting a
 // failure at the instruction_file attribute.
 func readInstructionFile(r *attrReader, path string) string {
