@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxhost/ctxhost/internal/pgtest"
 	"github.com/ctxhost/ctxhost/store"
 	"github.com/ctxhost/ctxhost/store/filestore"
-	"github.com/ctxhost/ctxhost/internal/pgtest"
 	"github.com/ctxhost/ctxhost/store/postgres"
 	"github.com/ctxhost/ctxhost/store/sqlite"
 	"github.com/ctxhost/ctxhost/store/storetest"
