@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"connectrpc.com/connect"
+
+	"github.com/ctxhost/ctxhost/client"
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// TestServeGoClient drives a real `ctxhost serve` with the Go client
+// package, over Connect and over gRPC, with a bearer token: the loop,
+// a plugin op, and a stale expected sequence whose current number the
+// client reads back.
+func TestServeGoClient(t *testing.T) {
+	s, _ := newServe(t, "", "CTXHOST_TOKEN=s3cret")
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	p.SetHTTP1(true)
+	hc := &http.Client{Transport: &http.Transport{Protocols: &p}}
+	for _, grpc := range []bool{false, true} {
+		name := map[bool]string{false: "connect", true: "grpc"}[grpc]
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			if _, err := client.New("http://"+s.addr, client.Options{GRPC: grpc, HTTPClient: hc}).CreateSession(ctx, "x", ""); connect.CodeOf(err) != connect.CodeUnauthenticated {
+				t.Fatalf("no token: %v, want unauthenticated", err)
+			}
+			c := client.New("http://"+s.addr, client.Options{Token: "s3cret", GRPC: grpc, HTTPClient: hc})
+			id := "go-" + name
+			if _, err := c.CreateSession(ctx, id, ""); err != nil {
+				t.Fatal(err)
+			}
+			seq, ids, err := c.Append(ctx, id, client.WriteOptions{}, sdk.Message{Role: sdk.RoleUser, Content: "fix the parser"})
+			if err != nil || len(ids) != 1 {
+				t.Fatalf("append: %v %v", ids, err)
+			}
+			res, _, err := c.Apply(ctx, id, "plan", "set_plan", map[string]any{"goal": "fix it", "tasks": []map[string]any{{"id": "t1", "title": "reproduce"}}}, client.WriteOptions{})
+			if err != nil || !json.Valid(res) {
+				t.Fatalf("apply: %s %v", res, err)
+			}
+			turn, err := c.Prepare(ctx, id, "")
+			if err != nil || !strings.Contains(turn.Payload, "fix the parser") || !strings.Contains(turn.Payload, "reproduce") {
+				t.Fatalf("prepare: %v %v", turn, err)
+			}
+			if _, err := c.ReportUsage(ctx, id, turn.Budget.GetUsed()+20, 10); err != nil {
+				t.Fatal(err)
+			}
+			_, _, err = c.Append(ctx, id, client.WriteOptions{ExpectedSequence: seq}, sdk.Message{Role: sdk.RoleUser, Content: "late"})
+			cur, ok := client.CurrentSequence(err)
+			if connect.CodeOf(err) != connect.CodeAborted || !ok || cur <= seq {
+				t.Fatalf("stale write: %v (current %d, %v)", err, cur, ok)
+			}
+		})
+	}
+}
