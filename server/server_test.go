@@ -45,6 +45,16 @@ context "second" {
 // newTestServer starts both profiles over one file store in dir.
 func newTestServer(t testing.TB, dir string) *Server {
 	t.Helper()
+	st, err := filestore.New(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newTestServerOn(t, dir, st)
+}
+
+// newTestServerOn is newTestServer on the store st.
+func newTestServerOn(t testing.TB, dir string, st host.Store) *Server {
+	t.Helper()
 	path := filepath.Join(dir, "c.hcl")
 	if err := os.WriteFile(path, []byte(fmt.Sprintf(testHCL, planBinary)), 0o600); err != nil {
 		t.Fatal(err)
@@ -52,10 +62,6 @@ func newTestServer(t testing.TB, dir string) *Server {
 	cfg, diags := config.Load([]string{path}, map[string]string{}, nil)
 	if diags.HasErrors() {
 		t.Fatal(diags)
-	}
-	st, err := filestore.New(filepath.Join(dir, "store"))
-	if err != nil {
-		t.Fatal(err)
 	}
 	engines := map[string]*engine.Engine{}
 	for _, name := range []string{"first", "second"} {
