@@ -84,7 +84,7 @@ func startServe(t *testing.T, env []string, args ...string) *served {
 	cmd.Env = append(os.Environ(), env...)
 	pr, pw := io.Pipe()
 	s := &served{cmd: cmd, stderr: &syncBuffer{}, done: make(chan struct{})}
-	cmd.Stderr = io.MultiWriter(pw, s.stderr)
+	cmd.Stderr = io.MultiWriter(s.stderr, pw) // the buffer first: it holds a line before the scanner sees it
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,8 @@ func startServe(t *testing.T, env []string, args ...string) *served {
 	go func() {
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
-			if a, ok := strings.CutPrefix(sc.Text(), "listening on http://"); ok {
+			line := strings.Replace(sc.Text(), "listening on https://", "listening on http://", 1)
+			if a, ok := strings.CutPrefix(line, "listening on http://"); ok {
 				addr <- a
 				break
 			}
