@@ -84,7 +84,7 @@ func (s *Session) gather(ctx context.Context, view *AgentView) ([]countedCompone
 			continue
 		}
 		if a.fetched {
-			p.accept(a.f.comp, a.f.tokens, a.f.hash, a.gen)
+			p.accept(a.f.comp, a.f.tokens, a.f.counts, a.gen)
 		}
 		if p.last == nil {
 			continue

@@ -167,14 +167,14 @@ func (s *Session) compactPlugin(ctx context.Context, c *countedComponent, ask in
 	if err != nil {
 		return undo(err.Error())
 	}
-	after, tokens, h := f.comp, f.tokens, f.hash
+	after, tokens, counts := f.comp, f.tokens, f.counts
 	if after != nil && after.Name != c.comp.Name {
 		return undo(fmt.Sprintf("component name changed from %q to %q", c.comp.Name, after.Name))
 	}
 	if tokens > c.tokens {
 		return undo(fmt.Sprintf("component grew from %d to %d tokens", c.tokens, tokens))
 	}
-	p.accept(after, tokens, h, gen)
+	p.accept(after, tokens, counts, gen)
 	s.journalPlugin(p, journalOp{Compact: &req, Result: compactHash(res)})
 	st.Freed = c.tokens - tokens
 	st.Duration = time.Since(start)

@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/tokenizer"
 )
 
 // boundPlugin is one plugin binding of one session, with the last answer the
@@ -28,7 +28,7 @@ type boundPlugin struct {
 	// be skipped unless the plugin is volatile.
 	fresh      bool
 	last       *sdk.Component // nil: the plugin had nothing
-	lastHash   [sha256.Size]byte
+	lastCounts map[string]int // tokens of each section or message text of last
 	lastTokens int
 	lastGen    int // the plugin's generation when last was fetched
 }
@@ -150,16 +150,16 @@ func retriedWarning(what string, cutOff error) string {
 type fetched struct {
 	comp   *sdk.Component
 	tokens int
-	hash   [sha256.Size]byte
+	counts map[string]int // tokens of each section or message text of comp
 }
 
 // fetch asks the plugin for its component, validates and counts it, all
 // within the binding's deadline (counting a huge component is part of the
 // call's time); a call cut off by that deadline is made once more, and
 // cutOff is then the first attempt's error. It does not touch the slot.
-func (p *boundPlugin) fetch(ctx context.Context, session, encoding string, counter interface{ Count(string) int }) (f fetched, gen int, cutOff, err error) {
+func (p *boundPlugin) fetch(ctx context.Context, session, encoding string, counter tokenizer.Counter) (f fetched, gen int, cutOff, err error) {
 	gen = generationOf(p.binding.Plugin)
-	last := lastCount{ok: p.last != nil, hash: p.lastHash, tokens: p.lastTokens}
+	prev := p.lastCounts
 	f, cutOff, err = callRetryingOnce(ctx, p.binding.Timeout, func(ctx context.Context) (fetched, error) {
 		c, err := p.binding.Plugin.Component(ctx, session, encoding)
 		if err != nil || c == nil {
@@ -178,8 +178,8 @@ func (p *boundPlugin) fetch(ctx context.Context, session, encoding string, count
 		if out.Slot == "" {
 			out.Slot = p.slot
 		}
-		n, h := last.count(counter, &out)
-		return fetched{comp: &out, tokens: n, hash: h}, nil
+		n, counts := countComponent(counter, &out, prev)
+		return fetched{comp: &out, tokens: n, counts: counts}, nil
 	})
 	return f, gen, cutOff, err
 }
@@ -220,45 +220,44 @@ func ValidateComponent(c *sdk.Component) error {
 	return nil
 }
 
-// contentHash identifies a component's countable content.
-func contentHash(c *sdk.Component) [sha256.Size]byte {
-	b, _ := json.Marshal(struct {
-		Text     string        `json:"t"`
-		Messages []sdk.Message `json:"m"`
-		IsMsgs   bool          `json:"l"`
-	}{c.Text, c.Messages, c.IsMessages()}) // sdk.Message marshals without error
-	return sha256.Sum256(b)
-}
-
-// lastCount is the slot's last counted answer, copied so that counting
-// can run beside the slot.
-type lastCount struct {
-	ok     bool
-	hash   [sha256.Size]byte
-	tokens int
-}
-
-// count returns c's tokens, counting only content not seen last time.
-func (l lastCount) count(counter interface{ Count(string) int }, c *sdk.Component) (int, [sha256.Size]byte) {
-	h := contentHash(c)
-	if l.ok && h == l.hash {
-		return l.tokens, h
-	}
-	n := 0
-	if c.IsMessages() {
-		for _, m := range c.Messages {
-			n += counter.Count(sdk.MessageText(m))
+// countComponent counts c piece by piece — each message's text, or each
+// section of its text (tokenizer.Sections; the whole text when the
+// counter is not additive) — taking the count of a piece seen in the last
+// answer (prev) instead of counting it again, so a changed component costs
+// in proportion to what changed. The count is exact: the same as counting
+// the whole. It returns the counts of this answer's pieces for the next.
+func countComponent(counter tokenizer.Counter, c *sdk.Component, prev map[string]int) (int, map[string]int) {
+	next := make(map[string]int, len(prev))
+	total := 0
+	add := func(piece string) {
+		n, ok := next[piece]
+		if !ok {
+			if n, ok = prev[piece]; !ok {
+				n = counter.Count(piece)
+			}
+			next[piece] = n
 		}
-	} else {
-		n = counter.Count(c.Text)
+		total += n
 	}
-	return n, h
+	switch {
+	case c.IsMessages():
+		for _, m := range c.Messages {
+			add(sdk.MessageText(m))
+		}
+	case tokenizer.Additive(counter):
+		for _, piece := range tokenizer.Sections(c.Text) {
+			add(piece)
+		}
+	default:
+		add(c.Text)
+	}
+	return total, next
 }
 
 // accept records c (counted as tokens), fetched from generation gen, as
 // the plugin's current answer.
-func (p *boundPlugin) accept(c *sdk.Component, tokens int, h [sha256.Size]byte, gen int) {
-	p.last, p.lastTokens, p.lastHash, p.lastGen, p.fresh = c, tokens, h, gen, true
+func (p *boundPlugin) accept(c *sdk.Component, tokens int, counts map[string]int, gen int) {
+	p.last, p.lastTokens, p.lastCounts, p.lastGen, p.fresh = c, tokens, counts, gen, true
 }
 
 // checkApplyResult rejects an op result that is not valid UTF-8 JSON (an
