@@ -107,7 +107,7 @@ func (s *Session) historyComponent() countedComponent {
 		comp: sdk.Component{
 			Name: sdk.ComponentHistory, Slot: sdk.SlotHistory,
 			Priority: *s.cfg.History.Priority, Compactable: *s.cfg.History.Priority > 0,
-			Messages: append([]sdk.Message{}, s.view.messages...),
+			Messages: s.view.messages, // shared, read-only: a new view is a new slice
 		},
 		tokens: s.view.tokens,
 	}

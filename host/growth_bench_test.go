@@ -15,7 +15,7 @@ import (
 )
 
 // growthSizes are the history lengths BenchmarkPrepareGrowth compares.
-var growthSizes = []int{100, 1000, 10000}
+var growthSizes = []int{100, 1000, 10000, 50000}
 
 // growthSetup builds the plugin and assembler of one variant of
 // BenchmarkPrepareGrowth.

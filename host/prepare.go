@@ -56,7 +56,9 @@ type Prepared struct {
 	MediaType string
 	System    string
 	HasSystem bool
-	// Components are the final components in assembly order.
+	// Components are the final components in assembly order. They and
+	// their messages are read-only: the history's may be shared with the
+	// session's view of it.
 	Components []sdk.Component
 	// Usage is the per-component token usage log.
 	Usage []ComponentUsage
@@ -138,16 +140,27 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 		}
 		out.Warnings = append(out.Warnings, over.Error())
 	}
-	out.Cache = s.cacheReport(agent.Name, final, out.Budget)
-	// The Prepared hooks are notifications nothing waits on: they run
-	// while the assembler works, so they add no round trip to the turn.
-	// They get the budget as compacted (before a multi-agent view's byte
-	// trim, which only the assembly can tell).
-	hookBudget := out.Budget
-	hookWarnings := make(chan []string, 1)
-	go func() { hookWarnings <- s.notifyPrepared(ctx, hookBudget) }()
-	err = s.assemble(ctx, agent, out)
-	out.Warnings = append(out.Warnings, <-hookWarnings...)
+	key := s.keyOf(final, out.Budget)
+	if last := s.reusedTurn(agent.Name, view, key); last != nil {
+		// Nothing changed since the last turn: the same payload again.
+		out.Cache = s.cacheAgain(last, out.Budget)
+		out.Payload, out.MediaType, out.System, out.HasSystem = last.result.Payload, last.result.MediaType, last.result.System, last.result.HasSystem
+		out.Warnings = append(out.Warnings, s.notifyPrepared(ctx, out.Budget)...)
+	} else {
+		out.Cache = s.cacheReport(agent.Name, final, out.Budget)
+		// The Prepared hooks are notifications nothing waits on: they run
+		// while the assembler works, so they add no round trip to the
+		// turn. They get the budget as compacted (before a multi-agent
+		// view's byte trim, which only the assembly can tell).
+		hookBudget := out.Budget
+		hookWarnings := make(chan []string, 1)
+		go func() { hookWarnings <- s.notifyPrepared(ctx, hookBudget) }()
+		err = s.assemble(ctx, agent, out)
+		out.Warnings = append(out.Warnings, <-hookWarnings...)
+		if err == nil && view == nil && s.cfg.Assembler != nil {
+			s.rememberTurn(agent.Name, key, out)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("prepare %q: %w", s.id, err)
 	}
@@ -171,7 +184,7 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 func (s *Session) compactTurn(ctx context.Context, cs []countedComponent, out *Prepared) error {
 	d := s.strategy.Decide(StrategyInput{Budget: out.Before, Thresholds: s.cfg.Thresholds, Action: out.Action,
 		Growth: s.pressure.Growth, Floor: s.pressure.Floor, MinFree: s.minFree(out.Before),
-		DropFirst: s.hist.DropFirstTokens(), Pricing: s.cfg.Pricing, Turns: s.metrics.Prepares})
+		DropFirst: s.dropFirstTokens(), Pricing: s.cfg.Pricing, Turns: s.metrics.Prepares})
 	report, err := s.carryOut(ctx, d, cs, out.Before)
 	if report != nil {
 		out.Compaction = report

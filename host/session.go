@@ -52,8 +52,11 @@ type Session struct {
 	// tells whether the store holds it.
 	position      json.RawMessage
 	positionSaved bool
-	// caches remembers each agent's last payload, for the cache report.
-	caches map[string]*cacheTrack
+	// caches remembers each agent's last payload, for the cache report;
+	// lastTurns each agent's last assembly, reused by an unchanged turn.
+	caches    map[string]*cacheTrack
+	lastTurns map[string]*lastTurn
+	dropFirst dropFirstMemo
 }
 
 // countedText is a core text counted once, when it is set.

@@ -258,8 +258,16 @@ func NewLocalAssembler(a Assembler) *LocalAssembler {
 // Info returns the assembler's description with ProtocolVersion set.
 func (l *LocalAssembler) Info() AssemblerInfo { return l.info }
 
-// Assemble runs the assembler; a panic becomes an error.
+// Assemble runs the assembler on a copy of req's components and messages
+// (the assembler may change what it is given, as a remote one may: the
+// host shares them with its own state); a panic becomes an error.
 func (l *LocalAssembler) Assemble(ctx context.Context, req AssembleRequest) (res AssembleResult, err error) {
+	req.Components = append([]Component(nil), req.Components...)
+	for i := range req.Components {
+		if msgs := req.Components[i].Messages; msgs != nil {
+			req.Components[i].Messages = append([]Message(nil), msgs...)
+		}
+	}
 	err = guard(func() error {
 		res, err = l.asm.Assemble(ctx, req)
 		return err

@@ -1,0 +1,129 @@
+package host
+
+import (
+	"slices"
+
+	"github.com/ctxhost/ctxhost/host/history"
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// An unchanged turn — nothing added, set, applied or compacted since the
+// last prepare for the same agent, the same budget — gets the same
+// payload (assemblers are deterministic), so the host reuses the last
+// assembly instead of sending the whole context again: its cost does not
+// grow with the session.
+
+// turnKey identifies what a turn assembles: the history's version, the
+// core texts and each final component (a plugin's by the answer the host
+// accepted, which is replaced whenever the plugin answers anew).
+type turnKey struct {
+	hist        *history.History
+	histVersion uint64
+	texts       [4]string
+	comps       []componentKey
+	budget      sdk.Budget
+}
+
+type componentKey struct {
+	name        string
+	slot        sdk.Slot
+	priority    int
+	compactable bool
+	tokens      int
+	answer      *sdk.Component // a plugin's accepted answer; nil for the core
+}
+
+// lastTurn is the last assembled turn of one agent.
+type lastTurn struct {
+	key    turnKey
+	result sdk.AssembleResult
+	// stable and unmanagedStable are the cacheable tokens of the payload
+	// and of the unmanaged history at that turn (for the cache report).
+	stable, unmanagedStable int
+}
+
+// keyOf is the turnKey of final with budget b.
+func (s *Session) keyOf(final []countedComponent, b sdk.Budget) turnKey {
+	k := turnKey{hist: s.hist, histVersion: s.hist.Version(), budget: b,
+		texts: [4]string{s.system.text, s.instructions.text, s.input.text, s.teamTask.text}}
+	k.comps = make([]componentKey, len(final))
+	for i, c := range final {
+		ck := componentKey{name: c.comp.Name, slot: c.comp.Slot, priority: c.comp.Priority, compactable: c.comp.Compactable, tokens: c.tokens}
+		if c.plugin != nil {
+			ck.answer = c.plugin.last
+		}
+		k.comps[i] = ck
+	}
+	return k
+}
+
+func (a turnKey) equal(b turnKey) bool {
+	return a.hist == b.hist && a.histVersion == b.histVersion && a.texts == b.texts &&
+		slices.Equal(a.comps, b.comps) && budgetEqual(a.budget, b.budget)
+}
+
+func budgetEqual(a, b sdk.Budget) bool {
+	return a.Window == b.Window && a.Reserved == b.Reserved && a.Available == b.Available && a.Used == b.Used &&
+		a.Utilization == b.Utilization && a.Status == b.Status && a.CalibratedUsed == b.CalibratedUsed &&
+		a.Calibration == b.Calibration && a.Overhead == b.Overhead && slices.Equal(a.Components, b.Components)
+}
+
+// reusedTurn returns the last turn of agent when this one (final, b) is
+// the same; nil otherwise, or for an agent's view (rebuilt every turn).
+func (s *Session) reusedTurn(agent string, view *AgentView, key turnKey) *lastTurn {
+	if view != nil {
+		return nil
+	}
+	last := s.lastTurns[agent]
+	if last == nil || !last.key.equal(key) {
+		return nil
+	}
+	return last
+}
+
+// rememberTurn keeps this turn's assembly for the next prepare of agent.
+func (s *Session) rememberTurn(agent string, key turnKey, out *Prepared) {
+	if s.lastTurns == nil {
+		s.lastTurns = map[string]*lastTurn{}
+	}
+	t := &lastTurn{key: key, result: sdk.AssembleResult{Payload: out.Payload, MediaType: out.MediaType, System: out.System, HasSystem: out.HasSystem}}
+	if track := s.caches[agent]; track != nil {
+		for _, u := range track.units {
+			t.stable += u.tokens
+		}
+		t.unmanagedStable = track.unmanagedTotal
+	}
+	s.lastTurns[agent] = t
+}
+
+// cacheAgain is the cache report of a turn that sends the last payload
+// again: its whole stable part is the shared prefix.
+func (s *Session) cacheAgain(last *lastTurn, b sdk.Budget) *CacheReport {
+	p := s.cfg.Pricing
+	if p == nil {
+		return nil
+	}
+	volatile := b.Used - last.stable
+	r := &CacheReport{Pricing: *p, PrefixKept: true,
+		Managed:   p.Cost(b.Used, last.stable),
+		Unmanaged: p.Cost(last.unmanagedStable+volatile, last.unmanagedStable)}
+	r.UnmanagedFits = calibrate(r.Unmanaged.Total, s.usage.Calibration) <= b.Available
+	return r
+}
+
+// dropFirstTokens is History.DropFirstTokens, remembered for the
+// history's version (it walks every message).
+func (s *Session) dropFirstTokens() int {
+	v := s.hist.Version()
+	if s.dropFirst.hist != s.hist || s.dropFirst.version != v || !s.dropFirst.valid {
+		s.dropFirst = dropFirstMemo{hist: s.hist, version: v, valid: true, tokens: s.hist.DropFirstTokens()}
+	}
+	return s.dropFirst.tokens
+}
+
+type dropFirstMemo struct {
+	hist    *history.History
+	version uint64
+	valid   bool
+	tokens  int
+}
