@@ -68,7 +68,7 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 // writeServeConfig writes the configuration and returns its path.
-func writeServeConfig(t *testing.T, dir, store, server string) string {
+func writeServeConfig(t testing.TB, dir, store, server string) string {
 	t.Helper()
 	path := filepath.Join(dir, "serve.hcl")
 	if err := os.WriteFile(path, []byte(fmt.Sprintf(serveHCL, binDir, store, server)), 0o600); err != nil {
@@ -78,7 +78,7 @@ func writeServeConfig(t *testing.T, dir, store, server string) string {
 }
 
 // startServe starts `ctxhost serve` and waits for its "listening on" line.
-func startServe(t *testing.T, env []string, args ...string) *served {
+func startServe(t testing.TB, env []string, args ...string) *served {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(binDir, "ctxhost"), append([]string{"serve", "-listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)

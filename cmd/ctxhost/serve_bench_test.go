@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"testing"
+
+	"connectrpc.com/connect"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/ctxhost/ctxhost/api/servicev1"
+	"github.com/ctxhost/ctxhost/api/servicev1/servicev1connect"
+	"github.com/ctxhost/ctxhost/config"
+	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// BenchmarkServeSteadyTurn: the steady turn (Prepare of an unchanged
+// 200-message session; the plan plugin and the Gemini assembler as
+// processes; a SQLite store; info-level access log to a pipe) as an agent in another process sees it: a
+// real `ctxhost serve` process called over gRPC and Connect JSON, beside
+// the same turn on an engine in this process and an empty loopback round
+// trip (Health) to the server. (service - in-process) / round trip is
+// what the service adds, in round trips.
+func BenchmarkServeSteadyTurn(b *testing.B) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	cfgPath := writeServeConfig(b, dir, filepath.Join(dir, "sessions.db"), "")
+	text := func(i int) string { return fmt.Sprintf("turn %d: please look at file %d and report", i, i%7) }
+
+	b.Run("in-process", func(b *testing.B) {
+		cfg, diags := config.Load([]string{cfgPath}, map[string]string{}, nil)
+		if diags.HasErrors() {
+			b.Fatal(diags)
+		}
+		cfg.Host.Store = filepath.Join(b.TempDir(), "inproc.db")
+		e, err := engine.Start(ctx, cfg, engine.Options{Logger: hclog.NewNullLogger()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer e.Close()
+		s, err := e.NewSession("steady")
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := range 200 {
+			if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: text(i)}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for b.Loop() {
+			if _, err := s.Prepare(ctx, ""); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	srv := startServe(b, nil, "-config", cfgPath).addr
+	var p http.Protocols
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	hc := &http.Client{Transport: &http.Transport{Protocols: &p}}
+	for _, kind := range []struct {
+		name string
+		opts []connect.ClientOption
+	}{{"grpc", []connect.ClientOption{connect.WithGRPC()}}, {"connect-json", []connect.ClientOption{connect.WithProtoJSON()}}} {
+		c := servicev1connect.NewContextServiceClient(hc, "http://"+srv, kind.opts...)
+		id := "steady-" + kind.name
+		if _, err := c.CreateSession(ctx, connect.NewRequest(&servicev1.CreateSessionRequest{SessionId: id})); err != nil {
+			b.Fatal(err)
+		}
+		for i := range 200 {
+			if _, err := c.AppendMessages(ctx, connect.NewRequest(&servicev1.AppendMessagesRequest{SessionId: id,
+				Messages: []*servicev1.Message{{Role: "user", Content: text(i)}}})); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.Run(kind.name+"/prepare", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := c.Prepare(ctx, connect.NewRequest(&servicev1.PrepareRequest{SessionId: id})); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(kind.name+"/roundtrip", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := c.Health(ctx, connect.NewRequest(&servicev1.HealthRequest{})); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
