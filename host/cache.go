@@ -35,6 +35,7 @@ type cacheUnit struct {
 type cacheTrack struct {
 	units          []cacheUnit
 	system         int // how many of units are the framing and system part
+	stable         int // tokens of units
 	unmanagedTotal int // stable tokens of the unmanaged payload (system + every message)
 }
 
@@ -77,7 +78,7 @@ func (s *Session) cacheReport(agent string, final []countedComponent, b sdk.Budg
 		Managed:   p.Cost(b.Used, shared),
 		Unmanaged: p.Cost(unmanagedStable+volatile, unmanagedShared)}
 	r.UnmanagedFits = calibrate(r.Unmanaged.Total, s.usage.Calibration) <= b.Available
-	s.caches[agent] = &cacheTrack{units: units, system: system, unmanagedTotal: unmanagedStable}
+	s.caches[agent] = &cacheTrack{units: units, system: system, stable: stable, unmanagedTotal: unmanagedStable}
 	return r
 }
 

@@ -88,10 +88,7 @@ func (s *Session) rememberTurn(agent string, key turnKey, out *Prepared) {
 	}
 	t := &lastTurn{key: key, result: sdk.AssembleResult{Payload: out.Payload, MediaType: out.MediaType, System: out.System, HasSystem: out.HasSystem}}
 	if track := s.caches[agent]; track != nil {
-		for _, u := range track.units {
-			t.stable += u.tokens
-		}
-		t.unmanagedStable = track.unmanagedTotal
+		t.stable, t.unmanagedStable = track.stable, track.unmanagedTotal
 	}
 	s.lastTurns[agent] = t
 }

@@ -1,7 +1,7 @@
 package host
 
 import (
-	"fmt"
+	"errors"
 	"iter"
 	"strings"
 
@@ -58,7 +58,7 @@ type ViewReport struct {
 
 // ErrPayloadTooLarge is wrapped by Prepare's error when an agent's payload
 // exceeds its view's MaxBytes even without any history.
-var ErrPayloadTooLarge = fmt.Errorf("payload exceeds max bytes")
+var ErrPayloadTooLarge = errors.New("payload exceeds max bytes")
 
 // SetTeamTask sets the team task of a multi-agent session: a context
 // component (ComponentTeamTask) of every agent's view. A blank text
