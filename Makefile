@@ -45,6 +45,9 @@ build:
 
 ## test: build what the tests need, then run every test with the race detector
 test: build python-deps
+	@# the whole module graph in the module cache: TestOutOfTreeGuide builds
+	@# a module outside the tree offline (GOPROXY=off), from the cache only
+	$(GO) mod download
 	CTXHOST_BIN_DIR=$(BIN) $(GO) test -race -count=1 -timeout 30m ./...
 
 ## python-deps: make sure $(PYTHON) can import grpc and protobuf (the Python

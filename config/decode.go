@@ -32,6 +32,7 @@ const (
 	DefaultSpeakerType         = "ai"
 	DefaultListen              = "127.0.0.1:7400"
 	DefaultMaxRequestBytes     = 8 << 20
+	DefaultCompressMinBytes    = 64 << 10
 )
 
 // DefaultShares returns the default dynamic shares of fresh contexts: seed
@@ -219,6 +220,7 @@ func decodeServer(fb fileBlock, s *Server, diags *hcl.Diagnostics) {
 	r.str("tls_cert", &s.TLSCert)
 	r.str("tls_key", &s.TLSKey)
 	r.integer("max_request_bytes", &s.MaxRequestBytes)
+	r.integer("compress_min_bytes", &s.CompressMinBytes)
 	var token string
 	r.str("token", &token)
 	if s.IsSet("token") {

@@ -275,6 +275,26 @@ type Server struct {
 	TLSKey  string
 	// MaxRequestBytes bounds a request body (default DefaultMaxRequestBytes).
 	MaxRequestBytes int
+	// CompressMinBytes: responses of at least this many bytes are
+	// gzip-compressed for clients that accept it; 0 turns compression off.
+	// Unset: off on a loopback listen address, DefaultCompressMinBytes
+	// elsewhere (see CompressMin).
+	CompressMinBytes int
+}
+
+// CompressMin is the response size from which the service compresses:
+// compress_min_bytes when set; otherwise 0 (never) when the service only
+// listens on loopback, where compressing costs more than sending, and
+// DefaultCompressMinBytes elsewhere.
+func (s Server) CompressMin(loopback bool) int {
+	switch {
+	case s.IsSet("compress_min_bytes"):
+		return s.CompressMinBytes
+	case loopback:
+		return 0
+	default:
+		return DefaultCompressMinBytes
+	}
 }
 
 // Model returns the model named name, or nil.

@@ -246,4 +246,5 @@ func (c *Config) validateServer(p *problems) {
 		p.errorf(s.Source, "tls_cert", "Incomplete TLS settings", "Set both tls_cert and tls_key, or neither.")
 	}
 	p.atLeast(s.Source, "max_request_bytes", s.MaxRequestBytes, 1024)
+	p.atLeast(s.Source, "compress_min_bytes", s.CompressMinBytes, 0)
 }

@@ -99,6 +99,9 @@ func (s *Session) persist() error {
 		s.pending = nil
 		return nil
 	}
+	if s.unchangedSinceSave() {
+		return nil
+	}
 	if err := s.save(context.Background()); err != nil {
 		s.needSnapshot = true // the journal missed these changes
 		return fmt.Errorf("%w: %w", ErrNotPersisted, err)
@@ -139,6 +142,16 @@ func (s *Session) save(ctx context.Context) error {
 func (s *Session) saved() {
 	s.pending = s.pending[:0]
 	s.positionSaved = true
+	s.savedUsage, s.savedPressure = s.usage, s.pressure.clone()
+}
+
+// unchangedSinceSave tells whether the store already holds everything an
+// event would carry: no pending change, the position saved, the same
+// usage and pressure state. A turn repeated with nothing changed then
+// writes nothing.
+func (s *Session) unchangedSinceSave() bool {
+	return s.version > 0 && !s.needSnapshot && len(s.pending) == 0 && s.positionSaved &&
+		s.usage == s.savedUsage && s.pressure.equal(s.savedPressure)
 }
 
 // newPosition is the position to save with the next event: nil when the
@@ -205,6 +218,7 @@ func (s *Session) restoreStored(ctx context.Context, st StoredSession) error {
 	}
 	s.pending = s.pending[:0]
 	s.version, s.snapBytes, s.positionSaved = st.Version(), len(st.Snapshot), true
+	s.savedUsage, s.savedPressure = s.usage, s.pressure.clone()
 	return nil
 }
 

@@ -118,6 +118,7 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 	out.Before = budgetOf(s.cfg, s.usage.Calibration, cs)
 	s.emitBudget(out.Before)
 	out.Action, s.pressure.WindDownIssued = pressureOf(out.Before.Utilization, s.cfg.Thresholds, s.pressure.WindDownIssued)
+	growthBefore := s.pressure.Growth
 	s.recordGrowth(out.Before.CalibratedUsed)
 
 	if s.cfg.Fit != nil {
@@ -143,6 +144,9 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 	key := s.keyOf(final, out.Budget)
 	if last := s.reusedTurn(agent.Name, view, key); last != nil {
 		// Nothing changed since the last turn: the same payload again.
+		// A repeated turn is not a new one: it records no growth (and,
+		// with nothing else changed, saves nothing).
+		s.pressure.Growth = growthBefore
 		out.Cache = s.cacheAgain(last, out.Budget)
 		out.Payload, out.MediaType, out.System, out.HasSystem = last.result.Payload, last.result.MediaType, last.result.System, last.result.HasSystem
 		out.Warnings = append(out.Warnings, s.notifyPrepared(ctx, out.Budget)...)

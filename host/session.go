@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -52,6 +53,10 @@ type Session struct {
 	// tells whether the store holds it.
 	position      json.RawMessage
 	positionSaved bool
+	// savedUsage and savedPressure are the usage and pressure state the
+	// store holds (as of the last save or restore).
+	savedUsage    usage
+	savedPressure pressureState
 	// caches remembers each agent's last payload, for the cache report;
 	// lastTurns each agent's last assembly, reused by an unchanged turn.
 	caches    map[string]*cacheTrack
@@ -83,6 +88,18 @@ type pressureState struct {
 	// Floor is the calibrated size the last compaction could not go
 	// below (its target unmet); 0 when the last compaction met its target.
 	Floor int `json:"floor,omitempty"`
+}
+
+// clone is p with its own copy of Growth.
+func (p pressureState) clone() pressureState {
+	p.Growth = slices.Clone(p.Growth)
+	return p
+}
+
+// equal tells whether p and q hold the same state.
+func (p pressureState) equal(q pressureState) bool {
+	return p.WindDownIssued == q.WindDownIssued && p.LastUsed == q.LastUsed && p.Prepared == q.Prepared &&
+		p.Floor == q.Floor && slices.Equal(p.Growth, q.Growth)
 }
 
 func newSession(id string, cfg Config, ev *events) (*Session, error) {

@@ -451,3 +451,80 @@ func TestFailingStoreSurfacesError(t *testing.T) {
 		t.Errorf("Prepare: %v, want ErrNotPersisted", err)
 	}
 }
+
+// TestRepeatedTurnSavesNothing: a prepare with nothing changed since the
+// last one (a retried model call) writes nothing to the store and records
+// no growth — the stored session is the live one — while a prepare after
+// a change saves once, as before.
+func TestRepeatedTurnSavesNothing(t *testing.T) {
+	ctx := context.Background()
+	store := newMemStore()
+	h := host.New(host.Options{Store: store})
+	rig := newStoreRig(t, h)
+	cfg := rig.cfg
+	cfg.Plugins = nil // the rig's plugins count Prepared calls in their state
+	s, err := h.NewSession("s1", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "fix the failing test"}); err != nil {
+		t.Fatal(err)
+	}
+	first, err := s.Prepare(ctx, sdk.AgentIdentity{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, version := store.saves, s.StoredVersion()
+	state, err := s.ExportState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		again, err := s.Prepare(ctx, sdk.AgentIdentity{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(again.Payload, first.Payload) {
+			t.Fatal("a repeated turn sent another payload")
+		}
+	}
+	if store.saves != before || s.StoredVersion() != version {
+		t.Errorf("repeated turns: %d saves, version %d -> %d; want none", store.saves-before, version, s.StoredVersion())
+	}
+	after, err := s.ExportState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(state), string(after)); diff != "" {
+		t.Errorf("repeated turns changed the session's state (-before +after):\n%s", diff)
+	}
+	if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleAssistant, Content: "looking"}); err != nil {
+		t.Fatal(err)
+	}
+	before = store.saves
+	if _, err := s.Prepare(ctx, sdk.AgentIdentity{}); err != nil {
+		t.Fatal(err)
+	}
+	if store.saves != before+1 {
+		t.Errorf("prepare after a change: %d saves, want 1", store.saves-before)
+	}
+
+	// A plugin whose Prepared hook changes its state: the repeated turn
+	// changed the session, so it is saved.
+	s2, err := h.NewSession("s2", rig.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := s2.Prepare(ctx, sdk.AgentIdentity{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before = store.saves
+	if _, err := s2.Prepare(ctx, sdk.AgentIdentity{}); err != nil {
+		t.Fatal(err)
+	}
+	if store.saves != before+1 {
+		t.Errorf("repeated turn whose Prepared hook changed a plugin's state: %d saves, want 1", store.saves-before)
+	}
+}

@@ -101,7 +101,7 @@ func cmdServe(args []string, std stdio) error {
 	protocols.SetHTTP2(true)
 	protocols.SetUnencryptedHTTP2(true) // gRPC without TLS
 	hs := &http.Server{
-		Handler:           srv.Handler(server.HandlerOptions{Token: token, MaxRequestBytes: int64(sc.MaxRequestBytes)}),
+		Handler:           srv.Handler(server.HandlerOptions{Token: token, MaxRequestBytes: int64(sc.MaxRequestBytes), CompressMinBytes: sc.CompressMin(loopback(sc.Listen))}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      5 * time.Minute,
