@@ -47,12 +47,18 @@ type Options struct {
 	GRPC bool
 	// HTTPClient is the transport (nil: http.DefaultClient).
 	HTTPClient *http.Client
+	// PayloadCache is how many payloads Prepare keeps, one per session
+	// and agent, the most recently used (0: DefaultPayloadCache; < 0:
+	// none). With the last payload held, Prepare names it and the
+	// service leaves an unchanged payload out of its answer.
+	PayloadCache int
 }
 
 // Client is a ContextService client.
 type Client struct {
 	// Raw is the generated client: every RPC with its full request.
-	Raw servicev1connect.ContextServiceClient
+	Raw      servicev1connect.ContextServiceClient
+	payloads *payloadCache
 }
 
 // New returns a client of the service at baseURL (http://HOST:PORT or
@@ -69,7 +75,14 @@ func New(baseURL string, opts Options) *Client {
 	if opts.Token != "" {
 		copts = append(copts, connect.WithInterceptors(bearer(opts.Token)))
 	}
-	return &Client{Raw: servicev1connect.NewContextServiceClient(hc, strings.TrimSuffix(baseURL, "/"), copts...)}
+	c := &Client{Raw: servicev1connect.NewContextServiceClient(hc, strings.TrimSuffix(baseURL, "/"), copts...)}
+	switch {
+	case opts.PayloadCache == 0:
+		c.payloads = newPayloadCache(DefaultPayloadCache)
+	case opts.PayloadCache > 0:
+		c.payloads = newPayloadCache(opts.PayloadCache)
+	}
+	return c
 }
 
 // bearer adds the token to every request.
@@ -103,6 +116,17 @@ func (c *Client) CreateSession(ctx context.Context, id, profile string) (*servic
 		return nil, fmt.Errorf("create session %q: %w", id, err)
 	}
 	return res.Msg, nil
+}
+
+// DeleteSession deletes session id (and forgets the payloads this client
+// holds for it); deleted is false when there was none.
+func (c *Client) DeleteSession(ctx context.Context, id string) (deleted bool, err error) {
+	c.payloads.forget(id)
+	res, err := c.Raw.DeleteSession(ctx, connect.NewRequest(&servicev1.DeleteSessionRequest{SessionId: id}))
+	if err != nil {
+		return false, fmt.Errorf("delete session %q: %w", id, err)
+	}
+	return res.Msg.Deleted, nil
 }
 
 // Append adds messages to session id, in order; it returns the new
@@ -162,13 +186,31 @@ func (c *Client) ReportUsage(ctx context.Context, id string, prompt, completion 
 }
 
 // Prepare builds the context of the session's next turn (for agent, in a
-// multi-agent profile; "" otherwise).
+// multi-agent profile; "" otherwise). The answer always carries the
+// payload: when the one this client holds for the session and agent is
+// unchanged, the service leaves it out and Prepare puts the held one in
+// (PayloadUnchanged tells).
 func (c *Client) Prepare(ctx context.Context, id, agent string) (*servicev1.PrepareResponse, error) {
-	res, err := c.Raw.Prepare(ctx, connect.NewRequest(&servicev1.PrepareRequest{SessionId: id, Agent: agent}))
+	key := payloadKey{id, agent}
+	held := c.payloads.get(key)
+	msg := &servicev1.PrepareRequest{SessionId: id, Agent: agent}
+	if held != nil {
+		msg.KnownPayloadTag = held.tag
+	}
+	res, err := c.Raw.Prepare(ctx, connect.NewRequest(msg))
 	if err != nil {
 		return nil, fmt.Errorf("prepare %q: %w", id, err)
 	}
-	return res.Msg, nil
+	out := res.Msg
+	if out.PayloadUnchanged {
+		if held == nil || out.PayloadTag != held.tag {
+			return nil, fmt.Errorf("prepare %q: the service left out a payload this client does not hold (tag %q)", id, out.PayloadTag)
+		}
+		out.Payload, out.System = held.payload, held.system
+		return out, nil
+	}
+	c.payloads.put(&heldPayload{key: key, tag: out.PayloadTag, payload: out.Payload, system: out.System})
+	return out, nil
 }
 
 // CurrentSequence reads the session's current sequence from an error the

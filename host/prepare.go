@@ -51,7 +51,8 @@ type ComponentUsage struct {
 // Prepared is the context of one turn.
 type Prepared struct {
 	// Payload, MediaType, System and HasSystem come from the assembler;
-	// they are empty when the session has no assembler.
+	// they are empty when the session has no assembler. Payload is
+	// read-only: a repeated turn returns the same slice again.
 	Payload   []byte
 	MediaType string
 	System    string

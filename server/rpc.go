@@ -73,7 +73,7 @@ func (s *Server) CreateSession(ctx context.Context, req *connect.Request[service
 		}
 		return nil, err
 	}
-	e = &entry{profile: profile, engine: eng, es: es}
+	e = &entry{profile: profile, engine: eng, es: es, tags: tagMemo{}}
 	s.remember(id, e)
 	return connect.NewResponse(s.info(e, id)), nil
 }
@@ -342,6 +342,11 @@ func (s *Server) Prepare(ctx context.Context, req *connect.Request[servicev1.Pre
 	timer()
 	out := toPrepareResponse(turn)
 	out.Sequence = seq
+	payload, _ := turn.Payload()
+	out.PayloadTag = w.e.tags.tag(agent, payload, out.MediaType, out.System, out.HasSystem)
+	if known := req.Msg.GetKnownPayloadTag(); known != "" && known == out.PayloadTag {
+		out.Payload, out.System, out.PayloadUnchanged = "", "", true
+	}
 	if turn.Prepared != nil {
 		s.metrics.tokens(id, turn.Prepared.Budget.Used)
 	}

@@ -66,6 +66,7 @@ type entry struct {
 	profile string
 	engine  *engine.Engine
 	es      *engine.Session
+	tags    tagMemo // guarded by the session's lock
 }
 
 // sessionLock serializes the calls of one session id; refs counts the
@@ -231,7 +232,7 @@ func (s *Server) session(ctx context.Context, id string) (*entry, error) {
 		_ = eng.Host.Unload(context.WithoutCancel(ctx), id)
 		return nil, notFound(id)
 	}
-	e := &entry{profile: profile, engine: eng, es: es}
+	e := &entry{profile: profile, engine: eng, es: es, tags: tagMemo{}}
 	s.remember(id, e)
 	return e, nil
 }

@@ -261,3 +261,72 @@ func BenchmarkPrepareService(b *testing.B) {
 		})
 	}
 }
+
+// TestKnownPayloadLeftOut: a Prepare naming the tag of the payload the
+// caller holds gets no payload when it is unchanged (and the same tag,
+// sequence and budget), the full payload after any change or for an
+// unknown tag; a repeated turn is no write (the sequence stays).
+func TestKnownPayloadLeftOut(t *testing.T) {
+	ctx := context.Background()
+	s := newTestServer(t, t.TempDir())
+	c := client(t, s)
+	if _, err := c.CreateSession(ctx, req(&servicev1.CreateSessionRequest{SessionId: "a"})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.AppendMessages(ctx, req(&servicev1.AppendMessagesRequest{SessionId: "a", Messages: []*servicev1.Message{{Role: "user", Content: "fix the parser"}}})); err != nil {
+		t.Fatal(err)
+	}
+	prepare := func(known string) *servicev1.PrepareResponse {
+		t.Helper()
+		res, err := c.Prepare(ctx, req(&servicev1.PrepareRequest{SessionId: "a", KnownPayloadTag: known}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Msg
+	}
+	first := prepare("")
+	if first.PayloadTag == "" || first.PayloadUnchanged || !strings.Contains(first.Payload, "fix the parser") {
+		t.Fatalf("first: %v", first)
+	}
+	same := prepare(first.PayloadTag)
+	if !same.PayloadUnchanged || same.Payload != "" || same.PayloadTag != first.PayloadTag || same.Sequence != first.Sequence || same.Budget.GetUsed() != first.Budget.GetUsed() {
+		t.Fatalf("unchanged: %v", same)
+	}
+	if other := prepare("0123456789abcdef0123456789abcdef"); other.PayloadUnchanged || other.Payload != first.Payload {
+		t.Fatalf("unknown tag: %v", other)
+	}
+	if _, err := c.AppendMessages(ctx, req(&servicev1.AppendMessagesRequest{SessionId: "a", Messages: []*servicev1.Message{{Role: "assistant", Content: "on it"}}})); err != nil {
+		t.Fatal(err)
+	}
+	next := prepare(first.PayloadTag)
+	if next.PayloadUnchanged || next.PayloadTag == first.PayloadTag || !strings.Contains(next.Payload, "on it") {
+		t.Fatalf("after an append: %v", next)
+	}
+}
+
+func TestPayloadTag(t *testing.T) {
+	base := payloadTag([]byte("{}"), "application/json", "", false)
+	for name, tag := range map[string]string{
+		"payload":    payloadTag([]byte("{ }"), "application/json", "", false),
+		"media type": payloadTag([]byte("{}"), "text/plain", "", false),
+		"system":     payloadTag([]byte("{}"), "application/json", "x", false),
+		"has system": payloadTag([]byte("{}"), "application/json", "", true),
+		"boundary":   payloadTag([]byte("}"), "application/json{", "", false),
+	} {
+		if tag == base {
+			t.Errorf("a different %s has the same tag", name)
+		}
+	}
+	if len(base) != 32 || payloadTag([]byte("{}"), "application/json", "", false) != base {
+		t.Errorf("tag %q: want 32 hex characters, the same for the same payload", base)
+	}
+	m := tagMemo{}
+	p := []byte(`{"a":1}`)
+	if m.tag("", p, "application/json", "", false) != payloadTag(p, "application/json", "", false) {
+		t.Error("memo: wrong tag")
+	}
+	q := []byte(`{"a":2}`)
+	if m.tag("", q, "application/json", "", false) != payloadTag(q, "application/json", "", false) {
+		t.Error("memo: a new payload kept the old tag")
+	}
+}

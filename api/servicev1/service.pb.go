@@ -1373,12 +1373,16 @@ func (x *ImportStateRequest) GetWrite() *WriteOptions {
 }
 
 type PrepareRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	Agent         string                 `protobuf:"bytes,2,opt,name=agent,proto3" json:"agent,omitempty"` // multi-agent profiles: the agent this turn is for
-	Write         *WriteOptions          `protobuf:"bytes,3,opt,name=write,proto3" json:"write,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Agent     string                 `protobuf:"bytes,2,opt,name=agent,proto3" json:"agent,omitempty"` // multi-agent profiles: the agent this turn is for
+	Write     *WriteOptions          `protobuf:"bytes,3,opt,name=write,proto3" json:"write,omitempty"`
+	// The payload_tag of the payload the caller already holds for this
+	// session and agent: when this turn's payload is the same, the answer
+	// leaves payload and system out (payload_unchanged).
+	KnownPayloadTag string `protobuf:"bytes,4,opt,name=known_payload_tag,json=knownPayloadTag,proto3" json:"known_payload_tag,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *PrepareRequest) Reset() {
@@ -1430,6 +1434,13 @@ func (x *PrepareRequest) GetWrite() *WriteOptions {
 		return x.Write
 	}
 	return nil
+}
+
+func (x *PrepareRequest) GetKnownPayloadTag() string {
+	if x != nil {
+		return x.KnownPayloadTag
+	}
+	return ""
 }
 
 type ComponentTokens struct {
@@ -1953,24 +1964,30 @@ func (x *FreshTask) GetSuggestions() []string {
 }
 
 type PrepareResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Sequence      uint64                 `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
-	Payload       string                 `protobuf:"bytes,2,opt,name=payload,proto3" json:"payload,omitempty"` // the assembler's payload (JSON or text)
-	MediaType     string                 `protobuf:"bytes,3,opt,name=media_type,json=mediaType,proto3" json:"media_type,omitempty"`
-	System        string                 `protobuf:"bytes,4,opt,name=system,proto3" json:"system,omitempty"` // system text handed over separately (CLI formats)
-	HasSystem     bool                   `protobuf:"varint,5,opt,name=has_system,json=hasSystem,proto3" json:"has_system,omitempty"`
-	Budget        *Budget                `protobuf:"bytes,6,opt,name=budget,proto3" json:"budget,omitempty"` // after compaction
-	Before        *Budget                `protobuf:"bytes,7,opt,name=before,proto3" json:"before,omitempty"` // before compaction
-	Components    []*ComponentTokens     `protobuf:"bytes,8,rep,name=components,proto3" json:"components,omitempty"`
-	Compaction    *Compaction            `protobuf:"bytes,9,opt,name=compaction,proto3" json:"compaction,omitempty"` // unset: nothing compacted
-	Action        string                 `protobuf:"bytes,10,opt,name=action,proto3" json:"action,omitempty"`        // continue, compact, wind_down, restart
-	Warnings      []string               `protobuf:"bytes,11,rep,name=warnings,proto3" json:"warnings,omitempty"`
-	Assembler     string                 `protobuf:"bytes,12,opt,name=assembler,proto3" json:"assembler,omitempty"`
-	Cache         *CacheCost             `protobuf:"bytes,13,opt,name=cache,proto3" json:"cache,omitempty"` // unset: no price model
-	Fresh         *FreshTask             `protobuf:"bytes,14,opt,name=fresh,proto3" json:"fresh,omitempty"` // fresh profiles: the task context built
-	Replayed      bool                   `protobuf:"varint,15,opt,name=replayed,proto3" json:"replayed,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Sequence   uint64                 `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	Payload    string                 `protobuf:"bytes,2,opt,name=payload,proto3" json:"payload,omitempty"` // the assembler's payload (JSON or text)
+	MediaType  string                 `protobuf:"bytes,3,opt,name=media_type,json=mediaType,proto3" json:"media_type,omitempty"`
+	System     string                 `protobuf:"bytes,4,opt,name=system,proto3" json:"system,omitempty"` // system text handed over separately (CLI formats)
+	HasSystem  bool                   `protobuf:"varint,5,opt,name=has_system,json=hasSystem,proto3" json:"has_system,omitempty"`
+	Budget     *Budget                `protobuf:"bytes,6,opt,name=budget,proto3" json:"budget,omitempty"` // after compaction
+	Before     *Budget                `protobuf:"bytes,7,opt,name=before,proto3" json:"before,omitempty"` // before compaction
+	Components []*ComponentTokens     `protobuf:"bytes,8,rep,name=components,proto3" json:"components,omitempty"`
+	Compaction *Compaction            `protobuf:"bytes,9,opt,name=compaction,proto3" json:"compaction,omitempty"` // unset: nothing compacted
+	Action     string                 `protobuf:"bytes,10,opt,name=action,proto3" json:"action,omitempty"`        // continue, compact, wind_down, restart
+	Warnings   []string               `protobuf:"bytes,11,rep,name=warnings,proto3" json:"warnings,omitempty"`
+	Assembler  string                 `protobuf:"bytes,12,opt,name=assembler,proto3" json:"assembler,omitempty"`
+	Cache      *CacheCost             `protobuf:"bytes,13,opt,name=cache,proto3" json:"cache,omitempty"` // unset: no price model
+	Fresh      *FreshTask             `protobuf:"bytes,14,opt,name=fresh,proto3" json:"fresh,omitempty"` // fresh profiles: the task context built
+	Replayed   bool                   `protobuf:"varint,15,opt,name=replayed,proto3" json:"replayed,omitempty"`
+	// Identifies payload, media_type, system and has_system (a hash of
+	// their bytes): equal tags, equal payloads.
+	PayloadTag string `protobuf:"bytes,16,opt,name=payload_tag,json=payloadTag,proto3" json:"payload_tag,omitempty"`
+	// The payload is the one known_payload_tag named: payload and system are
+	// left out of this answer; use the ones held.
+	PayloadUnchanged bool `protobuf:"varint,17,opt,name=payload_unchanged,json=payloadUnchanged,proto3" json:"payload_unchanged,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *PrepareResponse) Reset() {
@@ -2104,6 +2121,20 @@ func (x *PrepareResponse) GetFresh() *FreshTask {
 func (x *PrepareResponse) GetReplayed() bool {
 	if x != nil {
 		return x.Replayed
+	}
+	return false
+}
+
+func (x *PrepareResponse) GetPayloadTag() string {
+	if x != nil {
+		return x.PayloadTag
+	}
+	return ""
+}
+
+func (x *PrepareResponse) GetPayloadUnchanged() bool {
+	if x != nil {
+		return x.PayloadUnchanged
 	}
 	return false
 }
@@ -2718,12 +2749,13 @@ const file_ctxhost_service_v1_service_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\fR\x05state\x126\n" +
-	"\x05write\x18\x03 \x01(\v2 .ctxhost.service.v1.WriteOptionsR\x05write\"}\n" +
+	"\x05write\x18\x03 \x01(\v2 .ctxhost.service.v1.WriteOptionsR\x05write\"\xa9\x01\n" +
 	"\x0ePrepareRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x126\n" +
-	"\x05write\x18\x03 \x01(\v2 .ctxhost.service.v1.WriteOptionsR\x05write\"\x8f\x01\n" +
+	"\x05write\x18\x03 \x01(\v2 .ctxhost.service.v1.WriteOptionsR\x05write\x12*\n" +
+	"\x11known_payload_tag\x18\x04 \x01(\tR\x0fknownPayloadTag\"\x8f\x01\n" +
 	"\x0fComponentTokens\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04slot\x18\x02 \x01(\tR\x04slot\x12\x1a\n" +
@@ -2772,7 +2804,7 @@ const file_ctxhost_service_v1_service_proto_rawDesc = "" +
 	"tokenCount\x12\x1d\n" +
 	"\n" +
 	"max_tokens\x18\x05 \x01(\x03R\tmaxTokens\x12 \n" +
-	"\vsuggestions\x18\x06 \x03(\tR\vsuggestions\"\xe2\x04\n" +
+	"\vsuggestions\x18\x06 \x03(\tR\vsuggestions\"\xb0\x05\n" +
 	"\x0fPrepareResponse\x12\x1a\n" +
 	"\bsequence\x18\x01 \x01(\x04R\bsequence\x12\x18\n" +
 	"\apayload\x18\x02 \x01(\tR\apayload\x12\x1d\n" +
@@ -2795,7 +2827,10 @@ const file_ctxhost_service_v1_service_proto_rawDesc = "" +
 	"\tassembler\x18\f \x01(\tR\tassembler\x123\n" +
 	"\x05cache\x18\r \x01(\v2\x1d.ctxhost.service.v1.CacheCostR\x05cache\x123\n" +
 	"\x05fresh\x18\x0e \x01(\v2\x1d.ctxhost.service.v1.FreshTaskR\x05fresh\x12\x1a\n" +
-	"\breplayed\x18\x0f \x01(\bR\breplayed\"/\n" +
+	"\breplayed\x18\x0f \x01(\bR\breplayed\x12\x1f\n" +
+	"\vpayload_tag\x18\x10 \x01(\tR\n" +
+	"payloadTag\x12+\n" +
+	"\x11payload_unchanged\x18\x11 \x01(\bR\x10payloadUnchanged\"/\n" +
 	"\x0eInspectRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"\xb9\x02\n" +

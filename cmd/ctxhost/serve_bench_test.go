@@ -23,7 +23,9 @@ import (
 // real `ctxhost serve` process called over gRPC and Connect JSON, beside
 // the same turn on an engine in this process and an empty loopback round
 // trip (Health) to the server. (service - in-process) / round trip is
-// what the service adds, in round trips.
+// what the service adds, in round trips. "prepare" carries the whole
+// payload in every answer; "prepare-known" names the payload held, as the
+// clients do, and gets an unchanged one left out.
 func BenchmarkServeSteadyTurn(b *testing.B) {
 	ctx := context.Background()
 	dir := b.TempDir()
@@ -81,6 +83,18 @@ func BenchmarkServeSteadyTurn(b *testing.B) {
 				if _, err := c.Prepare(ctx, connect.NewRequest(&servicev1.PrepareRequest{SessionId: id})); err != nil {
 					b.Fatal(err)
 				}
+			}
+		})
+		// As the clients call it: naming the payload they hold, which the
+		// service leaves out when it is unchanged.
+		b.Run(kind.name+"/prepare-known", func(b *testing.B) {
+			known := ""
+			for b.Loop() {
+				res, err := c.Prepare(ctx, connect.NewRequest(&servicev1.PrepareRequest{SessionId: id, KnownPayloadTag: known}))
+				if err != nil {
+					b.Fatal(err)
+				}
+				known = res.Msg.PayloadTag
 			}
 		})
 		b.Run(kind.name+"/roundtrip", func(b *testing.B) {

@@ -47,6 +47,15 @@ func TestServeGoClient(t *testing.T) {
 			if err != nil || !strings.Contains(turn.Payload, "fix the parser") || !strings.Contains(turn.Payload, "reproduce") {
 				t.Fatalf("prepare: %v %v", turn, err)
 			}
+			if turn.PayloadUnchanged || turn.PayloadTag == "" {
+				t.Fatalf("first prepare: unchanged %v, tag %q", turn.PayloadUnchanged, turn.PayloadTag)
+			}
+			// The same turn again: the service leaves the payload out, the
+			// client puts the one it holds back.
+			again, err := c.Prepare(ctx, id, "")
+			if err != nil || !again.PayloadUnchanged || again.Payload != turn.Payload || again.PayloadTag != turn.PayloadTag {
+				t.Fatalf("repeated prepare: unchanged %v, same payload %v, %v", again.GetPayloadUnchanged(), again.GetPayload() == turn.Payload, err)
+			}
 			if _, err := c.ReportUsage(ctx, id, turn.Budget.GetUsed()+20, 10); err != nil {
 				t.Fatal(err)
 			}
