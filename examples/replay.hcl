@@ -31,10 +31,11 @@ context "replay" {
   assembler = var.assembler
 
   # With prompt caching, a turn that only appends pays a tenth for what it
-  # repeats; a compaction pays full price for everything after the first
-  # byte it changes. So: compact only when the context no longer fits, in
-  # one large step down to half the budget, changing the latest bytes it
-  # can; otherwise only append.
+  # repeats; a compaction pays full price for everything it keeps after
+  # the first message it changes. So: only append, and compact rarely and
+  # deep — everything older than preserve_recent that may go, at least
+  # down to half the budget — when the context no longer fits, or from the
+  # warning threshold on when that pays for itself by the next turn.
   strategy {
     type   = "cache"
     target = 0.5

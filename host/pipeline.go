@@ -8,7 +8,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/ctxhost/ctxhost/host/history"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
@@ -74,7 +73,7 @@ func compactionOrder(cs []countedComponent) []int {
 // each compactable component, most expendable first, is asked once for
 // exactly the remaining deficit; the host recounts it; the pipeline stops as
 // soon as the deficit is covered.
-func (s *Session) compact(ctx context.Context, cs []countedComponent, deficit int, report *CompactionReport, late bool) {
+func (s *Session) compact(ctx context.Context, cs []countedComponent, deficit int, report *CompactionReport) {
 	remaining := deficit
 	for _, i := range compactionOrder(cs) {
 		if remaining <= 0 {
@@ -82,7 +81,7 @@ func (s *Session) compact(ctx context.Context, cs []countedComponent, deficit in
 		}
 		var st CompactionStep
 		if cs[i].isHistory() {
-			st = s.compactHistory(&cs[i], remaining, late)
+			st = s.compactHistory(&cs[i], remaining)
 		} else if cs[i].plugin != nil {
 			st = s.compactPlugin(ctx, &cs[i], remaining)
 		} else {
@@ -95,17 +94,11 @@ func (s *Session) compact(ctx context.Context, cs []countedComponent, deficit in
 	}
 }
 
-// compactHistory asks the history for ask tokens; late: changing the
-// latest bytes it can (history.CompactLate), for the cache strategy.
-func (s *Session) compactHistory(c *countedComponent, ask int, late bool) CompactionStep {
+// compactHistory asks the history for ask tokens.
+func (s *Session) compactHistory(c *countedComponent, ask int) CompactionStep {
 	start := time.Now()
 	before := c.tokens
-	var step history.Step
-	if late {
-		step = s.hist.CompactLate(ask)
-	} else {
-		step = s.hist.Compact(ask)
-	}
+	step := s.hist.Compact(ask)
 	*c = s.historyComponent()
 	return CompactionStep{
 		Component: c.comp.Name, Action: "compact", Asked: ask, Claimed: step.Freed,

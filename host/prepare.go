@@ -189,7 +189,7 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 func (s *Session) compactTurn(ctx context.Context, cs []countedComponent, out *Prepared) error {
 	d := s.strategy.Decide(StrategyInput{Budget: out.Before, Thresholds: s.cfg.Thresholds, Action: out.Action,
 		Growth: s.pressure.Growth, Floor: s.pressure.Floor, MinFree: s.minFree(out.Before),
-		DropFirst: s.dropFirstTokens(), Pricing: s.cfg.Pricing, Turns: s.metrics.Prepares})
+		Deep: s.deepStepUnder(out.Before), Pricing: s.cfg.Pricing, Turns: s.metrics.Prepares})
 	report, err := s.carryOut(ctx, d, cs, out.Before)
 	if report != nil {
 		out.Compaction = report
@@ -236,8 +236,11 @@ func (s *Session) carryOut(ctx context.Context, d Decision, cs []countedComponen
 			used += c.tokens
 		}
 		report.Deficit = used - uncalibrate(d.Target, s.usage.Calibration)
+		if d.Deep {
+			report.Deficit = max(report.Deficit, s.deepStep().free)
+		}
 		if report.Deficit > 0 {
-			s.compact(ctx, cs, report.Deficit, report, d.LateFirst)
+			s.compact(ctx, cs, report.Deficit, report)
 		}
 	}
 	if len(report.Steps) == 0 && report.Deficit <= 0 {

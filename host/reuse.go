@@ -108,19 +108,31 @@ func (s *Session) cacheAgain(last *lastTurn, b sdk.Budget) *CacheReport {
 	return r
 }
 
-// dropFirstTokens is History.DropFirstTokens, remembered for the
-// history's version (it walks every message).
-func (s *Session) dropFirstTokens() int {
+// deepStep is History.DeepStep, remembered for the history's version (it
+// may walk every message), in raw tokens.
+func (s *Session) deepStep() deepMemo {
 	v := s.hist.Version()
-	if s.dropFirst.hist != s.hist || s.dropFirst.version != v || !s.dropFirst.valid {
-		s.dropFirst = dropFirstMemo{hist: s.hist, version: v, valid: true, tokens: s.hist.DropFirstTokens()}
+	if s.deep.hist != s.hist || s.deep.version != v || !s.deep.valid {
+		free, keep := s.hist.DeepStep()
+		s.deep = deepMemo{hist: s.hist, version: v, valid: true, free: free, keep: keep}
 	}
-	return s.dropFirst.tokens
+	return s.deep
 }
 
-type dropFirstMemo struct {
-	hist    *history.History
-	version uint64
-	valid   bool
-	tokens  int
+// deepStepUnder is the deepest history step in calibrated tokens for a
+// strategy to weigh, when the context b is at the warning threshold or
+// over the available budget; zero below, where no strategy needs it.
+func (s *Session) deepStepUnder(b sdk.Budget) DeepStep {
+	if b.Utilization < s.cfg.Thresholds.Warning && b.CalibratedUsed <= b.Available {
+		return DeepStep{}
+	}
+	d := s.deepStep()
+	return DeepStep{Free: calibrate(d.free, s.usage.Calibration), Keep: calibrate(d.keep, s.usage.Calibration)}
+}
+
+type deepMemo struct {
+	hist       *history.History
+	version    uint64
+	valid      bool
+	free, keep int
 }

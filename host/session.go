@@ -61,7 +61,7 @@ type Session struct {
 	// lastTurns each agent's last assembly, reused by an unchanged turn.
 	caches    map[string]*cacheTrack
 	lastTurns map[string]*lastTurn
-	dropFirst dropFirstMemo
+	deep      deepMemo
 }
 
 // countedText is a core text counted once, when it is set.

@@ -39,12 +39,23 @@ type StrategyInput struct {
 	// MinFree is the least a compaction must be able to free to be worth
 	// the prompt prefix it rewrites.
 	MinFree int
-	// DropFirst is how many tokens omitting the demonstrations (the
-	// history's DropFirst kinds) would free now; Pricing the provider's
-	// prompt-caching prices (nil: unknown); Turns the prepares so far.
-	DropFirst int
-	Pricing   *sdk.Pricing
-	Turns     int
+	// Deep is what the deepest step the history may take would do now,
+	// in calibrated tokens (zero below the warning threshold, where it is
+	// not worked out); Pricing the provider's prompt-caching prices (nil:
+	// unknown); Turns the prepares so far.
+	Deep    DeepStep
+	Pricing *sdk.Pricing
+	Turns   int
+}
+
+// DeepStep is the deepest step the history may take (history.DeepStep):
+// omit the demonstrations and every message before the preserved recent
+// ones that the sliding window may omit.
+type DeepStep struct {
+	// Free is the tokens it frees; Keep the tokens shown after it from
+	// the first message it changes on (the omission marker included),
+	// which a provider's prompt cache must take again.
+	Free, Keep int
 }
 
 // Decision is a strategy's answer.
@@ -56,9 +67,9 @@ type Decision struct {
 	Compact bool
 	Target  int
 	Reason  string
-	// LateFirst asks the history to change the latest bytes it can
-	// (history.CompactLate), keeping the cached prompt prefix long.
-	LateFirst bool
+	// Deep asks the history for at least its deepest step (see
+	// DeepStep), whatever Target leaves to free.
+	Deep bool
 }
 
 func newStrategy(cfg StrategyConfig) (Strategy, error) {
@@ -166,54 +177,60 @@ func (g graduated) Decide(in StrategyInput) Decision {
 
 func fraction(n int, f float64) int { return int(math.Floor(float64(n) * f)) }
 
-// cacheAware compacts only when the context no longer fits, or, from the
-// warning threshold on, to drop the demonstrations when what that saves
-// over the coming turns exceeds the prefix it rewrites; a compaction is
-// one large step down to the target: with prompt caching a turn that only
-// appends pays a tenth for what it repeats, while a compaction pays full
-// price (or more, with a cache write) for everything after the first byte
-// it changes, so compacting early or in small steps costs more than it
-// saves. The decision and the estimate are in the reason.
+// cacheAware compacts rarely and deep. With prompt caching a turn that
+// only appends pays the read price for what it repeats, while a
+// compaction pays the write price for everything it keeps after the first
+// message it changes. So when it compacts, it takes the history's deepest
+// step (DeepStep: the demonstrations and every message before the
+// preserved recent ones that the window may omit), which frees the most
+// and keeps the least after its first change, whatever the target. It
+// compacts when the context no longer fits, and from the warning
+// threshold on when the step pays for itself by the next turn: what it
+// stops sending, at the read price, this turn and the next, exceeds what
+// it keeps after its first change, at the write price less the read price
+// (the tokens new this turn are written anyway). Otherwise it only
+// appends. The estimate is in the reason.
 type cacheAware struct{ target float64 }
 
 func (cacheAware) Name() string { return StrategyCache }
 
+// cachePayback is the number of turns a deep step's saving is counted
+// over: this one and the next. Counting more would compact sooner, and
+// lose when the session ends before the saving is made.
+const cachePayback = 2
+
 func (c cacheAware) Decide(in StrategyInput) Decision {
 	b := in.Budget
 	target := fraction(b.Available, c.target)
-	if d := in.DropFirst; b.CalibratedUsed > b.Available && d > 0 && b.CalibratedUsed-d <= b.Available {
-		return Decision{Compact: true, Target: b.CalibratedUsed - d,
-			Reason: fmt.Sprintf("cache: %d tokens do not fit the available %d; dropping the %d demonstration tokens is one step that makes them fit", b.CalibratedUsed, b.Available, d)}
-	}
+	deep := in.Deep
 	if b.CalibratedUsed > b.Available {
-		return Decision{Compact: true, Target: target, LateFirst: true,
-			Reason: fmt.Sprintf("cache: %d tokens do not fit the available %d; one step down to %d (target %.2f): "+
-				"at most %d tokens written again once, then %d fewer tokens sent on every later turn, which only appends",
-				b.CalibratedUsed, b.Available, target, c.target, target, b.CalibratedUsed-target)}
-	}
-	if d := in.DropFirst; d > 0 && b.Utilization >= in.Thresholds.Warning {
-		// Under pressure, dropping the demonstrations rewrites what
-		// follows them once and saves reading them on every later turn.
-		rewrite, save := c.dropEstimate(in, d)
-		if save > rewrite {
-			return Decision{Compact: true, Target: b.CalibratedUsed - d,
-				Reason: fmt.Sprintf("cache: dropping %d demonstration tokens now costs about %.0f units of rewritten prefix and saves about %.0f over the next %d turns",
-					d, rewrite, save, cacheHorizon(in.Turns))}
+		if deep.Free <= 0 {
+			return Decision{Compact: true, Target: target,
+				Reason: fmt.Sprintf("cache: %d tokens do not fit the available %d; nothing left for the window to omit, down to %d (target %.2f)",
+					b.CalibratedUsed, b.Available, target, c.target)}
 		}
+		return Decision{Compact: true, Deep: true, Target: min(target, b.CalibratedUsed-deep.Free),
+			Reason: fmt.Sprintf("cache: %d tokens do not fit the available %d; the deepest step frees %d and keeps %d after its first change",
+				b.CalibratedUsed, b.Available, deep.Free, deep.Keep)}
 	}
-	return Decision{}
+	if b.Utilization < in.Thresholds.Warning || deep.Free < max(in.MinFree, 1) {
+		return Decision{}
+	}
+	rewrite, save := c.deepEstimate(in)
+	if save <= rewrite {
+		return Decision{}
+	}
+	return Decision{Compact: true, Deep: true, Target: b.CalibratedUsed - deep.Free,
+		Reason: fmt.Sprintf("cache: utilization %.2f >= warning %.2f; the deepest step frees %d tokens, about %.0f units fewer read over %d turns, "+
+			"and keeps %d after its first change, about %.0f units more for those written again instead of read",
+			b.Utilization, in.Thresholds.Warning, deep.Free, save, cachePayback, deep.Keep, rewrite)}
 }
 
-// cacheHorizon is the number of turns a saving is counted over: as many as
-// the session has had so far (a run tends to last as long again), at least
-// 4 and at most 50.
-func cacheHorizon(turns int) int { return min(max(turns, 4), 50) }
-
-// dropEstimate prices dropping d tokens at the start of the history: the
-// rest of the context is written again once (at the write price instead of
-// the read price; nothing at all on a first turn, which nothing is cached
-// for), and every later turn reads d fewer tokens.
-func (c cacheAware) dropEstimate(in StrategyInput, d int) (rewrite, save float64) {
+// deepEstimate prices the deep step: the tokens it keeps after its first
+// change, less those new this turn (written anyway), are written again
+// instead of read (nothing at all on a first turn, which nothing is
+// cached for), and this turn and the next read Free fewer tokens.
+func (c cacheAware) deepEstimate(in StrategyInput) (rewrite, save float64) {
 	p := sdk.Pricing{Input: 1, CacheRead: 0.1, CacheWrite: 1.25} // Anthropic's, when unknown
 	if in.Pricing != nil {
 		p = *in.Pricing
@@ -223,8 +240,12 @@ func (c cacheAware) dropEstimate(in StrategyInput, d int) (rewrite, save float64
 		write = p.Input
 	}
 	if in.Turns > 0 {
-		rewrite = (write - p.CacheRead) * float64(in.Budget.CalibratedUsed-d)
+		grown := 0
+		if n := len(in.Growth); n > 0 {
+			grown = in.Growth[n-1]
+		}
+		rewrite = (write - p.CacheRead) * float64(max(in.Deep.Keep-grown, 0))
 	}
-	save = p.CacheRead * float64(d) * float64(cacheHorizon(in.Turns))
+	save = p.CacheRead * float64(in.Deep.Free) * cachePayback
 	return rewrite, save
 }

@@ -177,33 +177,52 @@ func TestOversizedTaskIsCutNotDropped(t *testing.T) {
 	}
 }
 
+// Over the available budget the cache strategy takes the history's
+// deepest step, below the target when it goes further; with nothing left
+// for the window to omit it compacts down to the target.
 func TestCacheStrategy(t *testing.T) {
 	c := cacheAware{target: 0.5}
-	if d := c.Decide(StrategyInput{Budget: budgetAt(990, 1000), Thresholds: Thresholds{0.7, 0.9}}); d.Compact {
-		t.Errorf("compacted a context that fits: %+v", d)
+	th := Thresholds{0.7, 0.9}
+	if d := c.Decide(StrategyInput{Budget: budgetAt(990, 1000), Thresholds: th, Deep: DeepStep{Free: 600, Keep: 300}, Turns: 5}); d.Compact {
+		t.Errorf("compacted a context that fits, the step would not pay: %+v", d)
 	}
-	d := c.Decide(StrategyInput{Budget: budgetAt(1100, 1000), Thresholds: Thresholds{0.7, 0.9}})
-	if !d.Compact || d.Target != 500 || !d.LateFirst || !strings.Contains(d.Reason, "600 fewer tokens") {
-		t.Errorf("over the budget: %+v", d)
+	d := c.Decide(StrategyInput{Budget: budgetAt(1100, 1000), Thresholds: th, Deep: DeepStep{Free: 700, Keep: 200}, Turns: 5})
+	if !d.Compact || !d.Deep || d.Target != 400 || !strings.Contains(d.Reason, "deepest step frees 700") {
+		t.Errorf("over the budget, the deep step frees 700: %+v, want a deep step to 400", d)
+	}
+	if d := c.Decide(StrategyInput{Budget: budgetAt(1100, 1000), Thresholds: th, Deep: DeepStep{Free: 300, Keep: 600}}); !d.Compact || !d.Deep || d.Target != 500 {
+		t.Errorf("over the budget, the deep step frees 300: %+v, want it and on down to the target", d)
+	}
+	if d := c.Decide(StrategyInput{Budget: budgetAt(1100, 1000), Thresholds: th}); !d.Compact || d.Deep || d.Target != 500 {
+		t.Errorf("over the budget, nothing for the window: %+v, want down to the target", d)
 	}
 }
 
-// The cache strategy drops the demonstrations when that alone makes the
-// context fit, and from the warning line on when what it saves over the
-// coming turns exceeds the prefix it rewrites — not while there is room.
-func TestCacheStrategyDropsDemonstrations(t *testing.T) {
+// From the warning line on, the cache strategy takes the deep step when
+// it pays for itself by the next turn: 2 turns x 0.1 x freed > (1.25 -
+// 0.1) x (kept after the first change - grown this turn).
+func TestCacheStrategyDeepStepPays(t *testing.T) {
 	c := cacheAware{target: 0.5}
 	th := Thresholds{0.7, 0.9}
-	if d := c.Decide(StrategyInput{Budget: budgetAt(1100, 1000), Thresholds: th, DropFirst: 300, Turns: 5}); !d.Compact || d.Target != 800 {
-		t.Errorf("over the window with 300 demonstration tokens: %+v, want a step to 800", d)
-	}
-	if d := c.Decide(StrategyInput{Budget: budgetAt(500, 1000), Thresholds: th, DropFirst: 400, Turns: 5}); d.Compact {
-		t.Errorf("room left: %+v", d)
-	}
-	if d := c.Decide(StrategyInput{Budget: budgetAt(800, 1000), Thresholds: th, DropFirst: 500, Turns: 10}); !d.Compact || d.Target != 300 {
-		t.Errorf("500 of 800 tokens are demonstrations, 10 turns so far: %+v, want them dropped", d)
-	}
-	if d := c.Decide(StrategyInput{Budget: budgetAt(800, 1000), Thresholds: th, DropFirst: 50, Turns: 4}); d.Compact {
-		t.Errorf("50 of 800 tokens: saves 20 units, rewrites 862: %+v", d)
+	for _, tt := range []struct {
+		name    string
+		in      StrategyInput
+		compact bool
+	}{
+		{"room left", StrategyInput{Budget: budgetAt(600, 1000), Deep: DeepStep{Free: 500, Keep: 10}, Turns: 5}, false},
+		{"keeps too much", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 300}, Growth: []int{100}, Turns: 5}, false}, // 100 < 230
+		{"pays", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 120}, Growth: []int{50}, Turns: 5}, true},             // 100 > 80.5
+		{"new tokens are written anyway", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 300}, Growth: []int{250}, Turns: 5}, true},
+		{"first turn", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 700}, Turns: 0}, true},
+		{"under min_free", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 40, Keep: 0}, MinFree: 50, Turns: 5}, false},
+		{"nothing to omit", StrategyInput{Budget: budgetAt(950, 1000), Turns: 5}, false},
+		{"dearer cache reads", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 300}, Growth: []int{100}, Turns: 5,
+			Pricing: &sdk.Pricing{Input: 1, CacheRead: 0.5}}, true}, // 500 > 100
+	} {
+		tt.in.Thresholds = th
+		d := c.Decide(tt.in)
+		if d.Compact != tt.compact || d.Compact && (!d.Deep || d.Target != tt.in.Budget.CalibratedUsed-tt.in.Deep.Free) {
+			t.Errorf("%s: %+v, want compact %v (a deep step)", tt.name, d, tt.compact)
+		}
 	}
 }

@@ -236,6 +236,8 @@ func (h *History) maskNext(limit int) (ids []string, freed int) {
 // observations newest first (outside the preserved recent messages), so
 // the longest possible prefix of the view stays as it was and a provider's
 // prompt cache still holds it; whatever that cannot free, Compact frees.
+// The host no longer calls it (a deep Compact rewrites less: see
+// DeepStep); it stays so that journals recording it replay.
 func (h *History) CompactLate(need int) Step {
 	h.record(Op{Kind: OpCompactLate, N: need})
 	return h.compactLate(need)
@@ -311,6 +313,25 @@ func (h *History) DropFirstTokens() int {
 // once. It omits nothing when that would separate a tool call from its
 // result.
 func (h *History) dropBlock() []string {
+	block := h.dropCandidates()
+	if len(block) == 0 {
+		return nil
+	}
+	h.dropped = true
+	ids := make([]string, len(block))
+	for k, i := range block {
+		h.entries[i].hidden = true
+		ids[k] = h.entries[i].msg.ID
+	}
+	h.hiddenCount += len(block)
+	h.recountView()
+	return ids
+}
+
+// dropCandidates returns the indexes of the messages dropBlock would
+// omit now, in order: none once the block was dropped, or when omitting it
+// would separate a tool call from its result.
+func (h *History) dropCandidates() []int {
 	if h.dropped {
 		return nil
 	}
@@ -322,9 +343,6 @@ func (h *History) dropBlock() []string {
 			block = append(block, i)
 			in[i] = true
 		}
-	}
-	if len(block) == 0 {
-		return nil
 	}
 	for _, i := range block { // pair safety: calls and results stay together
 		e := &h.entries[i]
@@ -339,15 +357,7 @@ func (h *History) dropBlock() []string {
 			}
 		}
 	}
-	h.dropped = true
-	ids := make([]string, len(block))
-	for k, i := range block {
-		h.entries[i].hidden = true
-		ids[k] = h.entries[i].msg.ID
-	}
-	h.hiddenCount += len(block)
-	h.recountView()
-	return ids
+	return block
 }
 
 // Compact frees at least need tokens from the view if it can, in this
@@ -435,45 +445,23 @@ func idRange(ids []string) string {
 // frees need tokens (marker included), or as far as it may go when none
 // does (if that frees anything). Pinned messages the frontier passes stay
 // shown. It returns how many messages it newly omitted.
-//
-// A frontier e is valid when it splits no tool call from its results:
-// every call made by a message it omits is answered by a message it
-// omits, and no omitted result answers a call still shown. An unanswered
-// call, or a pinned message in a tool exchange, therefore ends the scan,
-// as does the first preserved recent message.
 func (h *History) widenWindow(need int) int {
-	start, limit := h.frontier, h.preserveFrom()
 	before := h.viewTokens
 	base := before - h.markerTokens // the view without the marker
-	removed, open, newly := 0, 0, 0
-	lastEnd, lastRemoved, lastNewly := -1, 0, 0
-	for k := start; k < limit; k++ {
-		e := &h.entries[k]
-		if h.pinned(k) {
-			if len(e.msg.ToolCalls) > 0 || e.caller >= 0 {
-				break // omitting around it would split its exchange
-			}
-		} else if !e.hidden {
-			if e.caller >= 0 && e.caller < start && !h.entries[e.caller].hidden {
-				break // answers a call that stays shown
-			}
-			open += len(e.msg.ToolCalls)
-			if e.caller >= 0 {
-				open--
-			}
-			removed += h.effTokens(k)
-			newly++
-		}
-		if open != 0 || newly == lastNewly {
-			continue
-		}
-		lastEnd, lastRemoved, lastNewly = k+1, removed, newly
+	lastEnd, lastRemoved, lastNewly, found := -1, 0, 0, -1
+	h.windowEnds(h.isHidden, func(end, removed, newly int) bool {
+		lastEnd, lastRemoved, lastNewly = end, removed, newly
 		if before-(base-removed) < need {
-			continue // not enough even if the marker were free: don't count it
+			return true // not enough even if the marker were free: don't count it
 		}
 		if marker := h.countMarker(h.hiddenCount + newly); before-(base-removed+marker) >= need {
-			return h.omitTo(k + 1)
+			found = end
+			return false
 		}
+		return true
+	})
+	if found >= 0 {
+		return h.omitTo(found)
 	}
 	if lastEnd < 0 {
 		return 0
@@ -483,6 +471,101 @@ func (h *History) widenWindow(need int) int {
 		return h.omitTo(lastEnd)
 	}
 	return 0
+}
+
+func (h *History) isHidden(i int) bool { return h.entries[i].hidden }
+
+// windowEnds walks the frontiers the window may move to, from the current
+// one up to the first preserved recent message, hidden saying which
+// messages are omitted already. For each it calls fn with the frontier and
+// the tokens and messages moving there would newly omit; fn returns false
+// to stop.
+//
+// A frontier e is valid when it splits no tool call from its results:
+// every call made by a message it omits is answered by a message it
+// omits, and no omitted result answers a call still shown. An unanswered
+// call, or a pinned message in a tool exchange, therefore ends the walk,
+// as does the first preserved recent message.
+func (h *History) windowEnds(hidden func(int) bool, fn func(end, removed, newly int) bool) {
+	start, limit := h.frontier, h.preserveFrom()
+	removed, open, newly, last := 0, 0, 0, 0
+	for k := start; k < limit; k++ {
+		e := &h.entries[k]
+		if h.pinned(k) {
+			if len(e.msg.ToolCalls) > 0 || e.caller >= 0 {
+				return // omitting around it would split its exchange
+			}
+		} else if !hidden(k) {
+			if e.caller >= 0 && e.caller < start && !hidden(e.caller) {
+				return // answers a call that stays shown
+			}
+			open += len(e.msg.ToolCalls)
+			if e.caller >= 0 {
+				open--
+			}
+			removed += h.effTokens(k)
+			newly++
+		}
+		if open != 0 || newly == last {
+			continue
+		}
+		last = newly
+		if !fn(k+1, removed, newly) {
+			return
+		}
+	}
+}
+
+// DeepStep says, without changing anything, what the deepest step
+// Compact may take now would do: omit the DropFirst kinds
+// (demonstrations) as one block, if still shown, and move the window as
+// far as it may go, to the first preserved recent message. Free is the
+// tokens it would free from the view (the marker counted), Keep the
+// tokens of the view after it from the first message it changes on (the
+// marker included): what a provider's prompt cache would have to take
+// again. Both are 0 when the step would change nothing.
+func (h *History) DeepStep() (free, keep int) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	block := h.dropCandidates()
+	inBlock := make(map[int]bool, len(block))
+	blockTokens := 0
+	for _, i := range block {
+		inBlock[i] = true
+		blockTokens += h.effTokens(i)
+	}
+	hidden := func(i int) bool { return h.entries[i].hidden || inBlock[i] }
+	marker := h.markerTokens
+	if len(block) > 0 {
+		marker = h.countMarker(h.hiddenCount + len(block))
+	}
+	end, removed, newly := h.frontier, 0, 0
+	h.windowEnds(hidden, func(e, r, n int) bool {
+		end, removed, newly = e, r, n
+		return true
+	})
+	count := h.hiddenCount + len(block) + newly
+	if newly > 0 {
+		if m := h.countMarker(count); removed+marker-m > 0 { // as widenWindow: only if it frees anything
+			marker = m
+		} else {
+			end, removed, newly, count = h.frontier, 0, 0, count-newly
+		}
+	}
+	if count == h.hiddenCount {
+		return 0, 0
+	}
+	free = blockTokens + removed + h.markerTokens - marker
+	// The first change is the marker's place: the first message hidden
+	// after the step. Everything before it is shown and unchanged.
+	before := 0
+	for i := range h.entries {
+		if hidden(i) || (i >= h.frontier && i < end && !h.pinned(i)) {
+			break
+		}
+		before += h.effTokens(i)
+	}
+	return free, h.viewTokens - free - before
 }
 
 // omitTo moves the frontier to end, hiding every message it passes that is
