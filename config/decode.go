@@ -221,6 +221,7 @@ func decodeServer(fb fileBlock, s *Server, diags *hcl.Diagnostics) {
 	r.str("tls_key", &s.TLSKey)
 	r.integer("max_request_bytes", &s.MaxRequestBytes)
 	r.integer("compress_min_bytes", &s.CompressMinBytes)
+	r.boolean("shared_store", &s.SharedStore)
 	var token string
 	r.str("token", &token)
 	if s.IsSet("token") {

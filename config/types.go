@@ -275,6 +275,12 @@ type Server struct {
 	TLSKey  string
 	// MaxRequestBytes bounds a request body (default DefaultMaxRequestBytes).
 	MaxRequestBytes int
+	// SharedStore: several serve processes share the SQLite store, each
+	// checking a session's stored version before every call. Without it a
+	// serve process holds its SQLite file alone (another serve process on
+	// it refuses to start) and checks nothing. A PostgreSQL store is
+	// always shared.
+	SharedStore bool
 	// CompressMinBytes: responses of at least this many bytes are
 	// gzip-compressed for clients that accept it; 0 turns compression off.
 	// Unset: off on a loopback listen address, DefaultCompressMinBytes

@@ -30,3 +30,17 @@ func StoredVersionOf(ctx context.Context, st Store, id string) (uint64, error) {
 	}
 	return s.Version(), nil
 }
+
+// ExclusiveStore is implemented by a Store that can tell whether this
+// process is the only one that writes it. A host alone on its store needs
+// no version check before each call: nothing else changes its sessions.
+type ExclusiveStore interface {
+	// Exclusive reports whether this process alone writes the store.
+	Exclusive() bool
+}
+
+// IsExclusive reports whether st says this process alone writes it.
+func IsExclusive(st Store) bool {
+	e, ok := st.(ExclusiveStore)
+	return ok && e.Exclusive()
+}

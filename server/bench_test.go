@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +17,10 @@ import (
 	"github.com/ctxhost/ctxhost/store/postgres"
 	"github.com/ctxhost/ctxhost/store/sqlite"
 )
+
+// benchRun numbers the sessions of benchmark runs (-count > 1 runs a
+// benchmark again on the same server).
+var benchRun atomic.Int64
 
 // BenchmarkSteadyTurnService: an unchanged turn (Prepare only, 200
 // messages in the session) in-process and over the service, beside one
@@ -36,7 +41,7 @@ func BenchmarkSteadyTurnService(b *testing.B) {
 	}
 	text := func(i int) string { return fmt.Sprintf("turn %d: please look at file %d and report", i, i%7) }
 	b.Run("in-process", func(b *testing.B) {
-		es, err := s.engines["first"].NewSession("steady-inproc")
+		es, err := s.engines["first"].NewSession(fmt.Sprint("steady-inproc-", benchRun.Add(1)))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -51,7 +56,7 @@ func BenchmarkSteadyTurnService(b *testing.B) {
 		}
 	})
 	b.Run("handler", func(b *testing.B) {
-		id := "steady-handler"
+		id := fmt.Sprint("steady-handler-", benchRun.Add(1))
 		if _, err := s.CreateSession(ctx, req(&servicev1.CreateSessionRequest{SessionId: id})); err != nil {
 			b.Fatal(err)
 		}
@@ -70,7 +75,7 @@ func BenchmarkSteadyTurnService(b *testing.B) {
 		opts []connect.ClientOption
 	}{{"connect-json", []connect.ClientOption{connect.WithProtoJSON()}}, {"grpc", []connect.ClientOption{connect.WithGRPC()}}} {
 		c := client(b, s, kind.opts...)
-		id := "steady-" + kind.name
+		id := fmt.Sprint("steady-", kind.name, "-", benchRun.Add(1))
 		if _, err := c.CreateSession(ctx, req(&servicev1.CreateSessionRequest{SessionId: id})); err != nil {
 			b.Fatal(err)
 		}

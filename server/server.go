@@ -27,7 +27,6 @@ import (
 
 	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/host"
-	"github.com/ctxhost/ctxhost/store/filestore"
 )
 
 // Options configure New.
@@ -41,8 +40,8 @@ type Options struct {
 	// Logger receives the access log and internal errors (default: discard).
 	Logger hclog.Logger
 	// Shared forces the stored-version check before every call even for
-	// a store that belongs to one process (the file store); it is always
-	// made for other stores.
+	// a store this process writes alone (host.IsExclusive: the file store,
+	// a SQLite store locked alone); it is always made for other stores.
 	Shared bool
 }
 
@@ -93,9 +92,8 @@ func New(opts Options) (*Server, error) {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	_, single := opts.Store.(*filestore.Store)
 	s := &Server{engines: opts.Engines, profiles: opts.Profiles, store: opts.Store, log: log,
-		shared: opts.Shared || !single, locks: map[string]*sessionLock{}, open: map[string]*entry{},
+		shared: opts.Shared || !host.IsExclusive(opts.Store), locks: map[string]*sessionLock{}, open: map[string]*entry{},
 		metrics: newMetrics()}
 	for _, p := range opts.Profiles {
 		s.metrics.watch(opts.Engines[p])
@@ -193,7 +191,7 @@ func (s *Server) session(ctx context.Context, id string) (*entry, error) {
 		if !s.shared {
 			return e, nil
 		}
-		v, err := host.StoredVersionOf(ctx, s.store, id)
+		v, err := host.StoredVersionOf(context.WithoutCancel(ctx), s.store, id)
 		if err != nil {
 			return nil, fmt.Errorf("read stored version of %q: %w", id, err)
 		}

@@ -19,6 +19,8 @@ import (
 	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/server"
 	"github.com/ctxhost/ctxhost/store"
+	"github.com/ctxhost/ctxhost/store/filestore"
+	"github.com/ctxhost/ctxhost/store/sqlite"
 )
 
 // tokenEnv names the environment variable holding the bearer token when
@@ -70,6 +72,9 @@ func cmdServe(args []string, std stdio) error {
 		return fmt.Errorf("open store: %w", err)
 	}
 	defer closeStore(st)
+	if err := claimStore(st, sc.SharedStore); err != nil {
+		return err
+	}
 	logger := engine.NewLogger(cfg.Host, std.err)
 	engines := map[string]*engine.Engine{}
 	var profiles []string
@@ -186,4 +191,26 @@ func closeStore(st host.Store) {
 			fmt.Fprintf(os.Stderr, "ctxhost: close store: %v\n", err)
 		}
 	}
+}
+
+// claimStore declares how this process uses its store: a SQLite file is
+// locked alone, or shared with the other serve processes when
+// shared_store is set (then each checks a session's version before every
+// call). A directory of files belongs to one process; PostgreSQL is
+// always shared.
+func claimStore(st store.Store, shared bool) error {
+	switch st := st.(type) {
+	case *sqlite.Store:
+		if err := st.Lock(shared); err != nil {
+			if errors.Is(err, sqlite.ErrLocked) {
+				return &usageError{err: fmt.Errorf("%w: every ctxhost serve on one SQLite file needs shared_store = true in its server block (or give each its own store)", err)}
+			}
+			return err
+		}
+	case *filestore.Store:
+		if shared {
+			return usageErrorf("shared_store: the store %s is a directory of files, which belongs to one process; share a SQLite file or a PostgreSQL database", st.Dir())
+		}
+	}
+	return nil
 }

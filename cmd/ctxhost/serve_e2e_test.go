@@ -120,6 +120,17 @@ func startServe(t testing.TB, env []string, args ...string) *served {
 	return s
 }
 
+// stop ends the process with SIGTERM and waits for it.
+func (s *served) stop(t testing.TB) {
+	t.Helper()
+	_ = s.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve did not stop after SIGTERM:\n%s", s.stderr.String())
+	}
+}
+
 // call posts a Connect JSON request and returns the status and body.
 func call(t *testing.T, addr, token, method, body string) (int, map[string]any, http.Header) {
 	t.Helper()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -11,17 +12,58 @@ import (
 )
 
 // TestServeTwoProcessesOnePostgres: two `ctxhost serve` processes on one
-// PostgreSQL database serve the same session. Appends interleaved through
-// both (and concurrent ones, each retried on 409 until it lands) all end
-// up in the history exactly once, in one sequence; a write through one
-// with the sequence the other has moved past is refused with 409 and the
-// current number; each process sees the other's writes at once.
+// PostgreSQL database serve the same session (testTwoProcessesOneStore).
 func TestServeTwoProcessesOnePostgres(t *testing.T) {
-	url := pgtest.URL(t)
+	testTwoProcessesOneStore(t, pgtest.URL(t), "")
+}
+
+// TestServeTwoProcessesOneSQLiteFile: the same with two processes on one
+// SQLite file, each with shared_store = true.
+func TestServeTwoProcessesOneSQLiteFile(t *testing.T) {
+	testTwoProcessesOneStore(t, filepath.Join(t.TempDir(), "shared.db"), "shared_store = true")
+}
+
+// TestServeHoldsItsSQLiteFile: without shared_store a serve process holds
+// its SQLite file alone: a second one on it, shared or not, refuses to
+// start with a clear error, as does a process alone on a file others
+// share; once the holder stops, the file is free again.
+func TestServeHoldsItsSQLiteFile(t *testing.T) {
 	dir := t.TempDir()
-	a := startServe(t, nil, "-config", writeServeConfig(t, filepath.Join(dir), url, ""))
+	db := filepath.Join(dir, "one.db")
+	alone := writeServeConfig(t, mkdir(t, filepath.Join(dir, "alone")), db, "")
+	shared := writeServeConfig(t, mkdir(t, filepath.Join(dir, "shared")), db, "shared_store = true")
+	refused := func(cfg string) {
+		t.Helper()
+		r := ctxhost(t, "", "serve", "-config", cfg, "-listen", "127.0.0.1:0")
+		if r.code != exitUsage || !strings.Contains(r.stderr, "locked by another process") || !strings.Contains(r.stderr, "shared_store = true") {
+			t.Fatalf("exit %d, stderr %q", r.code, r.stderr)
+		}
+	}
+	a := startServe(t, nil, "-config", alone)
+	refused(alone)
+	refused(shared)
+	a.stop(t)
+	b := startServe(t, nil, "-config", shared)
+	refused(alone)
+	c := startServe(t, nil, "-config", shared)
+	mustCall(t, b.addr, "CreateSession", `{"session_id":"s"}`)
+	mustCall(t, c.addr, "AppendMessages", `{"session_id":"s","messages":[{"role":"user","content":"through c"}]}`)
+	if info := mustCall(t, b.addr, "GetSession", `{"session_id":"s"}`); fmt.Sprint(info["messages"]) != "1" {
+		t.Fatalf("b does not see c's append: %v", info)
+	}
+}
+
+// testTwoProcessesOneStore: two `ctxhost serve` processes on one store
+// serve the same session. Appends interleaved through both (and
+// concurrent ones, each retried on 409 until it lands) all end up in the
+// history exactly once, in one sequence; a write through one with the
+// sequence the other has moved past is refused with 409 and the current
+// number; each process sees the other's writes at once.
+func testTwoProcessesOneStore(t *testing.T, storeSpec, server string) {
+	dir := t.TempDir()
+	a := startServe(t, nil, "-config", writeServeConfig(t, filepath.Join(dir), storeSpec, server))
 	bdir := filepath.Join(dir, "b")
-	b := startServe(t, nil, "-config", writeServeConfig(t, mkdir(t, bdir), url, ""))
+	b := startServe(t, nil, "-config", writeServeConfig(t, mkdir(t, bdir), storeSpec, server))
 
 	mustCall(t, a.addr, "CreateSession", `{"session_id":"shared"}`)
 	if code, _, _ := call(t, b.addr, "", "CreateSession", `{"session_id":"shared"}`); code != 409 {

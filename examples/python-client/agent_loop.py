@@ -34,7 +34,13 @@ def main():
         print("turn %d: %s tokens of %s, action %s, %d-byte %s payload" % (
             turn, budget.get("used", "0"), budget.get("available", "0"), ctx.get("action", ""),
             len(ctx.get("payload", "")), ctx.get("mediaType", "")))
-        # A real agent sends ctx["payload"] to its model here.
+        # A real agent sends ctx["payload"] to its model here. Say the
+        # call failed and is retried: the same turn again, whose payload the
+        # service leaves out of its answer (the client holds it).
+        if turn == 1:
+            again = c.prepare(sid)
+            print("retried turn: payload unchanged %s, same payload %s" % (
+                again.get("payloadUnchanged", False), again["payload"] == ctx["payload"]))
         c.append(sid, {"role": "assistant", "content": "Running the tests (turn %d)." % turn})
         c.append(sid, {"role": "user", "kind": "observation", "content": "FAIL parser_test.go:12 (turn %d)" % turn})
         c.report_usage(sid, int(budget.get("used", "0")) + 40, 25)

@@ -40,6 +40,9 @@ class Client:
         self.base_url = base_url.rstrip("/")
         self.token = token
         self.timeout = timeout
+        # (session, agent) -> (payload_tag, payload, system): the last
+        # payload of each, so an unchanged one need not be sent again.
+        self._payloads = {}
 
     def call(self, method, body):
         """Calls method with body (a dict) and returns the answer (a dict)."""
@@ -98,8 +101,30 @@ class Client:
 
     def prepare(self, session_id, agent=""):
         """Builds the context of the next turn: payload, budget, components,
-        compaction, action and warnings."""
-        return self.call("Prepare", {"session_id": session_id, "agent": agent})
+        compaction, action and warnings. The answer always holds the
+        payload: when it is the one this client already holds for the
+        session and agent, the service leaves it out (payloadUnchanged) and
+        the held one is put back."""
+        key = (session_id, agent)
+        held = self._payloads.get(key)
+        body = {"session_id": session_id, "agent": agent}
+        if held:
+            body["known_payload_tag"] = held[0]
+        r = self.call("Prepare", body)
+        tag = r.get("payloadTag", "")
+        if r.get("payloadUnchanged"):
+            if not held or held[0] != tag:
+                raise CtxhostError(200, "internal", "the service left out a payload this client does not hold")
+            r["payload"], r["system"] = held[1], held[2]
+        elif tag:
+            self._payloads[key] = (tag, r.get("payload", ""), r.get("system", ""))
+        return r
+
+    def delete_session(self, session_id):
+        """Deletes the session; returns whether there was one."""
+        for key in [k for k in self._payloads if k[0] == session_id]:
+            del self._payloads[key]
+        return bool(self.call("DeleteSession", {"session_id": session_id}).get("deleted"))
 
     def report_usage(self, session_id, prompt_tokens, completion_tokens):
         r = self.call("ReportUsage", {"session_id": session_id, "prompt_tokens": str(prompt_tokens),

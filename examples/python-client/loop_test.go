@@ -116,7 +116,8 @@ func TestAgentLoop(t *testing.T) {
 	got := string(out)
 	t.Logf("agent_loop.py:\n%s", got)
 	for _, want := range []string{"turn 1: ", "turn 3: ", "action continue", "application/json payload",
-		"stale write refused: 409 aborted current sequence", "\nok\n"} {
+		"stale write refused: 409 aborted current sequence",
+		"retried turn: payload unchanged True, same payload True", "\nok\n"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}

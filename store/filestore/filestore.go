@@ -412,3 +412,6 @@ func EscapeSessionID(id string) string {
 	}
 	return out
 }
+
+// Exclusive reports true: a directory belongs to one host at a time.
+func (s *Store) Exclusive() bool { return true }

@@ -64,6 +64,10 @@ type Store struct {
 	path string
 	db   *sql.DB
 	wmu  sync.Mutex // held by a write transaction
+	// lock is the file Lock holds locked; alone tells whether exclusively.
+	lockMu sync.Mutex
+	lock   *os.File
+	alone  bool
 }
 
 var _ interface {
@@ -119,6 +123,7 @@ func (s *Store) Path() string { return s.path }
 
 // Close closes the database.
 func (s *Store) Close() error {
+	defer s.unlock()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close sqlite store %q: %w", s.path, err)
 	}
