@@ -14,10 +14,6 @@ const maxKeys = 256
 // maxKeyBytes bounds an idempotency key.
 const maxKeyBytes = 200
 
-// maxResultBytes bounds an ApplyOp result kept with its key; a larger one
-// is replayed without its result.
-const maxResultBytes = 256
-
 // position is what the server keeps in a session's position
 // (host.Session.SetPosition): the session's profile and its recent
 // idempotency keys with their answers. It is saved in the same store
@@ -30,12 +26,13 @@ type position struct {
 // keyRecord is the answer of one write made with an idempotency key.
 // Seq 0 marks an AppendMessages that stopped part way: Done messages
 // (IDs) were applied, and a retry with the key continues after them.
+// Prepare's payload and ApplyOp's result are not stored: the session's
+// recent answers in memory (answers) carry them.
 type keyRecord struct {
-	Key    string          `json:"k"`
-	Seq    uint64          `json:"s,omitempty"`
-	IDs    []string        `json:"ids,omitempty"`
-	Done   int             `json:"d,omitempty"`
-	Result json.RawMessage `json:"r,omitempty"`
+	Key  string   `json:"k"`
+	Seq  uint64   `json:"s,omitempty"`
+	IDs  []string `json:"ids,omitempty"`
+	Done int      `json:"d,omitempty"`
 }
 
 func decodePosition(raw json.RawMessage) (position, error) {

@@ -229,7 +229,12 @@ func (s *Server) ApplyOp(ctx context.Context, req *connect.Request[servicev1.App
 		return nil, err
 	}
 	if rec != nil {
-		return connect.NewResponse(&servicev1.ApplyOpResponse{Sequence: rec.Seq, Replayed: true}), nil
+		out, _ := w.e.answers.find(w.key, rec.Seq).(*servicev1.ApplyOpResponse)
+		if out == nil { // answered before this server started: the result is gone
+			out = &servicev1.ApplyOpResponse{Sequence: rec.Seq}
+		}
+		out.Replayed = true
+		return connect.NewResponse(out), nil
 	}
 	if !slices.Contains(w.hs.Plugins(), plugin) && w.e.engine.UnavailablePluginNamed(plugin) == nil {
 		return nil, invalidf("unknown plugin %q (bound: %s)", plugin, strings.Join(w.hs.Plugins(), ", "))
@@ -247,7 +252,9 @@ func (s *Server) ApplyOp(ctx context.Context, req *connect.Request[servicev1.App
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q op %q result: %w", plugin, op, err)
 	}
-	return connect.NewResponse(&servicev1.ApplyOpResponse{Sequence: seq, Result: res}), nil
+	answer := &servicev1.ApplyOpResponse{Sequence: seq, Result: res}
+	w.e.answers.keep(w.key, seq, answer)
+	return connect.NewResponse(answer), nil
 }
 
 // ReportUsage records the provider's token counts of the last call.
@@ -323,8 +330,13 @@ func (s *Server) Prepare(ctx context.Context, req *connect.Request[servicev1.Pre
 	if err != nil {
 		return nil, err
 	}
-	if rec != nil { // the payload is not kept: prepare again without the key to get it
-		return connect.NewResponse(&servicev1.PrepareResponse{Sequence: rec.Seq, Replayed: true}), nil
+	if rec != nil {
+		out, _ := w.e.answers.find(w.key, rec.Seq).(*servicev1.PrepareResponse)
+		if out == nil { // answered before this server started: prepare again without the key
+			out = &servicev1.PrepareResponse{Sequence: rec.Seq}
+		}
+		out.Replayed = true
+		return connect.NewResponse(out), nil
 	}
 	if agent != "" && !w.e.es.IsFresh() && (!w.e.es.IsTeam() || w.e.engine.Config.Agent(agent) == nil) {
 		return nil, invalidf("agent %q: not an agent of context profile %q", agent, w.e.profile)
@@ -350,6 +362,7 @@ func (s *Server) Prepare(ctx context.Context, req *connect.Request[servicev1.Pre
 	if turn.Prepared != nil {
 		s.metrics.tokens(id, turn.Prepared.Budget.Used)
 	}
+	w.e.answers.keep(w.key, seq, out)
 	return connect.NewResponse(out), nil
 }
 

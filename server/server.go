@@ -66,6 +66,7 @@ type entry struct {
 	engine  *engine.Engine
 	es      *engine.Session
 	tags    tagMemo // guarded by the session's lock
+	answers answers // guarded by the session's lock
 }
 
 // sessionLock serializes the calls of one session id; refs counts the

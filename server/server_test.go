@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"connectrpc.com/connect"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/structpb"
 
 	"github.com/ctxhost/ctxhost/api/servicev1"
@@ -328,5 +329,48 @@ func TestPayloadTag(t *testing.T) {
 	q := []byte(`{"a":2}`)
 	if m.tag("", q, "application/json", "", false) != payloadTag(q, "application/json", "", false) {
 		t.Error("memo: a new payload kept the old tag")
+	}
+}
+
+// TestKeyedRetryGetsTheWholeAnswer: a keyed Prepare or ApplyOp retried
+// with its key gets the first answer whole (payload, result), marked
+// replayed, without doing the call again (the sequence stays); after a
+// restart the store's record answers, without the payload.
+func TestKeyedRetryGetsTheWholeAnswer(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := newTestServer(t, dir)
+	c := client(t, s)
+	if _, err := c.CreateSession(ctx, req(&servicev1.CreateSessionRequest{SessionId: "a"})); err != nil {
+		t.Fatal(err)
+	}
+	args, _ := structpb.NewValue(map[string]any{"goal": "g", "tasks": []any{map[string]any{"id": "t1", "title": "one"}}})
+	opReq := &servicev1.ApplyOpRequest{SessionId: "a", Plugin: "plan", Op: "set_plan", Args: args, Write: &servicev1.WriteOptions{IdempotencyKey: "op"}}
+	op, err := c.ApplyOp(ctx, req(opReq))
+	if err != nil || op.Msg.Result == nil {
+		t.Fatalf("op: %v %v", op, err)
+	}
+	pReq := &servicev1.PrepareRequest{SessionId: "a", Write: &servicev1.WriteOptions{IdempotencyKey: "p"}}
+	first, err := c.Prepare(ctx, req(pReq))
+	if err != nil || first.Msg.Payload == "" {
+		t.Fatalf("prepare: %v %v", first, err)
+	}
+	again, err := c.Prepare(ctx, req(pReq))
+	if err != nil || !again.Msg.Replayed || again.Msg.Payload != first.Msg.Payload || again.Msg.Sequence != first.Msg.Sequence || again.Msg.PayloadTag != first.Msg.PayloadTag {
+		t.Fatalf("prepare retried: replayed %v, same payload %v, sequence %d (first %d), %v",
+			again.Msg.GetReplayed(), again.Msg.GetPayload() == first.Msg.Payload, again.Msg.GetSequence(), first.Msg.Sequence, err)
+	}
+	rop, err := c.ApplyOp(ctx, req(opReq))
+	if err != nil || !rop.Msg.Replayed || !proto.Equal(rop.Msg.Result, op.Msg.Result) || rop.Msg.Sequence != op.Msg.Sequence {
+		t.Fatalf("op retried: %v %v", rop, err)
+	}
+	s.Close(ctx)
+	for _, e := range s.engines {
+		e.Close()
+	}
+	c2 := client(t, newTestServer(t, dir))
+	late, err := c2.Prepare(ctx, req(pReq))
+	if err != nil || !late.Msg.Replayed || late.Msg.Payload != "" || late.Msg.Sequence != first.Msg.Sequence {
+		t.Fatalf("prepare retried after a restart: %v %v", late, err)
 	}
 }

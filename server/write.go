@@ -26,7 +26,8 @@ type write struct {
 }
 
 // beginWrite loads session id and checks the write options. A non-nil
-// record is the answer of an earlier call with the same idempotency key.
+// record is the answer of an earlier call with the same idempotency key
+// (the write then only names the session; nothing is to be done).
 func (s *Server) beginWrite(ctx context.Context, id string, opts *servicev1.WriteOptions) (*write, *keyRecord, error) {
 	key := opts.GetIdempotencyKey()
 	if len(key) > maxKeyBytes {
@@ -47,7 +48,7 @@ func (s *Server) beginWrite(ctx context.Context, id string, opts *servicev1.Writ
 	if key != "" {
 		if rec := w.pos.find(key); rec != nil {
 			if rec.Seq != 0 {
-				return nil, rec, nil
+				return w, rec, nil
 			}
 			w.partial = rec
 		}
