@@ -56,6 +56,19 @@ func (t Turn) Payload() ([]byte, string) {
 	return t.Prepared.Payload, t.Prepared.MediaType
 }
 
+// PayloadParts is the turn's payload, media type, and the system text an
+// assembler handed over separately (hasSystem: there is one).
+func (t Turn) PayloadParts() (payload []byte, mediaType, system string, hasSystem bool) {
+	payload, mediaType = t.Payload()
+	switch {
+	case t.Fresh != nil && t.Fresh.Task.Payload != nil:
+		system, hasSystem = t.Fresh.Task.Payload.System, t.Fresh.Task.Payload.HasSystem
+	case t.Prepared != nil:
+		system, hasSystem = t.Prepared.System, t.Prepared.HasSystem
+	}
+	return payload, mediaType, system, hasSystem
+}
+
 // wrap makes the engine session of a host session.
 func (a *Engine) wrap(s *host.Session) *Session {
 	es := &Session{engine: a, host: s, viewer: a.viewer}

@@ -59,15 +59,15 @@ func toCompaction(r *host.CompactionReport) *servicev1.Compaction {
 }
 
 // toPrepareResponse maps a prepared turn to the API's answer.
-func toPrepareResponse(t engine.Turn) *servicev1.PrepareResponse {
+func toPrepareResponse(t engine.Turn, withPayload bool) *servicev1.PrepareResponse {
 	out := &servicev1.PrepareResponse{Assembler: t.Assembler}
+	payload, mediaType, system, hasSystem := t.PayloadParts()
+	out.MediaType, out.HasSystem = mediaType, hasSystem
+	if withPayload {
+		out.Payload, out.System = string(payload), system
+	}
 	if t.Fresh != nil {
 		tc := t.Fresh.Task
-		payload, mt := t.Fresh.Payload()
-		out.Payload, out.MediaType = string(payload), mt
-		if tc.Payload != nil {
-			out.System, out.HasSystem = tc.Payload.System, tc.Payload.HasSystem
-		}
 		out.Warnings = append(out.Warnings, tc.Warnings...)
 		out.Warnings = append(out.Warnings, t.Fresh.Validation.Warnings...)
 		out.Fresh = &servicev1.FreshTask{TaskId: tc.Task.ID, ContextId: tc.ContextID, Valid: t.Fresh.Validation.Valid,
@@ -77,7 +77,6 @@ func toPrepareResponse(t engine.Turn) *servicev1.PrepareResponse {
 		return out
 	}
 	p := t.Prepared
-	out.Payload, out.MediaType, out.System, out.HasSystem = string(p.Payload), p.MediaType, p.System, p.HasSystem
 	out.Budget, out.Before = toBudget(p.Budget), toBudget(p.Before)
 	out.Components = toComponents(p.Usage)
 	out.Compaction = toCompaction(p.Compaction)

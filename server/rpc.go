@@ -352,13 +352,11 @@ func (s *Server) Prepare(ctx context.Context, req *connect.Request[servicev1.Pre
 		return nil, err
 	}
 	timer()
-	out := toPrepareResponse(turn)
-	out.Sequence = seq
-	payload, _ := turn.Payload()
-	out.PayloadTag = w.e.tags.tag(agent, payload, out.MediaType, out.System, out.HasSystem)
-	if known := req.Msg.GetKnownPayloadTag(); known != "" && known == out.PayloadTag {
-		out.Payload, out.System, out.PayloadUnchanged = "", "", true
-	}
+	payload, mediaType, system, hasSystem := turn.PayloadParts()
+	tag := w.e.tags.tag(agent, payload, mediaType, system, hasSystem)
+	known := req.Msg.GetKnownPayloadTag() != "" && req.Msg.GetKnownPayloadTag() == tag
+	out := toPrepareResponse(turn, !known)
+	out.Sequence, out.PayloadTag, out.PayloadUnchanged = seq, tag, known
 	if turn.Prepared != nil {
 		s.metrics.tokens(id, turn.Prepared.Budget.Used)
 	}
