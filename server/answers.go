@@ -24,8 +24,8 @@ func (a *answers) keep(key string, seq uint64, msg proto.Message) {
 		return
 	}
 	kept := append(*a, keyedAnswer{key: key, seq: seq, msg: proto.Clone(msg)})
-	if len(kept) > keptAnswers {
-		kept = kept[len(kept)-keptAnswers:]
+	if len(kept) > keptAnswers { // a new array: the dropped answers are not held
+		kept = append([]keyedAnswer(nil), kept[len(kept)-keptAnswers:]...)
 	}
 	*a = kept
 }
