@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/ctxhost/ctxhost/host/history"
 	"github.com/ctxhost/ctxhost/sdk"
@@ -290,6 +291,13 @@ func (s *Session) replayOp(ctx context.Context, op journalOp) error {
 	return nil
 }
 
+// replayTimeout is the least deadline of a replayed plugin call. Replay
+// rebuilds a stored session as it is opened, not a turn a model call
+// waits on, so a call gets the time a plugin's restore gets (60 s) even
+// when its binding's deadline is shorter: on a loaded machine a short
+// deadline would fail an open that would succeed.
+const replayTimeout = 60 * time.Second
+
 // replayPluginCall makes an acknowledged plugin call again and checks the
 // plugin answers as it did then.
 func (s *Session) replayPluginCall(ctx context.Context, op journalOp) error {
@@ -298,10 +306,11 @@ func (s *Session) replayPluginCall(ctx context.Context, op journalOp) error {
 		return err
 	}
 	p.fresh = false
+	timeout := max(p.binding.Timeout, replayTimeout)
 	var got string
 	switch {
 	case op.Apply != nil:
-		out, err := callWithDeadline(ctx, p.binding.Timeout, func(ctx context.Context) (json.RawMessage, error) {
+		out, err := callWithDeadline(ctx, timeout, func(ctx context.Context) (json.RawMessage, error) {
 			return p.binding.Plugin.Apply(ctx, s.id, op.Apply.Op, op.Apply.Args)
 		})
 		if err != nil {
@@ -309,7 +318,7 @@ func (s *Session) replayPluginCall(ctx context.Context, op journalOp) error {
 		}
 		got = resultHash(out)
 	case op.Compact != nil:
-		res, err := callWithDeadline(ctx, p.binding.Timeout, func(ctx context.Context) (sdk.CompactResult, error) {
+		res, err := callWithDeadline(ctx, timeout, func(ctx context.Context) (sdk.CompactResult, error) {
 			return p.binding.Plugin.Compact(ctx, s.id, *op.Compact)
 		})
 		if err != nil {
@@ -317,7 +326,7 @@ func (s *Session) replayPluginCall(ctx context.Context, op journalOp) error {
 		}
 		got = compactHash(res)
 	case op.Prepared != nil:
-		_, err := callWithDeadline(ctx, p.binding.Timeout, func(ctx context.Context) (struct{}, error) {
+		_, err := callWithDeadline(ctx, timeout, func(ctx context.Context) (struct{}, error) {
 			return struct{}{}, p.binding.Plugin.Prepared(ctx, s.id, *op.Prepared)
 		})
 		if err != nil {
