@@ -34,7 +34,7 @@ const (
 // Assembler builds Claude payloads.
 type Assembler struct{}
 
-var _ sdk.Assembler = (*Assembler)(nil)
+var _ sdk.RequestReader = (*Assembler)(nil)
 
 // New returns the Claude assembler.
 func New() *Assembler { return &Assembler{} }
@@ -66,3 +66,7 @@ func (*Assembler) Describe() sdk.AssemblerInfo {
 func (*Assembler) Assemble(_ context.Context, req sdk.AssembleRequest) (sdk.AssembleResult, error) {
 	return formats.Assemble("claude", req)
 }
+
+// ReadsRequestOnly promises that Assemble never changes its request
+// (sdk.RequestReader), so it is not copied first.
+func (*Assembler) ReadsRequestOnly() {}

@@ -28,7 +28,7 @@ const DefaultModel = "gpt-4.1"
 // Assembler builds Codex / OpenAI payloads.
 type Assembler struct{}
 
-var _ sdk.Assembler = (*Assembler)(nil)
+var _ sdk.RequestReader = (*Assembler)(nil)
 
 // New returns the Codex assembler.
 func New() *Assembler { return &Assembler{} }
@@ -60,3 +60,7 @@ func (*Assembler) Describe() sdk.AssemblerInfo {
 func (*Assembler) Assemble(_ context.Context, req sdk.AssembleRequest) (sdk.AssembleResult, error) {
 	return formats.Assemble("codex", req)
 }
+
+// ReadsRequestOnly promises that Assemble never changes its request
+// (sdk.RequestReader), so it is not copied first.
+func (*Assembler) ReadsRequestOnly() {}

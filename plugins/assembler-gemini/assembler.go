@@ -21,7 +21,7 @@ const OptionModel = "model"
 // Assembler builds Gemini payloads.
 type Assembler struct{}
 
-var _ sdk.Assembler = (*Assembler)(nil)
+var _ sdk.RequestReader = (*Assembler)(nil)
 
 // New returns the Gemini assembler.
 func New() *Assembler { return &Assembler{} }
@@ -53,3 +53,7 @@ func (*Assembler) Describe() sdk.AssemblerInfo {
 func (*Assembler) Assemble(_ context.Context, req sdk.AssembleRequest) (sdk.AssembleResult, error) {
 	return formats.Assemble("gemini", req)
 }
+
+// ReadsRequestOnly promises that Assemble never changes its request
+// (sdk.RequestReader), so it is not copied first.
+func (*Assembler) ReadsRequestOnly() {}
