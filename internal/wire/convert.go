@@ -201,7 +201,7 @@ func ToProtoAssembleRequest(r sdk.AssembleRequest) *pb.AssembleRequest {
 	return &pb.AssembleRequest{
 		Components: toProtoComponents(r.Components), Budget: ToProtoBudget(r.Budget),
 		Agent: &pb.AgentIdentity{Name: r.Agent.Name, Type: r.Agent.Type}, Format: r.Format,
-		Options: copyMap(r.Options),
+		Options: copyMap(r.Options), SessionId: r.Session,
 	}
 }
 
@@ -210,7 +210,7 @@ func FromProtoAssembleRequest(r *pb.AssembleRequest) sdk.AssembleRequest {
 	return sdk.AssembleRequest{
 		Components: fromProtoComponents(r.GetComponents()), Budget: FromProtoBudget(r.GetBudget()),
 		Agent:  sdk.AgentIdentity{Name: r.GetAgent().GetName(), Type: r.GetAgent().GetType()},
-		Format: r.GetFormat(), Options: copyMap(r.GetOptions()),
+		Format: r.GetFormat(), Options: copyMap(r.GetOptions()), Session: r.GetSessionId(),
 	}
 }
 

@@ -46,8 +46,8 @@ var formats = assembly.Formats{
 			return sdk.AssembleResult{Payload: payload}, err
 		}},
 	{FormatInfo: sdk.FormatInfo{Name: FormatCLI, MediaType: "text/plain", Description: "the Claude Code CLI prompt ([TEAM_TASK], [CONTEXT], [MESSAGE]); the system text is returned separately for --append-system-prompt"},
-		Build: func(_ sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {
-			return sdk.AssembleResult{Payload: []byte(buildPrompt(parts)), System: parts.System, HasSystem: parts.System != ""}, nil
+		Build: func(req sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {
+			return sdk.AssembleResult{Payload: []byte(buildPrompt(req, parts)), System: parts.System, HasSystem: parts.System != ""}, nil
 		}},
 }
 

@@ -1952,12 +1952,16 @@ func (x *AgentIdentity) GetType() string {
 }
 
 type AssembleRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Components    []*Component           `protobuf:"bytes,1,rep,name=components,proto3" json:"components,omitempty"`
-	Budget        *Budget                `protobuf:"bytes,2,opt,name=budget,proto3" json:"budget,omitempty"`
-	Agent         *AgentIdentity         `protobuf:"bytes,3,opt,name=agent,proto3" json:"agent,omitempty"`
-	Format        string                 `protobuf:"bytes,4,opt,name=format,proto3" json:"format,omitempty"`
-	Options       map[string]string      `protobuf:"bytes,5,rep,name=options,proto3" json:"options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Components []*Component           `protobuf:"bytes,1,rep,name=components,proto3" json:"components,omitempty"`
+	Budget     *Budget                `protobuf:"bytes,2,opt,name=budget,proto3" json:"budget,omitempty"`
+	Agent      *AgentIdentity         `protobuf:"bytes,3,opt,name=agent,proto3" json:"agent,omitempty"`
+	Format     string                 `protobuf:"bytes,4,opt,name=format,proto3" json:"format,omitempty"`
+	Options    map[string]string      `protobuf:"bytes,5,rep,name=options,proto3" json:"options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The session the payload is for. The payload depends only on the
+	// fields above; an assembler may keep what it derived from a session's
+	// last request under it.
+	SessionId     string `protobuf:"bytes,6,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2025,6 +2029,13 @@ func (x *AssembleRequest) GetOptions() map[string]string {
 		return x.Options
 	}
 	return nil
+}
+
+func (x *AssembleRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
 }
 
 type AssembleResponse struct {
@@ -2258,7 +2269,7 @@ const file_ctxhost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\vdescription\x18\x05 \x01(\tR\vdescription\"7\n" +
 	"\rAgentIdentity\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
-	"\x04type\x18\x02 \x01(\tR\x04type\"\xd9\x02\n" +
+	"\x04type\x18\x02 \x01(\tR\x04type\"\xf8\x02\n" +
 	"\x0fAssembleRequest\x12<\n" +
 	"\n" +
 	"components\x18\x01 \x03(\v2\x1c.ctxhost.plugin.v1.ComponentR\n" +
@@ -2266,7 +2277,9 @@ const file_ctxhost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x06budget\x18\x02 \x01(\v2\x19.ctxhost.plugin.v1.BudgetR\x06budget\x126\n" +
 	"\x05agent\x18\x03 \x01(\v2 .ctxhost.plugin.v1.AgentIdentityR\x05agent\x12\x16\n" +
 	"\x06format\x18\x04 \x01(\tR\x06format\x12I\n" +
-	"\aoptions\x18\x05 \x03(\v2/.ctxhost.plugin.v1.AssembleRequest.OptionsEntryR\aoptions\x1a:\n" +
+	"\aoptions\x18\x05 \x03(\v2/.ctxhost.plugin.v1.AssembleRequest.OptionsEntryR\aoptions\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x06 \x01(\tR\tsessionId\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x82\x01\n" +
