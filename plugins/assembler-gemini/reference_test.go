@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"testing"
 
 	"github.com/ctxhost/ctxhost/sdk"
@@ -88,4 +89,18 @@ func TestCachedMatchesReference(t *testing.T) {
 			return sdk.AssembleResult{Payload: []byte(referenceText(assembly.Split(req)))}, nil
 		})
 	})
+}
+
+// BenchmarkAppendReference is BenchmarkAppend's api format encoded from
+// scratch every turn (no message cache), for comparison.
+func BenchmarkAppendReference(b *testing.B) {
+	assemblytest.BenchmarkAppend(b, referenceAssembler{New()}, FormatAPI)
+}
+
+// referenceAssembler assembles the api format with referenceRequest.
+type referenceAssembler struct{ *Assembler }
+
+func (referenceAssembler) Assemble(_ context.Context, req sdk.AssembleRequest) (sdk.AssembleResult, error) {
+	payload, err := referenceRequest(assembly.Split(req), req.Options[OptionModel])
+	return sdk.AssembleResult{Payload: payload}, err
 }
