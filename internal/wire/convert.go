@@ -94,7 +94,8 @@ func FromProtoComponent(c *pb.Component) *sdk.Component {
 	return out
 }
 
-func toProtoComponents(in []sdk.Component) []*pb.Component {
+// ToProtoComponents converts a request's components to their wire messages.
+func ToProtoComponents(in []sdk.Component) []*pb.Component {
 	out := make([]*pb.Component, len(in))
 	for i := range in {
 		out[i] = ToProtoComponent(&in[i])
@@ -199,7 +200,7 @@ func FromProtoAssemblerInfo(a *pb.AssemblerInfo) sdk.AssemblerInfo {
 // ToProtoAssembleRequest converts an assemble request to its wire message.
 func ToProtoAssembleRequest(r sdk.AssembleRequest) *pb.AssembleRequest {
 	return &pb.AssembleRequest{
-		Components: toProtoComponents(r.Components), Budget: ToProtoBudget(r.Budget),
+		Components: ToProtoComponents(r.Components), Budget: ToProtoBudget(r.Budget),
 		Agent: &pb.AgentIdentity{Name: r.Agent.Name, Type: r.Agent.Type}, Format: r.Format,
 		Options: copyMap(r.Options), SessionId: r.Session,
 	}

@@ -1,11 +1,9 @@
 package assembly
 
 import (
-	"maps"
-	"slices"
 	"sync"
-	"unsafe"
 
+	"github.com/ctxhost/ctxhost/internal/msgeq"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
@@ -62,15 +60,15 @@ func (c *MessageCache[F]) Derive(req sdk.AssembleRequest, msgs []sdk.Message, de
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	same := 0
-	for same < len(msgs) && same < len(st.msgs) && sameMessage(&msgs[same], &st.msgs[same]) {
+	for same < len(msgs) && same < len(st.msgs) && msgeq.Equal(&msgs[same], &st.msgs[same]) {
 		same++
 	}
-	if same < len(st.msgs) || !st.ctx.extend(msgs[same:], same) {
+	if same < len(st.msgs) || len(st.msgs) == 0 || !st.ctx.extend(msgs[same:], same) {
 		st.rebuild(msgs, derive)
 	} else {
 		// Appended (or nothing changed): derive the new messages only.
 		for i := same; i < len(msgs); i++ {
-			st.msgs = append(st.msgs, ownMessage(msgs[i]))
+			st.msgs = append(st.msgs, msgeq.Own(msgs[i]))
 			st.frags = append(st.frags, derive(i, msgs[i], &st.ctx))
 		}
 	}
@@ -107,7 +105,7 @@ func (c *MessageCache[F]) stream(key streamKey) *cacheStream[F] {
 func (st *cacheStream[F]) rebuild(msgs []sdk.Message, derive func(int, sdk.Message, *MessageContext) F) {
 	st.msgs = make([]sdk.Message, len(msgs), len(msgs)+len(msgs)/8+16)
 	for i, m := range msgs {
-		st.msgs[i] = ownMessage(m)
+		st.msgs[i] = msgeq.Own(m)
 	}
 	st.frags = make([]F, len(msgs), cap(st.msgs))
 	st.ctx = MessageContext{}
@@ -183,42 +181,4 @@ func (x *MessageContext) FirstCall(id, role string) int {
 		return i
 	}
 	return -1
-}
-
-// ownMessage is m with its own copy of its tool calls and metadata, so
-// that a caller changing them in place cannot change what the cache
-// compares with.
-func ownMessage(m sdk.Message) sdk.Message {
-	if m.ToolCalls != nil {
-		m.ToolCalls = slices.Clone(m.ToolCalls)
-	}
-	if m.Metadata != nil {
-		m.Metadata = maps.Clone(m.Metadata)
-	}
-	return m
-}
-
-// sameMessage reports whether a and b are equal in every field.
-func sameMessage(a, b *sdk.Message) bool {
-	return same(a.Content, b.Content) && same(a.ID, b.ID) && same(a.Role, b.Role) && same(a.Name, b.Name) &&
-		same(a.SpeakerType, b.SpeakerType) && same(a.ToolCallID, b.ToolCallID) && same(a.ToolName, b.ToolName) &&
-		same(a.Kind, b.Kind) && a.Pinned == b.Pinned && sameCalls(a.ToolCalls, b.ToolCalls) && (len(a.Metadata) == 0 && len(b.Metadata) == 0 || maps.Equal(a.Metadata, b.Metadata))
-}
-
-// same is a == b, without a call when both are the same bytes (as the
-// strings of a request the cache saw before are).
-func same(a, b string) bool {
-	return len(a) == len(b) && (len(a) == 0 || unsafe.StringData(a) == unsafe.StringData(b) || a == b)
-}
-
-func sameCalls(a, b []sdk.ToolCall) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !same(a[i].ID, b[i].ID) || !same(a[i].Name, b[i].Name) || !same(a[i].Arguments, b[i].Arguments) {
-			return false
-		}
-	}
-	return true
 }
