@@ -122,9 +122,12 @@ func TestAssemblerDelta(t *testing.T) {
 			if compacted == 0 {
 				t.Error("no turn compacted: the window is too large for the test")
 			}
-			deltas, resent := c.Assembler.Deltas().Stats()
-			if deltas < 50 || resent != 0 {
-				t.Errorf("%d requests went as deltas, %d resent; want nearly all deltas, none resent", deltas, resent)
+			st := c.Assembler.Deltas().Stats()
+			if st.Deltas < 50 || st.Resent != 0 {
+				t.Errorf("%d requests went as deltas, %d resent; want nearly all deltas, none resent", st.Deltas, st.Resent)
+			}
+			if st.PayloadReused < st.PayloadBytes/2 {
+				t.Errorf("%d of %d payload bytes were the start of the last payload, want most", st.PayloadReused, st.PayloadBytes)
 			}
 		})
 	}
@@ -147,13 +150,12 @@ func TestAssemblerDeltaRelaunch(t *testing.T) {
 	}
 	waitExited(t, first)
 	asm.set(launchAssembler(t, "joiner", deltas).Assembler)
-	before, _ := deltas.Stats()
+	before := deltas.Stats().Deltas
 	for n := 5; n < 10; n++ {
 		turn(t, s, asm, 1, n)
 	}
-	sent, resent := deltas.Stats()
-	if resent != 1 || sent-before != 5 {
-		t.Errorf("after the relaunch: %d deltas, %d resent whole; want 5 and 1", sent-before, resent)
+	if st := deltas.Stats(); st.Resent != 1 || st.Deltas-before != 5 {
+		t.Errorf("after the relaunch: %d deltas, %d resent whole; want 5 and 1", st.Deltas-before, st.Resent)
 	}
 }
 
@@ -170,7 +172,7 @@ func TestAssemblerDeltaEviction(t *testing.T) {
 	for n := range 12 {
 		turn(t, sessions[n%3], c.Assembler, 1, n)
 	}
-	if _, resent := c.Assembler.Deltas().Stats(); resent != 9 {
+	if resent := c.Assembler.Deltas().Stats().Resent; resent != 9 {
 		t.Errorf("%d requests resent whole, want 9 (every delta: three streams, two kept)", resent)
 	}
 }

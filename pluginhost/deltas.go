@@ -1,7 +1,9 @@
 package pluginhost
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"strconv"
 	"sync"
 
@@ -30,14 +32,25 @@ type Deltas struct {
 	clock   uint64
 	ids     uint64
 	streams map[deltaKey]*deltaStream
-	resent  int
-	sent    int
+	stats   DeltaStats
+}
+
+// DeltaStats counts what a Deltas sent and received.
+type DeltaStats struct {
+	// Deltas is how many requests went as deltas; Resent how many of
+	// those the assembler did not hold the base of, sent again whole.
+	Deltas, Resent int
+	// PayloadBytes is the size of every payload answered; PayloadReused
+	// the part of it the answers left out as the start of the stream's
+	// last payload.
+	PayloadBytes, PayloadReused int64
 }
 
 type deltaKey struct{ session, agent string }
 
 // deltaStream is one stream: its base id, the last version sent, and the
-// request the assembler acknowledged (a private copy).
+// request the assembler acknowledged with the payload it answered
+// (private copies).
 type deltaStream struct {
 	mu      sync.Mutex // held across a call: one call per stream at a time
 	used    uint64
@@ -45,6 +58,7 @@ type deltaStream struct {
 	version uint64
 	acked   uint64 // 0: the assembler holds nothing of this stream
 	base    []sdk.Component
+	payload []byte
 }
 
 // NewDeltas returns a Deltas that keeps the last streams streams used
@@ -56,20 +70,16 @@ func NewDeltas(streams int) *Deltas {
 	return &Deltas{max: streams, streams: map[deltaKey]*deltaStream{}}
 }
 
-// Stats returns how many requests went as deltas, and how many of those
-// the assembler did not hold the base of and were sent again whole.
-func (d *Deltas) Stats() (deltas, resent int) {
+// Stats returns what was sent and received so far.
+func (d *Deltas) Stats() DeltaStats {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.sent, d.resent
+	return d.stats
 }
 
-func (d *Deltas) count(resent bool) {
+func (d *Deltas) count(f func(*DeltaStats)) {
 	d.mu.Lock()
-	d.sent++
-	if resent {
-		d.resent++
-	}
+	f(&d.stats)
 	d.mu.Unlock()
 }
 
@@ -101,7 +111,9 @@ func (d *Deltas) stream(key deltaKey) *deltaStream {
 
 // assemble sends req on its stream: as a delta against the acknowledged
 // base when there is one, whole otherwise or when the assembler does not
-// hold that base; call makes the RPC.
+// hold that base; call makes the RPC. The answer's payload is whole: an
+// answer to a delta that repeats the start of the last payload
+// (payload_prefix) is completed from the stream's copy of it.
 func (d *Deltas) assemble(ctx context.Context, req sdk.AssembleRequest, call func(context.Context, *pb.AssembleRequest) (*pb.AssembleResponse, error)) (*pb.AssembleResponse, error) {
 	st := d.stream(deltaKey{req.Session, req.Agent.Name})
 	st.mu.Lock()
@@ -116,10 +128,14 @@ func (d *Deltas) assemble(ctx context.Context, req sdk.AssembleRequest, call fun
 		msg.Delta = &pb.AssembleDelta{BaseVersion: st.acked, Components: changes}
 		res, err := call(ctx, msg)
 		unknown := err != nil && isUnknownBase(err)
-		d.count(unknown)
+		d.count(func(s *DeltaStats) {
+			s.Deltas++
+			if unknown {
+				s.Resent++
+			}
+		})
 		if !unknown {
-			st.settle(err, next)
-			return res, err
+			return d.settle(st, res, err, next, st.payload)
 		}
 		msg.Delta = nil
 	}
@@ -132,18 +148,35 @@ func (d *Deltas) assemble(ctx context.Context, req sdk.AssembleRequest, call fun
 			next[i] = msgeq.OwnComponent(c)
 		}
 	}
-	st.settle(err, next)
-	return res, err
+	return d.settle(st, res, err, next, nil)
 }
 
-// settle records the outcome of a call: on success the assembler holds
-// next at the version sent; on failure, nothing the host can rely on.
-func (st *deltaStream) settle(err error, next []sdk.Component) {
-	if err != nil {
-		st.acked, st.base = 0, nil
-		return
+// settle records the outcome of a call and completes its payload from
+// last (the payload of the delta's base; nil for a whole request): on
+// success the assembler holds next, and the payload answered, at the
+// version sent; on failure, nothing the host can rely on.
+func (d *Deltas) settle(st *deltaStream, res *pb.AssembleResponse, err error, next []sdk.Component, last []byte) (*pb.AssembleResponse, error) {
+	if err == nil {
+		n := res.GetPayloadPrefix()
+		d.count(func(s *DeltaStats) {
+			s.PayloadBytes += int64(n) + int64(len(res.GetPayload()))
+			s.PayloadReused += int64(n)
+		})
+		if n > 0 {
+			if n > uint64(len(last)) {
+				err = fmt.Errorf("the assembler answered with the first %d bytes of a last payload of %d", n, len(last))
+			} else {
+				res.Payload = append(append(make([]byte, 0, int(n)+len(res.Payload)), last[:n]...), res.Payload...)
+				res.PayloadPrefix = 0
+			}
+		}
 	}
-	st.acked, st.base = st.version, next
+	if err != nil {
+		st.acked, st.base, st.payload = 0, nil, nil
+		return nil, err
+	}
+	st.acked, st.base, st.payload = st.version, next, bytes.Clone(res.GetPayload())
+	return res, nil
 }
 
 func isUnknownBase(err error) bool {

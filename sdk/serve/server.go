@@ -123,10 +123,11 @@ func (s *assemblerServer) Describe(context.Context, *pb.Empty) (*pb.AssemblerInf
 
 func (s *assemblerServer) Assemble(ctx context.Context, req *pb.AssembleRequest) (*pb.AssembleResponse, error) {
 	var full sdk.AssembleRequest
+	var t *turn
 	var err error
 	switch {
 	case s.bases != nil:
-		full, err = s.bases.request(req)
+		full, t, err = s.bases.request(req)
 	case req.GetDelta() != nil:
 		err = wire.StatusError(wire.ErrorUnknownBase, "this assembler takes whole requests only")
 	default:
@@ -141,5 +142,5 @@ func (s *assemblerServer) Assemble(ctx context.Context, req *pb.AssembleRequest)
 		s.log.Debug("call failed", "method", "Assemble", "format", req.GetFormat(), "error", err)
 		return nil, wire.ToStatus(err)
 	}
-	return wire.ToProtoAssembleResponse(res), nil
+	return t.answer(res), nil
 }

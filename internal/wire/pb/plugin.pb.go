@@ -2293,11 +2293,15 @@ func (x *AppendedMessages) GetMessages() []*Message {
 }
 
 type AssembleResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Payload       []byte                 `protobuf:"bytes,1,opt,name=payload,proto3" json:"payload,omitempty"`
-	MediaType     string                 `protobuf:"bytes,2,opt,name=media_type,json=mediaType,proto3" json:"media_type,omitempty"`
-	System        string                 `protobuf:"bytes,3,opt,name=system,proto3" json:"system,omitempty"`
-	HasSystem     bool                   `protobuf:"varint,4,opt,name=has_system,json=hasSystem,proto3" json:"has_system,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Payload   []byte                 `protobuf:"bytes,1,opt,name=payload,proto3" json:"payload,omitempty"`
+	MediaType string                 `protobuf:"bytes,2,opt,name=media_type,json=mediaType,proto3" json:"media_type,omitempty"`
+	System    string                 `protobuf:"bytes,3,opt,name=system,proto3" json:"system,omitempty"`
+	HasSystem bool                   `protobuf:"varint,4,opt,name=has_system,json=hasSystem,proto3" json:"has_system,omitempty"`
+	// Only in answer to a delta request: the payload is the first
+	// payload_prefix bytes of the payload answered to the request at
+	// delta.base_version, followed by payload. 0: payload is all of it.
+	PayloadPrefix uint64 `protobuf:"varint,5,opt,name=payload_prefix,json=payloadPrefix,proto3" json:"payload_prefix,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2358,6 +2362,13 @@ func (x *AssembleResponse) GetHasSystem() bool {
 		return x.HasSystem
 	}
 	return false
+}
+
+func (x *AssembleResponse) GetPayloadPrefix() uint64 {
+	if x != nil {
+		return x.PayloadPrefix
+	}
+	return 0
 }
 
 var File_ctxhost_plugin_v1_plugin_proto protoreflect.FileDescriptor
@@ -2553,14 +2564,15 @@ const file_ctxhost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x06change\"^\n" +
 	"\x10AppendedMessages\x12\x12\n" +
 	"\x04base\x18\x01 \x01(\x05R\x04base\x126\n" +
-	"\bmessages\x18\x02 \x03(\v2\x1a.ctxhost.plugin.v1.MessageR\bmessages\"\x82\x01\n" +
+	"\bmessages\x18\x02 \x03(\v2\x1a.ctxhost.plugin.v1.MessageR\bmessages\"\xa9\x01\n" +
 	"\x10AssembleResponse\x12\x18\n" +
 	"\apayload\x18\x01 \x01(\fR\apayload\x12\x1d\n" +
 	"\n" +
 	"media_type\x18\x02 \x01(\tR\tmediaType\x12\x16\n" +
 	"\x06system\x18\x03 \x01(\tR\x06system\x12\x1d\n" +
 	"\n" +
-	"has_system\x18\x04 \x01(\bR\thasSystem*K\n" +
+	"has_system\x18\x04 \x01(\bR\thasSystem\x12%\n" +
+	"\x0epayload_prefix\x18\x05 \x01(\x04R\rpayloadPrefix*K\n" +
 	"\x0fProtocolVersion\x12 \n" +
 	"\x1cPROTOCOL_VERSION_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12PROTOCOL_VERSION_1\x10\x012\xcc\x05\n" +
