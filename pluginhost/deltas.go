@@ -14,8 +14,10 @@ import (
 )
 
 // DefaultDeltaStreams is how many streams a Deltas made with NewDeltas(0)
-// keeps.
-const DefaultDeltaStreams = 256
+// keeps: as many as an assembler served by sdk/serve keeps by default
+// (serve.DefaultDeltaBases), beyond which its deltas would be answered
+// UNKNOWN_BASE anyway.
+const DefaultDeltaStreams = 64
 
 // Deltas remembers, per stream (a session's agent), the last request an
 // assembler with the delta capability acknowledged, so that the next one

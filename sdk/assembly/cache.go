@@ -9,7 +9,7 @@ import (
 
 // DefaultCacheStreams is how many streams a MessageCache made with
 // NewMessageCache(0) keeps.
-const DefaultCacheStreams = 16
+const DefaultCacheStreams = 64
 
 // MessageCache remembers what an assembler derived from each history
 // message — typically the message's encoded fragment of the payload — per
