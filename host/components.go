@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"fmt"
-	"github.com/ctxhost/ctxhost/host/history"
 	"sort"
 	"sync"
 
@@ -97,29 +96,19 @@ func (s *Session) gather(ctx context.Context, view *AgentView) ([]countedCompone
 }
 
 // historyComponent returns the history's compacted view as a component.
-// The view is cached by the history's version, so an unchanged history
-// costs a copy of the view, not a walk over every message.
+// The history shares its view (history.Shared), extended in place when
+// messages were only appended, so a turn costs what changed, not a walk
+// over every message.
 func (s *Session) historyComponent() countedComponent {
-	if v := s.hist.Version(); !s.view.valid || s.view.version != v || s.view.hist != s.hist {
-		s.view = viewCache{valid: true, version: v, hist: s.hist, messages: s.hist.View(), tokens: s.hist.ViewTokens()}
-	}
+	v := s.hist.Shared()
 	return countedComponent{
 		comp: sdk.Component{
 			Name: sdk.ComponentHistory, Slot: sdk.SlotHistory,
 			Priority: *s.cfg.History.Priority, Compactable: *s.cfg.History.Priority > 0,
-			Messages: s.view.messages, // shared, read-only: a new view is a new slice
+			Messages: v.Messages, // shared, read-only
 		},
-		tokens: s.view.tokens,
+		tokens: v.Total,
 	}
-}
-
-// viewCache is the history view of one history version.
-type viewCache struct {
-	valid    bool
-	version  uint64
-	hist     *history.History // the history it belongs to (replaced on restore)
-	messages []sdk.Message
-	tokens   int
 }
 
 type pluginAnswer struct {

@@ -402,7 +402,7 @@ func (s *Session) assemble(ctx context.Context, agent sdk.AgentIdentity, out *Pr
 // the first call is cut off by its deadline).
 func (s *Session) assembleOnce(ctx context.Context, agent sdk.AgentIdentity, out *Prepared) (sdk.AssembleResult, error) {
 	a := s.cfg.Assembler
-	req := sdk.AssembleRequest{Components: out.Components, Budget: out.Budget, Agent: agent, Format: s.cfg.Format, Options: s.cfg.AssemblerOptions}
+	req := sdk.AssembleRequest{Components: out.Components, Budget: out.Budget, Agent: agent, Format: s.cfg.Format, Options: s.cfg.AssemblerOptions, Session: s.id}
 	res, cutOff, err := callRetryingOnce(ctx, s.cfg.AssemblerTimeout, func(ctx context.Context) (sdk.AssembleResult, error) {
 		return a.Assemble(ctx, req)
 	})

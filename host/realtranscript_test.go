@@ -140,6 +140,9 @@ func (chatAssembler) Assemble(_ context.Context, req sdk.AssembleRequest) (sdk.A
 	return sdk.AssembleResult{Payload: []byte(strings.Join(names, ","))}, nil
 }
 
+// ReadsRequestOnly implements sdk.RequestReader: Assemble only reads.
+func (chatAssembler) ReadsRequestOnly() {}
+
 // providerTokens counts a prepared context as OpenAI Chat Completions
 // does: 3 per request, and per message 4 plus its content (plus a name,
 // plus each tool call's name and arguments and 3): one system message, the

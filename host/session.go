@@ -32,7 +32,6 @@ type Session struct {
 	input        countedText
 	teamTask     countedText
 	hist         *history.History
-	view         viewCache
 	plugins      []*boundPlugin // in binding order
 	usage        usage
 	pressure     pressureState

@@ -225,8 +225,9 @@ func (c *ContextClient) EndSession(ctx context.Context, session string) error {
 // as ContextClient does.
 type AssemblerClient struct {
 	*Process
-	rpc  pb.AssemblerClient
-	info sdk.AssemblerInfo
+	rpc    pb.AssemblerClient
+	info   sdk.AssemblerInfo
+	deltas *Deltas // nil: the assembler takes whole requests only
 }
 
 // Info returns the description the assembler gave at launch.
@@ -234,22 +235,43 @@ func (a *AssemblerClient) Info() sdk.AssemblerInfo { return a.info }
 
 // describe asks the assembler for its description (at launch); see
 // ContextClient.describe.
-func (a *AssemblerClient) describe(ctx context.Context) (sdk.AssemblerInfo, error) {
+// An assembler with the delta capability gets deltas (d, or its own
+// Deltas when d is nil).
+func (a *AssemblerClient) describe(ctx context.Context, d *Deltas) (sdk.AssemblerInfo, error) {
 	info, err := a.rpc.Describe(ctx, &pb.Empty{})
 	if err != nil {
 		return sdk.AssemblerInfo{}, err
 	}
+	if wire.HasCapability(info, wire.CapAssembleDelta) {
+		if a.deltas = d; d == nil {
+			a.deltas = NewDeltas(0)
+		}
+	}
 	return wire.FromProtoAssemblerInfo(info), nil
 }
 
-// Assemble implements host.Assembler.
+// Assemble implements host.Assembler. To an assembler with the delta
+// capability, a request that names its session goes as what changed
+// since the stream's last acknowledged one (see Deltas).
 func (a *AssemblerClient) Assemble(ctx context.Context, req sdk.AssembleRequest) (sdk.AssembleResult, error) {
-	res, err := a.rpc.Assemble(ctx, wire.ToProtoAssembleRequest(req))
+	var res *pb.AssembleResponse
+	var err error
+	if a.deltas != nil && req.Session != "" {
+		res, err = a.deltas.assemble(ctx, req, func(ctx context.Context, msg *pb.AssembleRequest) (*pb.AssembleResponse, error) {
+			return a.rpc.Assemble(ctx, msg)
+		})
+	} else {
+		res, err = a.rpc.Assemble(ctx, wire.ToProtoAssembleRequest(req))
+	}
 	if err != nil {
 		return sdk.AssembleResult{}, a.wrap("Assemble", err)
 	}
 	return wire.FromProtoAssembleResponse(res), nil
 }
+
+// Deltas returns the Deltas the client sends deltas with, nil when the
+// assembler does not declare the delta capability.
+func (a *AssemblerClient) Deltas() *Deltas { return a.deltas }
 
 // Pid is the process id of the plugin (0 if unknown).
 func (p *Process) Pid() int {

@@ -97,7 +97,7 @@ func Launch(ctx context.Context, spec Spec) (*Client, error) {
 		protocol = c.Context.info.ProtocolVersion
 	case pb.AssemblerClient:
 		c.Assembler = &AssemblerClient{Process: proc, rpc: r}
-		c.Assembler.info, err = c.Assembler.describe(ctx)
+		c.Assembler.info, err = c.Assembler.describe(ctx, spec.Deltas)
 		protocol = c.Assembler.info.ProtocolVersion
 	default:
 		err = fmt.Errorf("dispensed %T", raw)

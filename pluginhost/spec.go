@@ -57,6 +57,10 @@ type Spec struct {
 	// MaxLogLine caps one line the plugin writes to stdout or stderr; the
 	// rest of a longer line is dropped and counted. Zero means 64 KiB.
 	MaxLogLine int
+	// Deltas, for an assembler with the delta capability, remembers what
+	// it acknowledged of each stream; nil: the client makes its own. A
+	// relaunched assembler's Spec may pass on its predecessor's.
+	Deltas *Deltas
 }
 
 // Errors a launch can fail with; the returned error wraps one of them and

@@ -243,8 +243,9 @@ func isEmptyJSON(b json.RawMessage) bool {
 // LocalAssembler runs an Assembler in-process behind the host's view of an
 // assembler: its methods match host.Assembler exactly.
 type LocalAssembler struct {
-	asm  Assembler
-	info AssemblerInfo
+	asm      Assembler
+	info     AssemblerInfo
+	readOnly bool // asm is a RequestReader
 }
 
 // NewLocalAssembler wraps a, calling a.Describe once and setting the
@@ -252,7 +253,8 @@ type LocalAssembler struct {
 func NewLocalAssembler(a Assembler) *LocalAssembler {
 	info := a.Describe()
 	info.ProtocolVersion = ProtocolVersion
-	return &LocalAssembler{asm: a, info: info}
+	_, readOnly := a.(RequestReader)
+	return &LocalAssembler{asm: a, info: info, readOnly: readOnly}
 }
 
 // Info returns the assembler's description with ProtocolVersion set.
@@ -260,12 +262,15 @@ func (l *LocalAssembler) Info() AssemblerInfo { return l.info }
 
 // Assemble runs the assembler on a copy of req's components and messages
 // (the assembler may change what it is given, as a remote one may: the
-// host shares them with its own state); a panic becomes an error.
+// host shares them with its own state), or on req itself when the
+// assembler is a RequestReader; a panic becomes an error.
 func (l *LocalAssembler) Assemble(ctx context.Context, req AssembleRequest) (res AssembleResult, err error) {
-	req.Components = append([]Component(nil), req.Components...)
-	for i := range req.Components {
-		if msgs := req.Components[i].Messages; msgs != nil {
-			req.Components[i].Messages = append([]Message(nil), msgs...)
+	if !l.readOnly {
+		req.Components = append([]Component(nil), req.Components...)
+		for i := range req.Components {
+			if msgs := req.Components[i].Messages; msgs != nil {
+				req.Components[i].Messages = append([]Message(nil), msgs...)
+			}
 		}
 	}
 	err = guard(func() error {

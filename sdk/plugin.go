@@ -59,3 +59,15 @@ type Assembler interface {
 	Describe() AssemblerInfo
 	Assemble(ctx context.Context, req AssembleRequest) (AssembleResult, error)
 }
+
+// RequestReader is implemented by an Assembler that never changes the
+// request it is given: not the component list, a component, a message, a
+// tool call nor a metadata map. LocalAssembler (and so sdk/serve) hands
+// such an assembler the request as it is, where it would otherwise copy
+// every component and message first, so an assembly costs what it
+// encodes, not a copy of the whole history. The method does nothing; it
+// is the promise.
+type RequestReader interface {
+	Assembler
+	ReadsRequestOnly()
+}

@@ -240,13 +240,17 @@ type AgentIdentity struct {
 }
 
 // AssembleRequest is everything an assembler needs: the final components in
-// order, the budget, the agent, the format and free-form options.
+// order, the budget, the agent, the format and free-form options. Session
+// names the session the payload is for; the payload depends only on the
+// other fields, but an assembler may keep what it derived from a session's
+// last request under it (see assembly.MessageCache).
 type AssembleRequest struct {
 	Components []Component
 	Budget     Budget
 	Agent      AgentIdentity
 	Format     string
 	Options    map[string]string
+	Session    string
 }
 
 // AssembleResult is a provider payload. System is set (HasSystem true) by

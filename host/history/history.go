@@ -111,7 +111,12 @@ type History struct {
 	calls   map[string]callRef // tool call id -> call
 	nextID  int                // last number used for an "mN" id; never reset
 	version uint64
-	hasTask bool // a message of kind task was added
+	epoch   uint64 // the view's epoch (see Shared): changes with every change but an append
+	hasTask bool   // a message of kind task was added
+	// allTokens is the sum of every entry's tokens (the history unmanaged).
+	allTokens int
+	// shared caches Shared and DropFirstTokens (see shared.go).
+	shared sharedCache
 
 	// View state (see view.go).
 	frontier     int  // the window has passed entries [0, frontier): all but pinned ones are hidden
@@ -137,8 +142,9 @@ func (h *History) reset() {
 	h.byID = map[string]int{}
 	h.calls = map[string]callRef{}
 	h.hasTask = false
+	h.allTokens = 0
 	h.resetView()
-	h.version++
+	h.viewChanged()
 }
 
 // Options returns the resolved options.
@@ -183,7 +189,8 @@ func (h *History) add(m sdk.Message) (sdk.Message, error) {
 	h.entries = append(h.entries, e)
 	h.byID[m.ID] = idx
 	h.viewTokens += e.tokens
-	h.version++
+	h.allTokens += e.tokens
+	h.version++ // an append: the view's epoch stays
 	return cloneMessage(m), nil
 }
 
@@ -269,9 +276,11 @@ func (h *History) SetCounter(c tokenizer.Counter) {
 	}
 	h.counter = c
 	h.maskCursor = 0 // whether masking shrinks an output may change
+	h.allTokens = 0
 	for i := range h.entries {
 		e := &h.entries[i]
 		e.tokens = h.count(e.msg)
+		h.allTokens += e.tokens
 		e.maskTokens = -1
 		if e.masked {
 			h.maskTokensOf(i)
@@ -281,7 +290,7 @@ func (h *History) SetCounter(c tokenizer.Counter) {
 		}
 	}
 	h.recountView()
-	h.version++
+	h.viewChanged()
 }
 
 // Count is the token count of m as the history counts its messages

@@ -87,7 +87,8 @@ func (h *History) Restore(data []byte) error {
 	h.entries, h.byID, h.calls, h.nextID, h.hasTask = n.entries, n.byID, n.calls, n.nextID, n.hasTask
 	h.frontier, h.dropped, h.hiddenCount = n.frontier, n.dropped, n.hiddenCount
 	h.markerTokens, h.viewTokens, h.maskCursor = n.markerTokens, n.viewTokens, 0
-	h.version++
+	h.allTokens = n.allTokens
+	h.viewChanged()
 	return nil
 }
 

@@ -142,7 +142,7 @@ func (h *History) ResetView() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.resetView()
-	h.version++
+	h.viewChanged()
 }
 
 func (h *History) resetView() {
@@ -188,14 +188,14 @@ func (h *History) maskOldest(n int) MaskResult {
 	}
 	before := h.viewTokens
 	if ids := h.dropBlock(); len(ids) > 0 {
-		h.version++
+		h.viewChanged()
 		freed := before - h.viewTokens
 		return MaskResult{Dropped: len(ids), IDs: ids, Freed: freed,
 			Log: fmt.Sprintf("omitted %d demonstration messages (%s), freed %d tokens", len(ids), idRange(ids), freed)}
 	}
 	ids, freed := h.maskNext(n)
 	if len(ids) > 0 {
-		h.version++
+		h.viewChanged()
 	}
 	res := MaskResult{Masked: len(ids), IDs: ids, Freed: freed}
 	if len(ids) == 0 {
@@ -259,7 +259,7 @@ func (h *History) compactLate(need int) Step {
 		}
 	}
 	if len(ids) > 0 || len(dropped) > 0 {
-		h.version++
+		h.viewChanged()
 	}
 	freed := before - h.viewTokens
 	h.mu.Unlock()
@@ -296,16 +296,7 @@ func (h *History) compactLate(need int) Step {
 func (h *History) DropFirstTokens() int {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	if h.dropped {
-		return 0
-	}
-	n := 0
-	for i := range h.entries {
-		if e := &h.entries[i]; !e.hidden && !h.pinned(i) && h.opts.Policy[e.kind].DropFirst {
-			n += h.effTokens(i)
-		}
-	}
-	return n
+	return h.dropFirstTokens()
 }
 
 // dropBlock omits every shown message of a DropFirst kind, the preserved
@@ -399,7 +390,7 @@ func (h *History) compact(need int) Step {
 	}
 	step.Freed = before - h.viewTokens
 	if step.Dropped > 0 || step.Masked > 0 || step.Omitted > 0 {
-		h.version++
+		h.viewChanged()
 	}
 	step.Log = h.stepLog(step, need, from)
 	return step
@@ -604,7 +595,7 @@ func (h *History) cutView(need int) Step {
 	step := Step{CutIDs: h.cutLargest(need)}
 	step.Freed = before - h.viewTokens
 	if len(step.CutIDs) > 0 {
-		h.version++
+		h.viewChanged()
 	}
 	step.Log = h.stepLog(step, need, h.frontier)
 	return step

@@ -32,10 +32,14 @@ var _ host.Assembler = (*Assembler)(nil)
 // New returns the PlainText fallback assembler.
 func New() *Assembler { return &Assembler{} }
 
+// conversations keeps each stream's rendered messages (see
+// assembly.ConversationCache).
+var conversations = assembly.NewConversationCache(0)
+
 var formats = assembly.Formats{
 	{FormatInfo: sdk.FormatInfo{Name: Format, MediaType: "text/plain", Description: "{system}\\n\\n{context}\\n\\n{message}, the plain-text prompt of any agent type without an assembler of its own, no section markers"},
-		Build: func(_ sdk.AssembleRequest, p assembly.Parts) (sdk.AssembleResult, error) {
-			contextText := assembly.SystemBody(p.TeamTask, assembly.ContextBody(p.Context), assembly.RenderConversation(p.History))
+		Build: func(req sdk.AssembleRequest, p assembly.Parts) (sdk.AssembleResult, error) {
+			contextText := assembly.SystemBody(p.TeamTask, assembly.ContextBody(p.Context), conversations.Render(req, p.History))
 			return sdk.AssembleResult{Payload: []byte(assembly.SystemBody(p.System, contextText, p.Input))}, nil
 		}},
 }

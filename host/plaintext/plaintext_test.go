@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/sdk/assembly"
 	"github.com/ctxhost/ctxhost/sdk/assembly/assemblytest"
 	"github.com/google/go-cmp/cmp"
 )
@@ -77,3 +78,18 @@ func TestInfoAndFormats(t *testing.T) {
 		t.Errorf("unknown format error = %v, want ErrInvalidArgs naming the format", err)
 	}
 }
+
+// TestCachedMatchesReference: with the message cache, the payload is the
+// one rendered from scratch.
+func TestCachedMatchesReference(t *testing.T) {
+	assemblytest.CheckIncremental(t, describer{New()}, Format, func(req sdk.AssembleRequest) (sdk.AssembleResult, error) {
+		p := assembly.Split(req)
+		contextText := assembly.SystemBody(p.TeamTask, assembly.ContextBody(p.Context), assembly.RenderConversation(p.History))
+		return sdk.AssembleResult{Payload: []byte(assembly.SystemBody(p.System, contextText, p.Input))}, nil
+	})
+}
+
+// describer makes the host-side assembler an sdk.Assembler.
+type describer struct{ *Assembler }
+
+func (d describer) Describe() sdk.AssemblerInfo { return d.Info() }

@@ -94,7 +94,8 @@ func FromProtoComponent(c *pb.Component) *sdk.Component {
 	return out
 }
 
-func toProtoComponents(in []sdk.Component) []*pb.Component {
+// ToProtoComponents converts a request's components to their wire messages.
+func ToProtoComponents(in []sdk.Component) []*pb.Component {
 	out := make([]*pb.Component, len(in))
 	for i := range in {
 		out[i] = ToProtoComponent(&in[i])
@@ -199,9 +200,9 @@ func FromProtoAssemblerInfo(a *pb.AssemblerInfo) sdk.AssemblerInfo {
 // ToProtoAssembleRequest converts an assemble request to its wire message.
 func ToProtoAssembleRequest(r sdk.AssembleRequest) *pb.AssembleRequest {
 	return &pb.AssembleRequest{
-		Components: toProtoComponents(r.Components), Budget: ToProtoBudget(r.Budget),
+		Components: ToProtoComponents(r.Components), Budget: ToProtoBudget(r.Budget),
 		Agent: &pb.AgentIdentity{Name: r.Agent.Name, Type: r.Agent.Type}, Format: r.Format,
-		Options: copyMap(r.Options),
+		Options: copyMap(r.Options), SessionId: r.Session,
 	}
 }
 
@@ -210,7 +211,7 @@ func FromProtoAssembleRequest(r *pb.AssembleRequest) sdk.AssembleRequest {
 	return sdk.AssembleRequest{
 		Components: fromProtoComponents(r.GetComponents()), Budget: FromProtoBudget(r.GetBudget()),
 		Agent:  sdk.AgentIdentity{Name: r.GetAgent().GetName(), Type: r.GetAgent().GetType()},
-		Format: r.GetFormat(), Options: copyMap(r.GetOptions()),
+		Format: r.GetFormat(), Options: copyMap(r.GetOptions()), Session: r.GetSessionId(),
 	}
 }
 

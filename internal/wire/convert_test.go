@@ -48,7 +48,7 @@ func TestInfoAndRequestRoundTrips(t *testing.T) {
 	budget := sdk.Budget{Window: 100, Reserved: 10, Available: 90, Used: 45, Utilization: 0.5, Status: sdk.StatusOK,
 		CalibratedUsed: 47, Calibration: 1.04, Components: []sdk.ComponentTokens{{Name: "a", Tokens: 45}}}
 	req := sdk.AssembleRequest{Components: []sdk.Component{{Name: "a", Text: "t"}, {Name: "h", Messages: []sdk.Message{{Role: sdk.RoleUser, Content: "q"}}}},
-		Budget: budget, Agent: sdk.AgentIdentity{Name: "bob", Type: "claude-code"}, Format: "claude", Options: map[string]string{"o": "1"}}
+		Budget: budget, Agent: sdk.AgentIdentity{Name: "bob", Type: "claude-code"}, Format: "claude", Options: map[string]string{"o": "1"}, Session: "s1"}
 	if diff := cmp.Diff(req, FromProtoAssembleRequest(ToProtoAssembleRequest(req))); diff != "" {
 		t.Errorf("sdk.AssembleRequest (-want +got):\n%s", diff)
 	}

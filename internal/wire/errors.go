@@ -21,6 +21,11 @@ type ErrorKind int
 //	ErrorUnknownOp   codes.Unimplemented    + ErrorInfo reason UNKNOWN_OP
 //	ErrorInvalidArgs codes.InvalidArgument  + ErrorInfo reason INVALID_ARGS
 //	ErrorNotFound    codes.NotFound         + ErrorInfo reason NOT_FOUND
+//	ErrorUnknownBase codes.FailedPrecondition + ErrorInfo reason UNKNOWN_BASE
+//
+// ErrorUnknownBase is the assembler protocol's own signal, no SDK
+// sentinel: a delta request names a base the assembler does not hold (it
+// restarted, or evicted it), and the host sends the whole request.
 //
 // codes.Unimplemented alone is also what gRPC answers for a method or
 // service the server does not have (an older plugin, or the wrong kind), so
@@ -30,6 +35,7 @@ const (
 	ErrorUnknownOp
 	ErrorInvalidArgs
 	ErrorNotFound
+	ErrorUnknownBase
 )
 
 var kindCodes = map[ErrorKind]struct {
@@ -39,6 +45,7 @@ var kindCodes = map[ErrorKind]struct {
 	ErrorUnknownOp:   {codes.Unimplemented, "UNKNOWN_OP"},
 	ErrorInvalidArgs: {codes.InvalidArgument, "INVALID_ARGS"},
 	ErrorNotFound:    {codes.NotFound, "NOT_FOUND"},
+	ErrorUnknownBase: {codes.FailedPrecondition, "UNKNOWN_BASE"},
 }
 
 // StatusError returns the gRPC status error carrying msg as kind. ErrorOther

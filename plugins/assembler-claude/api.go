@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -80,6 +81,10 @@ func textBlock(s string) block { return block{Type: "text", Text: &s} }
 //     closing the compacted region; and the last block of the history,
 //     the rolling tail, so the next turn reads the whole history from the
 //     cache. The volatile final turn (context and input) comes after them.
+//
+// Each history message's blocks are encoded once per stream (apiCache)
+// and joined, the two breakpoints encoded again with cache_control; the
+// bytes are those of the whole body encoded at once.
 func buildRequest(p assembly.Parts, req sdk.AssembleRequest) ([]byte, error) {
 	maxTokens, err := maxTokens(req)
 	if err != nil {
@@ -89,69 +94,167 @@ func buildRequest(p assembly.Parts, req sdk.AssembleRequest) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	body := messagesRequest{Model: req.Options[OptionModel], MaxTokens: maxTokens, Messages: []*message{}}
+	model := req.Options[OptionModel]
+	if model == "" {
+		model = DefaultModel
+	}
+	frags := apiCache.Derive(req, p.History, deriveFragment)
+	marker, last, size := -1, -1, 128+len(p.System)+len(p.Input)
+	for i, f := range frags {
+		if f.err != nil {
+			return nil, f.err
+		}
+		if f.role != "" {
+			last = i
+			if f.marker {
+				marker = i
+			}
+		}
+		for _, e := range f.enc {
+			size += len(e) + 1
+		}
+	}
+	var b bytes.Buffer
+	b.Grow(size)
+	b.WriteString("{")
+	if err := writeField(&b, "model", model); err != nil {
+		return nil, err
+	}
+	b.WriteString(`"max_tokens":` + strconv.Itoa(maxTokens) + ",")
 	if p.System != "" {
-		body.System = p.System
+		var system any = p.System
 		if cache {
-			b := textBlock(p.System)
-			b.CacheControl = ephemeral
-			body.System = []block{b}
+			blk := textBlock(p.System)
+			blk.CacheControl = ephemeral
+			system = []block{blk}
+		}
+		if err := writeField(&b, "system", system); err != nil {
+			return nil, err
 		}
 	}
-	if body.Model == "" {
-		body.Model = DefaultModel
-	}
-	add := func(role string, blocks ...block) {
-		if n := len(body.Messages); n > 0 && body.Messages[n-1].Role == role {
-			body.Messages[n-1].Content = append(body.Messages[n-1].Content, blocks...)
-			return
-		}
-		if len(body.Messages) == 0 && role == roleAssistant {
-			body.Messages = append(body.Messages, &message{Role: roleUser, Content: []block{textBlock(ContinuationText)}})
-		}
-		body.Messages = append(body.Messages, &message{Role: role, Content: blocks})
-	}
-	toolNames := assembly.ToolNames(p.History)
-	called := map[string]bool{}
-	markerMsg, markerBlock := -1, -1 // where the last system-role history message's block is
-	for _, m := range p.History {
-		if assembly.IsBlank(m) {
+	b.WriteString(`"messages":[`)
+	w := messageWriter{b: &b}
+	for i, f := range frags {
+		if f.role == "" {
 			continue
 		}
-		switch m.Role {
-		case sdk.RoleAssistant:
-			add(roleAssistant, assistantBlocks(m)...)
-			for _, tc := range m.ToolCalls {
-				called[tc.ID] = true
+		for k, e := range f.enc {
+			if cache && (i == marker || i == last && k == len(f.enc)-1) {
+				// A breakpoint: the marker closing the compacted region, or
+				// the rolling tail of the history.
+				blk := f.blocks[k]
+				blk.CacheControl = ephemeral
+				if e, err = assembly.Marshal(blk); err != nil {
+					return nil, err
+				}
 			}
-		case sdk.RoleTool:
-			if !called[m.ToolCallID] { // its tool_use was cut off: keep it as text
-				add(roleUser, textBlock(assembly.RenderMessage(m, toolNames)))
-				continue
-			}
-			add(roleUser, toolResult(m))
-		case sdk.RoleUser:
-			add(roleUser, textBlock(assembly.UserText(m)))
-		default:
-			add(roleUser, textBlock(m.Content))
-			markerMsg = len(body.Messages) - 1
-			markerBlock = len(body.Messages[markerMsg].Content) - 1
+			w.add(f.role, e)
 		}
 	}
-	if cache && len(body.Messages) > 0 {
-		if markerMsg >= 0 {
-			body.Messages[markerMsg].Content[markerBlock].CacheControl = ephemeral
+	for _, text := range []string{p.ContextBlock(), p.Input} {
+		if text != "" {
+			e, err := assembly.Marshal(textBlock(text))
+			if err != nil {
+				return nil, err
+			}
+			w.add(roleUser, e)
 		}
-		last := body.Messages[len(body.Messages)-1]
-		last.Content[len(last.Content)-1].CacheControl = ephemeral
 	}
-	if b := p.ContextBlock(); b != "" {
-		add(roleUser, textBlock(b))
+	w.close()
+	b.WriteString("]}")
+	return b.Bytes(), nil
+}
+
+// messageWriter writes the messages array's elements, merging blocks of
+// one role into one message and opening with a ContinuationText user
+// message when the first would be the assistant's.
+type messageWriter struct {
+	b    *bytes.Buffer
+	role string // the role of the message open, "" before the first
+}
+
+// add writes one encoded block of role.
+func (w *messageWriter) add(role string, enc []byte) {
+	switch {
+	case role == w.role:
+		w.b.WriteString(",")
+	case w.role == "" && role == roleAssistant:
+		cont, _ := assembly.Marshal(textBlock(ContinuationText)) // a string always encodes
+		w.b.WriteString(`{"role":"user","content":[`)
+		w.b.Write(cont)
+		w.b.WriteString(`]},`)
+		fallthrough
+	case w.role == "":
+		w.b.WriteString(`{"role":"` + role + `","content":[`)
+	default:
+		w.b.WriteString(`]},{"role":"` + role + `","content":[`)
 	}
-	if p.Input != "" {
-		add(roleUser, textBlock(p.Input))
+	w.role = role
+	w.b.Write(enc)
+}
+
+// close ends the last message.
+func (w *messageWriter) close() {
+	if w.role != "" {
+		w.b.WriteString("]}")
 	}
-	return assembly.Marshal(body)
+}
+
+// writeField writes `"name":` and v encoded, then a comma.
+func writeField(b *bytes.Buffer, name string, v any) error {
+	enc, err := assembly.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b.WriteString(`"` + name + `":`)
+	b.Write(enc)
+	b.WriteString(",")
+	return nil
+}
+
+// fragment is one history message's blocks, each also encoded; role is
+// empty when the message shows nothing; marker: a system-role message
+// (the omitted-messages marker is one), a breakpoint when it is the last.
+type fragment struct {
+	role   string
+	blocks []block
+	enc    [][]byte
+	marker bool
+	err    error
+}
+
+// apiCache keeps each stream's fragments (see assembly.MessageCache).
+var apiCache = assembly.NewMessageCache[fragment](0)
+
+// deriveFragment builds and encodes one history message's blocks.
+func deriveFragment(i int, m sdk.Message, ctx *assembly.MessageContext) fragment {
+	if assembly.IsBlank(m) {
+		return fragment{}
+	}
+	f := fragment{role: roleUser}
+	switch m.Role {
+	case sdk.RoleAssistant:
+		f.role, f.blocks = roleAssistant, assistantBlocks(m)
+	case sdk.RoleTool:
+		if at := ctx.FirstCall(m.ToolCallID, sdk.RoleAssistant); at < 0 || at >= i { // its tool_use was cut off: keep it as text
+			f.blocks = []block{textBlock(ctx.RenderMessage(m))}
+		} else {
+			f.blocks = []block{toolResult(m)}
+		}
+	case sdk.RoleUser:
+		f.blocks = []block{textBlock(assembly.UserText(m))}
+	default:
+		f.blocks, f.marker = []block{textBlock(m.Content)}, true
+	}
+	f.enc = make([][]byte, len(f.blocks))
+	for k, blk := range f.blocks {
+		enc, err := assembly.Marshal(blk)
+		if err != nil {
+			return fragment{err: err}
+		}
+		f.enc[k] = enc
+	}
+	return f
 }
 
 func assistantBlocks(m sdk.Message) []block {

@@ -34,7 +34,7 @@ const (
 // Assembler builds Claude payloads.
 type Assembler struct{}
 
-var _ sdk.Assembler = (*Assembler)(nil)
+var _ sdk.RequestReader = (*Assembler)(nil)
 
 // New returns the Claude assembler.
 func New() *Assembler { return &Assembler{} }
@@ -46,8 +46,8 @@ var formats = assembly.Formats{
 			return sdk.AssembleResult{Payload: payload}, err
 		}},
 	{FormatInfo: sdk.FormatInfo{Name: FormatCLI, MediaType: "text/plain", Description: "the Claude Code CLI prompt ([TEAM_TASK], [CONTEXT], [MESSAGE]); the system text is returned separately for --append-system-prompt"},
-		Build: func(_ sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {
-			return sdk.AssembleResult{Payload: []byte(buildPrompt(parts)), System: parts.System, HasSystem: parts.System != ""}, nil
+		Build: func(req sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {
+			return sdk.AssembleResult{Payload: []byte(buildPrompt(req, parts)), System: parts.System, HasSystem: parts.System != ""}, nil
 		}},
 }
 
@@ -66,3 +66,7 @@ func (*Assembler) Describe() sdk.AssemblerInfo {
 func (*Assembler) Assemble(_ context.Context, req sdk.AssembleRequest) (sdk.AssembleResult, error) {
 	return formats.Assemble("claude", req)
 }
+
+// ReadsRequestOnly promises that Assemble never changes its request
+// (sdk.RequestReader), so it is not copied first.
+func (*Assembler) ReadsRequestOnly() {}

@@ -1,6 +1,13 @@
 package main
 
-import "github.com/ctxhost/ctxhost/sdk/assembly"
+import (
+	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/sdk/assembly"
+)
+
+// conversations keeps each stream's rendered messages (see
+// assembly.ConversationCache).
+var conversations = assembly.NewConversationCache(0)
 
 // buildPrompt is seed 000's Claude Code prompt; the system body is not in
 // it (it goes to --append-system-prompt). Every section is left out when
@@ -16,10 +23,10 @@ import "github.com/ctxhost/ctxhost/sdk/assembly"
 //
 //	[MESSAGE]
 //	{input}
-func buildPrompt(p assembly.Parts) string {
+func buildPrompt(req sdk.AssembleRequest, p assembly.Parts) string {
 	var s assembly.Sections
 	s.Add(assembly.Bracket("TEAM_TASK"), p.TeamTask)
-	s.Add(assembly.Bracket("CONTEXT"), assembly.SystemBody(assembly.ContextBody(p.Context), assembly.RenderConversation(p.History)))
+	s.Add(assembly.Bracket("CONTEXT"), assembly.SystemBody(assembly.ContextBody(p.Context), conversations.Render(req, p.History)))
 	s.Add(assembly.Bracket("MESSAGE"), p.Input)
 	return s.String()
 }

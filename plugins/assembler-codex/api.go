@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/ctxhost/ctxhost/sdk"
@@ -62,35 +63,94 @@ func text(s string) *string { return &s }
 // prompt_cache_key carries the option of that name when set. Chat
 // Completions needs at least one message; a request with nothing at
 // all gets an empty user message so the body stays valid.
-func buildRequest(p assembly.Parts, model, cacheKey string) ([]byte, error) {
+//
+// Each history message is encoded once per stream (apiCache) and the
+// encodings joined; the bytes are those of the whole body encoded at once.
+func buildRequest(req sdk.AssembleRequest, p assembly.Parts, model, cacheKey string) ([]byte, error) {
 	if model = strings.TrimSpace(model); model == "" {
 		model = DefaultModel
 	}
-	body := chatRequest{Model: model, PromptCacheKey: strings.TrimSpace(cacheKey)}
+	frags := apiCache.Derive(req, p.History, deriveFragment)
+	size := 128 + len(p.System) + len(p.Input)
+	for _, f := range frags {
+		if f.err != nil {
+			return nil, f.err
+		}
+		size += len(f.enc) + 1
+	}
+	var b bytes.Buffer
+	b.Grow(size)
+	enc, err := assembly.Marshal(model)
+	if err != nil {
+		return nil, err
+	}
+	b.WriteString(`{"model":`)
+	b.Write(enc)
+	b.WriteString(`,"messages":[`)
+	n := 0
+	add := func(enc []byte) {
+		if n > 0 {
+			b.WriteString(",")
+		}
+		b.Write(enc)
+		n++
+	}
 	if p.System != "" {
-		body.Messages = append(body.Messages, chatMessage{Role: sdk.RoleSystem, Content: p.System})
+		if enc, err = assembly.Marshal(chatMessage{Role: sdk.RoleSystem, Content: p.System}); err != nil {
+			return nil, err
+		}
+		add(enc)
 	}
-	toolNames := assembly.ToolNames(p.History)
-	called := map[string]bool{}
-	for _, m := range p.History {
-		if assembly.IsBlank(m) {
-			continue
+	for _, f := range frags {
+		if f.enc != nil {
+			add(f.enc)
 		}
-		for _, tc := range m.ToolCalls {
-			called[tc.ID] = true
-		}
-		if m.Role == sdk.RoleTool && !called[m.ToolCallID] { // its call was cut off: keep it as text
-			body.Messages = append(body.Messages, chatMessage{Role: sdk.RoleUser, Content: assembly.RenderMessage(m, toolNames)})
-			continue
-		}
-		body.Messages = append(body.Messages, historyMessage(m))
 	}
+	var final *chatMessage
 	if last := finalContent(p.ContextBlock(), p.Input); last != nil {
-		body.Messages = append(body.Messages, chatMessage{Role: sdk.RoleUser, Content: last})
-	} else if len(body.Messages) == 0 {
-		body.Messages = append(body.Messages, chatMessage{Role: sdk.RoleUser, Content: ""})
+		final = &chatMessage{Role: sdk.RoleUser, Content: last}
+	} else if n == 0 {
+		final = &chatMessage{Role: sdk.RoleUser, Content: ""}
 	}
-	return assembly.Marshal(body)
+	if final != nil {
+		if enc, err = assembly.Marshal(final); err != nil {
+			return nil, err
+		}
+		add(enc)
+	}
+	b.WriteString("]")
+	if key := strings.TrimSpace(cacheKey); key != "" {
+		if enc, err = assembly.Marshal(key); err != nil {
+			return nil, err
+		}
+		b.WriteString(`,"prompt_cache_key":`)
+		b.Write(enc)
+	}
+	b.WriteString("}")
+	return b.Bytes(), nil
+}
+
+// fragment is one history message as encoded in messages; enc is nil
+// when the message shows nothing.
+type fragment struct {
+	enc []byte
+	err error
+}
+
+// apiCache keeps each stream's fragments (see assembly.MessageCache).
+var apiCache = assembly.NewMessageCache[fragment](0)
+
+// deriveFragment encodes one history message.
+func deriveFragment(i int, m sdk.Message, ctx *assembly.MessageContext) fragment {
+	if assembly.IsBlank(m) {
+		return fragment{}
+	}
+	msg := historyMessage(m)
+	if at := ctx.FirstCall(m.ToolCallID, ""); m.Role == sdk.RoleTool && (at < 0 || at > i) { // its call was cut off: keep it as text
+		msg = chatMessage{Role: sdk.RoleUser, Content: ctx.RenderMessage(m)}
+	}
+	enc, err := assembly.Marshal(msg)
+	return fragment{enc: enc, err: err}
 }
 
 // finalContent is the content of the final user message, nil when there

@@ -28,7 +28,7 @@ const DefaultModel = "gpt-4.1"
 // Assembler builds Codex / OpenAI payloads.
 type Assembler struct{}
 
-var _ sdk.Assembler = (*Assembler)(nil)
+var _ sdk.RequestReader = (*Assembler)(nil)
 
 // New returns the Codex assembler.
 func New() *Assembler { return &Assembler{} }
@@ -36,12 +36,12 @@ func New() *Assembler { return &Assembler{} }
 var formats = assembly.Formats{
 	{FormatInfo: sdk.FormatInfo{Name: FormatAPI, MediaType: "application/json", Description: "the JSON body of OpenAI Chat Completions (CreateChatCompletionRequest)", Framing: assembly.Framed(assembly.OpenAIChatFraming), Pricing: assembly.Priced(assembly.OpenAIPricing)},
 		Build: func(req sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {
-			payload, err := buildRequest(parts, req.Options[OptionModel], req.Options[OptionPromptCacheKey])
+			payload, err := buildRequest(req, parts, req.Options[OptionModel], req.Options[OptionPromptCacheKey])
 			return sdk.AssembleResult{Payload: payload}, err
 		}},
 	{FormatInfo: sdk.FormatInfo{Name: FormatCLI, MediaType: "text/plain", Description: "the Codex CLI prompt: inline [SYSTEM], [TEAM_TASK], [CONTEXT], [MESSAGE]"},
-		Build: func(_ sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {
-			return sdk.AssembleResult{Payload: []byte(buildPrompt(parts))}, nil
+		Build: func(req sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {
+			return sdk.AssembleResult{Payload: []byte(buildPrompt(req, parts))}, nil
 		}},
 }
 
@@ -60,3 +60,7 @@ func (*Assembler) Describe() sdk.AssemblerInfo {
 func (*Assembler) Assemble(_ context.Context, req sdk.AssembleRequest) (sdk.AssembleResult, error) {
 	return formats.Assemble("codex", req)
 }
+
+// ReadsRequestOnly promises that Assemble never changes its request
+// (sdk.RequestReader), so it is not copied first.
+func (*Assembler) ReadsRequestOnly() {}

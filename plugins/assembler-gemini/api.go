@@ -63,45 +63,122 @@ func textPart(s string) part { return part{Text: &s} }
 //     several parts, as Gemini wants alternating turns;
 //   - messages with nothing to show (blank content, no tool calls) are
 //     left out, as Gemini rejects empty parts.
-func buildRequest(p assembly.Parts, model string) ([]byte, error) {
-	body := generateContentRequest{Model: modelName(model), Contents: []*content{}}
-	if p.System != "" {
-		body.SystemInstruction = &content{Parts: []part{textPart(p.System)}}
-	}
-	add := func(role string, parts ...part) {
-		if n := len(body.Contents); n > 0 && body.Contents[n-1].Role == role {
-			body.Contents[n-1].Parts = append(body.Contents[n-1].Parts, parts...)
-			return
+//
+// Each history message's parts are encoded once per stream (apiCache) and
+// joined; the bytes are those of the whole body encoded at once.
+func buildRequest(req sdk.AssembleRequest, p assembly.Parts, model string) ([]byte, error) {
+	frags := apiCache.Derive(req, p.History, deriveFragment)
+	size := 64 + len(p.System) + len(p.Input)
+	for _, f := range frags {
+		if f.err != nil {
+			return nil, f.err
 		}
-		body.Contents = append(body.Contents, &content{Role: role, Parts: parts})
+		size += len(f.parts) + 32
 	}
-	toolNames := assembly.ToolNames(p.History)
-	for _, m := range p.History {
-		if assembly.IsBlank(m) {
+	b := append(make([]byte, 0, size), "{"...)
+	var err error
+	if name := modelName(model); name != "" {
+		if b, err = appendField(b, "model", name); err != nil {
+			return nil, err
+		}
+	}
+	if p.System != "" {
+		if b, err = appendField(b, "systemInstruction", &content{Parts: []part{textPart(p.System)}}); err != nil {
+			return nil, err
+		}
+	}
+	b = append(b, `"contents":[`...)
+	role := ""
+	for _, f := range frags {
+		if f.role != "" {
+			b = appendTurn(b, &role, f.role)
+			b = append(b, f.parts...)
+		}
+	}
+	for _, text := range []string{p.ContextBlock(), p.Input} {
+		if text == "" {
 			continue
 		}
-		switch m.Role {
-		case sdk.RoleAssistant:
-			add(roleModel, modelParts(m)...)
-		case sdk.RoleTool:
-			add(roleUser, part{FunctionResponse: &functionResponse{
-				ID:       m.ToolCallID,
-				Name:     assembly.ToolName(m, toolNames),
-				Response: resultEnvelope{Content: m.Content},
-			}})
-		case sdk.RoleUser:
-			add(roleUser, textPart(assembly.UserText(m)))
-		default:
-			add(roleUser, textPart(m.Content))
+		enc, err := assembly.Marshal(textPart(text))
+		if err != nil {
+			return nil, err
 		}
+		b = appendTurn(b, &role, roleUser)
+		b = append(b, enc...)
 	}
-	if block := p.ContextBlock(); block != "" {
-		add(roleUser, textPart(block))
+	if role != "" {
+		b = append(b, "]}"...)
 	}
-	if p.Input != "" {
-		add(roleUser, textPart(p.Input))
+	return append(b, "]}"...), nil
+}
+
+// appendTurn opens a content of role r after the one of *role, or, when
+// r is the same, continues it with a comma.
+func appendTurn(b []byte, role *string, r string) []byte {
+	switch {
+	case r == *role:
+		return append(b, ',')
+	case *role != "":
+		b = append(b, "]},"...)
 	}
-	return assembly.Marshal(body)
+	*role = r
+	b = append(b, `{"role":"`...)
+	b = append(b, r...)
+	return append(b, `","parts":[`...)
+}
+
+// appendField appends `"name":` and v encoded, then a comma.
+func appendField(b []byte, name string, v any) ([]byte, error) {
+	enc, err := assembly.Marshal(v)
+	if err != nil {
+		return b, err
+	}
+	b = append(b, '"')
+	b = append(b, name...)
+	b = append(b, `":`...)
+	b = append(b, enc...)
+	return append(b, ','), nil
+}
+
+// fragment is one history message's share of contents: its role and its
+// parts, encoded and joined by commas; role is empty when the message
+// shows nothing.
+type fragment struct {
+	role  string
+	parts []byte
+	err   error
+}
+
+// apiCache keeps each stream's fragments (see assembly.MessageCache).
+var apiCache = assembly.NewMessageCache[fragment](0)
+
+// deriveFragment encodes one history message's parts.
+func deriveFragment(_ int, m sdk.Message, ctx *assembly.MessageContext) fragment {
+	if assembly.IsBlank(m) {
+		return fragment{}
+	}
+	f := fragment{role: roleUser}
+	var parts []part
+	switch m.Role {
+	case sdk.RoleAssistant:
+		f.role, parts = roleModel, modelParts(m)
+	case sdk.RoleTool:
+		parts = []part{{FunctionResponse: &functionResponse{
+			ID:       m.ToolCallID,
+			Name:     ctx.ToolName(m),
+			Response: resultEnvelope{Content: m.Content},
+		}}}
+	case sdk.RoleUser:
+		parts = []part{textPart(assembly.UserText(m))}
+	default:
+		parts = []part{textPart(m.Content)}
+	}
+	enc, err := assembly.Marshal(parts)
+	if err != nil {
+		return fragment{err: err}
+	}
+	f.parts = enc[1 : len(enc)-1] // the parts without the array's brackets
+	return f
 }
 
 func modelParts(m sdk.Message) []part {

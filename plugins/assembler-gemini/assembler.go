@@ -21,7 +21,7 @@ const OptionModel = "model"
 // Assembler builds Gemini payloads.
 type Assembler struct{}
 
-var _ sdk.Assembler = (*Assembler)(nil)
+var _ sdk.RequestReader = (*Assembler)(nil)
 
 // New returns the Gemini assembler.
 func New() *Assembler { return &Assembler{} }
@@ -29,12 +29,12 @@ func New() *Assembler { return &Assembler{} }
 var formats = assembly.Formats{
 	{FormatInfo: sdk.FormatInfo{Name: FormatAPI, MediaType: "application/json", Description: "the JSON body of Gemini generateContent (v1beta)", Framing: assembly.Framed(assembly.GeminiContentsFraming), Pricing: assembly.Priced(assembly.GeminiPricing)},
 		Build: func(req sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {
-			payload, err := buildRequest(parts, req.Options[OptionModel])
+			payload, err := buildRequest(req, parts, req.Options[OptionModel])
 			return sdk.AssembleResult{Payload: payload}, err
 		}},
 	{FormatInfo: sdk.FormatInfo{Name: FormatText, MediaType: "text/plain", Description: `the Gemini CLI prompt: "Instructions:", "Conversation so far:", "User message:"`},
-		Build: func(_ sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {
-			return sdk.AssembleResult{Payload: []byte(buildText(parts))}, nil
+		Build: func(req sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {
+			return sdk.AssembleResult{Payload: []byte(buildText(req, parts))}, nil
 		}},
 }
 
@@ -53,3 +53,7 @@ func (*Assembler) Describe() sdk.AssemblerInfo {
 func (*Assembler) Assemble(_ context.Context, req sdk.AssembleRequest) (sdk.AssembleResult, error) {
 	return formats.Assemble("gemini", req)
 }
+
+// ReadsRequestOnly promises that Assemble never changes its request
+// (sdk.RequestReader), so it is not copied first.
+func (*Assembler) ReadsRequestOnly() {}

@@ -1,6 +1,13 @@
 package main
 
-import "github.com/ctxhost/ctxhost/sdk/assembly"
+import (
+	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/sdk/assembly"
+)
+
+// conversations keeps each stream's rendered messages (see
+// assembly.ConversationCache).
+var conversations = assembly.NewConversationCache(0)
 
 // buildText is seed 000's Gemini prompt: plain headers, no bracketed
 // markers, every section left out when its body is empty.
@@ -19,12 +26,12 @@ import "github.com/ctxhost/ctxhost/sdk/assembly"
 //
 //	User message:
 //	{input}
-func buildText(p assembly.Parts) string {
+func buildText(req sdk.AssembleRequest, p assembly.Parts) string {
 	var s assembly.Sections
 	s.Add("Instructions:", p.System)
 	s.Add("Team task:", p.TeamTask)
 	s.Add("Context:", assembly.ContextBody(p.Context))
-	s.Add("Conversation so far:", assembly.RenderConversation(p.History))
+	s.Add("Conversation so far:", conversations.Render(req, p.History))
 	s.Add("User message:", p.Input)
 	return s.String()
 }

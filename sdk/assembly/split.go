@@ -11,7 +11,7 @@ type Parts struct {
 	System   string          // system body (SystemBody over the system slot)
 	TeamTask string          // the team_task component's text, trimmed
 	Context  []sdk.Component // supporting context components, in order, none empty
-	History  []sdk.Message   // conversation messages, in order
+	History  []sdk.Message   // conversation messages, in order (read-only: may be the request's own)
 	Input    string          // the current input, trimmed
 }
 
@@ -24,7 +24,9 @@ func Split(req sdk.AssembleRequest) Parts {
 		case sdk.SlotSystem:
 			system = append(system, componentText(c))
 		case sdk.SlotHistory:
-			if c.IsMessages() {
+			if c.IsMessages() && p.History == nil && len(c.Messages) > 0 {
+				p.History = c.Messages[:len(c.Messages):len(c.Messages)] // the request's, not a copy
+			} else if c.IsMessages() {
 				p.History = append(p.History, c.Messages...)
 			} else if strings.TrimSpace(c.Text) != "" {
 				p.History = append(p.History, sdk.Message{Role: sdk.RoleSystem, Content: c.Text})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/ctxhost/ctxhost/sdk"
@@ -63,6 +64,7 @@ var AssemblerChecks = []AssemblerCheck{
 	{"Formats", "every format must assemble deterministically with its declared media type", checkFormats},
 	{"UnknownFormat", "an unknown format must fail with sdk.ErrInvalidArgs", checkUnknownFormat},
 	{"Concurrent", "concurrent Assemble calls must give identical payloads", checkConcurrentAssemble},
+	{"Session", "a session's turns (history appended to, components changed, added and dropped) must give the payloads of the same requests on their own", checkSessionTurns},
 }
 
 func checkAssemblerDescribe(_ context.Context, target AssemblerTarget, _ AssemblerOptions) error {
@@ -157,4 +159,62 @@ func checkConcurrentAssemble(ctx context.Context, target AssemblerTarget, opts A
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// sessionTurns is a session's requests built on base, one a turn: the
+// history appended to, a message changed, the context component changed,
+// dropped and brought back, the input changed.
+func sessionTurns(base sdk.AssembleRequest) []sdk.AssembleRequest {
+	var out []sdk.AssembleRequest
+	comps := slices.Clone(base.Components)
+	for turn := range 12 {
+		next := make([]sdk.Component, 0, len(comps)+1)
+		for _, c := range comps {
+			switch {
+			case c.Slot == sdk.SlotHistory && c.IsMessages():
+				c.Messages = slices.Clip(c.Messages)
+				if turn%4 == 3 && len(c.Messages) > 1 {
+					c.Messages = slices.Clone(c.Messages)
+					c.Messages[0].Content += " (masked)"
+				}
+				c.Messages = append(c.Messages, sdk.Message{ID: fmt.Sprint("conformance-", turn), Role: []string{sdk.RoleUser, sdk.RoleAssistant}[turn%2],
+					Content: fmt.Sprintf("turn %d of the conformance session", turn)})
+			case c.Slot == sdk.SlotContext && turn%5 == 2:
+				continue // dropped this turn
+			case c.Slot == sdk.SlotContext:
+				c.Text = fmt.Sprintf("%s (turn %d)", c.Text, turn/3)
+			case c.Slot == sdk.SlotInput:
+				c.Text = fmt.Sprintf("input of turn %d", turn)
+			}
+			next = append(next, c)
+		}
+		req := base
+		req.Components = next
+		out = append(out, req)
+		if turn%5 != 2 {
+			comps = next
+		}
+	}
+	return out
+}
+
+func checkSessionTurns(ctx context.Context, target AssemblerTarget, opts AssemblerOptions) error {
+	for _, f := range target.Info().Formats {
+		for i, req := range sessionTurns(*opts.Request) {
+			req.Format = f.Name
+			want, err := target.Assemble(ctx, req)
+			if err != nil {
+				return fmt.Errorf("format %q, turn %d on its own: %w", f.Name, i, err)
+			}
+			req.Session = "ctxhost-conformance"
+			got, err := target.Assemble(ctx, req)
+			if err != nil {
+				return fmt.Errorf("format %q, turn %d of the session: %w", f.Name, i, err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				return fmt.Errorf("format %q, turn %d: the session's payload differs from the request's on its own (-alone +session):\n%s", f.Name, i, diff)
+			}
+		}
+	}
+	return nil
 }

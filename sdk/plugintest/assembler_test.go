@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -11,10 +12,12 @@ import (
 	"github.com/ctxhost/ctxhost/sdk/plugintest"
 )
 
-// joiner joins component texts; flaw breaks it in one way.
+// joiner joins component texts and messages; flaw breaks it in one way.
 type joiner struct {
 	flaw  string
 	calls atomic.Int64
+	mu    sync.Mutex
+	first map[string][]byte // "stale per session": each session's first payload
 }
 
 func (j *joiner) Describe() sdk.AssemblerInfo {
@@ -28,6 +31,20 @@ func (j *joiner) Assemble(_ context.Context, req sdk.AssembleRequest) (sdk.Assem
 	var b strings.Builder
 	for _, c := range req.Components {
 		b.WriteString(c.Text)
+		for _, m := range c.Messages {
+			b.WriteString(m.Content)
+		}
+	}
+	if j.flaw == "stale per session" && req.Session != "" {
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		if j.first == nil {
+			j.first = map[string][]byte{}
+		}
+		if p, ok := j.first[req.Session]; ok {
+			return sdk.AssembleResult{Payload: p, MediaType: "text/plain"}, nil
+		}
+		j.first[req.Session] = []byte(b.String())
 	}
 	if j.flaw == "nondeterministic" {
 		fmt.Fprint(&b, j.calls.Add(1))
@@ -45,7 +62,8 @@ func TestSoundAssemblerPasses(t *testing.T) {
 
 func TestEachAssemblerCheckCanFail(t *testing.T) {
 	tests := []struct{ flaw, fail string }{
-		{"nondeterministic", "[Formats Concurrent]"},
+		{"nondeterministic", "[Formats Concurrent Session]"},
+		{"stale per session", "[Session]"},
 		{"wrong media type", "[Formats]"},
 		{"any format", "[UnknownFormat]"},
 	}

@@ -104,22 +104,43 @@ func (s *contextServer) EndSession(ctx context.Context, req *pb.SessionRequest) 
 	return &pb.Empty{}, s.done("EndSession", req.GetSessionId(), start, err)
 }
 
-// assemblerServer is the gRPC face of an sdk.LocalAssembler.
+// assemblerServer is the gRPC face of an sdk.LocalAssembler; with bases,
+// it serves the delta capability.
 type assemblerServer struct {
 	pb.UnimplementedAssemblerServer
 	local *sdk.LocalAssembler
 	log   hclog.Logger
+	bases *bases // nil: whole requests only
 }
 
 func (s *assemblerServer) Describe(context.Context, *pb.Empty) (*pb.AssemblerInfo, error) {
-	return wire.ToProtoAssemblerInfo(s.local.Info()), nil
+	info := wire.ToProtoAssemblerInfo(s.local.Info())
+	if s.bases != nil {
+		info.Capabilities = append(info.Capabilities, wire.CapAssembleDelta)
+	}
+	return info, nil
 }
 
 func (s *assemblerServer) Assemble(ctx context.Context, req *pb.AssembleRequest) (*pb.AssembleResponse, error) {
-	res, err := s.local.Assemble(ctx, wire.FromProtoAssembleRequest(req))
+	var full sdk.AssembleRequest
+	var t *turn
+	var err error
+	switch {
+	case s.bases != nil:
+		full, t, err = s.bases.request(req)
+	case req.GetDelta() != nil:
+		err = wire.StatusError(wire.ErrorUnknownBase, "this assembler takes whole requests only")
+	default:
+		full = wire.FromProtoAssembleRequest(req)
+	}
+	if err != nil {
+		s.log.Debug("call failed", "method", "Assemble", "stream", req.GetBaseId(), "error", err)
+		return nil, err
+	}
+	res, err := s.local.Assemble(ctx, full)
 	if err != nil {
 		s.log.Debug("call failed", "method", "Assemble", "format", req.GetFormat(), "error", err)
 		return nil, wire.ToStatus(err)
 	}
-	return wire.ToProtoAssembleResponse(res), nil
+	return t.answer(res), nil
 }

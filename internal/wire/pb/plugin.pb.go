@@ -1830,8 +1830,12 @@ type AssemblerInfo struct {
 	ProtocolVersion int32                  `protobuf:"varint,3,opt,name=protocol_version,json=protocolVersion,proto3" json:"protocol_version,omitempty"`
 	Formats         []*FormatInfo          `protobuf:"bytes,4,rep,name=formats,proto3" json:"formats,omitempty"`
 	Description     string                 `protobuf:"bytes,5,opt,name=description,proto3" json:"description,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Optional protocol features the assembler serves. "delta": it keeps
+	// each stream's last request (base_id, version) and accepts a request
+	// sent as a delta against it (AssembleRequest.delta).
+	Capabilities  []string `protobuf:"bytes,6,rep,name=capabilities,proto3" json:"capabilities,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AssemblerInfo) Reset() {
@@ -1899,6 +1903,13 @@ func (x *AssemblerInfo) GetDescription() string {
 	return ""
 }
 
+func (x *AssemblerInfo) GetCapabilities() []string {
+	if x != nil {
+		return x.Capabilities
+	}
+	return nil
+}
+
 type AgentIdentity struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -1952,12 +1963,28 @@ func (x *AgentIdentity) GetType() string {
 }
 
 type AssembleRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Components    []*Component           `protobuf:"bytes,1,rep,name=components,proto3" json:"components,omitempty"`
-	Budget        *Budget                `protobuf:"bytes,2,opt,name=budget,proto3" json:"budget,omitempty"`
-	Agent         *AgentIdentity         `protobuf:"bytes,3,opt,name=agent,proto3" json:"agent,omitempty"`
-	Format        string                 `protobuf:"bytes,4,opt,name=format,proto3" json:"format,omitempty"`
-	Options       map[string]string      `protobuf:"bytes,5,rep,name=options,proto3" json:"options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Components []*Component           `protobuf:"bytes,1,rep,name=components,proto3" json:"components,omitempty"`
+	Budget     *Budget                `protobuf:"bytes,2,opt,name=budget,proto3" json:"budget,omitempty"`
+	Agent      *AgentIdentity         `protobuf:"bytes,3,opt,name=agent,proto3" json:"agent,omitempty"`
+	Format     string                 `protobuf:"bytes,4,opt,name=format,proto3" json:"format,omitempty"`
+	Options    map[string]string      `protobuf:"bytes,5,rep,name=options,proto3" json:"options,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The session the payload is for. The payload depends only on the
+	// fields above; an assembler may keep what it derived from a session's
+	// last request under it.
+	SessionId string `protobuf:"bytes,6,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	// Only to an assembler with the "delta" capability: the stream (one
+	// session's agent) and the version under which the assembler keeps this
+	// request, as sent or rebuilt from its delta, as the base of the next
+	// delta. It replaces the stream's previous request. Empty base_id: keep
+	// nothing.
+	BaseId  string `protobuf:"bytes,7,opt,name=base_id,json=baseId,proto3" json:"base_id,omitempty"`
+	Version uint64 `protobuf:"varint,8,opt,name=version,proto3" json:"version,omitempty"`
+	// Set: the request is a delta against the stream's request kept at
+	// delta.base_version, and components is empty. An assembler that does
+	// not hold that version answers FAILED_PRECONDITION with the ErrorInfo
+	// reason UNKNOWN_BASE; the host then sends the whole request.
+	Delta         *AssembleDelta `protobuf:"bytes,9,opt,name=delta,proto3" json:"delta,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2027,19 +2054,261 @@ func (x *AssembleRequest) GetOptions() map[string]string {
 	return nil
 }
 
-type AssembleResponse struct {
+func (x *AssembleRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *AssembleRequest) GetBaseId() string {
+	if x != nil {
+		return x.BaseId
+	}
+	return ""
+}
+
+func (x *AssembleRequest) GetVersion() uint64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *AssembleRequest) GetDelta() *AssembleDelta {
+	if x != nil {
+		return x.Delta
+	}
+	return nil
+}
+
+// AssembleDelta is a request's components as changes to those of the
+// stream's base request.
+type AssembleDelta struct {
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	BaseVersion uint64                 `protobuf:"varint,1,opt,name=base_version,json=baseVersion,proto3" json:"base_version,omitempty"`
+	// One per component of the request, in order.
+	Components    []*ComponentChange `protobuf:"bytes,2,rep,name=components,proto3" json:"components,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AssembleDelta) Reset() {
+	*x = AssembleDelta{}
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AssembleDelta) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AssembleDelta) ProtoMessage() {}
+
+func (x *AssembleDelta) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AssembleDelta.ProtoReflect.Descriptor instead.
+func (*AssembleDelta) Descriptor() ([]byte, []int) {
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *AssembleDelta) GetBaseVersion() uint64 {
+	if x != nil {
+		return x.BaseVersion
+	}
+	return 0
+}
+
+func (x *AssembleDelta) GetComponents() []*ComponentChange {
+	if x != nil {
+		return x.Components
+	}
+	return nil
+}
+
+// ComponentChange is one component of a delta request.
+type ComponentChange struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Change:
+	//
+	//	*ComponentChange_Same
+	//	*ComponentChange_Full
+	//	*ComponentChange_Appended
+	Change        isComponentChange_Change `protobuf_oneof:"change"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ComponentChange) Reset() {
+	*x = ComponentChange{}
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ComponentChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ComponentChange) ProtoMessage() {}
+
+func (x *ComponentChange) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ComponentChange.ProtoReflect.Descriptor instead.
+func (*ComponentChange) Descriptor() ([]byte, []int) {
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *ComponentChange) GetChange() isComponentChange_Change {
+	if x != nil {
+		return x.Change
+	}
+	return nil
+}
+
+func (x *ComponentChange) GetSame() int32 {
+	if x != nil {
+		if x, ok := x.Change.(*ComponentChange_Same); ok {
+			return x.Same
+		}
+	}
+	return 0
+}
+
+func (x *ComponentChange) GetFull() *Component {
+	if x != nil {
+		if x, ok := x.Change.(*ComponentChange_Full); ok {
+			return x.Full
+		}
+	}
+	return nil
+}
+
+func (x *ComponentChange) GetAppended() *AppendedMessages {
+	if x != nil {
+		if x, ok := x.Change.(*ComponentChange_Appended); ok {
+			return x.Appended
+		}
+	}
+	return nil
+}
+
+type isComponentChange_Change interface {
+	isComponentChange_Change()
+}
+
+type ComponentChange_Same struct {
+	// The base's component at this index, unchanged.
+	Same int32 `protobuf:"varint,1,opt,name=same,proto3,oneof"`
+}
+
+type ComponentChange_Full struct {
+	// The component in full.
+	Full *Component `protobuf:"bytes,2,opt,name=full,proto3,oneof"`
+}
+
+type ComponentChange_Appended struct {
+	// The base's message-list component at index base, with messages
+	// appended after its own.
+	Appended *AppendedMessages `protobuf:"bytes,3,opt,name=appended,proto3,oneof"`
+}
+
+func (*ComponentChange_Same) isComponentChange_Change() {}
+
+func (*ComponentChange_Full) isComponentChange_Change() {}
+
+func (*ComponentChange_Appended) isComponentChange_Change() {}
+
+type AppendedMessages struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Payload       []byte                 `protobuf:"bytes,1,opt,name=payload,proto3" json:"payload,omitempty"`
-	MediaType     string                 `protobuf:"bytes,2,opt,name=media_type,json=mediaType,proto3" json:"media_type,omitempty"`
-	System        string                 `protobuf:"bytes,3,opt,name=system,proto3" json:"system,omitempty"`
-	HasSystem     bool                   `protobuf:"varint,4,opt,name=has_system,json=hasSystem,proto3" json:"has_system,omitempty"`
+	Base          int32                  `protobuf:"varint,1,opt,name=base,proto3" json:"base,omitempty"`
+	Messages      []*Message             `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppendedMessages) Reset() {
+	*x = AppendedMessages{}
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppendedMessages) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppendedMessages) ProtoMessage() {}
+
+func (x *AppendedMessages) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppendedMessages.ProtoReflect.Descriptor instead.
+func (*AppendedMessages) Descriptor() ([]byte, []int) {
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *AppendedMessages) GetBase() int32 {
+	if x != nil {
+		return x.Base
+	}
+	return 0
+}
+
+func (x *AppendedMessages) GetMessages() []*Message {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+type AssembleResponse struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Payload   []byte                 `protobuf:"bytes,1,opt,name=payload,proto3" json:"payload,omitempty"`
+	MediaType string                 `protobuf:"bytes,2,opt,name=media_type,json=mediaType,proto3" json:"media_type,omitempty"`
+	System    string                 `protobuf:"bytes,3,opt,name=system,proto3" json:"system,omitempty"`
+	HasSystem bool                   `protobuf:"varint,4,opt,name=has_system,json=hasSystem,proto3" json:"has_system,omitempty"`
+	// Only in answer to a delta request: the payload is the first
+	// payload_prefix bytes of the payload answered to the request at
+	// delta.base_version, followed by payload. 0: payload is all of it.
+	PayloadPrefix uint64 `protobuf:"varint,5,opt,name=payload_prefix,json=payloadPrefix,proto3" json:"payload_prefix,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AssembleResponse) Reset() {
 	*x = AssembleResponse{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[29]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2051,7 +2320,7 @@ func (x *AssembleResponse) String() string {
 func (*AssembleResponse) ProtoMessage() {}
 
 func (x *AssembleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[29]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2064,7 +2333,7 @@ func (x *AssembleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssembleResponse.ProtoReflect.Descriptor instead.
 func (*AssembleResponse) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{29}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *AssembleResponse) GetPayload() []byte {
@@ -2093,6 +2362,13 @@ func (x *AssembleResponse) GetHasSystem() bool {
 		return x.HasSystem
 	}
 	return false
+}
+
+func (x *AssembleResponse) GetPayloadPrefix() uint64 {
+	if x != nil {
+		return x.PayloadPrefix
+	}
+	return 0
 }
 
 var File_ctxhost_plugin_v1_plugin_proto protoreflect.FileDescriptor
@@ -2249,16 +2525,17 @@ const file_ctxhost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\vper_message\x18\x02 \x01(\x05R\n" +
 	"perMessage\x12\x19\n" +
 	"\bper_name\x18\x03 \x01(\x05R\aperName\x12\"\n" +
-	"\rper_tool_call\x18\x04 \x01(\x05R\vperToolCall\"\xc3\x01\n" +
+	"\rper_tool_call\x18\x04 \x01(\x05R\vperToolCall\"\xe7\x01\n" +
 	"\rAssemblerInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12)\n" +
 	"\x10protocol_version\x18\x03 \x01(\x05R\x0fprotocolVersion\x127\n" +
 	"\aformats\x18\x04 \x03(\v2\x1d.ctxhost.plugin.v1.FormatInfoR\aformats\x12 \n" +
-	"\vdescription\x18\x05 \x01(\tR\vdescription\"7\n" +
+	"\vdescription\x18\x05 \x01(\tR\vdescription\x12\"\n" +
+	"\fcapabilities\x18\x06 \x03(\tR\fcapabilities\"7\n" +
 	"\rAgentIdentity\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
-	"\x04type\x18\x02 \x01(\tR\x04type\"\xd9\x02\n" +
+	"\x04type\x18\x02 \x01(\tR\x04type\"\xe3\x03\n" +
 	"\x0fAssembleRequest\x12<\n" +
 	"\n" +
 	"components\x18\x01 \x03(\v2\x1c.ctxhost.plugin.v1.ComponentR\n" +
@@ -2266,17 +2543,36 @@ const file_ctxhost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x06budget\x18\x02 \x01(\v2\x19.ctxhost.plugin.v1.BudgetR\x06budget\x126\n" +
 	"\x05agent\x18\x03 \x01(\v2 .ctxhost.plugin.v1.AgentIdentityR\x05agent\x12\x16\n" +
 	"\x06format\x18\x04 \x01(\tR\x06format\x12I\n" +
-	"\aoptions\x18\x05 \x03(\v2/.ctxhost.plugin.v1.AssembleRequest.OptionsEntryR\aoptions\x1a:\n" +
+	"\aoptions\x18\x05 \x03(\v2/.ctxhost.plugin.v1.AssembleRequest.OptionsEntryR\aoptions\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x06 \x01(\tR\tsessionId\x12\x17\n" +
+	"\abase_id\x18\a \x01(\tR\x06baseId\x12\x18\n" +
+	"\aversion\x18\b \x01(\x04R\aversion\x126\n" +
+	"\x05delta\x18\t \x01(\v2 .ctxhost.plugin.v1.AssembleDeltaR\x05delta\x1a:\n" +
 	"\fOptionsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x82\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"v\n" +
+	"\rAssembleDelta\x12!\n" +
+	"\fbase_version\x18\x01 \x01(\x04R\vbaseVersion\x12B\n" +
+	"\n" +
+	"components\x18\x02 \x03(\v2\".ctxhost.plugin.v1.ComponentChangeR\n" +
+	"components\"\xa8\x01\n" +
+	"\x0fComponentChange\x12\x14\n" +
+	"\x04same\x18\x01 \x01(\x05H\x00R\x04same\x122\n" +
+	"\x04full\x18\x02 \x01(\v2\x1c.ctxhost.plugin.v1.ComponentH\x00R\x04full\x12A\n" +
+	"\bappended\x18\x03 \x01(\v2#.ctxhost.plugin.v1.AppendedMessagesH\x00R\bappendedB\b\n" +
+	"\x06change\"^\n" +
+	"\x10AppendedMessages\x12\x12\n" +
+	"\x04base\x18\x01 \x01(\x05R\x04base\x126\n" +
+	"\bmessages\x18\x02 \x03(\v2\x1a.ctxhost.plugin.v1.MessageR\bmessages\"\xa9\x01\n" +
 	"\x10AssembleResponse\x12\x18\n" +
 	"\apayload\x18\x01 \x01(\fR\apayload\x12\x1d\n" +
 	"\n" +
 	"media_type\x18\x02 \x01(\tR\tmediaType\x12\x16\n" +
 	"\x06system\x18\x03 \x01(\tR\x06system\x12\x1d\n" +
 	"\n" +
-	"has_system\x18\x04 \x01(\bR\thasSystem*K\n" +
+	"has_system\x18\x04 \x01(\bR\thasSystem\x12%\n" +
+	"\x0epayload_prefix\x18\x05 \x01(\x04R\rpayloadPrefix*K\n" +
 	"\x0fProtocolVersion\x12 \n" +
 	"\x1cPROTOCOL_VERSION_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12PROTOCOL_VERSION_1\x10\x012\xcc\x05\n" +
@@ -2308,7 +2604,7 @@ func file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_ctxhost_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_ctxhost_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_ctxhost_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_ctxhost_plugin_v1_plugin_proto_goTypes = []any{
 	(ProtocolVersion)(0),      // 0: ctxhost.plugin.v1.ProtocolVersion
 	(*Empty)(nil),             // 1: ctxhost.plugin.v1.Empty
@@ -2340,17 +2636,20 @@ var file_ctxhost_plugin_v1_plugin_proto_goTypes = []any{
 	(*AssemblerInfo)(nil),     // 27: ctxhost.plugin.v1.AssemblerInfo
 	(*AgentIdentity)(nil),     // 28: ctxhost.plugin.v1.AgentIdentity
 	(*AssembleRequest)(nil),   // 29: ctxhost.plugin.v1.AssembleRequest
-	(*AssembleResponse)(nil),  // 30: ctxhost.plugin.v1.AssembleResponse
-	nil,                       // 31: ctxhost.plugin.v1.Message.MetadataEntry
-	nil,                       // 32: ctxhost.plugin.v1.Component.MetadataEntry
-	nil,                       // 33: ctxhost.plugin.v1.AssembleRequest.OptionsEntry
+	(*AssembleDelta)(nil),     // 30: ctxhost.plugin.v1.AssembleDelta
+	(*ComponentChange)(nil),   // 31: ctxhost.plugin.v1.ComponentChange
+	(*AppendedMessages)(nil),  // 32: ctxhost.plugin.v1.AppendedMessages
+	(*AssembleResponse)(nil),  // 33: ctxhost.plugin.v1.AssembleResponse
+	nil,                       // 34: ctxhost.plugin.v1.Message.MetadataEntry
+	nil,                       // 35: ctxhost.plugin.v1.Component.MetadataEntry
+	nil,                       // 36: ctxhost.plugin.v1.AssembleRequest.OptionsEntry
 }
 var file_ctxhost_plugin_v1_plugin_proto_depIdxs = []int32{
 	2,  // 0: ctxhost.plugin.v1.Message.tool_calls:type_name -> ctxhost.plugin.v1.ToolCall
-	31, // 1: ctxhost.plugin.v1.Message.metadata:type_name -> ctxhost.plugin.v1.Message.MetadataEntry
+	34, // 1: ctxhost.plugin.v1.Message.metadata:type_name -> ctxhost.plugin.v1.Message.MetadataEntry
 	3,  // 2: ctxhost.plugin.v1.MessageList.messages:type_name -> ctxhost.plugin.v1.Message
 	4,  // 3: ctxhost.plugin.v1.Component.messages:type_name -> ctxhost.plugin.v1.MessageList
-	32, // 4: ctxhost.plugin.v1.Component.metadata:type_name -> ctxhost.plugin.v1.Component.MetadataEntry
+	35, // 4: ctxhost.plugin.v1.Component.metadata:type_name -> ctxhost.plugin.v1.Component.MetadataEntry
 	6,  // 5: ctxhost.plugin.v1.Budget.components:type_name -> ctxhost.plugin.v1.ComponentBudget
 	8,  // 6: ctxhost.plugin.v1.PluginInfo.ops:type_name -> ctxhost.plugin.v1.OpInfo
 	9,  // 7: ctxhost.plugin.v1.PluginInfo.config_schema:type_name -> ctxhost.plugin.v1.ConfigField
@@ -2365,34 +2664,39 @@ var file_ctxhost_plugin_v1_plugin_proto_depIdxs = []int32{
 	5,  // 16: ctxhost.plugin.v1.AssembleRequest.components:type_name -> ctxhost.plugin.v1.Component
 	7,  // 17: ctxhost.plugin.v1.AssembleRequest.budget:type_name -> ctxhost.plugin.v1.Budget
 	28, // 18: ctxhost.plugin.v1.AssembleRequest.agent:type_name -> ctxhost.plugin.v1.AgentIdentity
-	33, // 19: ctxhost.plugin.v1.AssembleRequest.options:type_name -> ctxhost.plugin.v1.AssembleRequest.OptionsEntry
-	1,  // 20: ctxhost.plugin.v1.ContextPlugin.Describe:input_type -> ctxhost.plugin.v1.Empty
-	11, // 21: ctxhost.plugin.v1.ContextPlugin.Configure:input_type -> ctxhost.plugin.v1.ConfigureRequest
-	13, // 22: ctxhost.plugin.v1.ContextPlugin.Component:input_type -> ctxhost.plugin.v1.ComponentRequest
-	15, // 23: ctxhost.plugin.v1.ContextPlugin.Compact:input_type -> ctxhost.plugin.v1.CompactRequest
-	17, // 24: ctxhost.plugin.v1.ContextPlugin.Apply:input_type -> ctxhost.plugin.v1.ApplyRequest
-	19, // 25: ctxhost.plugin.v1.ContextPlugin.Prepared:input_type -> ctxhost.plugin.v1.PreparedRequest
-	12, // 26: ctxhost.plugin.v1.ContextPlugin.State:input_type -> ctxhost.plugin.v1.SessionRequest
-	23, // 27: ctxhost.plugin.v1.ContextPlugin.Restore:input_type -> ctxhost.plugin.v1.RestoreRequest
-	12, // 28: ctxhost.plugin.v1.ContextPlugin.EndSession:input_type -> ctxhost.plugin.v1.SessionRequest
-	1,  // 29: ctxhost.plugin.v1.Assembler.Describe:input_type -> ctxhost.plugin.v1.Empty
-	29, // 30: ctxhost.plugin.v1.Assembler.Assemble:input_type -> ctxhost.plugin.v1.AssembleRequest
-	10, // 31: ctxhost.plugin.v1.ContextPlugin.Describe:output_type -> ctxhost.plugin.v1.PluginInfo
-	1,  // 32: ctxhost.plugin.v1.ContextPlugin.Configure:output_type -> ctxhost.plugin.v1.Empty
-	14, // 33: ctxhost.plugin.v1.ContextPlugin.Component:output_type -> ctxhost.plugin.v1.ComponentResponse
-	16, // 34: ctxhost.plugin.v1.ContextPlugin.Compact:output_type -> ctxhost.plugin.v1.CompactResponse
-	18, // 35: ctxhost.plugin.v1.ContextPlugin.Apply:output_type -> ctxhost.plugin.v1.ApplyResponse
-	20, // 36: ctxhost.plugin.v1.ContextPlugin.Prepared:output_type -> ctxhost.plugin.v1.PreparedResponse
-	22, // 37: ctxhost.plugin.v1.ContextPlugin.State:output_type -> ctxhost.plugin.v1.StateResponse
-	1,  // 38: ctxhost.plugin.v1.ContextPlugin.Restore:output_type -> ctxhost.plugin.v1.Empty
-	1,  // 39: ctxhost.plugin.v1.ContextPlugin.EndSession:output_type -> ctxhost.plugin.v1.Empty
-	27, // 40: ctxhost.plugin.v1.Assembler.Describe:output_type -> ctxhost.plugin.v1.AssemblerInfo
-	30, // 41: ctxhost.plugin.v1.Assembler.Assemble:output_type -> ctxhost.plugin.v1.AssembleResponse
-	31, // [31:42] is the sub-list for method output_type
-	20, // [20:31] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	36, // 19: ctxhost.plugin.v1.AssembleRequest.options:type_name -> ctxhost.plugin.v1.AssembleRequest.OptionsEntry
+	30, // 20: ctxhost.plugin.v1.AssembleRequest.delta:type_name -> ctxhost.plugin.v1.AssembleDelta
+	31, // 21: ctxhost.plugin.v1.AssembleDelta.components:type_name -> ctxhost.plugin.v1.ComponentChange
+	5,  // 22: ctxhost.plugin.v1.ComponentChange.full:type_name -> ctxhost.plugin.v1.Component
+	32, // 23: ctxhost.plugin.v1.ComponentChange.appended:type_name -> ctxhost.plugin.v1.AppendedMessages
+	3,  // 24: ctxhost.plugin.v1.AppendedMessages.messages:type_name -> ctxhost.plugin.v1.Message
+	1,  // 25: ctxhost.plugin.v1.ContextPlugin.Describe:input_type -> ctxhost.plugin.v1.Empty
+	11, // 26: ctxhost.plugin.v1.ContextPlugin.Configure:input_type -> ctxhost.plugin.v1.ConfigureRequest
+	13, // 27: ctxhost.plugin.v1.ContextPlugin.Component:input_type -> ctxhost.plugin.v1.ComponentRequest
+	15, // 28: ctxhost.plugin.v1.ContextPlugin.Compact:input_type -> ctxhost.plugin.v1.CompactRequest
+	17, // 29: ctxhost.plugin.v1.ContextPlugin.Apply:input_type -> ctxhost.plugin.v1.ApplyRequest
+	19, // 30: ctxhost.plugin.v1.ContextPlugin.Prepared:input_type -> ctxhost.plugin.v1.PreparedRequest
+	12, // 31: ctxhost.plugin.v1.ContextPlugin.State:input_type -> ctxhost.plugin.v1.SessionRequest
+	23, // 32: ctxhost.plugin.v1.ContextPlugin.Restore:input_type -> ctxhost.plugin.v1.RestoreRequest
+	12, // 33: ctxhost.plugin.v1.ContextPlugin.EndSession:input_type -> ctxhost.plugin.v1.SessionRequest
+	1,  // 34: ctxhost.plugin.v1.Assembler.Describe:input_type -> ctxhost.plugin.v1.Empty
+	29, // 35: ctxhost.plugin.v1.Assembler.Assemble:input_type -> ctxhost.plugin.v1.AssembleRequest
+	10, // 36: ctxhost.plugin.v1.ContextPlugin.Describe:output_type -> ctxhost.plugin.v1.PluginInfo
+	1,  // 37: ctxhost.plugin.v1.ContextPlugin.Configure:output_type -> ctxhost.plugin.v1.Empty
+	14, // 38: ctxhost.plugin.v1.ContextPlugin.Component:output_type -> ctxhost.plugin.v1.ComponentResponse
+	16, // 39: ctxhost.plugin.v1.ContextPlugin.Compact:output_type -> ctxhost.plugin.v1.CompactResponse
+	18, // 40: ctxhost.plugin.v1.ContextPlugin.Apply:output_type -> ctxhost.plugin.v1.ApplyResponse
+	20, // 41: ctxhost.plugin.v1.ContextPlugin.Prepared:output_type -> ctxhost.plugin.v1.PreparedResponse
+	22, // 42: ctxhost.plugin.v1.ContextPlugin.State:output_type -> ctxhost.plugin.v1.StateResponse
+	1,  // 43: ctxhost.plugin.v1.ContextPlugin.Restore:output_type -> ctxhost.plugin.v1.Empty
+	1,  // 44: ctxhost.plugin.v1.ContextPlugin.EndSession:output_type -> ctxhost.plugin.v1.Empty
+	27, // 45: ctxhost.plugin.v1.Assembler.Describe:output_type -> ctxhost.plugin.v1.AssemblerInfo
+	33, // 46: ctxhost.plugin.v1.Assembler.Assemble:output_type -> ctxhost.plugin.v1.AssembleResponse
+	36, // [36:47] is the sub-list for method output_type
+	25, // [25:36] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_ctxhost_plugin_v1_plugin_proto_init() }
@@ -2404,13 +2708,18 @@ func file_ctxhost_plugin_v1_plugin_proto_init() {
 		(*Component_Text)(nil),
 		(*Component_Messages)(nil),
 	}
+	file_ctxhost_plugin_v1_plugin_proto_msgTypes[30].OneofWrappers = []any{
+		(*ComponentChange_Same)(nil),
+		(*ComponentChange_Full)(nil),
+		(*ComponentChange_Appended)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxhost_plugin_v1_plugin_proto_rawDesc), len(file_ctxhost_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   33,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -2,7 +2,9 @@ package assemblytest
 
 import (
 	"context"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/tokenizer"
@@ -39,4 +41,63 @@ func BenchmarkCountTokens(b *testing.B) {
 	for b.Loop() {
 		counter.Count(text)
 	}
+}
+
+// BenchmarkAppend times one assembly in format after one message is
+// appended to a history of 100, 1,000, 10,000 and 50,000 short messages
+// (the session's earlier turns assembled before, in the same stream, as
+// a host sends them; the history is cut back, untimed, when the appended
+// messages reach a tenth of it), and reports each size's time divided by
+// that of the smallest (metric x-of-100): an assembler that encodes only
+// what was appended stays near 1 until joining the payload itself shows.
+func BenchmarkAppend(b *testing.B, a sdk.Assembler, format string) {
+	var base float64
+	for _, n := range []int{100, 1000, 10000, 50000} {
+		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
+			limit := n + max(n/10, 10)
+			msgs := make([]sdk.Message, 0, limit)
+			for i := range n {
+				msgs = append(msgs, growthMessage(i))
+			}
+			assemble := func() {
+				req := turnRequest(fmt.Sprint("bench-", n), "", "You are a careful coding agent.", msgs[:len(msgs):len(msgs)], 1)
+				req.Format = format
+				if _, err := a.Assemble(context.Background(), req); err != nil {
+					b.Fatal(err)
+				}
+			}
+			assemble()
+			var timed time.Duration
+			turns := 0
+			for b.Loop() {
+				if len(msgs) == limit {
+					b.StopTimer()
+					msgs = msgs[:n]
+					assemble()
+					b.StartTimer()
+				}
+				start := time.Now()
+				msgs = append(msgs, growthMessage(len(msgs)))
+				assemble()
+				timed += time.Since(start)
+				turns++
+			}
+			per := float64(timed.Nanoseconds()) / float64(turns)
+			if n == 100 {
+				base = per
+			}
+			if base > 0 {
+				b.ReportMetric(per/base, "x-of-100")
+			}
+		})
+	}
+}
+
+// growthMessage is the i-th message of BenchmarkAppend's history.
+func growthMessage(i int) sdk.Message {
+	role := sdk.RoleUser
+	if i%2 == 1 {
+		role = sdk.RoleAssistant
+	}
+	return sdk.Message{ID: fmt.Sprintf("m%d", i+1), Role: role, Content: fmt.Sprintf("message %d talks about the parser, the lexer and the tests", i)}
 }

@@ -189,3 +189,6 @@ func (Joiner) Assemble(_ context.Context, req sdk.AssembleRequest) (sdk.Assemble
 	}
 	return sdk.AssembleResult{Payload: []byte(b.String()), MediaType: "text/plain"}, nil
 }
+
+// ReadsRequestOnly implements sdk.RequestReader: Assemble only reads.
+func (Joiner) ReadsRequestOnly() {}

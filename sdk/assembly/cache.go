@@ -1,0 +1,184 @@
+package assembly
+
+import (
+	"sync"
+
+	"github.com/ctxhost/ctxhost/internal/msgeq"
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// DefaultCacheStreams is how many streams a MessageCache made with
+// NewMessageCache(0) keeps.
+const DefaultCacheStreams = 64
+
+// MessageCache remembers what an assembler derived from each history
+// message — typically the message's encoded fragment of the payload — per
+// stream of requests: one session's agent (AssembleRequest.Session and
+// Agent.Name). A request whose history repeats the stream's last one and
+// appends k messages derives only those k; the payload is then the
+// fragments joined. A message is reused when it equals, field for field,
+// the message at the same position of the stream's last request (strings
+// shared with that request compare without reading their bytes) and every
+// message before it is reused too; its context (the tool names it
+// resolves, see MessageContext) is checked as well, so the fragments are
+// always those a derivation from scratch would give. It keeps the last
+// few streams used; it is safe for concurrent use.
+type MessageCache[F any] struct {
+	mu      sync.Mutex
+	max     int
+	clock   uint64
+	streams map[streamKey]*cacheStream[F]
+}
+
+type streamKey struct{ session, agent, format string }
+
+// cacheStream is one stream's last history and what was derived from it.
+type cacheStream[F any] struct {
+	mu    sync.Mutex
+	used  uint64        // the cache's clock when last used (for eviction)
+	msgs  []sdk.Message // a private copy of the last history (the structs, not the strings)
+	frags []F
+	ctx   MessageContext
+}
+
+// NewMessageCache returns a cache that keeps the last streams streams
+// used (DefaultCacheStreams when streams <= 0).
+func NewMessageCache[F any](streams int) *MessageCache[F] {
+	if streams <= 0 {
+		streams = DefaultCacheStreams
+	}
+	return &MessageCache[F]{max: streams, streams: map[streamKey]*cacheStream[F]{}}
+}
+
+// Derive returns one fragment per message of msgs, in order: derive(i, m,
+// ctx) for each message not reused from the stream of req (its session,
+// agent and format). derive must depend only on the message, its index
+// and what ctx answers. The returned slice is read-only (its capacity is
+// its length); msgs is not kept and may change after the call.
+func (c *MessageCache[F]) Derive(req sdk.AssembleRequest, msgs []sdk.Message, derive func(i int, m sdk.Message, ctx *MessageContext) F) []F {
+	st := c.stream(streamKey{req.Session, req.Agent.Name, req.Format})
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	same := 0
+	for same < len(msgs) && same < len(st.msgs) && msgeq.Equal(&msgs[same], &st.msgs[same]) {
+		same++
+	}
+	if same < len(st.msgs) || len(st.msgs) == 0 || !st.ctx.extend(msgs[same:], same) {
+		st.rebuild(msgs, derive)
+	} else {
+		// Appended (or nothing changed): derive the new messages only.
+		for i := same; i < len(msgs); i++ {
+			st.msgs = append(st.msgs, msgeq.Own(msgs[i]))
+			st.frags = append(st.frags, derive(i, msgs[i], &st.ctx))
+		}
+	}
+	return st.frags[:len(st.frags):len(st.frags)]
+}
+
+// stream returns the stream of key, created (evicting the least recently
+// used one when full) if needed.
+func (c *MessageCache[F]) stream(key streamKey) *cacheStream[F] {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clock++
+	st := c.streams[key]
+	if st == nil {
+		if len(c.streams) >= c.max {
+			var oldest streamKey
+			var at uint64
+			for k, s := range c.streams {
+				if at == 0 || s.used < at {
+					oldest, at = k, s.used
+				}
+			}
+			delete(c.streams, oldest)
+		}
+		st = &cacheStream[F]{}
+		c.streams[key] = st
+	}
+	st.used = c.clock
+	return st
+}
+
+// rebuild derives every message anew. The new slices are fresh arrays:
+// fragments returned before stay as they were.
+func (st *cacheStream[F]) rebuild(msgs []sdk.Message, derive func(int, sdk.Message, *MessageContext) F) {
+	st.msgs = make([]sdk.Message, len(msgs), len(msgs)+len(msgs)/8+16)
+	for i, m := range msgs {
+		st.msgs[i] = msgeq.Own(m)
+	}
+	st.frags = make([]F, len(msgs), cap(st.msgs))
+	st.ctx = MessageContext{}
+	st.ctx.extend(msgs, 0)
+	for i, m := range msgs {
+		st.frags[i] = derive(i, m, &st.ctx)
+	}
+}
+
+// MessageContext is what a message's fragment may depend on besides the
+// message itself: the tool names of the whole history and where each
+// call is first made.
+type MessageContext struct {
+	names          map[string]string // ToolNames of the history
+	asked          map[string]bool   // call ids a fragment resolved through names
+	first, firstAs map[string]int    // call id -> first message making it (of any role; of the assistant)
+}
+
+// extend adds the calls of msgs, which follow from messages already
+// there. It reports false when that changes the tool name of a call id a
+// fragment already resolved (the fragments must be derived again).
+func (x *MessageContext) extend(msgs []sdk.Message, from int) bool {
+	if x.names == nil {
+		x.names, x.asked = map[string]string{}, map[string]bool{}
+		x.first, x.firstAs = map[string]int{}, map[string]int{}
+	}
+	ok := true
+	for k, m := range msgs {
+		for _, tc := range m.ToolCalls {
+			if tc.ID != "" {
+				if old, had := x.names[tc.ID]; x.asked[tc.ID] && (!had || old != tc.Name) {
+					ok = false
+				}
+				x.names[tc.ID] = tc.Name
+			}
+			if _, had := x.first[tc.ID]; !had {
+				x.first[tc.ID] = from + k
+			}
+			if _, had := x.firstAs[tc.ID]; !had && m.Role == sdk.RoleAssistant {
+				x.firstAs[tc.ID] = from + k
+			}
+		}
+	}
+	return ok
+}
+
+// ToolName is ToolName(m, ToolNames(history)).
+func (x *MessageContext) ToolName(m sdk.Message) string {
+	if m.ToolName == "" {
+		x.asked[m.ToolCallID] = true
+	}
+	return ToolName(m, x.names)
+}
+
+// RenderMessage is RenderMessage(m, ToolNames(history)).
+func (x *MessageContext) RenderMessage(m sdk.Message) string {
+	if m.Role == sdk.RoleTool && m.ToolName == "" {
+		x.asked[m.ToolCallID] = true
+	}
+	return RenderMessage(m, x.names)
+}
+
+// FirstCall returns the index in the history of the first message that
+// makes call id, of any role when role is empty (-1 when none does).
+func (x *MessageContext) FirstCall(id, role string) int {
+	table := x.first
+	if role == sdk.RoleAssistant {
+		table = x.firstAs
+	} else if role != "" {
+		panic("assembly: FirstCall by role " + role + ": only the assistant's calls are indexed")
+	}
+	if i, ok := table[id]; ok {
+		return i
+	}
+	return -1
+}
