@@ -85,6 +85,7 @@ func BenchmarkRoundTripEmptyParallel3(b *testing.B) {
 type benchTurn struct {
 	session *host.Session
 	change  func(b *testing.B, i int)
+	steady  *time.Duration // set to the steady turn's time per prepare, when not nil
 }
 
 // newBenchSession builds a session of 20 messages over plugins (name to
@@ -142,6 +143,9 @@ func runTurns(b *testing.B, rt time.Duration, turn benchTurn) {
 				n++
 			}
 			per := float64(prepares) / float64(n)
+			if !changed && turn.steady != nil {
+				*turn.steady = prepares / time.Duration(n)
+			}
 			b.ReportMetric(per/1e3, "prepare-µs")
 			b.ReportMetric(per/float64(rt), "roundtrips")
 		})
@@ -167,12 +171,40 @@ func BenchmarkPrepareFirstParty(b *testing.B) {
 	benchApply(b, s, "plan", "set_plan", `{"goal":"fix the parser","tasks":[{"id":"t1","title":"reproduce"},{"id":"t2","title":"patch","depends_on":["t1"]},{"id":"t3","title":"test","depends_on":["t2"]}]}`)
 	benchApply(b, s, "memory", "store", `{"key":"repo","value":"github.com/example/parser","description":"the repository"}`)
 	benchApply(b, s, "tooloutput", "add_output", `{"tool":"bash","output":"ok  \tparser\t0.2s\nFAIL\tlexer\t0.1s","exit_code":1,"call_id":"c1"}`)
-	runTurns(b, rt, benchTurn{session: s, change: func(b *testing.B, i int) {
+	var steady time.Duration
+	runTurns(b, rt, benchTurn{session: s, steady: &steady, change: func(b *testing.B, i int) {
 		status := []string{"in_progress", "done"}[i%2]
 		benchApply(b, s, "plan", "update_task", `{"id":"t1","status":"`+status+`"}`)
 		benchApply(b, s, "memory", "store", fmt.Sprintf(`{"key":"turn","value":%d}`, i%2))
 		benchApply(b, s, "tooloutput", "list", `{}`)
 	}})
+	// The floor of a turn: one Assemble call carrying the whole context
+	// (a new stream each time, so the assembler holds nothing of it).
+	// steady-of-floor is the steady turn's time over it.
+	b.Run("floor", func(b *testing.B) {
+		ctx := context.Background()
+		p, err := s.Prepare(ctx, sdk.AgentIdentity{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		req := sdk.AssembleRequest{Components: p.Components, Budget: p.Budget, Format: "api"}
+		var calls time.Duration
+		n := 0
+		for b.Loop() {
+			req.Session = fmt.Sprint("floor-", n)
+			start := time.Now()
+			if _, err := asm.Assembler.Assemble(ctx, req); err != nil {
+				b.Fatal(err)
+			}
+			calls += time.Since(start)
+			n++
+		}
+		floor := calls / time.Duration(n)
+		b.ReportMetric(float64(floor)/1e3, "assemble-µs")
+		if steady > 0 {
+			b.ReportMetric(float64(steady)/float64(floor), "steady-of-floor")
+		}
+	})
 }
 
 // BenchmarkPrepareKit: the same test plugin code (three kit.Probe plugins
