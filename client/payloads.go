@@ -1,9 +1,6 @@
 package client
 
-import (
-	"container/list"
-	"sync"
-)
+import "github.com/ctxhost/ctxhost/internal/lru"
 
 // DefaultPayloadCache is how many payloads a Client keeps by default (one
 // per session and agent, the most recently used).
@@ -12,12 +9,9 @@ const DefaultPayloadCache = 64
 // payloadCache keeps the last payload of the most recently prepared
 // sessions and agents, so that Prepare can name the payload it holds
 // (known_payload_tag) and the service can leave an unchanged one out of
-// its answer.
+// its answer. A nil payloadCache holds nothing.
 type payloadCache struct {
-	mu    sync.Mutex
-	limit int
-	order *list.List // of *heldPayload, most recent first
-	items map[payloadKey]*list.Element
+	held *lru.Cache[payloadKey, *heldPayload]
 }
 
 type payloadKey struct{ session, agent string }
@@ -31,42 +25,25 @@ type heldPayload struct {
 }
 
 func newPayloadCache(limit int) *payloadCache {
-	return &payloadCache{limit: limit, order: list.New(), items: map[payloadKey]*list.Element{}}
+	return &payloadCache{held: lru.New[payloadKey, *heldPayload](limit)}
 }
 
-// get returns the payload held for k, or nil (always nil when the cache
-// is off).
+// get returns the payload held for k, or nil.
 func (c *payloadCache) get(k payloadKey) *heldPayload {
 	if c == nil {
 		return nil
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.items[k]; ok {
-		c.order.MoveToFront(e)
-		return e.Value.(*heldPayload)
-	}
-	return nil
+	p, _ := c.held.Get(k)
+	return p
 }
 
-// put holds p, dropping the least recently used payload beyond the limit.
+// put holds p (one with a tag), dropping the least recently used payload
+// beyond the limit.
 func (c *payloadCache) put(p *heldPayload) {
 	if c == nil || p.tag == "" {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.items[p.key]; ok {
-		e.Value = p
-		c.order.MoveToFront(e)
-		return
-	}
-	c.items[p.key] = c.order.PushFront(p)
-	for c.order.Len() > c.limit {
-		last := c.order.Back()
-		c.order.Remove(last)
-		delete(c.items, last.Value.(*heldPayload).key)
-	}
+	c.held.Put(p.key, p)
 }
 
 // forget drops every payload held for session.
@@ -74,12 +51,5 @@ func (c *payloadCache) forget(session string) {
 	if c == nil {
 		return
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for k, e := range c.items {
-		if k.session == session {
-			c.order.Remove(e)
-			delete(c.items, k)
-		}
-	}
+	c.held.DeleteFunc(func(k payloadKey) bool { return k.session == session })
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
+	"github.com/ctxhost/ctxhost/internal/lru"
 	"github.com/ctxhost/ctxhost/internal/msgeq"
 	"github.com/ctxhost/ctxhost/internal/wire"
 	"github.com/ctxhost/ctxhost/internal/wire/pb"
@@ -29,11 +31,9 @@ const DefaultDeltaStreams = 64
 // that request whole. The least recently used streams are dropped beyond
 // the limit. It is safe for concurrent use.
 type Deltas struct {
-	mu      sync.Mutex
-	max     int
-	clock   uint64
-	ids     uint64
-	streams map[deltaKey]*deltaStream
+	mu      sync.Mutex // guards stats
+	ids     atomic.Uint64
+	streams *lru.Cache[deltaKey, *deltaStream]
 	stats   DeltaStats
 }
 
@@ -55,7 +55,6 @@ type deltaKey struct{ session, agent string }
 // (private copies).
 type deltaStream struct {
 	mu      sync.Mutex // held across a call: one call per stream at a time
-	used    uint64
 	id      string
 	version uint64
 	acked   uint64 // 0: the assembler holds nothing of this stream
@@ -69,7 +68,7 @@ func NewDeltas(streams int) *Deltas {
 	if streams <= 0 {
 		streams = DefaultDeltaStreams
 	}
-	return &Deltas{max: streams, streams: map[deltaKey]*deltaStream{}}
+	return &Deltas{streams: lru.New[deltaKey, *deltaStream](streams)}
 }
 
 // Stats returns what was sent and received so far.
@@ -88,27 +87,9 @@ func (d *Deltas) count(f func(*DeltaStats)) {
 // stream returns the stream of key, created if needed (dropping the least
 // recently used when full).
 func (d *Deltas) stream(key deltaKey) *deltaStream {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.clock++
-	st := d.streams[key]
-	if st == nil {
-		if len(d.streams) >= d.max {
-			var oldest deltaKey
-			var at uint64
-			for k, s := range d.streams {
-				if at == 0 || s.used < at {
-					oldest, at = k, s.used
-				}
-			}
-			delete(d.streams, oldest)
-		}
-		d.ids++
-		st = &deltaStream{id: "s" + strconv.FormatUint(d.ids, 10)}
-		d.streams[key] = st
-	}
-	st.used = d.clock
-	return st
+	return d.streams.GetOrAdd(key, func() *deltaStream {
+		return &deltaStream{id: "s" + strconv.FormatUint(d.ids.Add(1), 10)}
+	})
 }
 
 // assemble sends req on its stream: as a delta against the acknowledged

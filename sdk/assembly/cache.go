@@ -3,6 +3,7 @@ package assembly
 import (
 	"sync"
 
+	"github.com/ctxhost/ctxhost/internal/lru"
 	"github.com/ctxhost/ctxhost/internal/msgeq"
 	"github.com/ctxhost/ctxhost/sdk"
 )
@@ -24,10 +25,7 @@ const DefaultCacheStreams = 64
 // always those a derivation from scratch would give. It keeps the last
 // few streams used; it is safe for concurrent use.
 type MessageCache[F any] struct {
-	mu      sync.Mutex
-	max     int
-	clock   uint64
-	streams map[streamKey]*cacheStream[F]
+	streams *lru.Cache[streamKey, *cacheStream[F]]
 }
 
 type streamKey struct{ session, agent, format string }
@@ -35,7 +33,6 @@ type streamKey struct{ session, agent, format string }
 // cacheStream is one stream's last history and what was derived from it.
 type cacheStream[F any] struct {
 	mu    sync.Mutex
-	used  uint64        // the cache's clock when last used (for eviction)
 	msgs  []sdk.Message // a private copy of the last history (the structs, not the strings)
 	frags []F
 	ctx   MessageContext
@@ -47,7 +44,7 @@ func NewMessageCache[F any](streams int) *MessageCache[F] {
 	if streams <= 0 {
 		streams = DefaultCacheStreams
 	}
-	return &MessageCache[F]{max: streams, streams: map[streamKey]*cacheStream[F]{}}
+	return &MessageCache[F]{streams: lru.New[streamKey, *cacheStream[F]](streams)}
 }
 
 // Derive returns one fragment per message of msgs, in order: derive(i, m,
@@ -78,26 +75,7 @@ func (c *MessageCache[F]) Derive(req sdk.AssembleRequest, msgs []sdk.Message, de
 // stream returns the stream of key, created (evicting the least recently
 // used one when full) if needed.
 func (c *MessageCache[F]) stream(key streamKey) *cacheStream[F] {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.clock++
-	st := c.streams[key]
-	if st == nil {
-		if len(c.streams) >= c.max {
-			var oldest streamKey
-			var at uint64
-			for k, s := range c.streams {
-				if at == 0 || s.used < at {
-					oldest, at = k, s.used
-				}
-			}
-			delete(c.streams, oldest)
-		}
-		st = &cacheStream[F]{}
-		c.streams[key] = st
-	}
-	st.used = c.clock
-	return st
+	return c.streams.GetOrAdd(key, func() *cacheStream[F] { return &cacheStream[F]{} })
 }
 
 // rebuild derives every message anew. The new slices are fresh arrays:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/ctxhost/ctxhost/internal/lru"
 	"github.com/ctxhost/ctxhost/internal/wire"
 	"github.com/ctxhost/ctxhost/internal/wire/pb"
 	"github.com/ctxhost/ctxhost/sdk"
@@ -13,17 +14,13 @@ import (
 // bases keeps each stream's last request, by the host's base id, for the
 // delta capability: the least recently used are dropped beyond max.
 type bases struct {
-	mu      sync.Mutex
-	max     int
-	clock   uint64
-	streams map[string]*base
+	streams *lru.Cache[string, *base]
 }
 
 // base is one stream's last request: its components at version, and the
 // payload answered to the request at payloadAt (0: none), a private copy.
 type base struct {
 	mu        sync.Mutex
-	used      uint64
 	held      bool // a version is held
 	version   uint64
 	comps     []sdk.Component
@@ -32,32 +29,13 @@ type base struct {
 }
 
 func newBases(max int) *bases {
-	return &bases{max: max, streams: map[string]*base{}}
+	return &bases{streams: lru.New[string, *base](max)}
 }
 
 // get returns the stream of id, created (dropping the least recently used
 // one when full) if needed.
 func (bs *bases) get(id string) *base {
-	bs.mu.Lock()
-	defer bs.mu.Unlock()
-	bs.clock++
-	b := bs.streams[id]
-	if b == nil {
-		if len(bs.streams) >= bs.max {
-			var oldest string
-			var at uint64
-			for k, s := range bs.streams {
-				if at == 0 || s.used < at {
-					oldest, at = k, s.used
-				}
-			}
-			delete(bs.streams, oldest)
-		}
-		b = &base{}
-		bs.streams[id] = b
-	}
-	b.used = bs.clock
-	return b
+	return bs.streams.GetOrAdd(id, func() *base { return &base{} })
 }
 
 // request turns a wire request into the whole request: a delta is
