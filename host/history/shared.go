@@ -91,27 +91,10 @@ func (h *History) rebuildShared(c *sharedCache) {
 	n := len(h.entries) - h.hiddenCount + 1
 	c.msgs = make([]sdk.Message, 0, n+n/8+16) // room for the next appends
 	c.each = make([]int, 0, cap(c.msgs))
-	marked := false
-	for i := range h.entries {
-		e := &h.entries[i]
-		if e.hidden {
-			if !marked {
-				c.msgs = append(c.msgs, markerMessage(h.hiddenCount))
-				c.each = append(c.each, h.markerTokens)
-				marked = true
-			}
-			continue
-		}
-		m := cloneMessage(e.msg)
-		switch {
-		case e.masked:
-			m.Content = e.maskContent
-		case e.cut:
-			m.Content = e.cutContent
-		}
+	h.eachShown(func(m sdk.Message, tokens int) {
 		c.msgs = append(c.msgs, m)
-		c.each = append(c.each, h.effTokens(i))
-	}
+		c.each = append(c.each, tokens)
+	})
 }
 
 // dropFirstTokens is DropFirstTokens under h.mu's read lock: remembered

@@ -106,12 +106,20 @@ func (h *History) View() []sdk.Message {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	out := make([]sdk.Message, 0, len(h.entries)-h.hiddenCount+1)
+	h.eachShown(func(m sdk.Message, _ int) { out = append(out, m) })
+	return out
+}
+
+// eachShown calls f with every message the view shows, in order (a copy,
+// masked or cut as shown, and the omission marker in place of the hidden
+// messages), with its tokens in the view. The caller holds h.mu.
+func (h *History) eachShown(f func(m sdk.Message, tokens int)) {
 	marked := false
 	for i := range h.entries {
 		e := &h.entries[i]
 		if e.hidden {
 			if !marked {
-				out = append(out, markerMessage(h.hiddenCount))
+				f(markerMessage(h.hiddenCount), h.markerTokens)
 				marked = true
 			}
 			continue
@@ -123,9 +131,8 @@ func (h *History) View() []sdk.Message {
 		case e.cut:
 			m.Content = e.cutContent
 		}
-		out = append(out, m)
+		f(m, h.effTokens(i))
 	}
-	return out
 }
 
 // ViewTokens returns the tokens of View(). It is kept up to date as
