@@ -31,24 +31,28 @@ func payloadTag(payload []byte, mediaType, system string, hasSystem bool) string
 type tagMemo map[string]taggedPayload
 
 type taggedPayload struct {
-	data *byte // the payload's first byte
-	size int
-	meta string // media type, system and has_system
-	tag  string
+	data      *byte // the payload's first byte
+	size      int
+	mediaType string
+	system    string
+	hasSystem bool
+	tag       string
 }
 
 // tag returns the payload's tag, hashing it only when it is not the
 // slice last tagged for agent.
 func (m tagMemo) tag(agent string, payload []byte, mediaType, system string, hasSystem bool) string {
-	meta := mediaType + "\x00" + strconv.FormatBool(hasSystem) + "\x00" + system
 	var data *byte
 	if len(payload) > 0 {
 		data = &payload[0]
 	}
-	if last, ok := m[agent]; ok && data != nil && last.data == data && last.size == len(payload) && last.meta == meta {
-		return last.tag
+	next := taggedPayload{data: data, size: len(payload), mediaType: mediaType, system: system, hasSystem: hasSystem}
+	if last, ok := m[agent]; ok && data != nil {
+		if next.tag = last.tag; last == next {
+			return last.tag
+		}
 	}
-	tag := payloadTag(payload, mediaType, system, hasSystem)
-	m[agent] = taggedPayload{data: data, size: len(payload), meta: meta, tag: tag}
-	return tag
+	next.tag = payloadTag(payload, mediaType, system, hasSystem)
+	m[agent] = next
+	return next.tag
 }
