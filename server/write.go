@@ -39,13 +39,13 @@ func (s *Server) beginWrite(ctx context.Context, id string, opts *servicev1.Writ
 	}
 	hs := e.es.Host()
 	w := &write{id: id, e: e, hs: hs, before: hs.StoredVersion(), raw: hs.Position(), key: key}
-	if w.pos, err = decodePosition(w.raw); err != nil {
-		return nil, nil, err
-	}
-	if w.pos.Profile == "" {
-		w.pos.Profile = e.profile
-	}
-	if key != "" {
+	if key != "" { // only a keyed write reads or changes the position
+		if w.pos, err = decodePosition(w.raw); err != nil {
+			return nil, nil, err
+		}
+		if w.pos.Profile == "" {
+			w.pos.Profile = e.profile
+		}
 		if rec := w.pos.find(key); rec != nil {
 			if rec.Seq != 0 {
 				return w, rec, nil
