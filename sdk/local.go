@@ -263,9 +263,11 @@ func (l *LocalAssembler) Info() AssemblerInfo { return l.info }
 // Assemble runs the assembler on a copy of req's components and messages
 // (the assembler may change what it is given, as a remote one may: the
 // host shares them with its own state), or on req itself when the
-// assembler is a RequestReader; a panic becomes an error.
+// assembler is a RequestReader; a panic becomes an error. A payload
+// answered in two parts (PayloadHead) is joined.
 func (l *LocalAssembler) Assemble(ctx context.Context, req AssembleRequest) (res AssembleResult, err error) {
 	if !l.readOnly {
+		req.ImmutableMessages = false // the copies are the assembler's to change
 		req.Components = append([]Component(nil), req.Components...)
 		for i := range req.Components {
 			if msgs := req.Components[i].Messages; msgs != nil {
@@ -277,5 +279,6 @@ func (l *LocalAssembler) Assemble(ctx context.Context, req AssembleRequest) (res
 		res, err = l.asm.Assemble(ctx, req)
 		return err
 	})
+	res.Payload, res.PayloadHead = res.Whole(), nil
 	return res, err
 }

@@ -251,13 +251,39 @@ type AssembleRequest struct {
 	Format     string
 	Options    map[string]string
 	Session    string
+	// ImmutableMessages is set by a caller whose message lists never
+	// change once given: no element of a Messages slice is ever written
+	// again, and a later request's list that shares its array with an
+	// earlier one's (same first element) extends it. An assembler may then
+	// keep the slices and recognise an appended history by identity,
+	// without comparing messages (assembly.MessageCache does). The host
+	// and sdk/serve set it; it never crosses the wire.
+	ImmutableMessages bool
 }
 
 // AssembleResult is a provider payload. System is set (HasSystem true) by
 // formats that hand the system text over separately, e.g. for a CLI flag.
 type AssembleResult struct {
-	Payload   []byte
-	MediaType string
-	System    string
-	HasSystem bool
+	// Payload is the payload, or with PayloadHead set, the rest of it.
+	Payload []byte
+	// PayloadHead, when set, is the start of the payload (Payload the
+	// rest): a slice of an append-only buffer, whose bytes never change
+	// once handed out. A head that shares its array with the stream's last
+	// one and is at least as long extends it, so sdk/serve answers a delta
+	// with what was appended, without comparing payloads; an assembler that
+	// builds a long history's payload in such a buffer then does O(k) work
+	// for k appended messages. Whole reports the joined payload.
+	PayloadHead []byte
+	MediaType   string
+	System      string
+	HasSystem   bool
+}
+
+// Whole returns the whole payload: Payload, or PayloadHead followed by
+// Payload (then a new slice).
+func (r AssembleResult) Whole() []byte {
+	if len(r.PayloadHead) == 0 {
+		return r.Payload
+	}
+	return append(append(make([]byte, 0, len(r.PayloadHead)+len(r.Payload)), r.PayloadHead...), r.Payload...)
 }
