@@ -74,6 +74,11 @@ type Options struct {
 	// host block's (several engines of one process share one store this
 	// way). The engine does not close it.
 	Store host.Store
+	// ReusePayloads declares that the caller is done with each turn's
+	// payload before the next turn of the same agent (it writes each turn
+	// out as it comes): a payload that grew may then be built in the memory
+	// of the last one instead of a copy (host.Config.ReusePayload).
+	ReusePayloads bool
 }
 
 // Start launches profile opts.Context of cfg: every plugin and assembler it
@@ -90,6 +95,7 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 	if err != nil {
 		return nil, err
 	}
+	sc.ReusePayload = opts.ReusePayloads
 	logger := opts.Logger
 	if logger == nil {
 		logger = NewLogger(cfg.Host, os.Stderr)

@@ -42,6 +42,13 @@ type Config struct {
 	AssemblerOptions map[string]string
 	// AssemblerTimeout bounds one Assemble call (default DefaultPluginTimeout).
 	AssemblerTimeout time.Duration
+	// ReusePayload declares that the caller is done with each Prepared
+	// payload before it prepares the same agent again (it writes each
+	// turn out, or copies what it keeps): the next payload may then be
+	// built in the same memory, so a long payload that grew by a few
+	// messages is not copied (sdk.AssembleRequest.ReusePayload). Without
+	// it a payload never changes once returned.
+	ReusePayload bool
 	// FailOnUnmetTarget makes Prepare fail (instead of warning) when the
 	// compaction target cannot be met.
 	FailOnUnmetTarget bool

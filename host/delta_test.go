@@ -45,10 +45,10 @@ func (s *swappable) Assemble(ctx context.Context, req sdk.AssembleRequest) (sdk.
 }
 
 // deltaSession is a session over asm whose window (tokens) forces
-// compactions as it grows.
-func deltaSession(t *testing.T, h *host.Host, id string, asm host.Assembler, format string, window int) *host.Session {
+// compactions as it grows; reuse: Config.ReusePayload.
+func deltaSession(t *testing.T, h *host.Host, id string, asm host.Assembler, format string, window int, reuse bool) *host.Session {
 	t.Helper()
-	s, err := h.NewSession(id, host.Config{Window: window, Reserved: 200, Format: format, Assembler: asm})
+	s, err := h.NewSession(id, host.Config{Window: window, Reserved: 200, Format: format, Assembler: asm, ReusePayload: reuse})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,23 +104,48 @@ func turn(t *testing.T, s *host.Session, asm host.Assembler, k, n int) *host.Pre
 // the Gemini assembler), turns that append, set the input and compact are
 // sent as deltas, and every payload equals the one built from the whole
 // request.
+//
+// Without ReusePayload, no payload returned ever changes afterwards; with
+// it, payloads that grew are built in the memory of the last one.
 func TestAssemblerDelta(t *testing.T) {
-	for _, tc := range []struct{ name, format string }{{"joiner", "text"}, {"assembler-gemini", "api"}} {
-		t.Run(tc.name, func(t *testing.T) {
+	for _, tc := range []struct {
+		name, format string
+		reuse        bool
+	}{{"joiner", "text", false}, {"assembler-gemini", "api", false}, {"assembler-gemini", "api", true}} {
+		t.Run(fmt.Sprintf("%s/reuse=%v", tc.name, tc.reuse), func(t *testing.T) {
 			c := launchAssembler(t, tc.name, nil)
 			if c.Assembler.Deltas() == nil {
 				t.Fatal("the assembler does not declare the delta capability")
 			}
 			h := host.New(host.Options{})
-			s := deltaSession(t, h, "d1", c.Assembler, tc.format, 1500)
-			compacted := 0
+			s := deltaSession(t, h, "d1", c.Assembler, tc.format, 1500, tc.reuse)
+			compacted, inPlace := 0, 0
+			var given, copies [][]byte
 			for n := range 60 {
-				if p := turn(t, s, c.Assembler, 1+n%3, n); p.Compaction != nil {
+				p := turn(t, s, c.Assembler, 1+n%3, n)
+				if p.Compaction != nil {
 					compacted++
 				}
+				if len(given) > 0 && &given[len(given)-1][0] == &p.Payload[0] {
+					inPlace++
+				}
+				given, copies = append(given, p.Payload), append(copies, bytes.Clone(p.Payload))
 			}
 			if compacted == 0 {
 				t.Error("no turn compacted: the window is too large for the test")
+			}
+			if tc.reuse && inPlace < 20 {
+				t.Errorf("%d of 60 payloads were built in the last one's memory, want most of those that only grew", inPlace)
+			}
+			if !tc.reuse {
+				if inPlace > 0 {
+					t.Errorf("%d payloads share memory with the last one without ReusePayload", inPlace)
+				}
+				for i := range given {
+					if !bytes.Equal(given[i], copies[i]) {
+						t.Fatalf("turn %d: the payload returned changed afterwards", i)
+					}
+				}
 			}
 			st := c.Assembler.Deltas().Stats()
 			if st.Deltas < 50 || st.Resent != 0 {
@@ -141,7 +166,7 @@ func TestAssemblerDeltaRelaunch(t *testing.T) {
 	deltas := pluginhost.NewDeltas(0)
 	first := launchAssembler(t, "joiner", deltas)
 	asm := &swappable{a: first.Assembler}
-	s := deltaSession(t, host.New(host.Options{}), "r1", asm, "text", 100000)
+	s := deltaSession(t, host.New(host.Options{}), "r1", asm, "text", 100000, false)
 	for n := range 5 {
 		turn(t, s, asm, 1, n)
 	}
@@ -167,7 +192,7 @@ func TestAssemblerDeltaEviction(t *testing.T) {
 	h := host.New(host.Options{})
 	var sessions []*host.Session
 	for i := range 3 {
-		sessions = append(sessions, deltaSession(t, h, fmt.Sprint("e", i), c.Assembler, "text", 100000))
+		sessions = append(sessions, deltaSession(t, h, fmt.Sprint("e", i), c.Assembler, "text", 100000, true))
 	}
 	for n := range 12 {
 		turn(t, sessions[n%3], c.Assembler, 1, n)
@@ -184,7 +209,7 @@ func TestAssemblerWithoutDelta(t *testing.T) {
 	if c.Assembler.Deltas() != nil {
 		t.Fatal("delta capability declared with CTXHOST_TEST_DELTA_BASES=0")
 	}
-	s := deltaSession(t, host.New(host.Options{}), "w1", c.Assembler, "text", 1500)
+	s := deltaSession(t, host.New(host.Options{}), "w1", c.Assembler, "text", 1500, false)
 	for n := range 20 {
 		turn(t, s, c.Assembler, 2, n)
 	}

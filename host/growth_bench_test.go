@@ -128,7 +128,7 @@ func benchGrowth(b *testing.B, setup growthSetup, n int, appendOne bool) time.Du
 func growthSession(b *testing.B, plugin host.ContextPlugin, asm host.Assembler, format, id string, n int) *host.Session {
 	b.Helper()
 	h := host.New(host.Options{})
-	s, err := h.NewSession(id, host.Config{Window: 40*n + 10000, Reserved: 1000, Format: format, Assembler: asm,
+	s, err := h.NewSession(id, host.Config{Window: 40*n + 10000, Reserved: 1000, Format: format, Assembler: asm, ReusePayload: true,
 		Plugins: []host.PluginBinding{{Name: "p1", Plugin: plugin}}})
 	if err != nil {
 		b.Fatal(err)

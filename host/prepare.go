@@ -52,7 +52,9 @@ type ComponentUsage struct {
 type Prepared struct {
 	// Payload, MediaType, System and HasSystem come from the assembler;
 	// they are empty when the session has no assembler. Payload is
-	// read-only: a repeated turn returns the same slice again.
+	// read-only: a repeated turn returns the same slice again. With
+	// Config.ReusePayload it is valid until the next Prepare of the same
+	// agent.
 	Payload   []byte
 	MediaType string
 	System    string
@@ -382,7 +384,7 @@ func (s *Session) assemble(ctx context.Context, agent sdk.AgentIdentity, out *Pr
 	if a == nil {
 		return nil
 	}
-	res, err := s.assembleOnce(ctx, agent, out)
+	res, err := s.assembleOnce(ctx, agent, out, s.cfg.ReusePayload)
 	if err != nil {
 		return err
 	}
@@ -399,10 +401,13 @@ func (s *Session) assemble(ctx context.Context, agent sdk.AgentIdentity, out *Pr
 }
 
 // assembleOnce asks the assembler for out's payload (retried once when
-// the first call is cut off by its deadline).
-func (s *Session) assembleOnce(ctx context.Context, agent sdk.AgentIdentity, out *Prepared) (sdk.AssembleResult, error) {
+// the first call is cut off by its deadline); reuse: the payload may be
+// built in the memory of the agent's last one. The components' message
+// lists are never written once given (the history's is the shared view).
+func (s *Session) assembleOnce(ctx context.Context, agent sdk.AgentIdentity, out *Prepared, reuse bool) (sdk.AssembleResult, error) {
 	a := s.cfg.Assembler
-	req := sdk.AssembleRequest{Components: out.Components, Budget: out.Budget, Agent: agent, Format: s.cfg.Format, Options: s.cfg.AssemblerOptions, Session: s.id}
+	req := sdk.AssembleRequest{Components: out.Components, Budget: out.Budget, Agent: agent, Format: s.cfg.Format, Options: s.cfg.AssemblerOptions, Session: s.id,
+		ImmutableMessages: true, ReusePayload: reuse}
 	res, cutOff, err := callRetryingOnce(ctx, s.cfg.AssemblerTimeout, func(ctx context.Context) (sdk.AssembleResult, error) {
 		return a.Assemble(ctx, req)
 	})
@@ -458,7 +463,7 @@ func (s *Session) trimView(ctx context.Context, agent sdk.AgentIdentity, out *Pr
 			}
 		}
 		p.Budget = s.trimmedBudget(out.Budget, p.Usage)
-		res, err := s.assembleOnce(ctx, agent, &p)
+		res, err := s.assembleOnce(ctx, agent, &p, false) // the tries are kept side by side
 		return &p, res, err
 	}
 	bare, res, err := try(len(all))

@@ -1,7 +1,6 @@
 package pluginhost
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strconv"
@@ -9,7 +8,6 @@ import (
 	"sync/atomic"
 
 	"github.com/ctxhost/ctxhost/internal/lru"
-	"github.com/ctxhost/ctxhost/internal/msgeq"
 	"github.com/ctxhost/ctxhost/internal/wire"
 	"github.com/ctxhost/ctxhost/internal/wire/pb"
 	"github.com/ctxhost/ctxhost/sdk"
@@ -51,15 +49,18 @@ type DeltaStats struct {
 type deltaKey struct{ session, agent string }
 
 // deltaStream is one stream: its base id, the last version sent, and the
-// request the assembler acknowledged with the payload it answered
-// (private copies).
+// request the assembler acknowledged with the payload it answered.
 type deltaStream struct {
 	mu      sync.Mutex // held across a call: one call per stream at a time
 	id      string
 	version uint64
 	acked   uint64 // 0: the assembler holds nothing of this stream
 	base    []sdk.Component
+	// payload is the last payload answered, whole. It is never written
+	// again unless scratch: it was handed out to a request with
+	// ReusePayload, whose caller is done with it by the next one.
 	payload []byte
+	scratch bool
 }
 
 // NewDeltas returns a Deltas that keeps the last streams streams used
@@ -107,7 +108,7 @@ func (d *Deltas) assemble(ctx context.Context, req sdk.AssembleRequest, call fun
 	msg := wire.ToProtoAssembleRequest(req)
 	msg.BaseId, msg.Version = st.id, st.version
 	if st.acked != 0 {
-		changes, next := wire.ToProtoComponentChanges(st.base, comps)
+		changes, next := wire.ToProtoComponentChanges(st.base, comps, req.ImmutableMessages)
 		msg.Delta = &pb.AssembleDelta{BaseVersion: st.acked, Components: changes}
 		res, err := call(ctx, msg)
 		unknown := err != nil && isUnknownBase(err)
@@ -118,7 +119,7 @@ func (d *Deltas) assemble(ctx context.Context, req sdk.AssembleRequest, call fun
 			}
 		})
 		if !unknown {
-			return d.settle(st, res, err, next, st.payload)
+			return d.settle(st, res, err, next, st.payload, req.ReusePayload)
 		}
 		msg.Delta = nil
 	}
@@ -126,19 +127,19 @@ func (d *Deltas) assemble(ctx context.Context, req sdk.AssembleRequest, call fun
 	res, err := call(ctx, msg)
 	var next []sdk.Component
 	if err == nil {
-		next = make([]sdk.Component, len(comps))
-		for i, c := range comps {
-			next[i] = msgeq.OwnComponent(c)
-		}
+		next = wire.KeptComponents(comps, req.ImmutableMessages)
 	}
-	return d.settle(st, res, err, next, nil)
+	return d.settle(st, res, err, next, nil, req.ReusePayload)
 }
 
 // settle records the outcome of a call and completes its payload from
 // last (the payload of the delta's base; nil for a whole request): on
 // success the assembler holds next, and the payload answered, at the
-// version sent; on failure, nothing the host can rely on.
-func (d *Deltas) settle(st *deltaStream, res *pb.AssembleResponse, err error, next []sdk.Component, last []byte) (*pb.AssembleResponse, error) {
+// version sent; on failure, nothing the host can rely on. With reuse, a
+// payload completed from a scratch last one is written in its memory
+// (O(what was appended), amortized); otherwise it is a new array, which
+// the stream keeps as it is handed out (nothing writes it again).
+func (d *Deltas) settle(st *deltaStream, res *pb.AssembleResponse, err error, next []sdk.Component, last []byte, reuse bool) (*pb.AssembleResponse, error) {
 	if err == nil {
 		n := res.GetPayloadPrefix()
 		d.count(func(s *DeltaStats) {
@@ -149,17 +150,36 @@ func (d *Deltas) settle(st *deltaStream, res *pb.AssembleResponse, err error, ne
 			if n > uint64(len(last)) {
 				err = fmt.Errorf("the assembler answered with the first %d bytes of a last payload of %d", n, len(last))
 			} else {
-				res.Payload = append(append(make([]byte, 0, int(n)+len(res.Payload)), last[:n]...), res.Payload...)
+				res.Payload = completePayload(last[:n], res.Payload, reuse && st.scratch)
 				res.PayloadPrefix = 0
 			}
 		}
 	}
 	if err != nil {
-		st.acked, st.base, st.payload = 0, nil, nil
+		st.acked, st.base, st.payload, st.scratch = 0, nil, nil, false
 		return nil, err
 	}
-	st.acked, st.base, st.payload = st.version, next, bytes.Clone(res.GetPayload())
+	// A whole answer's payload is the decoded message's own array.
+	p := res.GetPayload()
+	st.acked, st.base, st.payload, st.scratch = st.version, next, p, reuse
+	res.Payload = p[:len(p):len(p)] // a caller's append cannot reach the stream's memory
 	return res, nil
+}
+
+// completePayload is prefix followed by rest: written after prefix in its
+// own array when inPlace (growing it by a quarter when it is full, so
+// that a payload growing a little each turn is copied O(log) times), else
+// in a new array.
+func completePayload(prefix, rest []byte, inPlace bool) []byte {
+	n := len(prefix) + len(rest)
+	if inPlace && n <= cap(prefix) {
+		return append(prefix, rest...)
+	}
+	size := n
+	if inPlace {
+		size += n/4 + 4096
+	}
+	return append(append(make([]byte, 0, size), prefix...), rest...)
 }
 
 func isUnknownBase(err error) bool {

@@ -259,6 +259,12 @@ type AssembleRequest struct {
 	// without comparing messages (assembly.MessageCache does). The host
 	// and sdk/serve set it; it never crosses the wire.
 	ImmutableMessages bool
+	// ReusePayload is set by a caller that is done with each payload
+	// before it makes the next request of the same stream (Session and
+	// Agent.Name): the payload answered may then be built in the memory of
+	// the stream's last one, so a long payload that grew by a few messages
+	// is not copied. It never crosses the wire.
+	ReusePayload bool
 }
 
 // AssembleResult is a provider payload. System is set (HasSystem true) by

@@ -13,7 +13,7 @@ import (
 
 func cmdRun(args []string, std stdio) error {
 	fs := newFlagSet("run", std.err, "TRANSCRIPT")
-	var ss sessionSetup
+	ss := sessionSetup{streams: true} // each turn is written out before the next
 	ss.cf.register(fs, true)
 	ss.register(fs)
 	ss.store.register(fs)

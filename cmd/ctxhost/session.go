@@ -21,6 +21,9 @@ type sessionSetup struct {
 	cf          configFlags
 	inputFormat string
 	store       storeFlags
+	// streams: the command is done with each turn's payload before the
+	// next (engine.Options.ReusePayloads).
+	streams bool
 }
 
 func (ss *sessionSetup) register(fs interface {
@@ -60,7 +63,7 @@ func (ss *sessionSetup) start(ctx context.Context, path string, std stdio) (*sta
 		return nil, err
 	}
 	a, err := engine.Start(ctx, cfg, engine.Options{Context: ss.cf.context, Logger: engine.NewLogger(cfg.Host, std.err),
-		IgnoreStore: !ss.store.registered})
+		IgnoreStore: !ss.store.registered, ReusePayloads: ss.streams})
 	if err != nil {
 		return nil, startError(std.err, cfg, err)
 	}

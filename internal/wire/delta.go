@@ -34,7 +34,14 @@ func HasCapability(info *pb.AssemblerInfo, c string) bool {
 // changing cur afterwards cannot change them), base's own extended in
 // place where messages were appended, so a turn that appends k messages
 // costs O(k) beyond comparing.
-func ToProtoComponentChanges(base, cur []sdk.Component) ([]*pb.ComponentChange, []sdk.Component) {
+//
+// With immutable (sdk.AssembleRequest.ImmutableMessages: message lists
+// are never written once given, and a list sharing its first element with
+// an earlier one extends it), the next base keeps cur's message lists
+// themselves, and a list that shares its array with the base's is known
+// to extend it without comparing a message: a turn that appends k
+// messages then costs O(k).
+func ToProtoComponentChanges(base, cur []sdk.Component, immutable bool) ([]*pb.ComponentChange, []sdk.Component) {
 	byName := make(map[string]int, len(base))
 	for j := len(base) - 1; j >= 0; j-- {
 		byName[base[j].Name] = j
@@ -47,7 +54,13 @@ func ToProtoComponentChanges(base, cur []sdk.Component) ([]*pb.ComponentChange, 
 		j, ok := byName[c.Name]
 		if ok && !used[j] && msgeq.SameHeader(&base[j], c) {
 			b := &base[j]
-			if n := msgeq.Prefix(b.Messages, c.Messages); n == len(b.Messages) && n <= len(c.Messages) {
+			n := 0
+			if immutable && extends(c.Messages, b.Messages) {
+				n = len(b.Messages)
+			} else {
+				n = msgeq.Prefix(b.Messages, c.Messages)
+			}
+			if n == len(b.Messages) && n <= len(c.Messages) {
 				used[j] = true
 				next[i] = *b
 				if n == len(c.Messages) {
@@ -55,16 +68,54 @@ func ToProtoComponentChanges(base, cur []sdk.Component) ([]*pb.ComponentChange, 
 					continue
 				}
 				added := c.Messages[n:]
-				next[i].Messages = msgeq.AppendOwn(b.Messages, added)
+				if immutable { // kept as given, capped: never appended to in place
+					next[i].Messages = c.Messages[:len(c.Messages):len(c.Messages)]
+				} else {
+					next[i].Messages = msgeq.AppendOwn(b.Messages, added)
+				}
 				changes[i] = &pb.ComponentChange{Change: &pb.ComponentChange_Appended{Appended: &pb.AppendedMessages{
 					Base: int32(j), Messages: toProtoMessages(added)}}}
 				continue
 			}
 		}
 		changes[i] = &pb.ComponentChange{Change: &pb.ComponentChange_Full{Full: ToProtoComponent(c)}}
-		next[i] = msgeq.OwnComponent(*c)
+		next[i] = keep(*c, immutable)
 	}
 	return changes, next
+}
+
+// KeptComponents is what a sender keeps of a request sent whole as the
+// base of its next delta (see ToProtoComponentChanges).
+func KeptComponents(cur []sdk.Component, immutable bool) []sdk.Component {
+	next := make([]sdk.Component, len(cur))
+	for i, c := range cur {
+		next[i] = keep(c, immutable)
+	}
+	return next
+}
+
+// keep is a component as a sender keeps it: a private copy, or with
+// immutable, its message list itself (capped, so never appended to in
+// place) and a copy of the rest.
+func keep(c sdk.Component, immutable bool) sdk.Component {
+	if !immutable {
+		return msgeq.OwnComponent(c)
+	}
+	msgs := c.Messages
+	c.Messages = nil
+	c = msgeq.OwnComponent(c)
+	if msgs != nil {
+		c.Messages = msgs[:len(msgs):len(msgs)]
+	}
+	return c
+}
+
+// extends reports whether cur is base extended: both non-empty views of
+// one array starting at the same element, cur at least as long. Only
+// immutable message lists make that proof that base's messages are cur's
+// first ones.
+func extends(cur, base []sdk.Message) bool {
+	return len(base) > 0 && len(cur) >= len(base) && &cur[0] == &base[0]
 }
 
 // FromProtoComponentChanges rebuilds a delta request's components from

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ctxhost/ctxhost/internal/msgeq"
 	"github.com/ctxhost/ctxhost/internal/wire/pb"
 	"github.com/ctxhost/ctxhost/sdk"
 )
@@ -17,7 +18,15 @@ import (
 // caller's slice, components added, dropped, reordered or changed): the
 // receiver's rebuilt components always equal the request sent, and a
 // turn that only appends sends only the appended messages.
+//
+// With immutable message lists (a change copies the list first), the
+// same holds, and an appended list is recognised without comparing.
 func TestComponentChangesRoundTrip(t *testing.T) {
+	t.Run("mutable", func(t *testing.T) { roundTrip(t, false) })
+	t.Run("immutable", func(t *testing.T) { roundTrip(t, true) })
+}
+
+func roundTrip(t *testing.T, immutable bool) {
 	for seed := range uint64(30) {
 		rng := rand.New(rand.NewPCG(seed, 3))
 		var sender, receiver []sdk.Component
@@ -33,6 +42,9 @@ func TestComponentChangesRoundTrip(t *testing.T) {
 						ToolCalls: []sdk.ToolCall{{ID: fmt.Sprint("c", turn), Name: "bash"}}, Metadata: map[string]string{"k": "v"}})
 				}
 			case r < 7 && len(hist) > 2:
+				if immutable { // a change never writes a list already given
+					hist = cloneMessages(hist)
+				}
 				i := rng.IntN(len(hist))
 				if len(hist[i].ToolCalls) > 0 && rng.IntN(2) == 0 {
 					hist[i].ToolCalls[0].Name += "!" // in the caller's own slice
@@ -52,7 +64,7 @@ func TestComponentChangesRoundTrip(t *testing.T) {
 			if turn%7 == 3 {
 				cur[0], cur[len(cur)-1] = cur[len(cur)-1], cur[0]
 			}
-			changes, next := ToProtoComponentChanges(sender, cur)
+			changes, next := ToProtoComponentChanges(sender, cur, immutable)
 			rebuilt, err := FromProtoComponentChanges(receiver, changes)
 			if err != nil {
 				t.Fatalf("seed %d turn %d: %v", seed, turn, err)
@@ -62,6 +74,13 @@ func TestComponentChangesRoundTrip(t *testing.T) {
 			}
 			if !reflect.DeepEqual(cur, next) {
 				t.Fatalf("seed %d turn %d: the sender's next base differs (-sent +kept):\n%s", seed, turn, cmp.Diff(cur, next))
+			}
+			if immutable { // the next base holds the lists themselves
+				for i := range cur {
+					if len(cur[i].Messages) > 0 && &next[i].Messages[0] != &cur[i].Messages[0] {
+						t.Fatalf("seed %d turn %d: component %q: the next base copied an immutable list", seed, turn, cur[i].Name)
+					}
+				}
 			}
 			if sender != nil && appended > 0 {
 				for _, ch := range changes {
@@ -75,6 +94,15 @@ func TestComponentChangesRoundTrip(t *testing.T) {
 			sender, receiver = next, rebuilt
 		}
 	}
+}
+
+// cloneMessages copies msgs, tool calls and metadata included.
+func cloneMessages(msgs []sdk.Message) []sdk.Message {
+	out := make([]sdk.Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = msgeq.Own(m)
+	}
+	return out
 }
 
 // TestComponentChangesRejects: indexes out of range, a base component
