@@ -162,6 +162,11 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 		hookBudget := out.Budget
 		hookWarnings := make(chan []string, 1)
 		go func() { hookWarnings <- s.notifyPrepared(ctx, hookBudget) }()
+		if s.cfg.ReusePayload {
+			// The assembly may be built in the last payload's memory: it
+			// cannot be sent again, even if this turn fails.
+			delete(s.lastTurns, agent.Name)
+		}
 		err = s.assemble(ctx, agent, out)
 		out.Warnings = append(out.Warnings, <-hookWarnings...)
 		if err == nil && view == nil && s.cfg.Assembler != nil {
