@@ -101,18 +101,11 @@ func buildRequest(p assembly.Parts, req sdk.AssembleRequest) (sdk.AssembleResult
 		model = DefaultModel
 	}
 	frags := apiCache.Derive(req, p.History, deriveFragment)
-	marker, last := -1, -1
-	for i, f := range frags {
-		if f.err != nil {
-			return sdk.AssembleResult{}, f.err
-		}
-		if f.role != "" {
-			last = i
-			if f.marker {
-				marker = i
-			}
-		}
+	sc := apiScans.Fold(req, scan{marker: -1, last: -1, failed: -1}, frags)
+	if sc.failed >= 0 {
+		return sdk.AssembleResult{}, frags[sc.failed].err
 	}
+	marker, last := sc.marker, sc.last
 	prefix := append(make([]byte, 0, 128+len(p.System)), "{"...)
 	if prefix, err = appendField(prefix, "model", model); err != nil {
 		return sdk.AssembleResult{}, err
@@ -173,6 +166,27 @@ func buildRequest(p assembly.Parts, req sdk.AssembleRequest) (sdk.AssembleResult
 	}
 	return sdk.AssembleResult{PayloadHead: head, Payload: append(b, "]}"...)}, nil
 }
+
+// scan is what buildRequest needs to know of the whole history before
+// joining it: the indexes of the last message that shows something, of
+// the last marker among those, and of the first that failed to encode
+// (-1: none).
+type scan struct {
+	last, marker, failed int
+}
+
+// apiScans keeps each stream's scan (see assembly.FoldCache).
+var apiScans = assembly.NewFoldCache(0, func(sc *scan, i int, f fragment) {
+	if f.err != nil && sc.failed < 0 {
+		sc.failed = i
+	}
+	if f.role != "" {
+		sc.last = i
+		if f.marker {
+			sc.marker = i
+		}
+	}
+})
 
 // joinState is the state of the messages array being written: the role
 // of the message open ("" before the first), and the index of the history

@@ -73,11 +73,6 @@ func buildRequest(req sdk.AssembleRequest, p assembly.Parts, model, cacheKey str
 		model = DefaultModel
 	}
 	frags := apiCache.Derive(req, p.History, deriveFragment)
-	for _, f := range frags {
-		if f.err != nil {
-			return sdk.AssembleResult{}, f.err
-		}
-	}
 	enc, err := assembly.Marshal(model)
 	if err != nil {
 		return sdk.AssembleResult{}, err
@@ -86,14 +81,18 @@ func buildRequest(req sdk.AssembleRequest, p assembly.Parts, model, cacheKey str
 	prefix = append(prefix, `{"model":`...)
 	prefix = append(prefix, enc...)
 	prefix = append(prefix, `,"messages":[`...)
-	n := 0 // messages written
+	st := joinState{failed: -1}
 	if p.System != "" {
 		if enc, err = assembly.Marshal(chatMessage{Role: sdk.RoleSystem, Content: p.System}); err != nil {
 			return sdk.AssembleResult{}, err
 		}
-		prefix = joinMessage(prefix, &n, 0, fragment{enc: enc})
+		prefix = joinMessage(prefix, &st, 0, fragment{enc: enc})
 	}
-	head, n := apiHeads.Head(req, prefix, n, frags)
+	head, st := apiHeads.Head(req, prefix, st, frags)
+	if st.failed >= 0 {
+		return sdk.AssembleResult{}, frags[st.failed].err
+	}
+	n := st.n
 	b := make([]byte, 0, 64+len(p.Input))
 	var final *chatMessage
 	if last := finalContent(p.ContextBlock(), p.Input); last != nil {
@@ -105,7 +104,7 @@ func buildRequest(req sdk.AssembleRequest, p assembly.Parts, model, cacheKey str
 		if enc, err = assembly.Marshal(final); err != nil {
 			return sdk.AssembleResult{}, err
 		}
-		b = joinMessage(b, &n, 0, fragment{enc: enc})
+		b = joinMessage(b, &st, 0, fragment{enc: enc})
 	}
 	b = append(b, "]"...)
 	if key := strings.TrimSpace(cacheKey); key != "" {
@@ -119,19 +118,29 @@ func buildRequest(req sdk.AssembleRequest, p assembly.Parts, model, cacheKey str
 }
 
 // apiHeads keeps each stream's head: the body up to the end of the
-// history, the join state how many messages it holds.
+// history.
 var apiHeads = assembly.NewHeadCache(0, joinMessage)
 
-// joinMessage appends an encoded message (none when f shows nothing)
-// after the *n before it, with a comma when there are any.
-func joinMessage(b []byte, n *int, _ int, f fragment) []byte {
+// joinState is what joining the messages carries from one to the next:
+// how many are written, and the index of the first history message that
+// failed to encode (-1: none).
+type joinState struct {
+	n, failed int
+}
+
+// joinMessage appends the i-th history message encoded (nothing when it
+// shows nothing), after a comma when messages were written before.
+func joinMessage(b []byte, st *joinState, i int, f fragment) []byte {
+	if f.err != nil && st.failed < 0 {
+		st.failed = i
+	}
 	if f.enc == nil {
 		return b
 	}
-	if *n > 0 {
+	if st.n > 0 {
 		b = append(b, ',')
 	}
-	*n++
+	st.n++
 	return append(b, f.enc...)
 }
 

@@ -71,11 +71,6 @@ func textPart(s string) part { return part{Text: &s} }
 // body encoded at once.
 func buildRequest(req sdk.AssembleRequest, p assembly.Parts, model string) (sdk.AssembleResult, error) {
 	frags := apiCache.Derive(req, p.History, deriveFragment)
-	for _, f := range frags {
-		if f.err != nil {
-			return sdk.AssembleResult{}, f.err
-		}
-	}
 	prefix := append(make([]byte, 0, 64+len(p.System)), "{"...)
 	var err error
 	if name := modelName(model); name != "" {
@@ -89,7 +84,11 @@ func buildRequest(req sdk.AssembleRequest, p assembly.Parts, model string) (sdk.
 		}
 	}
 	prefix = append(prefix, `"contents":[`...)
-	head, role := apiHeads.Head(req, prefix, "", frags)
+	head, st := apiHeads.Head(req, prefix, joinState{failed: -1}, frags)
+	if st.failed >= 0 {
+		return sdk.AssembleResult{}, frags[st.failed].err
+	}
+	role := st.role
 	b := make([]byte, 0, 64+len(p.Input))
 	for _, text := range []string{p.ContextBlock(), p.Input} {
 		if text == "" {
@@ -109,16 +108,27 @@ func buildRequest(req sdk.AssembleRequest, p assembly.Parts, model string) (sdk.
 }
 
 // apiHeads keeps each stream's head: the body up to the end of the
-// history, the join state the role of the content left open.
+// history.
 var apiHeads = assembly.NewHeadCache(0, joinFragment)
 
+// joinState is what joining the history carries from one message to the
+// next: the role of the content left open, and the index of the first
+// message that failed to encode (-1: none).
+type joinState struct {
+	role   string
+	failed int
+}
+
 // joinFragment appends a history message's parts after the content of
-// *role: to it when the role is the same, else in a new content.
-func joinFragment(b []byte, role *string, _ int, f fragment) []byte {
+// st.role: to it when the role is the same, else in a new content.
+func joinFragment(b []byte, st *joinState, i int, f fragment) []byte {
+	if f.err != nil && st.failed < 0 {
+		st.failed = i
+	}
 	if f.role == "" {
 		return b
 	}
-	b = appendTurn(b, role, f.role)
+	b = appendTurn(b, &st.role, f.role)
 	return append(b, f.parts...)
 }
 

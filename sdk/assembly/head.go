@@ -93,3 +93,32 @@ func (c *HeadCache[F, S]) Head(req sdk.AssembleRequest, prefix []byte, init S, f
 func extendsFrags[F any](frags, kept []F) bool {
 	return len(kept) == 0 || len(frags) >= len(kept) && &frags[0] == &kept[0]
 }
+
+// FoldCache folds a history's fragments into a value per stream of
+// requests, as HeadCache joins them: a call whose fragments extend the
+// last call's (the same array, at least as long) folds only the new ones,
+// so a value over the whole history (the index of its last marker or of
+// its first error, say) costs O(k) for k appended messages. It keeps the
+// last few streams used; it is safe for concurrent use.
+type FoldCache[F any, A comparable] struct {
+	heads *HeadCache[F, A]
+}
+
+// NewFoldCache returns a cache that folds with step, which updates acc
+// with fragment f, the i-th of the history; it must depend only on its
+// arguments. It keeps the last streams streams used
+// (DefaultCacheStreams when streams <= 0).
+func NewFoldCache[F any, A comparable](streams int, step func(acc *A, i int, f F)) *FoldCache[F, A] {
+	return &FoldCache[F, A]{heads: NewHeadCache(streams, func(b []byte, acc *A, i int, f F) []byte {
+		step(acc, i, f)
+		return b
+	})}
+}
+
+// Fold returns frags folded from init, reusing what the last call of
+// req's stream folded when init is the same and frags extend its
+// fragments (frags must be append-only, see HeadCache.Head).
+func (c *FoldCache[F, A]) Fold(req sdk.AssembleRequest, init A, frags []F) A {
+	_, acc := c.heads.Head(req, nil, init, frags)
+	return acc
+}
