@@ -3,6 +3,7 @@ package serve
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/ctxhost/ctxhost/internal/lru"
@@ -86,10 +87,25 @@ func (bs *bases) request(req *pb.AssembleRequest) (sdk.AssembleRequest, *turn, e
 			t.last, t.hasLast = b.payload, true
 		}
 	}
+	if d == nil {
+		roomToAppend(out.Components)
+	}
 	out.ImmutableMessages = true
 	b.held, b.version, b.comps = true, req.GetVersion(), out.Components
 	b.payload, b.payloadAt = answered{}, 0
 	return out, t, nil
+}
+
+// roomToAppend gives the message lists of a whole request spare
+// capacity, so that the deltas that follow append in place (a whole
+// request costs O(history) anyway; the first delta would otherwise copy
+// the history to append to it).
+func roomToAppend(comps []sdk.Component) {
+	for i := range comps {
+		if msgs := comps[i].Messages; len(msgs) > 0 {
+			comps[i].Messages = slices.Grow(msgs, len(msgs)/4+16)
+		}
+	}
 }
 
 // turn is one request on a kept stream, between its rebuilding and its
