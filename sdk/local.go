@@ -265,7 +265,16 @@ func (l *LocalAssembler) Info() AssemblerInfo { return l.info }
 // host shares them with its own state), or on req itself when the
 // assembler is a RequestReader; a panic becomes an error. A payload
 // answered in two parts (PayloadHead) is joined.
-func (l *LocalAssembler) Assemble(ctx context.Context, req AssembleRequest) (res AssembleResult, err error) {
+func (l *LocalAssembler) Assemble(ctx context.Context, req AssembleRequest) (AssembleResult, error) {
+	res, err := l.AssembleParts(ctx, req)
+	res.Payload, res.PayloadHead = res.Whole(), nil
+	return res, err
+}
+
+// AssembleParts is Assemble without joining a payload answered in two
+// parts: PayloadHead is left as the assembler set it (sdk/serve answers a
+// delta from it).
+func (l *LocalAssembler) AssembleParts(ctx context.Context, req AssembleRequest) (res AssembleResult, err error) {
 	if !l.readOnly {
 		req.ImmutableMessages = false // the copies are the assembler's to change
 		req.Components = append([]Component(nil), req.Components...)
@@ -279,6 +288,5 @@ func (l *LocalAssembler) Assemble(ctx context.Context, req AssembleRequest) (res
 		res, err = l.asm.Assemble(ctx, req)
 		return err
 	})
-	res.Payload, res.PayloadHead = res.Whole(), nil
 	return res, err
 }

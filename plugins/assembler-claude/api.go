@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -83,44 +82,36 @@ func textBlock(s string) block { return block{Type: "text", Text: &s} }
 //     cache. The volatile final turn (context and input) comes after them.
 //
 // Each history message's blocks are encoded once per stream (apiCache)
-// and joined, the two breakpoints encoded again with cache_control; the
-// bytes are those of the whole body encoded at once.
-func buildRequest(p assembly.Parts, req sdk.AssembleRequest) ([]byte, error) {
+// and joined into the stream's append-only head (apiHeads): the body up
+// to the last history message, the marker encoded again with
+// cache_control. The rest (the last history message, its last block the
+// rolling breakpoint, the final turn and the closing brackets) is built
+// each time. The bytes are those of the whole body encoded at once.
+func buildRequest(p assembly.Parts, req sdk.AssembleRequest) (sdk.AssembleResult, error) {
 	maxTokens, err := maxTokens(req)
 	if err != nil {
-		return nil, err
+		return sdk.AssembleResult{}, err
 	}
 	cache, err := cacheOption(req)
 	if err != nil {
-		return nil, err
+		return sdk.AssembleResult{}, err
 	}
 	model := req.Options[OptionModel]
 	if model == "" {
 		model = DefaultModel
 	}
 	frags := apiCache.Derive(req, p.History, deriveFragment)
-	marker, last, size := -1, -1, 128+len(p.System)+len(p.Input)
-	for i, f := range frags {
-		if f.err != nil {
-			return nil, f.err
-		}
-		if f.role != "" {
-			last = i
-			if f.marker {
-				marker = i
-			}
-		}
-		for _, e := range f.enc {
-			size += len(e) + 1
-		}
+	sc := apiScans.Fold(req, scan{marker: -1, last: -1, failed: -1}, frags)
+	if sc.failed >= 0 {
+		return sdk.AssembleResult{}, frags[sc.failed].err
 	}
-	var b bytes.Buffer
-	b.Grow(size)
-	b.WriteString("{")
-	if err := writeField(&b, "model", model); err != nil {
-		return nil, err
+	marker, last := sc.marker, sc.last
+	prefix := append(make([]byte, 0, 128+len(p.System)), "{"...)
+	if prefix, err = appendField(prefix, "model", model); err != nil {
+		return sdk.AssembleResult{}, err
 	}
-	b.WriteString(`"max_tokens":` + strconv.Itoa(maxTokens) + ",")
+	prefix = append(prefix, `"max_tokens":`...)
+	prefix = append(strconv.AppendInt(prefix, int64(maxTokens), 10), ',')
 	if p.System != "" {
 		var system any = p.System
 		if cache {
@@ -128,13 +119,23 @@ func buildRequest(p assembly.Parts, req sdk.AssembleRequest) ([]byte, error) {
 			blk.CacheControl = ephemeral
 			system = []block{blk}
 		}
-		if err := writeField(&b, "system", system); err != nil {
-			return nil, err
+		if prefix, err = appendField(prefix, "system", system); err != nil {
+			return sdk.AssembleResult{}, err
 		}
 	}
-	b.WriteString(`"messages":[`)
-	w := messageWriter{b: &b}
-	for i, f := range frags {
+	prefix = append(prefix, `"messages":[`...)
+	init := joinState{marker: -1}
+	if cache {
+		init.marker = marker
+	}
+	inHead := frags
+	if last >= 0 {
+		inHead = frags[:last]
+	}
+	head, st := apiHeads.Head(req, prefix, init, inHead)
+	b := make([]byte, 0, 256+len(p.Input))
+	for i := len(inHead); i < len(frags); i++ {
+		f := frags[i]
 		if f.role == "" {
 			continue
 		}
@@ -145,71 +146,108 @@ func buildRequest(p assembly.Parts, req sdk.AssembleRequest) ([]byte, error) {
 				blk := f.blocks[k]
 				blk.CacheControl = ephemeral
 				if e, err = assembly.Marshal(blk); err != nil {
-					return nil, err
+					return sdk.AssembleResult{}, err
 				}
 			}
-			w.add(f.role, e)
+			b = addBlock(b, &st.role, f.role, e)
 		}
 	}
 	for _, text := range []string{p.ContextBlock(), p.Input} {
 		if text != "" {
 			e, err := assembly.Marshal(textBlock(text))
 			if err != nil {
-				return nil, err
+				return sdk.AssembleResult{}, err
 			}
-			w.add(roleUser, e)
+			b = addBlock(b, &st.role, roleUser, e)
 		}
 	}
-	w.close()
-	b.WriteString("]}")
-	return b.Bytes(), nil
+	if st.role != "" {
+		b = append(b, "]}"...)
+	}
+	return sdk.AssembleResult{PayloadHead: head, Payload: append(b, "]}"...)}, nil
 }
 
-// messageWriter writes the messages array's elements, merging blocks of
-// one role into one message and opening with a ContinuationText user
-// message when the first would be the assistant's.
-type messageWriter struct {
-	b    *bytes.Buffer
-	role string // the role of the message open, "" before the first
+// scan is what buildRequest needs to know of the whole history before
+// joining it: the indexes of the last message that shows something, of
+// the last marker among those, and of the first that failed to encode
+// (-1: none).
+type scan struct {
+	last, marker, failed int
 }
 
-// add writes one encoded block of role.
-func (w *messageWriter) add(role string, enc []byte) {
+// apiScans keeps each stream's scan (see assembly.FoldCache).
+var apiScans = assembly.NewFoldCache(0, func(sc *scan, i int, f fragment) {
+	if f.err != nil && sc.failed < 0 {
+		sc.failed = i
+	}
+	if f.role != "" {
+		sc.last = i
+		if f.marker {
+			sc.marker = i
+		}
+	}
+})
+
+// joinState is the state of the messages array being written: the role
+// of the message open ("" before the first), and the index of the history
+// message that carries a breakpoint as the marker (-1: none).
+type joinState struct {
+	role   string
+	marker int
+}
+
+// apiHeads keeps each stream's head: the body up to the last history
+// message.
+var apiHeads = assembly.NewHeadCache(0, joinFragment)
+
+// joinFragment appends the blocks of the i-th history message, the
+// marker's with cache_control.
+func joinFragment(b []byte, st *joinState, i int, f fragment) []byte {
+	if f.role == "" {
+		return b
+	}
+	for k, e := range f.enc {
+		if i == st.marker {
+			blk := f.blocks[k]
+			blk.CacheControl = ephemeral
+			e, _ = assembly.Marshal(blk) // the marker's is a text block, which always encodes
+		}
+		b = addBlock(b, &st.role, f.role, e)
+	}
+	return b
+}
+
+// addBlock appends one encoded block of role to the messages array after
+// a message of *role: to it when the role is the same, else in a new
+// message, opened by a ContinuationText user message when the first
+// would be the assistant's.
+func addBlock(b []byte, role *string, r string, enc []byte) []byte {
 	switch {
-	case role == w.role:
-		w.b.WriteString(",")
-	case w.role == "" && role == roleAssistant:
+	case r == *role:
+		b = append(b, ',')
+	case *role == "" && r == roleAssistant:
 		cont, _ := assembly.Marshal(textBlock(ContinuationText)) // a string always encodes
-		w.b.WriteString(`{"role":"user","content":[`)
-		w.b.Write(cont)
-		w.b.WriteString(`]},`)
+		b = append(b, `{"role":"user","content":[`...)
+		b = append(b, cont...)
+		b = append(b, `]},`...)
 		fallthrough
-	case w.role == "":
-		w.b.WriteString(`{"role":"` + role + `","content":[`)
+	case *role == "":
+		b = append(append(append(b, `{"role":"`...), r...), `","content":[`...)
 	default:
-		w.b.WriteString(`]},{"role":"` + role + `","content":[`)
+		b = append(append(append(b, `]},{"role":"`...), r...), `","content":[`...)
 	}
-	w.role = role
-	w.b.Write(enc)
+	*role = r
+	return append(b, enc...)
 }
 
-// close ends the last message.
-func (w *messageWriter) close() {
-	if w.role != "" {
-		w.b.WriteString("]}")
-	}
-}
-
-// writeField writes `"name":` and v encoded, then a comma.
-func writeField(b *bytes.Buffer, name string, v any) error {
+// appendField appends `"name":` and v encoded, then a comma.
+func appendField(b []byte, name string, v any) ([]byte, error) {
 	enc, err := assembly.Marshal(v)
 	if err != nil {
-		return err
+		return b, err
 	}
-	b.WriteString(`"` + name + `":`)
-	b.Write(enc)
-	b.WriteString(",")
-	return nil
+	b = append(append(append(b, '"'), name...), `":`...)
+	return append(append(b, enc...), ','), nil
 }
 
 // fragment is one history message's blocks, each also encoded; role is

@@ -42,8 +42,7 @@ func New() *Assembler { return &Assembler{} }
 var formats = assembly.Formats{
 	{FormatInfo: sdk.FormatInfo{Name: FormatAPI, MediaType: "application/json", Description: "the JSON body of the Anthropic Messages API", Framing: assembly.Framed(assembly.ClaudeMessagesFraming), Pricing: assembly.Priced(assembly.AnthropicPricing)},
 		Build: func(req sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {
-			payload, err := buildRequest(parts, req)
-			return sdk.AssembleResult{Payload: payload}, err
+			return buildRequest(parts, req)
 		}},
 	{FormatInfo: sdk.FormatInfo{Name: FormatCLI, MediaType: "text/plain", Description: "the Claude Code CLI prompt ([TEAM_TASK], [CONTEXT], [MESSAGE]); the system text is returned separately for --append-system-prompt"},
 		Build: func(req sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {

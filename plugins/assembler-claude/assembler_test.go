@@ -190,7 +190,7 @@ func TestMaxTokens(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := decodeStrict(t, res.Payload).MaxTokens; got != tt.want {
+			if got := decodeStrict(t, res.Whole()).MaxTokens; got != tt.want {
 				t.Errorf("max_tokens = %d, want %d", got, tt.want)
 			}
 		})
@@ -245,7 +245,7 @@ func TestCacheBreakpoints(t *testing.T) {
 			Content []map[string]any `json:"content"`
 		} `json:"messages"`
 	}
-	if err := json.Unmarshal(res.Payload, &body); err != nil {
+	if err := json.Unmarshal(res.Whole(), &body); err != nil {
 		t.Fatal(err)
 	}
 	marked := func(b map[string]any) bool { return b["cache_control"] != nil }
@@ -262,12 +262,12 @@ func TestCacheBreakpoints(t *testing.T) {
 	}
 	last := body.Messages[len(body.Messages)-1].Content
 	if n != 2 || !marked(body.Messages[0].Content[1]) || marked(last[len(last)-1]) {
-		t.Errorf("breakpoints in %s", res.Payload)
+		t.Errorf("breakpoints in %s", res.Whole())
 	}
 	req.Options = map[string]string{OptionCache: "off"}
 	res, err = New().Assemble(context.Background(), req)
-	if err != nil || strings.Contains(string(res.Payload), "cache_control") || !strings.Contains(string(res.Payload), `"system":"be brief"`) {
-		t.Errorf("cache=off: %v %s", err, res.Payload)
+	if err != nil || strings.Contains(string(res.Whole()), "cache_control") || !strings.Contains(string(res.Whole()), `"system":"be brief"`) {
+		t.Errorf("cache=off: %v %s", err, res.Whole())
 	}
 	req.Options = map[string]string{OptionCache: "maybe"}
 	if _, err := New().Assemble(context.Background(), req); err == nil || !strings.Contains(err.Error(), "want on or off") {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"strings"
 
 	"github.com/ctxhost/ctxhost/sdk"
@@ -65,47 +64,36 @@ func text(s string) *string { return &s }
 // all gets an empty user message so the body stays valid.
 //
 // Each history message is encoded once per stream (apiCache) and the
-// encodings joined; the bytes are those of the whole body encoded at once.
-func buildRequest(req sdk.AssembleRequest, p assembly.Parts, model, cacheKey string) ([]byte, error) {
+// encodings joined into the stream's append-only head (apiHeads), the
+// body up to the end of the history; the rest (the final message, the
+// cache key, the closing brackets) is built each time. The bytes are
+// those of the whole body encoded at once.
+func buildRequest(req sdk.AssembleRequest, p assembly.Parts, model, cacheKey string) (sdk.AssembleResult, error) {
 	if model = strings.TrimSpace(model); model == "" {
 		model = DefaultModel
 	}
 	frags := apiCache.Derive(req, p.History, deriveFragment)
-	size := 128 + len(p.System) + len(p.Input)
-	for _, f := range frags {
-		if f.err != nil {
-			return nil, f.err
-		}
-		size += len(f.enc) + 1
-	}
-	var b bytes.Buffer
-	b.Grow(size)
 	enc, err := assembly.Marshal(model)
 	if err != nil {
-		return nil, err
+		return sdk.AssembleResult{}, err
 	}
-	b.WriteString(`{"model":`)
-	b.Write(enc)
-	b.WriteString(`,"messages":[`)
-	n := 0
-	add := func(enc []byte) {
-		if n > 0 {
-			b.WriteString(",")
-		}
-		b.Write(enc)
-		n++
-	}
+	prefix := make([]byte, 0, 64+len(enc)+len(p.System))
+	prefix = append(prefix, `{"model":`...)
+	prefix = append(prefix, enc...)
+	prefix = append(prefix, `,"messages":[`...)
+	st := joinState{failed: -1}
 	if p.System != "" {
 		if enc, err = assembly.Marshal(chatMessage{Role: sdk.RoleSystem, Content: p.System}); err != nil {
-			return nil, err
+			return sdk.AssembleResult{}, err
 		}
-		add(enc)
+		prefix = joinMessage(prefix, &st, 0, fragment{enc: enc})
 	}
-	for _, f := range frags {
-		if f.enc != nil {
-			add(f.enc)
-		}
+	head, st := apiHeads.Head(req, prefix, st, frags)
+	if st.failed >= 0 {
+		return sdk.AssembleResult{}, frags[st.failed].err
 	}
+	n := st.n
+	b := make([]byte, 0, 64+len(p.Input))
 	var final *chatMessage
 	if last := finalContent(p.ContextBlock(), p.Input); last != nil {
 		final = &chatMessage{Role: sdk.RoleUser, Content: last}
@@ -114,20 +102,46 @@ func buildRequest(req sdk.AssembleRequest, p assembly.Parts, model, cacheKey str
 	}
 	if final != nil {
 		if enc, err = assembly.Marshal(final); err != nil {
-			return nil, err
+			return sdk.AssembleResult{}, err
 		}
-		add(enc)
+		b = joinMessage(b, &st, 0, fragment{enc: enc})
 	}
-	b.WriteString("]")
+	b = append(b, "]"...)
 	if key := strings.TrimSpace(cacheKey); key != "" {
 		if enc, err = assembly.Marshal(key); err != nil {
-			return nil, err
+			return sdk.AssembleResult{}, err
 		}
-		b.WriteString(`,"prompt_cache_key":`)
-		b.Write(enc)
+		b = append(b, `,"prompt_cache_key":`...)
+		b = append(b, enc...)
 	}
-	b.WriteString("}")
-	return b.Bytes(), nil
+	return sdk.AssembleResult{PayloadHead: head, Payload: append(b, "}"...)}, nil
+}
+
+// apiHeads keeps each stream's head: the body up to the end of the
+// history.
+var apiHeads = assembly.NewHeadCache(0, joinMessage)
+
+// joinState is what joining the messages carries from one to the next:
+// how many are written, and the index of the first history message that
+// failed to encode (-1: none).
+type joinState struct {
+	n, failed int
+}
+
+// joinMessage appends the i-th history message encoded (nothing when it
+// shows nothing), after a comma when messages were written before.
+func joinMessage(b []byte, st *joinState, i int, f fragment) []byte {
+	if f.err != nil && st.failed < 0 {
+		st.failed = i
+	}
+	if f.enc == nil {
+		return b
+	}
+	if st.n > 0 {
+		b = append(b, ',')
+	}
+	st.n++
+	return append(b, f.enc...)
 }
 
 // fragment is one history message as encoded in messages; enc is nil

@@ -36,8 +36,7 @@ func New() *Assembler { return &Assembler{} }
 var formats = assembly.Formats{
 	{FormatInfo: sdk.FormatInfo{Name: FormatAPI, MediaType: "application/json", Description: "the JSON body of OpenAI Chat Completions (CreateChatCompletionRequest)", Framing: assembly.Framed(assembly.OpenAIChatFraming), Pricing: assembly.Priced(assembly.OpenAIPricing)},
 		Build: func(req sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {
-			payload, err := buildRequest(req, parts, req.Options[OptionModel], req.Options[OptionPromptCacheKey])
-			return sdk.AssembleResult{Payload: payload}, err
+			return buildRequest(req, parts, req.Options[OptionModel], req.Options[OptionPromptCacheKey])
 		}},
 	{FormatInfo: sdk.FormatInfo{Name: FormatCLI, MediaType: "text/plain", Description: "the Codex CLI prompt: inline [SYSTEM], [TEAM_TASK], [CONTEXT], [MESSAGE]"},
 		Build: func(req sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {

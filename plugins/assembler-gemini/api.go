@@ -65,43 +65,38 @@ func textPart(s string) part { return part{Text: &s} }
 //     left out, as Gemini rejects empty parts.
 //
 // Each history message's parts are encoded once per stream (apiCache) and
-// joined; the bytes are those of the whole body encoded at once.
-func buildRequest(req sdk.AssembleRequest, p assembly.Parts, model string) ([]byte, error) {
+// joined into the stream's append-only head (apiHeads), the start of the
+// body up to the end of the history; the rest (the final turn and the
+// closing brackets) is built each time. The bytes are those of the whole
+// body encoded at once.
+func buildRequest(req sdk.AssembleRequest, p assembly.Parts, model string) (sdk.AssembleResult, error) {
 	frags := apiCache.Derive(req, p.History, deriveFragment)
-	size := 64 + len(p.System) + len(p.Input)
-	for _, f := range frags {
-		if f.err != nil {
-			return nil, f.err
-		}
-		size += len(f.parts) + 32
-	}
-	b := append(make([]byte, 0, size), "{"...)
+	prefix := append(make([]byte, 0, 64+len(p.System)), "{"...)
 	var err error
 	if name := modelName(model); name != "" {
-		if b, err = appendField(b, "model", name); err != nil {
-			return nil, err
+		if prefix, err = appendField(prefix, "model", name); err != nil {
+			return sdk.AssembleResult{}, err
 		}
 	}
 	if p.System != "" {
-		if b, err = appendField(b, "systemInstruction", &content{Parts: []part{textPart(p.System)}}); err != nil {
-			return nil, err
+		if prefix, err = appendField(prefix, "systemInstruction", &content{Parts: []part{textPart(p.System)}}); err != nil {
+			return sdk.AssembleResult{}, err
 		}
 	}
-	b = append(b, `"contents":[`...)
-	role := ""
-	for _, f := range frags {
-		if f.role != "" {
-			b = appendTurn(b, &role, f.role)
-			b = append(b, f.parts...)
-		}
+	prefix = append(prefix, `"contents":[`...)
+	head, st := apiHeads.Head(req, prefix, joinState{failed: -1}, frags)
+	if st.failed >= 0 {
+		return sdk.AssembleResult{}, frags[st.failed].err
 	}
+	role := st.role
+	b := make([]byte, 0, 64+len(p.Input))
 	for _, text := range []string{p.ContextBlock(), p.Input} {
 		if text == "" {
 			continue
 		}
 		enc, err := assembly.Marshal(textPart(text))
 		if err != nil {
-			return nil, err
+			return sdk.AssembleResult{}, err
 		}
 		b = appendTurn(b, &role, roleUser)
 		b = append(b, enc...)
@@ -109,7 +104,32 @@ func buildRequest(req sdk.AssembleRequest, p assembly.Parts, model string) ([]by
 	if role != "" {
 		b = append(b, "]}"...)
 	}
-	return append(b, "]}"...), nil
+	return sdk.AssembleResult{PayloadHead: head, Payload: append(b, "]}"...)}, nil
+}
+
+// apiHeads keeps each stream's head: the body up to the end of the
+// history.
+var apiHeads = assembly.NewHeadCache(0, joinFragment)
+
+// joinState is what joining the history carries from one message to the
+// next: the role of the content left open, and the index of the first
+// message that failed to encode (-1: none).
+type joinState struct {
+	role   string
+	failed int
+}
+
+// joinFragment appends a history message's parts after the content of
+// st.role: to it when the role is the same, else in a new content.
+func joinFragment(b []byte, st *joinState, i int, f fragment) []byte {
+	if f.err != nil && st.failed < 0 {
+		st.failed = i
+	}
+	if f.role == "" {
+		return b
+	}
+	b = appendTurn(b, &st.role, f.role)
+	return append(b, f.parts...)
 }
 
 // appendTurn opens a content of role r after the one of *role, or, when

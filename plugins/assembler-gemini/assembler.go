@@ -29,8 +29,7 @@ func New() *Assembler { return &Assembler{} }
 var formats = assembly.Formats{
 	{FormatInfo: sdk.FormatInfo{Name: FormatAPI, MediaType: "application/json", Description: "the JSON body of Gemini generateContent (v1beta)", Framing: assembly.Framed(assembly.GeminiContentsFraming), Pricing: assembly.Priced(assembly.GeminiPricing)},
 		Build: func(req sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {
-			payload, err := buildRequest(req, parts, req.Options[OptionModel])
-			return sdk.AssembleResult{Payload: payload}, err
+			return buildRequest(req, parts, req.Options[OptionModel])
 		}},
 	{FormatInfo: sdk.FormatInfo{Name: FormatText, MediaType: "text/plain", Description: `the Gemini CLI prompt: "Instructions:", "Conversation so far:", "User message:"`},
 		Build: func(req sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {

@@ -2,6 +2,7 @@ package assembly
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 
@@ -73,4 +74,66 @@ func TestMessageCacheConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestMessageCacheImmutable: with ImmutableMessages, a history that
+// extends the kept one in place is taken without comparing its messages
+// (a message changed behind the cache's back, against the promise, goes
+// unnoticed, which shows no comparison ran), while a changed message in
+// a new slice is noticed; without the flag, the same in-place change is
+// noticed; the kept slice is never appended to.
+func TestMessageCacheImmutable(t *testing.T) {
+	c := NewMessageCache[string](4)
+	derived := 0
+	derive := func(i int, m sdk.Message, ctx *MessageContext) string {
+		derived++
+		if m.Role == sdk.RoleTool {
+			return fmt.Sprint(i, ":", ctx.ToolName(m))
+		}
+		return fmt.Sprint(i, ":", m.Content)
+	}
+	msg := func(s string) sdk.Message { return sdk.Message{Role: sdk.RoleUser, Content: s} }
+	step := func(name string, immutable bool, msgs []sdk.Message, wantDerived int, want string) {
+		t.Helper()
+		derived = 0
+		got := c.Derive(sdk.AssembleRequest{Session: "s", ImmutableMessages: immutable}, msgs, derive)
+		if derived != wantDerived || fmt.Sprint(got) != want {
+			t.Errorf("%s: derived %d %v, want %d %v", name, derived, got, wantDerived, want)
+		}
+	}
+	h := make([]sdk.Message, 0, 16)
+	h = append(h, msg("a"), msg("b"))
+	step("first", true, h, 2, "[0:a 1:b]")
+	h = append(h, msg("c"))
+	step("appended in place", true, h, 1, "[0:a 1:b 2:c]")
+	h[1].Content = "X" // against the promise: not compared, not noticed
+	h = append(h, msg("d"))
+	step("appended in place after a change behind its back", true, h, 1, "[0:a 1:b 2:c 3:d]")
+	fresh := []sdk.Message{msg("a"), msg("B"), msg("c"), msg("d")}
+	step("changed in a new slice", true, fresh, 4, "[0:a 1:B 2:c 3:d]")
+	step("the new slice again", true, fresh, 0, "[0:a 1:B 2:c 3:d]")
+	step("shorter, same array", true, fresh[:3], 3, "[0:a 1:B 2:c]")
+	g := make([]sdk.Message, 0, 16)
+	g = append(g, msg("a"), msg("b"))
+	step("a new stream history", true, g, 2, "[0:a 1:b]")
+	own := slices.Clone(g) // a caller that changes its messages in place
+	step("a copy without the flag compares", false, own, 0, "[0:a 1:b]")
+	own[1].Content = "Y"
+	step("changed in place without the flag is noticed", false, own, 2, "[0:a 1:Y]")
+	g = make([]sdk.Message, 0, 16)
+	g = append(g, msg("a"), msg("Y"), msg("c"))
+	step("the flag again after private copies compares", true, g, 1, "[0:a 1:Y 2:c]")
+	g = append(g, sdk.Message{Role: sdk.RoleTool, ToolCallID: "x"})
+	step("a result of an unknown call", true, g, 1, "[0:a 1:Y 2:c 3:tool]")
+	g = append(g, sdk.Message{Role: sdk.RoleAssistant, ToolCalls: []sdk.ToolCall{{ID: "x", Name: "grep"}}})
+	step("its call appended in place renames it", true, g, 5, "[0:a 1:Y 2:c 3:grep 4:]")
+	if len(g) != 5 || cap(g) != 16 || g[4].Role != sdk.RoleAssistant {
+		t.Fatalf("the caller's slice changed: %d %d", len(g), cap(g))
+	}
+	before := g[:5:5]
+	step("no change", true, g, 0, "[0:a 1:Y 2:c 3:grep 4:]")
+	step("the same messages without the flag", false, slices.Clone(g), 0, "[0:a 1:Y 2:c 3:grep 4:]")
+	if fmt.Sprint(g[5:6]) != fmt.Sprint(make([]sdk.Message, 1)) || len(before) != 5 {
+		t.Errorf("the cache wrote into the caller's array beyond the history: %v", g[5:6])
+	}
 }

@@ -163,22 +163,40 @@ func checkConcurrentAssemble(ctx context.Context, target AssemblerTarget, opts A
 
 // sessionTurns is a session's requests built on base, one a turn: the
 // history appended to, a message changed, the context component changed,
-// dropped and brought back, the input changed.
-func sessionTurns(base sdk.AssembleRequest) []sdk.AssembleRequest {
+// dropped and brought back, the input changed. inPlace: the history grows
+// in place, in one array (a changed message gives a new one), as the host
+// sends it with ImmutableMessages.
+func sessionTurns(base sdk.AssembleRequest, inPlace bool) []sdk.AssembleRequest {
 	var out []sdk.AssembleRequest
 	comps := slices.Clone(base.Components)
+	var hist []sdk.Message // inPlace: the history, grown in place
 	for turn := range 12 {
 		next := make([]sdk.Component, 0, len(comps)+1)
 		for _, c := range comps {
 			switch {
 			case c.Slot == sdk.SlotHistory && c.IsMessages():
+				m := sdk.Message{ID: fmt.Sprint("conformance-", turn), Role: []string{sdk.RoleUser, sdk.RoleAssistant}[turn%2],
+					Content: fmt.Sprintf("turn %d of the conformance session", turn)}
+				if inPlace {
+					if hist == nil || turn%4 == 3 && len(hist) > 1 {
+						if hist == nil {
+							hist = c.Messages
+						}
+						hist = append(make([]sdk.Message, 0, len(hist)+16), hist...)
+						if turn%4 == 3 {
+							hist[0].Content += " (masked)"
+						}
+					}
+					hist = append(hist, m)
+					c.Messages = hist[:len(hist):len(hist)]
+					break
+				}
 				c.Messages = slices.Clip(c.Messages)
 				if turn%4 == 3 && len(c.Messages) > 1 {
 					c.Messages = slices.Clone(c.Messages)
 					c.Messages[0].Content += " (masked)"
 				}
-				c.Messages = append(c.Messages, sdk.Message{ID: fmt.Sprint("conformance-", turn), Role: []string{sdk.RoleUser, sdk.RoleAssistant}[turn%2],
-					Content: fmt.Sprintf("turn %d of the conformance session", turn)})
+				c.Messages = append(c.Messages, m)
 			case c.Slot == sdk.SlotContext && turn%5 == 2:
 				continue // dropped this turn
 			case c.Slot == sdk.SlotContext:
@@ -198,21 +216,31 @@ func sessionTurns(base sdk.AssembleRequest) []sdk.AssembleRequest {
 	return out
 }
 
+// checkSessionTurns sends a session's turns (sessionTurns), and each on
+// its own (another session), and compares the payloads; then again with
+// the history grown in place and sent with ImmutableMessages, as the host
+// sends it (an assembler may then recognise it by identity).
 func checkSessionTurns(ctx context.Context, target AssemblerTarget, opts AssemblerOptions) error {
-	for _, f := range target.Info().Formats {
-		for i, req := range sessionTurns(*opts.Request) {
-			req.Format = f.Name
-			want, err := target.Assemble(ctx, req)
-			if err != nil {
-				return fmt.Errorf("format %q, turn %d on its own: %w", f.Name, i, err)
-			}
-			req.Session = "ctxhost-conformance"
-			got, err := target.Assemble(ctx, req)
-			if err != nil {
-				return fmt.Errorf("format %q, turn %d of the session: %w", f.Name, i, err)
-			}
-			if diff := cmp.Diff(want, got); diff != "" {
-				return fmt.Errorf("format %q, turn %d: the session's payload differs from the request's on its own (-alone +session):\n%s", f.Name, i, diff)
+	for _, inPlace := range []bool{false, true} {
+		session := "ctxhost-conformance"
+		if inPlace {
+			session += "-in-place"
+		}
+		for _, f := range target.Info().Formats {
+			for i, req := range sessionTurns(*opts.Request, inPlace) {
+				req.Format = f.Name
+				want, err := target.Assemble(ctx, req)
+				if err != nil {
+					return fmt.Errorf("format %q, turn %d on its own: %w", f.Name, i, err)
+				}
+				req.Session, req.ImmutableMessages = session, inPlace
+				got, err := target.Assemble(ctx, req)
+				if err != nil {
+					return fmt.Errorf("format %q, turn %d of the session (immutable messages %v): %w", f.Name, i, inPlace, err)
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					return fmt.Errorf("format %q, turn %d (immutable messages %v): the session's payload differs from the request's on its own (-alone +session):\n%s", f.Name, i, inPlace, diff)
+				}
 			}
 		}
 	}

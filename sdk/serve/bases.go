@@ -3,6 +3,7 @@ package serve
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/ctxhost/ctxhost/internal/lru"
@@ -18,14 +19,30 @@ type bases struct {
 }
 
 // base is one stream's last request: its components at version, and the
-// payload answered to the request at payloadAt (0: none), a private copy.
+// payload answered to the request at payloadAt (0: none).
+//
+// The message slices of comps are append-only: a delta's appended
+// messages are appended in place (wire.FromProtoComponentChanges) at the
+// length of the slice held, and the request rebuilt replaces the base, so
+// a message below a length handed out to the assembler is never written
+// again (a rebuild that fails may write beyond the held length, but that
+// request never reaches the assembler); any other change gives a fresh
+// slice. Requests on a base are therefore handed over with
+// ImmutableMessages set.
 type base struct {
 	mu        sync.Mutex
 	held      bool // a version is held
 	version   uint64
 	comps     []sdk.Component
-	payload   []byte
+	payload   answered
 	payloadAt uint64
+}
+
+// answered is a payload answered on a stream: head, the assembler's
+// PayloadHead, kept by reference (it never changes), then rest, a private
+// copy of the rest of it.
+type answered struct {
+	head, rest []byte
 }
 
 func newBases(max int) *bases {
@@ -41,8 +58,9 @@ func (bs *bases) get(id string) *base {
 // request turns a wire request into the whole request: a delta is
 // rebuilt on its stream's base, which must be held at the delta's base
 // version (else a status error with the reason UNKNOWN_BASE). A request
-// naming a base id is then kept as that stream's base at its version.
-// The answer (see answer) goes through the returned turn.
+// naming a base id is then kept as that stream's base at its version, and
+// carries ImmutableMessages (see base). The answer (see answer) goes
+// through the returned turn.
 func (bs *bases) request(req *pb.AssembleRequest) (sdk.AssembleRequest, *turn, error) {
 	out := wire.FromProtoAssembleRequest(req)
 	d := req.GetDelta()
@@ -66,12 +84,28 @@ func (bs *bases) request(req *pb.AssembleRequest) (sdk.AssembleRequest, *turn, e
 		}
 		out.Components = comps
 		if b.payloadAt == d.GetBaseVersion() {
-			t.last = b.payload
+			t.last, t.hasLast = b.payload, true
 		}
 	}
+	if d == nil {
+		roomToAppend(out.Components)
+	}
+	out.ImmutableMessages = true
 	b.held, b.version, b.comps = true, req.GetVersion(), out.Components
-	b.payload, b.payloadAt = nil, 0
+	b.payload, b.payloadAt = answered{}, 0
 	return out, t, nil
+}
+
+// roomToAppend gives the message lists of a whole request spare
+// capacity, so that the deltas that follow append in place (a whole
+// request costs O(history) anyway; the first delta would otherwise copy
+// the history to append to it).
+func roomToAppend(comps []sdk.Component) {
+	for i := range comps {
+		if msgs := comps[i].Messages; len(msgs) > 0 {
+			comps[i].Messages = slices.Grow(msgs, len(msgs)/4+16)
+		}
+	}
 }
 
 // turn is one request on a kept stream, between its rebuilding and its
@@ -79,28 +113,77 @@ func (bs *bases) request(req *pb.AssembleRequest) (sdk.AssembleRequest, *turn, e
 type turn struct {
 	base    *base
 	version uint64
-	last    []byte // the payload of the delta's base version; nil: answer whole
+	last    answered // the payload of the delta's base version, if hasLast
+	hasLast bool     // false: answer whole
 }
 
 // answer converts the author's result for the wire: after the payload of
-// the delta's base version, only what follows their common prefix. The
-// payload is kept (a copy) as the stream's, unless a later request has
-// replaced the base meanwhile.
+// the delta's base version, only what follows a prefix the two share.
+// When the new PayloadHead extends the last one (the same array, at least
+// as long), that prefix is the last head, found without reading either
+// payload; otherwise it is their common prefix. The payload is kept as
+// the stream's (the head by reference, a copy of the rest), unless a
+// later request has replaced the base meanwhile. Without a turn (no base
+// id) the payload is answered whole.
 func (t *turn) answer(res sdk.AssembleResult) *pb.AssembleResponse {
 	out := wire.ToProtoAssembleResponse(res)
+	head, rest := res.PayloadHead, res.Payload
+	if len(head) == 0 {
+		head = nil
+	}
 	if t == nil {
+		out.Payload = res.Whole()
 		return out
 	}
-	if n := commonPrefix(t.last, res.Payload); n > 0 {
-		out.Payload, out.PayloadPrefix = res.Payload[n:], uint64(n)
+	n := 0
+	switch last := t.last.head; {
+	case !t.hasLast:
+	case len(last) > 0 && len(head) >= len(last) && &head[0] == &last[0]:
+		n = len(last)
+	default:
+		n = commonPrefix2(t.last.head, t.last.rest, head, rest)
 	}
-	kept := bytes.Clone(res.Payload)
+	out.Payload, out.PayloadPrefix = suffix(head, rest, n), uint64(n)
+	kept := answered{head: head[:len(head):len(head)], rest: bytes.Clone(rest)}
 	t.base.mu.Lock()
 	defer t.base.mu.Unlock()
 	if t.base.held && t.base.version == t.version {
 		t.base.payload, t.base.payloadAt = kept, t.version
 	}
 	return out
+}
+
+// suffix is the payload head followed by rest from byte n on, joined
+// only when n falls inside head.
+func suffix(head, rest []byte, n int) []byte {
+	if n >= len(head) {
+		return rest[n-len(head):]
+	}
+	return append(append(make([]byte, 0, len(head)-n+len(rest)), head[n:]...), rest...)
+}
+
+// commonPrefix2 is the length of the longest common prefix of a0
+// followed by a1 and b0 followed by b1, without joining them.
+func commonPrefix2(a0, a1, b0, b1 []byte) int {
+	n := 0
+	for {
+		if len(a0) == 0 {
+			a0, a1 = a1, nil
+		}
+		if len(b0) == 0 {
+			b0, b1 = b1, nil
+		}
+		k := min(len(a0), len(b0))
+		if k == 0 {
+			return n
+		}
+		c := commonPrefix(a0[:k], b0[:k])
+		n += c
+		if c < k {
+			return n
+		}
+		a0, b0 = a0[k:], b0[k:]
+	}
 }
 
 // commonPrefix is the length of the longest common prefix of a and b.

@@ -3,6 +3,8 @@ package serve
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/ctxhost/ctxhost/internal/wire"
@@ -78,5 +80,141 @@ func TestBases(t *testing.T) {
 	if _, _, err := bs.request(&pb.AssembleRequest{BaseId: "b", Version: 2, Delta: &pb.AssembleDelta{BaseVersion: 1,
 		Components: []*pb.ComponentChange{{Change: &pb.ComponentChange_Same{Same: 5}}}}}); err == nil || unknown(err) || !errors.Is(wire.FromStatus(err), sdk.ErrInvalidArgs) {
 		t.Errorf("a delta naming a component the base lacks: %v, want INVALID_ARGS", err)
+	}
+}
+
+func TestCommonPrefix2(t *testing.T) {
+	for _, tc := range []struct {
+		a0, a1, b0, b1 string
+		want           int
+	}{
+		{"", "", "", "x", 0},
+		{"ab", "cd", "abc", "d", 4},
+		{"ab", "cd", "abc", "e", 3},
+		{"", "abcd", "ab", "cx", 3},
+		{"abcd", "", "", "abcdef", 4},
+		{"a", "b", "a", "", 1},
+	} {
+		if got := commonPrefix2([]byte(tc.a0), []byte(tc.a1), []byte(tc.b0), []byte(tc.b1)); got != tc.want {
+			t.Errorf("commonPrefix2(%q+%q, %q+%q) = %d, want %d", tc.a0, tc.a1, tc.b0, tc.b1, got, tc.want)
+		}
+	}
+}
+
+// TestAnswerPayloadHead: a PayloadHead that extends the last one is
+// answered after it without comparing (a difference in the bytes before
+// its end goes unnoticed, which shows nothing was compared); a head in
+// another array, a shorter one or none falls back to the common prefix
+// of the whole payloads; a request without a base id is answered whole;
+// the requests on a base carry ImmutableMessages.
+func TestAnswerPayloadHead(t *testing.T) {
+	bs := newBases(4)
+	msgs := func(s ...string) []*pb.Message {
+		out := make([]*pb.Message, len(s))
+		for i := range s {
+			out[i] = &pb.Message{Role: "user", Content: s[i]}
+		}
+		return out
+	}
+	whole := &pb.AssembleRequest{BaseId: "a", Version: 1, Components: []*pb.Component{{Name: "history", Slot: "history",
+		Content: &pb.Component_Messages{Messages: &pb.MessageList{Messages: msgs("one")}}}}}
+	version := uint64(1)
+	appendOne := func(s string) *pb.AssembleRequest {
+		version++
+		return &pb.AssembleRequest{BaseId: "a", Version: version, Delta: &pb.AssembleDelta{BaseVersion: version - 1,
+			Components: []*pb.ComponentChange{{Change: &pb.ComponentChange_Appended{Appended: &pb.AppendedMessages{Base: 0, Messages: msgs(s)}}}}}}
+	}
+	buf := make([]byte, 0, 64)
+	buf = append(buf, "HEAD:one"...)
+	turnOf := func(r *pb.AssembleRequest) *turn {
+		t.Helper()
+		req, tr, err := bs.request(r)
+		if err != nil || !req.ImmutableMessages {
+			t.Fatalf("request: %v, immutable %v", err, req.ImmutableMessages)
+		}
+		return tr
+	}
+	check := func(name string, res *pb.AssembleResponse, payload string, prefix uint64) {
+		t.Helper()
+		if string(res.Payload) != payload || res.PayloadPrefix != prefix {
+			t.Errorf("%s: answered %q after %d bytes, want %q after %d", name, res.Payload, res.PayloadPrefix, payload, prefix)
+		}
+	}
+	res := turnOf(whole).answer(sdk.AssembleResult{PayloadHead: buf[:len(buf):len(buf)], Payload: []byte("|rest1")})
+	check("whole", res, "HEAD:one|rest1", 0)
+
+	tr := turnOf(appendOne("two"))
+	buf = append(buf, ",two"...)
+	buf[0] = 'h' // the last head's bytes, never changed by a real assembler: not compared
+	res = tr.answer(sdk.AssembleResult{PayloadHead: buf[:len(buf):len(buf)], Payload: []byte("|rest2")})
+	check("an extended head", res, ",two|rest2", 8)
+	buf[0] = 'H'
+
+	tr = turnOf(appendOne("three"))
+	res = tr.answer(sdk.AssembleResult{PayloadHead: buf[:len(buf):len(buf)], Payload: []byte("|rest3")})
+	check("the same head", res, "|rest3", 12)
+
+	tr = turnOf(appendOne("four"))
+	other := []byte("HEAD:one,tw")
+	res = tr.answer(sdk.AssembleResult{PayloadHead: other, Payload: []byte("o;four|rest4")})
+	check("a head in another array", res, ";four|rest4", 12)
+
+	tr = turnOf(appendOne("five"))
+	res = tr.answer(sdk.AssembleResult{PayloadHead: other[:5], Payload: []byte("one,two;four|rest5")})
+	check("a shorter head", res, "5", 22)
+
+	tr = turnOf(appendOne("six"))
+	res = tr.answer(sdk.AssembleResult{Payload: []byte("HEAD:one,two;four|rest6")})
+	check("no head", res, "6", 22)
+
+	tr = turnOf(appendOne("seven"))
+	res = tr.answer(sdk.AssembleResult{PayloadHead: []byte("HEAD:"), Payload: []byte("x")})
+	check("nothing in common past the head", res, "x", 5)
+
+	req, tr, err := bs.request(&pb.AssembleRequest{Components: whole.Components})
+	if err != nil || tr != nil || req.ImmutableMessages {
+		t.Fatalf("a request without a base id: %v %v immutable %v", err, tr, req.ImmutableMessages)
+	}
+	check("without a base id", tr.answer(sdk.AssembleResult{PayloadHead: []byte("HEAD"), Payload: []byte("|rest")}), "HEAD|rest", 0)
+}
+
+// TestBasesAppendInPlace: the messages a delta appends go into the base's
+// array after the messages handed out, which stay as they were.
+func TestBasesAppendInPlace(t *testing.T) {
+	bs := newBases(4)
+	comp := &pb.Component{Name: "history", Slot: "history", Content: &pb.Component_Messages{Messages: &pb.MessageList{Messages: []*pb.Message{{Role: "user", Content: "m0"}}}}}
+	req, _, err := bs.request(&pb.AssembleRequest{BaseId: "a", Version: 1, Components: []*pb.Component{comp}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var handed [][]sdk.Message
+	var copies [][]sdk.Message
+	handed = append(handed, req.Components[0].Messages)
+	copies = append(copies, slices.Clone(req.Components[0].Messages))
+	for v := uint64(2); v < 40; v++ {
+		req, _, err = bs.request(&pb.AssembleRequest{BaseId: "a", Version: v, Delta: &pb.AssembleDelta{BaseVersion: v - 1,
+			Components: []*pb.ComponentChange{{Change: &pb.ComponentChange_Appended{Appended: &pb.AppendedMessages{
+				Messages: []*pb.Message{{Role: "user", Content: fmt.Sprint("m", v-1)}}}}}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v%7 == 0 { // a failed rebuild on the same base writes beyond the held length only
+			if _, _, err := bs.request(&pb.AssembleRequest{BaseId: "a", Version: v + 100, Delta: &pb.AssembleDelta{BaseVersion: v,
+				Components: []*pb.ComponentChange{{Change: &pb.ComponentChange_Appended{Appended: &pb.AppendedMessages{
+					Messages: []*pb.Message{{Role: "user", Content: "failed"}}}}}, {Change: &pb.ComponentChange_Same{Same: 9}}}}}); err == nil {
+				t.Fatal("a delta naming a missing component was accepted")
+			}
+		}
+		msgs := req.Components[0].Messages
+		if len(msgs) != int(v) || msgs[len(msgs)-1].Content != fmt.Sprint("m", v-1) {
+			t.Fatalf("version %d: %d messages, last %q", v, len(msgs), msgs[len(msgs)-1].Content)
+		}
+		handed = append(handed, msgs)
+		copies = append(copies, slices.Clone(msgs))
+		for k := range handed {
+			if !slices.EqualFunc(handed[k], copies[k], func(a, b sdk.Message) bool { return a.Content == b.Content }) {
+				t.Fatalf("version %d: the messages handed out at version %d changed", v, k+1)
+			}
+		}
 	}
 }

@@ -137,7 +137,7 @@ func (s *assemblerServer) Assemble(ctx context.Context, req *pb.AssembleRequest)
 		s.log.Debug("call failed", "method", "Assemble", "stream", req.GetBaseId(), "error", err)
 		return nil, err
 	}
-	res, err := s.local.Assemble(ctx, full)
+	res, err := s.local.AssembleParts(ctx, full)
 	if err != nil {
 		s.log.Debug("call failed", "method", "Assemble", "format", req.GetFormat(), "error", err)
 		return nil, wire.ToStatus(err)

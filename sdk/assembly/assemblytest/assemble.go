@@ -9,7 +9,8 @@ import (
 
 // Assemble assembles req in format with a, twice, and fails the test when
 // either call fails or the two payloads differ (assembly must be
-// deterministic).
+// deterministic). The result's payload is whole: a PayloadHead is joined
+// to it.
 func Assemble(t testing.TB, a sdk.Assembler, req sdk.AssembleRequest, format string) sdk.AssembleResult {
 	t.Helper()
 	req.Format = format
@@ -18,8 +19,9 @@ func Assemble(t testing.TB, a sdk.Assembler, req sdk.AssembleRequest, format str
 		t.Fatalf("Assemble(%s): %v", format, err)
 	}
 	again, err := a.Assemble(context.Background(), req)
-	if err != nil || string(again.Payload) != string(res.Payload) {
+	if err != nil || string(again.Whole()) != string(res.Whole()) {
 		t.Fatalf("Assemble(%s) is not deterministic (err %v)", format, err)
 	}
+	res.Payload, res.PayloadHead = res.Whole(), nil
 	return res
 }

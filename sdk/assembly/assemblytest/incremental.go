@@ -16,17 +16,23 @@ import (
 type Reference func(req sdk.AssembleRequest) (sdk.AssembleResult, error)
 
 // CheckIncremental checks that an assembler that reuses what it derived
-// from a stream's earlier requests (assembly.MessageCache) builds exactly
-// the payload ref builds from scratch, in format, on request sequences a
-// session produces: every reference trajectory replayed a few messages a
-// turn, with the edits compaction makes (a message masked or cut, the
-// oldest messages omitted behind a marker, the window widened), and
-// random histories changed at random (messages added, removed, replaced,
-// changed in place in the caller's own slice, tool call ids reused with
-// other names, results before their calls, blank and system messages),
-// several sessions and agents interleaved.
+// from a stream's earlier requests (assembly.MessageCache, HeadCache)
+// builds exactly the payload ref builds from scratch, in format, on
+// request sequences a session produces: every reference trajectory
+// replayed a few messages a turn, with the edits compaction makes (a
+// message masked or cut, the oldest messages omitted behind a marker, the
+// window widened), and random histories changed at random (messages
+// added, removed, replaced, changed in place in the caller's own slice,
+// tool call ids reused with other names, results before their calls,
+// blank and system messages), several sessions and agents interleaved.
+// Each sequence is sent twice more with ImmutableMessages set, as the
+// host and sdk/serve send requests: the histories then only ever grow in
+// place (a change gives a new slice), and the same streams see requests
+// with and without the flag. A PayloadHead answered must never change
+// afterwards.
 func CheckIncremental(t *testing.T, a sdk.Assembler, format string, ref Reference) {
 	t.Helper()
+	var heads []heldHead
 	check := func(step string, req sdk.AssembleRequest) {
 		t.Helper()
 		req.Format = format
@@ -35,16 +41,48 @@ func CheckIncremental(t *testing.T, a sdk.Assembler, format string, ref Referenc
 		if (werr != nil) != (gerr != nil) {
 			t.Fatalf("%s: error %v, reference error %v", step, gerr, werr)
 		}
-		if !bytes.Equal(got.Payload, want.Payload) || got.System != want.System || got.HasSystem != want.HasSystem {
-			t.Fatalf("%s: the payload differs from the reference's:\n got: %s\nwant: %s", step, clip(got.Payload), clip(want.Payload))
+		if !bytes.Equal(got.Whole(), want.Whole()) || got.System != want.System || got.HasSystem != want.HasSystem {
+			t.Fatalf("%s: the payload differs from the reference's:\n got: %s\nwant: %s", step, clip(got.Whole()), clip(want.Whole()))
+		}
+		if len(got.PayloadHead) > 0 {
+			heads = append(heads, heldHead{step, got.PayloadHead, bytes.Clone(got.PayloadHead)})
+			if len(heads) > 400 {
+				heads = heads[len(heads)-200:]
+			}
+		}
+		for _, h := range heads {
+			if !bytes.Equal(h.head, h.was) {
+				t.Fatalf("%s: the PayloadHead answered at %s changed since", step, h.step)
+			}
 		}
 	}
-	for i, tr := range Trajectories(t) {
-		replayTrajectory(tr, uint64(i), check)
+	for _, immutable := range []bool{false, true} {
+		checkAs := func(step string, req sdk.AssembleRequest) {
+			t.Helper()
+			req.ImmutableMessages = immutable
+			check(fmt.Sprintf("%s (immutable %v)", step, immutable), req)
+		}
+		for i, tr := range Trajectories(t) {
+			replayTrajectory(tr, uint64(i), checkAs)
+		}
+		for seed := range uint64(40) {
+			randomStreams(seed, immutable, checkAs)
+		}
 	}
-	for seed := range uint64(40) {
-		randomStreams(seed, check)
+	// The immutable sequences once more, on streams that saw them already.
+	for seed := range uint64(10) {
+		randomStreams(seed, true, func(step string, req sdk.AssembleRequest) {
+			t.Helper()
+			req.ImmutableMessages = true
+			check(step+" (immutable, again)", req)
+		})
 	}
+}
+
+// heldHead is a PayloadHead answered at step, and a copy of its bytes then.
+type heldHead struct {
+	step      string
+	head, was []byte
 }
 
 func clip(b []byte) string {
@@ -75,7 +113,9 @@ func turnRequest(session, agent string, system string, history []sdk.Message, tu
 }
 
 // replayTrajectory sends tr's messages (twice over) a few at a time, as a
-// session's turns, with a compaction now and then.
+// session's turns, with a compaction now and then. The histories sent
+// grow in place; an edit gives a new slice (they may be sent with
+// ImmutableMessages).
 func replayTrajectory(tr Trajectory, seed uint64, check func(string, sdk.AssembleRequest)) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	msgs := tr.Messages
@@ -119,8 +159,10 @@ func replayTrajectory(tr Trajectory, seed uint64, check func(string, sdk.Assembl
 }
 
 // randomStreams drives three streams (two sessions, one with two agents)
-// through random histories and random edits.
-func randomStreams(seed uint64, check func(string, sdk.AssembleRequest)) {
+// through random histories and random edits. immutable: a message is
+// never changed in the slice sent, but in a new one (the histories may be
+// sent with ImmutableMessages).
+func randomStreams(seed uint64, immutable bool, check func(string, sdk.AssembleRequest)) {
 	rng := rand.New(rand.NewPCG(seed, 2))
 	type stream struct {
 		session, agent string
@@ -137,6 +179,10 @@ func randomStreams(seed uint64, check func(string, sdk.AssembleRequest)) {
 			}
 		case r < 12 && len(s.msgs) > 0: // change a message in place, in the caller's own slice
 			i := rng.IntN(len(s.msgs))
+			if immutable {
+				s.msgs = slices.Clone(s.msgs)
+				s.msgs[i].ToolCalls = slices.Clone(s.msgs[i].ToolCalls)
+			}
 			if len(s.msgs[i].ToolCalls) > 0 && rng.IntN(2) == 0 {
 				s.msgs[i].ToolCalls[0].Name += "-renamed" // the call only, in the caller's array
 			} else {
