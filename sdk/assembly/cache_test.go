@@ -9,6 +9,18 @@ import (
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
+// countingDerive derives "index:content" (a tool result: "index:tool
+// name"), counting its calls in *derived.
+func countingDerive(derived *int) func(int, sdk.Message, *MessageContext) string {
+	return func(i int, m sdk.Message, ctx *MessageContext) string {
+		*derived++
+		if m.Role == sdk.RoleTool {
+			return fmt.Sprint(i, ":", ctx.ToolName(m))
+		}
+		return fmt.Sprint(i, ":", m.Content)
+	}
+}
+
 // TestMessageCacheDerivesWhatChanged: an appended-to history derives only
 // the new messages; an unchanged one nothing; a change in the middle, a
 // call that renames a resolved tool, or another stream derives again; the
@@ -16,13 +28,7 @@ import (
 func TestMessageCacheDerivesWhatChanged(t *testing.T) {
 	c := NewMessageCache[string](2)
 	derived := 0
-	derive := func(i int, m sdk.Message, ctx *MessageContext) string {
-		derived++
-		if m.Role == sdk.RoleTool {
-			return fmt.Sprint(i, ":", ctx.ToolName(m))
-		}
-		return fmt.Sprint(i, ":", m.Content)
-	}
+	derive := countingDerive(&derived)
 	msg := func(s string) sdk.Message { return sdk.Message{Role: sdk.RoleUser, Content: s} }
 	req := func(session string) sdk.AssembleRequest { return sdk.AssembleRequest{Session: session} }
 	step := func(name string, session string, msgs []sdk.Message, wantDerived int, want ...string) {
@@ -85,13 +91,7 @@ func TestMessageCacheConcurrent(t *testing.T) {
 func TestMessageCacheImmutable(t *testing.T) {
 	c := NewMessageCache[string](4)
 	derived := 0
-	derive := func(i int, m sdk.Message, ctx *MessageContext) string {
-		derived++
-		if m.Role == sdk.RoleTool {
-			return fmt.Sprint(i, ":", ctx.ToolName(m))
-		}
-		return fmt.Sprint(i, ":", m.Content)
-	}
+	derive := countingDerive(&derived)
 	msg := func(s string) sdk.Message { return sdk.Message{Role: sdk.RoleUser, Content: s} }
 	step := func(name string, immutable bool, msgs []sdk.Message, wantDerived int, want string) {
 		t.Helper()
