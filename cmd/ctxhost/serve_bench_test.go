@@ -34,29 +34,29 @@ func BenchmarkServeSteadyTurn(b *testing.B) {
 	cfgPath := writeServeConfig(b, dir, filepath.Join(dir, "sessions.db"), "")
 	text := func(i int) string { return fmt.Sprintf("turn %d: please look at file %d and report", i, i%7) }
 
+	cfg, diags := config.Load([]string{cfgPath}, map[string]string{}, nil)
+	if diags.HasErrors() {
+		b.Fatal(diags)
+	}
+	cfg.Host.Store = filepath.Join(b.TempDir(), "inproc.db")
+	e, err := engine.Start(ctx, cfg, engine.Options{Logger: hclog.NewNullLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	local, err := e.NewSession("steady")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range 200 {
+		if _, err := local.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: text(i)}); err != nil {
+			b.Fatal(err)
+		}
+	}
 	b.Run("in-process", func(b *testing.B) {
-		cfg, diags := config.Load([]string{cfgPath}, map[string]string{}, nil)
-		if diags.HasErrors() {
-			b.Fatal(diags)
-		}
-		cfg.Host.Store = filepath.Join(b.TempDir(), "inproc.db")
-		e, err := engine.Start(ctx, cfg, engine.Options{Logger: hclog.NewNullLogger()})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer e.Close()
-		s, err := e.NewSession("steady")
-		if err != nil {
-			b.Fatal(err)
-		}
-		for i := range 200 {
-			if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: text(i)}); err != nil {
-				b.Fatal(err)
-			}
-		}
 		start := time.Now()
 		for b.Loop() {
-			if _, err := s.Prepare(ctx, ""); err != nil {
+			if _, err := local.Prepare(ctx, ""); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -101,11 +101,15 @@ func BenchmarkServeSteadyTurn(b *testing.B) {
 				known = res.Msg.PayloadTag
 			}
 		})
-		// Interleaved, so that the machine's load weighs on both alike: an
-		// empty round trip, then the steady turn as the clients call it;
-		// rt-added is (turn - in-process turn) / round trip.
+		// Interleaved, so that the machine's load weighs on all alike: an
+		// empty round trip, the steady turn as the clients call it, then
+		// the same turn on the engine in this process. rt-added is (turn -
+		// in-process turn in its own loop) / round trip; rt-added-cold
+		// takes the in-process turn from this loop instead, where, like the
+		// server's, it runs between network calls rather than in a warm
+		// loop of its own.
 		b.Run(kind.name+"/interleaved", func(b *testing.B) {
-			var rt, turn time.Duration
+			var rt, turn, cold time.Duration
 			known := ""
 			for b.Loop() {
 				t0 := time.Now()
@@ -117,15 +121,21 @@ func BenchmarkServeSteadyTurn(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				t2 := time.Now()
+				if _, err := local.Prepare(ctx, ""); err != nil {
+					b.Fatal(err)
+				}
 				known = res.Msg.PayloadTag
-				rt, turn = rt+t1.Sub(t0), turn+time.Since(t1)
+				rt, turn, cold = rt+t1.Sub(t0), turn+t2.Sub(t1), cold+time.Since(t2)
 			}
 			n := time.Duration(b.N)
 			b.ReportMetric(float64(rt/n), "rt-ns")
 			b.ReportMetric(float64(turn/n), "turn-ns")
+			b.ReportMetric(float64(cold/n), "local-ns")
 			if inProcess > 0 {
 				b.ReportMetric(float64(turn/n-inProcess)/float64(rt/n), "rt-added")
 			}
+			b.ReportMetric(float64(turn/n-cold/n)/float64(rt/n), "rt-added-cold")
 		})
 		b.Run(kind.name+"/roundtrip", func(b *testing.B) {
 			for b.Loop() {
