@@ -32,24 +32,50 @@ func (e *escapingWriter) Write(p []byte) (int, error) {
 		data = append(e.pending, p...)
 		e.pending = nil
 	}
-	e.buf = e.buf[:0]
-	for len(data) > 0 {
-		r, size := utf8.DecodeRune(data)
-		if r == utf8.RuneError && size <= 1 && !utf8.FullRune(data) {
-			e.pending = append([]byte(nil), data...)
-			break
-		}
-		if isControl(r) {
-			e.buf = fmt.Appendf(e.buf, `\u%04x`, r)
-		} else {
-			e.buf = append(e.buf, data[:size]...)
-		}
-		data = data[size:]
+	out, rest := e.escape(data)
+	if len(rest) > 0 {
+		e.pending = append([]byte(nil), rest...)
 	}
-	if _, err := e.w.Write(e.buf); err != nil {
+	if _, err := e.w.Write(out); err != nil {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// escape returns data with its controls escaped (data itself when it has
+// none) and the incomplete rune it ends with, if any. Runs of plain ASCII
+// are copied whole: only bytes from 0x80 on are decoded as runes.
+func (e *escapingWriter) escape(data []byte) (out, rest []byte) {
+	e.buf = e.buf[:0]
+	from := 0 // data[from:i] is passed through as it is
+	i := 0
+	for i < len(data) {
+		c := data[i]
+		size := 1
+		control := false
+		if c < utf8.RuneSelf {
+			control = isControl(rune(c))
+		} else {
+			var r rune
+			r, size = utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && size <= 1 && !utf8.FullRune(data[i:]) {
+				rest = data[i:]
+				break
+			}
+			control = isControl(r)
+		}
+		if control {
+			e.buf = append(e.buf, data[from:i]...)
+			r, _ := utf8.DecodeRune(data[i:])
+			e.buf = fmt.Appendf(e.buf, `\u%04x`, r)
+			from = i + size
+		}
+		i += size
+	}
+	if from == 0 {
+		return data[:i], rest
+	}
+	return append(e.buf, data[from:i]...), rest
 }
 
 // Flush writes a trailing incomplete rune as it is (escaped byte by byte).
