@@ -1,10 +1,11 @@
 package host
 
 import (
+	"cmp"
 	"context"
 
 	"fmt"
-	"sort"
+	"slices"
 	"sync"
 
 	"github.com/ctxhost/ctxhost/sdk"
@@ -37,7 +38,7 @@ var slotRank = map[sdk.Slot]int{sdk.SlotSystem: 0, sdk.SlotContext: 1, sdk.SlotH
 // before plugins, plugins in binding order. With an agent's view, the
 // view's parts replace the session's texts and history.
 func (s *Session) gather(ctx context.Context, view *AgentView) ([]countedComponent, []string, []PluginFailure, error) {
-	var out []countedComponent
+	out := make([]countedComponent, 0, 4+len(s.plugins))
 	core := func(name string, slot sdk.Slot, t countedText) {
 		if t.text != "" {
 			out = append(out, countedComponent{comp: sdk.Component{Name: name, Slot: slot, Text: t.text}, tokens: t.tokens})
@@ -91,7 +92,7 @@ func (s *Session) gather(ctx context.Context, view *AgentView) ([]countedCompone
 		names[p.last.Name] = true
 		out = append(out, countedComponent{comp: *p.last, tokens: p.lastTokens, plugin: p})
 	}
-	sort.SliceStable(out, func(i, j int) bool { return slotRank[out[i].comp.Slot] < slotRank[out[j].comp.Slot] })
+	slices.SortStableFunc(out, func(a, b countedComponent) int { return cmp.Compare(slotRank[a.comp.Slot], slotRank[b.comp.Slot]) })
 	return out, warnings, leftOut, nil
 }
 
@@ -121,6 +122,9 @@ type pluginAnswer struct {
 
 func (s *Session) fetchPlugins(ctx context.Context) []pluginAnswer {
 	answers := make([]pluginAnswer, len(s.plugins))
+	if !slices.ContainsFunc(s.plugins, func(p *boundPlugin) bool { return !p.reusable() }) {
+		return answers // every last answer is reused
+	}
 	var wg sync.WaitGroup
 	for i, p := range s.plugins {
 		if p.reusable() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -132,6 +133,7 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 
 	final := finalComponents(cs)
 	out.Budget = budgetOf(s.cfg, s.usage.Calibration, final)
+	out.Components, out.Usage = make([]sdk.Component, 0, len(final)), make([]ComponentUsage, 0, len(final))
 	for _, c := range final {
 		out.Components = append(out.Components, c.comp)
 		out.Usage = append(out.Usage, ComponentUsage{Name: c.comp.Name, Slot: c.comp.Slot, Priority: c.comp.Priority, Compactable: c.comp.Compactable, Tokens: c.tokens})
@@ -322,7 +324,7 @@ func (s *Session) minFree(b sdk.Budget) int {
 }
 
 func finalComponents(cs []countedComponent) []countedComponent {
-	out := cs[:0:0]
+	out := make([]countedComponent, 0, len(cs))
 	for _, c := range cs {
 		if !c.dropped {
 			out = append(out, c)
@@ -355,6 +357,9 @@ func (s *Session) recordGrowth(used int) {
 // notifyPrepared calls every plugin's Prepared hook concurrently; failures
 // become warnings.
 func (s *Session) notifyPrepared(ctx context.Context, b sdk.Budget) []string {
+	if !slices.ContainsFunc(s.plugins, func(p *boundPlugin) bool { return p.info.HasCapability(sdk.CapPrepared) }) {
+		return nil
+	}
 	errs := make([]error, len(s.plugins))
 	var wg sync.WaitGroup
 	for i, p := range s.plugins {
