@@ -163,24 +163,31 @@ func TestAssemblerDelta(t *testing.T) {
 // not hold, it answers UNKNOWN_BASE, the host sends that request whole,
 // and the turns after go as deltas again.
 func TestAssemblerDeltaRelaunch(t *testing.T) {
-	deltas := pluginhost.NewDeltas(0)
-	first := launchAssembler(t, "joiner", deltas)
-	asm := &swappable{a: first.Assembler}
-	s := deltaSession(t, host.New(host.Options{}), "r1", asm, "text", 100000, false)
-	for n := range 5 {
-		turn(t, s, asm, 1, n)
-	}
-	if err := syscall.Kill(first.Pid(), syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	waitExited(t, first)
-	asm.set(launchAssembler(t, "joiner", deltas).Assembler)
-	before := deltas.Stats().Deltas
-	for n := 5; n < 10; n++ {
-		turn(t, s, asm, 1, n)
-	}
-	if st := deltas.Stats(); st.Resent != 1 || st.Deltas-before != 5 {
-		t.Errorf("after the relaunch: %d deltas, %d resent whole; want 5 and 1", st.Deltas-before, st.Resent)
+	for _, tc := range []struct {
+		name, format string
+		reuse        bool
+	}{{"joiner", "text", false}, {"assembler-gemini", "api", true}} {
+		t.Run(fmt.Sprintf("%s/reuse=%v", tc.name, tc.reuse), func(t *testing.T) {
+			deltas := pluginhost.NewDeltas(0)
+			first := launchAssembler(t, tc.name, deltas)
+			asm := &swappable{a: first.Assembler}
+			s := deltaSession(t, host.New(host.Options{}), "r1", asm, tc.format, 100000, tc.reuse)
+			for n := range 5 {
+				turn(t, s, asm, 1, n)
+			}
+			if err := syscall.Kill(first.Pid(), syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			waitExited(t, first)
+			asm.set(launchAssembler(t, tc.name, deltas).Assembler)
+			before := deltas.Stats().Deltas
+			for n := 5; n < 10; n++ {
+				turn(t, s, asm, 1, n)
+			}
+			if st := deltas.Stats(); st.Resent != 1 || st.Deltas-before != 5 {
+				t.Errorf("after the relaunch: %d deltas, %d resent whole; want 5 and 1", st.Deltas-before, st.Resent)
+			}
+		})
 	}
 }
 
