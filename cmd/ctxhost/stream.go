@@ -36,7 +36,7 @@ func newRecordStream(w io.Writer, transcript, format, context string) (*recordSt
 
 // turn writes one turn's record.
 func (s *recordStream) turn(rec turnRecord) error {
-	v, err := marshal(rec, "    ")
+	v, err := marshalTurn(rec, "    ")
 	if err != nil {
 		return err
 	}
