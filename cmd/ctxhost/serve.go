@@ -84,6 +84,9 @@ func cmdServe(args []string, std stdio) error {
 		}
 	}()
 	for _, c := range cfg.Contexts {
+		// Payloads are not reused (engine.Options.ReusePayloads): the
+		// server's payload-tag memo knows a payload by its memory, and
+		// each answer copies the payload anyway.
 		e, err := engine.Start(ctx, cfg, engine.Options{Context: c.Name, Logger: logger, Store: st})
 		if err != nil {
 			return startError(std.err, cfg, err)
