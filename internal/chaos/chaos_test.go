@@ -139,7 +139,9 @@ func replay(t *testing.T, steps []step, onStart func(*engine.Engine), beforeEven
 		t.Fatalf("load: %v", diags)
 	}
 	ctx := context.Background()
-	a, err := engine.Start(ctx, cfg, engine.Options{Logger: hclog.NewNullLogger()})
+	// Payloads are built in place, as `ctxhost run` builds them: each
+	// turn's is copied before the next.
+	a, err := engine.Start(ctx, cfg, engine.Options{Logger: hclog.NewNullLogger(), ReusePayloads: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +199,7 @@ func do(ctx context.Context, s *host.Session, st step, out *outcome) error {
 				}
 			}
 		}
-		out.payloads, out.warnings = append(out.payloads, p.Payload), append(out.warnings, w)
+		out.payloads, out.warnings = append(out.payloads, bytes.Clone(p.Payload)), append(out.warnings, w)
 		return nil
 	case st.plugin != "":
 		r, err := s.Apply(ctx, st.plugin, st.op, st.args)
