@@ -107,7 +107,7 @@ func buildRequest(p assembly.Parts, req sdk.AssembleRequest) (sdk.AssembleResult
 	}
 	marker, last := sc.marker, sc.last
 	prefix := append(make([]byte, 0, 128+len(p.System)), "{"...)
-	if prefix, err = appendField(prefix, "model", model); err != nil {
+	if prefix, err = assembly.AppendField(prefix, "model", model); err != nil {
 		return sdk.AssembleResult{}, err
 	}
 	prefix = append(prefix, `"max_tokens":`...)
@@ -119,7 +119,7 @@ func buildRequest(p assembly.Parts, req sdk.AssembleRequest) (sdk.AssembleResult
 			blk.CacheControl = ephemeral
 			system = []block{blk}
 		}
-		if prefix, err = appendField(prefix, "system", system); err != nil {
+		if prefix, err = assembly.AppendField(prefix, "system", system); err != nil {
 			return sdk.AssembleResult{}, err
 		}
 	}
@@ -238,16 +238,6 @@ func addBlock(b []byte, role *string, r string, enc []byte) []byte {
 	}
 	*role = r
 	return append(b, enc...)
-}
-
-// appendField appends `"name":` and v encoded, then a comma.
-func appendField(b []byte, name string, v any) ([]byte, error) {
-	enc, err := assembly.Marshal(v)
-	if err != nil {
-		return b, err
-	}
-	b = append(append(append(b, '"'), name...), `":`...)
-	return append(append(b, enc...), ','), nil
 }
 
 // fragment is one history message's blocks, each also encoded; role is

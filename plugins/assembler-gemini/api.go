@@ -74,12 +74,12 @@ func buildRequest(req sdk.AssembleRequest, p assembly.Parts, model string) (sdk.
 	prefix := append(make([]byte, 0, 64+len(p.System)), "{"...)
 	var err error
 	if name := modelName(model); name != "" {
-		if prefix, err = appendField(prefix, "model", name); err != nil {
+		if prefix, err = assembly.AppendField(prefix, "model", name); err != nil {
 			return sdk.AssembleResult{}, err
 		}
 	}
 	if p.System != "" {
-		if prefix, err = appendField(prefix, "systemInstruction", &content{Parts: []part{textPart(p.System)}}); err != nil {
+		if prefix, err = assembly.AppendField(prefix, "systemInstruction", &content{Parts: []part{textPart(p.System)}}); err != nil {
 			return sdk.AssembleResult{}, err
 		}
 	}
@@ -145,19 +145,6 @@ func appendTurn(b []byte, role *string, r string) []byte {
 	b = append(b, `{"role":"`...)
 	b = append(b, r...)
 	return append(b, `","parts":[`...)
-}
-
-// appendField appends `"name":` and v encoded, then a comma.
-func appendField(b []byte, name string, v any) ([]byte, error) {
-	enc, err := assembly.Marshal(v)
-	if err != nil {
-		return b, err
-	}
-	b = append(b, '"')
-	b = append(b, name...)
-	b = append(b, `":`...)
-	b = append(b, enc...)
-	return append(b, ','), nil
 }
 
 // fragment is one history message's share of contents: its role and its

@@ -44,3 +44,14 @@ func Marshal(v any) ([]byte, error) {
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
+
+// AppendField appends `"name":` and v encoded by Marshal, then a comma:
+// one field of a JSON object written by hand.
+func AppendField(b []byte, name string, v any) ([]byte, error) {
+	enc, err := Marshal(v)
+	if err != nil {
+		return b, err
+	}
+	b = append(append(append(b, '"'), name...), `":`...)
+	return append(append(b, enc...), ','), nil
+}
