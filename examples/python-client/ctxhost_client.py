@@ -13,11 +13,19 @@ JSON strings.
     c.report_usage("run-42", 1234, 56)
 """
 
+import http.client
 import json
-import urllib.error
-import urllib.request
+import select
+import ssl
+import threading
+import urllib.parse
 
 SERVICE = "ctxhost.service.v1.ContextService"
+
+# Calls that change nothing: sent again on a fresh connection when a kept
+# connection turns out to be closed. A write is sent again only when it
+# carries an idempotency key, since the service may have applied it.
+READS = frozenset({"GetSession", "ListSessions", "Inspect", "ExportState", "ListEvents", "Health", "Ready"})
 
 
 class CtxhostError(Exception):
@@ -34,39 +42,98 @@ class CtxhostError(Exception):
 
 
 class Client:
-    """Calls one ctxhost service."""
+    """Calls one ctxhost service.
 
-    def __init__(self, base_url, token=None, timeout=30.0):
+    Each thread keeps one HTTP/1.1 connection open and sends its calls on
+    it, so a call costs one round trip rather than a new connection. A
+    connection the service has closed (it closes idle ones after two
+    minutes) is noticed before the next call and opened again. Calls go
+    straight to base_url: proxy settings in the environment are not used.
+    """
+
+    def __init__(self, base_url, token=None, timeout=30.0, ssl_context=None):
+        url = urllib.parse.urlsplit(base_url.rstrip("/"))
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise ValueError("base_url %r: want http://host:port or https://host:port" % base_url)
         self.base_url = base_url.rstrip("/")
+        self._scheme, self._host, self._port = url.scheme, url.hostname, url.port
+        self._prefix = url.path + "/" + SERVICE + "/"
+        self._ssl = ssl_context or (ssl.create_default_context() if url.scheme == "https" else None)
         self.token = token
         self.timeout = timeout
+        self._local = threading.local()
         # (session, agent) -> (payload_tag, payload, system): the last
         # payload of each, so an unchanged one need not be sent again.
         self._payloads = {}
 
+    def close(self):
+        """Closes this thread's connection (the next call opens one)."""
+        conn = getattr(self._local, "conn", None)
+        self._local.conn = None
+        if conn is not None:
+            conn.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _connection(self):
+        """This thread's connection: the kept one unless the service has
+        closed it (an idle kept connection that reads as ready holds
+        nothing but its end), else a new one."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None and conn.sock is not None:
+            try:
+                ready, _, _ = select.select([conn.sock], [], [], 0)
+            except (OSError, ValueError):
+                ready = True
+            if not ready:
+                return conn, True
+            conn.close()
+        if self._scheme == "https":
+            conn = http.client.HTTPSConnection(self._host, self._port, timeout=self.timeout, context=self._ssl)
+        else:
+            conn = http.client.HTTPConnection(self._host, self._port, timeout=self.timeout)
+        self._local.conn = conn
+        return conn, False
+
     def call(self, method, body):
         """Calls method with body (a dict) and returns the answer (a dict)."""
         data = json.dumps(body).encode("utf-8")
-        req = urllib.request.Request(
-            "%s/%s/%s" % (self.base_url, SERVICE, method),
-            data=data,
-            method="POST",
-            headers={"Content-Type": "application/json"},
-        )
+        headers = {"Content-Type": "application/json"}
         if self.token:
-            req.add_header("Authorization", "Bearer " + self.token)
-        try:
-            with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                return json.loads(resp.read() or b"{}")
-        except urllib.error.HTTPError as e:
-            raw = e.read()
+            headers["Authorization"] = "Bearer " + self.token
+        repeatable = method in READS or bool((body.get("write") or {}).get("idempotency_key"))
+        while True:
+            conn, kept = self._connection()
             try:
-                err = json.loads(raw)
-            except ValueError:
-                err = {"code": "unknown", "message": raw.decode("utf-8", "replace")}
-            seq = e.headers.get("Ctxhost-Sequence")
-            raise CtxhostError(e.code, err.get("code", "unknown"), err.get("message", ""),
-                               int(seq) if seq else None) from None
+                conn.request("POST", self._prefix + method, body=data, headers=headers)
+                resp = conn.getresponse()
+                raw = resp.read()
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                self.close()
+                # A kept connection closed while the call was on its way:
+                # the service may or may not have applied a write.
+                if kept and repeatable:
+                    continue
+                raise
+            except BaseException:
+                self.close()
+                raise
+            if resp.will_close:
+                self.close()
+            break
+        if resp.status == 200:
+            return json.loads(raw or b"{}")
+        try:
+            err = json.loads(raw)
+        except ValueError:
+            err = {"code": "unknown", "message": raw.decode("utf-8", "replace")}
+        seq = resp.getheader("Ctxhost-Sequence")
+        raise CtxhostError(resp.status, err.get("code", "unknown"), err.get("message", ""),
+                           int(seq) if seq else None)
 
     @staticmethod
     def _write(expected_sequence, idempotency_key):

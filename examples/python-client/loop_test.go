@@ -22,7 +22,7 @@ const python = "/usr/bin/python3"
 
 // binaries returns the directory holding ctxhost and the plugins the
 // example needs: CTXHOST_BIN_DIR (make test) or a fresh build.
-func binaries(t *testing.T) string {
+func binaries(t testing.TB) string {
 	if dir := os.Getenv("CTXHOST_BIN_DIR"); dir != "" {
 		return dir
 	}
@@ -40,7 +40,7 @@ func binaries(t *testing.T) string {
 
 // serve starts `ctxhost serve` on a free loopback port with a SQLite
 // store and returns its base URL.
-func serve(t *testing.T, bin string) string {
+func serve(t testing.TB, bin string) string {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "serve.hcl")
 	hcl := fmt.Sprintf(`
@@ -98,16 +98,40 @@ host { store = %q }
 	return ""
 }
 
-// TestAgentLoop runs agent_loop.py against a real server: a session, a
-// plan, three prepared turns with usage reports, an idempotent retry and
-// a stale expected sequence.
-func TestAgentLoop(t *testing.T) {
+// needPython skips the test without Debian's python3, or fails it in CI.
+func needPython(t testing.TB) {
+	t.Helper()
 	if _, err := os.Stat(python); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("%s is missing (make test installs it): %v", python, err)
 		}
 		t.Skipf("%s is missing: the Python client example needs Debian's python3", python)
 	}
+}
+
+// TestClientConnections runs test_client.py: the client keeps one
+// connection per thread, opens it again when the service has closed it,
+// and sends a call again on a new connection only when that cannot apply
+// a write twice.
+func TestClientConnections(t *testing.T) {
+	needPython(t)
+	cmd := exec.Command(python, "-m", "unittest", "-v", "test_client")
+	cmd.Env = append(os.Environ(), "PYTHONDONTWRITEBYTECODE=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("test_client.py: %v\n%s", err, out)
+	}
+	t.Logf("test_client.py:\n%s", out)
+	if !strings.Contains(string(out), "Ran 9 tests") {
+		t.Errorf("test_client.py did not run its 9 tests:\n%s", out)
+	}
+}
+
+// TestAgentLoop runs agent_loop.py against a real server: a session, a
+// plan, three prepared turns with usage reports, an idempotent retry and
+// a stale expected sequence.
+func TestAgentLoop(t *testing.T) {
+	needPython(t)
 	url := serve(t, binaries(t))
 	out, err := exec.Command(python, "agent_loop.py", url).CombinedOutput()
 	if err != nil {
@@ -125,5 +149,59 @@ func TestAgentLoop(t *testing.T) {
 	m := regexp.MustCompile(`idempotent append: sequence (\d+) then (\d+), (\d+) messages`).FindStringSubmatch(got)
 	if m == nil || m[1] != m[2] || m[3] != "8" {
 		t.Errorf("idempotent append not applied once (want equal sequences and 8 messages):\n%s", got)
+	}
+}
+
+// steadyTurns is run by BenchmarkSteadyTurn: a session of 200 messages,
+// then n rounds of an empty call (Health) and an unchanged turn
+// (Prepare, whose payload the client holds), timed in Python. With
+// "reconnect", every call opens a new connection, as a client without
+// kept connections does.
+const steadyTurns = `
+import sys, time
+from ctxhost_client import Client
+url, n, reconnect = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "reconnect"
+c = Client(url)
+sid = "bench-%d" % time.time_ns()
+c.create_session(sid)
+for i in range(200):
+    c.append(sid, {"role": "user", "content": "turn %d: please look at file %d and report" % (i, i % 7)})
+c.prepare(sid)
+rt = turn = 0
+for _ in range(n):
+    if reconnect: c.close()
+    t0 = time.perf_counter_ns()
+    c.call("Health", {})
+    t1 = time.perf_counter_ns()
+    if reconnect: c.close()
+    t2 = time.perf_counter_ns()
+    c.prepare(sid)
+    t3 = time.perf_counter_ns()
+    rt, turn = rt + t1 - t0, turn + t3 - t2
+print(rt // n, turn // n)
+`
+
+// BenchmarkSteadyTurn times the Python client's calls against a real
+// ctxhost serve: rt-ns is an empty call, turn-ns an unchanged turn, both
+// as Python sees them, interleaved; "kept" sends every call on the
+// thread's kept connection, "reconnect" opens a connection per call.
+// ns/op includes the interpreter's start and the session's setup: read
+// the reported metrics.
+func BenchmarkSteadyTurn(b *testing.B) {
+	needPython(b)
+	url := serve(b, binaries(b))
+	for _, mode := range []string{"kept", "reconnect"} {
+		b.Run(mode, func(b *testing.B) {
+			out, err := exec.Command(python, "-c", steadyTurns, url, fmt.Sprint(b.N), mode).CombinedOutput()
+			if err != nil {
+				b.Fatalf("python: %v\n%s", err, out)
+			}
+			var rt, turn float64
+			if _, err := fmt.Sscan(string(out), &rt, &turn); err != nil {
+				b.Fatalf("python printed %q: %v", out, err)
+			}
+			b.ReportMetric(rt, "rt-ns")
+			b.ReportMetric(turn, "turn-ns")
+		})
 	}
 }
