@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -28,7 +29,8 @@ var benchRun atomic.Int64
 // (service - in-process) / round trip is what the service adds, in round
 // trips. "prepare" carries the whole payload in every answer;
 // "prepare-known" names the payload held, as the clients do, and gets it
-// left out.
+// left out. Each protocol runs on its clients' transport: Connect (binary
+// and JSON) over HTTP/1.1, gRPC over HTTP/2.
 func BenchmarkSteadyTurnService(b *testing.B) {
 	ctx := context.Background()
 	s := newTestServer(b, b.TempDir())
@@ -70,11 +72,19 @@ func BenchmarkSteadyTurnService(b *testing.B) {
 			}
 		}
 	})
+	var h1, h2 http.Protocols
+	h1.SetHTTP1(true)
+	h2.SetUnencryptedHTTP2(true)
 	for _, kind := range []struct {
-		name string
-		opts []connect.ClientOption
-	}{{"connect-json", []connect.ClientOption{connect.WithProtoJSON()}}, {"grpc", []connect.ClientOption{connect.WithGRPC()}}} {
-		c := client(b, s, kind.opts...)
+		name  string
+		proto *http.Protocols
+		opts  []connect.ClientOption
+	}{
+		{"connect", &h1, nil},
+		{"connect-json", &h1, []connect.ClientOption{connect.WithProtoJSON()}},
+		{"grpc", &h2, []connect.ClientOption{connect.WithGRPC()}},
+	} {
+		c := clientOver(b, s, kind.proto, kind.opts...)
 		id := fmt.Sprint("steady-", kind.name, "-", benchRun.Add(1))
 		if _, err := c.CreateSession(ctx, req(&servicev1.CreateSessionRequest{SessionId: id})); err != nil {
 			b.Fatal(err)

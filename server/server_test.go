@@ -84,6 +84,16 @@ func newTestServerOn(t testing.TB, dir string, st host.Store) *Server {
 // client serves s on loopback and returns a client (JSON, or gRPC).
 func client(t testing.TB, s *Server, opts ...connect.ClientOption) servicev1connect.ContextServiceClient {
 	t.Helper()
+	var p http.Protocols
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	return clientOver(t, s, &p, opts...)
+}
+
+// clientOver is client with the client's transport limited to protocols
+// (the server speaks HTTP/1.1 and h2c).
+func clientOver(t testing.TB, s *Server, protocols *http.Protocols, opts ...connect.ClientOption) servicev1connect.ContextServiceClient {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -94,7 +104,7 @@ func client(t testing.TB, s *Server, opts ...connect.ClientOption) servicev1conn
 	hs := &http.Server{Handler: s.Handler(HandlerOptions{}), Protocols: &p}
 	go func() { _ = hs.Serve(ln) }()
 	t.Cleanup(func() { hs.Close() })
-	hc := &http.Client{Transport: &http.Transport{Protocols: &p}}
+	hc := &http.Client{Transport: &http.Transport{Protocols: protocols}}
 	return servicev1connect.NewContextServiceClient(hc, "http://"+ln.Addr().String(), opts...)
 }
 

@@ -20,13 +20,18 @@ import (
 
 // BenchmarkServeSteadyTurn: the steady turn (Prepare of an unchanged
 // 200-message session; the plan plugin and the Gemini assembler as
-// processes; a SQLite store; info-level access log to a pipe) as an agent in another process sees it: a
-// real `ctxhost serve` process called over gRPC and Connect JSON, beside
-// the same turn on an engine in this process and an empty loopback round
-// trip (Health) to the server. (service - in-process) / round trip is
-// what the service adds, in round trips. "prepare" carries the whole
-// payload in every answer; "prepare-known" names the payload held, as the
-// clients do, and gets an unchanged one left out.
+// processes; a SQLite store; info-level access log to a pipe) as an agent
+// in another process sees it: a real `ctxhost serve` process, beside the
+// same turn on an engine in this process and an empty loopback round trip
+// (Health) to the server. (service - in-process) / round trip is what the
+// service adds, in round trips. "prepare" carries the whole payload in
+// every answer; "prepare-known" names the payload held, as the clients
+// do, and gets an unchanged one left out.
+//
+// Each protocol runs on the transport its clients use: "connect" (binary
+// protobuf, the Go client package's default) and "connect-json" (the
+// Python client, curl) over HTTP/1.1, "grpc" over HTTP/2 (h2c), as every
+// gRPC client speaks it.
 func BenchmarkServeSteadyTurn(b *testing.B) {
 	ctx := context.Background()
 	var inProcess time.Duration // the in-process turn
@@ -63,14 +68,19 @@ func BenchmarkServeSteadyTurn(b *testing.B) {
 		inProcess = time.Since(start) / time.Duration(b.N)
 	})
 	srv := startServe(b, nil, "-config", cfgPath).addr
-	var p http.Protocols
-	p.SetHTTP1(true)
-	p.SetUnencryptedHTTP2(true)
-	hc := &http.Client{Transport: &http.Transport{Protocols: &p}}
+	var h1, h2 http.Protocols
+	h1.SetHTTP1(true)
+	h2.SetUnencryptedHTTP2(true)
 	for _, kind := range []struct {
-		name string
-		opts []connect.ClientOption
-	}{{"grpc", []connect.ClientOption{connect.WithGRPC()}}, {"connect-json", []connect.ClientOption{connect.WithProtoJSON()}}} {
+		name  string
+		proto *http.Protocols
+		opts  []connect.ClientOption
+	}{
+		{"connect", &h1, nil},
+		{"connect-json", &h1, []connect.ClientOption{connect.WithProtoJSON()}},
+		{"grpc", &h2, []connect.ClientOption{connect.WithGRPC()}},
+	} {
+		hc := &http.Client{Transport: &http.Transport{Protocols: kind.proto}}
 		c := servicev1connect.NewContextServiceClient(hc, "http://"+srv, kind.opts...)
 		id := "steady-" + kind.name
 		if _, err := c.CreateSession(ctx, connect.NewRequest(&servicev1.CreateSessionRequest{SessionId: id})); err != nil {
