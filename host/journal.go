@@ -234,7 +234,7 @@ func (s *Session) replayEvent(ctx context.Context, b []byte) error {
 			return err
 		}
 	}
-	s.usage, s.pressure = ev.Usage, ev.Pressure
+	s.usage, s.pressure = ev.Usage, ev.Pressure.restored()
 	if ev.Position != nil {
 		s.position = ev.Position
 	}

@@ -106,6 +106,7 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 	if s.ended {
 		return nil, fmt.Errorf("prepare %q: %w", s.id, ErrSessionEnded)
 	}
+	unchanged := s.unchangedSinceSavedTurn()
 	view, err := s.viewFor(agent)
 	if err != nil {
 		return nil, fmt.Errorf("prepare %q: %w", s.id, err)
@@ -147,10 +148,13 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 		out.Warnings = append(out.Warnings, over.Error())
 	}
 	key := s.keyOf(final, out.Budget)
-	if last := s.reusedTurn(agent.Name, view, key); last != nil {
+	// A repeated turn is not a new one: it records no growth and is not
+	// counted (and, with nothing else changed, saves nothing). Nor is the
+	// first turn of a reopened session that repeats the last one saved.
+	last := s.reusedTurn(agent.Name, view, key)
+	again := last == nil && unchanged && s.repeatsSavedTurn(agent.Name, view, out.Budget)
+	if last != nil {
 		// Nothing changed since the last turn: the same payload again.
-		// A repeated turn is not a new one: it records no growth (and,
-		// with nothing else changed, saves nothing).
 		s.pressure.Growth = growthBefore
 		out.Cache = s.cacheAgain(last, out.Budget)
 		out.Payload, out.MediaType, out.System, out.HasSystem = last.result.Payload, last.result.MediaType, last.result.System, last.result.HasSystem
@@ -174,6 +178,13 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 		if err == nil && view == nil && s.cfg.Assembler != nil {
 			s.rememberTurn(agent.Name, key, out)
 		}
+		switch {
+		case err != nil:
+		case again:
+			s.pressure.Growth = growthBefore
+		default:
+			s.pressure.Turns++
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("prepare %q: %w", s.id, err)
@@ -186,7 +197,11 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 	s.pressure.LastUsed, s.pressure.Prepared = out.Budget.CalibratedUsed, true
 	s.metrics.Prepares++
 	s.metrics.LastPrepare = out.Budget.Components
+	if last == nil || !s.unchangedSinceSave() {
+		s.markSavedTurn(agent.Name, view, out.Budget)
+	}
 	if err := s.persist(); err != nil {
+		s.pressure.TurnVersion = 0
 		return out, fmt.Errorf("prepare %q: %w", s.id, err)
 	}
 	return out, nil
@@ -198,7 +213,7 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 func (s *Session) compactTurn(ctx context.Context, cs []countedComponent, out *Prepared) error {
 	d := s.strategy.Decide(StrategyInput{Budget: out.Before, Thresholds: s.cfg.Thresholds, Action: out.Action,
 		Growth: s.pressure.Growth, Floor: s.pressure.Floor, MinFree: s.minFree(out.Before),
-		Deep: s.deepStepUnder(out.Before), Pricing: s.cfg.Pricing, Turns: s.metrics.Prepares})
+		Deep: s.deepStepUnder(out.Before), Pricing: s.cfg.Pricing, Turns: s.pressure.Turns})
 	report, err := s.carryOut(ctx, d, cs, out.Before)
 	if report != nil {
 		out.Compaction = report

@@ -1,6 +1,9 @@
 package host
 
 import (
+	"encoding/binary"
+	"hash/fnv"
+	"math"
 	"slices"
 
 	"github.com/ctxhost/ctxhost/host/history"
@@ -91,6 +94,61 @@ func (s *Session) rememberTurn(agent string, key turnKey, out *Prepared) {
 		t.stable, t.unmanagedStable = track.stable, track.unmanagedTotal
 	}
 	s.lastTurns[agent] = t
+}
+
+// markSavedTurn records, in the state the end of this prepare saves, the
+// turn it prepared: the stored version before that save, the agent and a
+// digest of the budget. A session opened again from its store holds no
+// last turn (reusedTurn) to compare its next turn with; these tell it
+// when that turn is the same one again (repeatsSavedTurn). A turn reused
+// with nothing to save keeps the mark it has: the stored state is still
+// that turn's. An agent's view is never reused: it clears the mark.
+func (s *Session) markSavedTurn(agent string, view *AgentView, b sdk.Budget) {
+	if s.store == nil || view != nil || s.version == 0 {
+		s.pressure.TurnVersion, s.pressure.TurnAgent, s.pressure.TurnBudget = 0, "", 0
+		return
+	}
+	s.pressure.TurnVersion, s.pressure.TurnAgent, s.pressure.TurnBudget = s.version, agent, budgetDigest(b)
+}
+
+// unchangedSinceSavedTurn tells, before a prepare, whether the store
+// holds the marked turn's save and nothing after it (no message, text,
+// op, usage report or compaction since).
+func (s *Session) unchangedSinceSavedTurn() bool {
+	return s.store != nil && s.pressure.TurnVersion != 0 && s.version == s.pressure.TurnVersion+1 && len(s.pending) == 0
+}
+
+// repeatsSavedTurn tells whether this turn (b, after compaction) is the
+// marked one again: the same agent and budget. Only the bookkeeping uses
+// it; the turn is assembled anew (assemblers are deterministic: the
+// payload is the same).
+func (s *Session) repeatsSavedTurn(agent string, view *AgentView, b sdk.Budget) bool {
+	return view == nil && s.pressure.TurnAgent == agent && s.pressure.TurnBudget == budgetDigest(b)
+}
+
+// budgetDigest is a 64-bit FNV-1a digest of every field of b.
+func budgetDigest(b sdk.Budget) uint64 {
+	h := fnv.New64a()
+	var buf [8]byte
+	num := func(v uint64) {
+		binary.LittleEndian.PutUint64(buf[:], v)
+		h.Write(buf[:])
+	}
+	str := func(v string) {
+		num(uint64(len(v)))
+		h.Write([]byte(v))
+	}
+	for _, v := range []int{b.Window, b.Reserved, b.Available, b.Used, b.CalibratedUsed, b.Overhead, len(b.Components)} {
+		num(uint64(v))
+	}
+	num(math.Float64bits(b.Utilization))
+	num(math.Float64bits(b.Calibration))
+	str(b.Status)
+	for _, c := range b.Components {
+		str(c.Name)
+		num(uint64(c.Tokens))
+	}
+	return h.Sum64()
 }
 
 // cacheAgain is the cache report of a turn that sends the last payload

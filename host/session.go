@@ -87,6 +87,28 @@ type pressureState struct {
 	// Floor is the calibrated size the last compaction could not go
 	// below (its target unmet); 0 when the last compaction met its target.
 	Floor int `json:"floor,omitempty"`
+	// Turns counts the turns prepared in the session's life (a turn
+	// prepared again unchanged is not a new one). Strategies weigh it
+	// (the first turn has no cached prefix to lose), so it is saved with
+	// the session: a reopened session decides as it would have.
+	Turns int `json:"turns,omitempty"`
+	// TurnVersion is the stored version the last prepared turn was saved
+	// as, TurnAgent its agent and TurnBudget a digest of its budget: a
+	// reopened session tells from them that its first turn repeats that
+	// one (see markSavedTurn). Zero without a store.
+	TurnVersion uint64 `json:"turn_version,omitempty"`
+	TurnAgent   string `json:"turn_agent,omitempty"`
+	TurnBudget  uint64 `json:"turn_budget,omitempty"`
+}
+
+// restored is p as read from a store or an exported state. A state saved
+// before Turns was kept says only whether a turn was prepared: then at
+// least one was.
+func (p pressureState) restored() pressureState {
+	if p.Prepared && p.Turns == 0 {
+		p.Turns = 1
+	}
+	return p
 }
 
 // clone is p with its own copy of Growth.
@@ -98,7 +120,8 @@ func (p pressureState) clone() pressureState {
 // equal tells whether p and q hold the same state.
 func (p pressureState) equal(q pressureState) bool {
 	return p.WindDownIssued == q.WindDownIssued && p.LastUsed == q.LastUsed && p.Prepared == q.Prepared &&
-		p.Floor == q.Floor && slices.Equal(p.Growth, q.Growth)
+		p.Floor == q.Floor && p.Turns == q.Turns && p.TurnVersion == q.TurnVersion && p.TurnAgent == q.TurnAgent &&
+		p.TurnBudget == q.TurnBudget && slices.Equal(p.Growth, q.Growth)
 }
 
 func newSession(id string, cfg Config, ev *events) (*Session, error) {
@@ -401,7 +424,7 @@ func (s *Session) Restart() (RestartPlan, error) {
 	for _, m := range plan.CarryOver {
 		add(m)
 	}
-	s.pressure = pressureState{}
+	s.pressure = pressureState{Turns: s.pressure.Turns} // a restart starts the conversation again, not the session
 	perr := s.persist()
 	s.mu.Unlock()
 	s.events.emit(Event{Type: EventHistoryCleared, Session: s.id})

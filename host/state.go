@@ -158,9 +158,11 @@ func (s *Session) restore(ctx context.Context, data []byte, persist bool) error 
 	s.teamTask = countedText{st.TeamTask, s.counter.Count(st.TeamTask)}
 	s.cfg.Strategy, s.strategy = strategyCfg, strategy
 	s.setHistory(hist)
-	s.usage, s.pressure, s.position = st.Usage, st.Pressure, st.Position
+	s.usage, s.pressure, s.position = st.Usage, st.Pressure.restored(), st.Position
 	s.pending = s.pending[:0]
 	if persist {
+		// An imported state's turn mark names versions of another store.
+		s.pressure.TurnVersion, s.pressure.TurnAgent, s.pressure.TurnBudget = 0, "", 0
 		s.needSnapshot = true
 		if err := s.persist(); err != nil {
 			return fmt.Errorf("restore %q: %w", s.id, err)

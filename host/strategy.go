@@ -42,7 +42,8 @@ type StrategyInput struct {
 	// Deep is what the deepest step the history may take would do now,
 	// in calibrated tokens (zero below the warning threshold, where it is
 	// not worked out); Pricing the provider's prompt-caching prices (nil:
-	// unknown); Turns the prepares so far.
+	// unknown); Turns the turns prepared before this one in the session's
+	// life (saved with it; a turn prepared again unchanged is not counted).
 	Deep    DeepStep
 	Pricing *sdk.Pricing
 	Turns   int
