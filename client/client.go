@@ -145,9 +145,23 @@ func (c *Client) Append(ctx context.Context, id string, w WriteOptions, msgs ...
 
 // SetInput sets the session's current input.
 func (c *Client) SetInput(ctx context.Context, id, text string, w WriteOptions) (uint64, error) {
-	res, err := c.Raw.SetText(ctx, connect.NewRequest(&servicev1.SetTextRequest{SessionId: id, Text: servicev1.Text_TEXT_INPUT, Value: text, Write: w.proto()}))
+	return c.setText(ctx, id, servicev1.Text_TEXT_INPUT, "input", text, w)
+}
+
+// SetSystemPrompt sets the session's system prompt.
+func (c *Client) SetSystemPrompt(ctx context.Context, id, text string, w WriteOptions) (uint64, error) {
+	return c.setText(ctx, id, servicev1.Text_TEXT_SYSTEM_PROMPT, "system prompt", text, w)
+}
+
+// SetInstructions sets the session's instructions.
+func (c *Client) SetInstructions(ctx context.Context, id, text string, w WriteOptions) (uint64, error) {
+	return c.setText(ctx, id, servicev1.Text_TEXT_INSTRUCTIONS, "instructions", text, w)
+}
+
+func (c *Client) setText(ctx context.Context, id string, kind servicev1.Text, what, text string, w WriteOptions) (uint64, error) {
+	res, err := c.Raw.SetText(ctx, connect.NewRequest(&servicev1.SetTextRequest{SessionId: id, Text: kind, Value: text, Write: w.proto()}))
 	if err != nil {
-		return 0, fmt.Errorf("set input of %q: %w", id, err)
+		return 0, fmt.Errorf("set %s of %q: %w", what, id, err)
 	}
 	return res.Msg.Sequence, nil
 }
