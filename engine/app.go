@@ -314,7 +314,7 @@ func (a *Engine) NewSession(id string) (*Session, error) {
 	if err := a.initSession(s); err != nil {
 		return nil, err
 	}
-	return a.wrap(s), nil
+	return a.wrap(s)
 }
 
 // Close kills every process the app launched. It is safe to call twice.

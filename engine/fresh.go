@@ -28,9 +28,11 @@ func (a *Engine) FreshBudget() int {
 // plugin is passed as missing, so each task gets an empty component and a
 // warning), and the routing assembler. systemPrompt is the fixed system
 // part of every task (the profile's system prompt and instructions, or what
-// a transcript set). Build contexts with BuildOptions.MaxTokens =
-// FreshBudget().
-func (a *Engine) NewFreshManager(systemPrompt string) (*fresh.Manager, error) {
+// a transcript set). scope names the conversation the manager builds
+// tasks for (its session id): the plugin processes are shared by every
+// session of the profile, and each keeps its tasks' plugin sessions
+// apart. Build contexts with BuildOptions.MaxTokens = FreshBudget().
+func (a *Engine) NewFreshManager(systemPrompt, scope string) (*fresh.Manager, error) {
 	m := a.Config.Model(a.Context.Model)
 	if m == nil {
 		return nil, fmt.Errorf("fresh context: unknown model %q", a.Context.Model)
@@ -59,7 +61,7 @@ func (a *Engine) NewFreshManager(systemPrompt string) (*fresh.Manager, error) {
 		Budgeter: budgeter, Encoding: m.Encoding, SystemPrompt: systemPrompt, Plugins: plugins,
 		Assembler: a.Router, Format: a.Router.def.Format, AssemblerOptions: a.Router.def.Options,
 		AssemblerTimeout: a.SessionConfig().AssemblerTimeout,
-		Logger:           a.Logger.Named("fresh"),
+		Logger:           a.Logger.Named("fresh"), Scope: scope,
 	})
 }
 

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 
+	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/host/fresh"
 	"github.com/ctxhost/ctxhost/transcript"
 )
@@ -15,25 +17,53 @@ import (
 // every prepare builds a task context from scratch, without conversation
 // history. The input gives the next task's spec; ops since the last
 // prepare become the task's ops, applied to its own plugin session;
-// messages and usage are accepted and left out.
+// messages and usage are accepted and left out. What it holds for the
+// next task (freshState) is saved with the host session, as the session's
+// attachment, before each call returns: a session opened again from the
+// store builds the same next task.
 type freshRun struct {
 	engine *Engine
+	host   *host.Session
 
 	mu      sync.Mutex
 	manager *fresh.Manager
-	// prompt is the system part the manager was built with; system and
-	// instructions are what was set since.
-	prompt, system, instructions string
-
-	spec  string     // the next task's spec (the last input)
-	ops   []fresh.Op // the next task's ops
-	tasks int
+	// prompt is the system part the manager was built with.
+	prompt string
+	state  freshState
 	// ignored records the event types already reported as left out.
 	ignored map[string]bool
 }
 
-func newFreshRun(a *Engine) *freshRun {
-	return &freshRun{engine: a, system: a.Context.SystemPrompt, instructions: a.Context.Instructions, ignored: map[string]bool{}}
+// freshState is what a fresh session holds between tasks.
+type freshState struct {
+	// System and Instructions are what was set (the profile's until then).
+	System       string `json:"system"`
+	Instructions string `json:"instructions"`
+	// Spec is the next task's spec (the last input), Ops its ops.
+	Spec string        `json:"spec,omitempty"`
+	Ops  []freshOpJSON `json:"ops,omitempty"`
+	// Tasks counts the tasks built ("task-N").
+	Tasks int `json:"tasks"`
+}
+
+type freshOpJSON struct {
+	Plugin string          `json:"plugin"`
+	Op     string          `json:"op"`
+	Args   json.RawMessage `json:"args,omitempty"`
+}
+
+// newFreshRun is the fresh run of session s: the one s holds, or a new
+// one with the system prompt and instructions the session was created
+// with (the profile's, unless the creator gave others).
+func newFreshRun(a *Engine, s *host.Session) (*freshRun, error) {
+	f := &freshRun{engine: a, host: s, ignored: map[string]bool{},
+		state: freshState{System: s.SystemPrompt(), Instructions: s.Instructions()}}
+	if b := s.Attachment(); len(b) > 0 {
+		if err := json.Unmarshal(b, &f.state); err != nil {
+			return nil, fmt.Errorf("fresh session %q: stored task state: %w", s.ID(), err)
+		}
+	}
+	return f, nil
 }
 
 // FreshTurn is one task context built by a fresh profile.
@@ -50,9 +80,43 @@ func (ft *FreshTurn) Payload() ([]byte, string) {
 	return ft.Task.Payload.Payload, ft.Task.Payload.MediaType
 }
 
-func (f *freshRun) setSystem(text string)       { f.mu.Lock(); f.system = text; f.mu.Unlock() }
-func (f *freshRun) setInstructions(text string) { f.mu.Lock(); f.instructions = text; f.mu.Unlock() }
-func (f *freshRun) setSpec(text string)         { f.mu.Lock(); f.spec = text; f.mu.Unlock() }
+func (f *freshRun) setSystem(text string) error {
+	return f.change(func(st *freshState) { st.System = text })
+}
+
+func (f *freshRun) setInstructions(text string) error {
+	return f.change(func(st *freshState) { st.Instructions = text })
+}
+
+func (f *freshRun) setSpec(text string) error {
+	return f.change(func(st *freshState) { st.Spec = text })
+}
+
+// change applies edit to the state and saves it; on a failed save the
+// state is left as it was.
+func (f *freshRun) change(edit func(*freshState)) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, err := f.changeLocked(edit)
+	return err
+}
+
+// changeLocked is change with f.mu held; it returns the state before.
+func (f *freshRun) changeLocked(edit func(*freshState)) (freshState, error) {
+	before := f.state
+	next := before
+	next.Ops = slices.Clone(before.Ops)
+	edit(&next)
+	b, err := json.Marshal(next)
+	if err != nil {
+		return before, fmt.Errorf("encode fresh task state: %w", err)
+	}
+	if err := f.host.SaveAttachment(b); err != nil {
+		return before, err
+	}
+	f.state = next
+	return before, nil
+}
 
 // ignore warns once per event type that a fresh context leaves it out.
 func (f *freshRun) ignore(typ string) {
@@ -75,10 +139,9 @@ func (f *freshRun) addOp(plugin, op string, args json.RawMessage) error {
 	if !f.uses(plugin) {
 		return fmt.Errorf("plugin %q is not bound in context %q", plugin, f.engine.Context.Name)
 	}
-	f.mu.Lock()
-	f.ops = append(f.ops, fresh.Op{Plugin: plugin, Op: op, Args: args})
-	f.mu.Unlock()
-	return nil
+	return f.change(func(st *freshState) {
+		st.Ops = append(st.Ops, freshOpJSON{Plugin: plugin, Op: op, Args: args})
+	})
 }
 
 func (f *freshRun) uses(plugin string) bool {
@@ -96,12 +159,12 @@ func (f *freshRun) uses(plugin string) bool {
 func (f *freshRun) build(ctx context.Context, agent string) (*FreshTurn, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	prompt := JoinSystem(f.system, f.instructions)
+	prompt := JoinSystem(f.state.System, f.state.Instructions)
 	if f.manager == nil || prompt != f.prompt {
 		if err := f.closeLocked(ctx); err != nil {
 			f.engine.Logger.Warn("end fresh task contexts", "error", err)
 		}
-		m, err := f.engine.NewFreshManager(prompt)
+		m, err := f.engine.NewFreshManager(prompt, f.host.ID())
 		if err != nil {
 			return nil, err
 		}
@@ -110,10 +173,16 @@ func (f *freshRun) build(ctx context.Context, agent string) (*FreshTurn, error) 
 	if agent == "" {
 		agent = f.engine.Context.Name
 	}
-	f.tasks++
-	task := fresh.TaskSpec{ID: "task-" + strconv.Itoa(f.tasks), AgentID: agent, Spec: f.spec}
-	ops := f.ops
-	f.spec, f.ops = "", nil
+	// The task is consumed (and counted) in the store before it is built.
+	st, err := f.changeLocked(func(st *freshState) { st.Tasks, st.Spec, st.Ops = st.Tasks+1, "", nil })
+	if err != nil {
+		return nil, err
+	}
+	task := fresh.TaskSpec{ID: "task-" + strconv.Itoa(st.Tasks+1), AgentID: agent, Spec: st.Spec}
+	ops := make([]fresh.Op, 0, len(st.Ops))
+	for _, op := range st.Ops {
+		ops = append(ops, fresh.Op{Plugin: op.Plugin, Op: op.Op, Args: op.Args})
+	}
 	tc, err := f.manager.BuildFreshContext(ctx, task, fresh.BuildOptions{MaxTokens: f.engine.FreshBudget(), Ops: ops})
 	if err != nil {
 		return nil, err

@@ -69,13 +69,18 @@ func (t Turn) PayloadParts() (payload []byte, mediaType, system string, hasSyste
 	return payload, mediaType, system, hasSystem
 }
 
-// wrap makes the engine session of a host session.
-func (a *Engine) wrap(s *host.Session) *Session {
+// wrap makes the engine session of a host session (a fresh profile's
+// with the task state the host session holds).
+func (a *Engine) wrap(s *host.Session) (*Session, error) {
 	es := &Session{engine: a, host: s, viewer: a.viewer}
 	if a.IsFresh() {
-		es.fresh = newFreshRun(a)
+		f, err := newFreshRun(a, s)
+		if err != nil {
+			return nil, err
+		}
+		es.fresh = f
 	}
-	return es
+	return es, nil
 }
 
 // Host returns the host session: the conversation's state, its history
@@ -104,8 +109,7 @@ func (s *Session) Close(ctx context.Context) error {
 // system part of the next task contexts).
 func (s *Session) SetSystemPrompt(text string) error {
 	if s.fresh != nil {
-		s.fresh.setSystem(text)
-		return nil
+		return s.fresh.setSystem(text)
 	}
 	return s.host.SetSystemPrompt(text)
 }
@@ -114,8 +118,7 @@ func (s *Session) SetSystemPrompt(text string) error {
 // fixed system part of the next task contexts).
 func (s *Session) SetInstructions(text string) error {
 	if s.fresh != nil {
-		s.fresh.setInstructions(text)
-		return nil
+		return s.fresh.setInstructions(text)
 	}
 	return s.host.SetInstructions(text)
 }
@@ -124,8 +127,7 @@ func (s *Session) SetInstructions(text string) error {
 // spec).
 func (s *Session) SetInput(text string) error {
 	if s.fresh != nil {
-		s.fresh.setSpec(text)
-		return nil
+		return s.fresh.setSpec(text)
 	}
 	return s.host.SetInput(text)
 }

@@ -41,12 +41,14 @@ func (a *Engine) OpenSession(ctx context.Context, id string) (es *Session, resto
 		return nil, false, err
 	}
 	if restored {
-		return a.wrap(s), true, nil
+		es, err := a.wrap(s)
+		return es, true, err
 	}
 	if err := a.initSession(s); err != nil {
 		return nil, false, err
 	}
-	return a.wrap(s), false, nil
+	es, err = a.wrap(s)
+	return es, false, err
 }
 
 // initSession sets the profile's system prompt and instructions.
@@ -115,5 +117,9 @@ func (a *Engine) CreateSession(id string, opts CreateOptions) (*Session, error) 
 			return fail(err)
 		}
 	}
-	return a.wrap(s), nil
+	es, err := a.wrap(s)
+	if err != nil {
+		return fail(err)
+	}
+	return es, nil
 }

@@ -32,6 +32,9 @@ type storedEvent struct {
 	Usage    usage           `json:"usage"`
 	Pressure pressureState   `json:"pressure"`
 	Position json.RawMessage `json:"position,omitempty"`
+	// Attachment is the caller's own state (SaveAttachment), when it
+	// changed.
+	Attachment json.RawMessage `json:"attachment,omitempty"`
 }
 
 // journalOp is one change of a session: exactly one of a core text (Set),
@@ -112,7 +115,7 @@ func (s *Session) persist() error {
 
 func (s *Session) save(ctx context.Context) error {
 	if !s.needSnapshot && s.version > 0 {
-		ev, err := json.Marshal(storedEvent{Version: EventVersion, Ops: s.pending, Usage: s.usage, Pressure: s.pressure, Position: s.newPosition()})
+		ev, err := json.Marshal(storedEvent{Version: EventVersion, Ops: s.pending, Usage: s.usage, Pressure: s.pressure, Position: s.newPosition(), Attachment: s.newAttachment()})
 		if err != nil {
 			return fmt.Errorf("encode event: %w", err)
 		}
@@ -142,7 +145,7 @@ func (s *Session) save(ctx context.Context) error {
 // saved forgets what the last save wrote.
 func (s *Session) saved() {
 	s.pending = s.pending[:0]
-	s.positionSaved = true
+	s.positionSaved, s.attachmentSaved = true, true
 	s.savedUsage, s.savedPressure = s.usage, s.pressure.clone()
 }
 
@@ -151,7 +154,7 @@ func (s *Session) saved() {
 // usage and pressure state. A turn repeated with nothing changed then
 // writes nothing.
 func (s *Session) unchangedSinceSave() bool {
-	return s.version > 0 && !s.needSnapshot && len(s.pending) == 0 && s.positionSaved &&
+	return s.version > 0 && !s.needSnapshot && len(s.pending) == 0 && s.positionSaved && s.attachmentSaved &&
 		s.usage == s.savedUsage && s.pressure.equal(s.savedPressure)
 }
 
@@ -162,6 +165,43 @@ func (s *Session) newPosition() json.RawMessage {
 		return nil
 	}
 	return s.position
+}
+
+// newAttachment is the attachment to save with the next event: nil when
+// the stored one is current.
+func (s *Session) newAttachment() json.RawMessage {
+	if s.attachmentSaved {
+		return nil
+	}
+	return s.attachment
+}
+
+// SaveAttachment replaces the caller's own state kept with the session
+// (JSON; for example what a layer above the host queues for its next
+// turn) and saves it, with any change not saved yet, before it returns.
+// It is exported and restored with the session.
+func (s *Session) SaveAttachment(state json.RawMessage) error {
+	if state != nil && !json.Valid(state) {
+		return fmt.Errorf("save attachment: not valid JSON")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ended {
+		return fmt.Errorf("save attachment: %w", ErrSessionEnded)
+	}
+	s.attachment, s.attachmentSaved = append(json.RawMessage(nil), state...), false
+	if err := s.persist(); err != nil {
+		return fmt.Errorf("save attachment: %w", err)
+	}
+	return nil
+}
+
+// Attachment returns the state last given to SaveAttachment (or restored
+// with the session); nil when none was.
+func (s *Session) Attachment() json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append(json.RawMessage(nil), s.attachment...)
 }
 
 // SetPosition records where the caller is in its own input (for example
@@ -218,7 +258,7 @@ func (s *Session) restoreStored(ctx context.Context, st StoredSession) error {
 		s.logBytes += len(b)
 	}
 	s.pending = s.pending[:0]
-	s.version, s.snapBytes, s.positionSaved = st.Version(), len(st.Snapshot), true
+	s.version, s.snapBytes, s.positionSaved, s.attachmentSaved = st.Version(), len(st.Snapshot), true, true
 	s.savedUsage, s.savedPressure = s.usage, s.pressure.clone()
 	return nil
 }
@@ -237,6 +277,9 @@ func (s *Session) replayEvent(ctx context.Context, b []byte) error {
 	s.usage, s.pressure = ev.Usage, ev.Pressure.restored()
 	if ev.Position != nil {
 		s.position = ev.Position
+	}
+	if ev.Attachment != nil {
+		s.attachment = ev.Attachment
 	}
 	return nil
 }

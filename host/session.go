@@ -52,6 +52,10 @@ type Session struct {
 	// tells whether the store holds it.
 	position      json.RawMessage
 	positionSaved bool
+	// attachment is the caller's own state (SaveAttachment), saved with
+	// the session; attachmentSaved tells whether the store holds it.
+	attachment      json.RawMessage
+	attachmentSaved bool
 	// savedUsage and savedPressure are the usage and pressure state the
 	// store holds (as of the last save or restore).
 	savedUsage    usage
@@ -148,7 +152,7 @@ func newSession(id string, cfg Config, ev *events) (*Session, error) {
 		hist:          history.New(counter, cfg.History.Options),
 		usage:         usage{Calibration: 1},
 		metrics:       Metrics{FreedByComponent: map[string]int{}},
-		positionSaved: true,
+		positionSaved: true, attachmentSaved: true,
 	}
 	s.setHistory(s.hist)
 	for _, b := range cfg.Plugins {

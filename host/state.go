@@ -34,6 +34,8 @@ type sessionState struct {
 	Plugins      []pluginState `json:"plugins,omitempty"`
 	// Position is the caller's position in its input (Session.SetPosition).
 	Position json.RawMessage `json:"position,omitempty"`
+	// Attachment is the caller's own state (Session.SaveAttachment).
+	Attachment json.RawMessage `json:"attachment,omitempty"`
 }
 
 type strategyState struct {
@@ -70,7 +72,7 @@ func (s *Session) exportLocked(ctx context.Context, stateOf func(context.Context
 		Version: StateVersion, Session: s.id,
 		SystemPrompt: s.system.text, Instructions: s.instructions.text, Input: s.input.text,
 		TeamTask: s.teamTask.text, Strategy: strategyState(s.cfg.Strategy), History: hist, Usage: s.usage, Pressure: s.pressure,
-		Position: s.position,
+		Position: s.position, Attachment: s.attachment,
 	}
 	for _, p := range s.plugins {
 		if !p.info.HasCapability(sdk.CapState) {
@@ -158,7 +160,7 @@ func (s *Session) restore(ctx context.Context, data []byte, persist bool) error 
 	s.teamTask = countedText{st.TeamTask, s.counter.Count(st.TeamTask)}
 	s.cfg.Strategy, s.strategy = strategyCfg, strategy
 	s.setHistory(hist)
-	s.usage, s.pressure, s.position = st.Usage, st.Pressure.restored(), st.Position
+	s.usage, s.pressure, s.position, s.attachment = st.Usage, st.Pressure.restored(), st.Position, st.Attachment
 	s.pending = s.pending[:0]
 	if persist {
 		// An imported state's turn mark names versions of another store.

@@ -203,6 +203,9 @@ func storeSteps(snapshot *[]byte) []struct {
 			return err
 		}},
 		{"ReportUsage", func(_ context.Context, s *host.Session) error { return s.ReportUsage(120, 30) }},
+		{"SaveAttachment", func(_ context.Context, s *host.Session) error {
+			return s.SaveAttachment(json.RawMessage(`{"spec":"next task","ops":[1,2]}`))
+		}},
 		{"Apply again", func(ctx context.Context, s *host.Session) error { return addNote(ctx, s, "notes", long+"2") }},
 		{"Apply before Compact", func(ctx context.Context, s *host.Session) error {
 			return addNote(ctx, s, "extra", strings.Repeat(long, 4))
@@ -526,5 +529,53 @@ func TestRepeatedTurnSavesNothing(t *testing.T) {
 	}
 	if store.saves != before+1 {
 		t.Errorf("repeated turn whose Prepared hook changed a plugin's state: %d saves, want 1", store.saves-before)
+	}
+}
+
+// TestAttachment: the caller's own state is saved before SaveAttachment
+// returns, comes back with the session opened again and with an
+// exported state, and must be JSON.
+func TestAttachment(t *testing.T) {
+	ctx := context.Background()
+	store := newMemStore()
+	h := host.New(host.Options{Store: store})
+	rig := newStoreRig(t, h)
+	s, err := h.NewSession("s1", rig.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SaveAttachment(json.RawMessage(`{"tasks":`)); err == nil {
+		t.Fatal("SaveAttachment took text that is not JSON")
+	}
+	want := `{"spec":"fix the parser","tasks":3}`
+	before := store.saves
+	if err := s.SaveAttachment(json.RawMessage(want)); err != nil {
+		t.Fatal(err)
+	}
+	if store.saves != before+1 {
+		t.Fatalf("%d saves, want 1", store.saves-before)
+	}
+	h2 := host.New(host.Options{Store: store})
+	s2, restored, err := h2.OpenSession(ctx, "s1", newStoreRig(t, h2).cfg)
+	if err != nil || !restored {
+		t.Fatalf("reopen: restored %v, %v", restored, err)
+	}
+	if got := string(s2.Attachment()); got != want {
+		t.Fatalf("reopened attachment %s, want %s", got, want)
+	}
+	state, err := s2.ExportState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h3 := host.New(host.Options{})
+	s3, err := h3.NewSession("s3", newStoreRig(t, h3).cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s3.RestoreState(ctx, state); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(s3.Attachment()); got != want {
+		t.Fatalf("imported attachment %s, want %s", got, want)
 	}
 }

@@ -78,10 +78,10 @@ func TestRunFreshExample(t *testing.T) {
 		}
 	}
 	want := []task{
-		{"task-1", "tasks", "fresh/tasks/task-1"},
-		{"task-2", "coder", "fresh/coder/task-2"},
-		{"task-3", "docs", "fresh/docs/task-3"},
-		{"task-4", "reviewer", "fresh/reviewer/task-4"},
+		{"task-1", "tasks", "fresh/replay/tasks/task-1"},
+		{"task-2", "coder", "fresh/replay/coder/task-2"},
+		{"task-3", "docs", "fresh/replay/docs/task-3"},
+		{"task-4", "reviewer", "fresh/replay/reviewer/task-4"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("tasks (-want +got):\n%s", diff)

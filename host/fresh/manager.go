@@ -51,6 +51,11 @@ type Options struct {
 	Format           string
 	AssemblerOptions map[string]string
 	Logger           hclog.Logger
+	// Scope, when set, is part of the name of every task's plugin
+	// session (SessionID): managers that share plugin processes (one per
+	// conversation of a service) must each have their own, or their
+	// tasks of the same agent and id would share plugin state.
+	Scope string
 }
 
 // TaskSpec is one task (seed 003's TaskSpec, reduced to what a context needs).
@@ -120,8 +125,14 @@ func NewManager(opts Options) (*Manager, error) {
 	return &Manager{opts: opts, logger: logger, host: host.New(host.Options{Logger: logger}), active: map[string]*TaskContext{}}, nil
 }
 
-// SessionID is the plugin session of a task.
-func SessionID(agentID, taskID string) string { return "fresh/" + agentID + "/" + taskID }
+// SessionID is the plugin session of a task: fresh/AGENT/TASK, or
+// fresh/SCOPE/AGENT/TASK for a manager with a scope.
+func SessionID(scope, agentID, taskID string) string {
+	if scope == "" {
+		return "fresh/" + agentID + "/" + taskID
+	}
+	return "fresh/" + scope + "/" + agentID + "/" + taskID
+}
 
 // BuildFreshContext builds task's context from scratch, through the
 // host's one path: a new host session for the task (an earlier one for
@@ -140,7 +151,7 @@ func (m *Manager) BuildFreshContext(ctx context.Context, task TaskSpec, opts Bui
 	if opts.MaxTokens == 0 {
 		opts.MaxTokens = DefaultMaxTokens
 	}
-	session := SessionID(task.AgentID, task.ID)
+	session := SessionID(m.opts.Scope, task.AgentID, task.ID)
 	m.endSession(ctx, session)
 	tc := &TaskContext{Session: session, Task: task, MaxTokens: opts.MaxTokens, Reserved: m.opts.Budgeter.Fixed().Reserved}
 	fail := func(err error) (*TaskContext, error) {
