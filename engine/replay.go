@@ -64,7 +64,7 @@ type replay struct {
 
 func (r *replay) run(ctx context.Context, t *transcript.Transcript) error {
 	s := r.s
-	tracked := s.engine.HasStore() && !s.IsFresh()
+	tracked := s.engine.HasStore()
 	var start int
 	var pos position
 	if tracked {

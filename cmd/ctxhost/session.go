@@ -122,8 +122,6 @@ func (sf *storeFlags) open(ctx context.Context, a *engine.Engine) (*engine.Sessi
 		return nil, usageErrorf("session %q already stored; use -resume or another -session", sf.id)
 	case !stored && sf.resume:
 		return nil, usageErrorf("-resume: no session %q stored in %s", sf.id, a.Config.Host.Store)
-	case sf.resume && a.IsFresh():
-		return nil, usageErrorf("-resume: fresh profiles cannot be resumed (their task contexts are built from scratch and not stored)")
 	}
 	s, _, err := a.OpenSession(ctx, sf.id)
 	return s, err

@@ -184,3 +184,47 @@ func TestRunResumeBetweenToolCallAndResult(t *testing.T) {
 		t.Errorf("resumed final payload (%d bytes) differs from the full run's (%d bytes)", len(got), len(want))
 	}
 }
+
+// TestRunResumeFreshAndTeam: a fresh profile (what it holds for the next
+// task is stored) and a multi-agent one, run on the first half of their
+// transcript, then resumed with the whole transcript in a new process,
+// give every later turn as one full run gives it.
+func TestRunResumeFreshAndTeam(t *testing.T) {
+	root := moduleRoot(t)
+	for _, tc := range []struct{ config, transcript string }{
+		{"fresh.hcl", "fresh-tasks.jsonl"},
+		{"team.hcl", "team-chat.jsonl"},
+	} {
+		t.Run(tc.config, func(t *testing.T) {
+			dir := t.TempDir()
+			src, err := os.ReadFile(filepath.Join(root, "examples", tc.config))
+			if err != nil {
+				t.Fatal(err)
+			}
+			store := "  store = \"" + filepath.Join(dir, "sessions.db") + "\"\n"
+			cfg := filepath.Join(dir, tc.config)
+			if bytes.Contains(src, []byte("host {\n")) {
+				src = bytes.Replace(src, []byte("host {\n"), []byte("host {\n"+store), 1)
+			} else {
+				src = append(src, []byte("\nhost {\n"+store+"}\n")...)
+			}
+			if err := os.WriteFile(cfg, src, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			transcript := filepath.Join(root, "examples", tc.transcript)
+			half1, _ := splitAtMiddleTurn(t, transcript, dir)
+			full := replayJSON(t, "-config", filepath.Join(root, "examples", tc.config), "-var", "bin_dir="+binDir, transcript)
+			first := replayJSON(t, "-config", cfg, "-var", "bin_dir="+binDir, half1)
+			rest := replayJSON(t, "-config", cfg, "-var", "bin_dir="+binDir, "-resume", transcript)
+			turns := append(first.Turns, rest.Turns...)
+			if len(turns) != len(full.Turns) {
+				t.Fatalf("%d + %d turns, one full run has %d", len(first.Turns), len(rest.Turns), len(full.Turns))
+			}
+			for i, turn := range turns {
+				if !bytes.Equal(turn.Payload, full.Turns[i].Payload) {
+					t.Fatalf("turn %d: the resumed run's payload differs from the full run's", i+1)
+				}
+			}
+		})
+	}
+}
