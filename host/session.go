@@ -96,8 +96,9 @@ type pressureState struct {
 	// (the first turn has no cached prefix to lose), so it is saved with
 	// the session: a reopened session decides as it would have.
 	Turns int `json:"turns,omitempty"`
-	// TurnVersion is the stored version the last prepared turn was saved
-	// as, TurnAgent its agent and TurnBudget a digest of its budget: a
+	// TurnVersion is the stored version just before the save that
+	// recorded the last prepared turn (that save made TurnVersion+1),
+	// TurnAgent its agent and TurnBudget a digest of its budget: a
 	// reopened session tells from them that its first turn repeats that
 	// one (see markSavedTurn). Zero without a store.
 	TurnVersion uint64 `json:"turn_version,omitempty"`

@@ -31,9 +31,9 @@
 // Plugin components come from host.ContextPlugin values; every task gets
 // its own plugin session ("fresh/AGENT/TASK", or "fresh/SCOPE/AGENT/TASK"
 // for a manager with Options.Scope, as each conversation of a service
-// has), ended when the task or its agent is cleared. An optional plugin that fails yields an empty
-// component and a warning; a required one fails the build with an error
-// naming it.
+// has), ended when the task or its agent is cleared. An optional plugin
+// that fails yields an empty component and a warning; a required one
+// fails the build with an error naming it.
 //
 // Validate explains a TaskContext: a per-component breakdown, warnings and
 // suggestions; Explain renders it as text (what `ctxhost inspect` shows).
