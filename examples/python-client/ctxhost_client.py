@@ -28,6 +28,15 @@ SERVICE = "ctxhost.service.v1.ContextService"
 READS = frozenset({"GetSession", "ListSessions", "Inspect", "ExportState", "ListEvents", "Health", "Ready"})
 
 
+def _keyed(body):
+    """Whether a call carries an idempotency key (in its write options, or
+    at the top as CreateSession has it), in either spelling."""
+    for holder in (body, body.get("write") or {}):
+        if holder.get("idempotency_key") or holder.get("idempotencyKey"):
+            return True
+    return False
+
+
 class CtxhostError(Exception):
     """An error answer: HTTP status, Connect code (invalid_argument,
     not_found, aborted, unauthenticated, ...), message and, for a stale
@@ -105,7 +114,7 @@ class Client:
         headers = {"Content-Type": "application/json"}
         if self.token:
             headers["Authorization"] = "Bearer " + self.token
-        repeatable = method in READS or bool((body.get("write") or {}).get("idempotency_key"))
+        repeatable = method in READS or _keyed(body)
         while True:
             conn, kept = self._connection()
             try:

@@ -122,8 +122,8 @@ func TestClientConnections(t *testing.T) {
 		t.Fatalf("test_client.py: %v\n%s", err, out)
 	}
 	t.Logf("test_client.py:\n%s", out)
-	if !strings.Contains(string(out), "Ran 9 tests") {
-		t.Errorf("test_client.py did not run its 9 tests:\n%s", out)
+	if !strings.Contains(string(out), "Ran 10 tests") {
+		t.Errorf("test_client.py did not run its 10 tests:\n%s", out)
 	}
 }
 

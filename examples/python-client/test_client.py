@@ -116,6 +116,14 @@ class ConnectionTest(unittest.TestCase):
         self.assertEqual(sent[0], sent[1])
         self.assertEqual(sent[0]["write"], {"idempotency_key": "k1"})
 
+    def test_keys_in_either_spelling_and_place(self):
+        self.server.plan = {2: "drop", 4: "drop"}
+        self.client.call("Health", {})
+        self.client.call("AppendMessages", {"sessionId": "s", "messages": [], "write": {"idempotencyKey": "k2"}})
+        self.client.call("CreateSession", {"session_id": "s2", "idempotency_key": "k3"})
+        self.assertEqual([m for _, m, _ in self.server.calls],
+                         ["Health", "AppendMessages", "AppendMessages", "CreateSession", "CreateSession"])
+
     def test_read_lost_on_a_kept_connection_is_sent_again(self):
         self.server.plan = {2: "drop"}
         self.client.call("Health", {})
