@@ -56,14 +56,35 @@ type freshOpJSON struct {
 // one with the system prompt and instructions the session was created
 // with (the profile's, unless the creator gave others).
 func newFreshRun(a *Engine, s *host.Session) (*freshRun, error) {
-	f := &freshRun{engine: a, host: s, ignored: map[string]bool{},
-		state: freshState{System: s.SystemPrompt(), Instructions: s.Instructions()}}
+	st, err := freshStateOf(s)
+	if err != nil {
+		return nil, err
+	}
+	return &freshRun{engine: a, host: s, ignored: map[string]bool{}, state: st}, nil
+}
+
+// freshStateOf is the fresh state session s holds.
+func freshStateOf(s *host.Session) (freshState, error) {
+	st := freshState{System: s.SystemPrompt(), Instructions: s.Instructions()}
 	if b := s.Attachment(); len(b) > 0 {
-		if err := json.Unmarshal(b, &f.state); err != nil {
-			return nil, fmt.Errorf("fresh session %q: stored task state: %w", s.ID(), err)
+		if err := json.Unmarshal(b, &st); err != nil {
+			return freshState{}, fmt.Errorf("fresh session %q: stored task state: %w", s.ID(), err)
 		}
 	}
-	return f, nil
+	return st, nil
+}
+
+// reload takes the fresh state the host session now holds (after
+// RestoreState).
+func (f *freshRun) reload() error {
+	st, err := freshStateOf(f.host)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	f.state = st
+	f.mu.Unlock()
+	return nil
 }
 
 // FreshTurn is one task context built by a fresh profile.

@@ -105,6 +105,29 @@ func (s *Session) Close(ctx context.Context) error {
 	return nil
 }
 
+// RestoreState replaces the session's state with an exported one
+// (host.Session.RestoreState); a fresh profile's next task comes with it.
+func (s *Session) RestoreState(ctx context.Context, data []byte) error {
+	if s.fresh != nil { // refuse a fresh state that cannot be read before anything changes
+		var st struct{ Attachment json.RawMessage }
+		if err := json.Unmarshal(data, &st); err != nil {
+			return fmt.Errorf("restore %q: %w", s.ID(), err)
+		}
+		if len(st.Attachment) > 0 {
+			if err := json.Unmarshal(st.Attachment, &freshState{}); err != nil {
+				return fmt.Errorf("restore %q: fresh task state: %w", s.ID(), err)
+			}
+		}
+	}
+	if err := s.host.RestoreState(ctx, data); err != nil {
+		return err
+	}
+	if s.fresh != nil {
+		return s.fresh.reload()
+	}
+	return nil
+}
+
 // SetSystemPrompt sets the system prompt (on a fresh profile: the fixed
 // system part of the next task contexts).
 func (s *Session) SetSystemPrompt(text string) error {

@@ -312,7 +312,7 @@ func (s *Server) ImportState(ctx context.Context, req *connect.Request[servicev1
 		if err != nil {
 			return invalid(err)
 		}
-		if err := w.hs.RestoreState(ctx, data); err != nil {
+		if err := w.e.es.RestoreState(ctx, data); err != nil {
 			if errors.Is(err, host.ErrNotPersisted) {
 				return err
 			}
