@@ -173,6 +173,31 @@ func newStoreRig(t *testing.T, h *host.Host) *storeRig {
 	}}
 }
 
+// newStoredSession is session "s1" of a host saving to a new memStore,
+// with the storeRig's plugins.
+func newStoredSession(t *testing.T) (*memStore, *host.Session) {
+	t.Helper()
+	store := newMemStore()
+	h := host.New(host.Options{Store: store})
+	s, err := h.NewSession("s1", newStoreRig(t, h).cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store, s
+}
+
+// reopenStored opens session id from store in a new host with new
+// plugin instances, as a restarted process does.
+func reopenStored(t *testing.T, store *memStore, id string) *host.Session {
+	t.Helper()
+	h := host.New(host.Options{Store: store})
+	s, restored, err := h.OpenSession(context.Background(), id, newStoreRig(t, h).cfg)
+	if err != nil || !restored {
+		t.Fatalf("reopen %q: restored %v, %v", id, restored, err)
+	}
+	return s
+}
+
 func addNote(ctx context.Context, s *host.Session, plugin, text string) error {
 	args, _ := json.Marshal(map[string]string{"text": text})
 	_, err := s.Apply(ctx, plugin, "add", args)
@@ -251,13 +276,7 @@ func TestPersistAfterEachCall(t *testing.T) {
 
 func testPersistAfterEachCall(t *testing.T, fewSnapshots bool) {
 	ctx := context.Background()
-	store := newMemStore()
-	h := host.New(host.Options{Store: store})
-	rig := newStoreRig(t, h)
-	s, err := h.NewSession("s1", rig.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, s := newStoredSession(t)
 	var snapshot []byte
 	for round := range 3 {
 		for _, step := range storeSteps(&snapshot) {
@@ -415,13 +434,7 @@ func TestRestoreIntoNewHost(t *testing.T) {
 // returns an error wrapping ErrNotPersisted, and its change is applied.
 func TestFailingStoreSurfacesError(t *testing.T) {
 	ctx := context.Background()
-	store := newMemStore()
-	h := host.New(host.Options{Store: store})
-	rig := newStoreRig(t, h)
-	s, err := h.NewSession("s1", rig.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, s := newStoredSession(t)
 	store.fail = errors.New("disk full")
 	tests := []struct {
 		name    string
@@ -537,13 +550,7 @@ func TestRepeatedTurnSavesNothing(t *testing.T) {
 // exported state, and must be JSON.
 func TestAttachment(t *testing.T) {
 	ctx := context.Background()
-	store := newMemStore()
-	h := host.New(host.Options{Store: store})
-	rig := newStoreRig(t, h)
-	s, err := h.NewSession("s1", rig.cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, s := newStoredSession(t)
 	if err := s.SaveAttachment(json.RawMessage(`{"tasks":`)); err == nil {
 		t.Fatal("SaveAttachment took text that is not JSON")
 	}
@@ -555,11 +562,7 @@ func TestAttachment(t *testing.T) {
 	if store.saves != before+1 {
 		t.Fatalf("%d saves, want 1", store.saves-before)
 	}
-	h2 := host.New(host.Options{Store: store})
-	s2, restored, err := h2.OpenSession(ctx, "s1", newStoreRig(t, h2).cfg)
-	if err != nil || !restored {
-		t.Fatalf("reopen: restored %v, %v", restored, err)
-	}
+	s2 := reopenStored(t, store, "s1")
 	if got := string(s2.Attachment()); got != want {
 		t.Fatalf("reopened attachment %s, want %s", got, want)
 	}
