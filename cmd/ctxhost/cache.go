@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/sdk"
@@ -78,8 +79,13 @@ func printCache(w io.Writer, c *host.CacheReport) {
 		kept = "prefix kept"
 	}
 	m := c.Managed
-	fmt.Fprintf(w, "  cache: %s, %s of %s tok shared; read %s, write %s, uncached %s: %.0f units (unmanaged %.0f)\n",
-		kept, thousands(m.SharedPrefix), thousands(m.Total), thousands(m.Read), thousands(m.Write), thousands(m.Uncached), m.Cost, c.Unmanaged.Cost)
+	short := ""
+	if m.SharedPrefix > 0 && m.Read == 0 && m.SharedPrefix < c.Pricing.MinCacheable {
+		short = fmt.Sprintf(" (below the provider's %s-token minimum)", thousands(c.Pricing.MinCacheable))
+	}
+	fmt.Fprintf(w, "  cache: %s, %s of %s tok shared%s; read %s, write %s, uncached %s: %s units (unmanaged %s)\n",
+		kept, thousands(m.SharedPrefix), thousands(m.Total), short, thousands(m.Read), thousands(m.Write), thousands(m.Uncached),
+		thousands(int(math.Round(m.Cost))), thousands(int(math.Round(c.Unmanaged.Cost))))
 }
 
 // print writes the summary table.
