@@ -15,12 +15,15 @@ const (
 	SlotContext Slot = "context" // supporting context (plan, memory, tool outputs, team task)
 	SlotHistory Slot = "history" // conversation messages
 	SlotInput   Slot = "input"   // the current user input
+	// SlotTools holds the request's tool definitions, tool choice and
+	// response schema (see RequestTools). Only the host fills it.
+	SlotTools Slot = "tools"
 )
 
-// Valid reports whether s is one of the four known slots.
+// Valid reports whether s is one of the known slots.
 func (s Slot) Valid() bool {
 	switch s {
-	case SlotSystem, SlotContext, SlotHistory, SlotInput:
+	case SlotSystem, SlotContext, SlotHistory, SlotInput, SlotTools:
 		return true
 	}
 	return false
@@ -47,6 +50,7 @@ const (
 	ComponentHistory      = "conversation_history"
 	ComponentInput        = "current_input"
 	ComponentTeamTask     = "team_task"
+	ComponentTools        = "tool_definitions"
 )
 
 // ToolCall is one tool invocation requested by an assistant turn.
@@ -58,15 +62,18 @@ type ToolCall struct {
 
 // Message is one conversation turn.
 type Message struct {
-	ID          string            `json:"id,omitempty"`
-	Role        string            `json:"role"`
-	Name        string            `json:"name,omitempty"`         // speaker name
-	SpeakerType string            `json:"speaker_type,omitempty"` // human or ai
-	Content     string            `json:"content"`
-	ToolCallID  string            `json:"tool_call_id,omitempty"`
-	ToolName    string            `json:"tool_name,omitempty"`
-	ToolCalls   []ToolCall        `json:"tool_calls,omitempty"`
-	Metadata    map[string]string `json:"metadata,omitempty"`
+	ID          string `json:"id,omitempty"`
+	Role        string `json:"role"`
+	Name        string `json:"name,omitempty"`         // speaker name
+	SpeakerType string `json:"speaker_type,omitempty"` // human or ai
+	Content     string `json:"content"`
+	// Parts, when set, is the message's content as ordered parts (text,
+	// images, documents, thinking, ...); Content is then empty.
+	Parts      []Part            `json:"parts,omitempty"`
+	ToolCallID string            `json:"tool_call_id,omitempty"`
+	ToolName   string            `json:"tool_name,omitempty"`
+	ToolCalls  []ToolCall        `json:"tool_calls,omitempty"`
+	Metadata   map[string]string `json:"metadata,omitempty"`
 	// Kind is what the message is (KindTask, KindObservation, ...); empty
 	// means DefaultKind. Compaction decides by kind, not by role.
 	Kind string `json:"kind,omitempty"`
