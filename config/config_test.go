@@ -65,7 +65,7 @@ func TestLoadGood(t *testing.T) {
 			Name: "coding", Model: "small", SystemPrompt: "You are a careful coding agent.", Instructions: "Be brief.",
 			Plugins: []string{"plan"}, Assembler: "gemini", Mode: ModeFresh,
 			Strategy: Strategy{Type: "graduated", WarningThreshold: 0.75, CriticalThreshold: 0.95, Target: 0.5, CarryoverTurns: 2},
-			History:  History{PreserveRecent: 4, KeepFirst: false, Window: 3, Priority: 7},
+			History:  History{PreserveRecent: 4, KeepFirst: false, Infer: "chat", Window: 3, Priority: 7},
 			Fresh: Fresh{SystemPromptTokens: 2000, TaskSpecTokens: 1000, ReservedTokens: 8000,
 				Shares: map[string]float64{"tool_outputs": 2, "memory": 1}},
 			MultiAgent: MultiAgent{WindowSize: 3, MaxBytes: 4096, TeamTaskMaxBytes: 5120,
@@ -74,7 +74,7 @@ func TestLoadGood(t *testing.T) {
 		{
 			Name: "defaults", Model: "big", Plugins: []string{"plan", "memory"}, Mode: ModeConversation,
 			Strategy: Strategy{Type: "proactive", WarningThreshold: 0.7, CriticalThreshold: 0.9, Target: 0.6, CarryoverTurns: 4},
-			History:  History{PreserveRecent: 10, KeepFirst: true, Window: 5, Priority: 6},
+			History:  History{PreserveRecent: 10, KeepFirst: true, Infer: "chat", Window: 5, Priority: 6},
 			Fresh: Fresh{SystemPromptTokens: 2000, TaskSpecTokens: 1000, ReservedTokens: 16000,
 				Shares: map[string]float64{"tool_outputs": 0.6, "plan": 0.25, "memory": 0.15}},
 			MultiAgent: MultiAgent{WindowSize: 5, MaxBytes: 768 * 1024, TeamTaskMaxBytes: 5120,

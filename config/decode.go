@@ -19,6 +19,7 @@ const (
 	DefaultTarget              = 0.6
 	DefaultCarryoverTurns      = 4
 	DefaultPreserveRecent      = 10
+	DefaultInfer               = "chat"
 	DefaultHistoryPriority     = 6
 	DefaultWindowSize          = 5
 	DefaultMaxBytes            = 768 * 1024
@@ -104,7 +105,7 @@ func decodeContext(fb fileBlock, diags *hcl.Diagnostics) *Context {
 	c := &Context{Name: fb.block.Labels[0], Source: Source{DeclRange: fb.block.DefRange}, Mode: ModeConversation,
 		Strategy: Strategy{Type: DefaultStrategy, WarningThreshold: DefaultWarningThreshold,
 			CriticalThreshold: DefaultCriticalThreshold, Target: DefaultTarget, CarryoverTurns: DefaultCarryoverTurns},
-		History: History{PreserveRecent: DefaultPreserveRecent, KeepFirst: true, Window: DefaultWindowSize,
+		History: History{PreserveRecent: DefaultPreserveRecent, KeepFirst: true, Infer: DefaultInfer, Window: DefaultWindowSize,
 			Priority: DefaultHistoryPriority},
 		Fresh: Fresh{SystemPromptTokens: DefaultSystemPromptTokens, TaskSpecTokens: DefaultTaskSpecTokens,
 			ReservedTokens: DefaultReservedTokens, Shares: DefaultShares()},
@@ -140,6 +141,7 @@ func decodeContext(fb fileBlock, diags *hcl.Diagnostics) *Context {
 		r := blockReader(b.Body, historySchema, fb.ctx, &h.Source, diags)
 		r.integer("preserve_recent", &h.PreserveRecent)
 		r.boolean("keep_first", &h.KeepFirst)
+		r.str("infer", &h.Infer)
 		r.integer("window", &h.Window)
 		r.integer("priority", &h.Priority)
 		r.stringMap("kinds", &h.Kinds)

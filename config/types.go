@@ -141,11 +141,17 @@ type Strategy struct {
 	MinFree           int     // proactive: least tokens a compaction frees; 0: 5% of the budget
 }
 
+// InferModes are the values of a history block's infer attribute.
+var InferModes = []string{"off", "chat", "agent"}
+
 // History is a context's `history` block.
 type History struct {
 	Source
 	PreserveRecent int  // default 10
 	KeepFirst      bool // default true
+	// Infer is how the kinds of unlabelled messages are inferred: "off",
+	// "chat" (default) or "agent".
+	Infer string
 	// Window is the number of messages before the current one an agent sees
 	// in a multi-agent view (default 5); the same value as
 	// MultiAgent.WindowSize, which may be set in either block.

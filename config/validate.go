@@ -151,6 +151,7 @@ func (c *Config) validateContext(p *problems, x *Context) {
 
 	h := x.History
 	p.atLeast(h.Source, "preserve_recent", h.PreserveRecent, 0)
+	p.oneOf(h.Source, "infer", "infer", h.Infer, InferModes)
 	p.priority(h.Source, "priority", h.Priority)
 	if h.IsSet("window") {
 		p.atLeast(h.Source, "window", h.Window, 0)

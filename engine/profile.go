@@ -53,7 +53,7 @@ func SessionConfig(cfg *config.Config, c *config.Context) (host.Config, error) {
 			MinFree:        c.Strategy.MinFree,
 		},
 		History: host.HistoryConfig{
-			Options:  history.Options{PreserveRecent: preserve, DropFirst: !c.History.KeepFirst, Policy: kindPolicy(c.History.Kinds)},
+			Options:  history.Options{PreserveRecent: preserve, DropFirst: !c.History.KeepFirst, Infer: c.History.Infer, Policy: kindPolicy(c.History.Kinds)},
 			Priority: &priority,
 		},
 		FailOnUnmetTarget: c.FailOnUnmetTarget,

@@ -146,6 +146,16 @@ func (s *Session) SetInstructions(text string) error {
 	return s.host.SetInstructions(text)
 }
 
+// SetTools sets the tool definitions, tool choice and response schema
+// every payload of the session carries (counted, never compacted). A
+// fresh profile's tasks carry none: it refuses them.
+func (s *Session) SetTools(r sdk.RequestTools) error {
+	if s.fresh != nil {
+		return fmt.Errorf("set tools: a fresh profile's task contexts carry no tool definitions")
+	}
+	return s.host.SetTools(r)
+}
+
 // SetInput sets the current input (on a fresh profile: the next task's
 // spec).
 func (s *Session) SetInput(text string) error {

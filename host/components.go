@@ -29,7 +29,9 @@ func (c *countedComponent) isHistory() bool {
 	return c.plugin == nil && !c.view && c.comp.Name == sdk.ComponentHistory
 }
 
-var slotRank = map[sdk.Slot]int{sdk.SlotSystem: 0, sdk.SlotContext: 1, sdk.SlotHistory: 2, sdk.SlotInput: 3}
+// slotRank orders components: tools first (providers put them at the
+// head of the cached prefix), then system, context, history, input.
+var slotRank = map[sdk.Slot]int{sdk.SlotTools: -1, sdk.SlotSystem: 0, sdk.SlotContext: 1, sdk.SlotHistory: 2, sdk.SlotInput: 3}
 
 // gather builds this turn's components: the core ones and one per plugin
 // (fetched concurrently, each with its deadline, unless its last answer is
@@ -47,6 +49,7 @@ func (s *Session) gather(ctx context.Context, view *AgentView) ([]countedCompone
 	if view != nil {
 		out = s.viewComponents(view)
 	} else {
+		core(sdk.ComponentTools, sdk.SlotTools, s.tools)
 		core(sdk.ComponentSystemPrompt, sdk.SlotSystem, s.system)
 		core(sdk.ComponentInstructions, sdk.SlotSystem, s.instructions)
 		if s.hist.Len() > 0 {

@@ -309,6 +309,11 @@ func (s *Session) replayOp(ctx context.Context, op journalOp) error {
 			s.instructions = t
 		case "input":
 			s.input = t
+		case "tools":
+			if _, err := sdk.ParseTools(op.Text); err != nil {
+				return err
+			}
+			s.tools = t
 		case "team":
 			s.teamTask = t
 		default:

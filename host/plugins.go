@@ -65,7 +65,7 @@ func newBoundPlugin(b PluginBinding) (*boundPlugin, error) {
 	if p.priority < 0 || p.priority > 100 {
 		return nil, fmt.Errorf("plugin %q: priority must be 0..100, got %d", b.Name, p.priority)
 	}
-	if !p.slot.Valid() {
+	if !p.slot.ForPlugins() {
 		return nil, fmt.Errorf("plugin %q: unknown slot %q", b.Name, p.slot)
 	}
 	return p, nil
@@ -74,7 +74,7 @@ func newBoundPlugin(b PluginBinding) (*boundPlugin, error) {
 // CoreComponents are the names of the components the host itself builds;
 // a plugin binding cannot use them, since its component is named after it.
 var CoreComponents = []string{sdk.ComponentSystemPrompt, sdk.ComponentInstructions, sdk.ComponentHistory,
-	sdk.ComponentInput, sdk.ComponentTeamTask}
+	sdk.ComponentInput, sdk.ComponentTeamTask, sdk.ComponentTools}
 
 // IsCoreComponent reports whether name is one of CoreComponents.
 func IsCoreComponent(name string) bool { return slices.Contains(CoreComponents, name) }
@@ -190,7 +190,7 @@ func ValidateComponent(c *sdk.Component) error {
 	if c.Name == "" {
 		return fmt.Errorf("empty name")
 	}
-	if c.Slot != "" && !c.Slot.Valid() {
+	if c.Slot != "" && !c.Slot.ForPlugins() {
 		return fmt.Errorf("%q: unknown slot %q", c.Name, c.Slot)
 	}
 	bad := func(what string) error { return fmt.Errorf("%q: %s is not valid UTF-8", c.Name, what) }

@@ -30,6 +30,7 @@ type Session struct {
 	system       countedText
 	instructions countedText
 	input        countedText
+	tools        countedText // the JSON of the request's tools (sdk.ToolsText)
 	teamTask     countedText
 	hist         *history.History
 	plugins      []*boundPlugin // in binding order
@@ -189,7 +190,7 @@ func (s *Session) setText(dst *countedText, what, text string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	*dst = countedText{text: text, tokens: s.counter.Count(text)}
-	s.journal(journalOp{Set: strings.Fields(what)[0], Text: text}) // system, instructions, input
+	s.journal(journalOp{Set: strings.Fields(what)[0], Text: text}) // system, instructions, input, tools
 	if err := s.persist(); err != nil {
 		return fmt.Errorf("set %s: %w", what, err)
 	}
@@ -208,6 +209,29 @@ func (s *Session) SetInstructions(text string) error {
 
 // SetInput sets this turn's input (priority 0, never compacted).
 func (s *Session) SetInput(text string) error { return s.setText(&s.input, "input", text) }
+
+// SetTools sets the request's tool definitions, tool choice and response
+// schema (never compacted; counted as their JSON). A zero r clears them.
+// Invalid tools are rejected and nothing changes.
+func (s *Session) SetTools(r sdk.RequestTools) error {
+	if err := r.Check(); err != nil {
+		return fmt.Errorf("set tools: %w", err)
+	}
+	text, err := sdk.ToolsText(r)
+	if err != nil {
+		return fmt.Errorf("set tools: %w", err)
+	}
+	return s.setText(&s.tools, "tools", text)
+}
+
+// Tools returns the request's tools as last set.
+func (s *Session) Tools() sdk.RequestTools {
+	s.mu.Lock()
+	text := s.tools.text
+	s.mu.Unlock()
+	r, _ := sdk.ParseTools(text) // written by SetTools or a checked restore
+	return r
+}
 
 // SystemPrompt returns the system prompt.
 func (s *Session) SystemPrompt() string { s.mu.Lock(); defer s.mu.Unlock(); return s.system.text }
@@ -242,6 +266,14 @@ func (s *Session) AddMessage(m sdk.Message) (sdk.Message, error) {
 
 // History returns every message, including masked and omitted ones.
 func (s *Session) History() []sdk.Message { s.mu.Lock(); defer s.mu.Unlock(); return s.hist.All() }
+
+// HistoryEntries returns the stored messages at positions [from, to) as
+// given, with their resolved kinds and how the context shows each.
+func (s *Session) HistoryEntries(from, to int) []history.EntryInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hist.Entries(from, to)
+}
 
 // RecentHistory returns the last n messages.
 func (s *Session) RecentHistory(n int) []sdk.Message {

@@ -26,6 +26,7 @@ type sessionState struct {
 	SystemPrompt string        `json:"system_prompt"`
 	Instructions string        `json:"instructions"`
 	Input        string        `json:"input"`
+	Tools        string        `json:"tools,omitempty"` // sdk.ToolsText of the request's tools
 	TeamTask     string        `json:"team_task,omitempty"`
 	Strategy     strategyState `json:"strategy"`
 	History      []byte        `json:"history"`
@@ -70,7 +71,7 @@ func (s *Session) exportLocked(ctx context.Context, stateOf func(context.Context
 	}
 	st := sessionState{
 		Version: StateVersion, Session: s.id,
-		SystemPrompt: s.system.text, Instructions: s.instructions.text, Input: s.input.text,
+		SystemPrompt: s.system.text, Instructions: s.instructions.text, Input: s.input.text, Tools: s.tools.text,
 		TeamTask: s.teamTask.text, Strategy: strategyState(s.cfg.Strategy), History: hist, Usage: s.usage, Pressure: s.pressure,
 		Position: s.position, Attachment: s.attachment,
 	}
@@ -157,6 +158,7 @@ func (s *Session) restore(ctx context.Context, data []byte, persist bool) error 
 	s.system = countedText{st.SystemPrompt, s.counter.Count(st.SystemPrompt)}
 	s.instructions = countedText{st.Instructions, s.counter.Count(st.Instructions)}
 	s.input = countedText{st.Input, s.counter.Count(st.Input)}
+	s.tools = countedText{st.Tools, s.counter.Count(st.Tools)}
 	s.teamTask = countedText{st.TeamTask, s.counter.Count(st.TeamTask)}
 	s.cfg.Strategy, s.strategy = strategyCfg, strategy
 	s.setHistory(hist)
@@ -212,6 +214,11 @@ func decodeState(data []byte) (sessionState, error) {
 	}
 	if err := checkFigures(st.Usage, st.Pressure); err != nil {
 		return st, err
+	}
+	if tools, err := sdk.ParseTools(st.Tools); err != nil {
+		return st, err
+	} else if err := tools.Check(); err != nil {
+		return st, fmt.Errorf("state: %w", err)
 	}
 	seen := map[string]bool{}
 	for _, p := range st.Plugins {

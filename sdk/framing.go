@@ -18,12 +18,27 @@ type Framing struct {
 	PerMessage  int `json:"per_message"`
 	PerName     int `json:"per_name"`
 	PerToolCall int `json:"per_tool_call"`
+	// Media names the provider's rule for images and documents
+	// (MediaAnthropic, MediaOpenAI, MediaGemini; see PartTokens); empty
+	// means MediaAnthropic, the costliest for common image sizes.
+	Media string `json:"media,omitempty"`
 }
 
 // MessageTokens counts one message under the framing: its content, name
 // and tool calls as the provider sees them, plus the overheads.
 func (f Framing) MessageTokens(count func(string) int, m Message) int {
-	n := f.PerMessage + count(m.Content)
+	n := f.PerMessage
+	if len(m.Parts) > 0 {
+		rule := f.Media
+		if rule == "" {
+			rule = MediaAnthropic
+		}
+		for _, p := range m.Parts {
+			n += PartTokens(count, rule, p)
+		}
+	} else {
+		n += count(m.Content)
+	}
 	if m.Name != "" {
 		n += f.PerName + count(m.Name)
 	}

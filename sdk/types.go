@@ -20,6 +20,10 @@ const (
 	SlotTools Slot = "tools"
 )
 
+// ForPlugins reports whether a context plugin may fill s: any known slot
+// but SlotTools, which only the host fills.
+func (s Slot) ForPlugins() bool { return s.Valid() && s != SlotTools }
+
 // Valid reports whether s is one of the known slots.
 func (s Slot) Valid() bool {
 	switch s {

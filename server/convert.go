@@ -16,9 +16,45 @@ import (
 func toMessage(m *servicev1.Message) sdk.Message {
 	out := sdk.Message{ID: m.GetId(), Role: m.GetRole(), Name: m.GetName(), SpeakerType: m.GetSpeakerType(),
 		Content: m.GetContent(), ToolCallID: m.GetToolCallId(), ToolName: m.GetToolName(),
-		Metadata: m.GetMetadata(), Kind: m.GetKind(), Pinned: m.GetPinned()}
+		Metadata: m.GetMetadata(), Kind: m.GetKind(), Pinned: m.GetPinned(), Parts: toParts(m.GetParts())}
 	for _, tc := range m.GetToolCalls() {
 		out.ToolCalls = append(out.ToolCalls, sdk.ToolCall{ID: tc.GetId(), Name: tc.GetName(), Arguments: tc.GetArguments()})
+	}
+	return out
+}
+
+func toParts(ps []*servicev1.Part) []sdk.Part {
+	if len(ps) == 0 {
+		return nil
+	}
+	out := make([]sdk.Part, len(ps))
+	for i, p := range ps {
+		out[i] = sdk.Part{Type: p.GetType(), Text: p.GetText(), MediaType: p.GetMediaType(), Data: p.GetData(), URL: p.GetUrl(),
+			Width: int(p.GetWidth()), Height: int(p.GetHeight()), Detail: p.GetDetail(), Pages: int(p.GetPages()), Title: p.GetTitle(),
+			Signature: p.GetSignature(), Opaque: p.GetOpaque(), Provider: p.GetProvider()}
+	}
+	return out
+}
+
+func fromParts(ps []sdk.Part) []*servicev1.Part {
+	if len(ps) == 0 {
+		return nil
+	}
+	out := make([]*servicev1.Part, len(ps))
+	for i, p := range ps {
+		out[i] = &servicev1.Part{Type: p.Type, Text: p.Text, MediaType: p.MediaType, Data: p.Data, Url: p.URL,
+			Width: int32(p.Width), Height: int32(p.Height), Detail: p.Detail, Pages: int32(p.Pages), Title: p.Title,
+			Signature: p.Signature, Opaque: p.Opaque, Provider: p.Provider}
+	}
+	return out
+}
+
+// fromMessage converts an sdk message to the API's.
+func fromMessage(m sdk.Message) *servicev1.Message {
+	out := &servicev1.Message{Id: m.ID, Role: m.Role, Name: m.Name, SpeakerType: m.SpeakerType, Content: m.Content,
+		ToolCallId: m.ToolCallID, ToolName: m.ToolName, Metadata: m.Metadata, Kind: m.Kind, Pinned: m.Pinned, Parts: fromParts(m.Parts)}
+	for _, tc := range m.ToolCalls {
+		out.ToolCalls = append(out.ToolCalls, &servicev1.ToolCall{Id: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
 	}
 	return out
 }

@@ -684,6 +684,147 @@ func (x *ToolCall) GetArguments() string {
 	return ""
 }
 
+// Part is one piece of a message's content (see sdk.Part).
+type Part struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`                            // text, image, document, thinking, redacted_thinking, reasoning
+	Text          string                 `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`                            // text, thinking, a document's text
+	MediaType     string                 `protobuf:"bytes,3,opt,name=media_type,json=mediaType,proto3" json:"media_type,omitempty"` // image/png, application/pdf, ...
+	Data          []byte                 `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"`                            // inline bytes of an image or document
+	Url           string                 `protobuf:"bytes,5,opt,name=url,proto3" json:"url,omitempty"`                              // or where the provider fetches it
+	Width         int32                  `protobuf:"varint,6,opt,name=width,proto3" json:"width,omitempty"`                         // image pixels, when known
+	Height        int32                  `protobuf:"varint,7,opt,name=height,proto3" json:"height,omitempty"`
+	Detail        string                 `protobuf:"bytes,8,opt,name=detail,proto3" json:"detail,omitempty"`        // OpenAI image detail: low, high, auto
+	Pages         int32                  `protobuf:"varint,9,opt,name=pages,proto3" json:"pages,omitempty"`         // document pages, when known
+	Title         string                 `protobuf:"bytes,10,opt,name=title,proto3" json:"title,omitempty"`         // document title
+	Signature     string                 `protobuf:"bytes,11,opt,name=signature,proto3" json:"signature,omitempty"` // thinking signature
+	Opaque        string                 `protobuf:"bytes,12,opt,name=opaque,proto3" json:"opaque,omitempty"`       // redacted thinking data, a reasoning item's JSON
+	Provider      string                 `protobuf:"bytes,13,opt,name=provider,proto3" json:"provider,omitempty"`   // anthropic, openai, gemini: who made a thinking or reasoning part
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Part) Reset() {
+	*x = Part{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Part) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Part) ProtoMessage() {}
+
+func (x *Part) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Part.ProtoReflect.Descriptor instead.
+func (*Part) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *Part) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *Part) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *Part) GetMediaType() string {
+	if x != nil {
+		return x.MediaType
+	}
+	return ""
+}
+
+func (x *Part) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *Part) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *Part) GetWidth() int32 {
+	if x != nil {
+		return x.Width
+	}
+	return 0
+}
+
+func (x *Part) GetHeight() int32 {
+	if x != nil {
+		return x.Height
+	}
+	return 0
+}
+
+func (x *Part) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
+func (x *Part) GetPages() int32 {
+	if x != nil {
+		return x.Pages
+	}
+	return 0
+}
+
+func (x *Part) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *Part) GetSignature() string {
+	if x != nil {
+		return x.Signature
+	}
+	return ""
+}
+
+func (x *Part) GetOpaque() string {
+	if x != nil {
+		return x.Opaque
+	}
+	return ""
+}
+
+func (x *Part) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
 type Message struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`                                      // empty: assigned
@@ -697,13 +838,14 @@ type Message struct {
 	Metadata      map[string]string      `protobuf:"bytes,9,rep,name=metadata,proto3" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	Kind          string                 `protobuf:"bytes,10,opt,name=kind,proto3" json:"kind,omitempty"` // task, instruction, demonstration, observation, action, chat; empty: by role
 	Pinned        bool                   `protobuf:"varint,11,opt,name=pinned,proto3" json:"pinned,omitempty"`
+	Parts         []*Part                `protobuf:"bytes,12,rep,name=parts,proto3" json:"parts,omitempty"` // set: the content as ordered parts (content empty)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[10]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -715,7 +857,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[10]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -728,7 +870,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{10}
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Message) GetId() string {
@@ -808,6 +950,13 @@ func (x *Message) GetPinned() bool {
 	return false
 }
 
+func (x *Message) GetParts() []*Part {
+	if x != nil {
+		return x.Parts
+	}
+	return nil
+}
+
 type AppendMessagesRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -819,7 +968,7 @@ type AppendMessagesRequest struct {
 
 func (x *AppendMessagesRequest) Reset() {
 	*x = AppendMessagesRequest{}
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[11]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -831,7 +980,7 @@ func (x *AppendMessagesRequest) String() string {
 func (*AppendMessagesRequest) ProtoMessage() {}
 
 func (x *AppendMessagesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[11]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -844,7 +993,7 @@ func (x *AppendMessagesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendMessagesRequest.ProtoReflect.Descriptor instead.
 func (*AppendMessagesRequest) Descriptor() ([]byte, []int) {
-	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{11}
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *AppendMessagesRequest) GetSessionId() string {
@@ -879,7 +1028,7 @@ type AppendMessagesResponse struct {
 
 func (x *AppendMessagesResponse) Reset() {
 	*x = AppendMessagesResponse{}
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[12]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -891,7 +1040,7 @@ func (x *AppendMessagesResponse) String() string {
 func (*AppendMessagesResponse) ProtoMessage() {}
 
 func (x *AppendMessagesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[12]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -904,7 +1053,7 @@ func (x *AppendMessagesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendMessagesResponse.ProtoReflect.Descriptor instead.
 func (*AppendMessagesResponse) Descriptor() ([]byte, []int) {
-	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{12}
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *AppendMessagesResponse) GetSequence() uint64 {
@@ -940,7 +1089,7 @@ type SetTextRequest struct {
 
 func (x *SetTextRequest) Reset() {
 	*x = SetTextRequest{}
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[13]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -952,7 +1101,7 @@ func (x *SetTextRequest) String() string {
 func (*SetTextRequest) ProtoMessage() {}
 
 func (x *SetTextRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[13]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -965,7 +1114,7 @@ func (x *SetTextRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SetTextRequest.ProtoReflect.Descriptor instead.
 func (*SetTextRequest) Descriptor() ([]byte, []int) {
-	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{13}
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SetTextRequest) GetSessionId() string {
@@ -996,6 +1145,625 @@ func (x *SetTextRequest) GetWrite() *WriteOptions {
 	return nil
 }
 
+// ToolDefinition is one tool the model may call.
+type ToolDefinition struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Description   string                 `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
+	Parameters    *structpb.Value        `protobuf:"bytes,3,opt,name=parameters,proto3" json:"parameters,omitempty"` // JSON Schema of the arguments
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolDefinition) Reset() {
+	*x = ToolDefinition{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolDefinition) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolDefinition) ProtoMessage() {}
+
+func (x *ToolDefinition) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolDefinition.ProtoReflect.Descriptor instead.
+func (*ToolDefinition) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *ToolDefinition) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ToolDefinition) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *ToolDefinition) GetParameters() *structpb.Value {
+	if x != nil {
+		return x.Parameters
+	}
+	return nil
+}
+
+// ToolChoice: mode auto, none, required, or tool (with name).
+type ToolChoice struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Mode          string                 `protobuf:"bytes,1,opt,name=mode,proto3" json:"mode,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolChoice) Reset() {
+	*x = ToolChoice{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolChoice) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolChoice) ProtoMessage() {}
+
+func (x *ToolChoice) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolChoice.ProtoReflect.Descriptor instead.
+func (*ToolChoice) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *ToolChoice) GetMode() string {
+	if x != nil {
+		return x.Mode
+	}
+	return ""
+}
+
+func (x *ToolChoice) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+// ResponseFormat asks for an answer that is JSON of schema.
+type ResponseFormat struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Schema        *structpb.Value        `protobuf:"bytes,2,opt,name=schema,proto3" json:"schema,omitempty"`
+	Strict        bool                   `protobuf:"varint,3,opt,name=strict,proto3" json:"strict,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResponseFormat) Reset() {
+	*x = ResponseFormat{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResponseFormat) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResponseFormat) ProtoMessage() {}
+
+func (x *ResponseFormat) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResponseFormat.ProtoReflect.Descriptor instead.
+func (*ResponseFormat) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ResponseFormat) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ResponseFormat) GetSchema() *structpb.Value {
+	if x != nil {
+		return x.Schema
+	}
+	return nil
+}
+
+func (x *ResponseFormat) GetStrict() bool {
+	if x != nil {
+		return x.Strict
+	}
+	return false
+}
+
+// SetToolsRequest replaces the session's tools (all fields empty: none).
+type SetToolsRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	SessionId      string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Tools          []*ToolDefinition      `protobuf:"bytes,2,rep,name=tools,proto3" json:"tools,omitempty"`
+	ToolChoice     *ToolChoice            `protobuf:"bytes,3,opt,name=tool_choice,json=toolChoice,proto3" json:"tool_choice,omitempty"`
+	ResponseFormat *ResponseFormat        `protobuf:"bytes,4,opt,name=response_format,json=responseFormat,proto3" json:"response_format,omitempty"`
+	Write          *WriteOptions          `protobuf:"bytes,5,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *SetToolsRequest) Reset() {
+	*x = SetToolsRequest{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetToolsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetToolsRequest) ProtoMessage() {}
+
+func (x *SetToolsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetToolsRequest.ProtoReflect.Descriptor instead.
+func (*SetToolsRequest) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *SetToolsRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *SetToolsRequest) GetTools() []*ToolDefinition {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+func (x *SetToolsRequest) GetToolChoice() *ToolChoice {
+	if x != nil {
+		return x.ToolChoice
+	}
+	return nil
+}
+
+func (x *SetToolsRequest) GetResponseFormat() *ResponseFormat {
+	if x != nil {
+		return x.ResponseFormat
+	}
+	return nil
+}
+
+func (x *SetToolsRequest) GetWrite() *WriteOptions {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
+// ClearHistoryRequest removes every message of the session's history.
+type ClearHistoryRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Write         *WriteOptions          `protobuf:"bytes,2,opt,name=write,proto3" json:"write,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClearHistoryRequest) Reset() {
+	*x = ClearHistoryRequest{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClearHistoryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClearHistoryRequest) ProtoMessage() {}
+
+func (x *ClearHistoryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClearHistoryRequest.ProtoReflect.Descriptor instead.
+func (*ClearHistoryRequest) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ClearHistoryRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ClearHistoryRequest) GetWrite() *WriteOptions {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
+// GetHistoryRequest reads stored messages as given (also those the context
+// shows masked, cut or omitted): by ids, else the range [from, to) of
+// positions (to 0: the end), optionally only those containing query.
+type GetHistoryRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Ids           []string               `protobuf:"bytes,2,rep,name=ids,proto3" json:"ids,omitempty"`
+	From          int32                  `protobuf:"varint,3,opt,name=from,proto3" json:"from,omitempty"`
+	To            int32                  `protobuf:"varint,4,opt,name=to,proto3" json:"to,omitempty"`
+	Query         string                 `protobuf:"bytes,5,opt,name=query,proto3" json:"query,omitempty"`  // case-insensitive substring of the content
+	Limit         int32                  `protobuf:"varint,6,opt,name=limit,proto3" json:"limit,omitempty"` // 0: no limit
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetHistoryRequest) Reset() {
+	*x = GetHistoryRequest{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetHistoryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetHistoryRequest) ProtoMessage() {}
+
+func (x *GetHistoryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetHistoryRequest.ProtoReflect.Descriptor instead.
+func (*GetHistoryRequest) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *GetHistoryRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *GetHistoryRequest) GetIds() []string {
+	if x != nil {
+		return x.Ids
+	}
+	return nil
+}
+
+func (x *GetHistoryRequest) GetFrom() int32 {
+	if x != nil {
+		return x.From
+	}
+	return 0
+}
+
+func (x *GetHistoryRequest) GetTo() int32 {
+	if x != nil {
+		return x.To
+	}
+	return 0
+}
+
+func (x *GetHistoryRequest) GetQuery() string {
+	if x != nil {
+		return x.Query
+	}
+	return ""
+}
+
+func (x *GetHistoryRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+// HistoryEntry is one stored message and how the context shows it.
+type HistoryEntry struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Message       *Message               `protobuf:"bytes,1,opt,name=message,proto3" json:"message,omitempty"` // as given
+	Position      int32                  `protobuf:"varint,2,opt,name=position,proto3" json:"position,omitempty"`
+	Kind          string                 `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`      // resolved kind (labelled or inferred)
+	Shown         string                 `protobuf:"bytes,4,opt,name=shown,proto3" json:"shown,omitempty"`    // whole, masked, cut or omitted
+	Tokens        int32                  `protobuf:"varint,5,opt,name=tokens,proto3" json:"tokens,omitempty"` // tokens of the message as given
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HistoryEntry) Reset() {
+	*x = HistoryEntry{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HistoryEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HistoryEntry) ProtoMessage() {}
+
+func (x *HistoryEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HistoryEntry.ProtoReflect.Descriptor instead.
+func (*HistoryEntry) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *HistoryEntry) GetMessage() *Message {
+	if x != nil {
+		return x.Message
+	}
+	return nil
+}
+
+func (x *HistoryEntry) GetPosition() int32 {
+	if x != nil {
+		return x.Position
+	}
+	return 0
+}
+
+func (x *HistoryEntry) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *HistoryEntry) GetShown() string {
+	if x != nil {
+		return x.Shown
+	}
+	return ""
+}
+
+func (x *HistoryEntry) GetTokens() int32 {
+	if x != nil {
+		return x.Tokens
+	}
+	return 0
+}
+
+type GetHistoryResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Entries       []*HistoryEntry        `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
+	Total         int32                  `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"` // messages in the history
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetHistoryResponse) Reset() {
+	*x = GetHistoryResponse{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetHistoryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetHistoryResponse) ProtoMessage() {}
+
+func (x *GetHistoryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetHistoryResponse.ProtoReflect.Descriptor instead.
+func (*GetHistoryResponse) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *GetHistoryResponse) GetEntries() []*HistoryEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+func (x *GetHistoryResponse) GetTotal() int32 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+// FormatHistoryRequest renders the history as text: the stored messages
+// (view false) or the compacted view the next payload carries (view true).
+type FormatHistoryRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	View          bool                   `protobuf:"varint,2,opt,name=view,proto3" json:"view,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FormatHistoryRequest) Reset() {
+	*x = FormatHistoryRequest{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FormatHistoryRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FormatHistoryRequest) ProtoMessage() {}
+
+func (x *FormatHistoryRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FormatHistoryRequest.ProtoReflect.Descriptor instead.
+func (*FormatHistoryRequest) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *FormatHistoryRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *FormatHistoryRequest) GetView() bool {
+	if x != nil {
+		return x.View
+	}
+	return false
+}
+
+type FormatHistoryResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Text          string                 `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FormatHistoryResponse) Reset() {
+	*x = FormatHistoryResponse{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FormatHistoryResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FormatHistoryResponse) ProtoMessage() {}
+
+func (x *FormatHistoryResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FormatHistoryResponse.ProtoReflect.Descriptor instead.
+func (*FormatHistoryResponse) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *FormatHistoryResponse) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
 type ApplyOpRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -1009,7 +1777,7 @@ type ApplyOpRequest struct {
 
 func (x *ApplyOpRequest) Reset() {
 	*x = ApplyOpRequest{}
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[14]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1021,7 +1789,7 @@ func (x *ApplyOpRequest) String() string {
 func (*ApplyOpRequest) ProtoMessage() {}
 
 func (x *ApplyOpRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[14]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1034,7 +1802,7 @@ func (x *ApplyOpRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyOpRequest.ProtoReflect.Descriptor instead.
 func (*ApplyOpRequest) Descriptor() ([]byte, []int) {
-	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{14}
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ApplyOpRequest) GetSessionId() string {
@@ -1083,7 +1851,7 @@ type ApplyOpResponse struct {
 
 func (x *ApplyOpResponse) Reset() {
 	*x = ApplyOpResponse{}
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[15]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1095,7 +1863,7 @@ func (x *ApplyOpResponse) String() string {
 func (*ApplyOpResponse) ProtoMessage() {}
 
 func (x *ApplyOpResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[15]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1108,7 +1876,7 @@ func (x *ApplyOpResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyOpResponse.ProtoReflect.Descriptor instead.
 func (*ApplyOpResponse) Descriptor() ([]byte, []int) {
-	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{15}
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ApplyOpResponse) GetSequence() uint64 {
@@ -1144,7 +1912,7 @@ type ReportUsageRequest struct {
 
 func (x *ReportUsageRequest) Reset() {
 	*x = ReportUsageRequest{}
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[16]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1156,7 +1924,7 @@ func (x *ReportUsageRequest) String() string {
 func (*ReportUsageRequest) ProtoMessage() {}
 
 func (x *ReportUsageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[16]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1169,7 +1937,7 @@ func (x *ReportUsageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportUsageRequest.ProtoReflect.Descriptor instead.
 func (*ReportUsageRequest) Descriptor() ([]byte, []int) {
-	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{16}
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ReportUsageRequest) GetSessionId() string {
@@ -1210,7 +1978,7 @@ type CompactRequest struct {
 
 func (x *CompactRequest) Reset() {
 	*x = CompactRequest{}
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[17]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1222,7 +1990,7 @@ func (x *CompactRequest) String() string {
 func (*CompactRequest) ProtoMessage() {}
 
 func (x *CompactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[17]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1235,7 +2003,7 @@ func (x *CompactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactRequest.ProtoReflect.Descriptor instead.
 func (*CompactRequest) Descriptor() ([]byte, []int) {
-	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{17}
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *CompactRequest) GetSessionId() string {
@@ -1263,7 +2031,7 @@ type CompactResponse struct {
 
 func (x *CompactResponse) Reset() {
 	*x = CompactResponse{}
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[18]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1275,7 +2043,7 @@ func (x *CompactResponse) String() string {
 func (*CompactResponse) ProtoMessage() {}
 
 func (x *CompactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[18]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1288,7 +2056,7 @@ func (x *CompactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactResponse.ProtoReflect.Descriptor instead.
 func (*CompactResponse) Descriptor() ([]byte, []int) {
-	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{18}
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CompactResponse) GetSequence() uint64 {
@@ -1323,7 +2091,7 @@ type ImportStateRequest struct {
 
 func (x *ImportStateRequest) Reset() {
 	*x = ImportStateRequest{}
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[19]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1335,7 +2103,7 @@ func (x *ImportStateRequest) String() string {
 func (*ImportStateRequest) ProtoMessage() {}
 
 func (x *ImportStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[19]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1348,7 +2116,7 @@ func (x *ImportStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ImportStateRequest.ProtoReflect.Descriptor instead.
 func (*ImportStateRequest) Descriptor() ([]byte, []int) {
-	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{19}
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ImportStateRequest) GetSessionId() string {
@@ -1387,7 +2155,7 @@ type PrepareRequest struct {
 
 func (x *PrepareRequest) Reset() {
 	*x = PrepareRequest{}
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[20]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1399,7 +2167,7 @@ func (x *PrepareRequest) String() string {
 func (*PrepareRequest) ProtoMessage() {}
 
 func (x *PrepareRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[20]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1412,7 +2180,7 @@ func (x *PrepareRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrepareRequest.ProtoReflect.Descriptor instead.
 func (*PrepareRequest) Descriptor() ([]byte, []int) {
-	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{20}
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *PrepareRequest) GetSessionId() string {
@@ -1456,7 +2224,7 @@ type ComponentTokens struct {
 
 func (x *ComponentTokens) Reset() {
 	*x = ComponentTokens{}
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[21]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1468,7 +2236,7 @@ func (x *ComponentTokens) String() string {
 func (*ComponentTokens) ProtoMessage() {}
 
 func (x *ComponentTokens) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[21]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1481,7 +2249,7 @@ func (x *ComponentTokens) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ComponentTokens.ProtoReflect.Descriptor instead.
 func (*ComponentTokens) Descriptor() ([]byte, []int) {
-	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{21}
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ComponentTokens) GetName() string {
@@ -1536,7 +2304,7 @@ type Budget struct {
 
 func (x *Budget) Reset() {
 	*x = Budget{}
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[22]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1548,7 +2316,7 @@ func (x *Budget) String() string {
 func (*Budget) ProtoMessage() {}
 
 func (x *Budget) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[22]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1561,7 +2329,7 @@ func (x *Budget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Budget.ProtoReflect.Descriptor instead.
 func (*Budget) Descriptor() ([]byte, []int) {
-	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{22}
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *Budget) GetWindow() int64 {
@@ -1640,7 +2408,7 @@ type CompactionStep struct {
 
 func (x *CompactionStep) Reset() {
 	*x = CompactionStep{}
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[23]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1652,7 +2420,7 @@ func (x *CompactionStep) String() string {
 func (*CompactionStep) ProtoMessage() {}
 
 func (x *CompactionStep) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[23]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1665,7 +2433,7 @@ func (x *CompactionStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactionStep.ProtoReflect.Descriptor instead.
 func (*CompactionStep) Descriptor() ([]byte, []int) {
-	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{23}
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CompactionStep) GetComponent() string {
@@ -1719,7 +2487,7 @@ type Compaction struct {
 
 func (x *Compaction) Reset() {
 	*x = Compaction{}
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[24]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1731,7 +2499,7 @@ func (x *Compaction) String() string {
 func (*Compaction) ProtoMessage() {}
 
 func (x *Compaction) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[24]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1744,7 +2512,7 @@ func (x *Compaction) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Compaction.ProtoReflect.Descriptor instead.
 func (*Compaction) Descriptor() ([]byte, []int) {
-	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{24}
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *Compaction) GetReason() string {
@@ -1816,7 +2584,7 @@ type CacheCost struct {
 
 func (x *CacheCost) Reset() {
 	*x = CacheCost{}
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[25]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1828,7 +2596,7 @@ func (x *CacheCost) String() string {
 func (*CacheCost) ProtoMessage() {}
 
 func (x *CacheCost) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[25]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1841,7 +2609,7 @@ func (x *CacheCost) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheCost.ProtoReflect.Descriptor instead.
 func (*CacheCost) Descriptor() ([]byte, []int) {
-	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{25}
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CacheCost) GetSharedPrefixTokens() int64 {
@@ -1893,7 +2661,7 @@ type FreshTask struct {
 
 func (x *FreshTask) Reset() {
 	*x = FreshTask{}
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[26]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1905,7 +2673,7 @@ func (x *FreshTask) String() string {
 func (*FreshTask) ProtoMessage() {}
 
 func (x *FreshTask) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[26]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1918,7 +2686,7 @@ func (x *FreshTask) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FreshTask.ProtoReflect.Descriptor instead.
 func (*FreshTask) Descriptor() ([]byte, []int) {
-	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{26}
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *FreshTask) GetTaskId() string {
@@ -1992,7 +2760,7 @@ type PrepareResponse struct {
 
 func (x *PrepareResponse) Reset() {
 	*x = PrepareResponse{}
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[27]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2004,7 +2772,7 @@ func (x *PrepareResponse) String() string {
 func (*PrepareResponse) ProtoMessage() {}
 
 func (x *PrepareResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[27]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2017,7 +2785,7 @@ func (x *PrepareResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrepareResponse.ProtoReflect.Descriptor instead.
 func (*PrepareResponse) Descriptor() ([]byte, []int) {
-	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{27}
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *PrepareResponse) GetSequence() uint64 {
@@ -2148,7 +2916,7 @@ type InspectRequest struct {
 
 func (x *InspectRequest) Reset() {
 	*x = InspectRequest{}
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[28]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2160,7 +2928,7 @@ func (x *InspectRequest) String() string {
 func (*InspectRequest) ProtoMessage() {}
 
 func (x *InspectRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[28]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2173,7 +2941,7 @@ func (x *InspectRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InspectRequest.ProtoReflect.Descriptor instead.
 func (*InspectRequest) Descriptor() ([]byte, []int) {
-	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{28}
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *InspectRequest) GetSessionId() string {
@@ -2198,7 +2966,7 @@ type InspectResponse struct {
 
 func (x *InspectResponse) Reset() {
 	*x = InspectResponse{}
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[29]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2210,7 +2978,7 @@ func (x *InspectResponse) String() string {
 func (*InspectResponse) ProtoMessage() {}
 
 func (x *InspectResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[29]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2223,7 +2991,7 @@ func (x *InspectResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InspectResponse.ProtoReflect.Descriptor instead.
 func (*InspectResponse) Descriptor() ([]byte, []int) {
-	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{29}
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *InspectResponse) GetSession() *SessionInfo {
@@ -2284,7 +3052,7 @@ type ExportStateRequest struct {
 
 func (x *ExportStateRequest) Reset() {
 	*x = ExportStateRequest{}
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[30]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2296,7 +3064,7 @@ func (x *ExportStateRequest) String() string {
 func (*ExportStateRequest) ProtoMessage() {}
 
 func (x *ExportStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[30]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2309,7 +3077,7 @@ func (x *ExportStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportStateRequest.ProtoReflect.Descriptor instead.
 func (*ExportStateRequest) Descriptor() ([]byte, []int) {
-	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{30}
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *ExportStateRequest) GetSessionId() string {
@@ -2329,7 +3097,7 @@ type ExportStateResponse struct {
 
 func (x *ExportStateResponse) Reset() {
 	*x = ExportStateResponse{}
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[31]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2341,7 +3109,7 @@ func (x *ExportStateResponse) String() string {
 func (*ExportStateResponse) ProtoMessage() {}
 
 func (x *ExportStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[31]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2354,7 +3122,7 @@ func (x *ExportStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportStateResponse.ProtoReflect.Descriptor instead.
 func (*ExportStateResponse) Descriptor() ([]byte, []int) {
-	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{31}
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ExportStateResponse) GetSequence() uint64 {
@@ -2382,7 +3150,7 @@ type ListEventsRequest struct {
 
 func (x *ListEventsRequest) Reset() {
 	*x = ListEventsRequest{}
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[32]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2394,7 +3162,7 @@ func (x *ListEventsRequest) String() string {
 func (*ListEventsRequest) ProtoMessage() {}
 
 func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[32]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2407,7 +3175,7 @@ func (x *ListEventsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsRequest.ProtoReflect.Descriptor instead.
 func (*ListEventsRequest) Descriptor() ([]byte, []int) {
-	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{32}
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ListEventsRequest) GetSessionId() string {
@@ -2441,7 +3209,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[33]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2453,7 +3221,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[33]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2466,7 +3234,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{33}
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *Event) GetSequence() uint64 {
@@ -2496,7 +3264,7 @@ type ListEventsResponse struct {
 
 func (x *ListEventsResponse) Reset() {
 	*x = ListEventsResponse{}
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[34]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2508,7 +3276,7 @@ func (x *ListEventsResponse) String() string {
 func (*ListEventsResponse) ProtoMessage() {}
 
 func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[34]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2521,7 +3289,7 @@ func (x *ListEventsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEventsResponse.ProtoReflect.Descriptor instead.
 func (*ListEventsResponse) Descriptor() ([]byte, []int) {
-	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{34}
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ListEventsResponse) GetEvents() []*Event {
@@ -2553,7 +3321,7 @@ type HealthRequest struct {
 
 func (x *HealthRequest) Reset() {
 	*x = HealthRequest{}
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[35]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2565,7 +3333,7 @@ func (x *HealthRequest) String() string {
 func (*HealthRequest) ProtoMessage() {}
 
 func (x *HealthRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[35]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2578,7 +3346,7 @@ func (x *HealthRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthRequest.ProtoReflect.Descriptor instead.
 func (*HealthRequest) Descriptor() ([]byte, []int) {
-	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{35}
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{46}
 }
 
 type HealthResponse struct {
@@ -2591,7 +3359,7 @@ type HealthResponse struct {
 
 func (x *HealthResponse) Reset() {
 	*x = HealthResponse{}
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[36]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2603,7 +3371,7 @@ func (x *HealthResponse) String() string {
 func (*HealthResponse) ProtoMessage() {}
 
 func (x *HealthResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[36]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2616,7 +3384,7 @@ func (x *HealthResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HealthResponse.ProtoReflect.Descriptor instead.
 func (*HealthResponse) Descriptor() ([]byte, []int) {
-	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{36}
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *HealthResponse) GetStatus() string {
@@ -2684,7 +3452,23 @@ const file_ctxhost_service_v1_service_proto_rawDesc = "" +
 	"\bToolCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
-	"\targuments\x18\x03 \x01(\tR\targuments\"\xaa\x03\n" +
+	"\targuments\x18\x03 \x01(\tR\targuments\"\xb7\x02\n" +
+	"\x04Part\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\x12\x1d\n" +
+	"\n" +
+	"media_type\x18\x03 \x01(\tR\tmediaType\x12\x12\n" +
+	"\x04data\x18\x04 \x01(\fR\x04data\x12\x10\n" +
+	"\x03url\x18\x05 \x01(\tR\x03url\x12\x14\n" +
+	"\x05width\x18\x06 \x01(\x05R\x05width\x12\x16\n" +
+	"\x06height\x18\a \x01(\x05R\x06height\x12\x16\n" +
+	"\x06detail\x18\b \x01(\tR\x06detail\x12\x14\n" +
+	"\x05pages\x18\t \x01(\x05R\x05pages\x12\x14\n" +
+	"\x05title\x18\n" +
+	" \x01(\tR\x05title\x12\x1c\n" +
+	"\tsignature\x18\v \x01(\tR\tsignature\x12\x16\n" +
+	"\x06opaque\x18\f \x01(\tR\x06opaque\x12\x1a\n" +
+	"\bprovider\x18\r \x01(\tR\bprovider\"\xda\x03\n" +
 	"\aMessage\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04role\x18\x02 \x01(\tR\x04role\x12\x12\n" +
@@ -2699,7 +3483,8 @@ const file_ctxhost_service_v1_service_proto_rawDesc = "" +
 	"\bmetadata\x18\t \x03(\v2).ctxhost.service.v1.Message.MetadataEntryR\bmetadata\x12\x12\n" +
 	"\x04kind\x18\n" +
 	" \x01(\tR\x04kind\x12\x16\n" +
-	"\x06pinned\x18\v \x01(\bR\x06pinned\x1a;\n" +
+	"\x06pinned\x18\v \x01(\bR\x06pinned\x12.\n" +
+	"\x05parts\x18\f \x03(\v2\x18.ctxhost.service.v1.PartR\x05parts\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xa7\x01\n" +
@@ -2717,7 +3502,56 @@ const file_ctxhost_service_v1_service_proto_rawDesc = "" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12,\n" +
 	"\x04text\x18\x02 \x01(\x0e2\x18.ctxhost.service.v1.TextR\x04text\x12\x14\n" +
 	"\x05value\x18\x03 \x01(\tR\x05value\x126\n" +
-	"\x05write\x18\x04 \x01(\v2 .ctxhost.service.v1.WriteOptionsR\x05write\"\xbb\x01\n" +
+	"\x05write\x18\x04 \x01(\v2 .ctxhost.service.v1.WriteOptionsR\x05write\"~\n" +
+	"\x0eToolDefinition\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x126\n" +
+	"\n" +
+	"parameters\x18\x03 \x01(\v2\x16.google.protobuf.ValueR\n" +
+	"parameters\"4\n" +
+	"\n" +
+	"ToolChoice\x12\x12\n" +
+	"\x04mode\x18\x01 \x01(\tR\x04mode\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"l\n" +
+	"\x0eResponseFormat\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12.\n" +
+	"\x06schema\x18\x02 \x01(\v2\x16.google.protobuf.ValueR\x06schema\x12\x16\n" +
+	"\x06strict\x18\x03 \x01(\bR\x06strict\"\xb0\x02\n" +
+	"\x0fSetToolsRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x128\n" +
+	"\x05tools\x18\x02 \x03(\v2\".ctxhost.service.v1.ToolDefinitionR\x05tools\x12?\n" +
+	"\vtool_choice\x18\x03 \x01(\v2\x1e.ctxhost.service.v1.ToolChoiceR\n" +
+	"toolChoice\x12K\n" +
+	"\x0fresponse_format\x18\x04 \x01(\v2\".ctxhost.service.v1.ResponseFormatR\x0eresponseFormat\x126\n" +
+	"\x05write\x18\x05 \x01(\v2 .ctxhost.service.v1.WriteOptionsR\x05write\"l\n" +
+	"\x13ClearHistoryRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x126\n" +
+	"\x05write\x18\x02 \x01(\v2 .ctxhost.service.v1.WriteOptionsR\x05write\"\x94\x01\n" +
+	"\x11GetHistoryRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x10\n" +
+	"\x03ids\x18\x02 \x03(\tR\x03ids\x12\x12\n" +
+	"\x04from\x18\x03 \x01(\x05R\x04from\x12\x0e\n" +
+	"\x02to\x18\x04 \x01(\x05R\x02to\x12\x14\n" +
+	"\x05query\x18\x05 \x01(\tR\x05query\x12\x14\n" +
+	"\x05limit\x18\x06 \x01(\x05R\x05limit\"\xa3\x01\n" +
+	"\fHistoryEntry\x125\n" +
+	"\amessage\x18\x01 \x01(\v2\x1b.ctxhost.service.v1.MessageR\amessage\x12\x1a\n" +
+	"\bposition\x18\x02 \x01(\x05R\bposition\x12\x12\n" +
+	"\x04kind\x18\x03 \x01(\tR\x04kind\x12\x14\n" +
+	"\x05shown\x18\x04 \x01(\tR\x05shown\x12\x16\n" +
+	"\x06tokens\x18\x05 \x01(\x05R\x06tokens\"f\n" +
+	"\x12GetHistoryResponse\x12:\n" +
+	"\aentries\x18\x01 \x03(\v2 .ctxhost.service.v1.HistoryEntryR\aentries\x12\x14\n" +
+	"\x05total\x18\x02 \x01(\x05R\x05total\"I\n" +
+	"\x14FormatHistoryRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x12\n" +
+	"\x04view\x18\x02 \x01(\bR\x04view\"+\n" +
+	"\x15FormatHistoryResponse\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\"\xbb\x01\n" +
 	"\x0eApplyOpRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x16\n" +
@@ -2872,7 +3706,7 @@ const file_ctxhost_service_v1_service_proto_rawDesc = "" +
 	"\x11TEXT_INSTRUCTIONS\x10\x02\x12\x0e\n" +
 	"\n" +
 	"TEXT_INPUT\x10\x03\x12\x12\n" +
-	"\x0eTEXT_TEAM_TASK\x10\x042\xa8\v\n" +
+	"\x0eTEXT_TEAM_TASK\x10\x042\x9b\x0e\n" +
 	"\x0eContextService\x12Z\n" +
 	"\rCreateSession\x12(.ctxhost.service.v1.CreateSessionRequest\x1a\x1f.ctxhost.service.v1.SessionInfo\x12T\n" +
 	"\n" +
@@ -2885,11 +3719,16 @@ const file_ctxhost_service_v1_service_proto_rawDesc = "" +
 	"\vReportUsage\x12&.ctxhost.service.v1.ReportUsageRequest\x1a!.ctxhost.service.v1.WriteResponse\x12R\n" +
 	"\aCompact\x12\".ctxhost.service.v1.CompactRequest\x1a#.ctxhost.service.v1.CompactResponse\x12X\n" +
 	"\vImportState\x12&.ctxhost.service.v1.ImportStateRequest\x1a!.ctxhost.service.v1.WriteResponse\x12R\n" +
+	"\bSetTools\x12#.ctxhost.service.v1.SetToolsRequest\x1a!.ctxhost.service.v1.WriteResponse\x12Z\n" +
+	"\fClearHistory\x12'.ctxhost.service.v1.ClearHistoryRequest\x1a!.ctxhost.service.v1.WriteResponse\x12R\n" +
 	"\aPrepare\x12\".ctxhost.service.v1.PrepareRequest\x1a#.ctxhost.service.v1.PrepareResponse\x12R\n" +
 	"\aInspect\x12\".ctxhost.service.v1.InspectRequest\x1a#.ctxhost.service.v1.InspectResponse\x12^\n" +
 	"\vExportState\x12&.ctxhost.service.v1.ExportStateRequest\x1a'.ctxhost.service.v1.ExportStateResponse\x12[\n" +
 	"\n" +
-	"ListEvents\x12%.ctxhost.service.v1.ListEventsRequest\x1a&.ctxhost.service.v1.ListEventsResponse\x12O\n" +
+	"ListEvents\x12%.ctxhost.service.v1.ListEventsRequest\x1a&.ctxhost.service.v1.ListEventsResponse\x12[\n" +
+	"\n" +
+	"GetHistory\x12%.ctxhost.service.v1.GetHistoryRequest\x1a&.ctxhost.service.v1.GetHistoryResponse\x12d\n" +
+	"\rFormatHistory\x12(.ctxhost.service.v1.FormatHistoryRequest\x1a).ctxhost.service.v1.FormatHistoryResponse\x12O\n" +
 	"\x06Health\x12!.ctxhost.service.v1.HealthRequest\x1a\".ctxhost.service.v1.HealthResponse\x12N\n" +
 	"\x05Ready\x12!.ctxhost.service.v1.HealthRequest\x1a\".ctxhost.service.v1.HealthResponseB4Z2github.com/ctxhost/ctxhost/api/servicev1;servicev1b\x06proto3"
 
@@ -2906,7 +3745,7 @@ func file_ctxhost_service_v1_service_proto_rawDescGZIP() []byte {
 }
 
 var file_ctxhost_service_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_ctxhost_service_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_ctxhost_service_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
 var file_ctxhost_service_v1_service_proto_goTypes = []any{
 	(Text)(0),                      // 0: ctxhost.service.v1.Text
 	(*WriteOptions)(nil),           // 1: ctxhost.service.v1.WriteOptions
@@ -2919,100 +3758,129 @@ var file_ctxhost_service_v1_service_proto_goTypes = []any{
 	(*DeleteSessionRequest)(nil),   // 8: ctxhost.service.v1.DeleteSessionRequest
 	(*DeleteSessionResponse)(nil),  // 9: ctxhost.service.v1.DeleteSessionResponse
 	(*ToolCall)(nil),               // 10: ctxhost.service.v1.ToolCall
-	(*Message)(nil),                // 11: ctxhost.service.v1.Message
-	(*AppendMessagesRequest)(nil),  // 12: ctxhost.service.v1.AppendMessagesRequest
-	(*AppendMessagesResponse)(nil), // 13: ctxhost.service.v1.AppendMessagesResponse
-	(*SetTextRequest)(nil),         // 14: ctxhost.service.v1.SetTextRequest
-	(*ApplyOpRequest)(nil),         // 15: ctxhost.service.v1.ApplyOpRequest
-	(*ApplyOpResponse)(nil),        // 16: ctxhost.service.v1.ApplyOpResponse
-	(*ReportUsageRequest)(nil),     // 17: ctxhost.service.v1.ReportUsageRequest
-	(*CompactRequest)(nil),         // 18: ctxhost.service.v1.CompactRequest
-	(*CompactResponse)(nil),        // 19: ctxhost.service.v1.CompactResponse
-	(*ImportStateRequest)(nil),     // 20: ctxhost.service.v1.ImportStateRequest
-	(*PrepareRequest)(nil),         // 21: ctxhost.service.v1.PrepareRequest
-	(*ComponentTokens)(nil),        // 22: ctxhost.service.v1.ComponentTokens
-	(*Budget)(nil),                 // 23: ctxhost.service.v1.Budget
-	(*CompactionStep)(nil),         // 24: ctxhost.service.v1.CompactionStep
-	(*Compaction)(nil),             // 25: ctxhost.service.v1.Compaction
-	(*CacheCost)(nil),              // 26: ctxhost.service.v1.CacheCost
-	(*FreshTask)(nil),              // 27: ctxhost.service.v1.FreshTask
-	(*PrepareResponse)(nil),        // 28: ctxhost.service.v1.PrepareResponse
-	(*InspectRequest)(nil),         // 29: ctxhost.service.v1.InspectRequest
-	(*InspectResponse)(nil),        // 30: ctxhost.service.v1.InspectResponse
-	(*ExportStateRequest)(nil),     // 31: ctxhost.service.v1.ExportStateRequest
-	(*ExportStateResponse)(nil),    // 32: ctxhost.service.v1.ExportStateResponse
-	(*ListEventsRequest)(nil),      // 33: ctxhost.service.v1.ListEventsRequest
-	(*Event)(nil),                  // 34: ctxhost.service.v1.Event
-	(*ListEventsResponse)(nil),     // 35: ctxhost.service.v1.ListEventsResponse
-	(*HealthRequest)(nil),          // 36: ctxhost.service.v1.HealthRequest
-	(*HealthResponse)(nil),         // 37: ctxhost.service.v1.HealthResponse
-	nil,                            // 38: ctxhost.service.v1.Message.MetadataEntry
-	(*structpb.Value)(nil),         // 39: google.protobuf.Value
+	(*Part)(nil),                   // 11: ctxhost.service.v1.Part
+	(*Message)(nil),                // 12: ctxhost.service.v1.Message
+	(*AppendMessagesRequest)(nil),  // 13: ctxhost.service.v1.AppendMessagesRequest
+	(*AppendMessagesResponse)(nil), // 14: ctxhost.service.v1.AppendMessagesResponse
+	(*SetTextRequest)(nil),         // 15: ctxhost.service.v1.SetTextRequest
+	(*ToolDefinition)(nil),         // 16: ctxhost.service.v1.ToolDefinition
+	(*ToolChoice)(nil),             // 17: ctxhost.service.v1.ToolChoice
+	(*ResponseFormat)(nil),         // 18: ctxhost.service.v1.ResponseFormat
+	(*SetToolsRequest)(nil),        // 19: ctxhost.service.v1.SetToolsRequest
+	(*ClearHistoryRequest)(nil),    // 20: ctxhost.service.v1.ClearHistoryRequest
+	(*GetHistoryRequest)(nil),      // 21: ctxhost.service.v1.GetHistoryRequest
+	(*HistoryEntry)(nil),           // 22: ctxhost.service.v1.HistoryEntry
+	(*GetHistoryResponse)(nil),     // 23: ctxhost.service.v1.GetHistoryResponse
+	(*FormatHistoryRequest)(nil),   // 24: ctxhost.service.v1.FormatHistoryRequest
+	(*FormatHistoryResponse)(nil),  // 25: ctxhost.service.v1.FormatHistoryResponse
+	(*ApplyOpRequest)(nil),         // 26: ctxhost.service.v1.ApplyOpRequest
+	(*ApplyOpResponse)(nil),        // 27: ctxhost.service.v1.ApplyOpResponse
+	(*ReportUsageRequest)(nil),     // 28: ctxhost.service.v1.ReportUsageRequest
+	(*CompactRequest)(nil),         // 29: ctxhost.service.v1.CompactRequest
+	(*CompactResponse)(nil),        // 30: ctxhost.service.v1.CompactResponse
+	(*ImportStateRequest)(nil),     // 31: ctxhost.service.v1.ImportStateRequest
+	(*PrepareRequest)(nil),         // 32: ctxhost.service.v1.PrepareRequest
+	(*ComponentTokens)(nil),        // 33: ctxhost.service.v1.ComponentTokens
+	(*Budget)(nil),                 // 34: ctxhost.service.v1.Budget
+	(*CompactionStep)(nil),         // 35: ctxhost.service.v1.CompactionStep
+	(*Compaction)(nil),             // 36: ctxhost.service.v1.Compaction
+	(*CacheCost)(nil),              // 37: ctxhost.service.v1.CacheCost
+	(*FreshTask)(nil),              // 38: ctxhost.service.v1.FreshTask
+	(*PrepareResponse)(nil),        // 39: ctxhost.service.v1.PrepareResponse
+	(*InspectRequest)(nil),         // 40: ctxhost.service.v1.InspectRequest
+	(*InspectResponse)(nil),        // 41: ctxhost.service.v1.InspectResponse
+	(*ExportStateRequest)(nil),     // 42: ctxhost.service.v1.ExportStateRequest
+	(*ExportStateResponse)(nil),    // 43: ctxhost.service.v1.ExportStateResponse
+	(*ListEventsRequest)(nil),      // 44: ctxhost.service.v1.ListEventsRequest
+	(*Event)(nil),                  // 45: ctxhost.service.v1.Event
+	(*ListEventsResponse)(nil),     // 46: ctxhost.service.v1.ListEventsResponse
+	(*HealthRequest)(nil),          // 47: ctxhost.service.v1.HealthRequest
+	(*HealthResponse)(nil),         // 48: ctxhost.service.v1.HealthResponse
+	nil,                            // 49: ctxhost.service.v1.Message.MetadataEntry
+	(*structpb.Value)(nil),         // 50: google.protobuf.Value
 }
 var file_ctxhost_service_v1_service_proto_depIdxs = []int32{
 	10, // 0: ctxhost.service.v1.Message.tool_calls:type_name -> ctxhost.service.v1.ToolCall
-	38, // 1: ctxhost.service.v1.Message.metadata:type_name -> ctxhost.service.v1.Message.MetadataEntry
-	11, // 2: ctxhost.service.v1.AppendMessagesRequest.messages:type_name -> ctxhost.service.v1.Message
-	1,  // 3: ctxhost.service.v1.AppendMessagesRequest.write:type_name -> ctxhost.service.v1.WriteOptions
-	0,  // 4: ctxhost.service.v1.SetTextRequest.text:type_name -> ctxhost.service.v1.Text
-	1,  // 5: ctxhost.service.v1.SetTextRequest.write:type_name -> ctxhost.service.v1.WriteOptions
-	39, // 6: ctxhost.service.v1.ApplyOpRequest.args:type_name -> google.protobuf.Value
-	1,  // 7: ctxhost.service.v1.ApplyOpRequest.write:type_name -> ctxhost.service.v1.WriteOptions
-	39, // 8: ctxhost.service.v1.ApplyOpResponse.result:type_name -> google.protobuf.Value
-	1,  // 9: ctxhost.service.v1.ReportUsageRequest.write:type_name -> ctxhost.service.v1.WriteOptions
-	1,  // 10: ctxhost.service.v1.CompactRequest.write:type_name -> ctxhost.service.v1.WriteOptions
-	25, // 11: ctxhost.service.v1.CompactResponse.compaction:type_name -> ctxhost.service.v1.Compaction
-	1,  // 12: ctxhost.service.v1.ImportStateRequest.write:type_name -> ctxhost.service.v1.WriteOptions
-	1,  // 13: ctxhost.service.v1.PrepareRequest.write:type_name -> ctxhost.service.v1.WriteOptions
-	24, // 14: ctxhost.service.v1.Compaction.steps:type_name -> ctxhost.service.v1.CompactionStep
-	23, // 15: ctxhost.service.v1.PrepareResponse.budget:type_name -> ctxhost.service.v1.Budget
-	23, // 16: ctxhost.service.v1.PrepareResponse.before:type_name -> ctxhost.service.v1.Budget
-	22, // 17: ctxhost.service.v1.PrepareResponse.components:type_name -> ctxhost.service.v1.ComponentTokens
-	25, // 18: ctxhost.service.v1.PrepareResponse.compaction:type_name -> ctxhost.service.v1.Compaction
-	26, // 19: ctxhost.service.v1.PrepareResponse.cache:type_name -> ctxhost.service.v1.CacheCost
-	27, // 20: ctxhost.service.v1.PrepareResponse.fresh:type_name -> ctxhost.service.v1.FreshTask
-	4,  // 21: ctxhost.service.v1.InspectResponse.session:type_name -> ctxhost.service.v1.SessionInfo
-	23, // 22: ctxhost.service.v1.InspectResponse.budget:type_name -> ctxhost.service.v1.Budget
-	22, // 23: ctxhost.service.v1.InspectResponse.components:type_name -> ctxhost.service.v1.ComponentTokens
-	39, // 24: ctxhost.service.v1.Event.event:type_name -> google.protobuf.Value
-	34, // 25: ctxhost.service.v1.ListEventsResponse.events:type_name -> ctxhost.service.v1.Event
-	3,  // 26: ctxhost.service.v1.ContextService.CreateSession:input_type -> ctxhost.service.v1.CreateSessionRequest
-	5,  // 27: ctxhost.service.v1.ContextService.GetSession:input_type -> ctxhost.service.v1.GetSessionRequest
-	6,  // 28: ctxhost.service.v1.ContextService.ListSessions:input_type -> ctxhost.service.v1.ListSessionsRequest
-	8,  // 29: ctxhost.service.v1.ContextService.DeleteSession:input_type -> ctxhost.service.v1.DeleteSessionRequest
-	12, // 30: ctxhost.service.v1.ContextService.AppendMessages:input_type -> ctxhost.service.v1.AppendMessagesRequest
-	14, // 31: ctxhost.service.v1.ContextService.SetText:input_type -> ctxhost.service.v1.SetTextRequest
-	15, // 32: ctxhost.service.v1.ContextService.ApplyOp:input_type -> ctxhost.service.v1.ApplyOpRequest
-	17, // 33: ctxhost.service.v1.ContextService.ReportUsage:input_type -> ctxhost.service.v1.ReportUsageRequest
-	18, // 34: ctxhost.service.v1.ContextService.Compact:input_type -> ctxhost.service.v1.CompactRequest
-	20, // 35: ctxhost.service.v1.ContextService.ImportState:input_type -> ctxhost.service.v1.ImportStateRequest
-	21, // 36: ctxhost.service.v1.ContextService.Prepare:input_type -> ctxhost.service.v1.PrepareRequest
-	29, // 37: ctxhost.service.v1.ContextService.Inspect:input_type -> ctxhost.service.v1.InspectRequest
-	31, // 38: ctxhost.service.v1.ContextService.ExportState:input_type -> ctxhost.service.v1.ExportStateRequest
-	33, // 39: ctxhost.service.v1.ContextService.ListEvents:input_type -> ctxhost.service.v1.ListEventsRequest
-	36, // 40: ctxhost.service.v1.ContextService.Health:input_type -> ctxhost.service.v1.HealthRequest
-	36, // 41: ctxhost.service.v1.ContextService.Ready:input_type -> ctxhost.service.v1.HealthRequest
-	4,  // 42: ctxhost.service.v1.ContextService.CreateSession:output_type -> ctxhost.service.v1.SessionInfo
-	4,  // 43: ctxhost.service.v1.ContextService.GetSession:output_type -> ctxhost.service.v1.SessionInfo
-	7,  // 44: ctxhost.service.v1.ContextService.ListSessions:output_type -> ctxhost.service.v1.ListSessionsResponse
-	9,  // 45: ctxhost.service.v1.ContextService.DeleteSession:output_type -> ctxhost.service.v1.DeleteSessionResponse
-	13, // 46: ctxhost.service.v1.ContextService.AppendMessages:output_type -> ctxhost.service.v1.AppendMessagesResponse
-	2,  // 47: ctxhost.service.v1.ContextService.SetText:output_type -> ctxhost.service.v1.WriteResponse
-	16, // 48: ctxhost.service.v1.ContextService.ApplyOp:output_type -> ctxhost.service.v1.ApplyOpResponse
-	2,  // 49: ctxhost.service.v1.ContextService.ReportUsage:output_type -> ctxhost.service.v1.WriteResponse
-	19, // 50: ctxhost.service.v1.ContextService.Compact:output_type -> ctxhost.service.v1.CompactResponse
-	2,  // 51: ctxhost.service.v1.ContextService.ImportState:output_type -> ctxhost.service.v1.WriteResponse
-	28, // 52: ctxhost.service.v1.ContextService.Prepare:output_type -> ctxhost.service.v1.PrepareResponse
-	30, // 53: ctxhost.service.v1.ContextService.Inspect:output_type -> ctxhost.service.v1.InspectResponse
-	32, // 54: ctxhost.service.v1.ContextService.ExportState:output_type -> ctxhost.service.v1.ExportStateResponse
-	35, // 55: ctxhost.service.v1.ContextService.ListEvents:output_type -> ctxhost.service.v1.ListEventsResponse
-	37, // 56: ctxhost.service.v1.ContextService.Health:output_type -> ctxhost.service.v1.HealthResponse
-	37, // 57: ctxhost.service.v1.ContextService.Ready:output_type -> ctxhost.service.v1.HealthResponse
-	42, // [42:58] is the sub-list for method output_type
-	26, // [26:42] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	49, // 1: ctxhost.service.v1.Message.metadata:type_name -> ctxhost.service.v1.Message.MetadataEntry
+	11, // 2: ctxhost.service.v1.Message.parts:type_name -> ctxhost.service.v1.Part
+	12, // 3: ctxhost.service.v1.AppendMessagesRequest.messages:type_name -> ctxhost.service.v1.Message
+	1,  // 4: ctxhost.service.v1.AppendMessagesRequest.write:type_name -> ctxhost.service.v1.WriteOptions
+	0,  // 5: ctxhost.service.v1.SetTextRequest.text:type_name -> ctxhost.service.v1.Text
+	1,  // 6: ctxhost.service.v1.SetTextRequest.write:type_name -> ctxhost.service.v1.WriteOptions
+	50, // 7: ctxhost.service.v1.ToolDefinition.parameters:type_name -> google.protobuf.Value
+	50, // 8: ctxhost.service.v1.ResponseFormat.schema:type_name -> google.protobuf.Value
+	16, // 9: ctxhost.service.v1.SetToolsRequest.tools:type_name -> ctxhost.service.v1.ToolDefinition
+	17, // 10: ctxhost.service.v1.SetToolsRequest.tool_choice:type_name -> ctxhost.service.v1.ToolChoice
+	18, // 11: ctxhost.service.v1.SetToolsRequest.response_format:type_name -> ctxhost.service.v1.ResponseFormat
+	1,  // 12: ctxhost.service.v1.SetToolsRequest.write:type_name -> ctxhost.service.v1.WriteOptions
+	1,  // 13: ctxhost.service.v1.ClearHistoryRequest.write:type_name -> ctxhost.service.v1.WriteOptions
+	12, // 14: ctxhost.service.v1.HistoryEntry.message:type_name -> ctxhost.service.v1.Message
+	22, // 15: ctxhost.service.v1.GetHistoryResponse.entries:type_name -> ctxhost.service.v1.HistoryEntry
+	50, // 16: ctxhost.service.v1.ApplyOpRequest.args:type_name -> google.protobuf.Value
+	1,  // 17: ctxhost.service.v1.ApplyOpRequest.write:type_name -> ctxhost.service.v1.WriteOptions
+	50, // 18: ctxhost.service.v1.ApplyOpResponse.result:type_name -> google.protobuf.Value
+	1,  // 19: ctxhost.service.v1.ReportUsageRequest.write:type_name -> ctxhost.service.v1.WriteOptions
+	1,  // 20: ctxhost.service.v1.CompactRequest.write:type_name -> ctxhost.service.v1.WriteOptions
+	36, // 21: ctxhost.service.v1.CompactResponse.compaction:type_name -> ctxhost.service.v1.Compaction
+	1,  // 22: ctxhost.service.v1.ImportStateRequest.write:type_name -> ctxhost.service.v1.WriteOptions
+	1,  // 23: ctxhost.service.v1.PrepareRequest.write:type_name -> ctxhost.service.v1.WriteOptions
+	35, // 24: ctxhost.service.v1.Compaction.steps:type_name -> ctxhost.service.v1.CompactionStep
+	34, // 25: ctxhost.service.v1.PrepareResponse.budget:type_name -> ctxhost.service.v1.Budget
+	34, // 26: ctxhost.service.v1.PrepareResponse.before:type_name -> ctxhost.service.v1.Budget
+	33, // 27: ctxhost.service.v1.PrepareResponse.components:type_name -> ctxhost.service.v1.ComponentTokens
+	36, // 28: ctxhost.service.v1.PrepareResponse.compaction:type_name -> ctxhost.service.v1.Compaction
+	37, // 29: ctxhost.service.v1.PrepareResponse.cache:type_name -> ctxhost.service.v1.CacheCost
+	38, // 30: ctxhost.service.v1.PrepareResponse.fresh:type_name -> ctxhost.service.v1.FreshTask
+	4,  // 31: ctxhost.service.v1.InspectResponse.session:type_name -> ctxhost.service.v1.SessionInfo
+	34, // 32: ctxhost.service.v1.InspectResponse.budget:type_name -> ctxhost.service.v1.Budget
+	33, // 33: ctxhost.service.v1.InspectResponse.components:type_name -> ctxhost.service.v1.ComponentTokens
+	50, // 34: ctxhost.service.v1.Event.event:type_name -> google.protobuf.Value
+	45, // 35: ctxhost.service.v1.ListEventsResponse.events:type_name -> ctxhost.service.v1.Event
+	3,  // 36: ctxhost.service.v1.ContextService.CreateSession:input_type -> ctxhost.service.v1.CreateSessionRequest
+	5,  // 37: ctxhost.service.v1.ContextService.GetSession:input_type -> ctxhost.service.v1.GetSessionRequest
+	6,  // 38: ctxhost.service.v1.ContextService.ListSessions:input_type -> ctxhost.service.v1.ListSessionsRequest
+	8,  // 39: ctxhost.service.v1.ContextService.DeleteSession:input_type -> ctxhost.service.v1.DeleteSessionRequest
+	13, // 40: ctxhost.service.v1.ContextService.AppendMessages:input_type -> ctxhost.service.v1.AppendMessagesRequest
+	15, // 41: ctxhost.service.v1.ContextService.SetText:input_type -> ctxhost.service.v1.SetTextRequest
+	26, // 42: ctxhost.service.v1.ContextService.ApplyOp:input_type -> ctxhost.service.v1.ApplyOpRequest
+	28, // 43: ctxhost.service.v1.ContextService.ReportUsage:input_type -> ctxhost.service.v1.ReportUsageRequest
+	29, // 44: ctxhost.service.v1.ContextService.Compact:input_type -> ctxhost.service.v1.CompactRequest
+	31, // 45: ctxhost.service.v1.ContextService.ImportState:input_type -> ctxhost.service.v1.ImportStateRequest
+	19, // 46: ctxhost.service.v1.ContextService.SetTools:input_type -> ctxhost.service.v1.SetToolsRequest
+	20, // 47: ctxhost.service.v1.ContextService.ClearHistory:input_type -> ctxhost.service.v1.ClearHistoryRequest
+	32, // 48: ctxhost.service.v1.ContextService.Prepare:input_type -> ctxhost.service.v1.PrepareRequest
+	40, // 49: ctxhost.service.v1.ContextService.Inspect:input_type -> ctxhost.service.v1.InspectRequest
+	42, // 50: ctxhost.service.v1.ContextService.ExportState:input_type -> ctxhost.service.v1.ExportStateRequest
+	44, // 51: ctxhost.service.v1.ContextService.ListEvents:input_type -> ctxhost.service.v1.ListEventsRequest
+	21, // 52: ctxhost.service.v1.ContextService.GetHistory:input_type -> ctxhost.service.v1.GetHistoryRequest
+	24, // 53: ctxhost.service.v1.ContextService.FormatHistory:input_type -> ctxhost.service.v1.FormatHistoryRequest
+	47, // 54: ctxhost.service.v1.ContextService.Health:input_type -> ctxhost.service.v1.HealthRequest
+	47, // 55: ctxhost.service.v1.ContextService.Ready:input_type -> ctxhost.service.v1.HealthRequest
+	4,  // 56: ctxhost.service.v1.ContextService.CreateSession:output_type -> ctxhost.service.v1.SessionInfo
+	4,  // 57: ctxhost.service.v1.ContextService.GetSession:output_type -> ctxhost.service.v1.SessionInfo
+	7,  // 58: ctxhost.service.v1.ContextService.ListSessions:output_type -> ctxhost.service.v1.ListSessionsResponse
+	9,  // 59: ctxhost.service.v1.ContextService.DeleteSession:output_type -> ctxhost.service.v1.DeleteSessionResponse
+	14, // 60: ctxhost.service.v1.ContextService.AppendMessages:output_type -> ctxhost.service.v1.AppendMessagesResponse
+	2,  // 61: ctxhost.service.v1.ContextService.SetText:output_type -> ctxhost.service.v1.WriteResponse
+	27, // 62: ctxhost.service.v1.ContextService.ApplyOp:output_type -> ctxhost.service.v1.ApplyOpResponse
+	2,  // 63: ctxhost.service.v1.ContextService.ReportUsage:output_type -> ctxhost.service.v1.WriteResponse
+	30, // 64: ctxhost.service.v1.ContextService.Compact:output_type -> ctxhost.service.v1.CompactResponse
+	2,  // 65: ctxhost.service.v1.ContextService.ImportState:output_type -> ctxhost.service.v1.WriteResponse
+	2,  // 66: ctxhost.service.v1.ContextService.SetTools:output_type -> ctxhost.service.v1.WriteResponse
+	2,  // 67: ctxhost.service.v1.ContextService.ClearHistory:output_type -> ctxhost.service.v1.WriteResponse
+	39, // 68: ctxhost.service.v1.ContextService.Prepare:output_type -> ctxhost.service.v1.PrepareResponse
+	41, // 69: ctxhost.service.v1.ContextService.Inspect:output_type -> ctxhost.service.v1.InspectResponse
+	43, // 70: ctxhost.service.v1.ContextService.ExportState:output_type -> ctxhost.service.v1.ExportStateResponse
+	46, // 71: ctxhost.service.v1.ContextService.ListEvents:output_type -> ctxhost.service.v1.ListEventsResponse
+	23, // 72: ctxhost.service.v1.ContextService.GetHistory:output_type -> ctxhost.service.v1.GetHistoryResponse
+	25, // 73: ctxhost.service.v1.ContextService.FormatHistory:output_type -> ctxhost.service.v1.FormatHistoryResponse
+	48, // 74: ctxhost.service.v1.ContextService.Health:output_type -> ctxhost.service.v1.HealthResponse
+	48, // 75: ctxhost.service.v1.ContextService.Ready:output_type -> ctxhost.service.v1.HealthResponse
+	56, // [56:76] is the sub-list for method output_type
+	36, // [36:56] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_ctxhost_service_v1_service_proto_init() }
@@ -3026,7 +3894,7 @@ func file_ctxhost_service_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxhost_service_v1_service_proto_rawDesc), len(file_ctxhost_service_v1_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   38,
+			NumMessages:   49,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

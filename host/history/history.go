@@ -50,6 +50,9 @@ type Options struct {
 	// Policy says what compaction may do with each message kind; kinds it
 	// leaves out take DefaultPolicy's rule.
 	Policy Policy
+	// Infer is how kinds are inferred for messages that do not say theirs
+	// (see InferOff, InferChat, InferAgent; empty: InferOff).
+	Infer string
 	// Framing, when set, counts messages as the provider frames them
 	// (content, name and tool calls plus overheads) instead of as
 	// sdk.MessageText.
@@ -89,7 +92,12 @@ type entry struct {
 	cut         bool   // the view shows cutContent
 	cutContent  string // head + marker + tail
 	cutTokens   int    // tokens of the cut message
-	caller      int    // tool turn: index of the assistant entry it answers; else -1
+	// stripped: the view shows stripParts, the message with its images
+	// and documents as placeholders and its thinking left out.
+	stripped    bool
+	stripParts  []sdk.Part
+	stripTokens int
+	caller      int // tool turn: index of the assistant entry it answers; else -1
 }
 
 // callRef locates one tool call.
@@ -113,6 +121,11 @@ type History struct {
 	version uint64
 	epoch   uint64 // the view's epoch (see Shared): changes with every change but an append
 	hasTask bool   // a message of kind task was added
+	// opening is true until the first assistant message: the user
+	// messages before it are the opening (see InferChat); openingTask is
+	// the index of the opening's inferred task (-1: none).
+	opening     bool
+	openingTask int
 	// allTokens is the sum of every entry's tokens (the history unmanaged).
 	allTokens int
 	// shared caches Shared and DropFirstTokens (see shared.go).
@@ -142,6 +155,7 @@ func (h *History) reset() {
 	h.byID = map[string]int{}
 	h.calls = map[string]callRef{}
 	h.hasTask = false
+	h.opening, h.openingTask = true, -1
 	h.allTokens = 0
 	h.resetView()
 	h.viewChanged()
@@ -166,7 +180,7 @@ func (h *History) Add(m sdk.Message) (sdk.Message, error) {
 }
 
 func (h *History) add(m sdk.Message) (sdk.Message, error) {
-	m = cloneMessage(m)
+	m = sdk.NormalizeParts(cloneMessage(m))
 	caller, err := h.validate(&m)
 	if err != nil {
 		return sdk.Message{}, err
@@ -177,6 +191,12 @@ func (h *History) add(m sdk.Message) (sdk.Message, error) {
 	kind := h.kindOf(&m)
 	h.hasTask = h.hasTask || kind == sdk.KindTask
 	idx := len(h.entries)
+	if kind == sdk.KindTask && m.Kind == "" && h.opening && h.opts.Infer != InferOff && h.opts.Infer != "" {
+		h.openingTask = idx
+	}
+	if m.Role == sdk.RoleAssistant {
+		h.opening = false
+	}
 	for _, tc := range m.ToolCalls {
 		h.calls[tc.ID] = callRef{entry: idx, name: tc.Name}
 	}
@@ -326,6 +346,9 @@ func (h *History) count(m sdk.Message) int {
 func cloneMessage(m sdk.Message) sdk.Message {
 	if m.ToolCalls != nil {
 		m.ToolCalls = append([]sdk.ToolCall(nil), m.ToolCalls...)
+	}
+	if m.Parts != nil {
+		m.Parts = append([]sdk.Part(nil), m.Parts...)
 	}
 	if m.Metadata != nil {
 		md := make(map[string]string, len(m.Metadata))

@@ -63,15 +63,73 @@ func (p Policy) withDefaults() Policy {
 	return out
 }
 
-// kindOf resolves the kind of a message being added: its own, or the task
-// for the first user message when no task exists yet (unless the first
-// message is not to be kept), or DefaultKind.
+// Inference rules for messages that do not say their kind (Options.Infer).
+const (
+	// InferOff: a message's kind is its own or its role's (sdk.DefaultKind);
+	// the first user message is the task unless Options.DropFirst.
+	InferOff = "off"
+	// InferChat: the user messages before the first assistant message
+	// are the opening: the last of them is the task, the earlier ones
+	// instructions (each new one takes the task over while no assistant
+	// message has come). Later messages take their role's kind.
+	InferChat = "chat"
+	// InferAgent: an agent loop. The opening as InferChat, but its
+	// earlier user messages are demonstrations (omitted first, as a
+	// block); and a user message that follows an assistant message is an
+	// observation (what the environment returned to the agent's action),
+	// masked like a tool result.
+	InferAgent = "agent"
+)
+
+// InferModes lists the inference rules in a fixed order.
+var InferModes = []string{InferOff, InferChat, InferAgent}
+
+// CheckInfer reports an unknown inference rule ("" is InferOff).
+func CheckInfer(mode string) error {
+	switch mode {
+	case "", InferOff, InferChat, InferAgent:
+		return nil
+	}
+	return fmt.Errorf("unknown kind inference %q (want off, chat or agent)", mode)
+}
+
+// kindOf resolves the kind of a message being added: its own, else the
+// inference rule's (Options.Infer), else the task for the first user
+// message when no task exists yet (unless the first message is not to be
+// kept), or DefaultKind.
 func (h *History) kindOf(m *sdk.Message) string {
 	if m.Kind != "" {
 		return m.Kind
 	}
+	if h.opts.Infer == InferChat || h.opts.Infer == InferAgent {
+		return h.inferKind(m)
+	}
 	if m.Role == sdk.RoleUser && h.opts.KeepFirst && !h.hasTask {
 		return sdk.KindTask
+	}
+	return sdk.DefaultKind(*m)
+}
+
+// inferKind is the kind the inference rule gives an unlabelled message.
+// A new opening user message takes the task over from the last one,
+// which becomes an instruction (chat) or a demonstration (agent loop).
+func (h *History) inferKind(m *sdk.Message) string {
+	if m.Role == sdk.RoleUser && h.opening {
+		if t := h.openingTask; t >= 0 {
+			h.entries[t].kind = sdk.KindInstruction
+			if h.opts.Infer == InferAgent {
+				h.entries[t].kind = sdk.KindDemonstration
+			}
+			h.viewChanged()
+			return sdk.KindTask
+		}
+		if !h.hasTask {
+			return sdk.KindTask
+		}
+	}
+	if m.Role == sdk.RoleUser && h.opts.Infer == InferAgent && len(h.entries) > 0 &&
+		h.entries[len(h.entries)-1].msg.Role == sdk.RoleAssistant {
+		return sdk.KindObservation
 	}
 	return sdk.DefaultKind(*m)
 }

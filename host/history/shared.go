@@ -78,7 +78,7 @@ func (h *History) Shared() Shared {
 // (not hidden, masked or cut): what an append leaves behind.
 func (h *History) shownAsAdded(from int) bool {
 	for i := from; i < len(h.entries); i++ {
-		if e := &h.entries[i]; e.hidden || e.masked || e.cut {
+		if e := &h.entries[i]; e.hidden || e.masked || e.cut || e.stripped {
 			return false
 		}
 	}

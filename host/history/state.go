@@ -21,6 +21,7 @@ type state struct {
 	Frontier int           `json:"frontier,omitempty"` // the window has passed this many messages
 	Dropped  []string      `json:"dropped,omitempty"`  // ids of the dropped block (demonstrations)
 	Cut      []cutState    `json:"cut,omitempty"`      // messages cut head + tail
+	Stripped []string      `json:"stripped,omitempty"` // ids of messages shown without media and thinking
 	Omitted  int           `json:"omitted,omitempty"`  // version 1: messages omitted after the first
 }
 
@@ -39,6 +40,9 @@ func (h *History) State() ([]byte, error) {
 	for i, e := range h.entries {
 		if e.masked {
 			st.Masked = append(st.Masked, e.msg.ID)
+		}
+		if e.stripped {
+			st.Stripped = append(st.Stripped, e.msg.ID)
 		}
 		if e.cut {
 			st.Cut = append(st.Cut, cutState{ID: e.msg.ID, Content: e.cutContent})
@@ -111,6 +115,11 @@ func (h *History) restoreView(st state) error {
 		}
 		h.entries[i].masked = true
 		h.maskTokensOf(i)
+	}
+	for _, id := range st.Stripped {
+		if err := h.restoreStripped(id); err != nil {
+			return err
+		}
 	}
 	for _, c := range st.Cut {
 		i, err := lookup("cut", c.ID)

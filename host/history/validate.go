@@ -24,6 +24,9 @@ func (h *History) validate(m *sdk.Message) (int, error) {
 	if err := sdk.CheckKind(m.Kind); err != nil {
 		return -1, err
 	}
+	if err := checkParts(m); err != nil {
+		return -1, err
+	}
 	if m.ID != "" {
 		if _, taken := h.byID[m.ID]; taken {
 			return -1, fmt.Errorf("message id %q is already used", m.ID)
@@ -41,7 +44,7 @@ func (h *History) validate(m *sdk.Message) (int, error) {
 		if m.ToolCallID != "" || m.ToolName != "" {
 			return -1, fmt.Errorf("tool_call_id and tool_name belong on tool turns, not on an assistant turn")
 		}
-		if m.Content == "" && len(m.ToolCalls) == 0 {
+		if m.Content == "" && len(m.Parts) == 0 && len(m.ToolCalls) == 0 {
 			return -1, fmt.Errorf("assistant message has neither content nor tool calls")
 		}
 		return -1, h.checkToolCalls(m.ToolCalls)
@@ -52,6 +55,26 @@ func (h *History) validate(m *sdk.Message) (int, error) {
 	default:
 		return -1, fmt.Errorf("unknown role %q (want user, assistant, system or tool)", m.Role)
 	}
+}
+
+// checkParts checks each part and that a message with parts has no
+// Content beside them; thinking and reasoning belong to assistant turns.
+func checkParts(m *sdk.Message) error {
+	if len(m.Parts) == 0 {
+		return nil
+	}
+	if m.Content != "" {
+		return fmt.Errorf("message has both content and parts; put the text in a text part")
+	}
+	for i, p := range m.Parts {
+		if err := p.Check(); err != nil {
+			return fmt.Errorf("part %d: %w", i, err)
+		}
+		if p.IsReasoning() && m.Role != sdk.RoleAssistant {
+			return fmt.Errorf("part %d: %s belongs to assistant turns, not %s", i, p.Type, m.Role)
+		}
+	}
+	return nil
 }
 
 func noToolFields(m *sdk.Message) error {

@@ -36,6 +36,9 @@ type Step struct {
 	Freed      int      // ViewTokens before - after, the marker's cost included
 	Log        string   // one human-readable line
 	DroppedIDs []string // ids of the dropped block, oldest first
+	// StrippedIDs are the messages whose images and documents became
+	// placeholders and whose thinking was left out, oldest first.
+	StrippedIDs []string
 }
 
 // MaskResult says what one MaskOldest call did.
@@ -58,6 +61,8 @@ func (h *History) effTokens(i int) int {
 		return e.maskTokens
 	case e.cut:
 		return e.cutTokens
+	case e.stripped:
+		return e.stripTokens
 	}
 	return e.tokens
 }
@@ -75,7 +80,13 @@ func maskedMessage(e *entry) sdk.Message {
 	if code, err := strconv.Atoi(strings.TrimSpace(m.Metadata[sdk.MetaExitCode])); err == nil {
 		info.ExitCode = &code
 	}
-	m.Content = sdk.MaskedPlaceholder(info)
+	if len(m.Parts) > 0 {
+		info.Output = m.Text()
+		if d := sdk.PartsDescription(m.Parts); d != "" {
+			info.Output += "\n[" + d + "]"
+		}
+	}
+	m.Content, m.Parts = sdk.MaskedPlaceholder(info), nil
 	return m
 }
 
@@ -127,9 +138,11 @@ func (h *History) eachShown(f func(m sdk.Message, tokens int)) {
 		m := cloneMessage(e.msg)
 		switch {
 		case e.masked:
-			m.Content = e.maskContent
+			m.Content, m.Parts = e.maskContent, nil
 		case e.cut:
 			m.Content = e.cutContent
+		case e.stripped:
+			m.Parts = e.stripParts
 		}
 		f(m, h.effTokens(i))
 	}
@@ -156,6 +169,7 @@ func (h *History) resetView() {
 	for i := range h.entries {
 		e := &h.entries[i]
 		e.masked, e.hidden, e.cut, e.cutContent = false, false, false, ""
+		e.stripped, e.stripParts = false, nil
 	}
 	h.frontier, h.maskCursor, h.hiddenCount, h.dropped = 0, 0, 0, false
 	h.recountView()
@@ -225,10 +239,10 @@ func (h *History) maskNext(limit int) (ids []string, freed int) {
 	for i := h.maskCursor; i < end && len(ids) < limit; i++ {
 		e := &h.entries[i]
 		if h.maskable(i) {
-			if mt := h.maskTokensOf(i); mt < e.tokens {
+			if mt, cur := h.maskTokensOf(i), h.effTokens(i); mt < cur {
 				e.masked = true
-				freed += e.tokens - mt
-				h.viewTokens -= e.tokens - mt
+				freed += cur - mt
+				h.viewTokens -= cur - mt
 				ids = append(ids, e.msg.ID)
 			}
 		}
@@ -259,9 +273,9 @@ func (h *History) compactLate(need int) Step {
 		if !h.maskable(i) {
 			continue
 		}
-		if e := &h.entries[i]; h.maskTokensOf(i) < e.tokens {
+		if e, cur := &h.entries[i], h.effTokens(i); h.maskTokensOf(i) < cur {
 			e.masked = true
-			h.viewTokens -= e.tokens - e.maskTokens
+			h.viewTokens -= cur - e.maskTokens
 			ids = append(ids, e.msg.ID)
 		}
 	}
@@ -381,6 +395,15 @@ func (h *History) compact(need int) Step {
 	}
 	before := h.viewTokens
 	var step Step
+	step.StrippedIDs = h.stripNext(need)
+	if len(step.StrippedIDs) > 0 {
+		h.viewChanged()
+	}
+	if before-h.viewTokens >= need {
+		step.Freed = before - h.viewTokens
+		step.Log = h.stepLog(step, need, h.frontier)
+		return step
+	}
 	step.DroppedIDs = h.dropBlock()
 	step.Dropped = len(step.DroppedIDs)
 	for before-h.viewTokens < need {
@@ -405,6 +428,9 @@ func (h *History) compact(need int) Step {
 
 func (h *History) stepLog(step Step, need, from int) string {
 	var parts []string
+	if n := len(step.StrippedIDs); n > 0 {
+		parts = append(parts, fmt.Sprintf("left out the images, documents and thinking of %d earlier messages (%s)", n, idRange(step.StrippedIDs)))
+	}
 	if step.Dropped > 0 {
 		parts = append(parts, fmt.Sprintf("omitted %d demonstration messages (%s)", step.Dropped, idRange(step.DroppedIDs)))
 	}

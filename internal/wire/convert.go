@@ -40,8 +40,34 @@ func toProtoMessage(m *sdk.Message) *pb.Message {
 	return &pb.Message{
 		Id: m.ID, Role: m.Role, Name: m.Name, SpeakerType: m.SpeakerType, Content: m.Content,
 		ToolCallId: m.ToolCallID, ToolName: m.ToolName, ToolCalls: toProtoToolCalls(m.ToolCalls),
-		Metadata: copyMap(m.Metadata), Kind: m.Kind, Pinned: m.Pinned,
+		Metadata: copyMap(m.Metadata), Kind: m.Kind, Pinned: m.Pinned, Parts: toProtoParts(m.Parts),
 	}
+}
+
+func toProtoParts(ps []sdk.Part) []*pb.Part {
+	if len(ps) == 0 {
+		return nil
+	}
+	out := make([]*pb.Part, len(ps))
+	for i, p := range ps {
+		out[i] = &pb.Part{Type: p.Type, Text: p.Text, MediaType: p.MediaType, Data: p.Data, Url: p.URL,
+			Width: int32(p.Width), Height: int32(p.Height), Detail: p.Detail, Pages: int32(p.Pages), Title: p.Title,
+			Signature: p.Signature, Opaque: p.Opaque, Provider: p.Provider}
+	}
+	return out
+}
+
+func fromProtoParts(ps []*pb.Part) []sdk.Part {
+	if len(ps) == 0 {
+		return nil
+	}
+	out := make([]sdk.Part, len(ps))
+	for i, p := range ps {
+		out[i] = sdk.Part{Type: p.GetType(), Text: p.GetText(), MediaType: p.GetMediaType(), Data: p.GetData(), URL: p.GetUrl(),
+			Width: int(p.GetWidth()), Height: int(p.GetHeight()), Detail: p.GetDetail(), Pages: int(p.GetPages()), Title: p.GetTitle(),
+			Signature: p.GetSignature(), Opaque: p.GetOpaque(), Provider: p.GetProvider()}
+	}
+	return out
 }
 
 func fromProtoMessage(m *pb.Message) sdk.Message {
@@ -49,7 +75,7 @@ func fromProtoMessage(m *pb.Message) sdk.Message {
 		ID: m.GetId(), Role: m.GetRole(), Name: m.GetName(), SpeakerType: m.GetSpeakerType(),
 		Content: m.GetContent(), ToolCallID: m.GetToolCallId(), ToolName: m.GetToolName(),
 		ToolCalls: fromProtoToolCalls(m.GetToolCalls()), Metadata: copyMap(m.GetMetadata()),
-		Kind: m.GetKind(), Pinned: m.GetPinned(),
+		Kind: m.GetKind(), Pinned: m.GetPinned(), Parts: fromProtoParts(m.GetParts()),
 	}
 }
 
@@ -264,14 +290,14 @@ func toProtoFraming(f *sdk.Framing) *pb.Framing {
 	if f == nil {
 		return nil
 	}
-	return &pb.Framing{PerRequest: int32(f.PerRequest), PerMessage: int32(f.PerMessage), PerName: int32(f.PerName), PerToolCall: int32(f.PerToolCall)}
+	return &pb.Framing{PerRequest: int32(f.PerRequest), PerMessage: int32(f.PerMessage), PerName: int32(f.PerName), PerToolCall: int32(f.PerToolCall), Media: f.Media}
 }
 
 func fromProtoFraming(f *pb.Framing) *sdk.Framing {
 	if f == nil {
 		return nil
 	}
-	return &sdk.Framing{PerRequest: int(f.GetPerRequest()), PerMessage: int(f.GetPerMessage()), PerName: int(f.GetPerName()), PerToolCall: int(f.GetPerToolCall())}
+	return &sdk.Framing{PerRequest: int(f.GetPerRequest()), PerMessage: int(f.GetPerMessage()), PerName: int(f.GetPerName()), PerToolCall: int(f.GetPerToolCall()), Media: f.GetMedia()}
 }
 
 func toProtoPricing(p *sdk.Pricing) *pb.Pricing {

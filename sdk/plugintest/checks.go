@@ -55,7 +55,7 @@ func checkDescribe(_ context.Context, target ContextTarget, _ Options) error {
 	if info.ProtocolVersion != sdk.ProtocolVersion {
 		errs = append(errs, fmt.Errorf("protocol version %d, want %d", info.ProtocolVersion, sdk.ProtocolVersion))
 	}
-	if info.Slot != "" && !info.Slot.Valid() {
+	if info.Slot != "" && !info.Slot.ForPlugins() {
 		errs = append(errs, fmt.Errorf("unknown slot %q", info.Slot))
 	}
 	if info.Compactable && !info.HasCapability(sdk.CapCompact) {

@@ -74,6 +74,11 @@ const (
 	// ContextServiceImportStateProcedure is the fully-qualified name of the ContextService's
 	// ImportState RPC.
 	ContextServiceImportStateProcedure = "/ctxhost.service.v1.ContextService/ImportState"
+	// ContextServiceSetToolsProcedure is the fully-qualified name of the ContextService's SetTools RPC.
+	ContextServiceSetToolsProcedure = "/ctxhost.service.v1.ContextService/SetTools"
+	// ContextServiceClearHistoryProcedure is the fully-qualified name of the ContextService's
+	// ClearHistory RPC.
+	ContextServiceClearHistoryProcedure = "/ctxhost.service.v1.ContextService/ClearHistory"
 	// ContextServicePrepareProcedure is the fully-qualified name of the ContextService's Prepare RPC.
 	ContextServicePrepareProcedure = "/ctxhost.service.v1.ContextService/Prepare"
 	// ContextServiceInspectProcedure is the fully-qualified name of the ContextService's Inspect RPC.
@@ -84,6 +89,12 @@ const (
 	// ContextServiceListEventsProcedure is the fully-qualified name of the ContextService's ListEvents
 	// RPC.
 	ContextServiceListEventsProcedure = "/ctxhost.service.v1.ContextService/ListEvents"
+	// ContextServiceGetHistoryProcedure is the fully-qualified name of the ContextService's GetHistory
+	// RPC.
+	ContextServiceGetHistoryProcedure = "/ctxhost.service.v1.ContextService/GetHistory"
+	// ContextServiceFormatHistoryProcedure is the fully-qualified name of the ContextService's
+	// FormatHistory RPC.
+	ContextServiceFormatHistoryProcedure = "/ctxhost.service.v1.ContextService/FormatHistory"
 	// ContextServiceHealthProcedure is the fully-qualified name of the ContextService's Health RPC.
 	ContextServiceHealthProcedure = "/ctxhost.service.v1.ContextService/Health"
 	// ContextServiceReadyProcedure is the fully-qualified name of the ContextService's Ready RPC.
@@ -104,12 +115,16 @@ type ContextServiceClient interface {
 	ReportUsage(context.Context, *connect.Request[servicev1.ReportUsageRequest]) (*connect.Response[servicev1.WriteResponse], error)
 	Compact(context.Context, *connect.Request[servicev1.CompactRequest]) (*connect.Response[servicev1.CompactResponse], error)
 	ImportState(context.Context, *connect.Request[servicev1.ImportStateRequest]) (*connect.Response[servicev1.WriteResponse], error)
+	SetTools(context.Context, *connect.Request[servicev1.SetToolsRequest]) (*connect.Response[servicev1.WriteResponse], error)
+	ClearHistory(context.Context, *connect.Request[servicev1.ClearHistoryRequest]) (*connect.Response[servicev1.WriteResponse], error)
 	// The context of a turn.
 	Prepare(context.Context, *connect.Request[servicev1.PrepareRequest]) (*connect.Response[servicev1.PrepareResponse], error)
 	// Reads.
 	Inspect(context.Context, *connect.Request[servicev1.InspectRequest]) (*connect.Response[servicev1.InspectResponse], error)
 	ExportState(context.Context, *connect.Request[servicev1.ExportStateRequest]) (*connect.Response[servicev1.ExportStateResponse], error)
 	ListEvents(context.Context, *connect.Request[servicev1.ListEventsRequest]) (*connect.Response[servicev1.ListEventsResponse], error)
+	GetHistory(context.Context, *connect.Request[servicev1.GetHistoryRequest]) (*connect.Response[servicev1.GetHistoryResponse], error)
+	FormatHistory(context.Context, *connect.Request[servicev1.FormatHistoryRequest]) (*connect.Response[servicev1.FormatHistoryResponse], error)
 	// Health: Health answers while the process runs; Ready once every
 	// profile's plugins are up and the store answers.
 	Health(context.Context, *connect.Request[servicev1.HealthRequest]) (*connect.Response[servicev1.HealthResponse], error)
@@ -187,6 +202,18 @@ func NewContextServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(contextServiceMethods.ByName("ImportState")),
 			connect.WithClientOptions(opts...),
 		),
+		setTools: connect.NewClient[servicev1.SetToolsRequest, servicev1.WriteResponse](
+			httpClient,
+			baseURL+ContextServiceSetToolsProcedure,
+			connect.WithSchema(contextServiceMethods.ByName("SetTools")),
+			connect.WithClientOptions(opts...),
+		),
+		clearHistory: connect.NewClient[servicev1.ClearHistoryRequest, servicev1.WriteResponse](
+			httpClient,
+			baseURL+ContextServiceClearHistoryProcedure,
+			connect.WithSchema(contextServiceMethods.ByName("ClearHistory")),
+			connect.WithClientOptions(opts...),
+		),
 		prepare: connect.NewClient[servicev1.PrepareRequest, servicev1.PrepareResponse](
 			httpClient,
 			baseURL+ContextServicePrepareProcedure,
@@ -209,6 +236,18 @@ func NewContextServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			httpClient,
 			baseURL+ContextServiceListEventsProcedure,
 			connect.WithSchema(contextServiceMethods.ByName("ListEvents")),
+			connect.WithClientOptions(opts...),
+		),
+		getHistory: connect.NewClient[servicev1.GetHistoryRequest, servicev1.GetHistoryResponse](
+			httpClient,
+			baseURL+ContextServiceGetHistoryProcedure,
+			connect.WithSchema(contextServiceMethods.ByName("GetHistory")),
+			connect.WithClientOptions(opts...),
+		),
+		formatHistory: connect.NewClient[servicev1.FormatHistoryRequest, servicev1.FormatHistoryResponse](
+			httpClient,
+			baseURL+ContextServiceFormatHistoryProcedure,
+			connect.WithSchema(contextServiceMethods.ByName("FormatHistory")),
 			connect.WithClientOptions(opts...),
 		),
 		health: connect.NewClient[servicev1.HealthRequest, servicev1.HealthResponse](
@@ -238,10 +277,14 @@ type contextServiceClient struct {
 	reportUsage    *connect.Client[servicev1.ReportUsageRequest, servicev1.WriteResponse]
 	compact        *connect.Client[servicev1.CompactRequest, servicev1.CompactResponse]
 	importState    *connect.Client[servicev1.ImportStateRequest, servicev1.WriteResponse]
+	setTools       *connect.Client[servicev1.SetToolsRequest, servicev1.WriteResponse]
+	clearHistory   *connect.Client[servicev1.ClearHistoryRequest, servicev1.WriteResponse]
 	prepare        *connect.Client[servicev1.PrepareRequest, servicev1.PrepareResponse]
 	inspect        *connect.Client[servicev1.InspectRequest, servicev1.InspectResponse]
 	exportState    *connect.Client[servicev1.ExportStateRequest, servicev1.ExportStateResponse]
 	listEvents     *connect.Client[servicev1.ListEventsRequest, servicev1.ListEventsResponse]
+	getHistory     *connect.Client[servicev1.GetHistoryRequest, servicev1.GetHistoryResponse]
+	formatHistory  *connect.Client[servicev1.FormatHistoryRequest, servicev1.FormatHistoryResponse]
 	health         *connect.Client[servicev1.HealthRequest, servicev1.HealthResponse]
 	ready          *connect.Client[servicev1.HealthRequest, servicev1.HealthResponse]
 }
@@ -296,6 +339,16 @@ func (c *contextServiceClient) ImportState(ctx context.Context, req *connect.Req
 	return c.importState.CallUnary(ctx, req)
 }
 
+// SetTools calls ctxhost.service.v1.ContextService.SetTools.
+func (c *contextServiceClient) SetTools(ctx context.Context, req *connect.Request[servicev1.SetToolsRequest]) (*connect.Response[servicev1.WriteResponse], error) {
+	return c.setTools.CallUnary(ctx, req)
+}
+
+// ClearHistory calls ctxhost.service.v1.ContextService.ClearHistory.
+func (c *contextServiceClient) ClearHistory(ctx context.Context, req *connect.Request[servicev1.ClearHistoryRequest]) (*connect.Response[servicev1.WriteResponse], error) {
+	return c.clearHistory.CallUnary(ctx, req)
+}
+
 // Prepare calls ctxhost.service.v1.ContextService.Prepare.
 func (c *contextServiceClient) Prepare(ctx context.Context, req *connect.Request[servicev1.PrepareRequest]) (*connect.Response[servicev1.PrepareResponse], error) {
 	return c.prepare.CallUnary(ctx, req)
@@ -314,6 +367,16 @@ func (c *contextServiceClient) ExportState(ctx context.Context, req *connect.Req
 // ListEvents calls ctxhost.service.v1.ContextService.ListEvents.
 func (c *contextServiceClient) ListEvents(ctx context.Context, req *connect.Request[servicev1.ListEventsRequest]) (*connect.Response[servicev1.ListEventsResponse], error) {
 	return c.listEvents.CallUnary(ctx, req)
+}
+
+// GetHistory calls ctxhost.service.v1.ContextService.GetHistory.
+func (c *contextServiceClient) GetHistory(ctx context.Context, req *connect.Request[servicev1.GetHistoryRequest]) (*connect.Response[servicev1.GetHistoryResponse], error) {
+	return c.getHistory.CallUnary(ctx, req)
+}
+
+// FormatHistory calls ctxhost.service.v1.ContextService.FormatHistory.
+func (c *contextServiceClient) FormatHistory(ctx context.Context, req *connect.Request[servicev1.FormatHistoryRequest]) (*connect.Response[servicev1.FormatHistoryResponse], error) {
+	return c.formatHistory.CallUnary(ctx, req)
 }
 
 // Health calls ctxhost.service.v1.ContextService.Health.
@@ -340,12 +403,16 @@ type ContextServiceHandler interface {
 	ReportUsage(context.Context, *connect.Request[servicev1.ReportUsageRequest]) (*connect.Response[servicev1.WriteResponse], error)
 	Compact(context.Context, *connect.Request[servicev1.CompactRequest]) (*connect.Response[servicev1.CompactResponse], error)
 	ImportState(context.Context, *connect.Request[servicev1.ImportStateRequest]) (*connect.Response[servicev1.WriteResponse], error)
+	SetTools(context.Context, *connect.Request[servicev1.SetToolsRequest]) (*connect.Response[servicev1.WriteResponse], error)
+	ClearHistory(context.Context, *connect.Request[servicev1.ClearHistoryRequest]) (*connect.Response[servicev1.WriteResponse], error)
 	// The context of a turn.
 	Prepare(context.Context, *connect.Request[servicev1.PrepareRequest]) (*connect.Response[servicev1.PrepareResponse], error)
 	// Reads.
 	Inspect(context.Context, *connect.Request[servicev1.InspectRequest]) (*connect.Response[servicev1.InspectResponse], error)
 	ExportState(context.Context, *connect.Request[servicev1.ExportStateRequest]) (*connect.Response[servicev1.ExportStateResponse], error)
 	ListEvents(context.Context, *connect.Request[servicev1.ListEventsRequest]) (*connect.Response[servicev1.ListEventsResponse], error)
+	GetHistory(context.Context, *connect.Request[servicev1.GetHistoryRequest]) (*connect.Response[servicev1.GetHistoryResponse], error)
+	FormatHistory(context.Context, *connect.Request[servicev1.FormatHistoryRequest]) (*connect.Response[servicev1.FormatHistoryResponse], error)
 	// Health: Health answers while the process runs; Ready once every
 	// profile's plugins are up and the store answers.
 	Health(context.Context, *connect.Request[servicev1.HealthRequest]) (*connect.Response[servicev1.HealthResponse], error)
@@ -419,6 +486,18 @@ func NewContextServiceHandler(svc ContextServiceHandler, opts ...connect.Handler
 		connect.WithSchema(contextServiceMethods.ByName("ImportState")),
 		connect.WithHandlerOptions(opts...),
 	)
+	contextServiceSetToolsHandler := connect.NewUnaryHandler(
+		ContextServiceSetToolsProcedure,
+		svc.SetTools,
+		connect.WithSchema(contextServiceMethods.ByName("SetTools")),
+		connect.WithHandlerOptions(opts...),
+	)
+	contextServiceClearHistoryHandler := connect.NewUnaryHandler(
+		ContextServiceClearHistoryProcedure,
+		svc.ClearHistory,
+		connect.WithSchema(contextServiceMethods.ByName("ClearHistory")),
+		connect.WithHandlerOptions(opts...),
+	)
 	contextServicePrepareHandler := connect.NewUnaryHandler(
 		ContextServicePrepareProcedure,
 		svc.Prepare,
@@ -441,6 +520,18 @@ func NewContextServiceHandler(svc ContextServiceHandler, opts ...connect.Handler
 		ContextServiceListEventsProcedure,
 		svc.ListEvents,
 		connect.WithSchema(contextServiceMethods.ByName("ListEvents")),
+		connect.WithHandlerOptions(opts...),
+	)
+	contextServiceGetHistoryHandler := connect.NewUnaryHandler(
+		ContextServiceGetHistoryProcedure,
+		svc.GetHistory,
+		connect.WithSchema(contextServiceMethods.ByName("GetHistory")),
+		connect.WithHandlerOptions(opts...),
+	)
+	contextServiceFormatHistoryHandler := connect.NewUnaryHandler(
+		ContextServiceFormatHistoryProcedure,
+		svc.FormatHistory,
+		connect.WithSchema(contextServiceMethods.ByName("FormatHistory")),
 		connect.WithHandlerOptions(opts...),
 	)
 	contextServiceHealthHandler := connect.NewUnaryHandler(
@@ -477,6 +568,10 @@ func NewContextServiceHandler(svc ContextServiceHandler, opts ...connect.Handler
 			contextServiceCompactHandler.ServeHTTP(w, r)
 		case ContextServiceImportStateProcedure:
 			contextServiceImportStateHandler.ServeHTTP(w, r)
+		case ContextServiceSetToolsProcedure:
+			contextServiceSetToolsHandler.ServeHTTP(w, r)
+		case ContextServiceClearHistoryProcedure:
+			contextServiceClearHistoryHandler.ServeHTTP(w, r)
 		case ContextServicePrepareProcedure:
 			contextServicePrepareHandler.ServeHTTP(w, r)
 		case ContextServiceInspectProcedure:
@@ -485,6 +580,10 @@ func NewContextServiceHandler(svc ContextServiceHandler, opts ...connect.Handler
 			contextServiceExportStateHandler.ServeHTTP(w, r)
 		case ContextServiceListEventsProcedure:
 			contextServiceListEventsHandler.ServeHTTP(w, r)
+		case ContextServiceGetHistoryProcedure:
+			contextServiceGetHistoryHandler.ServeHTTP(w, r)
+		case ContextServiceFormatHistoryProcedure:
+			contextServiceFormatHistoryHandler.ServeHTTP(w, r)
 		case ContextServiceHealthProcedure:
 			contextServiceHealthHandler.ServeHTTP(w, r)
 		case ContextServiceReadyProcedure:
@@ -538,6 +637,14 @@ func (UnimplementedContextServiceHandler) ImportState(context.Context, *connect.
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("ctxhost.service.v1.ContextService.ImportState is not implemented"))
 }
 
+func (UnimplementedContextServiceHandler) SetTools(context.Context, *connect.Request[servicev1.SetToolsRequest]) (*connect.Response[servicev1.WriteResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("ctxhost.service.v1.ContextService.SetTools is not implemented"))
+}
+
+func (UnimplementedContextServiceHandler) ClearHistory(context.Context, *connect.Request[servicev1.ClearHistoryRequest]) (*connect.Response[servicev1.WriteResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("ctxhost.service.v1.ContextService.ClearHistory is not implemented"))
+}
+
 func (UnimplementedContextServiceHandler) Prepare(context.Context, *connect.Request[servicev1.PrepareRequest]) (*connect.Response[servicev1.PrepareResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("ctxhost.service.v1.ContextService.Prepare is not implemented"))
 }
@@ -552,6 +659,14 @@ func (UnimplementedContextServiceHandler) ExportState(context.Context, *connect.
 
 func (UnimplementedContextServiceHandler) ListEvents(context.Context, *connect.Request[servicev1.ListEventsRequest]) (*connect.Response[servicev1.ListEventsResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("ctxhost.service.v1.ContextService.ListEvents is not implemented"))
+}
+
+func (UnimplementedContextServiceHandler) GetHistory(context.Context, *connect.Request[servicev1.GetHistoryRequest]) (*connect.Response[servicev1.GetHistoryResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("ctxhost.service.v1.ContextService.GetHistory is not implemented"))
+}
+
+func (UnimplementedContextServiceHandler) FormatHistory(context.Context, *connect.Request[servicev1.FormatHistoryRequest]) (*connect.Response[servicev1.FormatHistoryResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("ctxhost.service.v1.ContextService.FormatHistory is not implemented"))
 }
 
 func (UnimplementedContextServiceHandler) Health(context.Context, *connect.Request[servicev1.HealthRequest]) (*connect.Response[servicev1.HealthResponse], error) {

@@ -170,6 +170,147 @@ func (x *ToolCall) GetArguments() string {
 	return ""
 }
 
+// Part is one piece of a message's content (see sdk.Part).
+type Part struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`                            // text, image, document, thinking, redacted_thinking, reasoning
+	Text          string                 `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`                            // text, thinking, a document's text
+	MediaType     string                 `protobuf:"bytes,3,opt,name=media_type,json=mediaType,proto3" json:"media_type,omitempty"` // image/png, application/pdf, ...
+	Data          []byte                 `protobuf:"bytes,4,opt,name=data,proto3" json:"data,omitempty"`                            // inline bytes of an image or document
+	Url           string                 `protobuf:"bytes,5,opt,name=url,proto3" json:"url,omitempty"`                              // or where the provider fetches it
+	Width         int32                  `protobuf:"varint,6,opt,name=width,proto3" json:"width,omitempty"`                         // image pixels, when known
+	Height        int32                  `protobuf:"varint,7,opt,name=height,proto3" json:"height,omitempty"`
+	Detail        string                 `protobuf:"bytes,8,opt,name=detail,proto3" json:"detail,omitempty"`        // OpenAI image detail: low, high, auto
+	Pages         int32                  `protobuf:"varint,9,opt,name=pages,proto3" json:"pages,omitempty"`         // document pages, when known
+	Title         string                 `protobuf:"bytes,10,opt,name=title,proto3" json:"title,omitempty"`         // document title
+	Signature     string                 `protobuf:"bytes,11,opt,name=signature,proto3" json:"signature,omitempty"` // thinking signature
+	Opaque        string                 `protobuf:"bytes,12,opt,name=opaque,proto3" json:"opaque,omitempty"`       // redacted thinking data, a reasoning item's JSON
+	Provider      string                 `protobuf:"bytes,13,opt,name=provider,proto3" json:"provider,omitempty"`   // anthropic, openai, gemini: who made a thinking or reasoning part
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Part) Reset() {
+	*x = Part{}
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Part) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Part) ProtoMessage() {}
+
+func (x *Part) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Part.ProtoReflect.Descriptor instead.
+func (*Part) Descriptor() ([]byte, []int) {
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Part) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *Part) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *Part) GetMediaType() string {
+	if x != nil {
+		return x.MediaType
+	}
+	return ""
+}
+
+func (x *Part) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *Part) GetUrl() string {
+	if x != nil {
+		return x.Url
+	}
+	return ""
+}
+
+func (x *Part) GetWidth() int32 {
+	if x != nil {
+		return x.Width
+	}
+	return 0
+}
+
+func (x *Part) GetHeight() int32 {
+	if x != nil {
+		return x.Height
+	}
+	return 0
+}
+
+func (x *Part) GetDetail() string {
+	if x != nil {
+		return x.Detail
+	}
+	return ""
+}
+
+func (x *Part) GetPages() int32 {
+	if x != nil {
+		return x.Pages
+	}
+	return 0
+}
+
+func (x *Part) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *Part) GetSignature() string {
+	if x != nil {
+		return x.Signature
+	}
+	return ""
+}
+
+func (x *Part) GetOpaque() string {
+	if x != nil {
+		return x.Opaque
+	}
+	return ""
+}
+
+func (x *Part) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
 type Message struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -183,13 +324,14 @@ type Message struct {
 	Metadata      map[string]string      `protobuf:"bytes,9,rep,name=metadata,proto3" json:"metadata,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	Kind          string                 `protobuf:"bytes,10,opt,name=kind,proto3" json:"kind,omitempty"`      // task, instruction, demonstration, observation, action, chat; empty: by role
 	Pinned        bool                   `protobuf:"varint,11,opt,name=pinned,proto3" json:"pinned,omitempty"` // never masked, cut or omitted
+	Parts         []*Part                `protobuf:"bytes,12,rep,name=parts,proto3" json:"parts,omitempty"`    // set: the content as ordered parts (content empty)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Message) Reset() {
 	*x = Message{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[2]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -201,7 +343,7 @@ func (x *Message) String() string {
 func (*Message) ProtoMessage() {}
 
 func (x *Message) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[2]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -214,7 +356,7 @@ func (x *Message) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Message.ProtoReflect.Descriptor instead.
 func (*Message) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{2}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Message) GetId() string {
@@ -294,6 +436,13 @@ func (x *Message) GetPinned() bool {
 	return false
 }
 
+func (x *Message) GetParts() []*Part {
+	if x != nil {
+		return x.Parts
+	}
+	return nil
+}
+
 type MessageList struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Messages      []*Message             `protobuf:"bytes,1,rep,name=messages,proto3" json:"messages,omitempty"`
@@ -303,7 +452,7 @@ type MessageList struct {
 
 func (x *MessageList) Reset() {
 	*x = MessageList{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[3]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -315,7 +464,7 @@ func (x *MessageList) String() string {
 func (*MessageList) ProtoMessage() {}
 
 func (x *MessageList) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[3]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -328,7 +477,7 @@ func (x *MessageList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MessageList.ProtoReflect.Descriptor instead.
 func (*MessageList) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{3}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *MessageList) GetMessages() []*Message {
@@ -356,7 +505,7 @@ type Component struct {
 
 func (x *Component) Reset() {
 	*x = Component{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[4]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -368,7 +517,7 @@ func (x *Component) String() string {
 func (*Component) ProtoMessage() {}
 
 func (x *Component) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[4]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -381,7 +530,7 @@ func (x *Component) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Component.ProtoReflect.Descriptor instead.
 func (*Component) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{4}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Component) GetName() string {
@@ -470,7 +619,7 @@ type ComponentBudget struct {
 
 func (x *ComponentBudget) Reset() {
 	*x = ComponentBudget{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[5]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -482,7 +631,7 @@ func (x *ComponentBudget) String() string {
 func (*ComponentBudget) ProtoMessage() {}
 
 func (x *ComponentBudget) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[5]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -495,7 +644,7 @@ func (x *ComponentBudget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ComponentBudget.ProtoReflect.Descriptor instead.
 func (*ComponentBudget) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{5}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ComponentBudget) GetName() string {
@@ -530,7 +679,7 @@ type Budget struct {
 
 func (x *Budget) Reset() {
 	*x = Budget{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[6]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -542,7 +691,7 @@ func (x *Budget) String() string {
 func (*Budget) ProtoMessage() {}
 
 func (x *Budget) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[6]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -555,7 +704,7 @@ func (x *Budget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Budget.ProtoReflect.Descriptor instead.
 func (*Budget) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{6}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Budget) GetWindow() int64 {
@@ -638,7 +787,7 @@ type OpInfo struct {
 
 func (x *OpInfo) Reset() {
 	*x = OpInfo{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[7]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -650,7 +799,7 @@ func (x *OpInfo) String() string {
 func (*OpInfo) ProtoMessage() {}
 
 func (x *OpInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[7]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -663,7 +812,7 @@ func (x *OpInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpInfo.ProtoReflect.Descriptor instead.
 func (*OpInfo) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{7}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *OpInfo) GetName() string {
@@ -693,7 +842,7 @@ type ConfigField struct {
 
 func (x *ConfigField) Reset() {
 	*x = ConfigField{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[8]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -705,7 +854,7 @@ func (x *ConfigField) String() string {
 func (*ConfigField) ProtoMessage() {}
 
 func (x *ConfigField) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[8]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -718,7 +867,7 @@ func (x *ConfigField) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigField.ProtoReflect.Descriptor instead.
 func (*ConfigField) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{8}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ConfigField) GetName() string {
@@ -774,7 +923,7 @@ type PluginInfo struct {
 
 func (x *PluginInfo) Reset() {
 	*x = PluginInfo{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[9]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -786,7 +935,7 @@ func (x *PluginInfo) String() string {
 func (*PluginInfo) ProtoMessage() {}
 
 func (x *PluginInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[9]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -799,7 +948,7 @@ func (x *PluginInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginInfo.ProtoReflect.Descriptor instead.
 func (*PluginInfo) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{9}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *PluginInfo) GetName() string {
@@ -884,7 +1033,7 @@ type ConfigureRequest struct {
 
 func (x *ConfigureRequest) Reset() {
 	*x = ConfigureRequest{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[10]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -896,7 +1045,7 @@ func (x *ConfigureRequest) String() string {
 func (*ConfigureRequest) ProtoMessage() {}
 
 func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[10]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -909,7 +1058,7 @@ func (x *ConfigureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigureRequest.ProtoReflect.Descriptor instead.
 func (*ConfigureRequest) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{10}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ConfigureRequest) GetConfigJson() []byte {
@@ -938,7 +1087,7 @@ type SessionRequest struct {
 
 func (x *SessionRequest) Reset() {
 	*x = SessionRequest{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[11]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -950,7 +1099,7 @@ func (x *SessionRequest) String() string {
 func (*SessionRequest) ProtoMessage() {}
 
 func (x *SessionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[11]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -963,7 +1112,7 @@ func (x *SessionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionRequest.ProtoReflect.Descriptor instead.
 func (*SessionRequest) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{11}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SessionRequest) GetSessionId() string {
@@ -993,7 +1142,7 @@ type ComponentRequest struct {
 
 func (x *ComponentRequest) Reset() {
 	*x = ComponentRequest{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[12]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1005,7 +1154,7 @@ func (x *ComponentRequest) String() string {
 func (*ComponentRequest) ProtoMessage() {}
 
 func (x *ComponentRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[12]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1018,7 +1167,7 @@ func (x *ComponentRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ComponentRequest.ProtoReflect.Descriptor instead.
 func (*ComponentRequest) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{12}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ComponentRequest) GetSessionId() string {
@@ -1051,7 +1200,7 @@ type ComponentResponse struct {
 
 func (x *ComponentResponse) Reset() {
 	*x = ComponentResponse{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[13]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1063,7 +1212,7 @@ func (x *ComponentResponse) String() string {
 func (*ComponentResponse) ProtoMessage() {}
 
 func (x *ComponentResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[13]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1076,7 +1225,7 @@ func (x *ComponentResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ComponentResponse.ProtoReflect.Descriptor instead.
 func (*ComponentResponse) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{13}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ComponentResponse) GetComponent() *Component {
@@ -1100,7 +1249,7 @@ type CompactRequest struct {
 
 func (x *CompactRequest) Reset() {
 	*x = CompactRequest{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[14]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1112,7 +1261,7 @@ func (x *CompactRequest) String() string {
 func (*CompactRequest) ProtoMessage() {}
 
 func (x *CompactRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[14]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1125,7 +1274,7 @@ func (x *CompactRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactRequest.ProtoReflect.Descriptor instead.
 func (*CompactRequest) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{14}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CompactRequest) GetSessionId() string {
@@ -1167,7 +1316,7 @@ type CompactResponse struct {
 
 func (x *CompactResponse) Reset() {
 	*x = CompactResponse{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[15]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1179,7 +1328,7 @@ func (x *CompactResponse) String() string {
 func (*CompactResponse) ProtoMessage() {}
 
 func (x *CompactResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[15]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1192,7 +1341,7 @@ func (x *CompactResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompactResponse.ProtoReflect.Descriptor instead.
 func (*CompactResponse) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{15}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CompactResponse) GetLog() string {
@@ -1230,7 +1379,7 @@ type ApplyRequest struct {
 
 func (x *ApplyRequest) Reset() {
 	*x = ApplyRequest{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1242,7 +1391,7 @@ func (x *ApplyRequest) String() string {
 func (*ApplyRequest) ProtoMessage() {}
 
 func (x *ApplyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[16]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1255,7 +1404,7 @@ func (x *ApplyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyRequest.ProtoReflect.Descriptor instead.
 func (*ApplyRequest) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{16}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ApplyRequest) GetSessionId() string {
@@ -1296,7 +1445,7 @@ type ApplyResponse struct {
 
 func (x *ApplyResponse) Reset() {
 	*x = ApplyResponse{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1308,7 +1457,7 @@ func (x *ApplyResponse) String() string {
 func (*ApplyResponse) ProtoMessage() {}
 
 func (x *ApplyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[17]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1321,7 +1470,7 @@ func (x *ApplyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ApplyResponse.ProtoReflect.Descriptor instead.
 func (*ApplyResponse) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{17}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ApplyResponse) GetResultJson() []byte {
@@ -1351,7 +1500,7 @@ type PreparedRequest struct {
 
 func (x *PreparedRequest) Reset() {
 	*x = PreparedRequest{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[18]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1363,7 +1512,7 @@ func (x *PreparedRequest) String() string {
 func (*PreparedRequest) ProtoMessage() {}
 
 func (x *PreparedRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[18]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1376,7 +1525,7 @@ func (x *PreparedRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreparedRequest.ProtoReflect.Descriptor instead.
 func (*PreparedRequest) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{18}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *PreparedRequest) GetSessionId() string {
@@ -1410,7 +1559,7 @@ type PreparedResponse struct {
 
 func (x *PreparedResponse) Reset() {
 	*x = PreparedResponse{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1422,7 +1571,7 @@ func (x *PreparedResponse) String() string {
 func (*PreparedResponse) ProtoMessage() {}
 
 func (x *PreparedResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[19]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1435,7 +1584,7 @@ func (x *PreparedResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreparedResponse.ProtoReflect.Descriptor instead.
 func (*PreparedResponse) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{19}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *PreparedResponse) GetState() *SessionState {
@@ -1459,7 +1608,7 @@ type SessionState struct {
 
 func (x *SessionState) Reset() {
 	*x = SessionState{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1471,7 +1620,7 @@ func (x *SessionState) String() string {
 func (*SessionState) ProtoMessage() {}
 
 func (x *SessionState) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[20]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1484,7 +1633,7 @@ func (x *SessionState) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SessionState.ProtoReflect.Descriptor instead.
 func (*SessionState) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{20}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *SessionState) GetState() []byte {
@@ -1503,7 +1652,7 @@ type StateResponse struct {
 
 func (x *StateResponse) Reset() {
 	*x = StateResponse{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1515,7 +1664,7 @@ func (x *StateResponse) String() string {
 func (*StateResponse) ProtoMessage() {}
 
 func (x *StateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[21]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1528,7 +1677,7 @@ func (x *StateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StateResponse.ProtoReflect.Descriptor instead.
 func (*StateResponse) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{21}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *StateResponse) GetState() []byte {
@@ -1551,7 +1700,7 @@ type RestoreRequest struct {
 
 func (x *RestoreRequest) Reset() {
 	*x = RestoreRequest{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1563,7 +1712,7 @@ func (x *RestoreRequest) String() string {
 func (*RestoreRequest) ProtoMessage() {}
 
 func (x *RestoreRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[22]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1576,7 +1725,7 @@ func (x *RestoreRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreRequest.ProtoReflect.Descriptor instead.
 func (*RestoreRequest) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{22}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RestoreRequest) GetSessionId() string {
@@ -1613,7 +1762,7 @@ type FormatInfo struct {
 
 func (x *FormatInfo) Reset() {
 	*x = FormatInfo{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1625,7 +1774,7 @@ func (x *FormatInfo) String() string {
 func (*FormatInfo) ProtoMessage() {}
 
 func (x *FormatInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[23]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1638,7 +1787,7 @@ func (x *FormatInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FormatInfo.ProtoReflect.Descriptor instead.
 func (*FormatInfo) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{23}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *FormatInfo) GetName() string {
@@ -1691,7 +1840,7 @@ type Pricing struct {
 
 func (x *Pricing) Reset() {
 	*x = Pricing{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1703,7 +1852,7 @@ func (x *Pricing) String() string {
 func (*Pricing) ProtoMessage() {}
 
 func (x *Pricing) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1716,7 +1865,7 @@ func (x *Pricing) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pricing.ProtoReflect.Descriptor instead.
 func (*Pricing) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *Pricing) GetInput() float64 {
@@ -1761,13 +1910,14 @@ type Framing struct {
 	PerMessage    int32                  `protobuf:"varint,2,opt,name=per_message,json=perMessage,proto3" json:"per_message,omitempty"`
 	PerName       int32                  `protobuf:"varint,3,opt,name=per_name,json=perName,proto3" json:"per_name,omitempty"`
 	PerToolCall   int32                  `protobuf:"varint,4,opt,name=per_tool_call,json=perToolCall,proto3" json:"per_tool_call,omitempty"`
+	Media         string                 `protobuf:"bytes,5,opt,name=media,proto3" json:"media,omitempty"` // the image and document rule: anthropic, openai, gemini
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Framing) Reset() {
 	*x = Framing{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1779,7 +1929,7 @@ func (x *Framing) String() string {
 func (*Framing) ProtoMessage() {}
 
 func (x *Framing) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1792,7 +1942,7 @@ func (x *Framing) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Framing.ProtoReflect.Descriptor instead.
 func (*Framing) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *Framing) GetPerRequest() int32 {
@@ -1823,6 +1973,13 @@ func (x *Framing) GetPerToolCall() int32 {
 	return 0
 }
 
+func (x *Framing) GetMedia() string {
+	if x != nil {
+		return x.Media
+	}
+	return ""
+}
+
 type AssemblerInfo struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
 	Name            string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -1840,7 +1997,7 @@ type AssemblerInfo struct {
 
 func (x *AssemblerInfo) Reset() {
 	*x = AssemblerInfo{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1852,7 +2009,7 @@ func (x *AssemblerInfo) String() string {
 func (*AssemblerInfo) ProtoMessage() {}
 
 func (x *AssemblerInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1865,7 +2022,7 @@ func (x *AssemblerInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssemblerInfo.ProtoReflect.Descriptor instead.
 func (*AssemblerInfo) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *AssemblerInfo) GetName() string {
@@ -1920,7 +2077,7 @@ type AgentIdentity struct {
 
 func (x *AgentIdentity) Reset() {
 	*x = AgentIdentity{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[27]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1932,7 +2089,7 @@ func (x *AgentIdentity) String() string {
 func (*AgentIdentity) ProtoMessage() {}
 
 func (x *AgentIdentity) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[27]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1945,7 +2102,7 @@ func (x *AgentIdentity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentIdentity.ProtoReflect.Descriptor instead.
 func (*AgentIdentity) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{27}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *AgentIdentity) GetName() string {
@@ -1991,7 +2148,7 @@ type AssembleRequest struct {
 
 func (x *AssembleRequest) Reset() {
 	*x = AssembleRequest{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[28]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2003,7 +2160,7 @@ func (x *AssembleRequest) String() string {
 func (*AssembleRequest) ProtoMessage() {}
 
 func (x *AssembleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[28]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2016,7 +2173,7 @@ func (x *AssembleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssembleRequest.ProtoReflect.Descriptor instead.
 func (*AssembleRequest) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{28}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *AssembleRequest) GetComponents() []*Component {
@@ -2095,7 +2252,7 @@ type AssembleDelta struct {
 
 func (x *AssembleDelta) Reset() {
 	*x = AssembleDelta{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[29]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2107,7 +2264,7 @@ func (x *AssembleDelta) String() string {
 func (*AssembleDelta) ProtoMessage() {}
 
 func (x *AssembleDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[29]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2120,7 +2277,7 @@ func (x *AssembleDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssembleDelta.ProtoReflect.Descriptor instead.
 func (*AssembleDelta) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{29}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *AssembleDelta) GetBaseVersion() uint64 {
@@ -2152,7 +2309,7 @@ type ComponentChange struct {
 
 func (x *ComponentChange) Reset() {
 	*x = ComponentChange{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[30]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2164,7 +2321,7 @@ func (x *ComponentChange) String() string {
 func (*ComponentChange) ProtoMessage() {}
 
 func (x *ComponentChange) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[30]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2177,7 +2334,7 @@ func (x *ComponentChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ComponentChange.ProtoReflect.Descriptor instead.
 func (*ComponentChange) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{30}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ComponentChange) GetChange() isComponentChange_Change {
@@ -2250,7 +2407,7 @@ type AppendedMessages struct {
 
 func (x *AppendedMessages) Reset() {
 	*x = AppendedMessages{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[31]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2262,7 +2419,7 @@ func (x *AppendedMessages) String() string {
 func (*AppendedMessages) ProtoMessage() {}
 
 func (x *AppendedMessages) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[31]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2275,7 +2432,7 @@ func (x *AppendedMessages) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendedMessages.ProtoReflect.Descriptor instead.
 func (*AppendedMessages) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{31}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *AppendedMessages) GetBase() int32 {
@@ -2308,7 +2465,7 @@ type AssembleResponse struct {
 
 func (x *AssembleResponse) Reset() {
 	*x = AssembleResponse{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[32]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2320,7 +2477,7 @@ func (x *AssembleResponse) String() string {
 func (*AssembleResponse) ProtoMessage() {}
 
 func (x *AssembleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[32]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2333,7 +2490,7 @@ func (x *AssembleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssembleResponse.ProtoReflect.Descriptor instead.
 func (*AssembleResponse) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{32}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *AssembleResponse) GetPayload() []byte {
@@ -2380,7 +2537,23 @@ const file_ctxhost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\bToolCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
-	"\targuments\x18\x03 \x01(\tR\targuments\"\xa8\x03\n" +
+	"\targuments\x18\x03 \x01(\tR\targuments\"\xb7\x02\n" +
+	"\x04Part\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
+	"\x04text\x18\x02 \x01(\tR\x04text\x12\x1d\n" +
+	"\n" +
+	"media_type\x18\x03 \x01(\tR\tmediaType\x12\x12\n" +
+	"\x04data\x18\x04 \x01(\fR\x04data\x12\x10\n" +
+	"\x03url\x18\x05 \x01(\tR\x03url\x12\x14\n" +
+	"\x05width\x18\x06 \x01(\x05R\x05width\x12\x16\n" +
+	"\x06height\x18\a \x01(\x05R\x06height\x12\x16\n" +
+	"\x06detail\x18\b \x01(\tR\x06detail\x12\x14\n" +
+	"\x05pages\x18\t \x01(\x05R\x05pages\x12\x14\n" +
+	"\x05title\x18\n" +
+	" \x01(\tR\x05title\x12\x1c\n" +
+	"\tsignature\x18\v \x01(\tR\tsignature\x12\x16\n" +
+	"\x06opaque\x18\f \x01(\tR\x06opaque\x12\x1a\n" +
+	"\bprovider\x18\r \x01(\tR\bprovider\"\xd7\x03\n" +
 	"\aMessage\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04role\x18\x02 \x01(\tR\x04role\x12\x12\n" +
@@ -2395,7 +2568,8 @@ const file_ctxhost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\bmetadata\x18\t \x03(\v2(.ctxhost.plugin.v1.Message.MetadataEntryR\bmetadata\x12\x12\n" +
 	"\x04kind\x18\n" +
 	" \x01(\tR\x04kind\x12\x16\n" +
-	"\x06pinned\x18\v \x01(\bR\x06pinned\x1a;\n" +
+	"\x06pinned\x18\v \x01(\bR\x06pinned\x12-\n" +
+	"\x05parts\x18\f \x03(\v2\x17.ctxhost.plugin.v1.PartR\x05parts\x1a;\n" +
 	"\rMetadataEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"E\n" +
@@ -2518,14 +2692,15 @@ const file_ctxhost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\vcache_write\x18\x03 \x01(\x01R\n" +
 	"cacheWrite\x12#\n" +
 	"\rmin_cacheable\x18\x04 \x01(\x05R\fminCacheable\x12 \n" +
-	"\vgranularity\x18\x05 \x01(\x05R\vgranularity\"\x8a\x01\n" +
+	"\vgranularity\x18\x05 \x01(\x05R\vgranularity\"\xa0\x01\n" +
 	"\aFraming\x12\x1f\n" +
 	"\vper_request\x18\x01 \x01(\x05R\n" +
 	"perRequest\x12\x1f\n" +
 	"\vper_message\x18\x02 \x01(\x05R\n" +
 	"perMessage\x12\x19\n" +
 	"\bper_name\x18\x03 \x01(\x05R\aperName\x12\"\n" +
-	"\rper_tool_call\x18\x04 \x01(\x05R\vperToolCall\"\xe7\x01\n" +
+	"\rper_tool_call\x18\x04 \x01(\x05R\vperToolCall\x12\x14\n" +
+	"\x05media\x18\x05 \x01(\tR\x05media\"\xe7\x01\n" +
 	"\rAssemblerInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12)\n" +
@@ -2604,99 +2779,101 @@ func file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_ctxhost_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_ctxhost_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
+var file_ctxhost_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_ctxhost_plugin_v1_plugin_proto_goTypes = []any{
 	(ProtocolVersion)(0),      // 0: ctxhost.plugin.v1.ProtocolVersion
 	(*Empty)(nil),             // 1: ctxhost.plugin.v1.Empty
 	(*ToolCall)(nil),          // 2: ctxhost.plugin.v1.ToolCall
-	(*Message)(nil),           // 3: ctxhost.plugin.v1.Message
-	(*MessageList)(nil),       // 4: ctxhost.plugin.v1.MessageList
-	(*Component)(nil),         // 5: ctxhost.plugin.v1.Component
-	(*ComponentBudget)(nil),   // 6: ctxhost.plugin.v1.ComponentBudget
-	(*Budget)(nil),            // 7: ctxhost.plugin.v1.Budget
-	(*OpInfo)(nil),            // 8: ctxhost.plugin.v1.OpInfo
-	(*ConfigField)(nil),       // 9: ctxhost.plugin.v1.ConfigField
-	(*PluginInfo)(nil),        // 10: ctxhost.plugin.v1.PluginInfo
-	(*ConfigureRequest)(nil),  // 11: ctxhost.plugin.v1.ConfigureRequest
-	(*SessionRequest)(nil),    // 12: ctxhost.plugin.v1.SessionRequest
-	(*ComponentRequest)(nil),  // 13: ctxhost.plugin.v1.ComponentRequest
-	(*ComponentResponse)(nil), // 14: ctxhost.plugin.v1.ComponentResponse
-	(*CompactRequest)(nil),    // 15: ctxhost.plugin.v1.CompactRequest
-	(*CompactResponse)(nil),   // 16: ctxhost.plugin.v1.CompactResponse
-	(*ApplyRequest)(nil),      // 17: ctxhost.plugin.v1.ApplyRequest
-	(*ApplyResponse)(nil),     // 18: ctxhost.plugin.v1.ApplyResponse
-	(*PreparedRequest)(nil),   // 19: ctxhost.plugin.v1.PreparedRequest
-	(*PreparedResponse)(nil),  // 20: ctxhost.plugin.v1.PreparedResponse
-	(*SessionState)(nil),      // 21: ctxhost.plugin.v1.SessionState
-	(*StateResponse)(nil),     // 22: ctxhost.plugin.v1.StateResponse
-	(*RestoreRequest)(nil),    // 23: ctxhost.plugin.v1.RestoreRequest
-	(*FormatInfo)(nil),        // 24: ctxhost.plugin.v1.FormatInfo
-	(*Pricing)(nil),           // 25: ctxhost.plugin.v1.Pricing
-	(*Framing)(nil),           // 26: ctxhost.plugin.v1.Framing
-	(*AssemblerInfo)(nil),     // 27: ctxhost.plugin.v1.AssemblerInfo
-	(*AgentIdentity)(nil),     // 28: ctxhost.plugin.v1.AgentIdentity
-	(*AssembleRequest)(nil),   // 29: ctxhost.plugin.v1.AssembleRequest
-	(*AssembleDelta)(nil),     // 30: ctxhost.plugin.v1.AssembleDelta
-	(*ComponentChange)(nil),   // 31: ctxhost.plugin.v1.ComponentChange
-	(*AppendedMessages)(nil),  // 32: ctxhost.plugin.v1.AppendedMessages
-	(*AssembleResponse)(nil),  // 33: ctxhost.plugin.v1.AssembleResponse
-	nil,                       // 34: ctxhost.plugin.v1.Message.MetadataEntry
-	nil,                       // 35: ctxhost.plugin.v1.Component.MetadataEntry
-	nil,                       // 36: ctxhost.plugin.v1.AssembleRequest.OptionsEntry
+	(*Part)(nil),              // 3: ctxhost.plugin.v1.Part
+	(*Message)(nil),           // 4: ctxhost.plugin.v1.Message
+	(*MessageList)(nil),       // 5: ctxhost.plugin.v1.MessageList
+	(*Component)(nil),         // 6: ctxhost.plugin.v1.Component
+	(*ComponentBudget)(nil),   // 7: ctxhost.plugin.v1.ComponentBudget
+	(*Budget)(nil),            // 8: ctxhost.plugin.v1.Budget
+	(*OpInfo)(nil),            // 9: ctxhost.plugin.v1.OpInfo
+	(*ConfigField)(nil),       // 10: ctxhost.plugin.v1.ConfigField
+	(*PluginInfo)(nil),        // 11: ctxhost.plugin.v1.PluginInfo
+	(*ConfigureRequest)(nil),  // 12: ctxhost.plugin.v1.ConfigureRequest
+	(*SessionRequest)(nil),    // 13: ctxhost.plugin.v1.SessionRequest
+	(*ComponentRequest)(nil),  // 14: ctxhost.plugin.v1.ComponentRequest
+	(*ComponentResponse)(nil), // 15: ctxhost.plugin.v1.ComponentResponse
+	(*CompactRequest)(nil),    // 16: ctxhost.plugin.v1.CompactRequest
+	(*CompactResponse)(nil),   // 17: ctxhost.plugin.v1.CompactResponse
+	(*ApplyRequest)(nil),      // 18: ctxhost.plugin.v1.ApplyRequest
+	(*ApplyResponse)(nil),     // 19: ctxhost.plugin.v1.ApplyResponse
+	(*PreparedRequest)(nil),   // 20: ctxhost.plugin.v1.PreparedRequest
+	(*PreparedResponse)(nil),  // 21: ctxhost.plugin.v1.PreparedResponse
+	(*SessionState)(nil),      // 22: ctxhost.plugin.v1.SessionState
+	(*StateResponse)(nil),     // 23: ctxhost.plugin.v1.StateResponse
+	(*RestoreRequest)(nil),    // 24: ctxhost.plugin.v1.RestoreRequest
+	(*FormatInfo)(nil),        // 25: ctxhost.plugin.v1.FormatInfo
+	(*Pricing)(nil),           // 26: ctxhost.plugin.v1.Pricing
+	(*Framing)(nil),           // 27: ctxhost.plugin.v1.Framing
+	(*AssemblerInfo)(nil),     // 28: ctxhost.plugin.v1.AssemblerInfo
+	(*AgentIdentity)(nil),     // 29: ctxhost.plugin.v1.AgentIdentity
+	(*AssembleRequest)(nil),   // 30: ctxhost.plugin.v1.AssembleRequest
+	(*AssembleDelta)(nil),     // 31: ctxhost.plugin.v1.AssembleDelta
+	(*ComponentChange)(nil),   // 32: ctxhost.plugin.v1.ComponentChange
+	(*AppendedMessages)(nil),  // 33: ctxhost.plugin.v1.AppendedMessages
+	(*AssembleResponse)(nil),  // 34: ctxhost.plugin.v1.AssembleResponse
+	nil,                       // 35: ctxhost.plugin.v1.Message.MetadataEntry
+	nil,                       // 36: ctxhost.plugin.v1.Component.MetadataEntry
+	nil,                       // 37: ctxhost.plugin.v1.AssembleRequest.OptionsEntry
 }
 var file_ctxhost_plugin_v1_plugin_proto_depIdxs = []int32{
 	2,  // 0: ctxhost.plugin.v1.Message.tool_calls:type_name -> ctxhost.plugin.v1.ToolCall
-	34, // 1: ctxhost.plugin.v1.Message.metadata:type_name -> ctxhost.plugin.v1.Message.MetadataEntry
-	3,  // 2: ctxhost.plugin.v1.MessageList.messages:type_name -> ctxhost.plugin.v1.Message
-	4,  // 3: ctxhost.plugin.v1.Component.messages:type_name -> ctxhost.plugin.v1.MessageList
-	35, // 4: ctxhost.plugin.v1.Component.metadata:type_name -> ctxhost.plugin.v1.Component.MetadataEntry
-	6,  // 5: ctxhost.plugin.v1.Budget.components:type_name -> ctxhost.plugin.v1.ComponentBudget
-	8,  // 6: ctxhost.plugin.v1.PluginInfo.ops:type_name -> ctxhost.plugin.v1.OpInfo
-	9,  // 7: ctxhost.plugin.v1.PluginInfo.config_schema:type_name -> ctxhost.plugin.v1.ConfigField
-	5,  // 8: ctxhost.plugin.v1.ComponentResponse.component:type_name -> ctxhost.plugin.v1.Component
-	21, // 9: ctxhost.plugin.v1.CompactResponse.state:type_name -> ctxhost.plugin.v1.SessionState
-	21, // 10: ctxhost.plugin.v1.ApplyResponse.state:type_name -> ctxhost.plugin.v1.SessionState
-	7,  // 11: ctxhost.plugin.v1.PreparedRequest.budget:type_name -> ctxhost.plugin.v1.Budget
-	21, // 12: ctxhost.plugin.v1.PreparedResponse.state:type_name -> ctxhost.plugin.v1.SessionState
-	26, // 13: ctxhost.plugin.v1.FormatInfo.framing:type_name -> ctxhost.plugin.v1.Framing
-	25, // 14: ctxhost.plugin.v1.FormatInfo.pricing:type_name -> ctxhost.plugin.v1.Pricing
-	24, // 15: ctxhost.plugin.v1.AssemblerInfo.formats:type_name -> ctxhost.plugin.v1.FormatInfo
-	5,  // 16: ctxhost.plugin.v1.AssembleRequest.components:type_name -> ctxhost.plugin.v1.Component
-	7,  // 17: ctxhost.plugin.v1.AssembleRequest.budget:type_name -> ctxhost.plugin.v1.Budget
-	28, // 18: ctxhost.plugin.v1.AssembleRequest.agent:type_name -> ctxhost.plugin.v1.AgentIdentity
-	36, // 19: ctxhost.plugin.v1.AssembleRequest.options:type_name -> ctxhost.plugin.v1.AssembleRequest.OptionsEntry
-	30, // 20: ctxhost.plugin.v1.AssembleRequest.delta:type_name -> ctxhost.plugin.v1.AssembleDelta
-	31, // 21: ctxhost.plugin.v1.AssembleDelta.components:type_name -> ctxhost.plugin.v1.ComponentChange
-	5,  // 22: ctxhost.plugin.v1.ComponentChange.full:type_name -> ctxhost.plugin.v1.Component
-	32, // 23: ctxhost.plugin.v1.ComponentChange.appended:type_name -> ctxhost.plugin.v1.AppendedMessages
-	3,  // 24: ctxhost.plugin.v1.AppendedMessages.messages:type_name -> ctxhost.plugin.v1.Message
-	1,  // 25: ctxhost.plugin.v1.ContextPlugin.Describe:input_type -> ctxhost.plugin.v1.Empty
-	11, // 26: ctxhost.plugin.v1.ContextPlugin.Configure:input_type -> ctxhost.plugin.v1.ConfigureRequest
-	13, // 27: ctxhost.plugin.v1.ContextPlugin.Component:input_type -> ctxhost.plugin.v1.ComponentRequest
-	15, // 28: ctxhost.plugin.v1.ContextPlugin.Compact:input_type -> ctxhost.plugin.v1.CompactRequest
-	17, // 29: ctxhost.plugin.v1.ContextPlugin.Apply:input_type -> ctxhost.plugin.v1.ApplyRequest
-	19, // 30: ctxhost.plugin.v1.ContextPlugin.Prepared:input_type -> ctxhost.plugin.v1.PreparedRequest
-	12, // 31: ctxhost.plugin.v1.ContextPlugin.State:input_type -> ctxhost.plugin.v1.SessionRequest
-	23, // 32: ctxhost.plugin.v1.ContextPlugin.Restore:input_type -> ctxhost.plugin.v1.RestoreRequest
-	12, // 33: ctxhost.plugin.v1.ContextPlugin.EndSession:input_type -> ctxhost.plugin.v1.SessionRequest
-	1,  // 34: ctxhost.plugin.v1.Assembler.Describe:input_type -> ctxhost.plugin.v1.Empty
-	29, // 35: ctxhost.plugin.v1.Assembler.Assemble:input_type -> ctxhost.plugin.v1.AssembleRequest
-	10, // 36: ctxhost.plugin.v1.ContextPlugin.Describe:output_type -> ctxhost.plugin.v1.PluginInfo
-	1,  // 37: ctxhost.plugin.v1.ContextPlugin.Configure:output_type -> ctxhost.plugin.v1.Empty
-	14, // 38: ctxhost.plugin.v1.ContextPlugin.Component:output_type -> ctxhost.plugin.v1.ComponentResponse
-	16, // 39: ctxhost.plugin.v1.ContextPlugin.Compact:output_type -> ctxhost.plugin.v1.CompactResponse
-	18, // 40: ctxhost.plugin.v1.ContextPlugin.Apply:output_type -> ctxhost.plugin.v1.ApplyResponse
-	20, // 41: ctxhost.plugin.v1.ContextPlugin.Prepared:output_type -> ctxhost.plugin.v1.PreparedResponse
-	22, // 42: ctxhost.plugin.v1.ContextPlugin.State:output_type -> ctxhost.plugin.v1.StateResponse
-	1,  // 43: ctxhost.plugin.v1.ContextPlugin.Restore:output_type -> ctxhost.plugin.v1.Empty
-	1,  // 44: ctxhost.plugin.v1.ContextPlugin.EndSession:output_type -> ctxhost.plugin.v1.Empty
-	27, // 45: ctxhost.plugin.v1.Assembler.Describe:output_type -> ctxhost.plugin.v1.AssemblerInfo
-	33, // 46: ctxhost.plugin.v1.Assembler.Assemble:output_type -> ctxhost.plugin.v1.AssembleResponse
-	36, // [36:47] is the sub-list for method output_type
-	25, // [25:36] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	35, // 1: ctxhost.plugin.v1.Message.metadata:type_name -> ctxhost.plugin.v1.Message.MetadataEntry
+	3,  // 2: ctxhost.plugin.v1.Message.parts:type_name -> ctxhost.plugin.v1.Part
+	4,  // 3: ctxhost.plugin.v1.MessageList.messages:type_name -> ctxhost.plugin.v1.Message
+	5,  // 4: ctxhost.plugin.v1.Component.messages:type_name -> ctxhost.plugin.v1.MessageList
+	36, // 5: ctxhost.plugin.v1.Component.metadata:type_name -> ctxhost.plugin.v1.Component.MetadataEntry
+	7,  // 6: ctxhost.plugin.v1.Budget.components:type_name -> ctxhost.plugin.v1.ComponentBudget
+	9,  // 7: ctxhost.plugin.v1.PluginInfo.ops:type_name -> ctxhost.plugin.v1.OpInfo
+	10, // 8: ctxhost.plugin.v1.PluginInfo.config_schema:type_name -> ctxhost.plugin.v1.ConfigField
+	6,  // 9: ctxhost.plugin.v1.ComponentResponse.component:type_name -> ctxhost.plugin.v1.Component
+	22, // 10: ctxhost.plugin.v1.CompactResponse.state:type_name -> ctxhost.plugin.v1.SessionState
+	22, // 11: ctxhost.plugin.v1.ApplyResponse.state:type_name -> ctxhost.plugin.v1.SessionState
+	8,  // 12: ctxhost.plugin.v1.PreparedRequest.budget:type_name -> ctxhost.plugin.v1.Budget
+	22, // 13: ctxhost.plugin.v1.PreparedResponse.state:type_name -> ctxhost.plugin.v1.SessionState
+	27, // 14: ctxhost.plugin.v1.FormatInfo.framing:type_name -> ctxhost.plugin.v1.Framing
+	26, // 15: ctxhost.plugin.v1.FormatInfo.pricing:type_name -> ctxhost.plugin.v1.Pricing
+	25, // 16: ctxhost.plugin.v1.AssemblerInfo.formats:type_name -> ctxhost.plugin.v1.FormatInfo
+	6,  // 17: ctxhost.plugin.v1.AssembleRequest.components:type_name -> ctxhost.plugin.v1.Component
+	8,  // 18: ctxhost.plugin.v1.AssembleRequest.budget:type_name -> ctxhost.plugin.v1.Budget
+	29, // 19: ctxhost.plugin.v1.AssembleRequest.agent:type_name -> ctxhost.plugin.v1.AgentIdentity
+	37, // 20: ctxhost.plugin.v1.AssembleRequest.options:type_name -> ctxhost.plugin.v1.AssembleRequest.OptionsEntry
+	31, // 21: ctxhost.plugin.v1.AssembleRequest.delta:type_name -> ctxhost.plugin.v1.AssembleDelta
+	32, // 22: ctxhost.plugin.v1.AssembleDelta.components:type_name -> ctxhost.plugin.v1.ComponentChange
+	6,  // 23: ctxhost.plugin.v1.ComponentChange.full:type_name -> ctxhost.plugin.v1.Component
+	33, // 24: ctxhost.plugin.v1.ComponentChange.appended:type_name -> ctxhost.plugin.v1.AppendedMessages
+	4,  // 25: ctxhost.plugin.v1.AppendedMessages.messages:type_name -> ctxhost.plugin.v1.Message
+	1,  // 26: ctxhost.plugin.v1.ContextPlugin.Describe:input_type -> ctxhost.plugin.v1.Empty
+	12, // 27: ctxhost.plugin.v1.ContextPlugin.Configure:input_type -> ctxhost.plugin.v1.ConfigureRequest
+	14, // 28: ctxhost.plugin.v1.ContextPlugin.Component:input_type -> ctxhost.plugin.v1.ComponentRequest
+	16, // 29: ctxhost.plugin.v1.ContextPlugin.Compact:input_type -> ctxhost.plugin.v1.CompactRequest
+	18, // 30: ctxhost.plugin.v1.ContextPlugin.Apply:input_type -> ctxhost.plugin.v1.ApplyRequest
+	20, // 31: ctxhost.plugin.v1.ContextPlugin.Prepared:input_type -> ctxhost.plugin.v1.PreparedRequest
+	13, // 32: ctxhost.plugin.v1.ContextPlugin.State:input_type -> ctxhost.plugin.v1.SessionRequest
+	24, // 33: ctxhost.plugin.v1.ContextPlugin.Restore:input_type -> ctxhost.plugin.v1.RestoreRequest
+	13, // 34: ctxhost.plugin.v1.ContextPlugin.EndSession:input_type -> ctxhost.plugin.v1.SessionRequest
+	1,  // 35: ctxhost.plugin.v1.Assembler.Describe:input_type -> ctxhost.plugin.v1.Empty
+	30, // 36: ctxhost.plugin.v1.Assembler.Assemble:input_type -> ctxhost.plugin.v1.AssembleRequest
+	11, // 37: ctxhost.plugin.v1.ContextPlugin.Describe:output_type -> ctxhost.plugin.v1.PluginInfo
+	1,  // 38: ctxhost.plugin.v1.ContextPlugin.Configure:output_type -> ctxhost.plugin.v1.Empty
+	15, // 39: ctxhost.plugin.v1.ContextPlugin.Component:output_type -> ctxhost.plugin.v1.ComponentResponse
+	17, // 40: ctxhost.plugin.v1.ContextPlugin.Compact:output_type -> ctxhost.plugin.v1.CompactResponse
+	19, // 41: ctxhost.plugin.v1.ContextPlugin.Apply:output_type -> ctxhost.plugin.v1.ApplyResponse
+	21, // 42: ctxhost.plugin.v1.ContextPlugin.Prepared:output_type -> ctxhost.plugin.v1.PreparedResponse
+	23, // 43: ctxhost.plugin.v1.ContextPlugin.State:output_type -> ctxhost.plugin.v1.StateResponse
+	1,  // 44: ctxhost.plugin.v1.ContextPlugin.Restore:output_type -> ctxhost.plugin.v1.Empty
+	1,  // 45: ctxhost.plugin.v1.ContextPlugin.EndSession:output_type -> ctxhost.plugin.v1.Empty
+	28, // 46: ctxhost.plugin.v1.Assembler.Describe:output_type -> ctxhost.plugin.v1.AssemblerInfo
+	34, // 47: ctxhost.plugin.v1.Assembler.Assemble:output_type -> ctxhost.plugin.v1.AssembleResponse
+	37, // [37:48] is the sub-list for method output_type
+	26, // [26:37] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_ctxhost_plugin_v1_plugin_proto_init() }
@@ -2704,11 +2881,11 @@ func file_ctxhost_plugin_v1_plugin_proto_init() {
 	if File_ctxhost_plugin_v1_plugin_proto != nil {
 		return
 	}
-	file_ctxhost_plugin_v1_plugin_proto_msgTypes[4].OneofWrappers = []any{
+	file_ctxhost_plugin_v1_plugin_proto_msgTypes[5].OneofWrappers = []any{
 		(*Component_Text)(nil),
 		(*Component_Messages)(nil),
 	}
-	file_ctxhost_plugin_v1_plugin_proto_msgTypes[30].OneofWrappers = []any{
+	file_ctxhost_plugin_v1_plugin_proto_msgTypes[31].OneofWrappers = []any{
 		(*ComponentChange_Same)(nil),
 		(*ComponentChange_Full)(nil),
 		(*ComponentChange_Appended)(nil),
@@ -2719,7 +2896,7 @@ func file_ctxhost_plugin_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxhost_plugin_v1_plugin_proto_rawDesc), len(file_ctxhost_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   36,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   2,
 		},
