@@ -22,10 +22,13 @@ const (
 // messagesRequest is the JSON body of the Messages API; field order is
 // fixed by the struct, so the bytes are deterministic.
 type messagesRequest struct {
-	Model     string     `json:"model"`
-	MaxTokens int        `json:"max_tokens"`
-	System    any        `json:"system,omitempty"` // a string, or text blocks when cached
-	Messages  []*message `json:"messages"`
+	Model     string `json:"model"`
+	MaxTokens int    `json:"max_tokens"`
+	System    any    `json:"system,omitempty"` // a string, or text blocks when cached
+	// Tools and ToolChoice are written by appendTools; here for decoding.
+	Tools      []claudeTool  `json:"tools,omitempty"`
+	ToolChoice *claudeChoice `json:"tool_choice,omitempty"`
+	Messages   []*message    `json:"messages"`
 }
 
 // cacheControl marks a prompt-caching breakpoint: the provider caches the
@@ -49,7 +52,12 @@ type block struct {
 	Name      string          `json:"name,omitempty"`
 	Input     json.RawMessage `json:"input,omitempty"`
 	ToolUseID string          `json:"tool_use_id,omitempty"`
-	Content   *string         `json:"content,omitempty"`
+	Content   any             `json:"content,omitempty"` // a tool result's string or blocks
+	Source    *source         `json:"source,omitempty"`  // image, document
+	Title     string          `json:"title,omitempty"`   // document
+	Thinking  *string         `json:"thinking,omitempty"`
+	Signature string          `json:"signature,omitempty"` // thinking
+	Data      string          `json:"data,omitempty"`      // redacted thinking
 	// CacheControl marks a breakpoint (see buildRequest).
 	CacheControl *cacheControl `json:"cache_control,omitempty"`
 }
@@ -73,6 +81,14 @@ func textBlock(s string) block { return block{Type: "text", Text: &s} }
 //     with ContinuationText is put before it;
 //   - messages with nothing to show (blank content, no tool calls) are
 //     left out, as the API rejects empty text blocks;
+//   - parts: images and documents as image and document blocks (base64
+//     or url sources; a document given as text a text source), thinking
+//     and redacted thinking blocks of Anthropic's own kept in place on
+//     assistant turns (first, as the API wants them; other providers'
+//     reasoning is left out), tool results with parts as text and image
+//     blocks;
+//   - the request's tools as tools [{name, description, input_schema}]
+//     and tool_choice {type auto|any|tool|none, name};
 //   - prompt-caching breakpoints (cache_control, unless the option cache
 //     is "off"), at most three of the four the API allows, all on stable
 //     content: the system text (then a list of one text block); the last
@@ -122,6 +138,13 @@ func buildRequest(p assembly.Parts, req sdk.AssembleRequest) (sdk.AssembleResult
 		if prefix, err = assembly.AppendField(prefix, "system", system); err != nil {
 			return sdk.AssembleResult{}, err
 		}
+	}
+	tools, err := p.RequestTools()
+	if err != nil {
+		return sdk.AssembleResult{}, err
+	}
+	if prefix, err = appendTools(prefix, tools); err != nil {
+		return sdk.AssembleResult{}, err
 	}
 	prefix = append(prefix, `"messages":[`...)
 	init := joinState{marker: -1}
@@ -270,7 +293,7 @@ func deriveFragment(i int, m sdk.Message, ctx *assembly.MessageContext) fragment
 			f.blocks = []block{toolResult(m)}
 		}
 	case sdk.RoleUser:
-		f.blocks = []block{textBlock(assembly.UserText(m))}
+		f.blocks = userBlocks(m)
 	default:
 		f.blocks, f.marker = []block{textBlock(m.Content)}, true
 	}
@@ -290,6 +313,16 @@ func assistantBlocks(m sdk.Message) []block {
 	if strings.TrimSpace(m.Content) != "" {
 		blocks = append(blocks, textBlock(m.Content))
 	}
+	for pass := 0; pass < 2; pass++ { // thinking first, as the API wants it
+		for _, p := range m.Parts {
+			if p.IsMedia() || p.IsReasoning() != (pass == 0) {
+				continue
+			}
+			if b, ok := partBlock(p); ok {
+				blocks = append(blocks, b)
+			}
+		}
+	}
 	for _, tc := range m.ToolCalls {
 		blocks = append(blocks, block{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: assembly.ArgsObject(tc.Arguments)})
 	}
@@ -299,12 +332,7 @@ func assistantBlocks(m sdk.Message) []block {
 // toolResult is a tool_result block; empty content is left out, as the
 // API allows.
 func toolResult(m sdk.Message) block {
-	b := block{Type: "tool_result", ToolUseID: m.ToolCallID}
-	if m.Content != "" {
-		content := m.Content
-		b.Content = &content
-	}
-	return b
+	return block{Type: "tool_result", ToolUseID: m.ToolCallID, Content: toolResultContent(m)}
 }
 
 // cacheOption reads the cache option: on unless "off".

@@ -44,7 +44,16 @@ func decodeStrict(t *testing.T, payload []byte) messagesRequest {
 		if len(m.Content) == 0 {
 			t.Errorf("message %d is empty", i)
 		}
+		seenOther := false
 		for _, b := range m.Content {
+			thinking := b.Type == "thinking" || b.Type == "redacted_thinking"
+			if thinking && (m.Role != roleAssistant || seenOther) {
+				t.Errorf("message %d (%s): a %s block must open an assistant message", i, m.Role, b.Type)
+			}
+			seenOther = seenOther || !thinking
+			if (b.Type == "image" || b.Type == "document") && (b.Source == nil || b.Source.Type == "") {
+				t.Errorf("message %d: %s block without a source", i, b.Type)
+			}
 			if b.Type == "text" && (b.Text == nil || strings.TrimSpace(*b.Text) == "") {
 				t.Errorf("message %d has an empty text block", i)
 			}

@@ -57,7 +57,15 @@ func text(s string) *string { return &s }
 //     task and supporting context) and an input, its content is an array
 //     of two text parts, context then input; otherwise a plain string;
 //   - messages with nothing to show (blank content, no tool calls) are
-//     left out.
+//     left out;
+//   - user messages with parts carry an array of text, image_url (a data:
+//     URL for inline bytes) and file parts; assistant and tool messages
+//     their text (thinking and reasoning items are not sent to this API);
+//   - the request's tools as tools [{type "function", function {name,
+//     description, parameters}}], tool_choice ("auto", "none",
+//     "required" or {type "function", function {name}}) and
+//     response_format {type "json_schema", json_schema {name, schema,
+//     strict}}.
 //
 // prompt_cache_key carries the option of that name when set. Chat
 // Completions needs at least one message; a request with nothing at
@@ -107,6 +115,13 @@ func buildRequest(req sdk.AssembleRequest, p assembly.Parts, model, cacheKey str
 		b = joinMessage(b, &st, 0, fragment{enc: enc})
 	}
 	b = append(b, "]"...)
+	tools, err := p.RequestTools()
+	if err != nil {
+		return sdk.AssembleResult{}, err
+	}
+	if b, err = appendTools(b, tools); err != nil {
+		return sdk.AssembleResult{}, err
+	}
 	if key := strings.TrimSpace(cacheKey); key != "" {
 		if enc, err = assembly.Marshal(key); err != nil {
 			return sdk.AssembleResult{}, err
@@ -185,8 +200,8 @@ func historyMessage(m sdk.Message) chatMessage {
 	switch m.Role {
 	case sdk.RoleAssistant:
 		out := chatMessage{Role: sdk.RoleAssistant}
-		if strings.TrimSpace(m.Content) != "" || len(m.ToolCalls) == 0 {
-			out.Content = m.Content
+		if content := textOf(m); strings.TrimSpace(content) != "" || len(m.ToolCalls) == 0 {
+			out.Content = content
 		}
 		for _, tc := range m.ToolCalls {
 			args := tc.Arguments
@@ -197,9 +212,9 @@ func historyMessage(m sdk.Message) chatMessage {
 		}
 		return out
 	case sdk.RoleTool:
-		return chatMessage{Role: sdk.RoleTool, Content: m.Content, ToolCallID: text(m.ToolCallID)}
+		return chatMessage{Role: sdk.RoleTool, Content: textOf(m), ToolCallID: text(m.ToolCallID)}
 	case sdk.RoleUser:
-		return chatMessage{Role: sdk.RoleUser, Content: assembly.UserText(m)}
+		return chatMessage{Role: sdk.RoleUser, Content: userContent(m)}
 	default:
 		return chatMessage{Role: sdk.RoleSystem, Content: m.Content}
 	}

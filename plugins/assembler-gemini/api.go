@@ -29,6 +29,10 @@ type content struct {
 
 type part struct {
 	Text             *string           `json:"text,omitempty"`
+	Thought          bool              `json:"thought,omitempty"`
+	ThoughtSignature string            `json:"thoughtSignature,omitempty"`
+	InlineData       *blob             `json:"inlineData,omitempty"`
+	FileData         *fileRef          `json:"fileData,omitempty"`
 	FunctionCall     *functionCall     `json:"functionCall,omitempty"`
 	FunctionResponse *functionResponse `json:"functionResponse,omitempty"`
 }
@@ -62,7 +66,16 @@ func textPart(s string) part { return part{Text: &s} }
 //   - consecutive turns of one role are merged into one content with
 //     several parts, as Gemini wants alternating turns;
 //   - messages with nothing to show (blank content, no tool calls) are
-//     left out, as Gemini rejects empty parts.
+//     left out, as Gemini rejects empty parts;
+//   - parts: images and documents as inlineData (base64) or fileData
+//     (a URL), Gemini's own thinking as thought text with its
+//     thoughtSignature (other providers' reasoning left out); a tool
+//     result's images beside its functionResponse;
+//   - the request's tools as tools [{functionDeclarations [{name,
+//     description, parametersJsonSchema}]}], toolConfig
+//     {functionCallingConfig {mode AUTO|ANY|NONE, allowedFunctionNames}}
+//     and a response schema as generationConfig {responseMimeType
+//     "application/json", responseJsonSchema}.
 //
 // Each history message's parts are encoded once per stream (apiCache) and
 // joined into the stream's append-only head (apiHeads), the start of the
@@ -104,7 +117,15 @@ func buildRequest(req sdk.AssembleRequest, p assembly.Parts, model string) (sdk.
 	if role != "" {
 		b = append(b, "]}"...)
 	}
-	return sdk.AssembleResult{PayloadHead: head, Payload: append(b, "]}"...)}, nil
+	b = append(b, "]"...)
+	tools, err := p.RequestTools()
+	if err != nil {
+		return sdk.AssembleResult{}, err
+	}
+	if b, err = appendTools(b, tools); err != nil {
+		return sdk.AssembleResult{}, err
+	}
+	return sdk.AssembleResult{PayloadHead: head, Payload: append(b, "}"...)}, nil
 }
 
 // apiHeads keeps each stream's head: the body up to the end of the
@@ -173,10 +194,13 @@ func deriveFragment(_ int, m sdk.Message, ctx *assembly.MessageContext) fragment
 		parts = []part{{FunctionResponse: &functionResponse{
 			ID:       m.ToolCallID,
 			Name:     ctx.ToolName(m),
-			Response: resultEnvelope{Content: m.Content},
+			Response: resultEnvelope{Content: toolText(m)},
 		}}}
+		if media := mediaParts(m); len(media) > 0 {
+			parts = append(parts, media...)
+		}
 	case sdk.RoleUser:
-		parts = []part{textPart(assembly.UserText(m))}
+		parts = contentParts(m, assembly.UserText(m))
 	default:
 		parts = []part{textPart(m.Content)}
 	}
@@ -188,10 +212,36 @@ func deriveFragment(_ int, m sdk.Message, ctx *assembly.MessageContext) fragment
 	return f
 }
 
+// toolText is a tool result's text: its content, or its text parts.
+func toolText(m sdk.Message) string {
+	if len(m.Parts) == 0 {
+		return m.Content
+	}
+	return m.Text()
+}
+
+// mediaParts are a tool result's images and documents, sent beside its
+// functionResponse.
+func mediaParts(m sdk.Message) []part {
+	var media []sdk.Part
+	for _, p := range m.Parts {
+		if p.IsMedia() {
+			media = append(media, p)
+		}
+	}
+	if len(media) == 0 {
+		return nil
+	}
+	return contentParts(sdk.Message{Role: m.Role, Parts: media}, "")
+}
+
 func modelParts(m sdk.Message) []part {
 	var parts []part
 	if strings.TrimSpace(m.Content) != "" {
 		parts = append(parts, textPart(m.Content))
+	}
+	if len(m.Parts) > 0 {
+		parts = append(parts, contentParts(m, "")...)
 	}
 	for _, tc := range m.ToolCalls {
 		parts = append(parts, part{FunctionCall: &functionCall{

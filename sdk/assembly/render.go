@@ -19,6 +19,9 @@ func Speaker(m sdk.Message) string {
 // shapes). toolNames maps call ids to tool names, for tool results that do
 // not carry their tool's name; it may be nil.
 func RenderMessage(m sdk.Message, toolNames map[string]string) string {
+	if len(m.Parts) > 0 {
+		m.Content = ContentText(m)
+	}
 	var b strings.Builder
 	switch m.Role {
 	case sdk.RoleSystem:
@@ -90,7 +93,21 @@ func RenderConversation(msgs []sdk.Message) string {
 // content and no tool calls. A tool result is never blank, since its call
 // needs an answer.
 func IsBlank(m sdk.Message) bool {
-	return m.Role != sdk.RoleTool && len(m.ToolCalls) == 0 && strings.TrimSpace(m.Content) == ""
+	return m.Role != sdk.RoleTool && len(m.ToolCalls) == 0 && len(m.Parts) == 0 && strings.TrimSpace(m.Content) == ""
+}
+
+// ContentText is a message's content as the text formats show it: its
+// Content, or its parts one per line (text as is, other parts as
+// sdk.PartLine describes them). It is what sdk.MessageText counts.
+func ContentText(m sdk.Message) string {
+	if len(m.Parts) == 0 {
+		return m.Content
+	}
+	lines := make([]string, len(m.Parts))
+	for i, p := range m.Parts {
+		lines[i] = sdk.PartLine(p)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // ToolNames maps the id of every tool call in msgs to its tool's name.
@@ -124,7 +141,7 @@ func ToolName(m sdk.Message, toolNames map[string]string) string {
 // several humans (or other agents relayed as users) stay distinguishable.
 func UserText(m sdk.Message) string {
 	if m.Name == "" {
-		return m.Content
+		return ContentText(m)
 	}
-	return m.Name + ": " + m.Content
+	return m.Name + ": " + ContentText(m)
 }

@@ -13,6 +13,19 @@ type Parts struct {
 	Context  []sdk.Component // supporting context components, in order, none empty
 	History  []sdk.Message   // conversation messages, in order (read-only: may be the request's own)
 	Input    string          // the current input, trimmed
+	// Tools is the text of the tools component (sdk.ToolsText): the
+	// request's tool definitions, tool choice and response schema; empty
+	// when it carries none. See Parts.RequestTools.
+	Tools string
+}
+
+// RequestTools reads the request's tools (zero when there are none).
+func (p Parts) RequestTools() (sdk.RequestTools, error) {
+	r, err := sdk.ParseTools(p.Tools)
+	if err != nil {
+		return r, sdk.InvalidArgs("component %s: %v", sdk.ComponentTools, err)
+	}
+	return r, nil
 }
 
 // Split sorts the request's components into Parts by slot.
@@ -33,6 +46,8 @@ func Split(req sdk.AssembleRequest) Parts {
 			}
 		case sdk.SlotInput:
 			input = append(input, componentText(c))
+		case sdk.SlotTools:
+			p.Tools = c.Text
 		default:
 			if c.Name == sdk.ComponentTeamTask {
 				task = append(task, componentText(c))

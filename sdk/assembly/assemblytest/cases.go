@@ -46,6 +46,35 @@ func request(groups ...[]sdk.Component) sdk.AssembleRequest {
 	}
 }
 
+// tinyPNG is a 1x1 transparent PNG.
+var tinyPNG = []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\x0f\x00\x00\x01\x01\x00\x05\x18\xd8N\x00\x00\x00\x00IEND\xaeB`\x82")
+
+// ToolSet is a realistic coding agent's tools: a shell, a file reader and
+// an editor with JSON Schemas, a tool choice and a response schema.
+func ToolSet() sdk.RequestTools {
+	return sdk.RequestTools{
+		Tools: []sdk.ToolDefinition{
+			{Name: "bash", Description: "Run a shell command in the repository and return its output.",
+				Parameters: []byte(`{"type":"object","properties":{"command":{"type":"string","description":"the command to run"}},"required":["command"]}`)},
+			{Name: "read_file", Description: "Read a file of the repository.",
+				Parameters: []byte(`{"type":"object","properties":{"path":{"type":"string"},"start_line":{"type":"integer"},"end_line":{"type":"integer"}},"required":["path"]}`)},
+			{Name: "str_replace", Description: "Replace one exact occurrence of old_str with new_str in a file.",
+				Parameters: []byte(`{"type":"object","properties":{"path":{"type":"string"},"old_str":{"type":"string"},"new_str":{"type":"string"}},"required":["path","old_str","new_str"]}`)},
+		},
+		ToolChoice: &sdk.ToolChoice{Mode: sdk.ToolChoiceAuto},
+	}
+}
+
+func tools() sdk.Component {
+	r := ToolSet()
+	r.ResponseFormat = &sdk.ResponseFormat{Name: "verdict", Schema: []byte(`{"type":"object","properties":{"done":{"type":"boolean"}},"required":["done"]}`)}
+	text, err := sdk.ToolsText(r)
+	if err != nil {
+		panic(err)
+	}
+	return sdk.Component{Name: sdk.ComponentTools, Slot: sdk.SlotTools, Text: text}
+}
+
 func one(c sdk.Component) []sdk.Component { return []sdk.Component{c} }
 
 var chat = history(
@@ -123,6 +152,31 @@ func Cases() []Case {
 				sdk.Message{Role: sdk.RoleAssistant, Content: "Tests pass."},
 			)),
 			one(input("Ship it.")),
+		)},
+		{"parts_and_tools", request(
+			one(tools()),
+			system("You are a coding agent.", ""),
+			one(history(
+				sdk.Message{Role: sdk.RoleUser, Parts: []sdk.Part{
+					{Type: sdk.PartText, Text: "The login page renders wrong; screenshot and spec attached."},
+					{Type: sdk.PartImage, MediaType: "image/png", Data: tinyPNG, Width: 1, Height: 1},
+					{Type: sdk.PartDocument, MediaType: "application/pdf", Data: []byte("%PDF-1.4\n%%EOF\n"), Title: "spec.pdf", Pages: 1},
+				}},
+				sdk.Message{Role: sdk.RoleAssistant, Parts: []sdk.Part{
+					{Type: sdk.PartThinking, Text: "I should read the template first.", Signature: "c2lnbmF0dXJl", Provider: "anthropic"},
+					{Type: sdk.PartText, Text: "Reading the template."},
+				}, ToolCalls: []sdk.ToolCall{{ID: "call_1", Name: "read_file", Arguments: `{"path":"login.html"}`}}},
+				sdk.Message{Role: sdk.RoleTool, ToolCallID: "call_1", ToolName: "read_file", Parts: []sdk.Part{
+					{Type: sdk.PartText, Text: "<form>...</form>"},
+					{Type: sdk.PartImage, URL: "https://example.com/render.png", MediaType: "image/png", Width: 800, Height: 600},
+				}},
+				sdk.Message{Role: sdk.RoleAssistant, Parts: []sdk.Part{
+					{Type: sdk.PartRedactedThinking, Opaque: "EmwKAhgBEgy3va3pzix", Provider: "anthropic"},
+					{Type: sdk.PartReasoning, Opaque: `{"type":"reasoning","id":"rs_1","summary":[]}`, Provider: "openai"},
+					{Type: sdk.PartText, Text: "The form lacks a label; I will add it."},
+				}},
+			)),
+			one(input("Go ahead.")),
 		)},
 		{"history_starts_with_assistant", request(
 			system("You are a coding agent.", ""),
