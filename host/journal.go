@@ -313,7 +313,7 @@ func (s *Session) replayOp(ctx context.Context, op journalOp) error {
 			if _, err := sdk.ParseTools(op.Text); err != nil {
 				return err
 			}
-			s.tools = t
+			s.tools = s.countTools(op.Text)
 		case "team":
 			s.teamTask = t
 		default:

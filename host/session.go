@@ -187,10 +187,15 @@ func (s *Session) setText(dst *countedText, what, text string) error {
 	if !utf8.ValidString(text) {
 		return fmt.Errorf("set %s: text is not valid UTF-8", what)
 	}
+	return s.setCounted(dst, what, countedText{text: text, tokens: s.counter.Count(text)})
+}
+
+// setCounted sets a core text counted by the caller, journals and saves it.
+func (s *Session) setCounted(dst *countedText, what string, t countedText) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	*dst = countedText{text: text, tokens: s.counter.Count(text)}
-	s.journal(journalOp{Set: strings.Fields(what)[0], Text: text}) // system, instructions, input, tools
+	*dst = t
+	s.journal(journalOp{Set: strings.Fields(what)[0], Text: t.text}) // system, instructions, input, tools
 	if err := s.persist(); err != nil {
 		return fmt.Errorf("set %s: %w", what, err)
 	}
@@ -221,7 +226,18 @@ func (s *Session) SetTools(r sdk.RequestTools) error {
 	if err != nil {
 		return fmt.Errorf("set tools: %w", err)
 	}
-	return s.setText(&s.tools, "tools", text)
+	return s.setCounted(&s.tools, "tools", s.countTools(text))
+}
+
+// countTools counts the tools component: its JSON, plus the framing's
+// per-tool overhead for each definition.
+func (s *Session) countTools(text string) countedText {
+	t := countedText{text: text, tokens: s.counter.Count(text)}
+	if f := s.cfg.History.Options.Framing; f != nil && f.PerTool > 0 && text != "" {
+		r, _ := sdk.ParseTools(text) // SetTools and restores check it first
+		t.tokens += f.PerTool * len(r.Tools)
+	}
+	return t
 }
 
 // Tools returns the request's tools as last set.

@@ -158,7 +158,7 @@ func (s *Session) restore(ctx context.Context, data []byte, persist bool) error 
 	s.system = countedText{st.SystemPrompt, s.counter.Count(st.SystemPrompt)}
 	s.instructions = countedText{st.Instructions, s.counter.Count(st.Instructions)}
 	s.input = countedText{st.Input, s.counter.Count(st.Input)}
-	s.tools = countedText{st.Tools, s.counter.Count(st.Tools)}
+	s.tools = s.countTools(st.Tools)
 	s.teamTask = countedText{st.TeamTask, s.counter.Count(st.TeamTask)}
 	s.cfg.Strategy, s.strategy = strategyCfg, strategy
 	s.setHistory(hist)

@@ -18,6 +18,9 @@ type Framing struct {
 	PerMessage  int `json:"per_message"`
 	PerName     int `json:"per_name"`
 	PerToolCall int `json:"per_tool_call"`
+	// PerTool is what the provider's shape of one tool definition adds
+	// to its JSON (the wrapper around name, description and schema).
+	PerTool int `json:"per_tool,omitempty"`
 	// Media names the provider's rule for images and documents
 	// (MediaAnthropic, MediaOpenAI, MediaGemini; see PartTokens); empty
 	// means MediaAnthropic, the costliest for common image sizes.

@@ -290,14 +290,14 @@ func toProtoFraming(f *sdk.Framing) *pb.Framing {
 	if f == nil {
 		return nil
 	}
-	return &pb.Framing{PerRequest: int32(f.PerRequest), PerMessage: int32(f.PerMessage), PerName: int32(f.PerName), PerToolCall: int32(f.PerToolCall), Media: f.Media}
+	return &pb.Framing{PerRequest: int32(f.PerRequest), PerMessage: int32(f.PerMessage), PerName: int32(f.PerName), PerToolCall: int32(f.PerToolCall), PerTool: int32(f.PerTool), Media: f.Media}
 }
 
 func fromProtoFraming(f *pb.Framing) *sdk.Framing {
 	if f == nil {
 		return nil
 	}
-	return &sdk.Framing{PerRequest: int(f.GetPerRequest()), PerMessage: int(f.GetPerMessage()), PerName: int(f.GetPerName()), PerToolCall: int(f.GetPerToolCall()), Media: f.GetMedia()}
+	return &sdk.Framing{PerRequest: int(f.GetPerRequest()), PerMessage: int(f.GetPerMessage()), PerName: int(f.GetPerName()), PerToolCall: int(f.GetPerToolCall()), PerTool: int(f.GetPerTool()), Media: f.GetMedia()}
 }
 
 func toProtoPricing(p *sdk.Pricing) *pb.Pricing {

@@ -73,16 +73,16 @@ var (
 	// tokens per message plus the role (one token), 1 more for a name, 3
 	// per request to prime the reply. Tool calls cost their name and
 	// arguments plus an estimated 3.
-	OpenAIChatFraming = sdk.Framing{PerRequest: 3, PerMessage: 4, PerName: 1, PerToolCall: 3, Media: sdk.MediaOpenAI}
+	OpenAIChatFraming = sdk.Framing{PerRequest: 3, PerMessage: 4, PerName: 1, PerToolCall: 3, PerTool: 8, Media: sdk.MediaOpenAI}
 	// ClaudeMessagesFraming is an estimate (Anthropic publishes no rule;
 	// its count_tokens endpoint is the authority): the role and block
 	// markers of each message, a few tokens per tool block. Calibration
 	// from reported usage corrects the rest.
-	ClaudeMessagesFraming = sdk.Framing{PerRequest: 3, PerMessage: 4, PerName: 1, PerToolCall: 4, Media: sdk.MediaAnthropic}
+	ClaudeMessagesFraming = sdk.Framing{PerRequest: 3, PerMessage: 4, PerName: 1, PerToolCall: 4, PerTool: 2, Media: sdk.MediaAnthropic}
 	// GeminiContentsFraming is an estimate (Google publishes no rule; its
 	// countTokens method is the authority): the role turn markers of each
 	// content. Calibration from reported usage corrects the rest.
-	GeminiContentsFraming = sdk.Framing{PerRequest: 0, PerMessage: 4, PerName: 1, PerToolCall: 3, Media: sdk.MediaGemini}
+	GeminiContentsFraming = sdk.Framing{PerRequest: 0, PerMessage: 4, PerName: 1, PerToolCall: 3, PerTool: 6, Media: sdk.MediaGemini}
 )
 
 // Framed returns a copy of f for use in a FormatInfo.

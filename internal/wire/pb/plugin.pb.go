@@ -1910,7 +1910,8 @@ type Framing struct {
 	PerMessage    int32                  `protobuf:"varint,2,opt,name=per_message,json=perMessage,proto3" json:"per_message,omitempty"`
 	PerName       int32                  `protobuf:"varint,3,opt,name=per_name,json=perName,proto3" json:"per_name,omitempty"`
 	PerToolCall   int32                  `protobuf:"varint,4,opt,name=per_tool_call,json=perToolCall,proto3" json:"per_tool_call,omitempty"`
-	Media         string                 `protobuf:"bytes,5,opt,name=media,proto3" json:"media,omitempty"` // the image and document rule: anthropic, openai, gemini
+	Media         string                 `protobuf:"bytes,5,opt,name=media,proto3" json:"media,omitempty"`                     // the image and document rule: anthropic, openai, gemini
+	PerTool       int32                  `protobuf:"varint,6,opt,name=per_tool,json=perTool,proto3" json:"per_tool,omitempty"` // what the provider's shape of a tool definition adds to its JSON
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1978,6 +1979,13 @@ func (x *Framing) GetMedia() string {
 		return x.Media
 	}
 	return ""
+}
+
+func (x *Framing) GetPerTool() int32 {
+	if x != nil {
+		return x.PerTool
+	}
+	return 0
 }
 
 type AssemblerInfo struct {
@@ -2692,7 +2700,7 @@ const file_ctxhost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\vcache_write\x18\x03 \x01(\x01R\n" +
 	"cacheWrite\x12#\n" +
 	"\rmin_cacheable\x18\x04 \x01(\x05R\fminCacheable\x12 \n" +
-	"\vgranularity\x18\x05 \x01(\x05R\vgranularity\"\xa0\x01\n" +
+	"\vgranularity\x18\x05 \x01(\x05R\vgranularity\"\xbb\x01\n" +
 	"\aFraming\x12\x1f\n" +
 	"\vper_request\x18\x01 \x01(\x05R\n" +
 	"perRequest\x12\x1f\n" +
@@ -2700,7 +2708,8 @@ const file_ctxhost_plugin_v1_plugin_proto_rawDesc = "" +
 	"perMessage\x12\x19\n" +
 	"\bper_name\x18\x03 \x01(\x05R\aperName\x12\"\n" +
 	"\rper_tool_call\x18\x04 \x01(\x05R\vperToolCall\x12\x14\n" +
-	"\x05media\x18\x05 \x01(\tR\x05media\"\xe7\x01\n" +
+	"\x05media\x18\x05 \x01(\tR\x05media\x12\x19\n" +
+	"\bper_tool\x18\x06 \x01(\x05R\aperTool\"\xe7\x01\n" +
 	"\rAssemblerInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12)\n" +
