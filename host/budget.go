@@ -6,6 +6,21 @@ import (
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
+// budgetOf is the session's budget of counted components: with a
+// plain-text format, the rendering's own tokens (labels, section headers,
+// separators) as last measured are part of the overhead.
+func (s *Session) budgetOf(counted []countedComponent) sdk.Budget {
+	b := budgetOf(s.cfg, s.usage.Calibration, counted)
+	if s.pressure.RenderGap > 0 && s.cfg.rendersText() {
+		b.Overhead += s.pressure.RenderGap
+		b.Used += s.pressure.RenderGap
+		b.CalibratedUsed = calibrate(b.Used, b.Calibration)
+		b.Utilization = float64(b.CalibratedUsed) / float64(b.Available)
+		b.Status = statusOf(b.Utilization, s.cfg.Thresholds)
+	}
+	return b
+}
+
 // budgetOf computes the budget of components counted in tokens. Utilization
 // and status use the calibrated figure (raw × calibration); Used stays raw.
 func budgetOf(cfg Config, calibration float64, counted []countedComponent) sdk.Budget {

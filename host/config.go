@@ -3,6 +3,7 @@ package host
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ctxhost/ctxhost/host/history"
@@ -82,6 +83,13 @@ func (c Config) format() (sdk.FormatInfo, bool) {
 		return sdk.FormatInfo{}, false
 	}
 	return c.Assembler.Info().Format(c.Format)
+}
+
+// rendersText reports whether the payload is a plain-text prompt the
+// model reads as it is: a text/* format without a provider framing.
+func (c Config) rendersText() bool {
+	f, ok := c.format()
+	return ok && c.framing() == nil && strings.HasPrefix(f.MediaType, "text/")
 }
 
 // framing is the provider framing the session counts with: the explicit

@@ -103,6 +103,20 @@ type PluginFailure struct {
 func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepared, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	out, err := s.prepare(ctx, agent)
+	if errors.Is(err, errRenderedOver) {
+		// The rendering's overhead is measured now: the turn again,
+		// compacting for it.
+		out, err = s.prepare(ctx, agent)
+	}
+	return out, err
+}
+
+// errRenderedOver: a plain-text payload's rendering took it over the
+// window, and its overhead is now remembered (see checkRendered).
+var errRenderedOver = errors.New("rendered payload over the window")
+
+func (s *Session) prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepared, error) {
 	if s.ended {
 		return nil, fmt.Errorf("prepare %q: %w", s.id, ErrSessionEnded)
 	}
@@ -120,7 +134,7 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 		out.View = &ViewReport{AgentView: *view}
 		out.Warnings = append(out.Warnings, view.Warnings...)
 	}
-	out.Before = budgetOf(s.cfg, s.usage.Calibration, cs)
+	out.Before = s.budgetOf(cs)
 	s.emitBudget(out.Before)
 	out.Action, s.pressure.WindDownIssued = pressureOf(out.Before.Utilization, s.cfg.Thresholds, s.pressure.WindDownIssued)
 	growthBefore := s.pressure.Growth
@@ -133,7 +147,7 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 	}
 
 	final := finalComponents(cs)
-	out.Budget = budgetOf(s.cfg, s.usage.Calibration, final)
+	out.Budget = s.budgetOf(final)
 	out.Components, out.Usage = make([]sdk.Component, 0, len(final)), make([]ComponentUsage, 0, len(final))
 	for _, c := range final {
 		out.Components = append(out.Components, c.comp)
@@ -175,6 +189,9 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 		}
 		err = s.assemble(ctx, agent, out)
 		out.Warnings = append(out.Warnings, <-hookWarnings...)
+		if err == nil {
+			err = s.checkRendered(out, growthBefore)
+		}
 		if err == nil && view == nil && s.cfg.Assembler != nil {
 			s.rememberTurn(agent.Name, key, out)
 		}
@@ -205,6 +222,41 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 		return out, fmt.Errorf("prepare %q: %w", s.id, err)
 	}
 	return out, nil
+}
+
+// checkRendered counts a plain-text payload as the provider will see it
+// (the payload and the system text handed over beside it) and remembers
+// what its rendering adds to the components. Over the window, it is
+// errRenderedOver the first time the gap grew (Prepare then runs the turn
+// again, compacting for it), else an OverWindowError naming the
+// rendering. API formats are counted by their framing and pass; so do
+// payloads that are not text (a format of another media type) and fitted
+// multi-agent views, which have their own bound.
+func (s *Session) checkRendered(out *Prepared, growthBefore []int) error {
+	if !s.cfg.rendersText() || s.cfg.Fit != nil {
+		return nil
+	}
+	rendered := s.counter.Count(string(out.Payload))
+	if out.HasSystem {
+		rendered += s.counter.Count(out.System)
+	}
+	components := out.Budget.Used - s.pressure.RenderGap
+	gap := max(0, rendered-components)
+	grew := gap > s.pressure.RenderGap
+	s.pressure.RenderGap = gap
+	if calibrate(rendered, out.Budget.Calibration) <= out.Budget.Available {
+		return nil
+	}
+	if grew {
+		s.pressure.Growth = growthBefore
+		return errRenderedOver
+	}
+	if s.cfg.AllowOverWindow {
+		out.Warnings = append(out.Warnings, fmt.Sprintf("the rendered payload counts %d tokens, over the %d available", rendered, out.Budget.Available))
+		return nil
+	}
+	return &OverWindowError{Used: calibrate(rendered, out.Budget.Calibration), Available: out.Budget.Available,
+		Stuck: []string{fmt.Sprintf("the format's rendering (%d tokens of labels and separators)", gap)}}
 }
 
 // compactTurn is the strategy's decision and the compaction it asks for,
@@ -284,7 +336,7 @@ func (s *Session) carryOut(ctx context.Context, d Decision, cs []countedComponen
 // tail (the task and pinned ones last). The step is added to report (a
 // new one when the strategy did not compact).
 func (s *Session) fitWindow(cs []countedComponent, report *CompactionReport, before sdk.Budget) *CompactionReport {
-	b := budgetOf(s.cfg, s.usage.Calibration, finalComponents(cs))
+	b := s.budgetOf(finalComponents(cs))
 	if b.CalibratedUsed <= b.Available {
 		return report
 	}
@@ -524,7 +576,7 @@ func (s *Session) trimmedBudget(b sdk.Budget, usage []ComponentUsage) sdk.Budget
 	for _, u := range usage {
 		cs = append(cs, countedComponent{comp: sdk.Component{Name: u.Name, Slot: u.Slot}, tokens: u.Tokens})
 	}
-	return budgetOf(s.cfg, s.usage.Calibration, cs)
+	return s.budgetOf(cs)
 }
 
 // Budget returns the current budget without compacting or assembling.
@@ -535,7 +587,7 @@ func (s *Session) Budget(ctx context.Context) (sdk.Budget, []string, error) {
 	if err != nil {
 		return sdk.Budget{}, warnings, fmt.Errorf("budget %q: %w", s.id, err)
 	}
-	return budgetOf(s.cfg, s.usage.Calibration, cs), warnings, nil
+	return s.budgetOf(cs), warnings, nil
 }
 
 // Compact forces a compaction down to the strategy target (Config.Strategy.Target
@@ -548,7 +600,7 @@ func (s *Session) Compact(ctx context.Context) (*CompactionReport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compact %q: %w", s.id, err)
 	}
-	b := budgetOf(s.cfg, s.usage.Calibration, cs)
+	b := s.budgetOf(cs)
 	d := Decision{Compact: true, Target: fraction(b.Available, s.cfg.Strategy.Target), Reason: "forced"}
 	report, err := s.carryOut(ctx, d, cs, b)
 	if err != nil {

@@ -105,6 +105,10 @@ type pressureState struct {
 	TurnVersion uint64 `json:"turn_version,omitempty"`
 	TurnAgent   string `json:"turn_agent,omitempty"`
 	TurnBudget  uint64 `json:"turn_budget,omitempty"`
+	// RenderGap is what a plain-text format's rendering (labels, section
+	// headers, separators) added to the components' tokens in the last
+	// payload measured; the budget counts it as overhead.
+	RenderGap int `json:"render_gap,omitempty"`
 }
 
 // restored is p as read from a store or an exported state. A state saved
