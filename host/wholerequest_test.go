@@ -95,8 +95,8 @@ func replayWholeInfer(t testing.TB, run realRun, form wholeForm, window int, str
 	t.Helper()
 	enc, _ := tokenizer.Get(tokenizer.O200kBase)
 	s, err := New(Options{}).NewSession("whole", Config{Encoding: tokenizer.O200kBase, Window: window, Reserved: 1000,
-		Strategy: StrategyConfig{Name: strategy, Target: realTarget(strategy)},
-		History:  HistoryConfig{Options: history.Options{PreserveRecent: realPreserve, Infer: infer}},
+		Strategy:  StrategyConfig{Name: strategy, Target: realTarget(strategy)},
+		History:   HistoryConfig{Options: history.Options{PreserveRecent: realPreserve, Infer: infer}},
 		Assembler: NewLocalAssemblerForTest(), Format: "api"})
 	if err != nil {
 		t.Fatal(err)
