@@ -27,6 +27,7 @@ from .sdk import (  # noqa: F401
     Message,
     NotFound,
     Op,
+    Part,
     Plugin,
     PluginInfo,
     Session,

@@ -117,7 +117,30 @@ class ToolCall:
 
 
 @dataclass
+class Part:
+    """One piece of a message's content: type is text, image, document,
+    thinking, redacted_thinking or reasoning (see the Go sdk.Part)."""
+
+    type: str
+    text: str = ""
+    media_type: str = ""
+    data: bytes = b""
+    url: str = ""
+    width: int = 0
+    height: int = 0
+    detail: str = ""
+    pages: int = 0
+    title: str = ""
+    signature: str = ""
+    opaque: str = ""
+    provider: str = ""
+
+
+@dataclass
 class Message:
+    """One conversation turn. With parts set, the parts are its content
+    and content stays empty."""
+
     role: str
     content: str = ""
     id: str = ""
@@ -127,6 +150,9 @@ class Message:
     tool_name: str = ""
     tool_calls: List[ToolCall] = field(default_factory=list)
     metadata: Dict[str, str] = field(default_factory=dict)
+    kind: str = ""
+    pinned: bool = False
+    parts: List[Part] = field(default_factory=list)
 
 
 @dataclass
@@ -299,7 +325,11 @@ def _pb_message(m: Message) -> pb.Message:
     return pb.Message(
         id=m.id, role=m.role, name=m.name, speaker_type=m.speaker_type, content=m.content,
         tool_call_id=m.tool_call_id, tool_name=m.tool_name, metadata=m.metadata,
-        tool_calls=[pb.ToolCall(id=t.id, name=t.name, arguments=t.arguments) for t in m.tool_calls])
+        tool_calls=[pb.ToolCall(id=t.id, name=t.name, arguments=t.arguments) for t in m.tool_calls],
+        kind=m.kind, pinned=m.pinned,
+        parts=[pb.Part(type=p.type, text=p.text, media_type=p.media_type, data=p.data, url=p.url,
+                       width=p.width, height=p.height, detail=p.detail, pages=p.pages, title=p.title,
+                       signature=p.signature, opaque=p.opaque, provider=p.provider) for p in m.parts])
 
 
 def _pb_component(c: Optional[Component], binding: str) -> pb.ComponentResponse:
