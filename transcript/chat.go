@@ -79,15 +79,11 @@ func trajKind(cm chatMessage, m *sdk.Message, taskSeen bool) string {
 	return ""
 }
 
-// openAIKind: the first user message is the task; the others are left to
-// their role (sdk.DefaultKind: a tool message is an observation, an
-// assistant message with tool calls an action).
-func openAIKind(_ chatMessage, m *sdk.Message, taskSeen bool) string {
-	if m.Role == sdk.RoleUser && !taskSeen {
-		return sdk.KindTask
-	}
-	return ""
-}
+// openAIKind leaves every message of a plain provider list unlabelled:
+// the history infers the task and the observations from the shape of the
+// conversation (its profile's infer rule), as it does for a live agent's
+// list.
+func openAIKind(_ chatMessage, _ *sdk.Message, _ bool) string { return "" }
 
 // chatEvents turns a message list into events:
 //   - the system (or developer) messages before the first other message
@@ -109,7 +105,7 @@ func chatEvents(name string, elems []element, kindOf kindFunc) ([]Event, error) 
 		if err := json.Unmarshal(el.raw, &cm); err != nil {
 			return nil, lineError(name, el.line, "%v", jsonError(err))
 		}
-		text, err := contentText(cm.Content)
+		text, parts, err := messageContent(cm.Content)
 		if err != nil {
 			return nil, lineError(name, el.line, "%v", err)
 		}
@@ -117,7 +113,7 @@ func chatEvents(name string, elems []element, kindOf kindFunc) ([]Event, error) 
 		if role == "developer" {
 			role = sdk.RoleSystem
 		}
-		if role == sdk.RoleSystem && leading {
+		if role == sdk.RoleSystem && leading && parts == nil {
 			if systemLine == 0 {
 				systemLine = el.line
 			}
@@ -128,6 +124,9 @@ func chatEvents(name string, elems []element, kindOf kindFunc) ([]Event, error) 
 		msgs, err := chatToMessages(cm, role, text)
 		if err != nil {
 			return nil, lineError(name, el.line, "%v", err)
+		}
+		if parts != nil {
+			msgs[0].Parts = parts
 		}
 		for _, m := range msgs {
 			m.Kind = kindOf(cm, m, taskSeen)
@@ -180,35 +179,6 @@ func chatToMessages(cm chatMessage, role, text string) ([]*sdk.Message, error) {
 		out = append(out, &sdk.Message{Role: role, Name: cm.Name, Content: content, ToolCallID: id})
 	}
 	return out, nil
-}
-
-// contentText reads message content: null, a string, or a list of parts of
-// which only text parts are supported (joined by newlines).
-func contentText(raw json.RawMessage) (string, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return "", nil
-	}
-	if raw[0] == '"' {
-		var s string
-		err := json.Unmarshal(raw, &s)
-		return s, err
-	}
-	var parts []struct {
-		Type string  `json:"type"`
-		Text *string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", errors.New("content must be a string or a list of text parts")
-	}
-	texts := make([]string, 0, len(parts))
-	for _, p := range parts {
-		if p.Type != "text" || p.Text == nil {
-			return "", fmt.Errorf("unsupported content part of type %q (only text parts are supported)", p.Type)
-		}
-		texts = append(texts, *p.Text)
-	}
-	return strings.Join(texts, "\n"), nil
 }
 
 // argumentsText returns tool-call arguments as JSON text: the string as

@@ -223,7 +223,7 @@ func TestOpenAI(t *testing.T) {
 ]`
 	want := []Event{
 		{Line: 2, Type: EventSystem, Text: "sys\n\ndev"},
-		{Line: 4, Type: EventMessage, Message: &sdk.Message{Role: "user", Content: "a\nb", Name: "ana", Kind: sdk.KindTask}},
+		{Line: 4, Type: EventMessage, Message: &sdk.Message{Role: "user", Content: "a\nb", Name: "ana"}},
 		{Line: 5, Type: EventPrepare},
 		{Line: 5, Type: EventMessage, Message: &sdk.Message{Role: "assistant",
 			ToolCalls: []sdk.ToolCall{{ID: "c", Name: "ls", Arguments: "{}"}}}},
@@ -253,7 +253,9 @@ func TestOpenAI(t *testing.T) {
 func TestOpenAIErrors(t *testing.T) {
 	tests := []struct{ name, data, want string }{
 		{"syntax", "[\n{\"role\":\"user\",\n\"content\": }\n]", "c.json:3: invalid JSON"},
-		{"image part", "[\n{\"role\":\"user\",\"content\":[{\"type\":\"image_url\"}]}\n]", `c.json:2: unsupported content part of type "image_url"`},
+		{"image part without url", "[\n{\"role\":\"user\",\"content\":[{\"type\":\"image_url\"}]}\n]", `c.json:2: content part 0: image_url part without image_url`},
+		{"audio part", "[\n{\"role\":\"user\",\"content\":[{\"type\":\"input_audio\"}]}\n]", `c.json:2: content part 0: unsupported part type "input_audio"`},
+		{"bad data url", "[\n{\"role\":\"user\",\"content\":[{\"type\":\"image_url\",\"image_url\":{\"url\":\"data:image/png,xx\"}}]}\n]", `c.json:2: content part 0: a data: URL must be base64`},
 		{"bad role", "[\n{\"role\":\"user\",\"content\":\"a\"},\n{\"role\":\"robot\",\"content\":\"a\"}]", `c.json:3: unknown role "robot"`},
 		{"no messages", `{"model":"x"}`, `c.json: no "messages" list`},
 		{"messages not a list", `{"messages":{}}`, `c.json: "messages" must be a list`},
@@ -360,5 +362,33 @@ func TestJSONLKindAndPin(t *testing.T) {
 	_, err = Parse("s.jsonl", []byte(`{"type":"message","role":"user","content":"x","kind":"rumour"}`), "")
 	if err == nil || !strings.Contains(err.Error(), `s.jsonl:1: unknown message kind "rumour"`) {
 		t.Errorf("err = %v, want a line error naming the kind", err)
+	}
+}
+
+// TestOpenAIParts: images (data: URLs and links), files and Anthropic's
+// image, document and thinking blocks become content parts; a list of
+// text parts stays one text.
+func TestOpenAIParts(t *testing.T) {
+	data := `[
+  {"role": "user", "content": [{"type": "text", "text": "see"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw==", "detail": "low"}},
+    {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}, {"type": "file", "file": {"filename": "s.pdf", "file_data": "data:application/pdf;base64,JVBERg=="}}]},
+  {"role": "assistant", "content": [{"type": "thinking", "thinking": "hmm", "signature": "sig"}, {"type": "text", "text": "ok"}]},
+  {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}
+]`
+	tr, err := Parse("c.json", []byte(data), FormatOpenAI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := tr.Messages()
+	want := []sdk.Message{
+		{Role: "user", Parts: []sdk.Part{{Type: sdk.PartText, Text: "see"},
+			{Type: sdk.PartImage, MediaType: "image/png", Data: []byte{0x89, 'P', 'N', 'G'}, Detail: "low"},
+			{Type: sdk.PartImage, URL: "https://example.com/a.png"},
+			{Type: sdk.PartDocument, Title: "s.pdf", MediaType: "application/pdf", Data: []byte("%PDF")}}},
+		{Role: "assistant", Parts: []sdk.Part{{Type: sdk.PartThinking, Text: "hmm", Signature: "sig", Provider: "anthropic"}, {Type: sdk.PartText, Text: "ok"}}},
+		{Role: "user", Content: "a\nb"},
+	}
+	if diff := cmp.Diff(want, msgs); diff != "" {
+		t.Errorf("messages (-want +got):\n%s", diff)
 	}
 }
