@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/host/fresh"
+	"github.com/ctxhost/ctxhost/host/history"
+	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/transcript"
 )
 
@@ -52,7 +55,67 @@ func cmdInspect(args []string, std stdio) error {
 		return nil
 	}
 	explain(out, st.engine.Context.Name, st.session.Host().Config(), t.Prepared)
+	entries, _, err := st.session.History(engine.HistoryQuery{})
+	if err != nil {
+		return err
+	}
+	explainKinds(out, st.session.Host().Config().History.Options.Infer, entries)
 	return nil
+}
+
+// explainKinds prints how each message kind was decided: per kind, the
+// messages that said theirs and those inferred (by the profile's infer
+// rule, or from the role), with their ids, and how the context shows them.
+func explainKinds(w io.Writer, infer string, entries []history.EntryInfo) {
+	if len(entries) == 0 {
+		return
+	}
+	if infer == "" {
+		infer = history.InferOff
+	}
+	type group struct {
+		labelled, inferred []string
+		shown              map[string]int
+	}
+	groups := map[string]*group{}
+	for _, e := range entries {
+		g := groups[e.Kind]
+		if g == nil {
+			g = &group{shown: map[string]int{}}
+			groups[e.Kind] = g
+		}
+		if e.Message.Kind != "" {
+			g.labelled = append(g.labelled, e.Message.ID)
+		} else {
+			g.inferred = append(g.inferred, e.Message.ID)
+		}
+		g.shown[e.Shown]++
+	}
+	fmt.Fprintf(w, "\nmessage kinds (infer %s: unlabelled messages take the kind the rule or their role gives):\n", infer)
+	for _, k := range sdk.Kinds {
+		g := groups[k]
+		if g == nil {
+			continue
+		}
+		fmt.Fprintf(w, "  %-13s %4d  labelled %s  inferred %s  shown", k, len(g.labelled)+len(g.inferred), idList(g.labelled), idList(g.inferred))
+		for _, s := range []string{history.ShownWhole, history.ShownMasked, history.ShownCut, history.ShownStripped, history.ShownOmitted} {
+			if n := g.shown[s]; n > 0 {
+				fmt.Fprintf(w, " %s %d", s, n)
+			}
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+// idList shows ids compactly: none, up to four, or the first two … the last.
+func idList(ids []string) string {
+	switch {
+	case len(ids) == 0:
+		return "-"
+	case len(ids) <= 4:
+		return strings.Join(ids, ",")
+	}
+	return fmt.Sprintf("%s,%s…%s", ids[0], ids[1], ids[len(ids)-1])
 }
 
 // explain prints the budget, per-component tokens, the compaction and why,

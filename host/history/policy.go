@@ -77,7 +77,7 @@ const (
 	// earlier user messages are demonstrations (omitted first, as a
 	// block); and a user message that follows an assistant message is an
 	// observation (what the environment returned to the agent's action),
-	// masked like a tool result.
+	// masked like a tool result; every assistant message is an action.
 	InferAgent = "agent"
 )
 
@@ -127,9 +127,13 @@ func (h *History) inferKind(m *sdk.Message) string {
 			return sdk.KindTask
 		}
 	}
-	if m.Role == sdk.RoleUser && h.opts.Infer == InferAgent && len(h.entries) > 0 &&
-		h.entries[len(h.entries)-1].msg.Role == sdk.RoleAssistant {
-		return sdk.KindObservation
+	if h.opts.Infer == InferAgent {
+		switch {
+		case m.Role == sdk.RoleAssistant:
+			return sdk.KindAction // every model turn of an agent loop acts
+		case m.Role == sdk.RoleUser && len(h.entries) > 0 && h.entries[len(h.entries)-1].msg.Role == sdk.RoleAssistant:
+			return sdk.KindObservation
+		}
 	}
 	return sdk.DefaultKind(*m)
 }
