@@ -142,6 +142,7 @@ func decodeContext(fb fileBlock, diags *hcl.Diagnostics) *Context {
 		r.integer("preserve_recent", &h.PreserveRecent)
 		r.boolean("keep_first", &h.KeepFirst)
 		r.str("infer", &h.Infer)
+		r.boolean("recall_tool", &h.RecallTool)
 		r.integer("window", &h.Window)
 		r.integer("priority", &h.Priority)
 		r.stringMap("kinds", &h.Kinds)

@@ -42,7 +42,7 @@ var contextSchema = withBlocks(attrSchema([]string{"model"},
 
 var strategySchema = attrSchema(nil, "type", "warning_threshold", "critical_threshold", "target", "carryover_turns", "min_free")
 
-var historySchema = attrSchema(nil, "preserve_recent", "keep_first", "infer", "window", "priority", "kinds")
+var historySchema = attrSchema(nil, "preserve_recent", "keep_first", "infer", "recall_tool", "window", "priority", "kinds")
 
 var freshSchema = attrSchema(nil, "system_prompt_tokens", "task_spec_tokens", "reserved_tokens", "shares")
 

@@ -152,6 +152,8 @@ type History struct {
 	// Infer is how the kinds of unlabelled messages are inferred: "off",
 	// "chat" (default) or "agent".
 	Infer string
+	// RecallTool adds the ready-made recall tool to every request.
+	RecallTool bool
 	// Window is the number of messages before the current one an agent sees
 	// in a multi-agent view (default 5); the same value as
 	// MultiAgent.WindowSize, which may be set in either block.

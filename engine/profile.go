@@ -58,6 +58,7 @@ func SessionConfig(cfg *config.Config, c *config.Context) (host.Config, error) {
 		},
 		FailOnUnmetTarget: c.FailOnUnmetTarget,
 		AllowOverWindow:   c.AllowOverWindow,
+		RecallTool:        c.History.RecallTool,
 	}, nil
 }
 

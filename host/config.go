@@ -57,6 +57,9 @@ type Config struct {
 	// minus the reserve (with a warning) instead of failing with an
 	// *OverWindowError. Off by default: a provider rejects such a payload.
 	AllowOverWindow bool
+	// RecallTool adds the ready-made recall tool (sdk.RecallTool) to the
+	// request's tools, so the model can read back what compaction hid.
+	RecallTool bool
 	// Pricing overrides the provider's prompt-caching price model (nil:
 	// the assembler's default for Format); Prepare reports each turn's
 	// cost with it (Prepared.Cache).

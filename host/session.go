@@ -161,6 +161,13 @@ func newSession(id string, cfg Config, ev *events) (*Session, error) {
 		positionSaved: true, attachmentSaved: true,
 	}
 	s.setHistory(s.hist)
+	if cfg.RecallTool {
+		text, err := sdk.ToolsText(sdk.WithRecall(sdk.RequestTools{}))
+		if err != nil {
+			return nil, err
+		}
+		s.tools = s.countTools(text)
+	}
 	for _, b := range cfg.Plugins {
 		slot, err := newBoundPlugin(b)
 		if err != nil {
@@ -225,6 +232,9 @@ func (s *Session) SetInput(text string) error { return s.setText(&s.input, "inpu
 func (s *Session) SetTools(r sdk.RequestTools) error {
 	if err := r.Check(); err != nil {
 		return fmt.Errorf("set tools: %w", err)
+	}
+	if s.cfg.RecallTool {
+		r = sdk.WithRecall(r)
 	}
 	text, err := sdk.ToolsText(r)
 	if err != nil {

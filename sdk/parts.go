@@ -254,6 +254,35 @@ func isJSONObject(raw json.RawMessage) bool {
 	return json.Unmarshal(raw, &v) == nil && v != nil
 }
 
+// RecallToolName is the name of the ready-made tool with which a model
+// reads back what the context shows masked, cut or omitted.
+const RecallToolName = "ctxhost_recall"
+
+// RecallTool is the ready-made recall tool a profile can add to every
+// request. Its arguments ({"ids": [...], "query": "..."}) are those of the
+// service's GetHistory call, so an agent answers it by passing them on
+// with the session id.
+func RecallTool() ToolDefinition {
+	return ToolDefinition{
+		Name: RecallToolName,
+		Description: "Read earlier messages of this conversation in full: those the context shows as placeholders " +
+			"(masked, cut or omitted; the placeholder names the id), by their ids, or every message containing a keyword.",
+		Parameters: json.RawMessage(`{"type":"object","properties":{"ids":{"type":"array","items":{"type":"string"},` +
+			`"description":"message ids, as the placeholders name them"},"query":{"type":"string","description":"a keyword to search for"}}}`),
+	}
+}
+
+// WithRecall returns r with the recall tool added (once).
+func WithRecall(r RequestTools) RequestTools {
+	for _, t := range r.Tools {
+		if t.Name == RecallToolName {
+			return r
+		}
+	}
+	r.Tools = append(append([]ToolDefinition(nil), r.Tools...), RecallTool())
+	return r
+}
+
 // ToolsText is the canonical JSON text of r: the Text of the tools
 // component, compact, in a fixed field order. Empty when r is zero.
 func ToolsText(r RequestTools) (string, error) {
