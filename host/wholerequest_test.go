@@ -9,6 +9,7 @@ import (
 
 	"github.com/ctxhost/ctxhost/host/history"
 	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/sdk/assembly"
 	"github.com/ctxhost/ctxhost/sdk/assembly/assemblytest"
 	"github.com/ctxhost/ctxhost/tokenizer"
 )
@@ -277,4 +278,37 @@ func TestInferenceNeeded(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkCountedVsProviderRule reports, for a realistic coding agent's
+// tools and for images of common sizes, what the host counts against
+// what the provider's shape or rule gives: tools as the host counts them
+// (their JSON plus the per-tool wrapper) over the Chat Completions tools
+// field counted whole, and an image message as the history counts it over
+// the published OpenAI tile rule plus the message's framing.
+func BenchmarkCountedVsProviderRule(b *testing.B) {
+	enc, err := tokenizer.Get(tokenizer.O200kBase)
+	if err != nil {
+		b.Fatal(err)
+	}
+	framing := assembly.OpenAIChatFraming
+	ts := assemblytest.ToolSet()
+	text, err := sdk.ToolsText(ts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	provider := enc.Count(openAITools(b, ts))
+	sizes := [][2]int{{512, 512}, {1024, 768}, {1920, 1080}, {4000, 3000}}
+	var counted, rule int
+	for i := 0; i < b.N; i++ {
+		counted, rule = 0, 0
+		for _, sz := range sizes {
+			m := sdk.Message{Role: sdk.RoleUser, Parts: []sdk.Part{{Type: sdk.PartImage, MediaType: "image/png", URL: "https://x/y.png", Width: sz[0], Height: sz[1]}}}
+			counted += framing.MessageTokens(enc.Count, m)
+			rule += framing.PerMessage + sdk.ImageTokens(sdk.MediaOpenAI, sz[0], sz[1], "")
+		}
+	}
+	tools := enc.Count(text) + framing.PerTool*len(ts.Tools)
+	b.ReportMetric(float64(tools)/float64(provider), "tools-counted/provider")
+	b.ReportMetric(float64(counted)/float64(rule), "images-counted/rule")
 }
