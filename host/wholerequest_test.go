@@ -2,6 +2,8 @@ package host
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"github.com/ctxhost/ctxhost/sdk/assembly"
 	"github.com/ctxhost/ctxhost/sdk/assembly/assemblytest"
 	"github.com/ctxhost/ctxhost/tokenizer"
+	"github.com/ctxhost/ctxhost/transcript"
 )
 
 // wholeForm is one way a real run reaches ctxhost: labelled as the
@@ -210,8 +213,14 @@ func truthKinds(t testing.TB, msgs []sdk.Message) []string {
 // them), the task is in every payload, no tool call is split from its
 // result, and an unlabelled form masks its observations within 2 points
 // of the same run labelled.
+//
+// CTXHOST_EXTRA_TRAJECTORIES may name a folder of further SWE-agent
+// trajectories (*.traj) to replay the same way, by hand.
 func TestWholeRequestRealRuns(t *testing.T) {
 	runs := realRuns(t)
+	if dir := os.Getenv("CTXHOST_EXTRA_TRAJECTORIES"); dir != "" {
+		runs = extraRuns(t, dir)
+	}
 	seen := map[string]bool{}
 	for _, run := range runs {
 		base := run.name[:strings.IndexByte(run.name, '/')]
@@ -311,4 +320,32 @@ func BenchmarkCountedVsProviderRule(b *testing.B) {
 	tools := enc.Count(text) + framing.PerTool*len(ts.Tools)
 	b.ReportMetric(float64(tools)/float64(provider), "tools-counted/provider")
 	b.ReportMetric(float64(counted)/float64(rule), "images-counted/rule")
+}
+
+// extraRuns loads every trajectory of dir as realRuns loads the shared
+// ones (one run per file; the forms are made from it).
+func extraRuns(t *testing.T, dir string) []realRun {
+	paths, err := filepath.Glob(filepath.Join(dir, "*.traj"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("CTXHOST_EXTRA_TRAJECTORIES=%s: no *.traj (%v)", dir, err)
+	}
+	var runs []realRun
+	for _, p := range paths {
+		tr, err := transcript.Load(p, transcript.FormatTraj)
+		if err != nil {
+			t.Logf("skip %s: %v", p, err)
+			continue
+		}
+		system, msgs := "", []sdk.Message(nil)
+		for _, ev := range tr.Events {
+			switch {
+			case ev.Type == transcript.EventSystem:
+				system = ev.Text
+			case ev.Message != nil:
+				msgs = append(msgs, *ev.Message)
+			}
+		}
+		runs = append(runs, realRun{name: strings.TrimSuffix(filepath.Base(p), ".traj") + "/x", system: system, messages: msgs})
+	}
+	return runs
 }
