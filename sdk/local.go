@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+
+	"github.com/ctxhost/ctxhost/internal/lru"
 )
 
 // LocalPlugin runs a Plugin in-process behind the host's view of a context
@@ -246,6 +248,20 @@ type LocalAssembler struct {
 	asm      Assembler
 	info     AssemblerInfo
 	readOnly bool // asm is a RequestReader
+	// joins keeps, per stream (session and agent), the last payload
+	// joined from a head and a rest for a caller that reuses payloads.
+	joins *lru.Cache[joinKey, *joinStream]
+}
+
+type joinKey struct{ session, agent string }
+
+// joinStream is a stream's last joined payload: buf, whose first
+// len(head) bytes are head's, an append-only slice (see
+// AssembleResult.PayloadHead).
+type joinStream struct {
+	mu   sync.Mutex
+	head []byte
+	buf  []byte
 }
 
 // NewLocalAssembler wraps a, calling a.Describe once and setting the
@@ -254,8 +270,12 @@ func NewLocalAssembler(a Assembler) *LocalAssembler {
 	info := a.Describe()
 	info.ProtocolVersion = ProtocolVersion
 	_, readOnly := a.(RequestReader)
-	return &LocalAssembler{asm: a, info: info, readOnly: readOnly}
+	return &LocalAssembler{asm: a, info: info, readOnly: readOnly, joins: lru.New[joinKey, *joinStream](localJoinStreams)}
 }
+
+// localJoinStreams is how many streams a LocalAssembler keeps a joined
+// payload for.
+const localJoinStreams = 256
 
 // Info returns the assembler's description with ProtocolVersion set.
 func (l *LocalAssembler) Info() AssemblerInfo { return l.info }
@@ -264,11 +284,43 @@ func (l *LocalAssembler) Info() AssemblerInfo { return l.info }
 // (the assembler may change what it is given, as a remote one may: the
 // host shares them with its own state), or on req itself when the
 // assembler is a RequestReader; a panic becomes an error. A payload
-// answered in two parts (PayloadHead) is joined.
+// answered in two parts (PayloadHead) is joined: with req.ReusePayload in
+// the memory of the stream's last payload, where the head that extends
+// the last one costs only what it added (an append turn is O(appended),
+// not O(payload)); otherwise into a new array.
 func (l *LocalAssembler) Assemble(ctx context.Context, req AssembleRequest) (AssembleResult, error) {
 	res, err := l.AssembleParts(ctx, req)
-	res.Payload, res.PayloadHead = res.Whole(), nil
-	return res, err
+	if err != nil || len(res.PayloadHead) == 0 {
+		return res, err
+	}
+	if !req.ReusePayload {
+		res.Payload, res.PayloadHead = res.Whole(), nil
+		return res, nil
+	}
+	st := l.joins.GetOrAdd(joinKey{req.Session, req.Agent.Name}, func() *joinStream { return &joinStream{} })
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	res.Payload, res.PayloadHead = st.join(res.PayloadHead, res.Payload), nil
+	return res, nil
+}
+
+// join writes head then rest into the stream's buffer and returns them
+// joined. A head that shares its array with the last one and is at least
+// as long repeats it (the head is append-only), so only its new bytes are
+// copied; the buffer grows by a quarter when full.
+func (st *joinStream) join(head, rest []byte) []byte {
+	keep := 0
+	if n := len(st.head); n > 0 && len(head) >= n && &head[0] == &st.head[0] {
+		keep = n
+	}
+	need := len(head) + len(rest)
+	buf := st.buf[:keep]
+	if need > cap(buf) {
+		buf = append(make([]byte, 0, need+need/4+4096), buf...)
+	}
+	buf = append(append(buf, head[keep:]...), rest...)
+	st.head, st.buf = head, buf
+	return buf[:len(buf):len(buf)]
 }
 
 // AssembleParts is Assemble without joining a payload answered in two

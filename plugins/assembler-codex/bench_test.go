@@ -19,4 +19,6 @@ func BenchmarkCountTokens(b *testing.B) { assemblytest.BenchmarkCountTokens(b) }
 func BenchmarkAppend(b *testing.B) {
 	b.Run(FormatAPI, func(b *testing.B) { assemblytest.BenchmarkAppend(b, New(), FormatAPI) })
 	b.Run(FormatCLI, func(b *testing.B) { assemblytest.BenchmarkAppend(b, New(), FormatCLI) })
+	b.Run("local-"+FormatAPI, func(b *testing.B) { assemblytest.BenchmarkAppendLocal(b, New(), FormatAPI) })
+	b.Run("local-"+FormatCLI, func(b *testing.B) { assemblytest.BenchmarkAppendLocal(b, New(), FormatCLI) })
 }

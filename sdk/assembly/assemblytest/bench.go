@@ -56,6 +56,18 @@ func BenchmarkCountTokens(b *testing.B) {
 // not (the time does not include joining a PayloadHead: sdk/serve answers
 // a delta without doing so).
 func BenchmarkAppend(b *testing.B, a sdk.Assembler, format string) {
+	benchmarkAppend(b, a.Assemble, format, false)
+}
+
+// BenchmarkAppendLocal is BenchmarkAppend as a library caller runs the
+// assembler in-process: through sdk.NewLocalAssembler, with ReusePayload
+// (the caller is done with each payload by the next turn), the whole
+// payload joined every turn.
+func BenchmarkAppendLocal(b *testing.B, a sdk.Assembler, format string) {
+	benchmarkAppend(b, sdk.NewLocalAssembler(a).Assemble, format, true)
+}
+
+func benchmarkAppend(b *testing.B, call func(context.Context, sdk.AssembleRequest) (sdk.AssembleResult, error), format string, reuse bool) {
 	var base float64
 	for _, n := range []int{100, 1000, 10000, 50000} {
 		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
@@ -66,9 +78,13 @@ func BenchmarkAppend(b *testing.B, a sdk.Assembler, format string) {
 			}
 			assemble := func() {
 				req := turnRequest(fmt.Sprint("bench-", n), "", "You are a careful coding agent.", msgs[:len(msgs):len(msgs)], 1)
-				req.Format, req.ImmutableMessages = format, true
-				if _, err := a.Assemble(context.Background(), req); err != nil {
+				req.Format, req.ImmutableMessages, req.ReusePayload = format, true, reuse
+				res, err := call(context.Background(), req)
+				if err != nil {
 					b.Fatal(err)
+				}
+				if reuse && (len(res.PayloadHead) != 0 || len(res.Payload) == 0) {
+					b.Fatal("a local assembler must answer the whole payload")
 				}
 			}
 			assemble()

@@ -1,0 +1,66 @@
+package sdk_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// headAssembler answers each message as one letter of an append-only head
+// (kept per session, restarted when the history shrinks) and "]" as the
+// rest, as the incremental API assemblers do.
+type headAssembler struct{ heads map[string][]byte }
+
+func (headAssembler) Describe() sdk.AssemblerInfo {
+	return sdk.AssemblerInfo{Name: "head", Formats: []sdk.FormatInfo{{Name: "f", MediaType: "text/plain"}}}
+}
+
+func (h headAssembler) Assemble(_ context.Context, req sdk.AssembleRequest) (sdk.AssembleResult, error) {
+	n := len(req.Components[0].Messages)
+	head := h.heads[req.Session]
+	if n < len(head) {
+		head = nil // a new array: the old one's bytes stay as handed out
+	}
+	for len(head) < n {
+		head = append(head, req.Components[0].Messages[len(head)].Content...)
+	}
+	h.heads[req.Session] = head
+	return sdk.AssembleResult{PayloadHead: head[:n:n], Payload: []byte("]")}, nil
+}
+
+// TestLocalAssemblerJoinsInPlace: with ReusePayload a payload answered as
+// a head and a rest is joined into the stream's last payload's memory,
+// giving the same bytes as a fresh join, also when the head restarts.
+func TestLocalAssemblerJoinsInPlace(t *testing.T) {
+	a := sdk.NewLocalAssembler(headAssembler{heads: map[string][]byte{}})
+	var msgs []sdk.Message
+	var want strings.Builder
+	var last []byte
+	moved := 0
+	for i := 0; i < 300; i++ {
+		if i == 150 { // the history is replaced: the head restarts
+			msgs, want = nil, strings.Builder{}
+		}
+		c := string(rune('a' + i%26))
+		msgs = append(msgs, sdk.Message{Role: sdk.RoleUser, Content: c})
+		want.WriteString(c)
+		req := sdk.AssembleRequest{Session: "s", ReusePayload: true,
+			Components: []sdk.Component{{Name: sdk.ComponentHistory, Slot: sdk.SlotHistory, Messages: msgs}}}
+		res, err := a.Assemble(context.Background(), req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(res.Payload); got != want.String()+"]" || res.PayloadHead != nil {
+			t.Fatalf("turn %d: payload %q, want %q", i, got, want.String()+"]")
+		}
+		if last != nil && &last[0] != &res.Payload[0] {
+			moved++
+		}
+		last = res.Payload
+	}
+	if moved > 20 {
+		t.Errorf("the payload moved to new memory %d times in 300 appends; want it built in place", moved)
+	}
+}
