@@ -44,8 +44,37 @@ var wholeForms = []wholeForm{
 	{name: "labelled-demonstration", labelled: true, messages: func(m []sdk.Message) []sdk.Message { return withDemonstration(toUserObservations(m)) }},
 	{name: "unlabelled-demonstration", messages: func(m []sdk.Message) []sdk.Message { return unlabelled(withDemonstration(toUserObservations(m))) },
 		reference: "labelled-demonstration"},
-	{name: "labelled-tools", labelled: true, tools: true, messages: toFunctionCalling},
-	{name: "unlabelled-tools", tools: true, messages: func(m []sdk.Message) []sdk.Message { return unlabelled(toFunctionCalling(m)) }, reference: "labelled-tools"},
+	{name: "labelled-tools", labelled: true, tools: true, messages: answeredCalls},
+	{name: "unlabelled-tools", tools: true, messages: func(m []sdk.Message) []sdk.Message { return unlabelled(answeredCalls(m)) }, reference: "labelled-tools"},
+}
+
+// answeredCalls is toFunctionCalling without the calls it made that no
+// observation answers (a run whose action drew no output): those stay
+// plain assistant text, as the run had them.
+func answeredCalls(in []sdk.Message) []sdk.Message {
+	out := toFunctionCalling(in)
+	answered := map[string]bool{}
+	for _, m := range out {
+		if m.Role == sdk.RoleTool {
+			answered[m.ToolCallID] = true
+		}
+	}
+	for i, m := range out {
+		if m.Role != sdk.RoleAssistant || len(m.ToolCalls) == 0 {
+			continue
+		}
+		kept := m.ToolCalls[:0:0]
+		for _, tc := range m.ToolCalls {
+			if answered[tc.ID] {
+				kept = append(kept, tc)
+			}
+		}
+		if len(kept) == 0 {
+			kept = nil
+		}
+		out[i].ToolCalls = kept
+	}
+	return out
 }
 
 // wholeResult is what one replay of a form measured.
