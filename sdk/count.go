@@ -37,13 +37,7 @@ func MessageText(m Message) string {
 		b.WriteString(m.ToolCallID)
 	}
 	b.WriteString("\n")
-	b.WriteString(m.Content)
-	for i, p := range m.Parts {
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		b.WriteString(PartLine(p))
-	}
+	b.WriteString(RenderedContent(m))
 	for _, tc := range m.ToolCalls {
 		fmt.Fprintf(&b, "\n%s %s(%s)", tc.ID, tc.Name, tc.Arguments)
 	}

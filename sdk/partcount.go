@@ -1,6 +1,9 @@
 package sdk
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Media counting rules, named by a format's Framing.Media: how a provider
 // counts an image or a document in its prompt.
@@ -119,6 +122,20 @@ func PartTokens(count func(string) int, rule string, p Part) int {
 		return ceilDiv(len(p.Opaque), OpaqueBytesPerToken)
 	}
 	return 0
+}
+
+// RenderedContent is a message's content as plain text shows it: its
+// Content, or its parts one per line (text as is, other parts as
+// PartLine describes them). It is what MessageText counts.
+func RenderedContent(m Message) string {
+	if len(m.Parts) == 0 {
+		return m.Content
+	}
+	lines := make([]string, len(m.Parts))
+	for i, p := range m.Parts {
+		lines[i] = PartLine(p)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // PartLine is how a plain-text format shows a part other than text: one

@@ -49,7 +49,7 @@ func (h *History) Format(opts FormatOptions) string {
 		if name != "" {
 			b.WriteString(" " + name)
 		}
-		b.WriteString(": " + m.Content)
+		b.WriteString(": " + sdk.RenderedContent(m))
 		if opts.IncludeToolCalls {
 			for _, tc := range m.ToolCalls {
 				fmt.Fprintf(&b, "\n  -> %s %s(%s)", tc.ID, tc.Name, tc.Arguments)

@@ -99,16 +99,7 @@ func IsBlank(m sdk.Message) bool {
 // ContentText is a message's content as the text formats show it: its
 // Content, or its parts one per line (text as is, other parts as
 // sdk.PartLine describes them). It is what sdk.MessageText counts.
-func ContentText(m sdk.Message) string {
-	if len(m.Parts) == 0 {
-		return m.Content
-	}
-	lines := make([]string, len(m.Parts))
-	for i, p := range m.Parts {
-		lines[i] = sdk.PartLine(p)
-	}
-	return strings.Join(lines, "\n")
-}
+func ContentText(m sdk.Message) string { return sdk.RenderedContent(m) }
 
 // ToolNames maps the id of every tool call in msgs to its tool's name.
 func ToolNames(msgs []sdk.Message) map[string]string {
