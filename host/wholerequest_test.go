@@ -2,10 +2,10 @@ package host
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
