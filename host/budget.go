@@ -12,12 +12,19 @@ import (
 func (s *Session) budgetOf(counted []countedComponent) sdk.Budget {
 	b := budgetOf(s.cfg, s.usage.Calibration, counted)
 	if s.pressure.RenderGap > 0 && s.cfg.rendersText() {
-		b.Overhead += s.pressure.RenderGap
-		b.Used += s.pressure.RenderGap
-		b.CalibratedUsed = calibrate(b.Used, b.Calibration)
-		b.Utilization = float64(b.CalibratedUsed) / float64(b.Available)
-		b.Status = statusOf(b.Utilization, s.cfg.Thresholds)
+		b = s.withRenderGap(b, b.Used)
 	}
+	return b
+}
+
+// withRenderGap is b, whose components count components tokens, with the
+// session's current render gap as the rendering's overhead.
+func (s *Session) withRenderGap(b sdk.Budget, components int) sdk.Budget {
+	b.Overhead += components + s.pressure.RenderGap - b.Used
+	b.Used = components + s.pressure.RenderGap
+	b.CalibratedUsed = calibrate(b.Used, b.Calibration)
+	b.Utilization = float64(b.CalibratedUsed) / float64(b.Available)
+	b.Status = statusOf(b.Utilization, s.cfg.Thresholds)
 	return b
 }
 

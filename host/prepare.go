@@ -190,7 +190,10 @@ func (s *Session) prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 		err = s.assemble(ctx, agent, out)
 		out.Warnings = append(out.Warnings, <-hookWarnings...)
 		if err == nil {
-			err = s.checkRendered(out, growthBefore)
+			used := out.Budget.Used
+			if err = s.checkRendered(out, growthBefore); out.Budget.Used != used {
+				key = s.keyOf(final, out.Budget) // the measured rendering is part of the turn
+			}
 		}
 		if err == nil && view == nil && s.cfg.Assembler != nil {
 			s.rememberTurn(agent.Name, key, out)
@@ -244,6 +247,7 @@ func (s *Session) checkRendered(out *Prepared, growthBefore []int) error {
 	gap := max(0, rendered-components)
 	grew := gap > s.pressure.RenderGap
 	s.pressure.RenderGap = gap
+	out.Budget = s.withRenderGap(out.Budget, components) // the turn's budget says what was measured
 	if calibrate(rendered, out.Budget.Calibration) <= out.Budget.Available {
 		return nil
 	}
