@@ -30,8 +30,7 @@ type shapeTurn struct {
 }
 
 // shapeOf replays run at an unlimited window, nothing compacted, and
-// records its shape: a prepare before every assistant message once an
-// observation came, as replayReal does.
+// records its shape, with a prepare where replayReal prepares one.
 func shapeOf(t testing.TB, run realRun) runShape {
 	t.Helper()
 	s, err := New(Options{}).NewSession("shape", Config{Encoding: tokenizer.O200kBase, Window: 1 << 30, Reserved: 1000,
@@ -44,9 +43,10 @@ func shapeOf(t testing.TB, run realRun) runShape {
 		t.Fatal(err)
 	}
 	var sh runShape
-	observed := false
-	for _, m := range run.messages {
-		if m.Role == sdk.RoleAssistant && observed {
+	answered := false
+	for i, m := range run.messages {
+		answered = answered || answersAction(run.messages, i)
+		if m.Role == sdk.RoleAssistant && answered {
 			p, err := s.Prepare(context.Background(), sdk.AgentIdentity{})
 			if err != nil || p.Compaction != nil || p.Cache == nil {
 				t.Fatalf("unmanaged replay: %v, compaction %v", err, p.Compaction)
@@ -69,7 +69,6 @@ func shapeOf(t testing.TB, run realRun) runShape {
 		if kind == sdk.KindDemonstration && len(sh.tokens) == sh.demos+1 {
 			sh.demos++
 		}
-		observed = observed || kind == sdk.KindObservation
 	}
 	return sh
 }
@@ -78,10 +77,11 @@ func shapeOf(t testing.TB, run realRun) runShape {
 // the cut leaves them, from the start: on a turn where even the deepest
 // view (nothing omitted but what may be) does not fit the available
 // budget, the largest messages shown that may be omitted (then pinned
-// ones) lose what is over, as the window's cut takes it. A message shown
-// smaller from its first turn costs no more than one cut later, so a
-// bound on the result is one on sh.
-func cutToFit(sh runShape, available, preserve int) runShape {
+// ones) lose what is over, as the window's cut takes it. The window's cut
+// may take more, and earlier: on such a run the bound is approximate. It
+// says whether it cut anything.
+func cutToFit(sh runShape, available, preserve int) (runShape, bool) {
+	cutAny := false
 	tokens := append([]int(nil), sh.tokens...)
 	for _, tt := range sh.turns {
 		m := tt.messages
@@ -106,10 +106,11 @@ func cutToFit(sh runShape, available, preserve int) runShape {
 			cut := min(over, tokens[largest])
 			tokens[largest] -= cut
 			over -= cut
+			cutAny = true
 		}
 	}
 	sh.tokens = tokens
-	return sh
+	return sh, cutAny
 }
 
 // hindsightBound is, for every turn t, a lower bound on what a policy
@@ -131,7 +132,7 @@ func cutToFit(sh runShape, available, preserve int) runShape {
 // omitting them shows more tokens after a change no later than the
 // omission's, so it pays no less.
 func hindsightBound(sh runShape, available int, warning float64, preserve int, p sdk.Pricing) []float64 {
-	sh = cutToFit(sh, available, preserve)
+	sh, _ = cutToFit(sh, available, preserve)
 	n := len(sh.tokens)
 	all := make([]int, n+1)    // all[i]: tokens of the messages before i
 	pinned := make([]int, n+1) // pinned[i]: tokens of the pinned messages before i

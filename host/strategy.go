@@ -266,7 +266,8 @@ func meanGrowth(growth []int) int {
 // appending: premium is what writing costs over reading for the tokens it
 // keeps after its first change, less those new this turn (written
 // anyway), plus the prefix before the change when that falls under the
-// provider's cacheable minimum (nothing at all on a first turn, which
+// provider's cacheable minimum, or what of it is short of a whole
+// caching step (nothing at all on a first turn, which
 // nothing is cached for); saved is the read price of the tokens it stops
 // sending. Later turns save as much again each, until the next compaction,
 // but the run may end first: they are not counted.
@@ -288,8 +289,11 @@ func speculativePremium(in StrategyInput) (premium, saved float64) {
 		grown = in.Growth[n-1]
 	}
 	rewritten := max(in.Deep.Keep-grown, 0)
-	if before := in.Budget.CalibratedUsed - in.Deep.Free - in.Deep.Keep; before < p.MinCacheable {
-		rewritten += max(before, 0)
+	switch before := max(in.Budget.CalibratedUsed-in.Deep.Free-in.Deep.Keep, 0); {
+	case before < p.MinCacheable:
+		rewritten += before
+	case p.Granularity > 1:
+		rewritten += before % p.Granularity // read only in whole steps
 	}
 	return (write - p.CacheRead) * float64(rewritten), saved
 }
