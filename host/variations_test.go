@@ -9,7 +9,7 @@ import (
 
 // runVariations makes, from the tool-call form of every run, runs that
 // stress a compaction policy where the reference runs do not: a long run
-// (its steps four times over), a short one (its first three steps), the
+// (its steps three times over), a short one (its first three steps), the
 // long one with one huge observation late (about 3,000 tokens, three
 // steps before its end), and the long one with growth spurts (every
 // fourth observation five times its size). A run that ends right after a
@@ -22,7 +22,7 @@ func runVariations(runs []realRun) []realRun {
 		if !ok {
 			continue
 		}
-		long := repeatSteps(run.messages, 4)
+		long := repeatSteps(run.messages, 3)
 		out = append(out,
 			realRun{name: base + "/long", system: run.system, messages: long},
 			realRun{name: base + "/short", system: run.system, messages: firstSteps(run.messages, 3)},
