@@ -127,12 +127,14 @@ func cutToFit(sh runShape, available, preserve int) (runShape, bool) {
 // on the cheap side: the omission marker costs nothing, a tool call may be
 // parted from its result, a turn whose view does not change reads the
 // whole previous payload, one that changes reads everything before the
-// first message it omits anew, and compacting below the
+// first message it omits anew (all of it read, whatever the provider's
+// caching step), and compacting below the
 // warning threshold is allowed. A policy that masks observations instead of
 // omitting them shows more tokens after a change no later than the
 // omission's, so it pays no less.
 func hindsightBound(sh runShape, available int, warning float64, preserve int, p sdk.Pricing) []float64 {
 	sh, _ = cutToFit(sh, available, preserve)
+	p.Granularity = 1 // every shared token read: the marker, counted as nothing, may fill a step
 	n := len(sh.tokens)
 	all := make([]int, n+1)    // all[i]: tokens of the messages before i
 	pinned := make([]int, n+1) // pinned[i]: tokens of the pinned messages before i

@@ -243,10 +243,17 @@ func answersAction(msgs []sdk.Message, i int) bool {
 // stands for.
 func replayReal(t testing.TB, run realRun, window int, strategy string) realResult {
 	t.Helper()
+	return replayPriced(t, run, window, strategy, nil)
+}
+
+// replayPriced is replayReal with prompt caching priced by pricing (nil:
+// as the assembler's format prices it, Anthropic's).
+func replayPriced(t testing.TB, run realRun, window int, strategy string, pricing *sdk.Pricing) realResult {
+	t.Helper()
 	enc, _ := tokenizer.Get(tokenizer.O200kBase)
 	s, err := New(Options{}).NewSession("real", Config{Encoding: tokenizer.O200kBase, Window: window, Reserved: 1000,
 		Strategy: StrategyConfig{Name: strategy, Target: realTarget(strategy)}, History: HistoryConfig{Options: history.Options{PreserveRecent: realPreserve}},
-		Assembler: NewLocalAssemblerForTest(), Format: "api"})
+		Assembler: NewLocalAssemblerForTest(), Format: "api", Pricing: pricing})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,14 +405,15 @@ var realStrategies = []string{StrategyLazy, StrategyProactive, StrategyAdaptive,
 // promises (checkCosts).
 func TestRealTranscripts(t *testing.T) {
 	runs := append(realRuns(t), runVariations(realRuns(t))...)
-	table := replayCosts(t, runs, []int{8000, 16000, 32000})
+	table := replayCosts(t, runs, []int{8000, 16000, 32000}, assembly.AnthropicPricing)
 	checkCosts(t, table, []int{8000, 16000, 32000})
 }
 
 // TestLocalTrajectoryCosts is TestRealTranscripts on the SWE-agent
 // trajectories (*.traj) of a local folder named by CTXHOST_TRAJECTORIES
 // (runs the strategies were not tuned on), in every form, at 8,000 /
-// 16,000 / 32,000 tokens; run with -v for the table.
+// 16,000 / 32,000 tokens, prompt caching priced as CTXHOST_PRICING names
+// (anthropic, the default; openai; gemini); run with -v for the table.
 func TestLocalTrajectoryCosts(t *testing.T) {
 	dir := os.Getenv("CTXHOST_TRAJECTORIES")
 	if dir == "" {
@@ -415,8 +423,18 @@ func TestLocalTrajectoryCosts(t *testing.T) {
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no .traj files in %s: %v", dir, err)
 	}
+	pricing := assembly.AnthropicPricing
+	switch name := os.Getenv("CTXHOST_PRICING"); name {
+	case "", "anthropic":
+	case "openai":
+		pricing = assembly.OpenAIPricing
+	case "gemini":
+		pricing = assembly.GeminiPricing
+	default:
+		t.Fatalf("CTXHOST_PRICING %q: want anthropic, openai or gemini", name)
+	}
 	runs := realRunsOf(t, paths)
-	checkCosts(t, replayCosts(t, runs, []int{8000, 16000, 32000}), []int{8000, 16000, 32000})
+	checkCosts(t, replayCosts(t, runs, []int{8000, 16000, 32000}, pricing), []int{8000, 16000, 32000})
 }
 
 // runCosts is what every strategy cost on one run at one window, and the
@@ -430,18 +448,19 @@ type runCosts struct {
 }
 
 // replayCosts replays every run at every window with every strategy
-// (checkReal on each) and works out each run's hindsight bound.
-func replayCosts(t *testing.T, runs []realRun, windows []int) []runCosts {
+// (checkReal on each), prompt caching priced by pricing, and works out
+// each run's hindsight bound.
+func replayCosts(t *testing.T, runs []realRun, windows []int, pricing sdk.Pricing) []runCosts {
 	var table []runCosts
 	for _, run := range runs {
 		shape := shapeOf(t, run)
 		for _, window := range windows {
 			_, cut := cutToFit(shape, window-1000, realPreserve)
 			rc := runCosts{run: run.name, window: window, results: map[string]realResult{}, cut: cut,
-				bound: hindsightBound(shape, window-1000, DefaultWarning, realPreserve, assembly.AnthropicPricing)}
+				bound: hindsightBound(shape, window-1000, DefaultWarning, realPreserve, pricing)}
 			for _, strategy := range realStrategies {
 				t.Run(fmt.Sprintf("%s/%d/%s", run.name, window, strategy), func(t *testing.T) {
-					r := replayReal(t, run, window, strategy)
+					r := replayPriced(t, run, window, strategy, &pricing)
 					rc.results[strategy] = r
 					checkReal(t, strategy, r)
 				})
