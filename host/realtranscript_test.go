@@ -73,16 +73,6 @@ func runForms(base, system string, msgs []sdk.Message) []realRun {
 	}
 }
 
-// unlabelled is in with every message kind left out.
-func unlabelled(in []sdk.Message) []sdk.Message {
-	out := make([]sdk.Message, len(in))
-	for i, m := range in {
-		m.Kind = ""
-		out[i] = m
-	}
-	return out
-}
-
 // toFunctionCalling makes every assistant action without tool calls that
 // an observation answers a call to "bash", and the observation the
 // call's result.
