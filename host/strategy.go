@@ -203,11 +203,13 @@ func fraction(n int, f float64) int { return int(math.Floor(float64(n) * f)) }
 //     would have, even when the run ends right after it.
 //   - Otherwise it only appends, and the provider's cache keeps the prefix.
 //
-// Together: on a run whose history always fits, it costs no more than the
-// unmanaged history; it compacts no more often than any policy that keeps
-// the preserved recent messages (each of its compactions comes as late as
-// the budget allows and leaves the smallest context any such policy
-// could); the decision and its arithmetic are in the reason.
+// Together: on a run whose history always fits it costs no more than the
+// unmanaged history, on every turn the run may end; the decision and its
+// arithmetic are in the reason. What it does not promise is a constant
+// ratio to the cheapest schedule chosen knowing the whole run: that
+// schedule may compact a few turns before the budget forces it, on a
+// turn whose recent messages are few tokens or new anyway, which pays
+// only if the run goes on.
 type cacheAware struct{ target float64 }
 
 func (cacheAware) Name() string { return StrategyCache }
