@@ -35,7 +35,8 @@ context "replay" {
   # the first message it changes. So: only append, and compact rarely and
   # deep — everything older than preserve_recent that may go, at least
   # down to half the budget — when the context no longer fits, or from the
-  # warning threshold on when that pays for itself by the next turn.
+  # warning threshold on when that is cheaper already on the turn it is
+  # taken (a run may end after any turn).
   strategy {
     type   = "cache"
     target = 0.5

@@ -178,27 +178,41 @@ func (g graduated) Decide(in StrategyInput) Decision {
 
 func fraction(n int, f float64) int { return int(math.Floor(float64(n) * f)) }
 
-// cacheAware compacts rarely and deep. With prompt caching a turn that
-// only appends pays the read price for what it repeats, while a
-// compaction pays the write price for everything it keeps after the first
-// message it changes. So when it compacts, it takes the history's deepest
-// step (DeepStep: the demonstrations and every message before the
-// preserved recent ones that the window may omit), which frees the most
-// and keeps the least after its first change, whatever the target. It
-// compacts when the context no longer fits, and from the warning
-// threshold on when the step pays for itself by the next turn: what it
-// stops sending, at the read price, this turn and the next, exceeds what
-// it keeps after its first change, at the write price less the read price
-// (the tokens new this turn are written anyway). Otherwise it only
-// appends. The estimate is in the reason.
+// cacheAware compacts as rarely and as deep as it can, with prompt
+// caching priced in. A turn that only appends pays the read price for
+// what it repeats; a compaction pays the write price for everything it
+// keeps after the first message it changes. Its rule and what it
+// promises, whatever the run:
+//
+//   - Forced: when the context does not fit the available budget it takes
+//     the history's deepest step (DeepStep: the demonstrations and every
+//     message before the preserved recent ones that the window may omit),
+//     and on down to the target when that is not enough. No step that
+//     keeps the preserved messages as they are frees more or rewrites
+//     less, so the next forced compaction is as far away as any such
+//     policy can put it: the reason says how many turns that is at the
+//     observed growth (the mean of the recent turns').
+//   - Speculative: below the budget (from the warning threshold on) it
+//     compacts only when the deepest step is cheaper already on the turn
+//     it is taken: what it stops sending, at the read price, is more than
+//     the premium of writing instead of reading what it keeps after its
+//     first change (the tokens new this turn are written anyway; a prefix
+//     left under the provider's cacheable minimum is written too). A run
+//     may end after any turn, so no later turn's saving is counted: a
+//     speculative compaction never makes a run dearer than appending
+//     would have, even when the run ends right after it.
+//   - Otherwise it only appends, and the provider's cache keeps the prefix.
+//
+// Together: on a run whose history always fits it costs no more than the
+// unmanaged history, on every turn the run may end; the decision and its
+// arithmetic are in the reason. What it does not promise is a constant
+// ratio to the cheapest schedule chosen knowing the whole run: that
+// schedule may compact a few turns before the budget forces it, on a
+// turn whose recent messages are few tokens or new anyway, which pays
+// only if the run goes on.
 type cacheAware struct{ target float64 }
 
 func (cacheAware) Name() string { return StrategyCache }
-
-// cachePayback is the number of turns a deep step's saving is counted
-// over: this one and the next. Counting more would compact sooner, and
-// lose when the session ends before the saving is made.
-const cachePayback = 2
 
 func (c cacheAware) Decide(in StrategyInput) Decision {
 	b := in.Budget
@@ -210,29 +224,57 @@ func (c cacheAware) Decide(in StrategyInput) Decision {
 				Reason: fmt.Sprintf("cache: %d tokens do not fit the available %d; nothing left for the window to omit, down to %d (target %.2f)",
 					b.CalibratedUsed, b.Available, target, c.target)}
 		}
-		return Decision{Compact: true, Deep: true, Target: min(target, b.CalibratedUsed-deep.Free),
-			Reason: fmt.Sprintf("cache: %d tokens do not fit the available %d; the deepest step frees %d and keeps %d after its first change",
-				b.CalibratedUsed, b.Available, deep.Free, deep.Keep)}
+		after := b.CalibratedUsed - deep.Free
+		return Decision{Compact: true, Deep: true, Target: min(target, after),
+			Reason: fmt.Sprintf("cache: %d tokens do not fit the available %d; the deepest step frees %d and keeps %d after its first change; %s",
+				b.CalibratedUsed, b.Available, deep.Free, deep.Keep, turnsOfRoom(b.Available-after, in.Growth))}
 	}
 	if b.Utilization < in.Thresholds.Warning || deep.Free < max(in.MinFree, 1) {
 		return Decision{}
 	}
-	rewrite, save := c.deepEstimate(in)
-	if save <= rewrite {
+	premium, saved := speculativePremium(in)
+	if premium >= saved {
 		return Decision{}
 	}
 	return Decision{Compact: true, Deep: true, Target: b.CalibratedUsed - deep.Free,
-		Reason: fmt.Sprintf("cache: utilization %.2f >= warning %.2f; the deepest step frees %d tokens, about %.0f units fewer read over %d turns, "+
-			"and keeps %d after its first change, about %.0f units more for those written again instead of read",
-			b.Utilization, in.Thresholds.Warning, deep.Free, save, cachePayback, deep.Keep, rewrite)}
+		Reason: fmt.Sprintf("cache: utilization %.2f >= warning %.2f; the deepest step frees %d tokens, %.0f units fewer read this turn, "+
+			"more than the %.0f units of writing instead of reading the %d it keeps after its first change",
+			b.Utilization, in.Thresholds.Warning, deep.Free, saved, premium, deep.Keep)}
 }
 
-// deepEstimate prices the deep step: the tokens it keeps after its first
-// change, less those new this turn (written anyway), are written again
-// instead of read (nothing at all on a first turn, which nothing is
-// cached for), and this turn and the next read Free fewer tokens.
-func (c cacheAware) deepEstimate(in StrategyInput) (rewrite, save float64) {
-	p := sdk.Pricing{Input: 1, CacheRead: 0.1, CacheWrite: 1.25} // Anthropic's, when unknown
+// turnsOfRoom says how many turns of the observed growth fit in room.
+func turnsOfRoom(room int, growth []int) string {
+	g := meanGrowth(growth)
+	if g <= 0 {
+		return fmt.Sprintf("%d tokens of room, no growth observed yet", room)
+	}
+	return fmt.Sprintf("%d tokens of room, %d turns at the observed growth of %d", room, room/g, g)
+}
+
+// meanGrowth is the mean of the recent turns' growth, rounded up (0 when
+// none was observed).
+func meanGrowth(growth []int) int {
+	if len(growth) == 0 {
+		return 0
+	}
+	sum := 0
+	for _, g := range growth {
+		sum += g
+	}
+	return (sum + len(growth) - 1) / len(growth)
+}
+
+// speculativePremium prices the deepest step on this turn against only
+// appending: premium is what writing costs over reading for the tokens it
+// keeps after its first change, less those new this turn (written
+// anyway), plus the prefix before the change when that falls under the
+// provider's cacheable minimum, or what of it is short of a whole
+// caching step (nothing at all on a first turn, which
+// nothing is cached for); saved is the read price of the tokens it stops
+// sending. Later turns save as much again each, until the next compaction,
+// but the run may end first: they are not counted.
+func speculativePremium(in StrategyInput) (premium, saved float64) {
+	p := sdk.Pricing{Input: 1, CacheRead: 0.1, CacheWrite: 1.25, MinCacheable: 1024} // Anthropic's, when unknown
 	if in.Pricing != nil {
 		p = *in.Pricing
 	}
@@ -240,13 +282,20 @@ func (c cacheAware) deepEstimate(in StrategyInput) (rewrite, save float64) {
 	if write == 0 {
 		write = p.Input
 	}
-	if in.Turns > 0 {
-		grown := 0
-		if n := len(in.Growth); n > 0 {
-			grown = in.Growth[n-1]
-		}
-		rewrite = (write - p.CacheRead) * float64(max(in.Deep.Keep-grown, 0))
+	saved = p.CacheRead * float64(in.Deep.Free)
+	if in.Turns == 0 {
+		return 0, saved
 	}
-	save = p.CacheRead * float64(in.Deep.Free) * cachePayback
-	return rewrite, save
+	grown := 0
+	if n := len(in.Growth); n > 0 {
+		grown = in.Growth[n-1]
+	}
+	rewritten := max(in.Deep.Keep-grown, 0)
+	switch before := max(in.Budget.CalibratedUsed-in.Deep.Free-in.Deep.Keep, 0); {
+	case before < p.MinCacheable:
+		rewritten += before
+	case p.Granularity > 1:
+		rewritten += before % p.Granularity // read only in whole steps
+	}
+	return (write - p.CacheRead) * float64(rewritten), saved
 }

@@ -2,11 +2,13 @@ package host
 
 import (
 	"context"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/ctxhost/ctxhost/host/history"
 	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/sdk/assembly"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -178,16 +180,18 @@ func TestOversizedTaskIsCutNotDropped(t *testing.T) {
 }
 
 // Over the available budget the cache strategy takes the history's
-// deepest step, below the target when it goes further; with nothing left
-// for the window to omit it compacts down to the target.
+// deepest step, below the target when it goes further, and says how many
+// turns of the observed growth the room it leaves holds; with nothing
+// left for the window to omit it compacts down to the target.
 func TestCacheStrategy(t *testing.T) {
 	c := cacheAware{target: 0.5}
 	th := Thresholds{0.7, 0.9}
 	if d := c.Decide(StrategyInput{Budget: budgetAt(990, 1000), Thresholds: th, Deep: DeepStep{Free: 600, Keep: 300}, Turns: 5}); d.Compact {
 		t.Errorf("compacted a context that fits, the step would not pay: %+v", d)
 	}
-	d := c.Decide(StrategyInput{Budget: budgetAt(1100, 1000), Thresholds: th, Deep: DeepStep{Free: 700, Keep: 200}, Turns: 5})
-	if !d.Compact || !d.Deep || d.Target != 400 || !strings.Contains(d.Reason, "deepest step frees 700") {
+	d := c.Decide(StrategyInput{Budget: budgetAt(1100, 1000), Thresholds: th, Deep: DeepStep{Free: 700, Keep: 200}, Growth: []int{90, 110}, Turns: 5})
+	if !d.Compact || !d.Deep || d.Target != 400 || !strings.Contains(d.Reason, "deepest step frees 700") ||
+		!strings.Contains(d.Reason, "600 tokens of room, 6 turns at the observed growth of 100") {
 		t.Errorf("over the budget, the deep step frees 700: %+v, want a deep step to 400", d)
 	}
 	if d := c.Decide(StrategyInput{Budget: budgetAt(1100, 1000), Thresholds: th, Deep: DeepStep{Free: 300, Keep: 600}}); !d.Compact || !d.Deep || d.Target != 500 {
@@ -198,31 +202,75 @@ func TestCacheStrategy(t *testing.T) {
 	}
 }
 
-// From the warning line on, the cache strategy takes the deep step when
-// it pays for itself by the next turn: 2 turns x 0.1 x freed > (1.25 -
-// 0.1) x (kept after the first change - grown this turn).
+// From the warning line on, the cache strategy takes the deep step only
+// when it is cheaper already on its own turn: 0.1 x freed > (1.25 - 0.1)
+// x (kept after the first change - grown this turn), plus the prefix
+// before the change when the provider would not cache it. A step that
+// pays only by the next turn is not taken: the run may end first.
 func TestCacheStrategyDeepStepPays(t *testing.T) {
 	c := cacheAware{target: 0.5}
 	th := Thresholds{0.7, 0.9}
+	anthropic := &sdk.Pricing{Input: 1, CacheRead: 0.1, CacheWrite: 1.25}
 	for _, tt := range []struct {
 		name    string
 		in      StrategyInput
 		compact bool
 	}{
 		{"room left", StrategyInput{Budget: budgetAt(600, 1000), Deep: DeepStep{Free: 500, Keep: 10}, Turns: 5}, false},
-		{"keeps too much", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 300}, Growth: []int{100}, Turns: 5}, false}, // 100 < 230
-		{"pays", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 120}, Growth: []int{50}, Turns: 5}, true},             // 100 > 80.5
-		{"new tokens are written anyway", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 300}, Growth: []int{250}, Turns: 5}, true},
+		{"pays this turn", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 60}, Growth: []int{20}, Turns: 5}, true},               // 46 < 50
+		{"pays only by the next turn", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 100}, Growth: []int{20}, Turns: 5}, false}, // 92 > 50
+		{"new tokens are written anyway", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 300}, Growth: []int{280}, Turns: 5}, true},
 		{"first turn", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 700}, Turns: 0}, true},
 		{"under min_free", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 40, Keep: 0}, MinFree: 50, Turns: 5}, false},
 		{"nothing to omit", StrategyInput{Budget: budgetAt(950, 1000), Turns: 5}, false},
-		{"dearer cache reads", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 300}, Growth: []int{100}, Turns: 5,
-			Pricing: &sdk.Pricing{Input: 1, CacheRead: 0.5}}, true}, // 500 > 100
+		{"prefix under the cacheable minimum", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 60}, Growth: []int{20}, Turns: 5,
+			Pricing: &sdk.Pricing{Input: 1, CacheRead: 0.1, CacheWrite: 1.25, MinCacheable: 1024}}, false}, // 46 + 1.15 x 240 > 50
+		{"no write premium, pays", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 250}, Growth: []int{100}, Turns: 5,
+			Pricing: &sdk.Pricing{Input: 1, CacheRead: 0.25}}, true}, // 112.5 < 125
+		{"no write premium, does not pay", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 300}, Growth: []int{100}, Turns: 5,
+			Pricing: &sdk.Pricing{Input: 1, CacheRead: 0.25}}, false}, // 150 > 125
 	} {
 		tt.in.Thresholds = th
+		if tt.in.Pricing == nil {
+			tt.in.Pricing = anthropic
+		}
 		d := c.Decide(tt.in)
 		if d.Compact != tt.compact || d.Compact && (!d.Deep || d.Target != tt.in.Budget.CalibratedUsed-tt.in.Deep.Free) {
 			t.Errorf("%s: %+v, want compact %v (a deep step)", tt.name, d, tt.compact)
 		}
+	}
+}
+
+// Whatever the context, a speculative compaction of the cache strategy
+// costs no more on its turn, priced by sdk.Pricing.Cost, than only
+// appending would have: the run may end right after it.
+func TestCacheStrategySpeculationNeverDearer(t *testing.T) {
+	c := cacheAware{target: 0.5}
+	rng := rand.New(rand.NewPCG(28, 1))
+	prices := []sdk.Pricing{assembly.AnthropicPricing, assembly.OpenAIPricing, assembly.GeminiPricing}
+	taken := 0
+	for range 20000 {
+		p := prices[rng.IntN(len(prices))]
+		available := 2000 + rng.IntN(60000)
+		used := available*7/10 + rng.IntN(available*3/10+1)
+		free := 1 + rng.IntN(used)
+		keep := rng.IntN(used - free + 1)
+		grown := rng.IntN(keep + 1)
+		in := StrategyInput{Budget: budgetAt(used, available), Thresholds: Thresholds{0.7, 0.9}, Deep: DeepStep{Free: free, Keep: keep},
+			Growth: []int{grown}, Pricing: &p, Turns: 1 + rng.IntN(50)}
+		d := c.Decide(in)
+		if !d.Compact {
+			continue
+		}
+		taken++
+		appended := p.Cost(used, used-grown).Cost // the previous payload is read again, what grew is new
+		before := used - free - keep              // shown and unchanged before the step's first change
+		deep := p.Cost(used-free, before).Cost
+		if deep > appended+1e-9 {
+			t.Fatalf("%+v: the deep step costs %.1f on its turn, appending %.1f (%s)", in, deep, appended, d.Reason)
+		}
+	}
+	if taken == 0 {
+		t.Fatal("no speculative compaction taken")
 	}
 }

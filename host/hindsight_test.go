@@ -1,0 +1,215 @@
+package host
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/ctxhost/ctxhost/host/history"
+	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/tokenizer"
+)
+
+// runShape is a run replayed unmanaged (every message, nothing compacted),
+// as the hindsight bound needs it: each message's tokens and whether it
+// may be omitted, and per turn the messages the history holds and the
+// tokens around them.
+type runShape struct {
+	tokens []int  // each message's tokens, in order
+	pinned []bool // the message is never omitted (the task, pinned ones)
+	demos  int    // the leading demonstrations, omitted whatever is recent
+	turns  []shapeTurn
+}
+
+// shapeTurn is one turn of a runShape.
+type shapeTurn struct {
+	messages int // messages in the history
+	total    int // tokens of the unmanaged payload
+	head     int // framing and system prompt: before the history
+	tail     int // the final message's framing, context and input: after it
+}
+
+// shapeOf replays run at an unlimited window, nothing compacted, and
+// records its shape, with a prepare where replayReal prepares one.
+func shapeOf(t testing.TB, run realRun) runShape {
+	t.Helper()
+	s, err := New(Options{}).NewSession("shape", Config{Encoding: tokenizer.O200kBase, Window: 1 << 30, Reserved: 1000,
+		Strategy: StrategyConfig{Name: StrategyLazy}, History: HistoryConfig{Options: history.Options{PreserveRecent: realPreserve}},
+		Assembler: NewLocalAssemblerForTest(), Format: "api"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetSystemPrompt(run.system); err != nil {
+		t.Fatal(err)
+	}
+	var sh runShape
+	answered := false
+	for i, m := range run.messages {
+		answered = answered || answersAction(run.messages, i)
+		if m.Role == sdk.RoleAssistant && answered {
+			p, err := s.Prepare(context.Background(), sdk.AgentIdentity{})
+			if err != nil || p.Compaction != nil || p.Cache == nil {
+				t.Fatalf("unmanaged replay: %v, compaction %v", err, p.Compaction)
+			}
+			each, all := s.hist.ViewCounts()
+			if len(each) != len(sh.tokens) {
+				t.Fatalf("unmanaged replay: %d messages shown of %d", len(each), len(sh.tokens))
+			}
+			stable := s.caches[""].stable
+			sh.turns = append(sh.turns, shapeTurn{messages: len(each), total: p.Cache.Managed.Total, head: stable - all, tail: p.Cache.Managed.Total - stable})
+		}
+		added, err := s.AddMessage(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kind := s.hist.Kind(added.ID)
+		each, _ := s.hist.ViewCounts()
+		sh.tokens = append(sh.tokens, each[len(each)-1])
+		sh.pinned = append(sh.pinned, added.Pinned || kind == sdk.KindTask)
+		if kind == sdk.KindDemonstration && len(sh.tokens) == sh.demos+1 {
+			sh.demos++
+		}
+	}
+	return sh
+}
+
+// cutToFit is sh with the messages the window must cut made as small as
+// the cut leaves them, from the start: on a turn where even the deepest
+// view (nothing omitted but what may be) does not fit the available
+// budget, the largest messages shown that may be omitted (then pinned
+// ones) lose what is over, as the window's cut takes it. The window's cut
+// may take more, and earlier: on such a run the bound is approximate. It
+// says whether it cut anything.
+func cutToFit(sh runShape, available, preserve int) (runShape, bool) {
+	cutAny := false
+	tokens := append([]int(nil), sh.tokens...)
+	for _, tt := range sh.turns {
+		m := tt.messages
+		shown := func(i int) bool { return sh.pinned[i] || i >= max(0, m-preserve) && i >= min(sh.demos, m) }
+		total := tt.head + tt.tail
+		for i := range m {
+			if shown(i) {
+				total += tokens[i]
+			}
+		}
+		for over := total - available; over > 0; {
+			largest := -1
+			for i := range m {
+				if shown(i) && tokens[i] > 0 && (largest < 0 || sh.pinned[largest] && !sh.pinned[i] ||
+					sh.pinned[largest] == sh.pinned[i] && tokens[i] > tokens[largest]) {
+					largest = i
+				}
+			}
+			if largest < 0 {
+				break
+			}
+			cut := min(over, tokens[largest])
+			tokens[largest] -= cut
+			over -= cut
+			cutAny = true
+		}
+	}
+	sh.tokens = tokens
+	return sh, cutAny
+}
+
+// hindsightBound is, for every turn t, a lower bound on what a policy
+// pays with prompt caching under p for the run's turns up to t, if the run
+// ended there: the cheapest schedule of omissions chosen knowing the whole
+// run. It is a shortest path over the views an omitting policy can show:
+// nothing is omitted until the unmanaged history reaches the warning
+// utilization (no strategy may compact a history that fits under it);
+// from then on the view omits every message before a frontier that may
+// move forward only, but never a pinned message nor the latest preserve
+// messages (leading demonstrations may go whenever), and it fits the
+// available budget (messages the window must cut for even the deepest
+// view to fit are taken as cut from the start: cutToFit). Every bound is
+// on the cheap side: the omission marker costs nothing, a tool call may be
+// parted from its result, a turn whose view does not change reads the
+// whole previous payload, one that changes reads everything before the
+// first message it omits anew (all of it read, whatever the provider's
+// caching step), and compacting below the
+// warning threshold is allowed. A policy that masks observations instead of
+// omitting them shows more tokens after a change no later than the
+// omission's, so it pays no less.
+func hindsightBound(sh runShape, available int, warning float64, preserve int, p sdk.Pricing) []float64 {
+	sh, _ = cutToFit(sh, available, preserve)
+	p.Granularity = 1 // every shared token read: the marker, counted as nothing, may fill a step
+	n := len(sh.tokens)
+	all := make([]int, n+1)    // all[i]: tokens of the messages before i
+	pinned := make([]int, n+1) // pinned[i]: tokens of the pinned messages before i
+	free := make([]int, n+1)   // free[i]: messages before i that may be omitted
+	for i, tk := range sh.tokens {
+		all[i+1], pinned[i+1], free[i+1] = all[i]+tk, pinned[i], free[i]
+		if sh.pinned[i] {
+			pinned[i+1] += tk
+		} else {
+			free[i+1]++
+		}
+	}
+	// firstOmittable[f] is the first message at or after f that may be omitted.
+	firstOmittable := make([]int, n+1)
+	firstOmittable[n] = n
+	for i := n - 1; i >= 0; i-- {
+		firstOmittable[i] = firstOmittable[i+1]
+		if !sh.pinned[i] {
+			firstOmittable[i] = i
+		}
+	}
+	inf := math.Inf(1)
+	type state struct {
+		cost   float64
+		stable int // tokens of the payload before its final message
+	}
+	best := make([]float64, len(sh.turns))
+	prev := map[int]state{}
+	over := false
+	for t, tt := range sh.turns {
+		m := tt.messages
+		over = over || float64(tt.total) >= warning*float64(available) || tt.total > available
+		deepest := max(0, m-preserve, min(sh.demos, m))
+		if !over {
+			deepest = 0
+		}
+		cur := map[int]state{}
+		// A frontier f omits every message before f that may be omitted;
+		// frontiers that omit the same messages are one view (the
+		// smallest f stands for them).
+		for f := 0; f <= deepest; f++ {
+			if f > 0 && sh.pinned[f-1] {
+				continue
+			}
+			shown := all[m] - all[f] + pinned[f]
+			total := tt.head + shown + tt.tail
+			if total > available && (f < deepest || !over) {
+				continue
+			}
+			stable := total - tt.tail
+			if t == 0 {
+				cur[f] = state{cost: p.Cost(total, 0).Cost, stable: stable}
+				continue
+			}
+			c := inf
+			for g, ps := range prev {
+				if g > f {
+					continue
+				}
+				shared := ps.stable // the same view: the whole previous payload
+				if free[g] != free[f] {
+					// The first change is the first message omitted anew.
+					shared = tt.head + pinned[firstOmittable[g]]
+				}
+				c = min(c, ps.cost+p.Cost(total, min(shared, stable)).Cost)
+			}
+			if c < inf {
+				cur[f] = state{cost: c, stable: stable}
+			}
+		}
+		best[t] = inf
+		for _, st := range cur {
+			best[t] = min(best[t], st.cost)
+		}
+		prev = cur
+	}
+	return best
+}
