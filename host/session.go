@@ -294,6 +294,30 @@ func (s *Session) AddMessage(m sdk.Message) (sdk.Message, error) {
 	return stored, nil
 }
 
+// AddMessages validates msgs and appends them in order, all or none: an
+// invalid one (its index named in the error) leaves the history as it
+// was. With a store they are saved in one write; an error wrapping
+// ErrNotPersisted comes with the stored messages: they were added.
+func (s *Session) AddMessages(msgs []sdk.Message) ([]sdk.Message, error) {
+	s.mu.Lock()
+	stored, err := s.hist.AddAll(msgs)
+	var perr error
+	if err == nil {
+		perr = s.persist()
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("add messages: %w", err)
+	}
+	for i := range stored {
+		s.events.emit(Event{Type: EventMessageAdded, Session: s.id, Message: &stored[i]})
+	}
+	if perr != nil {
+		return stored, fmt.Errorf("add messages: %w", perr)
+	}
+	return stored, nil
+}
+
 // History returns every message, including masked and omitted ones.
 func (s *Session) History() []sdk.Message { s.mu.Lock(); defer s.mu.Unlock(); return s.hist.All() }
 
