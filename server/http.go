@@ -108,6 +108,8 @@ func (s *Server) interceptor(token string) connect.UnaryInterceptorFunc {
 			code := "ok"
 			if err != nil {
 				code = connect.CodeOf(err).String()
+			} else if method != "Health" && method != "Ready" {
+				s.health.succeeded()
 			}
 			session := ""
 			if so, ok := req.Any().(sessionOf); ok {
