@@ -181,7 +181,6 @@ func (s *Server) DeleteSession(ctx context.Context, req *connect.Request[service
 	if err := e.engine.Host.EndSession(ctx, id); err != nil && !errors.Is(err, host.ErrNoSession) {
 		return nil, err
 	}
-	s.metrics.forget(id)
 	return connect.NewResponse(&servicev1.DeleteSessionResponse{Deleted: true}), nil
 }
 
@@ -422,7 +421,7 @@ func (s *Server) Prepare(ctx context.Context, req *connect.Request[servicev1.Pre
 	out := toPrepareResponse(turn, !known)
 	out.Sequence, out.PayloadTag, out.PayloadUnchanged = seq, tag, known
 	if turn.Prepared != nil {
-		s.metrics.tokens(id, turn.Prepared.Budget.Used)
+		s.metrics.tokens(w.e.profile, turn.Prepared.Budget.Used)
 	}
 	w.e.answers.keep(w.key, seq, out)
 	return connect.NewResponse(out), nil

@@ -135,8 +135,8 @@ func checkID(id string) error {
 		c := id[i]
 		ok = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-'
 	}
-	if !ok {
-		return invalidf("session_id %q: want 1 to 128 of A-Z a-z 0-9 . _ : -", id)
+	if !ok || id == "." || id == ".." {
+		return invalidf("session_id %q: want 1 to 128 of A-Z a-z 0-9 . _ : - (not . or ..)", id)
 	}
 	return nil
 }
