@@ -33,6 +33,9 @@ const (
 	DefaultSpeakerType         = "ai"
 	DefaultListen              = "127.0.0.1:7400"
 	DefaultMaxRequestBytes     = 8 << 20
+	DefaultMaxAppendMessages   = 1000
+	DefaultMaxAppendBytes      = 4 << 20
+	DefaultLockWait            = 10 * time.Second
 	DefaultCompressMinBytes    = 64 << 10
 )
 
@@ -223,6 +226,9 @@ func decodeServer(fb fileBlock, s *Server, diags *hcl.Diagnostics) {
 	r.str("tls_cert", &s.TLSCert)
 	r.str("tls_key", &s.TLSKey)
 	r.integer("max_request_bytes", &s.MaxRequestBytes)
+	r.integer("max_append_messages", &s.MaxAppendMessages)
+	r.integer("max_append_bytes", &s.MaxAppendBytes)
+	r.duration("lock_wait", &s.LockWait)
 	r.integer("compress_min_bytes", &s.CompressMinBytes)
 	r.boolean("shared_store", &s.SharedStore)
 	var token string

@@ -283,6 +283,13 @@ type Server struct {
 	TLSKey  string
 	// MaxRequestBytes bounds a request body (default DefaultMaxRequestBytes).
 	MaxRequestBytes int
+	// MaxAppendMessages and MaxAppendBytes bound one AppendMessages call
+	// (defaults DefaultMaxAppendMessages, DefaultMaxAppendBytes).
+	MaxAppendMessages int
+	MaxAppendBytes    int
+	// LockWait bounds how long a call waits for the call before it on
+	// the same session (default DefaultLockWait).
+	LockWait time.Duration
 	// SharedStore: several serve processes share the SQLite store, each
 	// checking a session's stored version before every call. Without it a
 	// serve process holds its SQLite file alone (another serve process on

@@ -247,5 +247,7 @@ func (c *Config) validateServer(p *problems) {
 		p.errorf(s.Source, "tls_cert", "Incomplete TLS settings", "Set both tls_cert and tls_key, or neither.")
 	}
 	p.atLeast(s.Source, "max_request_bytes", s.MaxRequestBytes, 1024)
+	p.atLeast(s.Source, "max_append_messages", s.MaxAppendMessages, 1)
+	p.atLeast(s.Source, "max_append_bytes", s.MaxAppendBytes, 1024)
 	p.atLeast(s.Source, "compress_min_bytes", s.CompressMinBytes, 0)
 }
