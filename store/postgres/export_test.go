@@ -16,8 +16,8 @@ func SetSchemaVersion(ctx context.Context, s *Store, v int) error {
 
 // Exec runs a statement on the store's database (to damage it in tests);
 // {sessions} and {events} name the store's tables.
-func Exec(ctx context.Context, s *Store, stmt string) error {
+func Exec(ctx context.Context, s *Store, stmt string, args ...any) error {
 	stmt = strings.NewReplacer("{sessions}", s.sessions, "{events}", s.events).Replace(stmt)
-	_, err := s.pool.Exec(ctx, stmt)
+	_, err := s.pool.Exec(ctx, stmt, args...)
 	return err
 }
