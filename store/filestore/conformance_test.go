@@ -18,7 +18,7 @@ func TestConformance(t *testing.T) {
 		// A directory belongs to one host at a time: a Store checks
 		// versions against what it read or wrote itself.
 		SingleProcess: true,
-		Damager: damage,
+		Damager:       damage,
 		Skip: map[string]string{
 			"AppendUnstored": "the file store accepts an Append to a session it holds no snapshot of (the host always snapshots first)",
 			"Damage/LastEventDeleted": "a log cut at a record boundary reads as a shorter log: the directory keeps no second record of the version " +
