@@ -83,6 +83,7 @@ func decodePlugin(fb fileBlock, diags *hcl.Diagnostics) *Plugin {
 	r.boolean("required", &p.Required)
 	r.duration("timeout", &p.Timeout)
 	r.duration("restore_timeout", &p.RestoreTimeout)
+	r.integer("max_component_bytes", &p.MaxComponentBytes)
 	r.boolean("auto_mtls", &p.AutoMTLS)
 	if b := singleBlock(content, "config", diags); b != nil {
 		p.Config = b.Body

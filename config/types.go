@@ -105,6 +105,9 @@ type Plugin struct {
 	// RestoreTimeout bounds one relaunch after a crash: start, configure
 	// and the restore of every session's state (default 60s).
 	RestoreTimeout time.Duration
+	// MaxComponentBytes bounds the component the plugin answers (0: the
+	// host's default, host.DefaultMaxComponentBytes).
+	MaxComponentBytes int
 	// AutoMTLS is go-plugin's automatic mutual TLS between host and
 	// plugin (default true); false for a plugin whose SDK has no TLS (the
 	// Python SDK), which then serves on a private unix socket.

@@ -110,6 +110,9 @@ func (c *Config) validate() hcl.Diagnostics {
 			p.priority(pl.Source, "priority", *pl.Priority)
 		}
 		p.binary(pl.Source, pl.Path, pl.SHA256, !pl.Required)
+		if pl.IsSet("max_component_bytes") {
+			p.atLeast(pl.Source, "max_component_bytes", pl.MaxComponentBytes, 1024)
+		}
 	}
 	for _, a := range c.Assemblers {
 		if a.Format == "" && a.IsSet("format") {

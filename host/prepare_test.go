@@ -141,6 +141,8 @@ func TestPreparePluginFailures(t *testing.T) {
 		{"required hang", func(f *fakePlugin) { f.hang = 2 * time.Second }, true, true},
 		{"invalid utf8", func(f *fakePlugin) { f.invalidUTF8 = true }, false, false},
 		{"dead", func(f *fakePlugin) { f.dead = true }, false, false},
+		{"optional oversized", func(f *fakePlugin) { f.padding = DefaultMaxComponentBytes }, false, false},
+		{"required oversized", func(f *fakePlugin) { f.padding = DefaultMaxComponentBytes }, true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
