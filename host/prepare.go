@@ -130,6 +130,9 @@ func (s *Session) prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 		return nil, fmt.Errorf("prepare %q: %w", s.id, err)
 	}
 	out := &Prepared{Warnings: warnings, LeftOut: leftOut}
+	if w := s.calibrationWarningLocked(); w != "" {
+		out.Warnings = append(out.Warnings, w)
+	}
 	if view != nil {
 		out.View = &ViewReport{AgentView: *view}
 		out.Warnings = append(out.Warnings, view.Warnings...)

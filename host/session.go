@@ -476,12 +476,34 @@ func (s *Session) ReportUsage(prompt, completion int) error {
 		if s.cfg.Encoding == tokenizer.Approximate {
 			lower = 0.25
 		}
-		s.usage.Calibration = min(max(float64(prompt)/float64(s.usage.LastCounted), lower), 4)
+		s.usage.Calibration = min(max(float64(prompt)/float64(s.usage.LastCounted), lower), maxCalibration)
 	}
 	if err := s.persist(); err != nil {
 		return fmt.Errorf("report usage: %w", err)
 	}
 	return nil
+}
+
+// maxCalibration bounds the calibration ReportUsage derives.
+const maxCalibration = 4
+
+// CalibrationWarning describes the calibration when the last reported
+// usage put it at its upper bound (a provider figure over 4× the host's
+// count is clamped, so the budget plans with less than the report says);
+// "" otherwise. Prepare carries the same warning while it lasts.
+func (s *Session) CalibrationWarning() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calibrationWarningLocked()
+}
+
+func (s *Session) calibrationWarningLocked() string {
+	u := s.usage
+	if u.Calibration < maxCalibration || u.LastCounted <= 0 || u.ReportedPrompt <= maxCalibration*u.LastCounted {
+		return ""
+	}
+	return fmt.Sprintf("calibration clamped at %d×: the provider reported %d prompt tokens for %d counted (%.1f×); check that the usage reported is this session's last call",
+		maxCalibration, u.ReportedPrompt, u.LastCounted, float64(u.ReportedPrompt)/float64(u.LastCounted))
 }
 
 // Usage reports the last reported prompt tokens, the completion tokens so

@@ -32,6 +32,10 @@ func notFound(id string) error {
 	return connect.NewError(connect.CodeNotFound, fmt.Errorf("session %q not found", id))
 }
 
+// WarningHeader carries a warning about a write that succeeded (a usage
+// report whose calibration was clamped).
+const WarningHeader = "Ctxhost-Warning"
+
 // sequenceMismatch is the ABORTED answer to a write that expected another
 // sequence: the current one is in the message, the Ctxhost-Sequence header
 // and a WriteResponse error detail.

@@ -316,9 +316,17 @@ func (s *Server) ReportUsage(ctx context.Context, req *connect.Request[servicev1
 		return nil, err
 	}
 	defer unlock()
-	return s.simpleWrite(ctx, id, req.Msg.GetWrite(), req.Msg, func(w *write) error {
-		return w.e.es.ReportUsage(int(p), int(c))
+	var warning string
+	res, err := s.simpleWrite(ctx, id, req.Msg.GetWrite(), req.Msg, func(w *write) error {
+		err := w.e.es.ReportUsage(int(p), int(c))
+		warning = w.hs.CalibrationWarning()
+		return err
 	})
+	if err == nil && warning != "" {
+		res.Header().Set(WarningHeader, warning)
+		s.log.Warn("report usage", "session", id, "warning", warning)
+	}
+	return res, err
 }
 
 // Compact forces a compaction down to the strategy's target.
