@@ -272,6 +272,11 @@ func (s *Session) compactTurn(ctx context.Context, cs []countedComponent, out *P
 	report, err := s.carryOut(ctx, d, cs, out.Before)
 	if report != nil {
 		out.Compaction = report
+		for _, st := range report.Steps {
+			if st.Discarded != "" { // the turn differs from one where the plugin answered
+				out.Warnings = append(out.Warnings, fmt.Sprintf("compaction of %q discarded (its component is kept as it was): %s", st.Component, st.Discarded))
+			}
+		}
 		s.pressure.Floor = 0
 		if !report.Met && d.Compact {
 			s.pressure.Floor = calibrate(report.After, s.usage.Calibration)
