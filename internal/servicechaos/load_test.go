@@ -103,7 +103,7 @@ func (r *loadRun) killer(until time.Time) {
 		r.peak = max(r.peak, r.srv.peakRSS())
 		r.srv.kill()
 		r.kills++
-		r.srv = start(r.t, r.cfg)
+		r.srv = startRetrying(r.t, r.cfg)
 		r.mu.Unlock()
 	}
 }

@@ -125,12 +125,36 @@ func (l *lockedBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); retur
 // start starts `ctxhost serve -config cfg` and waits for it to listen.
 func start(t *testing.T, cfg string) *server {
 	t.Helper()
+	s, err := tryStart(t, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// startRetrying is start, tried again (as a service manager would) when
+// the server exits at startup, up to 50 times.
+func startRetrying(t *testing.T, cfg string) *server {
+	t.Helper()
+	var err error
+	for range 50 {
+		var s *server
+		if s, err = tryStart(t, cfg); err == nil {
+			return s
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatal(err)
+	return nil
+}
+
+func tryStart(t *testing.T, cfg string) (*server, error) {
 	cmd := exec.Command(filepath.Join(binDir, "ctxhost"), "serve", "-listen", "127.0.0.1:0", "-config", cfg)
 	pr, pw := io.Pipe()
 	s := &server{cmd: cmd, done: make(chan struct{}), stderr: &lockedBuffer{}}
 	cmd.Stderr = io.MultiWriter(s.stderr, pw)
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	addr := make(chan string, 1)
 	go func() {
@@ -150,14 +174,14 @@ func start(t *testing.T, cfg string) *server {
 	case a, ok := <-addr:
 		if !ok {
 			<-s.done
-			t.Fatalf("serve did not start:\n%s", s.stderr.String())
+			return nil, fmt.Errorf("serve did not start:\n%s", s.stderr.String())
 		}
 		s.addr = a
 	case <-time.After(60 * time.Second):
 		s.kill()
-		t.Fatalf("serve did not start in a minute:\n%s", s.stderr.String())
+		return nil, fmt.Errorf("serve did not start in a minute:\n%s", s.stderr.String())
 	}
-	return s
+	return s, nil
 }
 
 // kill sends SIGKILL and waits for the process to end.
