@@ -187,12 +187,15 @@ func (p *boundPlugin) fetch(ctx context.Context, session, encoding string, count
 	return f, gen, cutOff, err
 }
 
-// componentBytes is the size of what c carries: text, messages and
-// metadata.
+// componentBytes is the size of what c carries: text, messages (their
+// parts included) and metadata.
 func componentBytes(c *sdk.Component) int {
 	n := len(c.Name) + len(c.Text)
 	for _, m := range c.Messages {
 		n += len(m.Role) + len(m.Name) + len(m.Content) + len(m.ToolCallID) + len(m.ToolName)
+		for _, p := range m.Parts {
+			n += len(p.Type) + len(p.Text) + len(p.MediaType) + len(p.Data) + len(p.URL) + len(p.Title) + len(p.Signature) + len(p.Opaque)
+		}
 		for _, tc := range m.ToolCalls {
 			n += len(tc.ID) + len(tc.Name) + len(tc.Arguments)
 		}

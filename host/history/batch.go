@@ -42,6 +42,8 @@ type batchUndo struct {
 	nextID    int
 	version   uint64
 	hasTask   bool
+	opening   bool
+	openTask  int
 	allTokens int
 	view      int
 	calls     map[string]*callRef // prior value of each touched call (nil: absent)
@@ -49,7 +51,7 @@ type batchUndo struct {
 
 func (h *History) checkpoint() *batchUndo {
 	return &batchUndo{entries: len(h.entries), nextID: h.nextID, version: h.version, hasTask: h.hasTask,
-		allTokens: h.allTokens, view: h.viewTokens, calls: map[string]*callRef{}}
+		opening: h.opening, openTask: h.openingTask, allTokens: h.allTokens, view: h.viewTokens, calls: map[string]*callRef{}}
 }
 
 // touch remembers call id's record before the batch changes it.
@@ -78,4 +80,5 @@ func (u *batchUndo) rollback(h *History) {
 		}
 	}
 	h.nextID, h.version, h.hasTask, h.allTokens, h.viewTokens = u.nextID, u.version, u.hasTask, u.allTokens, u.view
+	h.opening, h.openingTask = u.opening, u.openTask
 }
