@@ -142,9 +142,10 @@ func TestAppendLimits(t *testing.T) {
 	for name, msgs := range map[string][]*servicev1.Message{
 		"four messages": userMessages("1", "2", "3", "4"),
 		"300 bytes":     userMessages(strings.Repeat("x", 300)),
+		"NUL in an id":  {{Role: "user", Content: "x", Id: "a\x00b"}},
 	} {
 		_, err := c.AppendMessages(ctx, req(&servicev1.AppendMessagesRequest{SessionId: "a", Messages: msgs}))
-		if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), "at most") {
+		if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), "at most") && !strings.Contains(err.Error(), "NUL") {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -170,6 +171,7 @@ func TestLockWaitIsBounded(t *testing.T) {
 	if connect.CodeOf(err) != connect.CodeUnavailable || time.Since(start) > 5*time.Second {
 		t.Fatalf("append while the session is held: %v after %s", err, time.Since(start))
 	}
+	s.limits.LockWait = time.Minute // the caller's deadline comes first
 	cctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 	defer cancel()
 	if _, err := s.lock(cctx, "a"); !errors.Is(err, context.DeadlineExceeded) {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -50,8 +51,13 @@ func (l Limits) checkAppend(msgs []*servicev1.Message) error {
 		return invalidf("messages: %d in one call, at most %d: split the call", len(msgs), l.MaxAppendMessages)
 	}
 	size := 0
-	for _, m := range msgs {
+	for i, m := range msgs {
 		size += proto.Size(m)
+		for _, name := range []string{m.GetId(), m.GetName(), m.GetToolCallId()} {
+			if strings.ContainsRune(name, 0) {
+				return invalidf("message %d: an id or name holds a NUL byte", i)
+			}
+		}
 	}
 	if size > l.MaxAppendBytes {
 		return invalidf("messages: %d bytes in one call, at most %d: split the call", size, l.MaxAppendBytes)
