@@ -49,6 +49,8 @@ type Session struct {
 	logBytes     int
 	pending      []journalOp
 	needSnapshot bool
+	// holding: the changes of a Batch in progress are saved when it ends.
+	holding bool
 	// position is the caller's position (SetPosition); positionSaved
 	// tells whether the store holds it.
 	position      json.RawMessage

@@ -67,11 +67,14 @@ func TestAppendIsWholeOrNothingInOneSave(t *testing.T) {
 	ctx := context.Background()
 	s, st := newCountingServer(t)
 	c := client(t, s)
-	created, err := c.CreateSession(ctx, req(&servicev1.CreateSessionRequest{SessionId: "a"}))
+	created, err := c.CreateSession(ctx, req(&servicev1.CreateSessionRequest{SessionId: "a", Instructions: "be careful", IdempotencyKey: "c"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	saves := st.saves.Load()
+	if saves != 1 || created.Msg.Sequence != 1 {
+		t.Fatalf("create with a system prompt and instructions: %d saves, sequence %d; want 1 and 1", saves, created.Msg.Sequence)
+	}
 	msgs := append(userMessages("one", "two"), &servicev1.Message{Role: "nobody", Content: "bad"})
 	_, err = c.AppendMessages(ctx, req(&servicev1.AppendMessagesRequest{SessionId: "a", Messages: msgs}))
 	if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), "message 2") {
