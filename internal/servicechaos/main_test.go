@@ -30,6 +30,7 @@ var binDir string
 var binaries = map[string]string{
 	"ctxhost":                  "../../cmd/ctxhost",
 	"ctxhost-plugin-plan":      "../../plugins/plan",
+	"ctxhost-plugin-memory":    "../../plugins/memory",
 	"ctxhost-assembler-gemini": "../../plugins/assembler-gemini",
 }
 
