@@ -288,4 +288,3 @@ func TestCreateThroughTwoServers(t *testing.T) {
 		t.Errorf("want %d created and %d replayed", tries, 3*tries)
 	}
 }
-
