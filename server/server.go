@@ -7,6 +7,14 @@
 // (host.Session.SetPosition), which the host saves in the same store write
 // as the change it goes with; so after a restart a stored session is
 // opened with its profile, and a retried write is answered from its key.
+// A key's record keeps the digest of its request: the key sent again with
+// other content is refused. Every write is one store write, applied whole
+// or not at all (an AppendMessages checks every message first). Calls are
+// bounded (Limits): messages and bytes per append, the wait for a
+// session's lock, and the caller's context. A failure that may pass (the
+// store or a plugin did not answer) is UNAVAILABLE and shows on /readyz; a
+// stored session that fails its checks (host.ErrDamaged) is DATA_LOSS and
+// is never served.
 // Sequence numbers are the session's stored version
 // (host.Session.StoredVersion). Calls for one session are serialized;
 // different sessions run in parallel. Several processes may share one
