@@ -29,7 +29,7 @@ PLUGINS := \
 	ctxhost-assembler-claude=./plugins/assembler-claude \
 	ctxhost-assembler-codex=./plugins/assembler-codex
 
-.PHONY: all build test run proto bench lint clean python-deps
+.PHONY: all build test run proto bench lint clean python-deps chaos-service
 
 all: build
 
@@ -65,6 +65,19 @@ python-deps:
 	echo "Install them, then run make test again:"; \
 	echo "    sudo apt-get install $(PYTHON_PACKAGES)        # Debian, Ubuntu"; \
 	exit 1
+
+## chaos-service: the adversarial suite of `ctxhost serve` (minutes; not
+## part of `make test`): kill -9 under concurrent load on SQLite and
+## PostgreSQL (127.0.0.1:5432, or $$CTXHOST_TEST_POSTGRES) with connections
+## cut, two servers creating one session, damaged stores, giant and partial
+## requests, 100,000 fuzzed requests. Each test prints a REPORT line with its
+## counts. Tune with CTXHOST_CHAOS_SECONDS (20), CTXHOST_CHAOS_WORKERS (8),
+## CTXHOST_CHAOS_FUZZ (100000).
+chaos-service: build
+	@echo "go test -tags chaos ./internal/servicechaos (full log: $(BIN)/chaos-service.log)"
+	@CTXHOST_BIN_DIR=$(BIN) $(GO) test -tags chaos -count=1 -v -timeout 30m -run . ./internal/servicechaos \
+		>$(BIN)/chaos-service.log 2>&1; rc=$$?; \
+	grep -E '^(--- |    --- |PASS|FAIL|ok)|REPORT|_test\.go:[0-9]+' $(BIN)/chaos-service.log; exit $$rc
 
 ## run: build, then replay the example transcript through the whole pipeline
 run: build

@@ -33,6 +33,9 @@ const (
 	DefaultSpeakerType         = "ai"
 	DefaultListen              = "127.0.0.1:7400"
 	DefaultMaxRequestBytes     = 8 << 20
+	DefaultMaxAppendMessages   = 1000
+	DefaultMaxAppendBytes      = 4 << 20
+	DefaultLockWait            = 10 * time.Second
 	DefaultCompressMinBytes    = 64 << 10
 )
 
@@ -80,6 +83,7 @@ func decodePlugin(fb fileBlock, diags *hcl.Diagnostics) *Plugin {
 	r.boolean("required", &p.Required)
 	r.duration("timeout", &p.Timeout)
 	r.duration("restore_timeout", &p.RestoreTimeout)
+	r.integer("max_component_bytes", &p.MaxComponentBytes)
 	r.boolean("auto_mtls", &p.AutoMTLS)
 	if b := singleBlock(content, "config", diags); b != nil {
 		p.Config = b.Body
@@ -223,6 +227,9 @@ func decodeServer(fb fileBlock, s *Server, diags *hcl.Diagnostics) {
 	r.str("tls_cert", &s.TLSCert)
 	r.str("tls_key", &s.TLSKey)
 	r.integer("max_request_bytes", &s.MaxRequestBytes)
+	r.integer("max_append_messages", &s.MaxAppendMessages)
+	r.integer("max_append_bytes", &s.MaxAppendBytes)
+	r.duration("lock_wait", &s.LockWait)
 	r.integer("compress_min_bytes", &s.CompressMinBytes)
 	r.boolean("shared_store", &s.SharedStore)
 	var token string

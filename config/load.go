@@ -74,7 +74,8 @@ func Load(paths []string, vars map[string]string, env []string) (*Config, hcl.Di
 	if hosts := byType[blockHost]; len(hosts) > 0 {
 		decodeHost(hosts[0], &cfg.Host, &diags)
 	}
-	cfg.Server = Server{Listen: DefaultListen, MaxRequestBytes: DefaultMaxRequestBytes}
+	cfg.Server = Server{Listen: DefaultListen, MaxRequestBytes: DefaultMaxRequestBytes,
+		MaxAppendMessages: DefaultMaxAppendMessages, MaxAppendBytes: DefaultMaxAppendBytes, LockWait: DefaultLockWait}
 	if servers := byType[blockServer]; len(servers) > 0 {
 		decodeServer(servers[0], &cfg.Server, &diags)
 	}

@@ -32,7 +32,7 @@ var modelSchema = withBlocks(attrSchema([]string{"context_window"}, "reserved_fo
 var pricingSchema = attrSchema(nil, "input", "cache_read", "cache_write", "min_cacheable", "granularity")
 
 var pluginSchema = withBlocks(attrSchema([]string{"path"},
-	"sha256", "priority", "compactable", "required", "timeout", "restore_timeout", "auto_mtls"), "config")
+	"sha256", "priority", "compactable", "required", "timeout", "restore_timeout", "max_component_bytes", "auto_mtls"), "config")
 
 var assemblerSchema = attrSchema([]string{"path"}, "sha256", "format", "options", "timeout", "auto_mtls")
 
@@ -54,7 +54,7 @@ var agentSchema = attrSchema(nil, "type", "assembler", "format", "system_instruc
 var hostSchema = attrSchema(nil, "log_level", "log_format", "store")
 
 // serverSchema lists "token" only to explain that it is not accepted.
-var serverSchema = attrSchema(nil, "listen", "token_file", "tls_cert", "tls_key", "max_request_bytes", "compress_min_bytes", "shared_store", "token")
+var serverSchema = attrSchema(nil, "listen", "token_file", "tls_cert", "tls_key", "max_request_bytes", "max_append_messages", "max_append_bytes", "lock_wait", "compress_min_bytes", "shared_store", "token")
 
 func attrSchema(required []string, optional ...string) *hcl.BodySchema {
 	s := &hcl.BodySchema{}

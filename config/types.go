@@ -105,6 +105,9 @@ type Plugin struct {
 	// RestoreTimeout bounds one relaunch after a crash: start, configure
 	// and the restore of every session's state (default 60s).
 	RestoreTimeout time.Duration
+	// MaxComponentBytes bounds the component the plugin answers (0: the
+	// host's default, host.DefaultMaxComponentBytes).
+	MaxComponentBytes int
 	// AutoMTLS is go-plugin's automatic mutual TLS between host and
 	// plugin (default true); false for a plugin whose SDK has no TLS (the
 	// Python SDK), which then serves on a private unix socket.
@@ -283,6 +286,13 @@ type Server struct {
 	TLSKey  string
 	// MaxRequestBytes bounds a request body (default DefaultMaxRequestBytes).
 	MaxRequestBytes int
+	// MaxAppendMessages and MaxAppendBytes bound one AppendMessages call
+	// (defaults DefaultMaxAppendMessages, DefaultMaxAppendBytes).
+	MaxAppendMessages int
+	MaxAppendBytes    int
+	// LockWait bounds how long a call waits for the call before it on
+	// the same session (default DefaultLockWait).
+	LockWait time.Duration
 	// SharedStore: several serve processes share the SQLite store, each
 	// checking a session's stored version before every call. Without it a
 	// serve process holds its SQLite file alone (another serve process on

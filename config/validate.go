@@ -110,6 +110,9 @@ func (c *Config) validate() hcl.Diagnostics {
 			p.priority(pl.Source, "priority", *pl.Priority)
 		}
 		p.binary(pl.Source, pl.Path, pl.SHA256, !pl.Required)
+		if pl.IsSet("max_component_bytes") {
+			p.atLeast(pl.Source, "max_component_bytes", pl.MaxComponentBytes, 1024)
+		}
 	}
 	for _, a := range c.Assemblers {
 		if a.Format == "" && a.IsSet("format") {
@@ -247,5 +250,7 @@ func (c *Config) validateServer(p *problems) {
 		p.errorf(s.Source, "tls_cert", "Incomplete TLS settings", "Set both tls_cert and tls_key, or neither.")
 	}
 	p.atLeast(s.Source, "max_request_bytes", s.MaxRequestBytes, 1024)
+	p.atLeast(s.Source, "max_append_messages", s.MaxAppendMessages, 1)
+	p.atLeast(s.Source, "max_append_bytes", s.MaxAppendBytes, 1024)
 	p.atLeast(s.Source, "compress_min_bytes", s.CompressMinBytes, 0)
 }

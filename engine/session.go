@@ -185,6 +185,31 @@ func (s *Session) AddMessage(m sdk.Message) (sdk.Message, error) {
 	return s.host.AddMessage(m)
 }
 
+// AddMessages adds msgs in order, all or none (see AddMessage for how
+// each is read): an invalid one leaves the history as it was, and with a
+// store the messages are saved in one write.
+func (s *Session) AddMessages(msgs []sdk.Message) ([]sdk.Message, error) {
+	if s.fresh != nil {
+		for range msgs {
+			s.fresh.ignore(transcript.EventMessage)
+		}
+		return msgs, nil
+	}
+	if s.viewer != nil {
+		msgs = slices.Clone(msgs)
+		for i, m := range msgs {
+			if m.Name != "" && (m.Role == "" || team.IsTeamMessage(m)) {
+				n, err := team.Normalize(m)
+				if err != nil {
+					return nil, fmt.Errorf("message %d: multi-agent message: %w", i, err)
+				}
+				msgs[i] = n
+			}
+		}
+	}
+	return s.host.AddMessages(msgs)
+}
+
 // SetTeamTask sets the team task of a multi-agent session (cut to the
 // profile's team_task_max_bytes, with a warning logged). It is an error
 // without agent blocks.

@@ -78,8 +78,8 @@ type CreateOptions struct {
 
 // CreateSession creates session id like NewSession, with opts.Position set
 // before the first change so that the store never holds the session
-// without it, and saves it (with a store, the session is stored when
-// CreateSession returns). With a store holding state for id it fails with
+// without it, and saves it in one store write (with a store, the session
+// is stored, whole, when CreateSession returns). With a store holding state for id it fails with
 // an error wrapping host.ErrStored.
 func (a *Engine) CreateSession(id string, opts CreateOptions) (*Session, error) {
 	s, err := a.Host.NewSession(id, a.SessionConfig())
@@ -90,11 +90,6 @@ func (a *Engine) CreateSession(id string, opts CreateOptions) (*Session, error) 
 		_ = a.Host.Unload(context.Background(), id) // keep what another host may have stored
 		return nil, err
 	}
-	if opts.Position != nil {
-		if err := s.SetPosition(opts.Position); err != nil {
-			return fail(err)
-		}
-	}
 	system, instructions := a.Context.SystemPrompt, a.Context.Instructions
 	if opts.SystemPrompt != "" {
 		system = opts.SystemPrompt
@@ -102,20 +97,30 @@ func (a *Engine) CreateSession(id string, opts CreateOptions) (*Session, error) 
 	if opts.Instructions != "" {
 		instructions = opts.Instructions
 	}
-	if system != "" {
-		if err := s.SetSystemPrompt(system); err != nil {
-			return fail(fmt.Errorf("set system prompt: %w", err))
+	// One store write: a crash leaves the session stored whole or not at all.
+	err = s.Batch(func() error {
+		if opts.Position != nil {
+			if err := s.SetPosition(opts.Position); err != nil {
+				return err
+			}
 		}
-	}
-	if instructions != "" {
-		if err := s.SetInstructions(instructions); err != nil {
-			return fail(fmt.Errorf("set instructions: %w", err))
+		if system != "" {
+			if err := s.SetSystemPrompt(system); err != nil {
+				return fmt.Errorf("set system prompt: %w", err)
+			}
 		}
-	}
-	if s.StoredVersion() == 0 && a.HasStore() {
-		if err := s.SavePosition(); err != nil {
-			return fail(err)
+		if instructions != "" {
+			if err := s.SetInstructions(instructions); err != nil {
+				return fmt.Errorf("set instructions: %w", err)
+			}
 		}
+		if a.HasStore() {
+			return s.SavePosition()
+		}
+		return nil
+	})
+	if err != nil {
+		return fail(err)
 	}
 	es, err := a.wrap(s)
 	if err != nil {

@@ -148,7 +148,13 @@ type PluginBinding struct {
 	Compactable *bool         // overrides the plugin's declared compactable flag
 	Required    bool          // a failure fails the call instead of a warning
 	Timeout     time.Duration // per call, default DefaultPluginTimeout
+	// MaxComponentBytes bounds the component the plugin answers (text,
+	// messages and metadata); default DefaultMaxComponentBytes.
+	MaxComponentBytes int
 }
+
+// DefaultMaxComponentBytes is the default bound of a plugin's component.
+const DefaultMaxComponentBytes = 4 << 20
 
 // WithDefaults returns c with zero fields replaced by their defaults.
 func (c Config) WithDefaults() Config {
@@ -180,6 +186,9 @@ func (c Config) WithDefaults() Config {
 	for i := range plugins {
 		if plugins[i].Timeout == 0 {
 			plugins[i].Timeout = DefaultPluginTimeout
+		}
+		if plugins[i].MaxComponentBytes <= 0 {
+			plugins[i].MaxComponentBytes = DefaultMaxComponentBytes
 		}
 	}
 	c.Plugins = plugins

@@ -27,6 +27,7 @@ type fakePlugin struct {
 	compactMode  string // "", "grow", "negative", "badutf8", "rename", "error", "nothing"
 	badName      string // Component answers with this name
 	invalidUTF8  bool   // Component answers invalid UTF-8
+	padding      int    // Component's text carries this many more bytes
 	preparedErr  error
 	// recovery tests
 	dieAfterApply bool          // the instance dies right after answering an Apply
@@ -106,6 +107,7 @@ func (f *fakePlugin) Component(ctx context.Context, session, encoding string) (*
 	if f.invalidUTF8 {
 		c.Text += "\xff"
 	}
+	c.Text += strings.Repeat(" ", f.padding)
 	return c, nil
 }
 

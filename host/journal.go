@@ -103,7 +103,7 @@ func (s *Session) persist() error {
 		s.pending = nil
 		return nil
 	}
-	if s.unchangedSinceSave() {
+	if s.unchangedSinceSave() || s.holding {
 		return nil
 	}
 	if err := s.save(context.Background()); err != nil {
@@ -139,6 +139,28 @@ func (s *Session) save(ctx context.Context) error {
 	s.version++
 	s.snapBytes, s.logBytes, s.needSnapshot = len(data), 0, false
 	s.saved()
+	return nil
+}
+
+// Batch runs f, whose changes to the session are saved together in one
+// store write when it returns instead of one write each, so a crash
+// leaves all of them stored or none. When f fails nothing is saved (the
+// changes it made stay in memory: unload the session to drop them). The
+// caller serializes the session's calls; f may call any method of s.
+func (s *Session) Batch(f func() error) error {
+	s.mu.Lock()
+	s.holding = true
+	s.mu.Unlock()
+	err := f()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.holding = false
+	if err != nil {
+		return err
+	}
+	if err := s.persist(); err != nil {
+		return fmt.Errorf("save: %w", err)
+	}
 	return nil
 }
 

@@ -111,6 +111,9 @@ func TestPipelineDiscardsNonsense(t *testing.T) {
 			if len(p.Compaction.Steps) < 2 {
 				t.Errorf("pipeline did not go on to the next component: %+v", p.Compaction.Steps)
 			}
+			if n := countContaining(p.Warnings, `compaction of "tools" discarded`); n != 1 {
+				t.Errorf("warnings %q: want one saying the compaction of tools was discarded", p.Warnings)
+			}
 		})
 	}
 }
@@ -194,4 +197,14 @@ func tokensOf(b sdk.Budget, name string) int {
 		}
 	}
 	return -1
+}
+
+func countContaining(list []string, sub string) int {
+	n := 0
+	for _, s := range list {
+		if strings.Contains(s, sub) {
+			n++
+		}
+	}
+	return n
 }

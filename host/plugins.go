@@ -165,6 +165,9 @@ func (p *boundPlugin) fetch(ctx context.Context, session, encoding string, count
 		if err != nil || c == nil {
 			return fetched{}, err
 		}
+		if n, limit := componentBytes(c), p.binding.MaxComponentBytes; n > limit {
+			return fetched{}, fmt.Errorf("invalid component: %d bytes, over the limit of %d (max_component_bytes)", n, limit)
+		}
 		out := *c
 		// The host decides the name, priority and compactable flag: the
 		// component is named after its binding, so one binary can be bound
@@ -182,6 +185,25 @@ func (p *boundPlugin) fetch(ctx context.Context, session, encoding string, count
 		return fetched{comp: &out, tokens: n, counts: counts}, nil
 	})
 	return f, gen, cutOff, err
+}
+
+// componentBytes is the size of what c carries: text, messages (their
+// parts included) and metadata.
+func componentBytes(c *sdk.Component) int {
+	n := len(c.Name) + len(c.Text)
+	for _, m := range c.Messages {
+		n += len(m.Role) + len(m.Name) + len(m.Content) + len(m.ToolCallID) + len(m.ToolName)
+		for _, p := range m.Parts {
+			n += len(p.Type) + len(p.Text) + len(p.MediaType) + len(p.Data) + len(p.URL) + len(p.Title) + len(p.Signature) + len(p.Opaque)
+		}
+		for _, tc := range m.ToolCalls {
+			n += len(tc.ID) + len(tc.Name) + len(tc.Arguments)
+		}
+	}
+	for k, v := range c.Metadata {
+		n += len(k) + len(v)
+	}
+	return n
 }
 
 // ValidateComponent rejects a plugin's nonsense component: an empty name,

@@ -130,6 +130,9 @@ func (s *Session) prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 		return nil, fmt.Errorf("prepare %q: %w", s.id, err)
 	}
 	out := &Prepared{Warnings: warnings, LeftOut: leftOut}
+	if w := s.calibrationWarningLocked(); w != "" {
+		out.Warnings = append(out.Warnings, w)
+	}
 	if view != nil {
 		out.View = &ViewReport{AgentView: *view}
 		out.Warnings = append(out.Warnings, view.Warnings...)
@@ -273,6 +276,11 @@ func (s *Session) compactTurn(ctx context.Context, cs []countedComponent, out *P
 	report, err := s.carryOut(ctx, d, cs, out.Before)
 	if report != nil {
 		out.Compaction = report
+		for _, st := range report.Steps {
+			if st.Discarded != "" { // the turn differs from one where the plugin answered
+				out.Warnings = append(out.Warnings, fmt.Sprintf("compaction of %q discarded (its component is kept as it was): %s", st.Component, st.Discarded))
+			}
+		}
 		s.pressure.Floor = 0
 		if !report.Met && d.Compact {
 			s.pressure.Floor = calibrate(report.After, s.usage.Calibration)

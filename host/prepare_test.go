@@ -141,6 +141,8 @@ func TestPreparePluginFailures(t *testing.T) {
 		{"required hang", func(f *fakePlugin) { f.hang = 2 * time.Second }, true, true},
 		{"invalid utf8", func(f *fakePlugin) { f.invalidUTF8 = true }, false, false},
 		{"dead", func(f *fakePlugin) { f.dead = true }, false, false},
+		{"optional oversized", func(f *fakePlugin) { f.padding = DefaultMaxComponentBytes }, false, false},
+		{"required oversized", func(f *fakePlugin) { f.padding = DefaultMaxComponentBytes }, true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -232,6 +234,27 @@ func TestReportUsageCalibration(t *testing.T) {
 	}
 	if err := s.ReportUsage(-1, 0); err == nil {
 		t.Error("negative usage accepted")
+	}
+}
+
+func TestClampedCalibrationWarns(t *testing.T) {
+	s, _ := newTestSession(t, Config{Encoding: tokenizer.Approximate, Window: 100000, Reserved: 100})
+	ctx := context.Background()
+	must(t, s.SetSystemPrompt(strings.Repeat("abcd", 100))) // 100 tokens
+	_, err := s.Prepare(ctx, sdk.AgentIdentity{})
+	must(t, err)
+	must(t, s.ReportUsage(300, 0))
+	if w := s.CalibrationWarning(); w != "" {
+		t.Errorf("calibration 3, within bounds: warning %q", w)
+	}
+	must(t, s.ReportUsage(1000, 0)) // 10x: clamped at 4
+	if w := s.CalibrationWarning(); !strings.Contains(w, "clamped at 4") || !strings.Contains(w, "1000 prompt tokens for 100") {
+		t.Errorf("clamped calibration: warning %q", w)
+	}
+	p, err := s.Prepare(ctx, sdk.AgentIdentity{})
+	must(t, err)
+	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "clamped at 4") {
+		t.Errorf("prepare with a clamped calibration: warnings %q", p.Warnings)
 	}
 }
 

@@ -250,6 +250,7 @@ func TestRecoveryCountingIsWithinTheDeadline(t *testing.T) {
 	h := New(Options{})
 	bd := bind("huge", f)
 	bd.Timeout = 50 * time.Millisecond
+	bd.MaxComponentBytes = 64 << 20 // within the size limit: the deadline is what cuts it off
 	s, err := h.NewSession("s", Config{Encoding: "cl100k_base", Window: 100000, AllowOverWindow: true, Plugins: []PluginBinding{bd}})
 	must(t, err)
 	start := time.Now()

@@ -49,6 +49,8 @@ type Session struct {
 	logBytes     int
 	pending      []journalOp
 	needSnapshot bool
+	// holding: the changes of a Batch in progress are saved when it ends.
+	holding bool
 	// position is the caller's position (SetPosition); positionSaved
 	// tells whether the store holds it.
 	position      json.RawMessage
@@ -294,6 +296,30 @@ func (s *Session) AddMessage(m sdk.Message) (sdk.Message, error) {
 	return stored, nil
 }
 
+// AddMessages validates msgs and appends them in order, all or none: an
+// invalid one (its index named in the error) leaves the history as it
+// was. With a store they are saved in one write; an error wrapping
+// ErrNotPersisted comes with the stored messages: they were added.
+func (s *Session) AddMessages(msgs []sdk.Message) ([]sdk.Message, error) {
+	s.mu.Lock()
+	stored, err := s.hist.AddAll(msgs)
+	var perr error
+	if err == nil {
+		perr = s.persist()
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("add messages: %w", err)
+	}
+	for i := range stored {
+		s.events.emit(Event{Type: EventMessageAdded, Session: s.id, Message: &stored[i]})
+	}
+	if perr != nil {
+		return stored, fmt.Errorf("add messages: %w", perr)
+	}
+	return stored, nil
+}
+
 // History returns every message, including masked and omitted ones.
 func (s *Session) History() []sdk.Message { s.mu.Lock(); defer s.mu.Unlock(); return s.hist.All() }
 
@@ -452,12 +478,34 @@ func (s *Session) ReportUsage(prompt, completion int) error {
 		if s.cfg.Encoding == tokenizer.Approximate {
 			lower = 0.25
 		}
-		s.usage.Calibration = min(max(float64(prompt)/float64(s.usage.LastCounted), lower), 4)
+		s.usage.Calibration = min(max(float64(prompt)/float64(s.usage.LastCounted), lower), maxCalibration)
 	}
 	if err := s.persist(); err != nil {
 		return fmt.Errorf("report usage: %w", err)
 	}
 	return nil
+}
+
+// maxCalibration bounds the calibration ReportUsage derives.
+const maxCalibration = 4
+
+// CalibrationWarning describes the calibration when the last reported
+// usage put it at its upper bound (a provider figure over 4× the host's
+// count is clamped, so the budget plans with less than the report says);
+// "" otherwise. Prepare carries the same warning while it lasts.
+func (s *Session) CalibrationWarning() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calibrationWarningLocked()
+}
+
+func (s *Session) calibrationWarningLocked() string {
+	u := s.usage
+	if u.Calibration < maxCalibration || u.LastCounted <= 0 || u.ReportedPrompt <= maxCalibration*u.LastCounted {
+		return ""
+	}
+	return fmt.Sprintf("calibration clamped at %d×: the provider reported %d prompt tokens for %d counted (%.1f×); check that the usage reported is this session's last call",
+		maxCalibration, u.ReportedPrompt, u.LastCounted, float64(u.ReportedPrompt)/float64(u.LastCounted))
 }
 
 // Usage reports the last reported prompt tokens, the completion tokens so

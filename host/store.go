@@ -26,6 +26,12 @@ var ErrNotPersisted = errors.New("change applied but not persisted")
 // caller expected: another writer changed it since the caller read it.
 var ErrVersionConflict = errors.New("stored session version conflict")
 
+// ErrDamaged is returned (wrapped) by Store.Load when what the store holds
+// for a session fails its checks: a record whose checksum does not match,
+// a missing or truncated log, versions out of order. Nothing of a damaged
+// session is returned.
+var ErrDamaged = errors.New("stored session damaged")
+
 // Store keeps each session as a versioned snapshot (Session.ExportState)
 // followed by an append-only log of events, so saving a change costs the
 // size of the change, not of the session. Every save makes a new version:

@@ -312,7 +312,7 @@ func (s *Supervisor) relaunch(ctx context.Context, gen int, cause error) error {
 			backoff = min(backoff*2, s.opts.MaxBackoff)
 		}
 	}
-	return fmt.Errorf("relaunch plugin %q: gave up after %d attempts: %w", s.name, s.opts.MaxAttempts, lastErr)
+	return fmt.Errorf("relaunch plugin %q: gave up after %d attempts: %w: %w", s.name, s.opts.MaxAttempts, ErrPluginDead, lastErr)
 }
 
 // abort kills p's process at once when it has one.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -30,6 +31,10 @@ func failedPreconditionf(format string, a ...any) error {
 func notFound(id string) error {
 	return connect.NewError(connect.CodeNotFound, fmt.Errorf("session %q not found", id))
 }
+
+// WarningHeader carries a warning about a write that succeeded (a usage
+// report whose calibration was clamped).
+const WarningHeader = "Ctxhost-Warning"
 
 // sequenceMismatch is the ABORTED answer to a write that expected another
 // sequence: the current one is in the message, the Ctxhost-Sequence header
@@ -58,6 +63,28 @@ func invalid(err error) error {
 	return errInvalid{err}
 }
 
+// errTemporary marks a failure that may pass (the store or a plugin did
+// not answer): UNAVAILABLE, which clients retry.
+type errTemporary struct{ err error }
+
+func (e errTemporary) Error() string { return e.err.Error() }
+func (e errTemporary) Unwrap() error { return e.err }
+
+// temporary marks err as a failure that may pass, unless it says the
+// caller's input is wrong, the data is damaged or nothing is stored.
+func temporary(err error) error {
+	var ce *connect.Error
+	if err == nil || errors.As(err, &ce) || errors.Is(err, host.ErrDamaged) || errors.Is(err, host.ErrNotStored) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, host.ErrVersionConflict) {
+		return err
+	}
+	var inv errInvalid
+	if errors.As(err, &inv) {
+		return err
+	}
+	return errTemporary{err}
+}
+
 // toConnect maps an error to its connect code. Errors the caller cannot
 // act on are logged with their detail and answered with a generic
 // message.
@@ -70,7 +97,11 @@ func (s *Server) toConnect(ctx context.Context, procedure string, err error) err
 		return ce
 	}
 	code := connect.CodeInternal
+	var tmp errTemporary
 	switch {
+	case errors.Is(err, host.ErrDamaged):
+		s.log.Error("stored session damaged: not served", "procedure", procedure, "error", err)
+		return connect.NewError(connect.CodeDataLoss, errors.New("the stored session is damaged and is not served (see the server log)"))
 	case errors.Is(err, context.Canceled):
 		code = connect.CodeCanceled
 	case errors.Is(err, context.DeadlineExceeded):
@@ -80,6 +111,7 @@ func (s *Server) toConnect(ctx context.Context, procedure string, err error) err
 		err = errors.New("another writer changed the session first; retry the call")
 	case errors.Is(err, host.ErrNotPersisted):
 		s.log.Error("save failed", "procedure", procedure, "error", err)
+		s.health.failed(time.Now(), "a change could not be saved")
 		return connect.NewError(connect.CodeUnavailable, errors.New("the change could not be saved; it was not applied, retry the call"))
 	case errors.Is(err, host.ErrNoSession), errors.Is(err, host.ErrNotStored):
 		code = connect.CodeNotFound
@@ -94,6 +126,11 @@ func (s *Server) toConnect(ctx context.Context, procedure string, err error) err
 		code = connect.CodeNotFound
 	case errors.Is(err, host.ErrPluginDead), errors.Is(err, engine.ErrPluginUnavailable):
 		code = connect.CodeUnavailable
+		s.health.failed(time.Now(), "a plugin is not available")
+	case errors.As(err, &tmp):
+		s.log.Error("temporary failure", "procedure", procedure, "error", err)
+		s.health.failed(time.Now(), "the store or a plugin did not answer")
+		return connect.NewError(connect.CodeUnavailable, errors.New("a temporary failure (see the server log); nothing was changed, retry the call"))
 	default:
 		var inv errInvalid
 		if errors.As(err, &inv) {

@@ -23,8 +23,12 @@ func (s *Server) SetTools(ctx context.Context, req *connect.Request[servicev1.Se
 	if err := tools.Check(); err != nil {
 		return nil, invalid(err)
 	}
-	defer s.lock(id)()
-	return s.simpleWrite(ctx, id, req.Msg.GetWrite(), func(w *write) error {
+	unlock, err := s.lock(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	return s.simpleWrite(ctx, id, req.Msg.GetWrite(), req.Msg, func(w *write) error {
 		return writeErr(w.e.es.SetTools(tools))
 	})
 }
@@ -32,8 +36,12 @@ func (s *Server) SetTools(ctx context.Context, req *connect.Request[servicev1.Se
 // ClearHistory removes every message of the session's history.
 func (s *Server) ClearHistory(ctx context.Context, req *connect.Request[servicev1.ClearHistoryRequest]) (*connect.Response[servicev1.WriteResponse], error) {
 	id := req.Msg.GetSessionId()
-	defer s.lock(id)()
-	return s.simpleWrite(ctx, id, req.Msg.GetWrite(), func(w *write) error {
+	unlock, err := s.lock(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	return s.simpleWrite(ctx, id, req.Msg.GetWrite(), req.Msg, func(w *write) error {
 		return writeErr(w.e.es.ClearHistory())
 	})
 }
@@ -51,7 +59,11 @@ func writeErr(err error) error {
 // cut, stripped and omitted ones included.
 func (s *Server) GetHistory(ctx context.Context, req *connect.Request[servicev1.GetHistoryRequest]) (*connect.Response[servicev1.GetHistoryResponse], error) {
 	id := req.Msg.GetSessionId()
-	defer s.lock(id)()
+	unlock, err := s.lock(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	e, err := s.session(ctx, id)
 	if err != nil {
 		return nil, err
@@ -82,7 +94,11 @@ func notFoundOrInvalid(err error, byID bool) error {
 // FormatHistory renders the history (or the compacted view) as text.
 func (s *Server) FormatHistory(ctx context.Context, req *connect.Request[servicev1.FormatHistoryRequest]) (*connect.Response[servicev1.FormatHistoryResponse], error) {
 	id := req.Msg.GetSessionId()
-	defer s.lock(id)()
+	unlock, err := s.lock(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	e, err := s.session(ctx, id)
 	if err != nil {
 		return nil, err

@@ -41,11 +41,13 @@ func (s *Server) Handler(opts HandlerOptions) http.Handler {
 		compressMin = math.MaxInt
 	}
 	path, h := servicev1connect.NewContextServiceHandler(s,
+		connect.WithCodec(strictJSON{"json"}), connect.WithCodec(strictJSON{"json; charset=utf-8"}),
 		connect.WithReadMaxBytes(int(max)),
 		connect.WithCompressMinBytes(compressMin),
 		connect.WithInterceptors(s.interceptor(opts.Token)))
 	mux := http.NewServeMux()
-	mux.Handle(path, http.MaxBytesHandler(h, max+64<<10)) // framing beyond the message
+	// The token is checked before the body is read.
+	mux.Handle(path, requireToken(opts.Token, http.MaxBytesHandler(h, max+64<<10))) // framing beyond the message
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"status": "SERVING"})
 	})
@@ -68,7 +70,7 @@ func (s *Server) Handler(opts HandlerOptions) http.Handler {
 		}
 		metrics.ServeHTTP(w, r)
 	})
-	return mux
+	return withErrorBodies(mux)
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
@@ -108,6 +110,8 @@ func (s *Server) interceptor(token string) connect.UnaryInterceptorFunc {
 			code := "ok"
 			if err != nil {
 				code = connect.CodeOf(err).String()
+			} else if method != "Health" && method != "Ready" {
+				s.health.succeeded()
 			}
 			session := ""
 			if so, ok := req.Any().(sessionOf); ok {

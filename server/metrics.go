@@ -20,7 +20,7 @@ type Metrics struct {
 	prepare     *prometheus.HistogramVec
 	compactions *prometheus.CounterVec
 	restarts    *prometheus.CounterVec
-	tokensUsed  *prometheus.GaugeVec
+	tokensUsed  *prometheus.HistogramVec
 
 	mu     sync.Mutex
 	cancel []func()
@@ -36,8 +36,10 @@ func newMetrics() *Metrics {
 			Help: "Compactions run, by context profile."}, []string{"profile"}),
 		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "ctxhost_plugin_restarts_total",
 			Help: "Plugin processes restarted after a crash, by plugin."}, []string{"profile", "plugin"}),
-		tokensUsed: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ctxhost_session_tokens_used",
-			Help: "Tokens used by each session's last prepared context."}, []string{"session"}),
+		// Labelled by profile, never by session: the series stay as many
+		// as the configuration's profiles however many sessions come.
+		tokensUsed: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ctxhost_prepare_tokens_used",
+			Help: "Tokens used by each prepared context, by context profile.", Buckets: prometheus.ExponentialBuckets(256, 2, 12)}, []string{"profile"}),
 	}
 	m.registry.MustRegister(m.rpcs, m.prepare, m.compactions, m.restarts, m.tokensUsed,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -85,8 +87,6 @@ func (m *Metrics) prepareTimer(profile string) func() {
 	return func() { m.prepare.WithLabelValues(profile).Observe(time.Since(start).Seconds()) }
 }
 
-func (m *Metrics) tokens(session string, used int) {
-	m.tokensUsed.WithLabelValues(session).Set(float64(used))
+func (m *Metrics) tokens(profile string, used int) {
+	m.tokensUsed.WithLabelValues(profile).Observe(float64(used))
 }
-
-func (m *Metrics) forget(session string) { m.tokensUsed.DeleteLabelValues(session) }

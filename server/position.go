@@ -1,8 +1,13 @@
 package server
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/ctxhost/ctxhost/host"
 )
@@ -23,9 +28,11 @@ type position struct {
 	Keys    []keyRecord `json:"keys,omitempty"`
 }
 
-// keyRecord is the answer of one write made with an idempotency key.
-// Seq 0 marks an AppendMessages that stopped part way: Done messages
-// (IDs) were applied, and a retry with the key continues after them.
+// keyRecord is the answer of one write made with an idempotency key, with
+// the digest of the request it answers. Seq 0 marks an AppendMessages
+// saved one message at a time by an earlier version that stopped part
+// way: Done messages (IDs) were applied, and a retry with the key
+// continues after them.
 // Prepare's payload and ApplyOp's result are not stored: the session's
 // recent answers in memory (answers) carry them.
 type keyRecord struct {
@@ -33,6 +40,43 @@ type keyRecord struct {
 	Seq  uint64   `json:"s,omitempty"`
 	IDs  []string `json:"ids,omitempty"`
 	Done int      `json:"d,omitempty"`
+	// Digest is requestDigest of the request (empty in records of
+	// earlier versions: not checked).
+	Digest string `json:"h,omitempty"`
+}
+
+// check refuses a request with another digest than the one the key
+// answered.
+func (r *keyRecord) check(digest string) error {
+	if r.Digest != "" && digest != "" && r.Digest != digest {
+		return invalidf("idempotency_key %q was used for a different request (other content); use a new key for a new request", r.Key)
+	}
+	return nil
+}
+
+// requestDigest identifies a request's content: the SHA-256 of its type
+// and deterministic encoding, without its write options or idempotency
+// key (a retry may change neither, but they are not content).
+func requestDigest(req proto.Message) string {
+	if req == nil {
+		return ""
+	}
+	m := proto.Clone(req)
+	fields := m.ProtoReflect().Descriptor().Fields()
+	for _, name := range []protoreflect.Name{"write", "idempotency_key"} {
+		if f := fields.ByName(name); f != nil {
+			m.ProtoReflect().Clear(f)
+		}
+	}
+	b, err := proto.MarshalOptions{Deterministic: true}.Marshal(m)
+	if err != nil {
+		return ""
+	}
+	h := sha256.New()
+	h.Write([]byte(m.ProtoReflect().Descriptor().FullName()))
+	h.Write([]byte{0})
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 func decodePosition(raw json.RawMessage) (position, error) {

@@ -8,8 +8,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"connectrpc.com/connect"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/ctxhost/ctxhost/api/servicev1"
 	"github.com/ctxhost/ctxhost/api/servicev1/servicev1connect"
@@ -46,29 +48,35 @@ func (s *Server) CreateSession(ctx context.Context, req *connect.Request[service
 	if err != nil {
 		return nil, err
 	}
-	defer s.lock(id)()
+	unlock, err := s.lock(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	digest := ""
+	if key != "" {
+		digest = requestDigest(m)
+	}
 	e, err := s.session(ctx, id)
 	if err == nil {
-		if key != "" {
-			if pos, perr := decodePosition(e.es.Host().Position()); perr == nil && pos.find(key) != nil {
-				info := s.info(e, id)
-				info.Replayed = true
-				return connect.NewResponse(info), nil
-			}
-		}
-		return nil, connect.NewError(connect.CodeAlreadyExists, fmt.Errorf("session %q already exists", id))
+		return s.createdBefore(e, id, key, digest)
 	}
 	if connect.CodeOf(err) != connect.CodeNotFound {
 		return nil, err
 	}
 	pos := position{Profile: profile}
 	if key != "" {
-		pos = pos.with(keyRecord{Key: key, Seq: 1})
+		pos = pos.with(keyRecord{Key: key, Seq: 1, Digest: digest})
 	}
 	es, err := eng.CreateSession(id, engine.CreateOptions{Position: pos.encode(),
 		SystemPrompt: m.GetSystemPrompt(), Instructions: m.GetInstructions()})
 	if err != nil {
-		if errors.Is(err, host.ErrStored) {
+		if errors.Is(err, host.ErrStored) || errors.Is(err, host.ErrVersionConflict) {
+			// Another server created it first: with this key, that
+			// was this call.
+			if e, lerr := s.session(ctx, id); lerr == nil {
+				return s.createdBefore(e, id, key, digest)
+			}
 			return nil, connect.NewError(connect.CodeAlreadyExists, fmt.Errorf("session %q already exists", id))
 		}
 		return nil, err
@@ -78,10 +86,31 @@ func (s *Server) CreateSession(ctx context.Context, req *connect.Request[service
 	return connect.NewResponse(s.info(e, id)), nil
 }
 
+// createdBefore answers a CreateSession of a session that exists: replayed
+// when key created it (the same request), else ALREADY_EXISTS.
+func (s *Server) createdBefore(e *entry, id, key, digest string) (*connect.Response[servicev1.SessionInfo], error) {
+	if key != "" {
+		pos, err := decodePosition(e.es.Host().Position())
+		if rec := pos.find(key); err == nil && rec != nil {
+			if err := rec.check(digest); err != nil {
+				return nil, err
+			}
+			info := s.info(e, id)
+			info.Replayed = true
+			return connect.NewResponse(info), nil
+		}
+	}
+	return nil, connect.NewError(connect.CodeAlreadyExists, fmt.Errorf("session %q already exists", id))
+}
+
 // GetSession describes a session.
 func (s *Server) GetSession(ctx context.Context, req *connect.Request[servicev1.GetSessionRequest]) (*connect.Response[servicev1.SessionInfo], error) {
 	id := req.Msg.GetSessionId()
-	defer s.lock(id)()
+	unlock, err := s.lock(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	e, err := s.session(ctx, id)
 	if err != nil {
 		return nil, err
@@ -103,7 +132,7 @@ func (s *Server) ListSessions(ctx context.Context, req *connect.Request[servicev
 	if l, ok := s.store.(host.SessionLister); ok {
 		ids, err := l.List(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("list stored sessions: %w", err)
+			return nil, temporary(fmt.Errorf("list stored sessions: %w", err))
 		}
 		for _, id := range ids {
 			seen[id] = true
@@ -133,7 +162,11 @@ func (s *Server) ListSessions(ctx context.Context, req *connect.Request[servicev
 // DeleteSession ends a session and deletes its stored state.
 func (s *Server) DeleteSession(ctx context.Context, req *connect.Request[servicev1.DeleteSessionRequest]) (*connect.Response[servicev1.DeleteSessionResponse], error) {
 	id := req.Msg.GetSessionId()
-	defer s.lock(id)()
+	unlock, err := s.lock(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	e, err := s.session(ctx, id)
 	if connect.CodeOf(err) == connect.CodeNotFound {
 		return connect.NewResponse(&servicev1.DeleteSessionResponse{}), nil
@@ -148,15 +181,21 @@ func (s *Server) DeleteSession(ctx context.Context, req *connect.Request[service
 	if err := e.engine.Host.EndSession(ctx, id); err != nil && !errors.Is(err, host.ErrNoSession) {
 		return nil, err
 	}
-	s.metrics.forget(id)
 	return connect.NewResponse(&servicev1.DeleteSessionResponse{Deleted: true}), nil
 }
 
 // AppendMessages adds messages to the history.
 func (s *Server) AppendMessages(ctx context.Context, req *connect.Request[servicev1.AppendMessagesRequest]) (*connect.Response[servicev1.AppendMessagesResponse], error) {
 	id := req.Msg.GetSessionId()
-	defer s.lock(id)()
-	w, rec, err := s.beginWrite(ctx, id, req.Msg.GetWrite())
+	if err := s.limits.checkAppend(req.Msg.GetMessages()); err != nil {
+		return nil, err
+	}
+	unlock, err := s.lock(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	w, rec, err := s.beginWrite(ctx, id, req.Msg.GetWrite(), req.Msg)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +212,11 @@ func (s *Server) AppendMessages(ctx context.Context, req *connect.Request[servic
 // SetText sets the system prompt, the instructions, the input or the team task.
 func (s *Server) SetText(ctx context.Context, req *connect.Request[servicev1.SetTextRequest]) (*connect.Response[servicev1.WriteResponse], error) {
 	id, value := req.Msg.GetSessionId(), req.Msg.GetValue()
-	defer s.lock(id)()
+	unlock, err := s.lock(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	var set func(*engine.Session) error
 	switch req.Msg.GetText() {
 	case servicev1.Text_TEXT_SYSTEM_PROMPT:
@@ -187,7 +230,7 @@ func (s *Server) SetText(ctx context.Context, req *connect.Request[servicev1.Set
 	default:
 		return nil, invalidf("text %v: want TEXT_SYSTEM_PROMPT, TEXT_INSTRUCTIONS, TEXT_INPUT or TEXT_TEAM_TASK", req.Msg.GetText())
 	}
-	return s.simpleWrite(ctx, id, req.Msg.GetWrite(), func(w *write) error {
+	return s.simpleWrite(ctx, id, req.Msg.GetWrite(), req.Msg, func(w *write) error {
 		if err := set(w.e.es); err != nil && !errors.Is(err, host.ErrNotPersisted) {
 			return invalid(err)
 		} else if err != nil {
@@ -198,8 +241,8 @@ func (s *Server) SetText(ctx context.Context, req *connect.Request[servicev1.Set
 }
 
 // simpleWrite is a write answered with a WriteResponse.
-func (s *Server) simpleWrite(ctx context.Context, id string, opts *servicev1.WriteOptions, change func(*write) error) (*connect.Response[servicev1.WriteResponse], error) {
-	w, rec, err := s.beginWrite(ctx, id, opts)
+func (s *Server) simpleWrite(ctx context.Context, id string, opts *servicev1.WriteOptions, msg proto.Message, change func(*write) error) (*connect.Response[servicev1.WriteResponse], error) {
+	w, rec, err := s.beginWrite(ctx, id, opts, msg)
 	if err != nil {
 		return nil, err
 	}
@@ -223,8 +266,12 @@ func (s *Server) ApplyOp(ctx context.Context, req *connect.Request[servicev1.App
 	if err != nil {
 		return nil, invalidf("args: %v", err)
 	}
-	defer s.lock(id)()
-	w, rec, err := s.beginWrite(ctx, id, req.Msg.GetWrite())
+	unlock, err := s.lock(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	w, rec, err := s.beginWrite(ctx, id, req.Msg.GetWrite(), req.Msg)
 	if err != nil {
 		return nil, err
 	}
@@ -264,17 +311,33 @@ func (s *Server) ReportUsage(ctx context.Context, req *connect.Request[servicev1
 	if p < 0 || c < 0 || p > 1<<31 || c > 1<<31 {
 		return nil, invalidf("prompt_tokens %d, completion_tokens %d: want 0 to 2^31", p, c)
 	}
-	defer s.lock(id)()
-	return s.simpleWrite(ctx, id, req.Msg.GetWrite(), func(w *write) error {
-		return w.e.es.ReportUsage(int(p), int(c))
+	unlock, err := s.lock(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	var warning string
+	res, err := s.simpleWrite(ctx, id, req.Msg.GetWrite(), req.Msg, func(w *write) error {
+		err := w.e.es.ReportUsage(int(p), int(c))
+		warning = w.hs.CalibrationWarning()
+		return err
 	})
+	if err == nil && warning != "" {
+		res.Header().Set(WarningHeader, warning)
+		s.log.Warn("report usage", "session", id, "warning", warning)
+	}
+	return res, err
 }
 
 // Compact forces a compaction down to the strategy's target.
 func (s *Server) Compact(ctx context.Context, req *connect.Request[servicev1.CompactRequest]) (*connect.Response[servicev1.CompactResponse], error) {
 	id := req.Msg.GetSessionId()
-	defer s.lock(id)()
-	w, rec, err := s.beginWrite(ctx, id, req.Msg.GetWrite())
+	unlock, err := s.lock(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	w, rec, err := s.beginWrite(ctx, id, req.Msg.GetWrite(), req.Msg)
 	if err != nil {
 		return nil, err
 	}
@@ -303,8 +366,12 @@ func (s *Server) ImportState(ctx context.Context, req *connect.Request[servicev1
 	if err := json.Unmarshal(req.Msg.GetState(), &state); err != nil {
 		return nil, invalidf("state: not an exported session state: %v", err)
 	}
-	defer s.lock(id)()
-	return s.simpleWrite(ctx, id, req.Msg.GetWrite(), func(w *write) error {
+	unlock, err := s.lock(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	return s.simpleWrite(ctx, id, req.Msg.GetWrite(), req.Msg, func(w *write) error {
 		// The session keeps its own profile and keys: the imported
 		// state's position is replaced by the one this write saves.
 		state["position"] = w.hs.Position()
@@ -325,8 +392,12 @@ func (s *Server) ImportState(ctx context.Context, req *connect.Request[servicev1
 // Prepare builds the context of the next turn.
 func (s *Server) Prepare(ctx context.Context, req *connect.Request[servicev1.PrepareRequest]) (*connect.Response[servicev1.PrepareResponse], error) {
 	id, agent := req.Msg.GetSessionId(), req.Msg.GetAgent()
-	defer s.lock(id)()
-	w, rec, err := s.beginWrite(ctx, id, req.Msg.GetWrite())
+	unlock, err := s.lock(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	w, rec, err := s.beginWrite(ctx, id, req.Msg.GetWrite(), req.Msg)
 	if err != nil {
 		return nil, err
 	}
@@ -358,7 +429,7 @@ func (s *Server) Prepare(ctx context.Context, req *connect.Request[servicev1.Pre
 	out := toPrepareResponse(turn, !known)
 	out.Sequence, out.PayloadTag, out.PayloadUnchanged = seq, tag, known
 	if turn.Prepared != nil {
-		s.metrics.tokens(id, turn.Prepared.Budget.Used)
+		s.metrics.tokens(w.e.profile, turn.Prepared.Budget.Used)
 	}
 	w.e.answers.keep(w.key, seq, out)
 	return connect.NewResponse(out), nil
@@ -367,7 +438,11 @@ func (s *Server) Prepare(ctx context.Context, req *connect.Request[servicev1.Pre
 // Inspect explains the session's context as it stands.
 func (s *Server) Inspect(ctx context.Context, req *connect.Request[servicev1.InspectRequest]) (*connect.Response[servicev1.InspectResponse], error) {
 	id := req.Msg.GetSessionId()
-	defer s.lock(id)()
+	unlock, err := s.lock(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	e, err := s.session(ctx, id)
 	if err != nil {
 		return nil, err
@@ -409,7 +484,11 @@ func (s *Server) Inspect(ctx context.Context, req *connect.Request[servicev1.Ins
 // ExportState returns the session's whole state.
 func (s *Server) ExportState(ctx context.Context, req *connect.Request[servicev1.ExportStateRequest]) (*connect.Response[servicev1.ExportStateResponse], error) {
 	id := req.Msg.GetSessionId()
-	defer s.lock(id)()
+	unlock, err := s.lock(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	e, err := s.session(ctx, id)
 	if err != nil {
 		return nil, err
@@ -439,7 +518,7 @@ func (s *Server) ListEvents(ctx context.Context, req *connect.Request[servicev1.
 		return nil, notFound(id)
 	}
 	if err != nil {
-		return nil, err
+		return nil, temporary(fmt.Errorf("load session %q: %w", id, err))
 	}
 	out := &servicev1.ListEventsResponse{FirstAvailable: st.SnapshotVersion + 1, Sequence: st.Version()}
 	for i, b := range st.Events {
@@ -480,6 +559,10 @@ func (s *Server) readiness(ctx context.Context) *servicev1.HealthResponse {
 		out.Status = "NOT_SERVING"
 		s.log.Warn("readiness: store does not answer", "error", err)
 		out.Problems = append(out.Problems, "the store does not answer")
+	}
+	if problem := s.health.problem(time.Now()); problem != "" {
+		out.Status = "NOT_SERVING"
+		out.Problems = append(out.Problems, problem)
 	}
 	for _, p := range s.profiles {
 		out.Problems = append(out.Problems, s.engines[p].UnavailableWarnings()...)

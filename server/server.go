@@ -7,6 +7,14 @@
 // (host.Session.SetPosition), which the host saves in the same store write
 // as the change it goes with; so after a restart a stored session is
 // opened with its profile, and a retried write is answered from its key.
+// A key's record keeps the digest of its request: the key sent again with
+// other content is refused. Every write is one store write, applied whole
+// or not at all (an AppendMessages checks every message first). Calls are
+// bounded (Limits): messages and bytes per append, the wait for a
+// session's lock, and the caller's context. A failure that may pass (the
+// store or a plugin did not answer) is UNAVAILABLE and shows on /readyz; a
+// stored session that fails its checks (host.ErrDamaged) is DATA_LOSS and
+// is never served.
 // Sequence numbers are the session's stored version
 // (host.Session.StoredVersion). Calls for one session are serialized;
 // different sessions run in parallel. Several processes may share one
@@ -21,7 +29,9 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"connectrpc.com/connect"
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ctxhost/ctxhost/engine"
@@ -38,6 +48,8 @@ type Options struct {
 	Store host.Store
 	// Logger receives the access log and internal errors (default: discard).
 	Logger hclog.Logger
+	// Limits bound each call (zero fields: their defaults).
+	Limits Limits
 	// Shared forces the stored-version check before every call even for
 	// a store this process writes alone (host.IsExclusive: the file store,
 	// a SQLite store locked alone); it is always made for other stores.
@@ -51,7 +63,9 @@ type Server struct {
 	store    host.Store
 	log      hclog.Logger
 	shared   bool
+	limits   Limits
 	metrics  *Metrics
+	health   health
 	ready    atomic.Bool
 
 	mu    sync.Mutex
@@ -68,10 +82,10 @@ type entry struct {
 	answers answers // guarded by the session's lock
 }
 
-// sessionLock serializes the calls of one session id; refs counts the
-// calls holding or waiting for it.
+// sessionLock serializes the calls of one session id (a call holds the
+// token of sem); refs counts the calls holding or waiting for it.
 type sessionLock struct {
-	mu   sync.Mutex
+	sem  chan struct{}
 	refs int
 }
 
@@ -94,7 +108,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{engines: opts.Engines, profiles: opts.Profiles, store: opts.Store, log: log,
 		shared: opts.Shared || !host.IsExclusive(opts.Store), locks: map[string]*sessionLock{}, open: map[string]*entry{},
-		metrics: newMetrics()}
+		limits: opts.Limits.withDefaults(), metrics: newMetrics()}
 	for _, p := range opts.Profiles {
 		s.metrics.watch(opts.Engines[p])
 	}
@@ -129,31 +143,44 @@ func checkID(id string) error {
 		c := id[i]
 		ok = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-'
 	}
-	if !ok {
-		return invalidf("session_id %q: want 1 to 128 of A-Z a-z 0-9 . _ : -", id)
+	if !ok || id == "." || id == ".." {
+		return invalidf("session_id %q: want 1 to 128 of A-Z a-z 0-9 . _ : - (not . or ..)", id)
 	}
 	return nil
 }
 
-// lock takes session id's lock; call the returned function to release it.
-func (s *Server) lock(id string) func() {
+// lock takes session id's lock, waiting at most the lock wait limit and
+// no longer than ctx lives; call the returned function to release it. A
+// session busy past the limit is UNAVAILABLE (retry later).
+func (s *Server) lock(ctx context.Context, id string) (func(), error) {
 	s.mu.Lock()
 	l, ok := s.locks[id]
 	if !ok {
-		l = &sessionLock{}
+		l = &sessionLock{sem: make(chan struct{}, 1)}
 		s.locks[id] = l
 	}
 	l.refs++
 	s.mu.Unlock()
-	l.mu.Lock()
-	return func() {
-		l.mu.Unlock()
+	release := func() {
 		s.mu.Lock()
 		l.refs--
 		if l.refs == 0 {
 			delete(s.locks, id)
 		}
 		s.mu.Unlock()
+	}
+	timer := time.NewTimer(s.limits.LockWait)
+	defer timer.Stop()
+	select {
+	case l.sem <- struct{}{}:
+		return func() { <-l.sem; release() }, nil
+	case <-ctx.Done():
+		release()
+		return nil, ctx.Err()
+	case <-timer.C:
+		release()
+		return nil, connect.NewError(connect.CodeUnavailable,
+			fmt.Errorf("session %q is busy with another call (waited %s); retry the call", id, s.limits.LockWait))
 	}
 }
 
@@ -198,7 +225,7 @@ func (s *Server) session(ctx context.Context, id string) (*entry, error) {
 		}
 		v, err := host.StoredVersionOf(context.WithoutCancel(ctx), s.store, id)
 		if err != nil {
-			return nil, fmt.Errorf("read stored version of %q: %w", id, err)
+			return nil, temporary(fmt.Errorf("read stored version of %q: %w", id, err))
 		}
 		if v == e.es.Host().StoredVersion() {
 			return e, nil
@@ -213,11 +240,11 @@ func (s *Server) session(ctx context.Context, id string) (*entry, error) {
 		return nil, notFound(id)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("load session %q: %w", id, err)
+		return nil, temporary(fmt.Errorf("load session %q: %w", id, err))
 	}
 	pos, err := storedPosition(st)
 	if err != nil {
-		return nil, fmt.Errorf("session %q: %w", id, err)
+		return nil, fmt.Errorf("session %q: %w: %w", id, host.ErrDamaged, err)
 	}
 	profile := pos.Profile
 	if profile == "" {
@@ -229,7 +256,7 @@ func (s *Server) session(ctx context.Context, id string) (*entry, error) {
 	}
 	es, restored, err := eng.OpenSession(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("open session %q: %w", id, err)
+		return nil, temporary(fmt.Errorf("open session %q: %w", id, err))
 	}
 	if !restored { // deleted meanwhile
 		_ = eng.Host.Unload(context.WithoutCancel(ctx), id)

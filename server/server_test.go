@@ -206,7 +206,7 @@ func TestVersionConflictUnloadsAndAborts(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A save that lost the race to another process sharing the store.
-	w, _, err := s.beginWrite(ctx, "a", nil)
+	w, _, err := s.beginWrite(ctx, "a", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

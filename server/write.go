@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
+
+	"google.golang.org/protobuf/proto"
 
 	"github.com/ctxhost/ctxhost/api/servicev1"
 	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/sdk"
 )
 
 // write is one write call in progress on a locked, loaded session.
@@ -20,6 +22,7 @@ type write struct {
 	raw    json.RawMessage // the position before the call
 	pos    position
 	key    string
+	digest string // of the request, kept with the key
 	// partial is the record of an AppendMessages with this key that
 	// stopped part way (resumed, not answered).
 	partial *keyRecord
@@ -28,7 +31,10 @@ type write struct {
 // beginWrite loads session id and checks the write options. A non-nil
 // record is the answer of an earlier call with the same idempotency key
 // (the write then only names the session; nothing is to be done).
-func (s *Server) beginWrite(ctx context.Context, id string, opts *servicev1.WriteOptions) (*write, *keyRecord, error) {
+//
+// A key already used for a request with other content is refused: the
+// digest of the request is kept with the key.
+func (s *Server) beginWrite(ctx context.Context, id string, opts *servicev1.WriteOptions, req proto.Message) (*write, *keyRecord, error) {
 	key := opts.GetIdempotencyKey()
 	if len(key) > maxKeyBytes {
 		return nil, nil, invalidf("idempotency_key: %d bytes, at most %d", len(key), maxKeyBytes)
@@ -40,6 +46,7 @@ func (s *Server) beginWrite(ctx context.Context, id string, opts *servicev1.Writ
 	hs := e.es.Host()
 	w := &write{id: id, e: e, hs: hs, before: hs.StoredVersion(), raw: hs.Position(), key: key}
 	if key != "" { // only a keyed write reads or changes the position
+		w.digest = requestDigest(req)
 		if w.pos, err = decodePosition(w.raw); err != nil {
 			return nil, nil, err
 		}
@@ -47,6 +54,9 @@ func (s *Server) beginWrite(ctx context.Context, id string, opts *servicev1.Writ
 			w.pos.Profile = e.profile
 		}
 		if rec := w.pos.find(key); rec != nil {
+			if err := rec.check(w.digest); err != nil {
+				return nil, nil, err
+			}
 			if rec.Seq != 0 {
 				return w, rec, nil
 			}
@@ -65,7 +75,7 @@ func (w *write) mark(rec keyRecord) error {
 	if w.key == "" {
 		return nil
 	}
-	rec.Key = w.key
+	rec.Key, rec.Digest = w.key, w.digest
 	return w.hs.SetPosition(w.pos.with(rec).encode())
 }
 
@@ -113,68 +123,60 @@ func (s *Server) finish(ctx context.Context, w *write, rec keyRecord, err error)
 	return v, nil
 }
 
-// appendMessages adds msgs in order. Messages without an id get
-// "m<sequence>" (the sequence of the save that stores them), so that with
-// an idempotency key every id is known before the save that records it:
-// each message's save records the key's progress, the last one its answer.
+// appendMessages adds msgs in order, all or none, in one save. Messages
+// without an id get "m<sequence>" (the sequence of the save that stores
+// them; "m<sequence>.1", ... for the next ones of the call), so with an
+// idempotency key every id is known before the save that records the
+// key's answer. The caller's context is checked before the save: a call
+// whose caller gave up changes nothing.
 func (s *Server) appendMessages(ctx context.Context, w *write, msgs []*servicev1.Message) (uint64, []string, error) {
 	start, ids := 0, []string(nil)
-	if w.partial != nil {
+	if w.partial != nil { // recorded by a version that saved messages one at a time
 		start, ids = w.partial.Done, append(ids, w.partial.IDs...)
 		if start > len(msgs) || len(ids) != start {
 			return 0, nil, invalidf("idempotency_key %q was used for a different call", w.key)
 		}
 	}
-	last := keyRecord{}
-	lastRaw := w.raw
+	seq := w.before + 1
+	batch := make([]sdk.Message, 0, len(msgs)-start)
+	taken := map[string]bool{}
 	for i := start; i < len(msgs); i++ {
 		m := toMessage(msgs[i])
 		if m.ID == "" {
-			m.ID = newID(w.hs)
+			m.ID = newID(w.hs, seq, taken)
 		}
-		rec := keyRecord{IDs: append(append([]string(nil), ids...), m.ID)}
-		if i == len(msgs)-1 {
-			rec.Seq = w.hs.StoredVersion() + 1
-		} else {
-			rec.Done = i + 1
-		}
-		if err := w.mark(rec); err != nil {
-			return 0, nil, err
-		}
-		stored, err := w.e.es.AddMessage(m)
-		if err != nil {
+		taken[m.ID] = true
+		batch = append(batch, m)
+		ids = append(ids, m.ID)
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, nil, err
+	}
+	rec := keyRecord{IDs: ids, Seq: seq}
+	if err := w.mark(rec); err != nil {
+		return 0, nil, err
+	}
+	if len(batch) > 0 {
+		if _, err := w.e.es.AddMessages(batch); err != nil {
 			if errors.Is(err, host.ErrNotPersisted) {
 				s.unload(ctx, w.id)
 				return 0, nil, err
 			}
-			if w.key != "" {
-				_ = w.hs.SetPosition(lastRaw)
-			}
-			return 0, nil, invalid(fmt.Errorf("message %d: %w", i, err))
-		}
-		if w.key != "" {
-			lastRaw = w.pos.with(keyRecord{Key: w.key, IDs: rec.IDs, Done: rec.Done, Seq: rec.Seq}).encode()
-		}
-		ids = append(ids, stored.ID)
-		last = rec
-	}
-	if len(msgs) == start { // nothing to add (or everything added before a crash)
-		last = keyRecord{IDs: ids, Seq: w.hs.StoredVersion() + 1}
-		if err := w.mark(last); err != nil {
-			return 0, nil, err
+			_ = w.hs.SetPosition(w.raw)
+			return 0, nil, invalid(err)
 		}
 	}
-	last.IDs = ids
-	seq, err := s.finish(ctx, w, last, nil)
+	seq, err := s.finish(ctx, w, rec, nil)
 	return seq, ids, err
 }
 
-// newID returns "m<next sequence>", suffixed when the history holds it.
-func newID(hs *host.Session) string {
-	id := "m" + strconv.FormatUint(hs.StoredVersion()+1, 10)
+// newID returns "m<seq>", or "m<seq>.N" when the history or the call
+// holds it.
+func newID(hs *host.Session, seq uint64, taken map[string]bool) string {
+	id := "m" + strconv.FormatUint(seq, 10)
 	base := id
 	for n := 1; ; n++ {
-		if _, taken := hs.Message(id); !taken {
+		if _, inHistory := hs.Message(id); !inHistory && !taken[id] {
 			return id
 		}
 		id = base + "." + strconv.Itoa(n)

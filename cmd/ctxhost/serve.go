@@ -94,7 +94,8 @@ func cmdServe(args []string, std stdio) error {
 		engines[c.Name] = e
 		profiles = append(profiles, c.Name)
 	}
-	srv, err := server.New(server.Options{Engines: engines, Profiles: profiles, Store: st, Logger: logger.Named("serve")})
+	srv, err := server.New(server.Options{Engines: engines, Profiles: profiles, Store: st, Logger: logger.Named("serve"),
+		Limits: server.Limits{MaxAppendMessages: sc.MaxAppendMessages, MaxAppendBytes: sc.MaxAppendBytes, LockWait: sc.LockWait}})
 	if err != nil {
 		return err
 	}

@@ -224,7 +224,7 @@ func TestServeE2EHTTPLoop(t *testing.T) {
 			t.Fatalf("%s: %d %s", path, res.StatusCode, b)
 		}
 		if path == "/metrics" && (!strings.Contains(string(b), `ctxhost_rpcs_total{code="ok",method="Prepare"} 2`) ||
-			!strings.Contains(string(b), "ctxhost_prepare_seconds_bucket") || !strings.Contains(string(b), `ctxhost_session_tokens_used{session="s1"}`)) {
+			!strings.Contains(string(b), "ctxhost_prepare_seconds_bucket") || !strings.Contains(string(b), `ctxhost_prepare_tokens_used_count{profile=`)) {
 			t.Fatalf("metrics lack the RPC counts, latency or tokens:\n%s", b)
 		}
 	}

@@ -30,8 +30,15 @@ const (
 	legacyExt   = ".json"     // a whole state, written by earlier versions
 )
 
-// snapshotHeader starts every snapshot file: the format and the version.
+// snapshotHeader starts the snapshot files of the first format: the
+// format and the version.
 const snapshotHeader = "ctxhost-snapshot 1 version "
+
+// snapshotHeader2 starts every snapshot file written now: the format, the
+// version and the CRC-32C of the state ("ctxhost-snapshot 2 version N
+// crc32c XXXXXXXX"). A snapshot of this format promises a log file
+// beside it (empty until the first append).
+const snapshotHeader2 = "ctxhost-snapshot 2 version "
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -41,7 +48,10 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // CRC-32C, then the bytes) and fsynced before Append returns, so an
 // acknowledged save survives kill -9 and power loss. A record cut short by
 // a crash during its append (never acknowledged) is dropped when the log is
-// next read; a damaged record followed by others is an error.
+// next read. A snapshot carries the CRC-32C of its state. A record or
+// snapshot failing its checksum, or a log missing beside its snapshot,
+// fails Load with host.ErrDamaged, and nothing of the session is
+// returned.
 //
 // A directory belongs to one host at a time: the Store checks expected
 // versions against what it read or wrote itself.
@@ -126,10 +136,11 @@ func (f *Store) Load(_ context.Context, id string) (host.StoredSession, error) {
 func (f *Store) read(id string) (st host.StoredSession, logSize int64, err error) {
 	snapPath, logPath, legacyPath := f.Files(id)
 	snap, err := os.ReadFile(snapPath)
+	needLog := false
 	switch {
 	case err == nil:
-		if st.SnapshotVersion, st.Snapshot, err = parseSnapshot(snap); err != nil {
-			return st, 0, fmt.Errorf("%s: %w", snapPath, err)
+		if st.SnapshotVersion, st.Snapshot, needLog, err = parseSnapshot(snap); err != nil {
+			return host.StoredSession{}, 0, fmt.Errorf("%s: %w: %w", snapPath, host.ErrDamaged, err)
 		}
 	case errors.Is(err, fs.ErrNotExist):
 		legacy, lerr := os.ReadFile(legacyPath)
@@ -141,6 +152,9 @@ func (f *Store) read(id string) (st host.StoredSession, logSize int64, err error
 		return st, 0, err
 	}
 	logData, err := os.ReadFile(logPath)
+	if errors.Is(err, fs.ErrNotExist) && needLog {
+		return host.StoredSession{}, 0, fmt.Errorf("%s: %w: the log is missing", logPath, host.ErrDamaged)
+	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return st, 0, err
 	}
@@ -152,7 +166,7 @@ func (f *Store) read(id string) (st host.StoredSession, logSize int64, err error
 	}
 	events, size, err := parseLog(logData, st.SnapshotVersion)
 	if err != nil {
-		return st, 0, fmt.Errorf("%s: %w", logPath, err)
+		return host.StoredSession{}, 0, fmt.Errorf("%s: %w: %w", logPath, host.ErrDamaged, err)
 	}
 	st.Events = events
 	return st, size, nil
@@ -207,9 +221,11 @@ func appendRecord(path string, at int64, cut bool, version uint64, event []byte)
 	created := at == 0
 	rec := fmt.Appendf(nil, "%d %d %08x\n", version, len(event), crc32.Checksum(event, castagnoli))
 	rec = append(append(rec, event...), '\n')
-	_, err = file.WriteAt(rec, at)
-	if err == nil && cut {
-		err = file.Truncate(at + int64(len(rec)))
+	if cut { // first, so that a write cut short leaves a short record, never old bytes after it
+		err = file.Truncate(at)
+	}
+	if err == nil {
+		_, err = file.WriteAt(rec, at)
 	}
 	if err == nil {
 		err = file.Sync()
@@ -240,7 +256,11 @@ func (f *Store) Snapshot(_ context.Context, id string, expected uint64, state []
 		return fmt.Errorf("snapshot session %q: stored version %d, expected %d: %w", id, s.version, expected, host.ErrVersionConflict)
 	}
 	snapPath, logPath, legacyPath := f.Files(id)
-	data := append([]byte(snapshotHeader+strconv.FormatUint(expected+1, 10)+"\n"), state...)
+	if err := ensureFile(logPath); err != nil {
+		return fmt.Errorf("snapshot session %q: create the log: %w", id, err)
+	}
+	data := fmt.Appendf(nil, "%s%d crc32c %08x\n", snapshotHeader2, expected+1, crc32.Checksum(state, castagnoli))
+	data = append(data, state...)
 	if err := writeFileAtomic(f.dir, snapPath, data); err != nil {
 		return fmt.Errorf("snapshot session %q: %w", id, err)
 	}
@@ -275,31 +295,58 @@ func (f *Store) Delete(_ context.Context, id string) error {
 	return nil
 }
 
-func parseSnapshot(data []byte) (uint64, []byte, error) {
+// parseSnapshot reads a snapshot file: its version and state, checked
+// against its checksum, and whether a log must be beside it.
+func parseSnapshot(data []byte) (version uint64, state []byte, needLog bool, err error) {
 	line, rest, ok := bytes.Cut(data, []byte("\n"))
-	if !ok || !bytes.HasPrefix(line, []byte(snapshotHeader)) {
-		return 0, nil, fmt.Errorf("not a snapshot (want a first line %q)", snapshotHeader+"N")
+	switch {
+	case ok && bytes.HasPrefix(line, []byte(snapshotHeader2)):
+		var sum uint32
+		if _, err := fmt.Sscanf(string(line[len(snapshotHeader2):]), "%d crc32c %08x", &version, &sum); err != nil || version == 0 {
+			return 0, nil, false, fmt.Errorf("bad snapshot header %q", line)
+		}
+		if crc32.Checksum(rest, castagnoli) != sum {
+			return 0, nil, false, fmt.Errorf("the snapshot of version %d fails its checksum", version)
+		}
+		return version, rest, true, nil
+	case ok && bytes.HasPrefix(line, []byte(snapshotHeader)):
+		v, err := strconv.ParseUint(string(line[len(snapshotHeader):]), 10, 64)
+		if err != nil || v == 0 {
+			return 0, nil, false, fmt.Errorf("snapshot version %q", line[len(snapshotHeader):])
+		}
+		return v, rest, false, nil
 	}
-	v, err := strconv.ParseUint(string(line[len(snapshotHeader):]), 10, 64)
-	if err != nil || v == 0 {
-		return 0, nil, fmt.Errorf("snapshot version %q", line[len(snapshotHeader):])
+	return 0, nil, false, fmt.Errorf("not a snapshot (want a first line %q)", snapshotHeader2+"N crc32c X")
+}
+
+// ensureFile creates path, empty, when it does not exist, durably.
+func ensureFile(path string) error {
+	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return nil
 	}
-	return v, rest, nil
+	if err != nil {
+		return err
+	}
+	if err := file.Close(); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(path))
 }
 
 // parseLog returns the events after version from, checking every record;
 // size is the length of the valid records. A last record that is
-// incomplete or fails its checksum was cut short by a crash while it was
-// appended (it was never acknowledged) and is left out.
+// incomplete was cut short by a crash while it was appended (it was never
+// acknowledged) and is left out; a complete one failing its checksum is
+// damage.
 func parseLog(data []byte, from uint64) (events [][]byte, size int64, err error) {
 	r := bufio.NewReader(bytes.NewReader(data))
 	var off int64
 	want := from + 1
 	for off < int64(len(data)) {
 		v, event, n, err := readRecord(r)
-		last := off+n >= int64(len(data)) || errors.Is(err, io.ErrUnexpectedEOF)
 		if err != nil {
-			if last {
+			if errors.Is(err, io.ErrUnexpectedEOF) {
 				break // torn tail
 			}
 			return nil, 0, fmt.Errorf("record at byte %d: %w", off, err)

@@ -20,13 +20,19 @@
 //
 // keeps the store in schema ctxhost (created when missing); without it the
 // server's default search_path applies (normally schema public). A
-// database written by a newer schema version is refused.
+// database written by a newer schema version is refused; one of the first
+// version is upgraded in place.
+//
+// Every snapshot and event is stored with its CRC-32C, checked when it is
+// read: a damaged record or missing events fail Load with
+// host.ErrDamaged, and nothing of the session is returned.
 package postgres
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"strings"
 
 	"github.com/ctxhost/ctxhost/host"
@@ -35,7 +41,7 @@ import (
 )
 
 // schemaVersion is the version of the schema this package writes.
-const schemaVersion = 1
+const schemaVersion = 2
 
 // schemaLockKey is the advisory lock key that serializes schema creation
 // (any fixed number; it spells "ctxhost!" in ASCII).
@@ -134,6 +140,10 @@ func (s *Store) init(ctx context.Context) error {
 				data bytea NOT NULL,
 				PRIMARY KEY (session, version)
 			)`,
+			// The CRC-32C of the snapshot and of each event (NULL in rows
+			// written by the first schema version: not checked).
+			`ALTER TABLE ` + s.sessions + ` ADD COLUMN IF NOT EXISTS snapshot_sum bigint`,
+			`ALTER TABLE ` + s.events + ` ADD COLUMN IF NOT EXISTS sum bigint`,
 		}
 		if s.schema != "" {
 			stmts = append([]string{`CREATE SCHEMA IF NOT EXISTS ` + pgx.Identifier{s.schema}.Sanitize()}, stmts...)
@@ -154,6 +164,10 @@ func (s *Store) init(ctx context.Context) error {
 			}
 		case *v > schemaVersion:
 			return fmt.Errorf("the database has schema version %d; this program knows versions up to %d (upgrade it)", *v, schemaVersion)
+		case *v < schemaVersion:
+			if _, err := tx.Exec(ctx, `UPDATE `+s.versionTable+` SET version = $1`, schemaVersion); err != nil {
+				return fmt.Errorf("write schema version: %w", err)
+			}
 		}
 		return nil
 	})
@@ -167,8 +181,9 @@ func (s *Store) Load(ctx context.Context, id string) (host.StoredSession, error)
 		st = host.StoredSession{}
 		var version int64
 		var snapVersion int64
-		err := tx.QueryRow(ctx, `SELECT version, snapshot_version, snapshot FROM `+s.sessions+` WHERE id = $1`, []byte(id)).
-			Scan(&version, &snapVersion, &st.Snapshot)
+		var snapSum *int64
+		err := tx.QueryRow(ctx, `SELECT version, snapshot_version, snapshot, snapshot_sum FROM `+s.sessions+` WHERE id = $1`, []byte(id)).
+			Scan(&version, &snapVersion, &st.Snapshot, &snapSum)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return host.ErrNotStored
 		}
@@ -176,10 +191,13 @@ func (s *Store) Load(ctx context.Context, id string) (host.StoredSession, error)
 			return err
 		}
 		st.SnapshotVersion = uint64(snapVersion)
+		if snapSum != nil && *snapSum != checksum(st.Snapshot) {
+			return fmt.Errorf("%w: the snapshot of version %d fails its checksum", host.ErrDamaged, snapVersion)
+		}
 		if st.Snapshot == nil {
 			st.Snapshot = []byte{}
 		}
-		rows, err := tx.Query(ctx, `SELECT version, data FROM `+s.events+` WHERE session = $1 AND version > $2 ORDER BY version`,
+		rows, err := tx.Query(ctx, `SELECT version, data, sum FROM `+s.events+` WHERE session = $1 AND version > $2 ORDER BY version`,
 			[]byte(id), snapVersion)
 		if err != nil {
 			return err
@@ -188,11 +206,15 @@ func (s *Store) Load(ctx context.Context, id string) (host.StoredSession, error)
 		for rows.Next() {
 			var v int64
 			var data []byte
-			if err := rows.Scan(&v, &data); err != nil {
+			var sum *int64
+			if err := rows.Scan(&v, &data, &sum); err != nil {
 				return err
 			}
 			if want := st.Version() + 1; uint64(v) != want {
-				return fmt.Errorf("event version %d where %d belongs: the database is damaged", v, want)
+				return fmt.Errorf("%w: event version %d where %d belongs", host.ErrDamaged, v, want)
+			}
+			if sum != nil && *sum != checksum(data) {
+				return fmt.Errorf("%w: event %d fails its checksum", host.ErrDamaged, v)
 			}
 			if data == nil {
 				data = []byte{}
@@ -203,7 +225,7 @@ func (s *Store) Load(ctx context.Context, id string) (host.StoredSession, error)
 			return err
 		}
 		if st.Version() != uint64(version) {
-			return fmt.Errorf("session at version %d, events up to %d: the database is damaged", version, st.Version())
+			return fmt.Errorf("%w: session at version %d, events up to %d", host.ErrDamaged, version, st.Version())
 		}
 		return nil
 	})
@@ -224,7 +246,8 @@ func (s *Store) Append(ctx context.Context, id string, expected uint64, event []
 		if tag.RowsAffected() == 0 {
 			return s.conflict(ctx, tx, id, expected)
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO `+s.events+` (session, version, data) VALUES ($1, $2, $3)`, []byte(id), int64(expected+1), nonNil(event))
+		_, err = tx.Exec(ctx, `INSERT INTO `+s.events+` (session, version, data, sum) VALUES ($1, $2, $3, $4)`,
+			[]byte(id), int64(expected+1), nonNil(event), checksum(event))
 		return err
 	})
 	if err != nil {
@@ -239,11 +262,11 @@ func (s *Store) Append(ctx context.Context, id string, expected uint64, event []
 func (s *Store) Snapshot(ctx context.Context, id string, expected uint64, state []byte) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var sql string
-		args := []any{[]byte(id), nonNil(state)}
+		args := []any{[]byte(id), nonNil(state), checksum(state)}
 		if expected == 0 {
-			sql = `INSERT INTO ` + s.sessions + ` (id, version, snapshot_version, snapshot) VALUES ($1, 1, 1, $2) ON CONFLICT (id) DO NOTHING`
+			sql = `INSERT INTO ` + s.sessions + ` (id, version, snapshot_version, snapshot, snapshot_sum) VALUES ($1, 1, 1, $2, $3) ON CONFLICT (id) DO NOTHING`
 		} else {
-			sql = `UPDATE ` + s.sessions + ` SET version = $3::bigint + 1, snapshot_version = $3::bigint + 1, snapshot = $2 WHERE id = $1 AND version = $3::bigint`
+			sql = `UPDATE ` + s.sessions + ` SET version = $4::bigint + 1, snapshot_version = $4::bigint + 1, snapshot = $2, snapshot_sum = $3 WHERE id = $1 AND version = $4::bigint`
 			args = append(args, int64(expected))
 		}
 		tag, err := tx.Exec(ctx, sql, args...)
@@ -313,6 +336,11 @@ func (s *Store) List(ctx context.Context) ([]string, error) {
 	}
 	return ids, nil
 }
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// checksum is what the sum columns hold for data.
+func checksum(data []byte) int64 { return int64(crc32.Checksum(data, castagnoli)) }
 
 // nonNil returns b, or an empty slice for nil (stored as an empty bytea,
 // not NULL).

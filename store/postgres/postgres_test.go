@@ -25,7 +25,7 @@ func opener(url string) storetest.Opener {
 
 // TestConformance runs the shared store suite in a schema of its own.
 func TestConformance(t *testing.T) {
-	storetest.Run(t, opener(pgtest.URL(t)))
+	storetest.RunWith(t, storetest.Options{Damager: damage}, opener(pgtest.URL(t)))
 }
 
 // child runs the part of a child process of storetest.Crash or

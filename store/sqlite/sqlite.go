@@ -12,8 +12,16 @@
 // not block writers. Do not put the file on a network file system: SQLite's
 // locking is not reliable there.
 //
-// The schema (tables schema_version, sessions and events) is created when
-// the file is first opened; a file written by a newer schema is refused.
+// The schema (tables schema_version, sessions, snapshots and events) is
+// created when the file is first opened, and a file of the first schema
+// is upgraded in place; a file written by a newer schema is refused. A
+// session's row holds only its versions, so an append rewrites a few
+// bytes, not the snapshot: an append costs the size of its event whatever
+// the size of the session. Every snapshot and event is stored with its
+// CRC-32C, checked when it is read: a damaged record, a missing snapshot
+// or missing events fail Load with host.ErrDamaged, and nothing of the
+// session is returned. The file (and its -wal and -shm companions) is
+// created readable by its owner only (0600).
 package sqlite
 
 import (
@@ -21,6 +29,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -33,30 +42,54 @@ import (
 )
 
 // schemaVersion is the version of the schema this package writes.
-const schemaVersion = 1
+const schemaVersion = 2
 
 // BusyTimeout is how long a write waits for another connection's (or
 // process's) write lock before it fails.
 const BusyTimeout = 30 * time.Second
 
-// schema creates the tables; every statement is idempotent.
+// schema creates the tables of a new file.
 var schema = []string{
-	`CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`,
 	// id is a BLOB so any session id, whatever its bytes, is kept as it
-	// is and sorts bytewise.
-	`CREATE TABLE IF NOT EXISTS sessions (
+	// is and sorts bytewise. The row is small: an append updates it.
+	`CREATE TABLE sessions (
 		id BLOB PRIMARY KEY,
 		version INTEGER NOT NULL,
-		snapshot_version INTEGER NOT NULL,
-		snapshot BLOB NOT NULL
+		snapshot_version INTEGER NOT NULL
 	)`,
-	`CREATE TABLE IF NOT EXISTS events (
+	// sum is the CRC-32C of data (NULL in rows of the first schema).
+	`CREATE TABLE snapshots (
+		session BLOB PRIMARY KEY,
+		data BLOB NOT NULL,
+		sum INTEGER
+	)`,
+	`CREATE TABLE events (
 		session BLOB NOT NULL,
 		version INTEGER NOT NULL,
 		data BLOB NOT NULL,
+		sum INTEGER,
 		PRIMARY KEY (session, version)
 	) WITHOUT ROWID`,
 }
+
+// upgradeFrom1 turns a file of the first schema (the snapshot in the
+// session's row, no checksums) into the current one.
+var upgradeFrom1 = []string{
+	`CREATE TABLE snapshots (
+		session BLOB PRIMARY KEY,
+		data BLOB NOT NULL,
+		sum INTEGER
+	)`,
+	`INSERT INTO snapshots (session, data, sum) SELECT id, snapshot, NULL FROM sessions`,
+	`ALTER TABLE sessions DROP COLUMN snapshot`,
+	`ALTER TABLE events ADD COLUMN sum INTEGER`,
+	`UPDATE schema_version SET version = 2`,
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// checksum is what the sum column holds for data.
+func checksum(data []byte) int64 { return int64(crc32.Checksum(data, castagnoli)) }
 
 // Store is a host.Store in a SQLite file. It is safe for concurrent use,
 // and several Stores (in one process or several) may share one file.
@@ -89,6 +122,13 @@ func New(path string) (*Store, error) {
 	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("sqlite store %q: %w", path, err)
+	}
+	// Created here, empty, so that it is the owner's alone: SQLite gives
+	// its -wal and -shm files the database file's permissions.
+	if f, err := os.OpenFile(abs, os.O_RDWR|os.O_CREATE, 0o600); err != nil {
+		return nil, fmt.Errorf("sqlite store %q: %w", path, err)
+	} else {
+		f.Close()
 	}
 	db, err := sql.Open("sqlite", dsn(abs))
 	if err != nil {
@@ -133,20 +173,31 @@ func (s *Store) Close() error {
 // init creates the schema, or checks the one the file holds.
 func (s *Store) init(ctx context.Context) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		for _, stmt := range schema {
-			if _, err := tx.ExecContext(ctx, stmt); err != nil {
-				return fmt.Errorf("create schema: %w", err)
-			}
+		if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)`); err != nil {
+			return fmt.Errorf("create schema: %w", err)
 		}
 		var nv sql.NullInt64
 		if err := tx.QueryRowContext(ctx, `SELECT max(version) FROM schema_version`).Scan(&nv); err != nil {
 			return fmt.Errorf("read schema version: %w", err)
 		}
+		run := func(what string, stmts []string) error {
+			for _, stmt := range stmts {
+				if _, err := tx.ExecContext(ctx, stmt); err != nil {
+					return fmt.Errorf("%s: %w", what, err)
+				}
+			}
+			return nil
+		}
 		switch v := nv.Int64; {
 		case !nv.Valid:
+			if err := run("create schema", schema); err != nil {
+				return err
+			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version) VALUES (?)`, schemaVersion); err != nil {
 				return fmt.Errorf("write schema version: %w", err)
 			}
+		case v == 1:
+			return run("upgrade the schema from version 1", upgradeFrom1)
 		case v > schemaVersion:
 			return fmt.Errorf("the database has schema version %d; this program knows versions up to %d (upgrade it)", v, schemaVersion)
 		}
@@ -193,18 +244,29 @@ func (s *Store) load(ctx context.Context, id string) (st host.StoredSession, err
 	}
 	defer tx.Rollback()
 	var version uint64
-	err = tx.QueryRowContext(ctx, `SELECT version, snapshot_version, snapshot FROM sessions WHERE id = ?`, []byte(id)).
-		Scan(&version, &st.SnapshotVersion, &st.Snapshot)
+	err = tx.QueryRowContext(ctx, `SELECT version, snapshot_version FROM sessions WHERE id = ?`, []byte(id)).
+		Scan(&version, &st.SnapshotVersion)
 	if errors.Is(err, sql.ErrNoRows) {
 		return st, host.ErrNotStored
 	}
 	if err != nil {
 		return st, err
 	}
+	var sum sql.NullInt64
+	err = tx.QueryRowContext(ctx, `SELECT data, sum FROM snapshots WHERE session = ?`, []byte(id)).Scan(&st.Snapshot, &sum)
+	if errors.Is(err, sql.ErrNoRows) {
+		return st, fmt.Errorf("%w: the snapshot of version %d is missing", host.ErrDamaged, st.SnapshotVersion)
+	}
+	if err != nil {
+		return st, err
+	}
+	if sum.Valid && sum.Int64 != checksum(st.Snapshot) {
+		return host.StoredSession{}, fmt.Errorf("%w: the snapshot of version %d fails its checksum", host.ErrDamaged, st.SnapshotVersion)
+	}
 	if st.Snapshot == nil {
 		st.Snapshot = []byte{}
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT version, data FROM events WHERE session = ? AND version > ? ORDER BY version`,
+	rows, err := tx.QueryContext(ctx, `SELECT version, data, sum FROM events WHERE session = ? AND version > ? ORDER BY version`,
 		[]byte(id), st.SnapshotVersion)
 	if err != nil {
 		return st, err
@@ -213,11 +275,15 @@ func (s *Store) load(ctx context.Context, id string) (st host.StoredSession, err
 	for rows.Next() {
 		var v uint64
 		var data []byte
-		if err := rows.Scan(&v, &data); err != nil {
+		var sum sql.NullInt64
+		if err := rows.Scan(&v, &data, &sum); err != nil {
 			return st, err
 		}
 		if want := st.Version() + 1; v != want {
-			return st, fmt.Errorf("event version %d where %d belongs: the database is damaged", v, want)
+			return host.StoredSession{}, fmt.Errorf("%w: event version %d where %d belongs", host.ErrDamaged, v, want)
+		}
+		if sum.Valid && sum.Int64 != checksum(data) {
+			return host.StoredSession{}, fmt.Errorf("%w: event %d fails its checksum", host.ErrDamaged, v)
 		}
 		if data == nil {
 			data = []byte{}
@@ -228,7 +294,7 @@ func (s *Store) load(ctx context.Context, id string) (st host.StoredSession, err
 		return st, err
 	}
 	if st.Version() != version {
-		return st, fmt.Errorf("session at version %d, events up to %d: the database is damaged", version, st.Version())
+		return host.StoredSession{}, fmt.Errorf("%w: session at version %d, events up to %d", host.ErrDamaged, version, st.Version())
 	}
 	return st, nil
 }
@@ -240,7 +306,8 @@ func (s *Store) Append(ctx context.Context, id string, expected uint64, event []
 		if err := bump(ctx, tx, id, expected, "UPDATE sessions SET version = version + 1 WHERE id = ? AND version = ?"); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO events (session, version, data) VALUES (?, ?, ?)`, []byte(id), expected+1, nonNil(event))
+		_, err := tx.ExecContext(ctx, `INSERT INTO events (session, version, data, sum) VALUES (?, ?, ?, ?)`,
+			[]byte(id), expected+1, nonNil(event), checksum(event))
 		return err
 	})
 	if err != nil {
@@ -254,8 +321,8 @@ func (s *Store) Append(ctx context.Context, id string, expected uint64, event []
 func (s *Store) Snapshot(ctx context.Context, id string, expected uint64, state []byte) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		if expected == 0 {
-			res, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, version, snapshot_version, snapshot) VALUES (?, 1, 1, ?)
-				ON CONFLICT (id) DO NOTHING`, []byte(id), nonNil(state))
+			res, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, version, snapshot_version) VALUES (?, 1, 1)
+				ON CONFLICT (id) DO NOTHING`, []byte(id))
 			if err != nil {
 				return err
 			}
@@ -263,14 +330,18 @@ func (s *Store) Snapshot(ctx context.Context, id string, expected uint64, state 
 				return conflict(ctx, tx, id, expected, err)
 			}
 		} else {
-			res, err := tx.ExecContext(ctx, `UPDATE sessions SET version = ?, snapshot_version = ?, snapshot = ? WHERE id = ? AND version = ?`,
-				expected+1, expected+1, nonNil(state), []byte(id), expected)
+			res, err := tx.ExecContext(ctx, `UPDATE sessions SET version = ?, snapshot_version = ? WHERE id = ? AND version = ?`,
+				expected+1, expected+1, []byte(id), expected)
 			if err != nil {
 				return err
 			}
 			if n, err := res.RowsAffected(); err != nil || n == 0 {
 				return conflict(ctx, tx, id, expected, err)
 			}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO snapshots (session, data, sum) VALUES (?, ?, ?)
+			ON CONFLICT (session) DO UPDATE SET data = excluded.data, sum = excluded.sum`, []byte(id), nonNil(state), checksum(state)); err != nil {
+			return err
 		}
 		_, err := tx.ExecContext(ctx, `DELETE FROM events WHERE session = ?`, []byte(id))
 		return err
@@ -319,6 +390,9 @@ func conflict(ctx context.Context, tx *sql.Tx, id string, expected uint64, err e
 func (s *Store) Delete(ctx context.Context, id string) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, []byte(id)); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM snapshots WHERE session = ?`, []byte(id)); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, `DELETE FROM events WHERE session = ?`, []byte(id))

@@ -29,7 +29,8 @@ func opener(path string) storetest.Opener {
 
 // TestConformance runs the shared store suite on one database file.
 func TestConformance(t *testing.T) {
-	storetest.Run(t, opener(filepath.Join(t.TempDir(), "ctxhost.db")))
+	path := filepath.Join(t.TempDir(), "ctxhost.db")
+	storetest.RunWith(t, storetest.Options{Damager: damager(path)}, opener(path))
 }
 
 // child runs the part of a child process of storetest.Crash or

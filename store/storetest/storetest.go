@@ -6,8 +6,9 @@
 // Store on the backend under test. Crash checks that what a writer killed
 // with SIGKILL had acknowledged is all there after a restart, and
 // RaceProcesses that writers in two processes never both win a version
-// (both run the calling test again as child processes). BenchAppend
-// measures appends.
+// (both run the calling test again as child processes). With a Damager,
+// damaged records and missing logs must fail Load with host.ErrDamaged.
+// BenchAppend measures appends.
 package storetest
 
 import (
@@ -34,9 +35,13 @@ type Options struct {
 	// a time (it checks versions against what it read or wrote itself).
 	// The subtests with two instances writing at once are skipped.
 	SingleProcess bool
-	// Skip names subtests (as passed to t.Run, e.g. "AppendUnstored") to
-	// skip, each with the reason given in the skip message.
+	// Skip names subtests (as passed to t.Run, e.g. "AppendUnstored" or
+	// "Damage/LastEventDeleted") to skip, each with the reason given in the
+	// skip message.
 	Skip map[string]string
+	// Damager damages a stored session behind the store's back, for the
+	// Damage subtests (nil: they are skipped).
+	Damager Damager
 }
 
 // Run runs the conformance suite with default Options.
@@ -65,6 +70,7 @@ func RunWith(t *testing.T, opts Options, open Opener) {
 		{"ConcurrentWritersOneInstance", false, func(t *testing.T) { s.concurrentWriters(t, 1) }},
 		{"List", false, s.list},
 		{"Version", false, s.version},
+		{"Damage", false, s.damage},
 		{"CrossInstance", true, s.crossInstance},
 		{"ConcurrentWritersTwoInstances", true, func(t *testing.T) { s.concurrentWriters(t, 2) }},
 	}

@@ -1,0 +1,84 @@
+package history
+
+import (
+	"fmt"
+
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// AddAll adds msgs in order as Add would, all or none: when one of them is
+// invalid (against the history, or against the messages before it in
+// msgs) nothing is stored and the error names its index. It returns the
+// stored messages.
+func (h *History) AddAll(msgs []sdk.Message) ([]sdk.Message, error) {
+	h.mu.Lock()
+	undo := h.checkpoint()
+	stored := make([]sdk.Message, 0, len(msgs))
+	for i, m := range msgs {
+		for _, tc := range m.ToolCalls {
+			undo.touch(h, tc.ID)
+		}
+		undo.touch(h, m.ToolCallID)
+		s, err := h.add(m)
+		if err != nil {
+			undo.rollback(h)
+			h.mu.Unlock()
+			return nil, fmt.Errorf("message %d: %w", i, err)
+		}
+		stored = append(stored, s)
+	}
+	h.mu.Unlock()
+	for _, m := range msgs {
+		in := cloneMessage(m)
+		h.record(Op{Kind: OpAdd, Message: &in})
+	}
+	return stored, nil
+}
+
+// batchUndo is what appends change, kept to put it back: readers never
+// see the appended entries, since the write lock is held throughout.
+type batchUndo struct {
+	entries   int
+	nextID    int
+	version   uint64
+	hasTask   bool
+	opening   bool
+	openTask  int
+	allTokens int
+	view      int
+	calls     map[string]*callRef // prior value of each touched call (nil: absent)
+}
+
+func (h *History) checkpoint() *batchUndo {
+	return &batchUndo{entries: len(h.entries), nextID: h.nextID, version: h.version, hasTask: h.hasTask,
+		opening: h.opening, openTask: h.openingTask, allTokens: h.allTokens, view: h.viewTokens, calls: map[string]*callRef{}}
+}
+
+// touch remembers call id's record before the batch changes it.
+func (u *batchUndo) touch(h *History, id string) {
+	if _, seen := u.calls[id]; seen || id == "" {
+		return
+	}
+	if ref, ok := h.calls[id]; ok {
+		u.calls[id] = &ref
+	} else {
+		u.calls[id] = nil
+	}
+}
+
+func (u *batchUndo) rollback(h *History) {
+	for _, e := range h.entries[u.entries:] {
+		delete(h.byID, e.msg.ID)
+	}
+	clear(h.entries[u.entries:])
+	h.entries = h.entries[:u.entries]
+	for id, ref := range u.calls {
+		if ref == nil {
+			delete(h.calls, id)
+		} else {
+			h.calls[id] = *ref
+		}
+	}
+	h.nextID, h.version, h.hasTask, h.allTokens, h.viewTokens = u.nextID, u.version, u.hasTask, u.allTokens, u.view
+	h.opening, h.openingTask = u.opening, u.openTask
+}

@@ -1,0 +1,9 @@
+// Package servicechaos holds the adversarial suite of `ctxhost serve`: the
+// real binary killed with SIGKILL under concurrent load on SQLite and
+// PostgreSQL, PostgreSQL connections cut under load, two servers creating
+// one session, damaged stores, giant and partial requests, and fuzzed
+// requests. Every run reports what it counted: messages lost, duplicated
+// or partially applied, damaged bytes served, INTERNAL answers, and the
+// server's peak RSS. Its tests carry the build tag chaos: run them with
+// `make chaos-service` (they take minutes). It has no code of its own.
+package servicechaos
