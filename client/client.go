@@ -248,5 +248,61 @@ func toProto(m sdk.Message) *servicev1.Message {
 	for _, tc := range m.ToolCalls {
 		out.ToolCalls = append(out.ToolCalls, &servicev1.ToolCall{Id: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
 	}
+	for _, p := range m.Parts {
+		out.Parts = append(out.Parts, &servicev1.Part{Type: p.Type, Text: p.Text, MediaType: p.MediaType, Data: p.Data, Url: p.URL,
+			Width: int32(p.Width), Height: int32(p.Height), Detail: p.Detail, Pages: int32(p.Pages), Title: p.Title,
+			Signature: p.Signature, Opaque: p.Opaque, Provider: p.Provider})
+	}
 	return out
+}
+
+// jsonValue converts JSON text to a protobuf Value (nil for none).
+func jsonValue(raw json.RawMessage) (*structpb.Value, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	var v structpb.Value
+	if err := v.UnmarshalJSON(raw); err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
+// SetTools replaces the session's tool definitions, tool choice and
+// response schema (a zero r clears them).
+func (c *Client) SetTools(ctx context.Context, id string, r sdk.RequestTools, w WriteOptions) (uint64, error) {
+	req := &servicev1.SetToolsRequest{SessionId: id, Write: w.proto()}
+	for _, t := range r.Tools {
+		params, err := jsonValue(t.Parameters)
+		if err != nil {
+			return 0, fmt.Errorf("set tools of %q: tool %q: %w", id, t.Name, err)
+		}
+		req.Tools = append(req.Tools, &servicev1.ToolDefinition{Name: t.Name, Description: t.Description, Parameters: params})
+	}
+	if tc := r.ToolChoice; tc != nil {
+		req.ToolChoice = &servicev1.ToolChoice{Mode: tc.Mode, Name: tc.Name}
+	}
+	if f := r.ResponseFormat; f != nil {
+		schema, err := jsonValue(f.Schema)
+		if err != nil {
+			return 0, fmt.Errorf("set tools of %q: response format: %w", id, err)
+		}
+		req.ResponseFormat = &servicev1.ResponseFormat{Name: f.Name, Schema: schema, Strict: f.Strict}
+	}
+	res, err := c.Raw.SetTools(ctx, connect.NewRequest(req))
+	if err != nil {
+		return 0, fmt.Errorf("set tools of %q: %w", id, err)
+	}
+	return res.Msg.Sequence, nil
+}
+
+// History reads stored messages as given (the originals of masked, cut
+// and omitted ones too): by ids when given, else those containing query
+// (every message when empty).
+func (c *Client) History(ctx context.Context, id string, ids []string, query string) ([]*servicev1.HistoryEntry, error) {
+	res, err := c.Raw.GetHistory(ctx, connect.NewRequest(&servicev1.GetHistoryRequest{SessionId: id, Ids: ids, Query: query}))
+	if err != nil {
+		return nil, fmt.Errorf("history of %q: %w", id, err)
+	}
+	return res.Msg.Entries, nil
 }

@@ -59,6 +59,21 @@ func TestServeGoClient(t *testing.T) {
 			if _, err := c.ReportUsage(ctx, id, turn.Budget.GetUsed()+20, 10); err != nil {
 				t.Fatal(err)
 			}
+			// Tools and a message with parts go through whole; the
+			// history reads them back as given.
+			tools := sdk.RequestTools{Tools: []sdk.ToolDefinition{{Name: "bash", Parameters: json.RawMessage(`{"type":"object"}`)}}}
+			if _, err := c.SetTools(ctx, id, tools, client.WriteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			img := sdk.Message{Role: sdk.RoleUser, Parts: []sdk.Part{{Type: sdk.PartText, Text: "see"}, {Type: sdk.PartImage, MediaType: "image/png", Data: []byte{7, 8}}}}
+			_, imgIDs, err := c.Append(ctx, id, client.WriteOptions{}, img)
+			if err != nil {
+				t.Fatal(err)
+			}
+			entries, err := c.History(ctx, id, imgIDs, "")
+			if err != nil || len(entries) != 1 || len(entries[0].Message.Parts) != 2 || string(entries[0].Message.Parts[1].Data) != "\x07\x08" {
+				t.Fatalf("history of %v: %v %v", imgIDs, entries, err)
+			}
 			_, _, err = c.Append(ctx, id, client.WriteOptions{ExpectedSequence: seq}, sdk.Message{Role: sdk.RoleUser, Content: "late"})
 			cur, ok := client.CurrentSequence(err)
 			if connect.CodeOf(err) != connect.CodeAborted || !ok || cur <= seq {
