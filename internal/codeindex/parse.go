@@ -13,11 +13,11 @@ import (
 type Definition struct {
 	Name      string `json:"name"`
 	Kind      string `json:"kind"`
-	Signature string `json:"signature"`  // the header up to its body, on one line
-	Line      int    `json:"line"`       // first line, 1-based
-	EndLine   int    `json:"end_line"`   // last line, 1-based
-	Container string `json:"container"`  // the enclosing definition's name, if any
-	Depth     int    `json:"depth"`      // nesting among definitions, 0 at top level
+	Signature string `json:"signature"` // the header up to its body, on one line
+	Line      int    `json:"line"`      // first line, 1-based
+	EndLine   int    `json:"end_line"`  // last line, 1-based
+	Container string `json:"container"` // the enclosing definition's name, if any
+	Depth     int    `json:"depth"`     // nesting among definitions, 0 at top level
 }
 
 // Tags are the definitions and references of one file.

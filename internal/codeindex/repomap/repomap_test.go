@@ -8,91 +8,12 @@ import (
 	"testing"
 
 	"github.com/ctxhost/ctxhost/internal/codeindex"
+	"github.com/ctxhost/ctxhost/internal/codeindex/codeindextest"
 	"github.com/ctxhost/ctxhost/tokenizer"
 	"github.com/google/go-cmp/cmp"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden maps in testdata")
-
-// sampleRepo is a small repository: a Python package whose schema module
-// everything uses, a Go helper, and files without a parser.
-var sampleRepo = map[string]string{
-	"README.md":        "# shop\n\nA tiny shop.\n",
-	"docs/guide.txt":   "How to order.\n",
-	"shop/__init__.py": "from shop.schema import Schema, ValidationError\n",
-	"shop/schema.py": `class ValidationError(Exception):
-    pass
-
-
-class Schema:
-    def load(self, data):
-        errors = self.validate(data)
-        if errors:
-            raise ValidationError(errors)
-        return data
-
-    def validate(self, data):
-        return {}
-
-
-def _private_helper():
-    return None
-`,
-	"shop/orders.py": `from shop.schema import Schema, ValidationError
-from shop.pricing import compute_total
-
-
-class OrderSchema(Schema):
-    def load(self, data):
-        data = super().load(data)
-        data["total"] = compute_total(data["items"])
-        return data
-
-
-def place_order(data):
-    try:
-        return OrderSchema().load(data)
-    except ValidationError:
-        return None
-`,
-	"shop/pricing.py": `TAX_RATE = 0.2
-
-
-def compute_total(items):
-    return sum(apply_tax(i["price"]) for i in items)
-
-
-def apply_tax(price):
-    return price * (1 + TAX_RATE)
-`,
-	"tools/report.go": `package tools
-
-// Report sums prices.
-type Report struct{ Total float64 }
-
-// Add adds one price.
-func (r *Report) Add(price float64) { r.Total += price }
-
-// NewReport returns an empty report.
-func NewReport() *Report { return &Report{} }
-`,
-}
-
-// writeRepo writes files under a new temporary directory.
-func writeRepo(t testing.TB, files map[string]string) string {
-	t.Helper()
-	root := t.TempDir()
-	for p, text := range files {
-		full := filepath.Join(root, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return root
-}
 
 func indexRepo(t testing.TB, root string) *codeindex.Index {
 	t.Helper()
@@ -132,7 +53,7 @@ func counter(t testing.TB) func(string) int {
 }
 
 func TestGoldenMaps(t *testing.T) {
-	ix := indexRepo(t, writeRepo(t, sampleRepo))
+	ix := indexRepo(t, codeindextest.WriteRepo(t, codeindextest.SampleRepo))
 	g := Build(ix.Files())
 	count := counter(t)
 	cases := []struct {
@@ -158,7 +79,7 @@ func TestGoldenMaps(t *testing.T) {
 
 // TestRankFollowsTheTask: the task's identifiers bring their definers first.
 func TestRankFollowsTheTask(t *testing.T) {
-	ix := indexRepo(t, writeRepo(t, sampleRepo))
+	ix := indexRepo(t, codeindextest.WriteRepo(t, codeindextest.SampleRepo))
 	g := Build(ix.Files())
 	for text, want := range map[string]string{
 		"apply_tax rounds wrongly":          "shop/pricing.py",
@@ -173,7 +94,7 @@ func TestRankFollowsTheTask(t *testing.T) {
 }
 
 func TestFewerDefinitionsFewerTokens(t *testing.T) {
-	ix := indexRepo(t, writeRepo(t, sampleRepo))
+	ix := indexRepo(t, codeindextest.WriteRepo(t, codeindextest.SampleRepo))
 	r := Build(ix.Files()).Rank(Focus{})
 	count := counter(t)
 	prev := -1
