@@ -61,7 +61,7 @@ func (*repoMapPlugin) Describe() sdk.PluginInfo {
 		Ops: []sdk.OpInfo{
 			{Name: opFocus, Description: "Rank for a task: {text?, files?, max_tokens?}; replaces the focus and shows as many definitions as fit again. Returns {files} (the best-ranked files)."},
 			{Name: opRankedFiles, Description: "The best-ranked files for the current focus: {limit?} (default 10); returns {files:[{path, rank}]}."},
-			{Name: opRefresh, Description: "Re-read the repository now: {}; returns {files, added, changed, removed}."},
+			{Name: opRefresh, Description: "Re-read the repository now: {}; returns {files, changed}."},
 		},
 		ConfigSchema: []sdk.ConfigField{
 			{Name: "root", Type: sdk.ConfigString, Description: "The repository to map (default: the plugin's working directory).", Default: json.RawMessage(`"."`)},
@@ -141,76 +141,37 @@ func (p *repoMapPlugin) NewSession(string) sdk.Session {
 	return &session{plugin: p, state: sessionState{MaxDefs: -1}}
 }
 
-// repoIndex is the index of the repository and the graph of its latest
-// version, rebuilt when the version changes.
+// repoIndex is the live index of the repository and the graph of its
+// latest version, rebuilt when the version changes.
 type repoIndex struct {
-	ix      *codeindex.Index
-	refresh time.Duration
-
-	ready chan struct{} // closed when the first refresh is done
-	err   error         // of the first refresh
+	live *codeindex.Live
 
 	mu        sync.Mutex
-	checked   time.Time
 	graph     *repomap.Graph
 	graphVers uint64
 }
 
 func newRepoIndex(root string, refresh time.Duration) (*repoIndex, error) {
-	ix, err := codeindex.New(root, codeindex.Options{})
+	live, err := codeindex.NewLive(root, refresh)
 	if err != nil {
 		return nil, err
 	}
-	return &repoIndex{ix: ix, refresh: refresh, ready: make(chan struct{})}, nil
+	return &repoIndex{live: live}, nil
 }
 
-func (r *repoIndex) start() {
-	go func() {
-		_, r.err = r.ix.Refresh()
-		r.mu.Lock()
-		r.checked = time.Now()
-		r.mu.Unlock()
-		close(r.ready)
-	}()
-}
+func (r *repoIndex) start() { r.live.Start() }
 
-// current waits for the first index (until ctx ends), re-checks the files
-// when the last check is older than the refresh interval, and returns the
-// graph of the index's current version.
-func (r *repoIndex) current(ctx context.Context) (*repomap.Graph, error) {
-	select {
-	case <-r.ready:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("repository map: indexing %s is not finished: %w", r.ix.Root(), ctx.Err())
-	}
-	if r.err != nil {
-		return nil, fmt.Errorf("repository map: %w", r.err)
+// current returns the graph of the index's current version (see
+// codeindex.Live.Current).
+func (r *repoIndex) current(ctx context.Context, force bool) (*repomap.Graph, error) {
+	v, err := r.live.Current(ctx, force)
+	if err != nil {
+		return nil, fmt.Errorf("repository map: %w", err)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if time.Since(r.checked) >= r.refresh {
-		if _, err := r.ix.Refresh(); err != nil {
-			return nil, fmt.Errorf("repository map: %w", err)
-		}
-		r.checked = time.Now()
-	}
-	if v := r.ix.Version(); r.graph == nil || v != r.graphVers {
-		r.graph, r.graphVers = repomap.Build(r.ix.Files()), v
+	if r.graph == nil || v != r.graphVers {
+		r.graph, r.graphVers = repomap.Build(r.live.Files()), v
 	}
 	return r.graph, nil
-}
-
-// forceRefresh re-reads the repository now.
-func (r *repoIndex) forceRefresh(ctx context.Context) (codeindex.Changes, error) {
-	if _, err := r.current(ctx); err != nil {
-		return codeindex.Changes{}, err
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	ch, err := r.ix.Refresh()
-	if err != nil {
-		return ch, fmt.Errorf("repository map: %w", err)
-	}
-	r.checked = time.Now()
-	return ch, nil
 }

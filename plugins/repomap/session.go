@@ -56,7 +56,7 @@ func (s *session) ranking(ctx context.Context) (*repomap.Ranking, config, error)
 	if err != nil {
 		return nil, cfg, err
 	}
-	g, err := idx.current(ctx)
+	g, err := idx.current(ctx, false)
 	if err != nil {
 		return nil, cfg, err
 	}
@@ -208,11 +208,12 @@ func (s *session) refresh(ctx context.Context, raw json.RawMessage) (json.RawMes
 	if err != nil {
 		return nil, err
 	}
-	ch, err := idx.forceRefresh(ctx)
+	before := idx.live.Version()
+	g, err := idx.current(ctx, true)
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(map[string]int{"files": len(idx.ix.Files()), "added": len(ch.Added), "changed": len(ch.Changed), "removed": len(ch.Removed)})
+	return json.Marshal(map[string]any{"files": len(g.Files) + len(g.Untagged), "changed": idx.live.Version() != before})
 }
 
 // Compact shows fewer definitions, lowest rank first: the most
