@@ -50,4 +50,6 @@ func TestConformanceInProcess(t *testing.T) {
 	plugintest.RunContextPlugin(t, newPlugin(), conformance("in-process"))
 }
 
-func TestConformanceProcess(t *testing.T) { plugintest.RunContextBinary(t, binary, conformance("process")) }
+func TestConformanceProcess(t *testing.T) {
+	plugintest.RunContextBinary(t, binary, conformance("process"))
+}

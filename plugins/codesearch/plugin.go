@@ -181,8 +181,8 @@ func (p *codeSearchPlugin) NewSession(string) sdk.Session {
 
 // chunkIndex is the live file index and the chunk index synced to it.
 type chunkIndex struct {
-	live     *codeindex.Live
-	cfg      config // what it was made from
+	live *codeindex.Live
+	cfg  config // what it was made from
 
 	mu     sync.Mutex
 	chunks *search.Index
