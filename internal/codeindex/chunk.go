@@ -6,7 +6,7 @@ import (
 
 // Chunk sizes, in lines.
 const (
-	maxChunkLines  = 200 // a longer definition is cut (its range says so)
+	maxChunkLines  = 200 // a longer definition is cut into pieces
 	gapChunkLines  = 80  // top-level code between definitions, per chunk
 	textChunkLines = 60  // files without a grammar, per chunk
 )
@@ -73,11 +73,16 @@ func Chunks(f *File, src []byte) []Chunk {
 		if end < d.Line {
 			end = d.Line
 		}
-		end = min(end, d.Line+maxChunkLines-1, len(lines))
+		end = min(end, len(lines))
 		if d.Line > len(lines) {
 			continue
 		}
-		out = append(out, Chunk{Path: f.Path, Line: d.Line, EndLine: end, Symbol: d.Name, Kind: d.Kind, Text: join(lines, d.Line, end)})
+		// a long definition is cut into pieces of maxChunkLines, each
+		// under the definition's name
+		for s := d.Line; s <= end; s += maxChunkLines {
+			e := min(s+maxChunkLines-1, end)
+			out = append(out, Chunk{Path: f.Path, Line: s, EndLine: e, Symbol: d.Name, Kind: d.Kind, Text: join(lines, s, e)})
+		}
 	}
 	// top-level code outside every definition
 	start := 0

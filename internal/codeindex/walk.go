@@ -90,3 +90,21 @@ func readText(path string) ([]byte, bool, error) {
 	}
 	return b, true, nil
 }
+
+// IsTestPath reports whether path looks like a test file: under a test
+// directory (test, tests, testing, __tests__, spec) or named like one
+// (test_x.py, x_test.py, x_test.go, x.test.js, x.spec.ts, conftest.py,
+// XTest.java).
+func IsTestPath(path string) bool {
+	parts := strings.Split(path, "/")
+	for _, dir := range parts[:len(parts)-1] {
+		switch dir {
+		case "test", "tests", "testing", "__tests__", "spec", "testdata":
+			return true
+		}
+	}
+	base := parts[len(parts)-1]
+	stem := strings.TrimSuffix(base, filepath.Ext(base))
+	return strings.HasPrefix(base, "test_") || strings.HasSuffix(stem, "_test") || strings.HasSuffix(stem, ".test") ||
+		strings.HasSuffix(stem, ".spec") || base == "conftest.py" || (strings.HasSuffix(base, ".java") && strings.HasSuffix(stem, "Test"))
+}

@@ -14,8 +14,8 @@
 // shared among the definitions its edges point to (every definition also
 // gets a hundredth of its file's rank, shared among the file's
 // definitions, so none is left unranked; a definition named in the task
-// gets its file's whole rank on top), and definitions are shown best
-// first.
+// gets its file's whole rank on top; definitions in test files count a
+// tenth), and definitions are shown best first.
 package repomap
 
 import (

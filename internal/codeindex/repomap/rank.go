@@ -26,6 +26,10 @@ const (
 
 	// baseShare of a file's rank is shared among all its definitions.
 	baseShare = 0.01
+
+	// testWeight scales the definitions of test files: their references
+	// still rank the code they test, but a map shows code first.
+	testWeight = 0.1
 )
 
 // RankedDefinition is one definition with its rank.
@@ -87,11 +91,16 @@ func (g *Graph) Rank(focus Focus) *Ranking {
 			continue
 		}
 		base := rank[fi] * baseShare / float64(len(defs))
+		weight := 1.0
+		if codeindex.IsTestPath(f.Path) {
+			weight = testWeight
+		}
 		for di, d := range defs {
 			v := base + defRank[key{int32(fi), g.identID(d.Name)}]
 			if mentioned[strings.ToLower(d.Name)] {
 				v += rank[fi] // named in the task: as good as its file
 			}
+			v *= weight
 			r.Defs = append(r.Defs, RankedDefinition{File: fi, Def: di, Rank: v})
 		}
 	}
@@ -121,7 +130,7 @@ func mentions(text string) map[string]bool {
 }
 
 // personalisation weighs the task's files, files whose name or directory
-// is a word of the task (or its plural), and files defining an identifier
+// is (or whose words are) words of the task, and files defining an identifier
 // of the task that few files define; uniform when none applies.
 func (g *Graph) personalisation(focus, mentioned map[string]bool) []float64 {
 	p := make([]float64, len(g.Files))
@@ -130,13 +139,7 @@ func (g *Graph) personalisation(focus, mentioned map[string]bool) []float64 {
 		if focus[f.Path] {
 			p[i] += 1
 		}
-		for _, part := range strings.Split(f.Path, "/") {
-			stem := strings.ToLower(strings.TrimSuffix(part, path.Ext(part)))
-			if mentioned[stem] || (len(stem) > 3 && strings.HasSuffix(stem, "s") && mentioned[strings.TrimSuffix(stem, "s")]) {
-				p[i] += 0.5
-				break
-			}
-		}
+		p[i] += 0.5 * pathMatch(f.Path, mentioned)
 	}
 	for i, name := range g.idents {
 		if ds := g.definers[i]; len(ds) > 0 && len(ds) <= 5 && mentioned[strings.ToLower(name)] {
@@ -158,6 +161,34 @@ func (g *Graph) personalisation(focus, mentioned map[string]bool) []float64 {
 		p[i] /= sum
 	}
 	return p
+}
+
+// pathMatch is how well a path names words of the task: 1 when a
+// directory or the file's name (without extension) is one of them, else
+// the largest share of a name's words (parse_date: parse, date) that are.
+// A plural matches its singular.
+func pathMatch(p string, mentioned map[string]bool) float64 {
+	is := func(w string) bool {
+		return mentioned[w] || (len(w) > 3 && strings.HasSuffix(w, "s") && mentioned[strings.TrimSuffix(w, "s")])
+	}
+	best := 0.0
+	for _, part := range strings.Split(p, "/") {
+		stem := strings.TrimSuffix(part, path.Ext(part))
+		if is(strings.ToLower(stem)) {
+			return 1
+		}
+		words := codeindex.SplitIdentifier(stem)
+		n := 0
+		for _, w := range words {
+			if len(w) >= 3 && is(w) {
+				n++
+			}
+		}
+		if len(words) > 0 {
+			best = max(best, float64(n)/float64(len(words)))
+		}
+	}
+	return best
 }
 
 // pagerank runs the power iteration; the rank of nodes without out-edges

@@ -96,11 +96,23 @@ func (r *Ranking) Render(opts RenderOptions) Map {
 		m.Candidates = len(cands)
 		return m
 	}
-	best := build(limit)
-	if fits(best.Text, opts.MaxTokens) {
-		return withTree(best, treeCounts, kept)
+	// gallop to the first count that does not fit, then bisect: renders
+	// stay near the budget's size however many definitions there are
+	lo, hi := 0, limit
+	for n := 16; ; n *= 2 {
+		if n >= limit {
+			if fits(build(limit).Text, opts.MaxTokens) {
+				return withTree(build(limit), treeCounts, kept)
+			}
+			break
+		}
+		if !fits(build(n).Text, opts.MaxTokens) {
+			hi = n
+			break
+		}
+		lo = n
 	}
-	lo, hi := 0, limit-1
+	hi--
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
 		if fits(build(mid).Text, opts.MaxTokens) {

@@ -6,7 +6,7 @@
 // Text is indexed as codeindex.SearchText prepares it (identifiers whole
 // and split into their words) through bleve's English analyser; a query
 // matches the chunk's code, its symbol name (weighted double) and its
-// path.
+// path. Chunks of test files score half (by default).
 package search
 
 import (
@@ -39,6 +39,10 @@ const (
 	fieldKind    = "kind"
 	fieldName    = "name" // the symbol as stored
 )
+
+// DefaultTestWeight scales the scores of chunks in test files: code
+// comes first.
+const DefaultTestWeight = 0.5
 
 // symbolBoost weighs a match on a chunk's symbol name against one in its code.
 const symbolBoost = 2.0
@@ -75,10 +79,21 @@ func NewMapping() mapping.IndexMapping {
 	return m
 }
 
+// Options configure an Index.
+type Options struct {
+	// WholeFiles indexes each file as one chunk instead of cutting it
+	// along its definitions (plain file-level BM25).
+	WholeFiles bool
+	// TestWeight scales the scores of test files' chunks; 0 means
+	// DefaultTestWeight, 1 leaves them as they are.
+	TestWeight float64
+}
+
 // Index is the chunk index of one repository.
 type Index struct {
-	mu sync.Mutex
-	bi bleve.Index
+	opts Options
+	mu   sync.Mutex
+	bi   bleve.Index
 	// files is the manifest: what is indexed for each file.
 	files map[string]fileEntry
 }
@@ -94,7 +109,11 @@ const manifestPrefix = "file:"
 
 // Open opens the index in dir, creating it when dir holds none; an empty
 // dir means an index in memory.
-func Open(dir string) (*Index, error) {
+func Open(dir string) (*Index, error) { return OpenWith(dir, Options{}) }
+
+// OpenWith is Open with options; an index on disk must always be opened
+// with the same options.
+func OpenWith(dir string, opts Options) (*Index, error) {
 	var bi bleve.Index
 	var err error
 	switch {
@@ -112,7 +131,10 @@ func Open(dir string) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open code search index %q: %w", dir, err)
 	}
-	ix := &Index{bi: bi, files: map[string]fileEntry{}}
+	if opts.TestWeight <= 0 {
+		opts.TestWeight = DefaultTestWeight
+	}
+	ix := &Index{opts: opts, bi: bi, files: map[string]fileEntry{}}
 	if err := ix.loadManifest(); err != nil {
 		bi.Close()
 		return nil, fmt.Errorf("open code search index %q: %w", dir, err)
@@ -202,7 +224,11 @@ func (ix *Index) Sync(src *codeindex.Index) (SyncStats, error) {
 			ix.remove(batch, f.Path, old)
 		}
 		entry := fileEntry{Hash: f.Hash}
-		for _, c := range codeindex.Chunks(f, src) {
+		chunks := []codeindex.Chunk{{Path: f.Path, Line: 1, EndLine: max(f.Lines, 1), Kind: "file", Text: string(src)}}
+		if !ix.opts.WholeFiles {
+			chunks = codeindex.Chunks(f, src)
+		}
+		for _, c := range chunks {
 			id := c.ID()
 			if err := batch.Index(id, document(c)); err != nil {
 				return st, fmt.Errorf("index %s: %w", id, err)
@@ -277,8 +303,9 @@ func (ix *Index) Query(text string, limit int, exclude map[string]bool) ([]Resul
 	if q == nil || limit <= 0 {
 		return nil, nil
 	}
-	// ask for more than limit: excluded files' chunks are dropped after
-	req := bleve.NewSearchRequestOptions(q, limit+4*len(exclude)+8, 0, false)
+	// ask for more than limit: excluded files' chunks are dropped after,
+	// and test files' chunks move down
+	req := bleve.NewSearchRequestOptions(q, 3*limit+4*len(exclude)+8, 0, false)
 	req.Fields = []string{fieldFile, fieldLine, fieldEndLine, fieldKind, fieldName}
 	res, err := ix.bi.Search(req)
 	if err != nil {
@@ -291,12 +318,15 @@ func (ix *Index) Query(text string, limit int, exclude map[string]bool) ([]Resul
 		if exclude[r.Path] {
 			continue
 		}
-		out = append(out, r)
-		if len(out) == limit {
-			break
+		if codeindex.IsTestPath(r.Path) {
+			r.Score *= ix.opts.TestWeight
 		}
+		out = append(out, r)
 	}
 	sortResults(out)
+	if len(out) > limit {
+		out = out[:limit]
+	}
 	return out, nil
 }
 
