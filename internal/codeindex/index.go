@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -99,8 +100,13 @@ func (ix *Index) Refresh() (Changes, error) {
 	}
 	ix.mu.RUnlock()
 
-	loaded := ix.load(todo)
+	return ix.apply(todo, removed), nil
+}
 
+// apply loads todo and removes removed; a changed stat with the same
+// content only updates the stat.
+func (ix *Index) apply(todo []FileStat, removed []string) Changes {
+	loaded := ix.load(todo)
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	var ch Changes
@@ -120,15 +126,35 @@ func (ix *Index) Refresh() (Changes, error) {
 	}
 	sort.Strings(removed)
 	for _, p := range removed {
-		delete(ix.files, p)
+		if _, ok := ix.files[p]; ok {
+			delete(ix.files, p)
+			ch.Removed = append(ch.Removed, p)
+		}
 	}
-	ch.Removed = removed
 	sort.Strings(ch.Added)
 	sort.Strings(ch.Changed)
 	if !ch.Empty() {
 		ix.version++
 	}
-	return ch, nil
+	return ch
+}
+
+// RefreshFiles brings the given files (relative paths) up to date
+// without walking the repository: what an editor or agent that knows
+// what it changed calls. A path that no longer exists is removed.
+func (ix *Index) RefreshFiles(paths []string) (Changes, error) {
+	var todo []FileStat
+	var gone []string
+	for _, p := range paths {
+		p = filepath.ToSlash(filepath.Clean(p))
+		info, err := os.Stat(filepath.Join(ix.root, filepath.FromSlash(p)))
+		if err != nil || !info.Mode().IsRegular() {
+			gone = append(gone, p)
+			continue
+		}
+		todo = append(todo, FileStat{Path: p, Size: info.Size(), ModTime: info.ModTime().UnixNano()})
+	}
+	return ix.apply(todo, gone), nil
 }
 
 // load reads, hashes and parses files with opts.Workers goroutines; a

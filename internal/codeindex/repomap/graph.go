@@ -20,6 +20,8 @@ package repomap
 
 import (
 	"math"
+	"path"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -35,15 +37,33 @@ type Graph struct {
 	idents   []string          // identifier id -> name
 	ids      map[string]int32  // name -> identifier id
 	definers [][]int32         // identifier id -> files defining it
-	edges    []edge            // referencer -> definer, per identifier
+	edges    []edge            // referencer -> definer, per identifier; by src, dst
 	byPath   map[string]int
 	// defs[file] maps an identifier id to the definitions of that name.
 	defs []map[int32][]int
+	// slots are the (file, identifier) pairs that have definitions; an
+	// edge names its target's slot, a definition its own.
+	slots    int
+	defSlot  [][]int32 // file -> definition index -> slot
+	defIdent [][]int32 // file -> definition index -> identifier id
+	lower    []string  // identifier id -> lower-case name
+	defCount int
+	// pathWords are each file's path parts, lower-cased, and their words.
+	pathWords [][]pathPart
 }
+
+type pathPart struct {
+	whole string
+	words []string
+}
+
+// maxDefiners: a name defined in more files than this makes no edges.
+const maxDefiners = 30
 
 type edge struct {
 	src, dst int32
 	ident    int32
+	slot     int32   // of (dst, ident)
 	weight   float64 // sqrt(mentions) times the name's own multiplier
 }
 
@@ -94,6 +114,9 @@ func Build(files []*codeindex.File) *Graph {
 				continue // defined nowhere in the repository
 			}
 			referenced[i] = true
+			if len(g.definers[i]) > maxDefiners {
+				continue // __init__, get, String: no signal, and edges by the million
+			}
 			w := math.Sqrt(float64(f.Tags.References[name])) * g.nameWeight(i)
 			for _, d := range g.definers[i] {
 				g.edges = append(g.edges, edge{src: int32(fi), dst: d, ident: i, weight: w})
@@ -101,6 +124,7 @@ func Build(files []*codeindex.File) *Graph {
 		}
 	}
 	// A definition nobody references still gets a little rank from its own file.
+	defer g.index()
 	for i, ds := range g.definers {
 		if !referenced[i] {
 			for _, d := range ds {
@@ -109,6 +133,52 @@ func Build(files []*codeindex.File) *Graph {
 		}
 	}
 	return g
+}
+
+// index numbers the slots, sorts the edges by source and target, and
+// lower-cases the identifiers.
+func (g *Graph) index() {
+	slotOf := map[[2]int32]int32{}
+	g.defSlot = make([][]int32, len(g.Files))
+	g.defIdent = make([][]int32, len(g.Files))
+	g.pathWords = make([][]pathPart, len(g.Files))
+	for fi, f := range g.Files {
+		for _, part := range strings.Split(f.Path, "/") {
+			stem := strings.TrimSuffix(part, path.Ext(part))
+			g.pathWords[fi] = append(g.pathWords[fi], pathPart{whole: strings.ToLower(stem), words: codeindex.SplitIdentifier(stem)})
+		}
+		g.defCount += len(f.Tags.Definitions)
+		g.defSlot[fi] = make([]int32, len(f.Tags.Definitions))
+		g.defIdent[fi] = make([]int32, len(f.Tags.Definitions))
+		for di, d := range f.Tags.Definitions {
+			g.defIdent[fi][di] = g.ids[d.Name]
+			k := [2]int32{int32(fi), g.ids[d.Name]}
+			s, ok := slotOf[k]
+			if !ok {
+				s = int32(len(slotOf))
+				slotOf[k] = s
+			}
+			g.defSlot[fi][di] = s
+		}
+	}
+	g.slots = len(slotOf)
+	for i := range g.edges {
+		g.edges[i].slot = slotOf[[2]int32{g.edges[i].dst, g.edges[i].ident}]
+	}
+	// edges come by source already; order each source's run by target
+	for start := 0; start < len(g.edges); {
+		end := start
+		for end < len(g.edges) && g.edges[end].src == g.edges[start].src {
+			end++
+		}
+		run := g.edges[start:end]
+		slices.SortStableFunc(run, func(a, b edge) int { return int(a.dst) - int(b.dst) })
+		start = end
+	}
+	g.lower = make([]string, len(g.idents))
+	for i, name := range g.idents {
+		g.lower[i] = strings.ToLower(name)
+	}
 }
 
 // nameWeight is an identifier's multiplier independent of the task.
@@ -142,3 +212,6 @@ func isCompound(name string) bool {
 
 // identID returns the id of a defined identifier.
 func (g *Graph) identID(name string) int32 { return g.ids[name] }
+
+// identOfDef is the identifier id of file fi's definition di.
+func (g *Graph) identOfDef(fi, di int) int32 { return g.defIdent[fi][di] }

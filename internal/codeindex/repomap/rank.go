@@ -3,7 +3,7 @@ package repomap
 import (
 	"math"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/ctxhost/ctxhost/internal/codeindex"
@@ -19,7 +19,7 @@ type Focus struct {
 const (
 	damping       = 0.85
 	maxIterations = 100
-	tolerance     = 1e-9
+	tolerance     = 1e-6 // L1 change of the rank vector between iterations
 
 	mentionedWeight = 10 // an identifier named in the task
 	focusEdgeWeight = 50 // an edge leaving one of the task's files
@@ -58,31 +58,49 @@ func (g *Graph) Rank(focus Focus) *Ranking {
 		r.focusFile[path.Clean(f)] = true
 	}
 	mentioned := mentions(focus.Text)
+	mentionedID := make([]bool, len(g.idents))
+	for i, name := range g.lower {
+		mentionedID[i] = mentioned[name]
+	}
+	focusNode := make([]bool, n)
+	for i, f := range g.Files {
+		focusNode[i] = r.focusFile[f.Path]
+	}
 
-	// weighted edges for this focus, and each node's out-weight
+	// weighted edges for this focus, each node's out-weight, and the
+	// edges merged by (source, target) for the power iteration
 	weights := make([]float64, len(g.edges))
 	out := make([]float64, n)
+	var links []link
 	for i, e := range g.edges {
 		w := e.weight
-		if mentioned[strings.ToLower(g.idents[e.ident])] {
+		if mentionedID[e.ident] {
 			w *= mentionedWeight
 		}
-		if r.focusFile[g.Files[e.src].Path] {
+		if focusNode[e.src] {
 			w *= focusEdgeWeight
 		}
 		weights[i] = w
 		out[e.src] += w
+		if k := len(links) - 1; k >= 0 && links[k].src == e.src && links[k].dst == e.dst {
+			links[k].w += w
+		} else {
+			links = append(links, link{src: e.src, dst: e.dst, w: w})
+		}
 	}
-	p := g.personalisation(r.focusFile, mentioned)
-	rank := pagerank(n, g.edges, weights, out, p)
+	for i := range links {
+		links[i].w /= out[links[i].src]
+	}
+	p := g.personalisation(focusNode, mentioned, mentionedID)
+	rank := pagerank(n, links, out, p)
 	r.FileRank = rank
+	r.Defs = make([]RankedDefinition, 0, g.defCount)
 
 	// share each file's rank among the definitions its edges reach
-	type key struct{ file, ident int32 }
-	defRank := map[key]float64{}
+	defRank := make([]float64, g.slots)
 	for i, e := range g.edges {
 		if out[e.src] > 0 {
-			defRank[key{e.dst, e.ident}] += rank[e.src] * weights[i] / out[e.src]
+			defRank[e.slot] += rank[e.src] * weights[i] / out[e.src]
 		}
 	}
 	for fi, f := range g.Files {
@@ -95,24 +113,28 @@ func (g *Graph) Rank(focus Focus) *Ranking {
 		if codeindex.IsTestPath(f.Path) {
 			weight = testWeight
 		}
-		for di, d := range defs {
-			v := base + defRank[key{int32(fi), g.identID(d.Name)}]
-			if mentioned[strings.ToLower(d.Name)] {
+		for di := range defs {
+			slot := g.defSlot[fi][di]
+			v := base + defRank[slot]
+			if mentionedID[g.identOfDef(fi, di)] {
 				v += rank[fi] // named in the task: as good as its file
 			}
 			v *= weight
 			r.Defs = append(r.Defs, RankedDefinition{File: fi, Def: di, Rank: v})
 		}
 	}
-	sort.Slice(r.Defs, func(i, j int) bool {
-		a, b := r.Defs[i], r.Defs[j]
-		if a.Rank != b.Rank {
-			return a.Rank > b.Rank
+	// files are sorted by path, so file order is path order
+	slices.SortFunc(r.Defs, func(a, b RankedDefinition) int {
+		switch {
+		case a.Rank != b.Rank:
+			if a.Rank > b.Rank {
+				return -1
+			}
+			return 1
+		case a.File != b.File:
+			return a.File - b.File
 		}
-		if a.File != b.File {
-			return g.Files[a.File].Path < g.Files[b.File].Path
-		}
-		return a.Def < b.Def
+		return a.Def - b.Def
 	})
 	return r
 }
@@ -132,17 +154,21 @@ func mentions(text string) map[string]bool {
 // personalisation weighs the task's files, files whose name or directory
 // is (or whose words are) words of the task, and files defining an identifier
 // of the task that few files define; uniform when none applies.
-func (g *Graph) personalisation(focus, mentioned map[string]bool) []float64 {
+func (g *Graph) personalisation(focus []bool, mentioned map[string]bool, mentionedID []bool) []float64 {
 	p := make([]float64, len(g.Files))
 	sum := 0.0
-	for i, f := range g.Files {
-		if focus[f.Path] {
+	if len(mentioned) > 0 {
+		for i := range g.Files {
+			p[i] += 0.5 * pathMatch(g.pathWords[i], mentioned)
+		}
+	}
+	for i, f := range focus {
+		if f {
 			p[i] += 1
 		}
-		p[i] += 0.5 * pathMatch(f.Path, mentioned)
 	}
-	for i, name := range g.idents {
-		if ds := g.definers[i]; len(ds) > 0 && len(ds) <= 5 && mentioned[strings.ToLower(name)] {
+	for i, ds := range g.definers {
+		if mentionedID[i] && len(ds) > 0 && len(ds) <= 5 {
 			for _, d := range ds {
 				p[d] += 0.5 / float64(len(ds))
 			}
@@ -167,17 +193,16 @@ func (g *Graph) personalisation(focus, mentioned map[string]bool) []float64 {
 // directory or the file's name (without extension) is one of them, else
 // the largest share of a name's words (parse_date: parse, date) that are.
 // A plural matches its singular.
-func pathMatch(p string, mentioned map[string]bool) float64 {
+func pathMatch(parts []pathPart, mentioned map[string]bool) float64 {
 	is := func(w string) bool {
 		return mentioned[w] || (len(w) > 3 && strings.HasSuffix(w, "s") && mentioned[strings.TrimSuffix(w, "s")])
 	}
 	best := 0.0
-	for _, part := range strings.Split(p, "/") {
-		stem := strings.TrimSuffix(part, path.Ext(part))
-		if is(strings.ToLower(stem)) {
+	for _, part := range parts {
+		if is(part.whole) {
 			return 1
 		}
-		words := codeindex.SplitIdentifier(stem)
+		words := part.words
 		n := 0
 		for _, w := range words {
 			if len(w) >= 3 && is(w) {
@@ -191,9 +216,16 @@ func pathMatch(p string, mentioned map[string]bool) float64 {
 	return best
 }
 
+// link is an edge of the power iteration: its weight is the share of
+// its source's out-weight.
+type link struct {
+	src, dst int32
+	w        float64
+}
+
 // pagerank runs the power iteration; the rank of nodes without out-edges
 // is redistributed by the personalisation.
-func pagerank(n int, edges []edge, weights, out, p []float64) []float64 {
+func pagerank(n int, links []link, out, p []float64) []float64 {
 	rank := append([]float64(nil), p...)
 	next := make([]float64, n)
 	for range maxIterations {
@@ -206,8 +238,8 @@ func pagerank(n int, edges []edge, weights, out, p []float64) []float64 {
 		for i := range n {
 			next[i] = (1-damping)*p[i] + damping*dangling*p[i]
 		}
-		for i, e := range edges {
-			next[e.dst] += damping * rank[e.src] * weights[i] / out[e.src]
+		for _, l := range links {
+			next[l.dst] += damping * rank[l.src] * l.w
 		}
 		diff := 0.0
 		for i := range n {

@@ -48,7 +48,7 @@ const DefaultTestWeight = 0.5
 const symbolBoost = 2.0
 
 // batchSize is how many chunks go into one index batch.
-const batchSize = 2000
+const batchSize = 5000
 
 // NewMapping is the index mapping of chunks (and, for a whole-file index,
 // of files): analysed body, symbol and path, stored locations; BM25.
