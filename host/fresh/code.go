@@ -35,8 +35,10 @@ const (
 	DefaultMaxCodeResults   = 5
 )
 
-func (o ContextOptions) includeRepoMap() bool      { return o.IncludeRepoMap == nil || *o.IncludeRepoMap }
-func (o ContextOptions) includeCodebaseDocs() bool { return o.IncludeCodebaseDocs == nil || *o.IncludeCodebaseDocs }
+func (o ContextOptions) includeRepoMap() bool { return o.IncludeRepoMap == nil || *o.IncludeRepoMap }
+func (o ContextOptions) includeCodebaseDocs() bool {
+	return o.IncludeCodebaseDocs == nil || *o.IncludeCodebaseDocs
+}
 
 // CodeRoles name the plugin bindings that play the code context's parts:
 // the repository map and the codebase docs take their fixed allocations
