@@ -24,6 +24,8 @@ var binaries = map[string]string{
 	"ctxhost-plugin-plan":       "../../plugins/plan",
 	"ctxhost-plugin-memory":     "../../plugins/memory",
 	"ctxhost-plugin-tooloutput": "../../plugins/tooloutput",
+	"ctxhost-plugin-repomap":    "../../plugins/repomap",
+	"ctxhost-plugin-codesearch": "../../plugins/codesearch",
 	"ctxhost-plugin-hello":      "../../examples/hello",
 	"ctxhost-assembler-gemini":  "../../plugins/assembler-gemini",
 	"ctxhost-assembler-claude":  "../../plugins/assembler-claude",
