@@ -69,7 +69,7 @@ func (a *Engine) NewFreshManager(systemPrompt, scope string) (*fresh.Manager, er
 		Assembler: a.Router, Format: a.Router.def.Format, AssemblerOptions: a.Router.def.Options,
 		AssemblerTimeout: a.SessionConfig().AssemblerTimeout,
 		Logger:           a.Logger.Named("fresh"), Scope: scope,
-		Roles:            roles, Root: f.Root,
+		Roles: roles, Root: f.Root,
 	})
 }
 
