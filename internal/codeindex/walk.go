@@ -92,14 +92,15 @@ func readText(path string) ([]byte, bool, error) {
 }
 
 // IsTestPath reports whether path looks like a test file: under a test
-// directory (test, tests, testing, __tests__, spec) or named like one
+// directory (test, tests, testing, __tests__, spec, testdata, test-data)
+// or named like one
 // (test_x.py, x_test.py, x_test.go, x.test.js, x.spec.ts, conftest.py,
 // XTest.java).
 func IsTestPath(path string) bool {
 	parts := strings.Split(path, "/")
 	for _, dir := range parts[:len(parts)-1] {
 		switch dir {
-		case "test", "tests", "testing", "__tests__", "spec", "testdata":
+		case "test", "tests", "testing", "__tests__", "spec", "testdata", "test-data":
 			return true
 		}
 	}

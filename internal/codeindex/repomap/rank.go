@@ -151,15 +151,28 @@ func mentions(text string) map[string]bool {
 	return ids
 }
 
-// personalisation weighs the task's files, files whose name or directory
-// is (or whose words are) words of the task, and files defining an identifier
-// of the task that few files define; uniform when none applies.
+// personalisation weighs the task's files, files whose path names words
+// of the task (each word's weight shared among the files it matches), and
+// files defining an identifier of the task that few files define; uniform
+// when none applies.
 func (g *Graph) personalisation(focus []bool, mentioned map[string]bool, mentionedID []bool) []float64 {
 	p := make([]float64, len(g.Files))
 	sum := 0.0
 	if len(mentioned) > 0 {
+		// each word of the task shares its weight among the files whose
+		// path names it: a word every path has says little
+		matched := make([][]string, len(g.Files))
+		files := map[string]int{}
 		for i := range g.Files {
-			p[i] += 0.5 * pathMatch(g.pathWords[i], mentioned)
+			matched[i] = pathMatches(g.pathWords[i], mentioned)
+			for _, w := range matched[i] {
+				files[w]++
+			}
+		}
+		for i, ws := range matched {
+			for _, w := range ws {
+				p[i] += 0.5 / float64(files[w])
+			}
 		}
 	}
 	for i, f := range focus {
@@ -189,31 +202,42 @@ func (g *Graph) personalisation(focus []bool, mentioned map[string]bool, mention
 	return p
 }
 
-// pathMatch is how well a path names words of the task: 1 when a
-// directory or the file's name (without extension) is one of them, else
-// the largest share of a name's words (parse_date: parse, date) that are.
-// A plural matches its singular.
-func pathMatch(parts []pathPart, mentioned map[string]bool) float64 {
-	is := func(w string) bool {
-		return mentioned[w] || (len(w) > 3 && strings.HasSuffix(w, "s") && mentioned[strings.TrimSuffix(w, "s")])
-	}
-	best := 0.0
-	for _, part := range parts {
-		if is(part.whole) {
-			return 1
+// pathMatches returns the words of the task a path names: a directory
+// or the file's name (without extension) that is one of them, or the
+// words of such a name (parse_date: parse, date) that are. A plural
+// matches its singular.
+func pathMatches(parts []pathPart, mentioned map[string]bool) []string {
+	word := func(w string) (string, bool) {
+		if mentioned[w] {
+			return w, true
 		}
-		words := part.words
-		n := 0
-		for _, w := range words {
-			if len(w) >= 3 && is(w) {
-				n++
+		if s := strings.TrimSuffix(w, "s"); len(w) > 3 && s != w && mentioned[s] {
+			return s, true
+		}
+		return "", false
+	}
+	var out []string
+	seen := map[string]bool{}
+	add := func(w string) {
+		if !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+		}
+	}
+	for _, part := range parts {
+		if w, ok := word(part.whole); ok {
+			add(w)
+			continue
+		}
+		for _, sw := range part.words {
+			if len(sw) >= 3 {
+				if w, ok := word(sw); ok {
+					add(w)
+				}
 			}
 		}
-		if len(words) > 0 {
-			best = max(best, float64(n)/float64(len(words)))
-		}
 	}
-	return best
+	return out
 }
 
 // link is an edge of the power iteration: its weight is the share of
