@@ -26,6 +26,7 @@ PLUGINS := \
 	ctxhost-plugin-tooloutput=./plugins/tooloutput \
 	ctxhost-plugin-repomap=./plugins/repomap \
 	ctxhost-plugin-codesearch=./plugins/codesearch \
+	ctxhost-plugin-codebasedocs=./plugins/codebasedocs \
 	ctxhost-plugin-hello=./examples/hello \
 	ctxhost-assembler-gemini=./plugins/assembler-gemini \
 	ctxhost-assembler-claude=./plugins/assembler-claude \

@@ -1,8 +1,8 @@
 # ctxhost example: fresh task contexts for a coding agent, with code
 # context. Every task gets the repository map (its best-ranked
-# definitions for the task, within a fixed allocation), the code search
-# results for the task, and the codebase docs (here the README's opening,
-# as no docs plugin is configured), fitted to the token budget. Run it
+# definitions for the task) and the codebase docs, each within a fixed
+# allocation, and the code search results for the task, fitted to the
+# token budget. Run it
 # from the repository root with
 #
 #   bin/ctxhost run -config examples/code.hcl examples/code-tasks.jsonl
@@ -50,6 +50,13 @@ plugin "code_search" {
     root        = var.repo
     index_dir   = var.index_dir
     max_results = 3
+  }
+}
+
+plugin "codebase_docs" {
+  path = "${var.bin_dir}/ctxhost-plugin-codebasedocs"
+  config {
+    root = var.repo
   }
 }
 

@@ -47,6 +47,7 @@ func (o ContextOptions) includeCodebaseDocs() bool {
 //
 //	repository map: op "focus" {text, files, max_tokens}
 //	code search:    op "query" {query, exclude_files, max_results}
+//	codebase docs:  op "budget" {max_tokens}
 //
 // An empty name means no plugin plays that part.
 type CodeRoles struct {
@@ -75,6 +76,10 @@ func (m *Manager) codeOps(task TaskSpec, opts ContextOptions) []Op {
 	if available(roles.RepoMap) && opts.includeRepoMap() {
 		args, _ := json.Marshal(map[string]any{"text": renderTask(task), "files": files, "max_tokens": max(m.opts.Budgeter.Fixed().RepoMap, 1)})
 		ops = append(ops, Op{Plugin: roles.RepoMap, Op: "focus", Args: args})
+	}
+	if available(roles.CodebaseDocs) && opts.includeCodebaseDocs() {
+		args, _ := json.Marshal(map[string]any{"max_tokens": max(m.opts.Budgeter.Fixed().CodebaseDocs, 1)})
+		ops = append(ops, Op{Plugin: roles.CodebaseDocs, Op: "budget", Args: args})
 	}
 	if available(roles.CodeSearch) {
 		query := opts.CodeSearchQuery
