@@ -27,6 +27,7 @@ PLUGINS := \
 	ctxhost-plugin-repomap=./plugins/repomap \
 	ctxhost-plugin-codesearch=./plugins/codesearch \
 	ctxhost-plugin-codebasedocs=./plugins/codebasedocs \
+	ctxhost-plugin-relevantfiles=./plugins/relevantfiles \
 	ctxhost-plugin-hello=./examples/hello \
 	ctxhost-assembler-gemini=./plugins/assembler-gemini \
 	ctxhost-assembler-claude=./plugins/assembler-claude \

@@ -33,6 +33,7 @@ const (
 	DefaultRepoMapPlugin       = "repo_map"
 	DefaultCodeSearchPlugin    = "code_search"
 	DefaultCodebaseDocsPlugin  = "codebase_docs"
+	DefaultRelevantFilesPlugin = "relevant_files"
 	DefaultLogLevel            = "info"
 	DefaultLogFormat           = "text"
 	DefaultSpeakerType         = "ai"
@@ -119,7 +120,8 @@ func decodeContext(fb fileBlock, diags *hcl.Diagnostics) *Context {
 		Fresh: Fresh{SystemPromptTokens: DefaultSystemPromptTokens, TaskSpecTokens: DefaultTaskSpecTokens,
 			ReservedTokens: DefaultReservedTokens, Shares: DefaultShares(),
 			RepoMapTokens: DefaultRepoMapTokens, CodebaseDocsTokens: DefaultCodebaseDocsTokens,
-			RepoMapPlugin: DefaultRepoMapPlugin, CodeSearchPlugin: DefaultCodeSearchPlugin, CodebaseDocsPlugin: DefaultCodebaseDocsPlugin},
+			RepoMapPlugin: DefaultRepoMapPlugin, CodeSearchPlugin: DefaultCodeSearchPlugin, CodebaseDocsPlugin: DefaultCodebaseDocsPlugin,
+			RelevantFilesPlugin: DefaultRelevantFilesPlugin},
 		MultiAgent: MultiAgent{WindowSize: DefaultWindowSize, MaxBytes: DefaultMaxBytes,
 			TeamTaskMaxBytes: DefaultTeamTaskMaxBytes, MarkerPatterns: []string{DefaultMarkerPattern}, Dedup: true},
 	}
@@ -171,6 +173,7 @@ func decodeContext(fb fileBlock, diags *hcl.Diagnostics) *Context {
 		r.str("repo_map_plugin", &f.RepoMapPlugin)
 		r.str("code_search_plugin", &f.CodeSearchPlugin)
 		r.str("codebase_docs_plugin", &f.CodebaseDocsPlugin)
+		r.str("relevant_files_plugin", &f.RelevantFilesPlugin)
 		r.str("root", &f.Root)
 		if f.Root != "" {
 			f.Root = resolvePath(fb.dir, f.Root)

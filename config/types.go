@@ -201,9 +201,10 @@ type Fresh struct {
 	// plugins in those roles (default repo_map, code_search and
 	// codebase_docs: a role whose plugin the context does not use is
 	// empty).
-	RepoMapPlugin      string
-	CodeSearchPlugin   string
-	CodebaseDocsPlugin string
+	RepoMapPlugin       string
+	CodeSearchPlugin    string
+	CodebaseDocsPlugin  string
+	RelevantFilesPlugin string // default relevant_files
 	// Root is the repository, for the fallbacks of a missing repository
 	// map (its structure) and missing docs (its README); relative to the
 	// file that declares it. Empty: no fallbacks.

@@ -88,7 +88,8 @@ func (a *Engine) codeRoles() fresh.CodeRoles {
 		}
 		return ""
 	}
-	return fresh.CodeRoles{RepoMap: pick(f.RepoMapPlugin), CodeSearch: pick(f.CodeSearchPlugin), CodebaseDocs: pick(f.CodebaseDocsPlugin)}
+	return fresh.CodeRoles{RepoMap: pick(f.RepoMapPlugin), CodeSearch: pick(f.CodeSearchPlugin), CodebaseDocs: pick(f.CodebaseDocsPlugin),
+		RelevantFiles: pick(f.RelevantFilesPlugin)}
 }
 
 // JoinSystem joins a system prompt and instructions into the fixed system

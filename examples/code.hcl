@@ -1,8 +1,8 @@
 # ctxhost example: fresh task contexts for a coding agent, with code
 # context. Every task gets the repository map (its best-ranked
 # definitions for the task) and the codebase docs, each within a fixed
-# allocation, and the code search results for the task, fitted to the
-# token budget. Run it
+# allocation, the task's own files and the code search results for the
+# task, fitted to the token budget. Run it
 # from the repository root with
 #
 #   bin/ctxhost run -config examples/code.hcl examples/code-tasks.jsonl
@@ -60,6 +60,13 @@ plugin "codebase_docs" {
   }
 }
 
+plugin "relevant_files" {
+  path = "${var.bin_dir}/ctxhost-plugin-relevantfiles"
+  config {
+    root = var.repo
+  }
+}
+
 plugin "tool_outputs" {
   path = "${var.bin_dir}/ctxhost-plugin-tooloutput"
 }
@@ -83,8 +90,9 @@ context "coder" {
     codebase_docs_tokens = 200
     root                 = "code/shop"
     shares = {
-      code_search  = 0.6
-      tool_outputs = 0.4
+      relevant_files = 0.6
+      code_search    = 0.25
+      tool_outputs   = 0.15
     }
   }
 }

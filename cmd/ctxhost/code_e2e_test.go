@@ -9,8 +9,9 @@ import (
 
 // TestRunCodeExample replays the code example through `ctxhost run`: each
 // fresh task gets the repository map focused on it and its code search
-// results as fixed and dynamic parts of the budget, the task's own files
-// left out of both, the README standing in for codebase docs.
+// results, the codebase docs and the task's own files, as fixed and
+// dynamic parts of the budget; the task's own files are not repeated in
+// the map or the search results.
 func TestRunCodeExample(t *testing.T) {
 	root := moduleRoot(t)
 	res := ctxhost(t, "", "run", "-config", filepath.Join(root, "examples", "code.hcl"), "-var", "bin_dir="+binDir,
@@ -41,7 +42,7 @@ func TestRunCodeExample(t *testing.T) {
 				t.Errorf("turn %d: repo map %+v, want a map within its fixed 600", i+1, e)
 			}
 		}
-		if kinds["repo_map"] != "fixed" || kinds["codebase_docs"] != "fixed" || kinds["code_search"] != "dynamic" {
+		if kinds["repo_map"] != "fixed" || kinds["codebase_docs"] != "fixed" || kinds["code_search"] != "dynamic" || kinds["relevant_files"] != "dynamic" {
 			t.Errorf("turn %d: breakdown kinds %v", i+1, kinds)
 		}
 	}
@@ -51,6 +52,9 @@ func TestRunCodeExample(t *testing.T) {
 	}
 	if strings.Contains(first, "shop/pricing.py:") {
 		t.Errorf("task 1's own file is in its map or search results:\n%s", first)
+	}
+	if !strings.Contains(first, `Relevant files of the task:\n\nshop/pricing.py (10 lines)`) {
+		t.Errorf("task 1 lacks its own file whole:\n%s", first)
 	}
 	second := string(rec.Turns[1].Payload)
 	if !strings.Contains(second, "shop/orders.py:14-18 (function place_order)") {

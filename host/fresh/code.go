@@ -48,16 +48,19 @@ func (o ContextOptions) includeCodebaseDocs() bool {
 //	repository map: op "focus" {text, files, max_tokens}
 //	code search:    op "query" {query, exclude_files, max_results}
 //	codebase docs:  op "budget" {max_tokens}
+//	relevant files: op "files" {files, max_tokens} (its share of the
+//	                dynamic budget when every component wants it all)
 //
 // An empty name means no plugin plays that part.
 type CodeRoles struct {
-	RepoMap      string
-	CodeSearch   string
-	CodebaseDocs string
+	RepoMap       string
+	CodeSearch    string
+	CodebaseDocs  string
+	RelevantFiles string
 }
 
 // codeOps are the ops that hand the task to the code context plugins.
-func (m *Manager) codeOps(task TaskSpec, opts ContextOptions) []Op {
+func (m *Manager) codeOps(task TaskSpec, opts ContextOptions, maxTokens int) []Op {
 	roles := m.opts.Roles
 	files := task.Files
 	files = append(files[:len(files):len(files)], task.Dependencies...)
@@ -81,6 +84,10 @@ func (m *Manager) codeOps(task TaskSpec, opts ContextOptions) []Op {
 		args, _ := json.Marshal(map[string]any{"max_tokens": max(m.opts.Budgeter.Fixed().CodebaseDocs, 1)})
 		ops = append(ops, Op{Plugin: roles.CodebaseDocs, Op: "budget", Args: args})
 	}
+	if available(roles.RelevantFiles) && len(files) > 0 {
+		args, _ := json.Marshal(map[string]any{"files": files, "max_tokens": max(m.shareOf(roles.RelevantFiles, maxTokens), 1)})
+		ops = append(ops, Op{Plugin: roles.RelevantFiles, Op: "files", Args: args})
+	}
 	if available(roles.CodeSearch) {
 		query := opts.CodeSearchQuery
 		if query == "" {
@@ -99,6 +106,29 @@ func (m *Manager) codeOps(task TaskSpec, opts ContextOptions) []Op {
 		}
 	}
 	return ops
+}
+
+// shareOf is what plugin name gets of the dynamic budget when every
+// dynamic component wants all of it: its share over the shares of the
+// manager's dynamic plugins (equal parts when none has a share).
+func (m *Manager) shareOf(name string, maxTokens int) int {
+	b := m.opts.Budgeter
+	dynamic := max(maxTokens-b.Fixed().Sum(), 0)
+	sum, n := 0.0, 0
+	for _, p := range m.opts.Plugins {
+		if p.Name == m.opts.Roles.RepoMap || p.Name == m.opts.Roles.CodebaseDocs {
+			continue
+		}
+		sum += b.shares[p.Name]
+		n++
+	}
+	switch {
+	case sum > 0:
+		return int(float64(dynamic) * b.shares[name] / sum)
+	case n > 0:
+		return dynamic / n
+	}
+	return dynamic
 }
 
 // Fallback texts when the repository map or codebase docs plugin is

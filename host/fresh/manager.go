@@ -194,7 +194,7 @@ func (m *Manager) BuildFreshContext(ctx context.Context, task TaskSpec, opts Bui
 	if err != nil {
 		return nil, fmt.Errorf("build fresh context for task %q: %w", task.ID, err)
 	}
-	for _, op := range m.codeOps(task, opts.Context) {
+	for _, op := range m.codeOps(task, opts.Context, opts.MaxTokens) {
 		if _, err := s.Apply(ctx, op.Plugin, op.Op, op.Args); err != nil {
 			if p := m.plugin(op.Plugin); p != nil && p.Required {
 				return fail(fmt.Errorf("%w: %q: %s: %w", ErrRequiredPlugin, op.Plugin, op.Op, err))
