@@ -16,12 +16,12 @@ import (
 var binary, repo string
 
 var docsRepo = map[string]string{
-	"README.md":        "# shop\n\n[![ci](x)](y)\n\nA tiny order service.\n\nSchemas validate orders; pricing adds tax.\n",
-	"ARCHITECTURE.md":  "# Architecture\n\nOrders flow from the schema to pricing.\n",
-	"docs/guide.md":    "# Ordering guide\n\nHow to order.\n",
-	"docs/api.rst":     "API reference\n=============\n\nAll of it.\n",
-	"shop/__init__.py": "\"\"\"The shop package. Everything about orders.\"\"\"\nfrom shop.schema import Schema\n",
-	"tools/report.go":  "// Package tools sums prices for reports. More text.\npackage tools\n",
+	"README.md":         "# shop\n\n[![ci](x)](y)\n\nA tiny order service.\n\nSchemas validate orders; pricing adds tax.\n",
+	"ARCHITECTURE.md":   "# Architecture\n\nOrders flow from the schema to pricing.\n",
+	"docs/guide.md":     "# Ordering guide\n\nHow to order.\n",
+	"docs/api.rst":      "API reference\n=============\n\nAll of it.\n",
+	"shop/__init__.py":  "\"\"\"The shop package. Everything about orders.\"\"\"\nfrom shop.schema import Schema\n",
+	"tools/report.go":   "// Package tools sums prices for reports. More text.\npackage tools\n",
 	"tests/__init__.py": "\"\"\"Tests.\"\"\"\n",
 }
 
@@ -48,7 +48,9 @@ func conformance() plugintest.Options {
 	}
 }
 
-func TestConformanceInProcess(t *testing.T) { plugintest.RunContextPlugin(t, newPlugin(), conformance()) }
+func TestConformanceInProcess(t *testing.T) {
+	plugintest.RunContextPlugin(t, newPlugin(), conformance())
+}
 
 func TestConformanceProcess(t *testing.T) { plugintest.RunContextBinary(t, binary, conformance()) }
 

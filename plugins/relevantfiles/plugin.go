@@ -44,7 +44,7 @@ func (*filesPlugin) Describe() sdk.PluginInfo {
 		Description:     "The task's files, whole or cut at a definition boundary to fit the budget.",
 		ProtocolVersion: sdk.ProtocolVersion,
 		Capabilities:    []string{sdk.CapCompact, sdk.CapState, sdk.CapVolatile},
-		Ops: []sdk.OpInfo{{Name: opFiles, Description: "Show these files: {files, max_tokens?}; replaces the list."}},
+		Ops:             []sdk.OpInfo{{Name: opFiles, Description: "Show these files: {files, max_tokens?}; replaces the list."}},
 		ConfigSchema: []sdk.ConfigField{
 			{Name: "root", Type: sdk.ConfigString, Description: "The repository (default: the plugin's working directory).", Default: json.RawMessage(`"."`)},
 			{Name: "max_tokens", Type: sdk.ConfigNumber, Description: "Budget of the files; the files op may set its own.", Default: json.RawMessage("8000")},

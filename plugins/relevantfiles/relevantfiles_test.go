@@ -38,7 +38,9 @@ func conformance() plugintest.Options {
 	}
 }
 
-func TestConformanceInProcess(t *testing.T) { plugintest.RunContextPlugin(t, newPlugin(), conformance()) }
+func TestConformanceInProcess(t *testing.T) {
+	plugintest.RunContextPlugin(t, newPlugin(), conformance())
+}
 
 func TestConformanceProcess(t *testing.T) { plugintest.RunContextBinary(t, binary, conformance()) }
 

@@ -198,7 +198,7 @@ func (ix *Index) Sync(src *codeindex.Index) (SyncStats, error) {
 		if err := ix.bi.Batch(batch); err != nil {
 			return fmt.Errorf("index batch: %w", err)
 		}
-		batch.Reset()
+		batch = ix.bi.NewBatch() // the index may still read the old one
 		return nil
 	}
 	changed := false
