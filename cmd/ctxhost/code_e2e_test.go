@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -59,5 +60,40 @@ func TestRunCodeExample(t *testing.T) {
 	second := string(rec.Turns[1].Payload)
 	if !strings.Contains(second, "shop/orders.py:14-18 (function place_order)") {
 		t.Errorf("task 2 lacks the place_order search result:\n%s", second)
+	}
+}
+
+// TestServeCodeExample builds a fresh coding task through `ctxhost serve`:
+// the task arrives as a JSON input, and the prepared payload has the
+// repository map, the codebase docs, code search results and the task's
+// own file.
+func TestServeCodeExample(t *testing.T) {
+	root := moduleRoot(t)
+	// serve keeps its sessions beside the configuration: a copy of it in
+	// a temporary directory keeps them out of the repository
+	dir := t.TempDir()
+	hcl, err := os.ReadFile(filepath.Join(root, "examples", "code.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "code.hcl")
+	if err := os.WriteFile(cfg, hcl, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := startServe(t, nil, "-config", cfg, "-var", "bin_dir="+binDir,
+		"-var", "repo="+filepath.Join(root, "examples", "code", "shop"), "-var", "index_dir="+filepath.Join(t.TempDir(), "index"))
+	info := mustCall(t, s.addr, "CreateSession", `{"sessionId":"code","profile":"coder"}`)
+	if info["fresh"] != true {
+		t.Fatalf("create: %v", info)
+	}
+	task := `{"name":"Reject empty orders","description":"place_order accepts an empty items list","files":["shop/orders.py"]}`
+	b, _ := json.Marshal(map[string]string{"sessionId": "code", "text": "TEXT_INPUT", "value": task})
+	mustCall(t, s.addr, "SetText", string(b))
+	p := mustCall(t, s.addr, "Prepare", `{"sessionId":"code"}`)
+	payload, _ := p["payload"].(string)
+	for _, want := range []string{"Repository map:", "Codebase docs", "Code search results for", `Relevant files of the task:\n\nshop/orders.py (18 lines)`, "Task task-1: Reject empty orders"} {
+		if !strings.Contains(payload, want) {
+			t.Errorf("payload lacks %q:\n%s", want, payload)
+		}
 	}
 }
