@@ -28,6 +28,12 @@ const (
 	DefaultSystemPromptTokens  = 2000
 	DefaultTaskSpecTokens      = 1000
 	DefaultReservedTokens      = 16000
+	DefaultRepoMapTokens       = 2000
+	DefaultCodebaseDocsTokens  = 3000
+	DefaultRepoMapPlugin       = "repo_map"
+	DefaultCodeSearchPlugin    = "code_search"
+	DefaultCodebaseDocsPlugin  = "codebase_docs"
+	DefaultRelevantFilesPlugin = "relevant_files"
 	DefaultLogLevel            = "info"
 	DefaultLogFormat           = "text"
 	DefaultSpeakerType         = "ai"
@@ -112,7 +118,10 @@ func decodeContext(fb fileBlock, diags *hcl.Diagnostics) *Context {
 		History: History{PreserveRecent: DefaultPreserveRecent, KeepFirst: true, Infer: DefaultInfer, Window: DefaultWindowSize,
 			Priority: DefaultHistoryPriority},
 		Fresh: Fresh{SystemPromptTokens: DefaultSystemPromptTokens, TaskSpecTokens: DefaultTaskSpecTokens,
-			ReservedTokens: DefaultReservedTokens, Shares: DefaultShares()},
+			ReservedTokens: DefaultReservedTokens, Shares: DefaultShares(),
+			RepoMapTokens: DefaultRepoMapTokens, CodebaseDocsTokens: DefaultCodebaseDocsTokens,
+			RepoMapPlugin: DefaultRepoMapPlugin, CodeSearchPlugin: DefaultCodeSearchPlugin, CodebaseDocsPlugin: DefaultCodebaseDocsPlugin,
+			RelevantFilesPlugin: DefaultRelevantFilesPlugin},
 		MultiAgent: MultiAgent{WindowSize: DefaultWindowSize, MaxBytes: DefaultMaxBytes,
 			TeamTaskMaxBytes: DefaultTeamTaskMaxBytes, MarkerPatterns: []string{DefaultMarkerPattern}, Dedup: true},
 	}
@@ -159,6 +168,16 @@ func decodeContext(fb fileBlock, diags *hcl.Diagnostics) *Context {
 		r.integer("task_spec_tokens", &f.TaskSpecTokens)
 		r.integer("reserved_tokens", &f.ReservedTokens)
 		r.numberMap("shares", &f.Shares)
+		r.integer("repo_map_tokens", &f.RepoMapTokens)
+		r.integer("codebase_docs_tokens", &f.CodebaseDocsTokens)
+		r.str("repo_map_plugin", &f.RepoMapPlugin)
+		r.str("code_search_plugin", &f.CodeSearchPlugin)
+		r.str("codebase_docs_plugin", &f.CodebaseDocsPlugin)
+		r.str("relevant_files_plugin", &f.RelevantFilesPlugin)
+		r.str("root", &f.Root)
+		if f.Root != "" {
+			f.Root = resolvePath(fb.dir, f.Root)
+		}
 	}
 	if b := singleBlock(content, "multi_agent", diags); b != nil {
 		m := &c.MultiAgent

@@ -44,7 +44,8 @@ var strategySchema = attrSchema(nil, "type", "warning_threshold", "critical_thre
 
 var historySchema = attrSchema(nil, "preserve_recent", "keep_first", "infer", "recall_tool", "window", "priority", "kinds")
 
-var freshSchema = attrSchema(nil, "system_prompt_tokens", "task_spec_tokens", "reserved_tokens", "shares")
+var freshSchema = attrSchema(nil, "system_prompt_tokens", "task_spec_tokens", "reserved_tokens", "shares",
+	"repo_map_tokens", "codebase_docs_tokens", "repo_map_plugin", "code_search_plugin", "codebase_docs_plugin", "relevant_files_plugin", "root")
 
 var multiAgentSchema = attrSchema(nil, "window_size", "max_bytes", "team_task_max_bytes", "marker_patterns", "dedup")
 

@@ -191,6 +191,24 @@ type Fresh struct {
 	// are relative weights (normalised by their sum). Default
 	// tool_outputs 0.60, plan 0.25, memory 0.15.
 	Shares map[string]float64
+	// RepoMapTokens and CodebaseDocsTokens are the fixed allocations of
+	// the repository map and the codebase docs (default 2000 and 3000),
+	// counted when the context has that part: a plugin in the role, or a
+	// Root for the fallback.
+	RepoMapTokens      int
+	CodebaseDocsTokens int
+	// RepoMapPlugin, CodeSearchPlugin and CodebaseDocsPlugin name the
+	// plugins in those roles (default repo_map, code_search and
+	// codebase_docs: a role whose plugin the context does not use is
+	// empty).
+	RepoMapPlugin       string
+	CodeSearchPlugin    string
+	CodebaseDocsPlugin  string
+	RelevantFilesPlugin string // default relevant_files
+	// Root is the repository, for the fallbacks of a missing repository
+	// map (its structure) and missing docs (its README); relative to the
+	// file that declares it. Empty: no fallbacks.
+	Root string
 }
 
 // ShareNames returns the names in Shares, sorted.

@@ -174,6 +174,8 @@ func (c *Config) validateContext(p *problems, x *Context) {
 	p.atLeast(f.Source, "system_prompt_tokens", f.SystemPromptTokens, 0)
 	p.atLeast(f.Source, "task_spec_tokens", f.TaskSpecTokens, 0)
 	p.atLeast(f.Source, "reserved_tokens", f.ReservedTokens, 0)
+	p.atLeast(f.Source, "repo_map_tokens", f.RepoMapTokens, 0)
+	p.atLeast(f.Source, "codebase_docs_tokens", f.CodebaseDocsTokens, 0)
 	sum := 0.0
 	for _, name := range f.ShareNames() {
 		if f.Shares[name] < 0 {

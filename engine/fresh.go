@@ -42,8 +42,15 @@ func (a *Engine) NewFreshManager(systemPrompt, scope string) (*fresh.Manager, er
 		return nil, fmt.Errorf("fresh context: %w", err)
 	}
 	f := a.Context.Fresh
-	budgeter, err := fresh.NewTokenBudgeter(fresh.Fixed{SystemPrompt: f.SystemPromptTokens, TaskSpec: f.TaskSpecTokens,
-		Reserved: f.ReservedTokens}, f.Shares, counter)
+	roles := a.codeRoles()
+	fixed := fresh.Fixed{SystemPrompt: f.SystemPromptTokens, TaskSpec: f.TaskSpecTokens, Reserved: f.ReservedTokens}
+	if roles.RepoMap != "" || f.Root != "" {
+		fixed.RepoMap = f.RepoMapTokens
+	}
+	if roles.CodebaseDocs != "" || f.Root != "" {
+		fixed.CodebaseDocs = f.CodebaseDocsTokens
+	}
+	budgeter, err := fresh.NewTokenBudgeter(fixed, f.Shares, counter)
 	if err != nil {
 		return nil, fmt.Errorf("fresh context: %w", err)
 	}
@@ -62,7 +69,27 @@ func (a *Engine) NewFreshManager(systemPrompt, scope string) (*fresh.Manager, er
 		Assembler: a.Router, Format: a.Router.def.Format, AssemblerOptions: a.Router.def.Options,
 		AssemblerTimeout: a.SessionConfig().AssemblerTimeout,
 		Logger:           a.Logger.Named("fresh"), Scope: scope,
+		Roles: roles, Root: f.Root,
 	})
+}
+
+// codeRoles are the code context's roles among the profile's plugins: a
+// role named in the fresh block whose plugin the profile does not use is
+// left empty.
+func (a *Engine) codeRoles() fresh.CodeRoles {
+	f := a.Context.Fresh
+	used := map[string]bool{}
+	for _, p := range profilePlugins(a.Config, a.Context) {
+		used[p.Name] = true
+	}
+	pick := func(name string) string {
+		if used[name] {
+			return name
+		}
+		return ""
+	}
+	return fresh.CodeRoles{RepoMap: pick(f.RepoMapPlugin), CodeSearch: pick(f.CodeSearchPlugin), CodebaseDocs: pick(f.CodebaseDocsPlugin),
+		RelevantFiles: pick(f.RelevantFilesPlugin)}
 }
 
 // JoinSystem joins a system prompt and instructions into the fixed system

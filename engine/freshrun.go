@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/ctxhost/ctxhost/host"
@@ -199,12 +200,13 @@ func (f *freshRun) build(ctx context.Context, agent string) (*FreshTurn, error) 
 	if err != nil {
 		return nil, err
 	}
-	task := fresh.TaskSpec{ID: "task-" + strconv.Itoa(st.Tasks+1), AgentID: agent, Spec: st.Spec}
+	task, copts := taskOf(st.Spec)
+	task.ID, task.AgentID = "task-"+strconv.Itoa(st.Tasks+1), agent
 	ops := make([]fresh.Op, 0, len(st.Ops))
 	for _, op := range st.Ops {
 		ops = append(ops, fresh.Op{Plugin: op.Plugin, Op: op.Op, Args: op.Args})
 	}
-	tc, err := f.manager.BuildFreshContext(ctx, task, fresh.BuildOptions{MaxTokens: f.engine.FreshBudget(), Ops: ops})
+	tc, err := f.manager.BuildFreshContext(ctx, task, fresh.BuildOptions{MaxTokens: f.engine.FreshBudget(), Ops: ops, Context: copts})
 	if err != nil {
 		return nil, err
 	}
@@ -231,4 +233,44 @@ func (f *freshRun) closeLocked(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// taskInput is a task spec given as a JSON object in a fresh session's
+// input: the task's fields and its context options.
+type taskInput struct {
+	Name               string               `json:"name"`
+	Title              string               `json:"title"`
+	Description        string               `json:"description"`
+	Files              []string             `json:"files"`
+	Dependencies       []string             `json:"dependencies"`
+	TestCriteria       string               `json:"testCriteria"`
+	AcceptanceCriteria []string             `json:"acceptanceCriteria"`
+	CodeSearchQuery    string               `json:"codeSearchQuery"`
+	Options            fresh.ContextOptions `json:"options"`
+}
+
+// taskOf reads the next task from the input: a JSON object with a name or
+// title, or a description (and only taskInput's fields) is a task spec;
+// any other text is the task's description as it is.
+func taskOf(spec string) (fresh.TaskSpec, fresh.ContextOptions) {
+	plain := fresh.TaskSpec{Spec: spec}
+	trimmed := strings.TrimSpace(spec)
+	if !strings.HasPrefix(trimmed, "{") {
+		return plain, fresh.ContextOptions{}
+	}
+	dec := json.NewDecoder(strings.NewReader(trimmed))
+	dec.DisallowUnknownFields()
+	var in taskInput
+	if err := dec.Decode(&in); err != nil || dec.More() {
+		return plain, fresh.ContextOptions{}
+	}
+	title := in.Title
+	if title == "" {
+		title = in.Name
+	}
+	if title == "" && in.Description == "" {
+		return plain, fresh.ContextOptions{}
+	}
+	return fresh.TaskSpec{Title: title, Spec: in.Description, Files: in.Files, Dependencies: in.Dependencies,
+		TestCriteria: in.TestCriteria, AcceptanceCriteria: in.AcceptanceCriteria, CodeSearchQuery: in.CodeSearchQuery}, in.Options
 }

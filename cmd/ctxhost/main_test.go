@@ -20,14 +20,18 @@ var binDir string
 
 // binaries maps each binary the tests run to its package.
 var binaries = map[string]string{
-	"ctxhost":                   ".",
-	"ctxhost-plugin-plan":       "../../plugins/plan",
-	"ctxhost-plugin-memory":     "../../plugins/memory",
-	"ctxhost-plugin-tooloutput": "../../plugins/tooloutput",
-	"ctxhost-plugin-hello":      "../../examples/hello",
-	"ctxhost-assembler-gemini":  "../../plugins/assembler-gemini",
-	"ctxhost-assembler-claude":  "../../plugins/assembler-claude",
-	"ctxhost-assembler-codex":   "../../plugins/assembler-codex",
+	"ctxhost":                      ".",
+	"ctxhost-plugin-plan":          "../../plugins/plan",
+	"ctxhost-plugin-memory":        "../../plugins/memory",
+	"ctxhost-plugin-tooloutput":    "../../plugins/tooloutput",
+	"ctxhost-plugin-repomap":       "../../plugins/repomap",
+	"ctxhost-plugin-codesearch":    "../../plugins/codesearch",
+	"ctxhost-plugin-codebasedocs":  "../../plugins/codebasedocs",
+	"ctxhost-plugin-relevantfiles": "../../plugins/relevantfiles",
+	"ctxhost-plugin-hello":         "../../examples/hello",
+	"ctxhost-assembler-gemini":     "../../plugins/assembler-gemini",
+	"ctxhost-assembler-claude":     "../../plugins/assembler-claude",
+	"ctxhost-assembler-codex":      "../../plugins/assembler-codex",
 }
 
 func TestMain(m *testing.M) {

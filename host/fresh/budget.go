@@ -15,6 +15,11 @@ const (
 	DefaultSystemPromptTokens = 2000
 	DefaultTaskSpecTokens     = 1000
 	DefaultReservedTokens     = 16000
+	// The code context's fixed allocations, counted when a profile has
+	// a repository map or codebase docs (a plugin in that role, or a
+	// repository root for the fallbacks).
+	DefaultRepoMapTokens      = 2000
+	DefaultCodebaseDocsTokens = 3000
 )
 
 // DefaultShares are seed 003's files 60% / code results 25% / memories 15%
@@ -28,6 +33,8 @@ type Fixed struct {
 	SystemPrompt int
 	TaskSpec     int
 	Reserved     int
+	RepoMap      int // 0 without a repository map
+	CodebaseDocs int // 0 without codebase docs
 }
 
 // DefaultFixed returns seed 003's fixed allocations.
@@ -36,7 +43,9 @@ func DefaultFixed() Fixed {
 }
 
 // Sum is the total of the fixed allocations.
-func (f Fixed) Sum() int { return f.SystemPrompt + f.TaskSpec + f.Reserved }
+func (f Fixed) Sum() int {
+	return f.SystemPrompt + f.TaskSpec + f.Reserved + f.RepoMap + f.CodebaseDocs
+}
 
 // TokenBudgeter splits a token budget across components.
 type TokenBudgeter struct {
@@ -48,7 +57,7 @@ type TokenBudgeter struct {
 // NewTokenBudgeter returns a budgeter; nil shares means DefaultShares.
 // Negative allocations or shares are an error.
 func NewTokenBudgeter(fixed Fixed, shares map[string]float64, counter tokenizer.Counter) (*TokenBudgeter, error) {
-	if fixed.SystemPrompt < 0 || fixed.TaskSpec < 0 || fixed.Reserved < 0 {
+	if fixed.SystemPrompt < 0 || fixed.TaskSpec < 0 || fixed.Reserved < 0 || fixed.RepoMap < 0 || fixed.CodebaseDocs < 0 {
 		return nil, fmt.Errorf("token budgeter: negative fixed allocation %+v", fixed)
 	}
 	if shares == nil {

@@ -51,6 +51,13 @@ type Options struct {
 	Format           string
 	AssemblerOptions map[string]string
 	Logger           hclog.Logger
+	// Roles name the plugins of the code context (see CodeRoles).
+	Roles CodeRoles
+	// Root is the repository the code context is about: when the
+	// repository map plugin is missing or fails, the task gets the
+	// repository's top-level structure instead, and the README's opening
+	// instead of missing codebase docs. Empty: no fallbacks.
+	Root string
 	// Scope, when set, is part of the name of every task's plugin
 	// session (SessionID): managers that share plugin processes (one per
 	// conversation of a service) must each have their own, or their
@@ -63,7 +70,14 @@ type TaskSpec struct {
 	ID      string
 	AgentID string
 	Title   string
-	Spec    string
+	Spec    string // the description
+	// Files the task works on and Dependencies it needs, relative to the
+	// repository; the code context focuses on them.
+	Files              []string
+	Dependencies       []string
+	TestCriteria       string
+	AcceptanceCriteria []string
+	CodeSearchQuery    string
 }
 
 // Op is a plugin op applied to a task's fresh plugin session before its
@@ -78,6 +92,7 @@ type Op struct {
 type BuildOptions struct {
 	MaxTokens int // total budget; 0 means DefaultMaxTokens
 	Ops       []Op
+	Context   ContextOptions
 }
 
 // TaskContext is a fresh context built for one task.
@@ -88,9 +103,13 @@ type TaskContext struct {
 	// Components are the final components: the system prompt, the task
 	// spec (input slot) and the plugin components, cut to the budget.
 	Components []sdk.Component
-	// SystemPrompt and TaskSpec are the fixed parts as cut.
+	// SystemPrompt and TaskSpec are the fixed parts as cut; RepoMap and
+	// CodebaseDocs too when the manager has those roles (Name empty
+	// otherwise).
 	SystemPrompt ComponentAllocation
 	TaskSpec     ComponentAllocation
+	RepoMap      ComponentAllocation
+	CodebaseDocs ComponentAllocation
 	Allocation   Allocation // the dynamic part
 	MaxTokens    int
 	Reserved     int
@@ -170,10 +189,18 @@ func (m *Manager) BuildFreshContext(ctx context.Context, task TaskSpec, opts Bui
 		}
 		missing = append(missing, p.Name)
 	}
-	fit := &taskFit{m: m, tc: tc, missing: missing}
+	fit := &taskFit{m: m, tc: tc, missing: missing, opts: opts.Context}
 	s, err := m.host.NewSession(session, m.sessionConfig(opts.MaxTokens, fit))
 	if err != nil {
 		return nil, fmt.Errorf("build fresh context for task %q: %w", task.ID, err)
+	}
+	for _, op := range m.codeOps(task, opts.Context, opts.MaxTokens) {
+		if _, err := s.Apply(ctx, op.Plugin, op.Op, op.Args); err != nil {
+			if p := m.plugin(op.Plugin); p != nil && p.Required {
+				return fail(fmt.Errorf("%w: %q: %s: %w", ErrRequiredPlugin, op.Plugin, op.Op, err))
+			}
+			fit.early = append(fit.early, fmt.Sprintf("plugin %q: %s for the task failed: %v", op.Plugin, op.Op, err))
+		}
 	}
 	if err := m.applyOps(ctx, s, opts.Ops); err != nil {
 		return fail(err)
@@ -232,6 +259,8 @@ type taskFit struct {
 	m       *Manager
 	tc      *TaskContext
 	missing []string // plugins not available at all
+	opts    ContextOptions
+	early   []string // warnings from before the gathering
 }
 
 func (f *taskFit) Fit(cs []sdk.Component, leftOut []host.PluginFailure) ([]sdk.Component, []string) {
@@ -246,27 +275,70 @@ func (f *taskFit) Fit(cs []sdk.Component, leftOut []host.PluginFailure) ([]sdk.C
 	for _, lo := range leftOut {
 		failed[lo.Plugin] = lo.Err
 	}
-	var warnings []string
+	warnings := append([]string(nil), f.early...)
 	var plugins []sdk.Component
+	roles := f.m.opts.Roles
+	code := codeParts{}
 	for _, p := range f.m.opts.Plugins {
-		if c, ok := byName[p.Name]; ok {
+		c, ok := byName[p.Name]
+		if !ok {
+			if err, ok := failed[p.Name]; ok {
+				warnings = append(warnings, fmt.Sprintf("optional plugin %q left out (empty component): %v", p.Name, err))
+			}
+			c = sdk.Component{Name: p.Name, Slot: sdk.SlotContext} // nothing this task
+		}
+		switch {
+		case p.Name != "" && p.Name == roles.RepoMap:
+			code.repoMap, code.haveMap = c, ok
+		case p.Name != "" && p.Name == roles.CodebaseDocs:
+			code.docs, code.haveDocs = c, ok
+		default:
 			plugins = append(plugins, c)
-			continue
 		}
-		if err, ok := failed[p.Name]; ok {
-			warnings = append(warnings, fmt.Sprintf("optional plugin %q left out (empty component): %v", p.Name, err))
-		}
-		plugins = append(plugins, sdk.Component{Name: p.Name, Slot: sdk.SlotContext}) // nothing this task
 	}
+	code.fill(f.m, f.opts, &warnings)
 	f.tc.Warnings = warnings
 	sys := byName[sdk.ComponentSystemPrompt]
 	spec := byName[sdk.ComponentInput]
-	f.m.fit(f.tc, sys.Text, spec.Text, plugins)
+	f.m.fit(f.tc, sys.Text, spec.Text, code, plugins)
 	return f.tc.Components, f.tc.Warnings
 }
 
+// codeParts are the repository map and codebase docs of one task.
+type codeParts struct {
+	repoMap, docs     sdk.Component
+	haveMap, haveDocs bool // the plugin answered
+}
+
+// fill applies the options (a part not included is emptied) and the
+// fallbacks for a part whose plugin is missing or failed.
+func (c *codeParts) fill(m *Manager, opts ContextOptions, warnings *[]string) {
+	roles := m.opts.Roles
+	if roles.RepoMap == "" && m.opts.Root != "" {
+		c.repoMap = sdk.Component{Name: "repo_map", Slot: sdk.SlotContext}
+	}
+	if roles.CodebaseDocs == "" && m.opts.Root != "" {
+		c.docs = sdk.Component{Name: "codebase_docs", Slot: sdk.SlotContext}
+	}
+	switch {
+	case !opts.includeRepoMap():
+		c.repoMap.Text = ""
+	case !c.haveMap && m.opts.Root != "" && c.repoMap.Name != "":
+		c.repoMap.Text = structureOf(m.opts.Root)
+		if c.repoMap.Text != "" {
+			*warnings = append(*warnings, "no repository map: the repository's top-level structure stands in")
+		}
+	}
+	switch {
+	case !opts.includeCodebaseDocs():
+		c.docs.Text = ""
+	case !c.haveDocs && m.opts.Root != "" && c.docs.Name != "":
+		c.docs.Text = readmeOf(m.opts.Root)
+	}
+}
+
 // fit cuts the fixed parts and allocates the dynamic budget.
-func (m *Manager) fit(tc *TaskContext, systemPrompt, taskSpec string, plugins []sdk.Component) {
+func (m *Manager) fit(tc *TaskContext, systemPrompt, taskSpec string, code codeParts, plugins []sdk.Component) {
 	b, fixed := m.opts.Budgeter, m.opts.Budgeter.Fixed()
 	cutFixed := func(c sdk.Component, limit int, what, setting string) (sdk.Component, ComponentAllocation) {
 		ca := ComponentAllocation{Name: c.Name, Demand: b.Count(c.Text), Allocated: limit}
@@ -279,26 +351,52 @@ func (m *Manager) fit(tc *TaskContext, systemPrompt, taskSpec string, plugins []
 	sys, sysAlloc := cutFixed(sdk.Component{Name: ComponentSystemPrompt, Slot: sdk.SlotSystem, Text: systemPrompt}, fixed.SystemPrompt, "system prompt", "system_prompt_tokens")
 	spec, specAlloc := cutFixed(sdk.Component{Name: ComponentTaskSpec, Slot: sdk.SlotInput, Text: taskSpec}, fixed.TaskSpec, "task spec", "task_spec_tokens")
 	tc.SystemPrompt, tc.TaskSpec = sysAlloc, specAlloc
+	head := []sdk.Component{sys}
+	if code.repoMap.Name != "" {
+		var c sdk.Component
+		c, tc.RepoMap = cutFixed(code.repoMap, fixed.RepoMap, "repository map", "repo_map_tokens")
+		head = append(head, c)
+		tc.TokenCount += tc.RepoMap.Used
+	}
+	if code.docs.Name != "" {
+		var c sdk.Component
+		c, tc.CodebaseDocs = cutFixed(code.docs, fixed.CodebaseDocs, "codebase docs", "codebase_docs_tokens")
+		head = append(head, c)
+		tc.TokenCount += tc.CodebaseDocs.Used
+	}
 	alloc, cut := b.Allocate(tc.MaxTokens, plugins)
 	tc.Allocation = alloc
-	tc.Components = append([]sdk.Component{sys}, cut...)
+	tc.Components = append(head, cut...)
 	tc.Components = append(tc.Components, spec)
-	tc.TokenCount = sysAlloc.Used + specAlloc.Used
+	tc.TokenCount += sysAlloc.Used + specAlloc.Used
 	for _, c := range alloc.Components {
 		tc.TokenCount += c.Used
 	}
 }
 
-// renderTask is the task spec text: "Task ID: Title" and the spec.
+// renderTask is the task spec text: "Task ID: Title", the spec, then the
+// files, dependencies, test criteria and acceptance criteria it names.
 func renderTask(t TaskSpec) string {
 	head := "Task " + t.ID
 	if t.Title != "" {
 		head += ": " + t.Title
 	}
+	parts := []string{head}
 	if spec := strings.TrimSpace(t.Spec); spec != "" {
-		return head + "\n\n" + spec
+		parts = append(parts, spec)
 	}
-	return head
+	list := func(title string, items []string) {
+		if len(items) > 0 {
+			parts = append(parts, title+":\n- "+strings.Join(items, "\n- "))
+		}
+	}
+	list("Files", t.Files)
+	list("Dependencies", t.Dependencies)
+	if tc := strings.TrimSpace(t.TestCriteria); tc != "" {
+		parts = append(parts, "Test criteria: "+tc)
+	}
+	list("Acceptance criteria", t.AcceptanceCriteria)
+	return strings.Join(parts, "\n\n")
 }
 
 // applyOps applies the build's ops to the task session, in order.

@@ -50,7 +50,13 @@ func Validate(tc *TaskContext) Validation {
 	entry := func(c ComponentAllocation, kind string) BreakdownEntry {
 		return BreakdownEntry{Name: c.Name, Kind: kind, Tokens: c.Used, Allocated: c.Allocated, Demand: c.Demand, Items: c.Items, Kept: c.Kept}
 	}
-	v.Breakdown = append(v.Breakdown, entry(tc.SystemPrompt, KindFixed), entry(tc.TaskSpec, KindFixed))
+	v.Breakdown = append(v.Breakdown, entry(tc.SystemPrompt, KindFixed))
+	for _, c := range []ComponentAllocation{tc.RepoMap, tc.CodebaseDocs} {
+		if c.Name != "" {
+			v.Breakdown = append(v.Breakdown, entry(c, KindFixed))
+		}
+	}
+	v.Breakdown = append(v.Breakdown, entry(tc.TaskSpec, KindFixed))
 	for _, c := range tc.Allocation.Components {
 		v.Breakdown = append(v.Breakdown, entry(c, KindDynamic))
 	}

@@ -1,0 +1,1 @@
+from shop.schema import Schema, ValidationError

@@ -1,0 +1,217 @@
+// Package repomap ranks a repository's files and definitions on their
+// reference graph and renders the best-ranked signatures within a token
+// budget.
+//
+// The graph has a node per parsed file and an edge from every file that
+// mentions an identifier to every file that defines it, weighted by the
+// square root of the mentions. Identifiers named in the task text weigh
+// ten times more, long compound names (parse_date, parseDate) ten times
+// more, private names (_x) and names defined in more than five files a
+// tenth. Edges leaving the task's own files weigh fifty times more. A
+// file's mentions of its own definitions are edges too (loops).
+// PageRank, personalised towards the task's files and the files whose
+// path names a word of the task, ranks the files; each file's rank is then
+// shared among the definitions its edges point to (every definition also
+// gets a hundredth of its file's rank, shared among the file's
+// definitions, so none is left unranked; a definition named in the task
+// gets its file's whole rank on top; definitions in test files count a
+// tenth), and definitions are shown best first.
+package repomap
+
+import (
+	"math"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/ctxhost/ctxhost/internal/codeindex"
+)
+
+// Graph is the reference graph of one state of an index; build it once
+// per index version and rank it for any number of focuses.
+type Graph struct {
+	Files    []*codeindex.File // the parsed files, by path; node i is Files[i]
+	Untagged []*codeindex.File // files without a grammar or a parse
+	idents   []string          // identifier id -> name
+	ids      map[string]int32  // name -> identifier id
+	definers [][]int32         // identifier id -> files defining it
+	edges    []edge            // referencer -> definer, per identifier; by src, dst
+	byPath   map[string]int
+	// defs[file] maps an identifier id to the definitions of that name.
+	defs []map[int32][]int
+	// slots are the (file, identifier) pairs that have definitions; an
+	// edge names its target's slot, a definition its own.
+	slots    int
+	defSlot  [][]int32 // file -> definition index -> slot
+	defIdent [][]int32 // file -> definition index -> identifier id
+	lower    []string  // identifier id -> lower-case name
+	defCount int
+	// pathWords are each file's path parts, lower-cased, and their words.
+	pathWords [][]pathPart
+}
+
+type pathPart struct {
+	whole string
+	words []string
+}
+
+// maxDefiners: a name defined in more files than this makes no edges.
+const maxDefiners = 30
+
+type edge struct {
+	src, dst int32
+	ident    int32
+	slot     int32   // of (dst, ident)
+	weight   float64 // sqrt(mentions) times the name's own multiplier
+}
+
+// Build builds the graph of files.
+func Build(files []*codeindex.File) *Graph {
+	g := &Graph{byPath: map[string]int{}}
+	for _, f := range files {
+		if f.Tags != nil && len(f.Tags.Definitions)+len(f.Tags.References) > 0 {
+			g.byPath[f.Path] = len(g.Files)
+			g.Files = append(g.Files, f)
+		} else {
+			g.Untagged = append(g.Untagged, f)
+		}
+	}
+	ids := map[string]int32{}
+	g.ids = ids
+	id := func(name string) int32 {
+		if i, ok := ids[name]; ok {
+			return i
+		}
+		i := int32(len(g.idents))
+		ids[name] = i
+		g.idents = append(g.idents, name)
+		g.definers = append(g.definers, nil)
+		return i
+	}
+	g.defs = make([]map[int32][]int, len(g.Files))
+	for fi, f := range g.Files {
+		g.defs[fi] = map[int32][]int{}
+		for di, d := range f.Tags.Definitions {
+			i := id(d.Name)
+			if len(g.defs[fi][i]) == 0 {
+				g.definers[i] = append(g.definers[i], int32(fi))
+			}
+			g.defs[fi][i] = append(g.defs[fi][i], di)
+		}
+	}
+	referenced := make([]bool, len(g.idents))
+	for fi, f := range g.Files {
+		names := make([]string, 0, len(f.Tags.References))
+		for name := range f.Tags.References {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			i, ok := ids[name]
+			if !ok {
+				continue // defined nowhere in the repository
+			}
+			referenced[i] = true
+			if len(g.definers[i]) > maxDefiners {
+				continue // __init__, get, String: no signal, and edges by the million
+			}
+			w := math.Sqrt(float64(f.Tags.References[name])) * g.nameWeight(i)
+			for _, d := range g.definers[i] {
+				g.edges = append(g.edges, edge{src: int32(fi), dst: d, ident: i, weight: w})
+			}
+		}
+	}
+	// A definition nobody references still gets a little rank from its own file.
+	defer g.index()
+	for i, ds := range g.definers {
+		if !referenced[i] {
+			for _, d := range ds {
+				g.edges = append(g.edges, edge{src: d, dst: d, ident: int32(i), weight: 0.1 * g.nameWeight(int32(i))})
+			}
+		}
+	}
+	return g
+}
+
+// index numbers the slots, sorts the edges by source and target, and
+// lower-cases the identifiers.
+func (g *Graph) index() {
+	slotOf := map[[2]int32]int32{}
+	g.defSlot = make([][]int32, len(g.Files))
+	g.defIdent = make([][]int32, len(g.Files))
+	g.pathWords = make([][]pathPart, len(g.Files))
+	for fi, f := range g.Files {
+		for _, part := range strings.Split(f.Path, "/") {
+			stem := strings.TrimSuffix(part, path.Ext(part))
+			g.pathWords[fi] = append(g.pathWords[fi], pathPart{whole: strings.ToLower(stem), words: codeindex.SplitIdentifier(stem)})
+		}
+		g.defCount += len(f.Tags.Definitions)
+		g.defSlot[fi] = make([]int32, len(f.Tags.Definitions))
+		g.defIdent[fi] = make([]int32, len(f.Tags.Definitions))
+		for di, d := range f.Tags.Definitions {
+			g.defIdent[fi][di] = g.ids[d.Name]
+			k := [2]int32{int32(fi), g.ids[d.Name]}
+			s, ok := slotOf[k]
+			if !ok {
+				s = int32(len(slotOf))
+				slotOf[k] = s
+			}
+			g.defSlot[fi][di] = s
+		}
+	}
+	g.slots = len(slotOf)
+	for i := range g.edges {
+		g.edges[i].slot = slotOf[[2]int32{g.edges[i].dst, g.edges[i].ident}]
+	}
+	// edges come by source already; order each source's run by target
+	for start := 0; start < len(g.edges); {
+		end := start
+		for end < len(g.edges) && g.edges[end].src == g.edges[start].src {
+			end++
+		}
+		run := g.edges[start:end]
+		slices.SortStableFunc(run, func(a, b edge) int { return int(a.dst) - int(b.dst) })
+		start = end
+	}
+	g.lower = make([]string, len(g.idents))
+	for i, name := range g.idents {
+		g.lower[i] = strings.ToLower(name)
+	}
+}
+
+// nameWeight is an identifier's multiplier independent of the task.
+func (g *Graph) nameWeight(i int32) float64 {
+	name := g.idents[i]
+	w := 1.0
+	if isCompound(name) && len(name) >= 8 {
+		w *= 10
+	}
+	if strings.HasPrefix(name, "_") {
+		w *= 0.1
+	}
+	if len(g.definers[i]) > 5 {
+		w *= 0.1
+	}
+	return w
+}
+
+// isCompound reports whether name joins words (snake_case, camelCase, kebab).
+func isCompound(name string) bool {
+	if strings.ContainsAny(strings.Trim(name, "_"), "_-") {
+		return true
+	}
+	lower, upper := false, false
+	for _, r := range name {
+		lower = lower || unicode.IsLower(r)
+		upper = upper || unicode.IsUpper(r)
+	}
+	return lower && upper
+}
+
+// identID returns the id of a defined identifier.
+func (g *Graph) identID(name string) int32 { return g.ids[name] }
+
+// identOfDef is the identifier id of file fi's definition di.
+func (g *Graph) identOfDef(fi, di int) int32 { return g.defIdent[fi][di] }

@@ -1,0 +1,111 @@
+package codeindex
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// DefaultMaxFileBytes is the largest file that is read and parsed; larger
+// ones are still listed.
+const DefaultMaxFileBytes = 1 << 20
+
+// skipDirs are directories never walked: version control, dependencies,
+// build output and caches.
+var skipDirs = map[string]bool{
+	".git": true, ".hg": true, ".svn": true, "node_modules": true, "vendor": true, "__pycache__": true,
+	".venv": true, "venv": true, ".tox": true, ".mypy_cache": true, ".pytest_cache": true, "dist": true,
+	"build": true, "target": true, ".idea": true, ".vscode": true, ".ctxhost": true,
+}
+
+// binaryExts are file types never read as text.
+var binaryExts = map[string]bool{
+	".png": true, ".jpg": true, ".jpeg": true, ".gif": true, ".ico": true, ".pdf": true, ".zip": true,
+	".gz": true, ".tar": true, ".so": true, ".dylib": true, ".dll": true, ".exe": true, ".a": true, ".o": true,
+	".pyc": true, ".class": true, ".jar": true, ".woff": true, ".woff2": true, ".ttf": true, ".db": true,
+	".sqlite": true, ".bin": true, ".wasm": true, ".mp4": true, ".mp3": true, ".svg": true, ".lock": true,
+}
+
+// FileStat is one file found by Walk.
+type FileStat struct {
+	Path    string // slash-separated, relative to the root
+	Size    int64
+	ModTime int64 // unix nanoseconds
+}
+
+// Walk lists the text files under root, sorted by path: hidden
+// directories, dependency and build directories and binary file types
+// are left out.
+func Walk(root string) ([]FileStat, error) {
+	var out []FileStat
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if path == root {
+				return err
+			}
+			return nil // unreadable entries are left out
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (skipDirs[name] || strings.HasPrefix(name, ".")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() || strings.HasPrefix(name, ".") || binaryExts[strings.ToLower(filepath.Ext(name))] {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return nil
+		}
+		out = append(out, FileStat{Path: filepath.ToSlash(rel), Size: info.Size(), ModTime: info.ModTime().UnixNano()})
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out, err
+}
+
+// readText reads a file and reports whether it looks like text (no NUL
+// byte in its first 8 KiB).
+func readText(path string) ([]byte, bool, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false, err
+	}
+	head := b
+	if len(head) > 8192 {
+		head = head[:8192]
+	}
+	for _, c := range head {
+		if c == 0 {
+			return nil, false, nil
+		}
+	}
+	return b, true, nil
+}
+
+// IsTestPath reports whether path looks like a test file: under a test
+// directory (test, tests, testing, __tests__, spec, testdata, test-data)
+// or named like one
+// (test_x.py, x_test.py, x_test.go, x.test.js, x.spec.ts, conftest.py,
+// XTest.java).
+func IsTestPath(path string) bool {
+	parts := strings.Split(path, "/")
+	for _, dir := range parts[:len(parts)-1] {
+		switch dir {
+		case "test", "tests", "testing", "__tests__", "spec", "testdata", "test-data":
+			return true
+		}
+	}
+	base := parts[len(parts)-1]
+	stem := strings.TrimSuffix(base, filepath.Ext(base))
+	return strings.HasPrefix(base, "test_") || strings.HasSuffix(stem, "_test") || strings.HasSuffix(stem, ".test") ||
+		strings.HasSuffix(stem, ".spec") || base == "conftest.py" || (strings.HasSuffix(base, ".java") && strings.HasSuffix(stem, "Test"))
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxhost/ctxhost/internal/codeindex/codeindextest"
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+func newSession(t *testing.T) *session {
+	t.Helper()
+	root := codeindextest.WriteRepo(t, codeindextest.SampleRepo)
+	p := newPlugin()
+	raw, _ := json.Marshal(map[string]any{"root": root, "index_dir": filepath.Join(t.TempDir(), "index"), "min_relevance": 0, "max_results": 3})
+	if err := p.Configure(raw); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.idx.close() })
+	return p.NewSession("s").(*session)
+}
+
+func text(t *testing.T, s *session) string {
+	t.Helper()
+	c, err := s.Component(context.Background(), "cl100k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c == nil {
+		return ""
+	}
+	return c.Text
+}
+
+func TestQueryShowsCodeWithLines(t *testing.T) {
+	s := newSession(t)
+	if got := text(t, s); got != "" {
+		t.Fatalf("component without a query: %q", got)
+	}
+	if _, err := s.Apply(context.Background(), opQuery, json.RawMessage(`{"query":"tax applied to the price"}`)); err != nil {
+		t.Fatal(err)
+	}
+	got := text(t, s)
+	want := "shop/pricing.py:8-9 (function apply_tax)\n```\ndef apply_tax(price):\n    return price * (1 + TAX_RATE)\n```"
+	if !strings.Contains(got, want) {
+		t.Errorf("component lacks %q:\n%s", want, got)
+	}
+	// files already in the context are left out
+	if _, err := s.Apply(context.Background(), opQuery, json.RawMessage(`{"query":"tax applied to the price","exclude_files":["shop/pricing.py"]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := text(t, s); strings.Contains(got, "shop/pricing.py") {
+		t.Errorf("excluded file shown:\n%s", got)
+	}
+}
+
+func TestCompactDropsLowestScoresFirst(t *testing.T) {
+	s := newSession(t)
+	ctx := context.Background()
+	if _, err := s.Apply(ctx, opQuery, json.RawMessage(`{"query":"load order data validation"}`)); err != nil {
+		t.Fatal(err)
+	}
+	before := text(t, s)
+	hits, _, err := s.results(ctx)
+	if err != nil || len(hits) < 2 {
+		t.Fatalf("want at least 2 results, got %d (%v)", len(hits), err)
+	}
+	res, err := s.Compact(ctx, sdk.CompactRequest{TokensNeeded: 1, Encoding: "cl100k_base"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := text(t, s)
+	if !strings.HasPrefix(before, after) || after == before {
+		t.Errorf("compaction did not drop the last result: %s\nbefore:\n%s\nafter:\n%s", res.Log, before, after)
+	}
+	n0, _ := sdk.CountTokens("cl100k_base", before)
+	n1, _ := sdk.CountTokens("cl100k_base", after)
+	if res.ClaimedFreed != n0-n1 {
+		t.Errorf("claimed %d freed, measured %d", res.ClaimedFreed, n0-n1)
+	}
+}

@@ -1,0 +1,250 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ctxhost/ctxhost/internal/codeindex"
+	"github.com/ctxhost/ctxhost/internal/codeindex/search"
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+const (
+	pluginName     = "code_search"
+	pluginVersion  = "0.1.0"
+	pluginPriority = 7
+
+	defaultMaxResults     = 5
+	defaultResultLines    = 60
+	defaultMinRelevance   = 0.5
+	defaultRefreshSeconds = 2.0
+)
+
+// config is the plugin's HCL config.
+type config struct {
+	Root           string
+	IndexDir       string
+	MaxResults     int
+	ResultLines    int
+	MinRelevance   float64
+	RefreshSeconds float64
+}
+
+// codeSearchPlugin holds the repository's chunk index, shared by every
+// session.
+type codeSearchPlugin struct {
+	mu  sync.Mutex
+	cfg config
+	idx *chunkIndex
+}
+
+func newPlugin() *codeSearchPlugin {
+	return &codeSearchPlugin{cfg: config{Root: ".", MaxResults: defaultMaxResults, ResultLines: defaultResultLines,
+		MinRelevance: defaultMinRelevance, RefreshSeconds: defaultRefreshSeconds}}
+}
+
+var (
+	_ sdk.Plugin     = (*codeSearchPlugin)(nil)
+	_ sdk.Configurer = (*codeSearchPlugin)(nil)
+)
+
+// Describe declares the code search plugin.
+func (*codeSearchPlugin) Describe() sdk.PluginInfo {
+	return sdk.PluginInfo{
+		Name:            pluginName,
+		Version:         pluginVersion,
+		Description:     "Code search: the functions and classes that best match the task (BM25 over function-level chunks), with path and line range, leaving out files already in the context.",
+		Priority:        pluginPriority,
+		Compactable:     true,
+		Slot:            sdk.SlotContext,
+		ProtocolVersion: sdk.ProtocolVersion,
+		Capabilities:    []string{sdk.CapCompact, sdk.CapState, sdk.CapVolatile},
+		Ops: []sdk.OpInfo{
+			{Name: opQuery, Description: "Set the session's query: {query, exclude_files?, max_results?}; the component shows its best results. Returns {results}."},
+			{Name: opSearch, Description: "Search without changing the component: {query, max_results?, exclude_files?}; returns {results:[{path, line, end_line, symbol, kind, score}]}."},
+			{Name: opRefresh, Description: "Re-read the repository and update the index now: {}; returns {files, indexed, removed}."},
+		},
+		ConfigSchema: []sdk.ConfigField{
+			{Name: "root", Type: sdk.ConfigString, Description: "The repository to search (default: the plugin's working directory).", Default: json.RawMessage(`"."`)},
+			{Name: "index_dir", Type: sdk.ConfigString, Description: "Where the index is kept (default: a directory per repository under the user's cache directory)."},
+			{Name: "max_results", Type: sdk.ConfigNumber, Description: "Results in the component.", Default: json.RawMessage("5")},
+			{Name: "result_lines", Type: sdk.ConfigNumber, Description: "Lines of code shown per result; longer ones are cut.", Default: json.RawMessage("60")},
+			{Name: "min_relevance", Type: sdk.ConfigNumber, Description: "A result is shown when its score is at least this share of the best result's (0 to 1).", Default: json.RawMessage("0.5")},
+			{Name: "refresh_seconds", Type: sdk.ConfigNumber, Description: "How long a view of the repository is reused before files are checked for changes again (0: every time).", Default: json.RawMessage("2")},
+		},
+	}
+}
+
+type rawConfig struct {
+	Root           *string  `json:"root"`
+	IndexDir       *string  `json:"index_dir"`
+	MaxResults     *float64 `json:"max_results"`
+	ResultLines    *float64 `json:"result_lines"`
+	MinRelevance   *float64 `json:"min_relevance"`
+	RefreshSeconds *float64 `json:"refresh_seconds"`
+}
+
+func wholeNumber(name string, v *float64, min int, dst *int) error {
+	if v == nil {
+		return nil
+	}
+	if *v < float64(min) || *v != math.Trunc(*v) || *v > math.MaxInt32 {
+		return sdk.InvalidArgs("%s must be a whole number >= %d, got %v", name, min, *v)
+	}
+	*dst = int(*v)
+	return nil
+}
+
+// Configure reads the config; a bad value is ErrInvalidArgs and changes
+// nothing. Indexing starts in the background right away.
+func (p *codeSearchPlugin) Configure(raw json.RawMessage) error {
+	var rc rawConfig
+	if err := sdk.DecodeArgs(raw, &rc); err != nil {
+		return err
+	}
+	c := newPlugin().cfg
+	if rc.Root != nil {
+		if strings.TrimSpace(*rc.Root) == "" {
+			return sdk.InvalidArgs("root must not be empty")
+		}
+		c.Root = *rc.Root
+	}
+	if rc.IndexDir != nil {
+		c.IndexDir = *rc.IndexDir
+	}
+	if err := wholeNumber("max_results", rc.MaxResults, 1, &c.MaxResults); err != nil {
+		return err
+	}
+	if err := wholeNumber("result_lines", rc.ResultLines, 1, &c.ResultLines); err != nil {
+		return err
+	}
+	if rc.MinRelevance != nil {
+		if *rc.MinRelevance < 0 || *rc.MinRelevance > 1 {
+			return sdk.InvalidArgs("min_relevance must be from 0 to 1, got %v", *rc.MinRelevance)
+		}
+		c.MinRelevance = *rc.MinRelevance
+	}
+	if rc.RefreshSeconds != nil {
+		if *rc.RefreshSeconds < 0 {
+			return sdk.InvalidArgs("refresh_seconds must be >= 0, got %v", *rc.RefreshSeconds)
+		}
+		c.RefreshSeconds = *rc.RefreshSeconds
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.idx != nil && p.idx.sameSource(c) {
+		p.cfg = c // the same repository and index: keep them open
+		return nil
+	}
+	if p.idx != nil {
+		p.idx.close() // an index directory is open in one place at a time
+		p.idx = nil
+	}
+	idx, err := newChunkIndex(c)
+	if err != nil {
+		return sdk.InvalidArgs("%v", err)
+	}
+	p.cfg, p.idx = c, idx
+	idx.live.Start()
+	return nil
+}
+
+// index returns the chunk index, made on first use when Configure was
+// never called.
+func (p *codeSearchPlugin) index() (*chunkIndex, config, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.idx == nil {
+		idx, err := newChunkIndex(p.cfg)
+		if err != nil {
+			return nil, p.cfg, err
+		}
+		p.idx = idx
+		idx.live.Start()
+	}
+	return p.idx, p.cfg, nil
+}
+
+// NewSession returns a session without a query.
+func (p *codeSearchPlugin) NewSession(string) sdk.Session {
+	return &session{plugin: p, state: sessionState{Shown: -1}}
+}
+
+// chunkIndex is the live file index and the chunk index synced to it.
+type chunkIndex struct {
+	live *codeindex.Live
+	cfg  config // what it was made from
+
+	mu     sync.Mutex
+	chunks *search.Index
+	synced uint64 // the live index version the chunks are synced to
+	ever   bool
+}
+
+// defaultIndexDir is a directory per repository under the user's cache.
+func defaultIndexDir(root string) (string, error) {
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", err
+	}
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no index_dir and no user cache directory: %w", err)
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return filepath.Join(cache, "ctxhost", "codesearch", filepath.Base(abs)+"-"+hex.EncodeToString(sum[:6])), nil
+}
+
+func newChunkIndex(c config) (*chunkIndex, error) {
+	live, err := codeindex.NewLive(c.Root, time.Duration(c.RefreshSeconds*float64(time.Second)))
+	if err != nil {
+		return nil, fmt.Errorf("code search of %q: %w", c.Root, err)
+	}
+	dir := c.IndexDir
+	if dir == "" {
+		if dir, err = defaultIndexDir(live.Root()); err != nil {
+			return nil, fmt.Errorf("code search of %q: %w", c.Root, err)
+		}
+	}
+	chunks, err := search.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &chunkIndex{live: live, cfg: c, chunks: chunks}, nil
+}
+
+// sameSource reports whether c names the same repository, index and
+// refresh interval as the index was made from.
+func (ci *chunkIndex) sameSource(c config) bool {
+	return ci.cfg.Root == c.Root && ci.cfg.IndexDir == c.IndexDir && ci.cfg.RefreshSeconds == c.RefreshSeconds
+}
+
+func (ci *chunkIndex) close() { _ = ci.chunks.Close() }
+
+// current brings the chunk index up to date with the repository.
+func (ci *chunkIndex) current(ctx context.Context, force bool) (search.SyncStats, error) {
+	v, err := ci.live.Current(ctx, force)
+	if err != nil {
+		return search.SyncStats{}, fmt.Errorf("code search: %w", err)
+	}
+	ci.mu.Lock()
+	defer ci.mu.Unlock()
+	if ci.ever && v == ci.synced {
+		return search.SyncStats{}, nil
+	}
+	st, err := ci.chunks.Sync(ci.live.Index)
+	if err != nil {
+		return st, fmt.Errorf("code search: %w", err)
+	}
+	ci.synced, ci.ever = v, true
+	return st, nil
+}

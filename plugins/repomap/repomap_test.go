@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxhost/ctxhost/internal/codeindex/codeindextest"
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+func newSession(t *testing.T, root string, cfg map[string]any) *session {
+	t.Helper()
+	p := newPlugin()
+	cfg["root"] = root
+	raw, _ := json.Marshal(cfg)
+	if err := p.Configure(raw); err != nil {
+		t.Fatal(err)
+	}
+	return p.NewSession("s").(*session)
+}
+
+func componentText(t *testing.T, s *session) string {
+	t.Helper()
+	c, err := s.Component(context.Background(), "cl100k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c == nil {
+		return ""
+	}
+	return c.Text
+}
+
+func TestFocusAndChangedFiles(t *testing.T) {
+	root := codeindextest.WriteRepo(t, codeindextest.SampleRepo)
+	s := newSession(t, root, map[string]any{"refresh_seconds": 0})
+	ctx := context.Background()
+	if _, err := s.Apply(ctx, opFocus, json.RawMessage(`{"text":"NewReport starts with a wrong sum"}`)); err != nil {
+		t.Fatal(err)
+	}
+	text := componentText(t, s)
+	if first := strings.SplitN(text, "\n", 3)[1]; first != "tools/report.go:" {
+		t.Errorf("first file line %q, want tools/report.go:\n%s", first, text)
+	}
+	// a changed file is parsed again on the next component
+	extra := "\n\ndef refund_order(order_id):\n    return compute_total([])\n"
+	f, err := os.OpenFile(filepath.Join(root, "shop", "orders.py"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(extra); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if _, err := s.Apply(ctx, opFocus, json.RawMessage(`{"text":"refund_order refunds nothing"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if text := componentText(t, s); !strings.Contains(text, "def refund_order(order_id)") {
+		t.Errorf("the new definition is not in the map:\n%s", text)
+	}
+}
+
+func TestCompactShowsFewerDefinitions(t *testing.T) {
+	root := codeindextest.WriteRepo(t, codeindextest.SampleRepo)
+	s := newSession(t, root, map[string]any{})
+	ctx := context.Background()
+	before := componentText(t, s)
+	n0, _ := sdk.CountTokens("cl100k_base", before)
+	res, err := s.Compact(ctx, sdk.CompactRequest{TokensNeeded: 20, Encoding: "cl100k_base"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := componentText(t, s)
+	n1, _ := sdk.CountTokens("cl100k_base", after)
+	if n0-n1 < 20 || res.ClaimedFreed != n0-n1 {
+		t.Errorf("compaction freed %d tokens (claimed %d), asked 20: %s", n0-n1, res.ClaimedFreed, res.Log)
+	}
+	// what is left is the best-ranked part of what was there
+	for _, line := range strings.Split(after, "\n")[1:] {
+		if !strings.Contains(before, line) {
+			t.Errorf("line %q after compaction was not in the map before", line)
+		}
+	}
+	// compacting to nothing leaves out the file tree last
+	for range 20 {
+		if _, err := s.Compact(ctx, sdk.CompactRequest{TokensNeeded: 1000, Encoding: "cl100k_base"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if text := componentText(t, s); strings.Contains(text, "README.md") || strings.Contains(text, "def ") {
+		t.Errorf("fully compacted map still shows definitions or the tree:\n%s", text)
+	}
+}
+
+func TestBudgetFromFocus(t *testing.T) {
+	root := codeindextest.WriteRepo(t, codeindextest.SampleRepo)
+	s := newSession(t, root, map[string]any{})
+	if _, err := s.Apply(context.Background(), opFocus, json.RawMessage(`{"text":"tax","max_tokens":60}`)); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := sdk.CountTokens("cl100k_base", componentText(t, s)); n > 60 {
+		t.Errorf("map of %d tokens, budget 60", n)
+	}
+}
