@@ -60,3 +60,19 @@ func TestFileFunctionLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestRelativePathsNameFiles: a plugin path relative to a configuration
+// given as a bare file name stays a path ("./x"), never a name looked up
+// in $PATH.
+func TestRelativePathsNameFiles(t *testing.T) {
+	for _, tc := range []struct{ dir, path, want string }{
+		{".", "ctxhost-plugin-notes", "./ctxhost-plugin-notes"},
+		{"", "bin/p", "bin/p"},
+		{"conf", "p", "conf/p"},
+		{".", "/usr/bin/p", "/usr/bin/p"},
+	} {
+		if got := resolvePath(tc.dir, tc.path); got != filepath.FromSlash(tc.want) {
+			t.Errorf("resolvePath(%q, %q) = %q, want %q", tc.dir, tc.path, got, tc.want)
+		}
+	}
+}

@@ -137,12 +137,19 @@ func readTextFile(path string) (string, error) {
 	return string(data), nil
 }
 
-// resolvePath joins a relative path to dir; absolute paths are kept.
+// resolvePath joins a relative path to dir; absolute paths are kept. The
+// result always names a file (it has a separator: "./x", not "x"), so a
+// plugin binary beside a configuration given as a bare file name is run
+// from there, never looked up in $PATH.
 func resolvePath(dir, path string) string {
 	if path == "" || filepath.IsAbs(path) {
 		return path
 	}
-	return filepath.Join(dir, path)
+	out := filepath.Join(dir, path)
+	if !strings.ContainsRune(out, filepath.Separator) {
+		out = "." + string(filepath.Separator) + out
+	}
+	return out
 }
 
 // resolveStore resolves the path of a store spec against dir: a plain
