@@ -103,10 +103,12 @@ type PluginFailure struct {
 func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepared, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	windDown := s.pressure.WindDownIssued
 	out, err := s.prepare(ctx, agent)
 	if errors.Is(err, errRenderedOver) {
 		// The rendering's overhead is measured now: the turn again,
-		// compacting for it.
+		// compacting for it (what the first try compacted stays).
+		s.pressure.WindDownIssued = windDown
 		out, err = s.prepare(ctx, agent)
 	}
 	return out, err

@@ -44,14 +44,19 @@ type batchUndo struct {
 	hasTask   bool
 	opening   bool
 	openTask  int
+	openKind  string // the kind of entry openTask (inference may change it)
 	allTokens int
 	view      int
 	calls     map[string]*callRef // prior value of each touched call (nil: absent)
 }
 
 func (h *History) checkpoint() *batchUndo {
-	return &batchUndo{entries: len(h.entries), nextID: h.nextID, version: h.version, hasTask: h.hasTask,
+	u := &batchUndo{entries: len(h.entries), nextID: h.nextID, version: h.version, hasTask: h.hasTask,
 		opening: h.opening, openTask: h.openingTask, allTokens: h.allTokens, view: h.viewTokens, calls: map[string]*callRef{}}
+	if u.openTask >= 0 {
+		u.openKind = h.entries[u.openTask].kind
+	}
+	return u
 }
 
 // touch remembers call id's record before the batch changes it.
@@ -81,4 +86,8 @@ func (u *batchUndo) rollback(h *History) {
 	}
 	h.nextID, h.version, h.hasTask, h.allTokens, h.viewTokens = u.nextID, u.version, u.hasTask, u.allTokens, u.view
 	h.opening, h.openingTask = u.opening, u.openTask
+	if u.openTask >= 0 && h.entries[u.openTask].kind != u.openKind {
+		h.entries[u.openTask].kind = u.openKind
+		h.viewChanged()
+	}
 }

@@ -47,3 +47,19 @@ func TestAddAllIsAllOrNothing(t *testing.T) {
 		t.Fatalf("stored %+v, %d journal ops", stored, len(journal))
 	}
 }
+
+// TestAddAllUndoesInference: a refused batch whose first message took the
+// task over (inference) leaves the earlier task as it was.
+func TestAddAllUndoesInference(t *testing.T) {
+	h := New(approx(t), Options{Infer: InferAgent})
+	if _, err := h.Add(sdk.Message{Role: sdk.RoleUser, Content: "the task"}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := h.AddAll([]sdk.Message{{Role: sdk.RoleUser, Content: "the real task"}, {Role: "robot"}})
+	if err == nil {
+		t.Fatal("an invalid batch was accepted")
+	}
+	if k := h.Entries(0, 1)[0].Kind; k != sdk.KindTask {
+		t.Errorf("after a refused batch the first message is %q, want task", k)
+	}
+}
