@@ -17,6 +17,7 @@ func cmdValidate(args []string, std stdio) error {
 	var cf configFlags
 	cf.register(fs, false)
 	offline := fs.Bool("offline", false, "do not start the plugins: their config bodies and the assembler formats are not checked")
+	allowOptional := fs.Bool("allow-optional", false, "an optional plugin that does not start is a warning, not a failure")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -35,15 +36,22 @@ func cmdValidate(args []string, std stdio) error {
 	if err != nil {
 		return startError(std.err, cfg, err)
 	}
-	checked := 0
+	checked, failed := 0, 0
 	for _, p := range plugins {
 		if p.Unavailable != nil {
+			failed++
 			fmt.Fprintf(std.err, "warning: optional plugin %q did not start, its config body was not checked: %v\n", p.Config.Name, p.Unavailable)
 			continue
 		}
 		checked++
 	}
+	if failed > 0 && !*allowOptional {
+		return fmt.Errorf("%d optional plugin(s) did not start (their sessions would run without them); -allow-optional accepts that", failed)
+	}
 	fmt.Fprintf(std.out, "configuration is valid: %s\nchecked by starting every plugin and assembler: %d plugin config bodies, %d assembler formats\n",
 		summary, checked, len(cfg.Assemblers))
+	if failed > 0 {
+		fmt.Fprintf(std.out, "%d optional plugin(s) did not start (allowed by -allow-optional)\n", failed)
+	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -62,5 +63,34 @@ func TestAssemblerFormatChecked(t *testing.T) {
 	res := ctxhost(t, "", "plugins", "-config", filepath.Join(moduleRoot(t), "examples", "agent.hcl"), "-var", "bin_dir="+binDir)
 	if res.code != 0 || !strings.Contains(res.stdout, "format:      api  (the first declared; not set in HCL)") {
 		t.Errorf("plugins: exit %d, want the first declared format shown\n%s%s", res.code, res.stdout, res.stderr)
+	}
+}
+
+// TestValidateFailsOnOptionalPluginThatCannotStart: an optional plugin
+// that does not start makes validate fail (exit 1, naming why), unless
+// -allow-optional accepts it.
+func TestValidateFailsOnOptionalPluginThatCannotStart(t *testing.T) {
+	dir := t.TempDir()
+	hcl := `model "m" { context_window = 8000 }
+plugin "gone" {
+  path     = "no-such-plugin"
+  required = false
+}
+context "c" {
+  model   = "m"
+  plugins = ["gone"]
+}
+`
+	path := filepath.Join(dir, "c.hcl")
+	if err := os.WriteFile(path, []byte(hcl), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res := ctxhost(t, "", "validate", "-config", path)
+	if res.code != exitRuntime || !strings.Contains(res.stderr, "optional plugin(s) did not start") || strings.Contains(res.stdout, "is valid") {
+		t.Errorf("validate with a missing optional plugin: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	res = ctxhost(t, "", "validate", "-allow-optional", "-config", path)
+	if res.code != 0 || !strings.Contains(res.stdout, "1 optional plugin(s) did not start (allowed by -allow-optional)") {
+		t.Errorf("validate -allow-optional: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}
 }
