@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -313,5 +314,37 @@ func TestFormatDiagnostics(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestPluginEnv: an env map on plugin and assembler blocks is decoded; a
+// name a process cannot take is an error at its attribute.
+func TestPluginEnv(t *testing.T) {
+	dir := t.TempDir()
+	hcl := `model "m" { context_window = 8000 }
+plugin "p" {
+  path     = "p"
+  required = false
+  env      = { NOTES_DIR = "/tmp/notes", LOG = "1" }
+}
+assembler "a" {
+  path = "/bin/sh"
+  env  = { "BAD=NAME" = "x" }
+}
+context "c" {
+  model     = "m"
+  assembler = "a"
+}
+`
+	path := filepath.Join(dir, "c.hcl")
+	if err := os.WriteFile(path, []byte(hcl), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := Load([]string{path}, nil, nil)
+	if !diags.HasErrors() || !strings.Contains(FormatDiagnostics(diags, cfg.Files), "Invalid environment variable") {
+		t.Fatalf("want an error for the env name with '=':\n%s", FormatDiagnostics(diags, cfg.Files))
+	}
+	if p := cfg.Plugin("p"); p == nil || p.Env["NOTES_DIR"] != "/tmp/notes" || p.Env["LOG"] != "1" {
+		t.Errorf("plugin env: %+v", p)
 	}
 }

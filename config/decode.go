@@ -91,6 +91,7 @@ func decodePlugin(fb fileBlock, diags *hcl.Diagnostics) *Plugin {
 	r.duration("restore_timeout", &p.RestoreTimeout)
 	r.integer("max_component_bytes", &p.MaxComponentBytes)
 	r.boolean("auto_mtls", &p.AutoMTLS)
+	r.stringMap("env", &p.Env)
 	if b := singleBlock(content, "config", diags); b != nil {
 		p.Config = b.Body
 	}
@@ -108,6 +109,7 @@ func decodeAssembler(fb fileBlock, diags *hcl.Diagnostics) *Assembler {
 	r.stringMap("options", &a.Options)
 	r.duration("timeout", &a.Timeout)
 	r.boolean("auto_mtls", &a.AutoMTLS)
+	r.stringMap("env", &a.Env)
 	return a
 }
 

@@ -32,9 +32,9 @@ var modelSchema = withBlocks(attrSchema([]string{"context_window"}, "reserved_fo
 var pricingSchema = attrSchema(nil, "input", "cache_read", "cache_write", "min_cacheable", "granularity")
 
 var pluginSchema = withBlocks(attrSchema([]string{"path"},
-	"sha256", "priority", "compactable", "required", "timeout", "restore_timeout", "max_component_bytes", "auto_mtls"), "config")
+	"sha256", "priority", "compactable", "required", "timeout", "restore_timeout", "max_component_bytes", "auto_mtls", "env"), "config")
 
-var assemblerSchema = attrSchema([]string{"path"}, "sha256", "format", "options", "timeout", "auto_mtls")
+var assemblerSchema = attrSchema([]string{"path"}, "sha256", "format", "options", "timeout", "auto_mtls", "env")
 
 var contextSchema = withBlocks(attrSchema([]string{"model"},
 	"system_prompt", "instructions", "plugins", "assembler", "mode", "fail_on_unmet_target", "allow_over_window"),

@@ -112,6 +112,9 @@ type Plugin struct {
 	// plugin (default true); false for a plugin whose SDK has no TLS (the
 	// Python SDK), which then serves on a private unix socket.
 	AutoMTLS bool
+	// Env are environment variables set for the plugin process, over the
+	// host's own.
+	Env map[string]string
 	// Config is the raw `config { ... }` body (an empty body when absent),
 	// decoded with DecodePluginConfig once the plugin's schema is known.
 	Config hcl.Body
@@ -131,6 +134,8 @@ type Assembler struct {
 	Timeout time.Duration     // default 2s
 	// AutoMTLS: see Plugin.AutoMTLS.
 	AutoMTLS bool
+	// Env: see Plugin.Env.
+	Env map[string]string
 }
 
 // Strategy is a context's `strategy` block.

@@ -67,6 +67,21 @@ func (p *problems) oneOf(src Source, attr, what, value string, allowed []string)
 	p.errorf(src, attr, "Invalid "+what, "%q is not a valid %s; use one of %s.", value, what, strings.Join(allowed, ", "))
 }
 
+// env reports an environment variable name that a process cannot take
+// (empty, with "=" or NUL) or a value with NUL.
+func (p *problems) env(src Source, env map[string]string) {
+	names := make([]string, 0, len(env))
+	for k := range env {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(env[k], 0) {
+			p.errorf(src, "env", "Invalid environment variable", "%q=%q cannot be set for a process: a name is not empty and has no \"=\" or NUL, a value has no NUL.", k, env[k])
+		}
+	}
+}
+
 // atLeast reports value at attr when it is below min.
 func (p *problems) atLeast(src Source, attr string, value, min int) {
 	if value < min {
@@ -113,12 +128,14 @@ func (c *Config) validate() hcl.Diagnostics {
 		if pl.IsSet("max_component_bytes") {
 			p.atLeast(pl.Source, "max_component_bytes", pl.MaxComponentBytes, 1024)
 		}
+		p.env(pl.Source, pl.Env)
 	}
 	for _, a := range c.Assemblers {
 		if a.Format == "" && a.IsSet("format") {
 			p.errorf(a.Source, "format", "Invalid format", "format must not be empty; leave it out to use the assembler's first declared format.")
 		}
 		p.binary(a.Source, a.Path, a.SHA256, false)
+		p.env(a.Source, a.Env)
 	}
 	for _, x := range c.Contexts {
 		c.validateContext(p, x)

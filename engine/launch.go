@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"sort"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/hcl/v2"
@@ -18,14 +19,28 @@ func Specs(plugins []*config.Plugin, assemblers []*config.Assembler, logger hclo
 	}
 	for _, a := range assemblers {
 		specs = append(specs, pluginhost.Spec{Name: a.Name, Kind: pluginhost.KindAssembler, Path: a.Path,
-			SHA256: a.SHA256, Logger: logger, NoAutoMTLS: !a.AutoMTLS})
+			SHA256: a.SHA256, Logger: logger, NoAutoMTLS: !a.AutoMTLS, Env: envList(a.Env)})
 	}
 	return specs
 }
 
 func pluginSpec(p *config.Plugin, logger hclog.Logger) pluginhost.Spec {
 	return pluginhost.Spec{Name: p.Name, Kind: pluginhost.KindContext, Path: p.Path, SHA256: p.SHA256,
-		Logger: logger, NoAutoMTLS: !p.AutoMTLS}
+		Logger: logger, NoAutoMTLS: !p.AutoMTLS, Env: envList(p.Env)}
+}
+
+// envList is env as KEY=VALUE entries, sorted by key.
+func envList(env map[string]string) []string {
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k + "=" + env[k]
+	}
+	return out
 }
 
 // DecodeConfigs decodes each plugin's config body against the schema its
