@@ -157,11 +157,15 @@ func TestInspectFresh(t *testing.T) {
 }
 
 // Seed 003 graceful degradation: an optional plugin whose binary is
-// missing is a warning at validate and at run, where every turn says so;
-// a required one is a configuration error naming it.
+// missing is a warning at validate (which fails unless -allow-optional)
+// and at run, where every turn says so; a required one is a configuration
+// error naming it.
 func TestOptionalPluginMissing(t *testing.T) {
 	cfg := filepath.Join("testdata", "optional-missing.hcl")
-	res := ctxhost(t, "", "validate", "-config", cfg, "-var", "bin_dir="+binDir)
+	if res := ctxhost(t, "", "validate", "-config", cfg, "-var", "bin_dir="+binDir); res.code != exitRuntime {
+		t.Fatalf("validate without -allow-optional exited %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	res := ctxhost(t, "", "validate", "-allow-optional", "-config", cfg, "-var", "bin_dir="+binDir)
 	if res.code != 0 || !strings.Contains(res.stdout, "configuration is valid") {
 		t.Fatalf("validate exited %d\n%s%s", res.code, res.stdout, res.stderr)
 	}

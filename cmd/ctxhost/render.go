@@ -60,6 +60,9 @@ func printCompaction(w io.Writer, c *host.CompactionReport) {
 			line += " (discarded: " + s.Discarded + ")"
 		}
 		fmt.Fprintln(w, line)
+		if log := strings.TrimSpace(s.Log); log != "" { // the component's own account of what it gave back
+			fmt.Fprintf(w, "      %s\n", strings.ReplaceAll(log, "\n", "\n      "))
+		}
 	}
 }
 
