@@ -21,6 +21,7 @@ import (
 	"os"
 	"regexp"
 	"sync"
+	"sync/atomic"
 )
 
 func main() {
@@ -29,8 +30,10 @@ func main() {
 	window := flag.Int("window", 8192, "context window every request must fit (cl100k_base tokens)")
 	turns := flag.Int("turns", 40, "tool-using turns of each conversation before the final text answer")
 	listen := flag.String("listen", "127.0.0.1:0", "address to listen on")
+	quick := flag.Bool("quick", false, "for benchmarks: answer every Chat Completions call with a tool call at once, without checks or counting")
 	flag.Parse()
 	s, err := newStandin(*openapi, *logPath, *window, *turns)
+	s.quick = *quick
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "standin:", err)
 		os.Exit(2)
@@ -52,6 +55,8 @@ type standin struct {
 	schemas *openAISchemas
 	window  int
 	turns   int
+	quick   bool
+	calls   atomic.Int64 // quick answers so far
 
 	mu    sync.Mutex
 	log   *os.File

@@ -50,6 +50,10 @@ func (s *standin) serve(w http.ResponseWriter, r *http.Request, p provider) {
 		p.fail(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	if s.quick {
+		s.quickAnswer(w, r, p, body)
+		return
+	}
 	c := &Check{Endpoint: p.endpoint(), Window: s.window}
 	v, err := p.inspect(r, body)
 	if err != nil {
@@ -86,6 +90,16 @@ func (s *standin) serve(w http.ResponseWriter, r *http.Request, p provider) {
 		rep.text = fmt.Sprintf("All %d modules read. TASK COMPLETE.", turn-1)
 	}
 	p.answer(w, rep, v.stream)
+}
+
+// quickAnswer answers a tool call at once, the request read but not
+// checked or counted: what a benchmark compares calls through ctxhost
+// with is the upstream's own work held small and fixed.
+func (s *standin) quickAnswer(w http.ResponseWriter, r *http.Request, p provider, body []byte) {
+	n := s.calls.Add(1)
+	rep := reply{callID: fmt.Sprintf("quick_%d", n), tool: "read_file", args: fmt.Sprintf(`{"path":"src/q%d.py"}`, n),
+		text: "Reading.", prompt: len(body) / 4, completion: 8}
+	p.answer(w, rep, strings.Contains(string(body), `"stream":true`) || strings.Contains(r.URL.RawQuery, "alt=sse"))
 }
 
 // failWith answers the failures a task id asks for: "rate-limited-..."

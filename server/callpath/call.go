@@ -117,6 +117,7 @@ func (c *call) serve() error {
 
 // turn runs the call on its session, holding the session's lock.
 func (c *call) turn(ctx context.Context, es *engine.Session) error {
+	c.w.Header().Set(SessionHeader, c.session)
 	replaced, err := reconcile(es, c.req)
 	if err != nil {
 		return failf(http.StatusBadRequest, "bad_request", "%v", err)
@@ -144,7 +145,6 @@ func (c *call) turn(ctx context.Context, es *engine.Session) error {
 		return err
 	}
 	defer res.Body.Close()
-	c.w.Header().Set(SessionHeader, c.session)
 	if res.StatusCode != http.StatusOK {
 		c.relayError(res)
 		return &callError{status: res.StatusCode, reason: statusReason(res.StatusCode), err: fmt.Errorf("upstream answered %s", res.Status)}
