@@ -132,7 +132,10 @@ func chatPost(b *testing.B, client *http.Client, url string, body []byte) ([]byt
 //
 //   - whole: a non-streamed call of a 40-message conversation; x-direct is
 //     through / direct, added-rt what ctxhost adds in empty round trips
-//     (GET /healthz of the serve process);
+//     (GET /healthz of the serve process), added-saves the same in
+//     one-write RPCs (ReportUsage: a round trip and one synchronous store
+//     commit, save-us without the round trip). A call saves four times: the
+//     new message, the prepared turn, the answer, its usage;
 //   - first-byte: a streamed call's time to its first byte; added-us is
 //     what ctxhost adds;
 //   - overhead: the per-call overhead (through - direct) of a
@@ -197,8 +200,24 @@ func BenchmarkCallPath(b *testing.B) {
 		return time.Since(start)
 	}
 
+	// save is one write the service saves (ReportUsage), for scale: what
+	// one synchronous store commit and a round trip cost here.
+	rpc := func(method, body string) time.Duration {
+		start := time.Now()
+		res, err := client.Post(through+"/ctxhost.service.v1.ContextService/"+method, "application/json", strings.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			b.Fatalf("%s: HTTP %d", method, res.StatusCode)
+		}
+		return time.Since(start)
+	}
+	rpc("CreateSession", `{"session_id":"bench-save"}`)
 	b.Run("whole", func(b *testing.B) {
-		var via, direct, rt time.Duration
+		var via, direct, rt, save time.Duration
 		var p pair
 		i := 0
 		for b.Loop() {
@@ -207,11 +226,14 @@ func BenchmarkCallPath(b *testing.B) {
 			}
 			i++
 			rt += roundTrip()
+			save += rpc("ReportUsage", `{"session_id":"bench-save","prompt_tokens":100,"completion_tokens":1}`)
 			v, d := call(p, false)
 			via, direct = via+v, direct+d
 		}
 		b.ReportMetric(float64(via)/float64(direct), "x-direct")
 		b.ReportMetric(float64(via-direct)/float64(rt), "added-rt")
+		b.ReportMetric(float64(via-direct)/float64(save), "added-saves")
+		b.ReportMetric(float64(save-rt)/float64(i)/1e3, "save-us")
 		b.ReportMetric(float64(via-direct)/float64(i)/1e3, "added-us")
 	})
 	b.Run("first-byte", func(b *testing.B) {

@@ -40,12 +40,10 @@ type anthropicBlock struct {
 
 func (anthropicDialect) endpoint() string { return "messages" }
 
-func (anthropicDialect) parse(_ *http.Request, body []byte) (*request, error) {
-	fields, err := parseObject(body)
-	if err != nil {
-		return nil, err
-	}
-	req := &request{fields: fields, stream: fields.boolField("stream")}
+func (anthropicDialect) field() string { return "messages" }
+
+func (anthropicDialect) head(_ *http.Request, fields object) (*request, error) {
+	req := &request{stream: fields.boolField("stream")}
 	if raw := fields.get("system"); raw != nil {
 		c, err := anthropicBlocks(raw, nil)
 		if err != nil {
@@ -53,18 +51,23 @@ func (anthropicDialect) parse(_ *http.Request, body []byte) (*request, error) {
 		}
 		req.system, req.hasSystem = c.plain("\n"), true
 	}
-	var msgs []anthropicMessage
-	if err := json.Unmarshal(fields.get("messages"), &msgs); err != nil {
-		return nil, fmt.Errorf("messages: %w", err)
-	}
-	for i, m := range msgs {
-		out, err := anthropicToMessages(m)
-		if err != nil {
-			return nil, fmt.Errorf("messages[%d]: %w", i, err)
-		}
-		req.messages = append(req.messages, out...)
-	}
 	return req, nil
+}
+
+func (anthropicDialect) conversation(raw json.RawMessage, first int) (conv, error) {
+	var msgs []anthropicMessage
+	if err := json.Unmarshal(raw, &msgs); err != nil {
+		return conv{}, fmt.Errorf("messages: %w", err)
+	}
+	out := conv{turns: len(msgs)}
+	for i, m := range msgs {
+		ms, err := anthropicToMessages(m)
+		if err != nil {
+			return conv{}, fmt.Errorf("messages[%d]: %w", first+i, err)
+		}
+		out.messages = append(out.messages, ms...)
+	}
+	return out, nil
 }
 
 // anthropicToMessages converts one message: an assistant turn is one

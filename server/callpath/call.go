@@ -86,6 +86,8 @@ type call struct {
 	// stream instead).
 	wrote  bool
 	status int
+	// held is the number of history messages the conversation came to.
+	held int
 }
 
 // serve runs the call: read, reconcile and prepare, send, relay, record.
@@ -101,7 +103,7 @@ func (c *call) serve() error {
 		}
 		return failf(http.StatusBadRequest, "bad_request", "read request: %v", err)
 	}
-	if c.req, err = c.d.parse(c.r, body); err != nil {
+	if c.req, err = parse(c.d, c.r, body); err != nil {
 		return failf(http.StatusBadRequest, "bad_request", "%v", err)
 	}
 	c.session = c.r.Header.Get(SessionHeader)
@@ -118,9 +120,9 @@ func (c *call) serve() error {
 // turn runs the call on its session, holding the session's lock.
 func (c *call) turn(ctx context.Context, es *engine.Session) error {
 	c.w.Header().Set(SessionHeader, c.session)
-	replaced, err := reconcile(es, c.req)
+	replaced, err := c.reconcile(es)
 	if err != nil {
-		return failf(http.StatusBadRequest, "bad_request", "%v", err)
+		return err
 	}
 	if replaced {
 		c.h.metrics.replaced(c.u.Name)
@@ -228,5 +230,6 @@ func (c *call) record(es *engine.Session, a answer) error {
 			return failf(http.StatusInternalServerError, "record", "report usage: %v", err)
 		}
 	}
+	c.remember(es)
 	return nil
 }

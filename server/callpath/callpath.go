@@ -32,6 +32,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"net"
 	"net/http"
 	"strings"
@@ -40,6 +41,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/internal/lru"
 )
 
 // SessionHeader names the session of a call; without it the session is
@@ -116,6 +118,8 @@ type Handler struct {
 	log       hclog.Logger
 	client    *http.Client
 	metrics   *Metrics
+	memos     *lru.Cache[string, memo]
+	seed      maphash.Seed
 }
 
 // upstream is a configured upstream with its parsed base URL.
@@ -146,7 +150,8 @@ func New(opts Options) (*Handler, error) {
 		tr = newTransport()
 	}
 	h := &Handler{upstreams: map[string]*upstream{}, sessions: opts.Sessions, token: opts.Token, maxBytes: max,
-		log: log, client: &http.Client{Transport: tr}, metrics: newMetrics()}
+		log: log, client: &http.Client{Transport: tr}, metrics: newMetrics(),
+		memos: lru.New[string, memo](memoSize), seed: maphash.MakeSeed()}
 	for _, u := range opts.Upstreams {
 		if h.upstreams[u.Kind] != nil {
 			return nil, fmt.Errorf("upstream %q: a second upstream of kind %q", u.Name, u.Kind)

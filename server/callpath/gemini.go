@@ -63,16 +63,14 @@ func geminiCall(r *http.Request) (model string, stream bool, err error) {
 	return "", false, fmt.Errorf("method %q is not served by ctxhost (generateContent, streamGenerateContent)", method)
 }
 
-func (geminiDialect) parse(r *http.Request, body []byte) (*request, error) {
+func (geminiDialect) field() string { return "contents" }
+
+func (geminiDialect) head(r *http.Request, fields object) (*request, error) {
 	_, stream, err := geminiCall(r)
 	if err != nil {
 		return nil, err
 	}
-	fields, err := parseObject(body)
-	if err != nil {
-		return nil, err
-	}
-	req := &request{fields: fields, stream: stream}
+	req := &request{stream: stream}
 	if raw := fields.get("systemInstruction"); raw != nil {
 		var sys geminiContent
 		if err := json.Unmarshal(raw, &sys); err != nil {
@@ -84,13 +82,16 @@ func (geminiDialect) parse(r *http.Request, body []byte) (*request, error) {
 		}
 		req.system, req.hasSystem = c.plain(""), true
 	}
+	return req, nil
+}
+
+func (geminiDialect) conversation(raw json.RawMessage, first int) (conv, error) {
 	var contents []geminiContent
-	if err := json.Unmarshal(fields.get("contents"), &contents); err != nil {
-		return nil, fmt.Errorf("contents: %w", err)
+	if err := json.Unmarshal(raw, &contents); err != nil {
+		return conv{}, fmt.Errorf("contents: %w", err)
 	}
-	req.turns = len(contents)
-	req.messages, err = geminiToMessages(contents, 0)
-	return req, err
+	msgs, err := geminiToMessages(contents, first)
+	return conv{messages: msgs, turns: len(contents)}, err
 }
 
 // geminiToMessages converts contents, the first of which is at index

@@ -42,40 +42,44 @@ type chatPart struct {
 
 func (chatDialect) endpoint() string { return "chat.completions" }
 
-func (chatDialect) parse(_ *http.Request, body []byte) (*request, error) {
-	fields, err := parseObject(body)
-	if err != nil {
-		return nil, err
-	}
+func (chatDialect) field() string { return "messages" }
+
+func (chatDialect) head(_ *http.Request, fields object) (*request, error) {
+	return &request{stream: fields.boolField("stream")}, nil
+}
+
+// conversation converts messages; the system and developer messages that
+// open the whole conversation are its system text.
+func (chatDialect) conversation(raw json.RawMessage, first int) (conv, error) {
 	var msgs []chatMessage
-	if err := json.Unmarshal(fields.get("messages"), &msgs); err != nil {
-		return nil, fmt.Errorf("messages: %w", err)
+	if err := json.Unmarshal(raw, &msgs); err != nil {
+		return conv{}, fmt.Errorf("messages: %w", err)
 	}
-	req := &request{fields: fields, stream: fields.boolField("stream")}
-	opening := true
+	out := conv{turns: len(msgs)}
+	opening := first == 0
 	var system []string
 	for i, m := range msgs {
 		if opening && (m.Role == "system" || m.Role == "developer") {
 			t, _, err := chatContent(m.Content)
 			if err != nil {
-				return nil, fmt.Errorf("messages[%d]: %w", i, err)
+				return conv{}, fmt.Errorf("messages[%d]: %w", first+i, err)
 			}
-			system = append(system, t.message(sdk.RoleSystem, "\n").Content)
+			system = append(system, t.plain("\n"))
 			continue
 		}
 		opening = false
-		out, err := chatToMessage(m)
+		m, err := chatToMessage(m)
 		if err != nil {
-			return nil, fmt.Errorf("messages[%d]: %w", i, err)
+			return conv{}, fmt.Errorf("messages[%d]: %w", first+i, err)
 		}
-		if out != nil {
-			req.messages = append(req.messages, *out)
+		if m != nil {
+			out.messages = append(out.messages, *m)
 		}
 	}
 	if len(system) > 0 {
-		req.system, req.hasSystem = strings.Join(system, "\n\n"), true
+		out.system, out.hasSystem = strings.Join(system, "\n\n"), true
 	}
-	return req, nil
+	return out, nil
 }
 
 // chatToMessage converts one message; nil for an assistant message with

@@ -35,38 +35,39 @@ type responsesPart struct {
 
 func (responsesDialect) endpoint() string { return "responses" }
 
-func (responsesDialect) parse(_ *http.Request, body []byte) (*request, error) {
-	fields, err := parseObject(body)
-	if err != nil {
-		return nil, err
-	}
+func (responsesDialect) field() string { return "input" }
+
+func (responsesDialect) head(_ *http.Request, fields object) (*request, error) {
 	for _, f := range []string{"previous_response_id", "conversation"} {
 		if v := fields.get(f); v != nil && string(v) != "null" {
 			return nil, fmt.Errorf("%s is not supported: ctxhost manages the context, so send the whole conversation in input", f)
 		}
 	}
-	req := &request{fields: fields, stream: fields.boolField("stream")}
+	req := &request{stream: fields.boolField("stream")}
 	if raw := fields.get("instructions"); raw != nil && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &req.system); err != nil {
 			return nil, fmt.Errorf("instructions: %w", err)
 		}
 		req.hasSystem = true
 	}
-	raw := fields.get("input")
+	return req, nil
+}
+
+// conversation converts input: a string (one user message) or items.
+func (responsesDialect) conversation(raw json.RawMessage, first int) (conv, error) {
 	if len(raw) > 0 && raw[0] == '"' {
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, fmt.Errorf("input: %w", err)
+			return conv{}, fmt.Errorf("input: %w", err)
 		}
-		req.messages = []sdk.Message{{Role: sdk.RoleUser, Content: s}}
-		return req, nil
+		return conv{messages: []sdk.Message{{Role: sdk.RoleUser, Content: s}}, turns: 1}, nil
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, fmt.Errorf("input: %w", err)
+		return conv{}, fmt.Errorf("input: %w", err)
 	}
-	req.messages, err = responsesToMessages(items)
-	return req, err
+	msgs, err := responsesToMessages(items)
+	return conv{messages: msgs, turns: len(items)}, err
 }
 
 // responsesToMessages converts items. The items of one assistant turn

@@ -1,6 +1,7 @@
 package callpath
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -11,18 +12,32 @@ import (
 )
 
 // deriveSession names the session of a call without a session header:
-// the upstream's kind and a digest of the conversation's opening (the
-// profile, the system text and the first user message), so that the
-// calls of one conversation share a session and conversations with
-// different openings never do. Conversations that open alike (the same
-// system text and first message) must name their sessions in the header.
+// the upstream's kind and a digest of the conversation's opening as sent
+// (the upstream, the profile, the system text, and the conversation's
+// elements up to its first user message), so that the calls of one
+// conversation share a session and conversations with different openings
+// never do. Conversations that open alike (the same system text and
+// first message) must name their sessions in the header.
 func deriveSession(u *upstream, req *request) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%d:%s\x00", u.Name, u.Profile, len(req.system), req.system)
-	for i := range req.messages {
-		if m := &req.messages[i]; m.Role == sdk.RoleUser {
-			writeFingerprint(h, m)
-			break
+	dec := json.NewDecoder(bytes.NewReader(req.raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		h.Write(req.raw) // a string (Responses input)
+	} else {
+		for dec.More() {
+			var el json.RawMessage
+			if dec.Decode(&el) != nil {
+				break
+			}
+			h.Write(el)
+			var head struct {
+				Role string          `json:"role"`
+				Type json.RawMessage `json:"type"`
+			}
+			if json.Unmarshal(el, &head) == nil && (head.Role == "user" || head.Role == "" && head.Type == nil) {
+				break
+			}
 		}
 	}
 	return u.Kind + "-" + hex.EncodeToString(h.Sum(nil)[:16])
@@ -37,7 +52,7 @@ func deriveSession(u *upstream, req *request) string {
 // plugin state stays.
 func reconcile(es *engine.Session, req *request) (replaced bool, err error) {
 	hs := es.Host()
-	if req.hasSystem && hs.SystemPrompt() != req.system {
+	if req.hasSystem && hs.SystemPrompt() != req.system { // a system text the conversation opens with
 		if err := es.SetSystemPrompt(req.system); err != nil {
 			return false, fmt.Errorf("system text: %w", err)
 		}
@@ -93,14 +108,4 @@ func sameMessage(a, b *sdk.Message) bool {
 func samePart(a, b *sdk.Part) bool {
 	return a.Type == b.Type && a.Text == b.Text && a.MediaType == b.MediaType && string(a.Data) == string(b.Data) &&
 		a.URL == b.URL && a.Signature == b.Signature && a.Opaque == b.Opaque
-}
-
-// writeFingerprint writes what sameMessage compares.
-func writeFingerprint(h interface{ Write([]byte) (int, error) }, m *sdk.Message) {
-	enc, _ := json.Marshal(struct {
-		Role, Content, ToolCallID string
-		ToolCalls                 []sdk.ToolCall
-		Parts                     []sdk.Part
-	}{m.Role, m.Content, m.ToolCallID, m.ToolCalls, m.Parts})
-	_, _ = h.Write(enc)
 }
