@@ -270,6 +270,9 @@ func TestCallPathSDKs(t *testing.T) {
 		caller := metricValue(metrics, `ctxhost_upstream_caller_tokens_total{upstream="`+up+`"}`)
 		read := metricValue(metrics, `ctxhost_upstream_cache_read_tokens_total{upstream="`+up+`"}`)
 		prompt := metricValue(metrics, `ctxhost_upstream_prompt_tokens_total{upstream="`+up+`"}`)
+		if v := metricValue(metrics, `ctxhost_upstream_history_replaced_total{upstream="`+up+`"}`); v != 0 {
+			t.Errorf("upstream %s: the history was replaced %v times (an answer sent back was not recognised)", up, v)
+		}
 		t.Logf("upstream %s: caller sent %.0f tokens, ctxhost sent %.0f (%.0f%%), cache read share %.2f", up, caller, sent, 100*sent/caller, read/prompt)
 	}
 	for _, line := range strings.Split(metrics, "\n") {

@@ -96,7 +96,8 @@ func (geminiDialect) conversation(raw json.RawMessage, first int) (conv, error) 
 
 // geminiToMessages converts contents, the first of which is at index
 // first of the conversation. A function call without an id is named
-// "call-I-J" (content I, part J), and a function response without one
+// "call-I-K" (the K-th call of content I: how the content's text is split
+// in parts does not change it), and a function response without one
 // answers the oldest waiting call of its name.
 func geminiToMessages(contents []geminiContent, first int) ([]sdk.Message, error) {
 	var out []sdk.Message
@@ -133,7 +134,7 @@ func geminiToMessages(contents []geminiContent, first int) ([]sdk.Message, error
 func geminiParts(parts []geminiPart, at int, calls *[]sdk.ToolCall) (*content, []sdk.Message, error) {
 	c := &content{}
 	var tools []sdk.Message
-	for j, p := range parts {
+	for _, p := range parts {
 		switch {
 		case p.FunctionCall != nil:
 			if calls == nil {
@@ -145,7 +146,7 @@ func geminiParts(parts []geminiPart, at int, calls *[]sdk.ToolCall) (*content, [
 			}
 			id := p.FunctionCall.ID
 			if id == "" {
-				id = "call-" + strconv.Itoa(at) + "-" + strconv.Itoa(j)
+				id = "call-" + strconv.Itoa(at) + "-" + strconv.Itoa(len(c.calls))
 			}
 			tc := sdk.ToolCall{ID: id, Name: p.FunctionCall.Name, Arguments: args}
 			c.call(tc)

@@ -46,7 +46,7 @@ func parseObject(data []byte) (object, error) {
 	if _, err := dec.Token(); err != nil {
 		return nil, fmt.Errorf("read JSON: %w", err)
 	}
-	if _, err := dec.Token(); err == nil {
+	if len(bytes.TrimSpace(data[dec.InputOffset():])) > 0 {
 		return nil, errors.New("data after the JSON object")
 	}
 	return o, nil
