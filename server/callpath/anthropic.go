@@ -43,7 +43,11 @@ func (anthropicDialect) endpoint() string { return "messages" }
 func (anthropicDialect) field() string { return "messages" }
 
 func (anthropicDialect) head(_ *http.Request, fields object) (*request, error) {
-	req := &request{stream: fields.boolField("stream")}
+	tools, err := anthropicTools(fields)
+	if err != nil {
+		return nil, err
+	}
+	req := &request{stream: fields.boolField("stream"), tools: tools}
 	if raw := fields.get("system"); raw != nil {
 		c, err := anthropicBlocks(raw, nil)
 		if err != nil {
@@ -183,7 +187,7 @@ func (anthropicDialect) build(req *request, payload []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("assembled payload: %w", err)
 	}
-	return merge(req.fields, p, []string{"system", "messages"}, []string{"model"}), nil
+	return merge(req.fields, p, []string{"system", "messages"}, append([]string{"model"}, anthropicToolFields...)), nil
 }
 
 func (anthropicDialect) upstreamPath(r *http.Request, _ *request) string { return r.URL.RequestURI() }

@@ -120,6 +120,9 @@ func (c *call) serve() error {
 // turn runs the call on its session, holding the session's lock.
 func (c *call) turn(ctx context.Context, es *engine.Session) error {
 	c.w.Header().Set(SessionHeader, c.session)
+	if err := setTools(es, c.req.tools); err != nil {
+		return failf(http.StatusBadRequest, "bad_request", "tools: %v", err)
+	}
 	replaced, err := c.reconcile(es)
 	if err != nil {
 		return err

@@ -55,6 +55,9 @@ type request struct {
 	// fields are the caller's top-level fields in their order.
 	fields object
 	stream bool
+	// tools are the function tools, tool choice and response schema the
+	// caller sent, for the budget.
+	tools sdk.RequestTools
 	// raw is the conversation's array as the caller sent it.
 	raw json.RawMessage
 	// turns is the number of the provider's elements in raw (Gemini

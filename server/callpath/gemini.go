@@ -70,7 +70,11 @@ func (geminiDialect) head(r *http.Request, fields object) (*request, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := &request{stream: stream}
+	tools, err := geminiTools(fields)
+	if err != nil {
+		return nil, err
+	}
+	req := &request{stream: stream, tools: tools}
 	if raw := fields.get("systemInstruction"); raw != nil {
 		var sys geminiContent
 		if err := json.Unmarshal(raw, &sys); err != nil {
@@ -207,7 +211,7 @@ func (geminiDialect) build(req *request, payload []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("assembled payload: %w", err)
 	}
-	return merge(req.fields, p, []string{"contents", "systemInstruction"}, []string{"model"}), nil
+	return merge(req.fields, p, []string{"contents", "systemInstruction"}, append([]string{"model"}, geminiToolFields...)), nil
 }
 
 func (geminiDialect) upstreamPath(r *http.Request, _ *request) string { return r.URL.RequestURI() }

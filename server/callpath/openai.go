@@ -45,7 +45,11 @@ func (chatDialect) endpoint() string { return "chat.completions" }
 func (chatDialect) field() string { return "messages" }
 
 func (chatDialect) head(_ *http.Request, fields object) (*request, error) {
-	return &request{stream: fields.boolField("stream")}, nil
+	tools, err := chatTools(fields)
+	if err != nil {
+		return nil, err
+	}
+	return &request{stream: fields.boolField("stream"), tools: tools}, nil
 }
 
 // conversation converts messages; the system and developer messages that
@@ -158,7 +162,7 @@ func (chatDialect) build(req *request, payload []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("assembled payload: %w", err)
 	}
-	return merge(req.fields, p, []string{"messages"}, []string{"model"}), nil
+	return merge(req.fields, p, []string{"messages"}, append([]string{"model"}, chatToolFields...)), nil
 }
 
 func (chatDialect) upstreamPath(r *http.Request, _ *request) string { return r.URL.RequestURI() }

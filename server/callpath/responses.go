@@ -43,7 +43,11 @@ func (responsesDialect) head(_ *http.Request, fields object) (*request, error) {
 			return nil, fmt.Errorf("%s is not supported: ctxhost manages the context, so send the whole conversation in input", f)
 		}
 	}
-	req := &request{stream: fields.boolField("stream")}
+	tools, err := responsesTools(fields)
+	if err != nil {
+		return nil, err
+	}
+	req := &request{stream: fields.boolField("stream"), tools: tools}
 	if raw := fields.get("instructions"); raw != nil && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &req.system); err != nil {
 			return nil, fmt.Errorf("instructions: %w", err)
@@ -203,8 +207,8 @@ func (responsesDialect) build(req *request, payload []byte) ([]byte, error) {
 	for _, m := range msgs {
 		switch m.Role {
 		case "assistant":
-			if len(m.Content) > 0 && string(m.Content) != "null" {
-				items = append(items, map[string]any{"role": "assistant", "content": m.Content})
+			if text := responsesText(m.Content); text != "" {
+				items = append(items, map[string]any{"role": "assistant", "content": text})
 			}
 			for _, tc := range m.ToolCalls {
 				items = append(items, map[string]any{"type": "function_call", "call_id": tc.ID, "name": tc.Function.Name, "arguments": tc.Function.Arguments})
@@ -227,15 +231,45 @@ func (responsesDialect) build(req *request, payload []byte) ([]byte, error) {
 }
 
 // responsesInput is a user or system message's content as Responses
-// input: a string stays; text parts become input_text parts.
+// input: a string stays; text, image and file parts become input_text,
+// input_image and input_file parts.
 func responsesInput(raw json.RawMessage) any {
-	var parts []chatPart
+	var parts []struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		ImageURL struct {
+			URL    string `json:"url"`
+			Detail string `json:"detail"`
+		} `json:"image_url"`
+		File struct {
+			FileData string `json:"file_data"`
+			FileID   string `json:"file_id"`
+			Filename string `json:"filename"`
+		} `json:"file"`
+	}
 	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &parts) != nil {
 		return raw
 	}
 	out := make([]map[string]string, 0, len(parts))
 	for _, p := range parts {
-		out = append(out, map[string]string{"type": "input_text", "text": p.Text})
+		switch p.Type {
+		case "image_url":
+			item := map[string]string{"type": "input_image", "image_url": p.ImageURL.URL, "detail": p.ImageURL.Detail}
+			if item["detail"] == "" {
+				item["detail"] = "auto"
+			}
+			out = append(out, item)
+		case "file":
+			item := map[string]string{"type": "input_file"}
+			for k, v := range map[string]string{"file_data": p.File.FileData, "file_id": p.File.FileID, "filename": p.File.Filename} {
+				if v != "" {
+					item[k] = v
+				}
+			}
+			out = append(out, item)
+		default:
+			out = append(out, map[string]string{"type": "input_text", "text": p.Text})
+		}
 	}
 	return out
 }
