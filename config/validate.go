@@ -148,7 +148,7 @@ func (c *Config) validateUpstreams(p *problems) {
 		}
 		byKind[u.Kind] = u
 		if err := checkBaseURL(u.BaseURL); err != nil {
-			p.errorf(u.Source, "base_url", "Invalid base URL", "base_url is %q: %v.", u.BaseURL, err)
+			p.errorf(u.Source, "base_url", "Invalid base URL", "base_url: %v.", err)
 		}
 		if u.Profile != "" && c.Context(u.Profile) == nil {
 			p.errorf(u.Source, "profile", "Unknown context profile", "profile %q names no context block.", u.Profile)

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -138,5 +141,25 @@ func TestCallPathToken(t *testing.T) {
 	key["Ctxhost-Token"] = "server-secret"
 	if code, _, out, _ = post(t, url, key, body); code != 200 || !strings.Contains(out, "chat.completion") {
 		t.Errorf("with the token: %d %s", code, out)
+	}
+}
+
+// TestCallPathConfig: the example validates; serve refuses an upstream
+// whose profile does not assemble the provider's body.
+func TestCallPathConfig(t *testing.T) {
+	res := ctxhost(t, "", "validate", "-config", filepath.Join(moduleRoot(t), "examples", "callpath.hcl"), "-var", "bin_dir="+binDir)
+	if res.code != 0 {
+		t.Fatalf("examples/callpath.hcl: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "bad.hcl")
+	hcl := strings.Replace(fmt.Sprintf(callPathHCL, binDir, "http://127.0.0.1:9", filepath.Join(dir, "store"), ""),
+		"profile  = \"anthropic\"", "profile  = \"openai\"", 1)
+	if err := os.WriteFile(cfg, []byte(hcl), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res = ctxhost(t, "", "serve", "-config", cfg, "-listen", "127.0.0.1:0")
+	if res.code == 0 || !strings.Contains(res.stderr, `it needs the "claude" assembler's "api" format`) {
+		t.Errorf("serve with a mismatched profile: exit %d\n%s", res.code, res.stderr)
 	}
 }
