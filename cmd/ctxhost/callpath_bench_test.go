@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/ctxhost/ctxhost/sdk/plugintest"
 )
 
 // startQuickStandin starts the stand-in in its benchmark mode: every Chat
@@ -22,12 +20,7 @@ import (
 // counted, so that a call's time is the transport's and ctxhost's.
 func startQuickStandin(b *testing.B) string {
 	b.Helper()
-	dir, cleanup, err := plugintest.BuildBinaries(map[string]string{"ctxhost-standin": "../../internal/standin"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(cleanup)
-	cmd := exec.Command(filepath.Join(dir, "ctxhost-standin"), "-quick")
+	cmd := exec.Command(standinBinary(b), "-quick")
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

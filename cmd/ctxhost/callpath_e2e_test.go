@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -66,6 +67,33 @@ server {
 // standinKey is the API key callers send and the stand-in expects.
 const standinKey = "sk-standin-key"
 
+// standinBuild is the stand-in's binary, built once per test binary
+// (removeStandin, called by TestMain, deletes it).
+var standinBuild struct {
+	once    sync.Once
+	path    string
+	err     error
+	cleanup func()
+}
+
+func standinBinary(t testing.TB) string {
+	t.Helper()
+	standinBuild.once.Do(func() {
+		dir, cleanup, err := plugintest.BuildBinaries(map[string]string{"ctxhost-standin": "../../internal/standin"})
+		standinBuild.path, standinBuild.err, standinBuild.cleanup = filepath.Join(dir, "ctxhost-standin"), err, cleanup
+	})
+	if standinBuild.err != nil {
+		t.Fatal(standinBuild.err)
+	}
+	return standinBuild.path
+}
+
+func removeStandin() {
+	if standinBuild.cleanup != nil {
+		standinBuild.cleanup()
+	}
+}
+
 // standin is a running provider stand-in (internal/standin).
 type standin struct {
 	url string
@@ -78,13 +106,8 @@ type standin struct {
 func startStandin(t testing.TB, window, turns int) *standin {
 	t.Helper()
 	openapi := filepath.Join(shareddata.Require(t), "schemas", "openai-openapi.json")
-	dir, cleanup, err := plugintest.BuildBinaries(map[string]string{"ctxhost-standin": "../../internal/standin"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cleanup)
 	log := filepath.Join(t.TempDir(), "checks.jsonl")
-	cmd := exec.Command(filepath.Join(dir, "ctxhost-standin"), "-openapi", openapi, "-log", log,
+	cmd := exec.Command(standinBinary(t), "-openapi", openapi, "-log", log,
 		"-window", fmt.Sprint(window), "-turns", fmt.Sprint(turns))
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
