@@ -83,6 +83,9 @@ func TestAnswerRecognisedWhenSentBack(t *testing.T) {
 				"event: message_delta\ndata: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":9}}\n\n" +
 				"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
 			`[{"role":"assistant","content":[{"type":"text","text":"Reading.","citations":null},{"type":"tool_use","id":"t1","name":"read","input":{"b":2,"a":"\u00e9\u003c"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"x"}]}]`},
+		{"anthropic thinking whole", anthropicDialect{}, 1, false,
+			`{"content":[{"type":"thinking","thinking":"Look first.","signature":"sig=="},{"type":"redacted_thinking","data":"enc"},{"type":"text","text":"Reading."},{"type":"tool_use","id":"t1","name":"read","input":{}}],"usage":{"input_tokens":1,"output_tokens":1,"cache_creation_input_tokens":4}}`,
+			`[{"role":"assistant","content":[{"type":"thinking","thinking":"Look first.","signature":"sig=="},{"type":"redacted_thinking","data":"enc"},{"type":"text","text":"Reading."},{"type":"tool_use","id":"t1","name":"read","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"x"}]}]}]`},
 		{"gemini stream", geminiDialect{}, 3, true,
 			"data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"Rea\"}]}}]}\n\n" +
 				"data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"ding.\"},{\"functionCall\":{\"name\":\"read\",\"args\":{\"p\":1}}}]},\"finishReason\":\"STOP\"}],\"usageMetadata\":{\"promptTokenCount\":7}}\n\n",
@@ -104,7 +107,45 @@ func TestAnswerRecognisedWhenSentBack(t *testing.T) {
 			if m := tail.messages[1]; m.Role != sdk.RoleTool || m.ToolCallID != recorded.ToolCalls[0].ID {
 				t.Errorf("the tool result %+v does not answer %+v", m, recorded.ToolCalls)
 			}
+			if c.name == "anthropic thinking whole" {
+				want := []sdk.Part{{Type: sdk.PartThinking, Text: "Look first.", Signature: "sig==", Provider: "anthropic"},
+					{Type: sdk.PartRedactedThinking, Opaque: "enc", Provider: "anthropic"}, {Type: sdk.PartText, Text: "Reading."}}
+				if len(recorded.Parts) != len(want) || recorded.Content != "" {
+					t.Fatalf("parts %+v content %q", recorded.Parts, recorded.Content)
+				}
+				for i := range want {
+					if !samePart(&recorded.Parts[i], &want[i]) {
+						t.Errorf("part %d: %+v, want %+v", i, recorded.Parts[i], want[i])
+					}
+				}
+			}
 		})
+	}
+}
+
+// TestUserParts: images and documents in each API's spelling become
+// image and document parts beside the text.
+func TestUserParts(t *testing.T) {
+	for _, c := range []struct {
+		d   dialect
+		raw string
+	}{
+		{chatDialect{}, `[{"role":"user","content":[{"type":"text","text":"see"},{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBO","detail":"low"}}]}]`},
+		{anthropicDialect{}, `[{"role":"user","content":[{"type":"text","text":"see"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBO"}}]}]`},
+		{geminiDialect{}, `[{"role":"user","parts":[{"text":"see"},{"inlineData":{"mimeType":"image/png","data":"iVBO"}}]}]`},
+		{responsesDialect{}, `[{"role":"user","content":[{"type":"input_text","text":"see"},{"type":"input_image","image_url":"data:image/png;base64,iVBO"}]}]`},
+	} {
+		got, err := c.d.conversation(json.RawMessage(c.raw), 0)
+		if err != nil {
+			t.Fatalf("%s: %v", c.d.endpoint(), err)
+		}
+		if len(got.messages) != 1 || len(got.messages[0].Parts) != 2 {
+			t.Fatalf("%s: %+v", c.d.endpoint(), got.messages)
+		}
+		img := got.messages[0].Parts[1]
+		if img.Type != sdk.PartImage || img.MediaType != "image/png" || string(img.Data) != "\x89PN" || got.messages[0].Parts[0].Text != "see" {
+			t.Errorf("%s: parts %+v", c.d.endpoint(), got.messages[0].Parts)
+		}
 	}
 }
 
@@ -199,3 +240,40 @@ func checkIDChars(id string) error {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// TestTools: each API's function tools, tool choice and response schema
+// are read for the budget; provider tools are left to the provider.
+func TestTools(t *testing.T) {
+	params := `{"type":"object","properties":{"p":{"type":"string"}}}`
+	for _, c := range []struct {
+		name string
+		read func(object) (sdk.RequestTools, error)
+		body string
+		want string
+	}{
+		{"chat", chatTools, `{"tools":[{"type":"function","function":{"name":"read","description":"d","parameters":` + params + `,"strict":true}},{"type":"custom","custom":{"name":"x"}}],"tool_choice":{"type":"function","function":{"name":"read"}},"response_format":{"type":"json_schema","json_schema":{"name":"r","schema":{"type":"object"}}}}`,
+			`{"tools":[{"name":"read","description":"d","parameters":` + params + `}],"tool_choice":{"mode":"tool","name":"read"},"response_format":{"name":"r","schema":{"type":"object"}}}`},
+		{"responses", responsesTools, `{"tools":[{"type":"function","name":"read","description":"d","parameters":` + params + `},{"type":"web_search"}],"tool_choice":"required"}`,
+			`{"tools":[{"name":"read","description":"d","parameters":` + params + `}],"tool_choice":{"mode":"required"}}`},
+		{"anthropic", anthropicTools, `{"tools":[{"name":"read","description":"d","input_schema":` + params + `,"cache_control":{"type":"ephemeral"}},{"type":"web_search_20250305","name":"web_search"}],"tool_choice":{"type":"any"}}`,
+			`{"tools":[{"name":"read","description":"d","parameters":` + params + `}],"tool_choice":{"mode":"required"}}`},
+		{"gemini", geminiTools, `{"tools":[{"functionDeclarations":[{"name":"read","description":"d","parameters":` + params + `}]},{"googleSearch":{}}],"toolConfig":{"functionCallingConfig":{"mode":"ANY","allowedFunctionNames":["read"]}},"generationConfig":{"maxOutputTokens":9}}`,
+			`{"tools":[{"name":"read","description":"d","parameters":` + params + `}],"tool_choice":{"mode":"tool","name":"read"}}`},
+	} {
+		fields, err := parseObject([]byte(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rt, err := c.read(fields)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if err := rt.Check(); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
+		got, _ := json.Marshal(rt)
+		if string(got) != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
+		}
+	}
+}
