@@ -112,6 +112,16 @@ func TestCallPathUpstreamErrors(t *testing.T) {
 		t.Errorf("after the replacement the session holds %d messages, want 4", n)
 	}
 
+	code, _, body, _ = post(t, url+"/count_tokens", anthropicKey, anthropicCall("count-1", false))
+	if code != 200 || !strings.Contains(body, `"input_tokens"`) {
+		t.Errorf("count_tokens: %d %s", code, body)
+	}
+	gemini := "http://" + srv.addr + "/v1beta/models/gemini-2.5-flash:countTokens"
+	code, _, body, _ = post(t, gemini, map[string]string{"x-goog-api-key": standinKey}, `{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`)
+	if code != 200 || !strings.Contains(body, `"totalTokens"`) {
+		t.Errorf("countTokens: %d %s", code, body)
+	}
+
 	named := map[string]string{"Ctxhost-Session": "my-agent.run-7"}
 	for k, v := range anthropicKey {
 		named[k] = v

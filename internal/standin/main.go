@@ -16,10 +16,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -88,8 +90,29 @@ func (s *standin) handler() http.Handler {
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, chatProvider{s}) })
 	mux.HandleFunc("POST /v1/responses", func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, responsesProvider{s}) })
 	mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, anthropicProvider{}) })
-	mux.HandleFunc("POST /v1beta/models/{call}", func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, geminiProvider{}) })
+	mux.HandleFunc("POST /v1/messages/count_tokens", func(w http.ResponseWriter, r *http.Request) {
+		count(w, r, r.Header.Get("x-api-key"), "input_tokens")
+	})
+	mux.HandleFunc("POST /v1beta/models/{call}", func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.PathValue("call"), ":countTokens") {
+			count(w, r, r.Header.Get("x-goog-api-key"), "totalTokens")
+			return
+		}
+		s.serve(w, r, geminiProvider{})
+	})
 	return mux
+}
+
+// count answers a token count call (field: the count's name) with the
+// body's bytes / 4, after checking the caller's key.
+func count(w http.ResponseWriter, r *http.Request, key, field string) {
+	if key != APIKey {
+		http.Error(w, `{"error":"wrong key"}`, http.StatusUnauthorized)
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]int{field: len(body) / 4})
 }
 
 // Check is the log line of one request.

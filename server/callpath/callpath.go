@@ -205,10 +205,17 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	}
 	if u := h.upstreams[KindAnthropic]; u != nil {
 		mux.Handle("POST /v1/messages", h.endpoint(u, anthropicDialect{}))
-		mux.Handle("POST /v1/messages/count_tokens", h.countTokens(u))
+		mux.Handle("POST /v1/messages/count_tokens", h.countTokens(u, anthropicDialect{}, "messages.count_tokens"))
 	}
 	if u := h.upstreams[KindGemini]; u != nil {
-		mux.Handle("POST /v1beta/models/{call}", h.endpoint(u, geminiDialect{}))
+		generate, count := h.endpoint(u, geminiDialect{}), h.countTokens(u, geminiDialect{}, "countTokens")
+		mux.Handle("POST /v1beta/models/{call}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.PathValue("call"), ":countTokens") {
+				count.ServeHTTP(w, r)
+				return
+			}
+			generate.ServeHTTP(w, r)
+		}))
 	}
 }
 

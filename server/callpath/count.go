@@ -6,11 +6,12 @@ import (
 	"net/http"
 )
 
-// countTokens forwards Anthropic's count_tokens unchanged: it counts the
-// conversation as the caller holds it and changes no session.
-func (h *Handler) countTokens(u *upstream) http.Handler {
+// countTokens forwards a token count call (Anthropic's count_tokens,
+// Gemini's countTokens) unchanged: it counts the conversation as the
+// caller holds it and changes no session.
+func (h *Handler) countTokens(u *upstream, d dialect, endpoint string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		status, err := h.forward(w, r, u)
+		status, err := h.forward(w, r, u, d)
 		outcome := "ok"
 		if err != nil {
 			var ce *callError
@@ -20,17 +21,17 @@ func (h *Handler) countTokens(u *upstream) http.Handler {
 			outcome = ce.reason
 			h.metrics.failed(u.Name, ce.reason)
 			if status == 0 {
-				writeBody(w, ce.status, anthropicError(ce.status, ce.Error()))
+				writeBody(w, ce.status, d.errorBody(ce.status, ce.Error()))
 			}
 		}
-		h.metrics.called(u.Name, "messages.count_tokens")
-		h.log.Info("call", "upstream", u.Name, "endpoint", "messages.count_tokens", "outcome", outcome, "status", status)
+		h.metrics.called(u.Name, endpoint)
+		h.log.Info("call", "upstream", u.Name, "endpoint", endpoint, "outcome", outcome, "status", status)
 	})
 }
 
 // forward passes a call to the upstream as it is and its answer back;
 // status is the status written (0: none).
-func (h *Handler) forward(w http.ResponseWriter, r *http.Request, u *upstream) (int, error) {
+func (h *Handler) forward(w http.ResponseWriter, r *http.Request, u *upstream, d dialect) (int, error) {
 	if !h.authorized(r) {
 		return 0, failf(http.StatusUnauthorized, "unauthorized", "missing or wrong ctxhost token (send it in the %s header)", TokenHeader)
 	}
@@ -38,7 +39,7 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, u *upstream) (
 	if err != nil {
 		return 0, failf(http.StatusBadRequest, "bad_request", "read request: %v", err)
 	}
-	c := &call{h: h, u: u, r: r, w: w, d: anthropicDialect{}}
+	c := &call{h: h, u: u, r: r, w: w, d: d}
 	res, err := c.send(r.Context(), body)
 	if err != nil {
 		return 0, err
