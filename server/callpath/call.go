@@ -120,20 +120,27 @@ func (c *call) serve() error {
 // turn runs the call on its session, holding the session's lock.
 func (c *call) turn(ctx context.Context, es *engine.Session) error {
 	c.w.Header().Set(SessionHeader, c.session)
-	if err := setTools(es, c.req.tools); err != nil {
-		return failf(http.StatusBadRequest, "bad_request", "tools: %v", err)
-	}
-	replaced, err := c.reconcile(es)
+	var turn engine.Turn
+	// the conversation's changes and the prepared turn: one store write
+	err := es.Batch(func() error {
+		if err := setTools(es, c.req.tools); err != nil {
+			return failf(http.StatusBadRequest, "bad_request", "tools: %v", err)
+		}
+		replaced, err := c.reconcile(es)
+		if err != nil {
+			return err
+		}
+		if replaced {
+			c.h.metrics.replaced(c.u.Name)
+			c.w.Header().Set(HistoryHeader, "replaced")
+		}
+		if turn, err = es.Prepare(ctx, ""); err != nil {
+			return failf(http.StatusUnprocessableEntity, "prepare", "ctxhost could not fit the conversation: %v", err)
+		}
+		return nil
+	})
 	if err != nil {
 		return err
-	}
-	if replaced {
-		c.h.metrics.replaced(c.u.Name)
-		c.w.Header().Set(HistoryHeader, "replaced")
-	}
-	turn, err := es.Prepare(ctx, "")
-	if err != nil {
-		return failf(http.StatusUnprocessableEntity, "prepare", "ctxhost could not fit the conversation: %v", err)
 	}
 	p := turn.Prepared
 	out, err := c.d.build(c.req, p.Payload)
@@ -219,19 +226,28 @@ func (c *call) relayWhole(res *http.Response, a answer, es *engine.Session) erro
 	return nil
 }
 
-// record appends the answer to the session and reports its usage.
+// record appends the answer to the session and reports its usage, in
+// one store write.
 func (c *call) record(es *engine.Session, a answer) error {
 	m, ok, u := a.result()
-	if ok {
-		if _, err := es.AddMessage(m); err != nil {
-			return failf(http.StatusInternalServerError, "record", "record the answer: %v", err)
+	err := es.Batch(func() error {
+		if ok {
+			if _, err := es.AddMessage(m); err != nil {
+				return failf(http.StatusInternalServerError, "record", "record the answer: %v", err)
+			}
 		}
+		if u.known {
+			if err := es.ReportUsage(u.prompt, u.completion); err != nil {
+				return failf(http.StatusInternalServerError, "record", "report usage: %v", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if u.known {
 		c.h.metrics.usage(c.u.Name, u)
-		if err := es.ReportUsage(u.prompt, u.completion); err != nil {
-			return failf(http.StatusInternalServerError, "record", "report usage: %v", err)
-		}
 	}
 	c.remember(es)
 	return nil
