@@ -127,8 +127,8 @@ func chatPost(b *testing.B, client *http.Client, url string, body []byte) ([]byt
 //     through / direct, added-rt what ctxhost adds in empty round trips
 //     (GET /healthz of the serve process), added-saves the same in
 //     one-write RPCs (ReportUsage: a round trip and one synchronous store
-//     commit, save-us without the round trip). A call saves four times: the
-//     new message, the prepared turn, the answer, its usage;
+//     commit, save-us without the round trip). A call saves twice: its
+//     new messages with the prepared turn, then the answer with its usage;
 //   - first-byte: a streamed call's time to its first byte; added-us is
 //     what ctxhost adds;
 //   - overhead: the per-call overhead (through - direct) of a
