@@ -51,11 +51,17 @@ func (s *Server) NewCallPath(opts CallPathOptions) (*callpath.Handler, error) {
 // WithSession implements callpath.Sessions: fn runs holding session id's
 // lock, on the stored session or on one created with profile. A session
 // whose memory may be ahead of its store after fn failed is unloaded.
+// Waiting longer than the server's lock wait for a call of the same
+// session in flight is a 503.
 func (s *Server) WithSession(ctx context.Context, id, profile string, fn func(*engine.Session) error) error {
 	if err := checkID(id); err != nil {
 		return &callpath.SessionError{Status: http.StatusBadRequest, Err: fmt.Errorf("%s header: %w", callpath.SessionHeader, errors.Unwrap(err))}
 	}
-	defer s.lock(id)()
+	unlock, err := s.lock(ctx, id)
+	if err != nil {
+		return &callpath.SessionError{Status: http.StatusServiceUnavailable, Err: err}
+	}
+	defer unlock()
 	e, err := s.session(ctx, id)
 	if connect.CodeOf(err) == connect.CodeNotFound {
 		eng := s.engines[profile]
@@ -63,11 +69,17 @@ func (s *Server) WithSession(ctx context.Context, id, profile string, fn func(*e
 			return fmt.Errorf("no running context profile %q", profile)
 		}
 		es, cerr := eng.CreateSession(id, engine.CreateOptions{Position: position{Profile: profile}.encode()})
-		if cerr != nil {
+		switch {
+		case errors.Is(cerr, host.ErrStored) || errors.Is(cerr, host.ErrVersionConflict): // another server created it first
+			if e, err = s.session(ctx, id); err != nil {
+				return err
+			}
+		case cerr != nil:
 			return fmt.Errorf("create session %q: %w", id, cerr)
+		default:
+			e = &entry{profile: profile, engine: eng, es: es, tags: tagMemo{}}
+			s.remember(id, e)
 		}
-		e = &entry{profile: profile, engine: eng, es: es, tags: tagMemo{}}
-		s.remember(id, e)
 	} else if err != nil {
 		return err
 	}
@@ -76,8 +88,8 @@ func (s *Server) WithSession(ctx context.Context, id, profile string, fn func(*e
 			Err: fmt.Errorf("session %q belongs to context profile %q, not %q (the upstream's)", id, e.profile, profile)}
 	}
 	err = fn(e.es)
-	if errors.Is(err, host.ErrNotPersisted) || errors.Is(err, host.ErrVersionConflict) {
-		s.unload(ctx, id)
+	if errors.Is(err, host.ErrNotPersisted) || errors.Is(err, host.ErrVersionConflict) || errors.Is(err, callpath.ErrUnsaved) {
+		s.unload(ctx, id) // memory may hold what the store does not: the next call reads the store
 	}
 	return err
 }

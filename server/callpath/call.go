@@ -140,7 +140,7 @@ func (c *call) turn(ctx context.Context, es *engine.Session) error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return errors.Join(err, ErrUnsaved) // nothing of the batch was saved
 	}
 	p := turn.Prepared
 	out, err := c.d.build(c.req, p.Payload)
@@ -244,7 +244,7 @@ func (c *call) record(es *engine.Session, a answer) error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return errors.Join(err, ErrUnsaved) // nothing of the answer was saved
 	}
 	if u.known {
 		c.h.metrics.usage(c.u.Name, u)

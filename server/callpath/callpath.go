@@ -82,6 +82,12 @@ type Sessions interface {
 	WithSession(ctx context.Context, id, profile string, fn func(*engine.Session) error) error
 }
 
+// ErrUnsaved marks a call that failed after changing its session in
+// memory without saving the change (a batch of changes is saved whole or
+// not at all): the caller of the call path unloads the session so that
+// its next call reads the stored state.
+var ErrUnsaved = errors.New("the session's changes were not saved")
+
 // SessionError is a session a call cannot use (an invalid name, a session
 // of another profile); the call is answered with Status.
 type SessionError struct {

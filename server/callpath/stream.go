@@ -123,7 +123,7 @@ func (c *call) abort(err error) error {
 		ce = &callError{status: http.StatusInternalServerError, reason: "internal", err: err}
 	}
 	_ = c.flush(c.d.streamError(ce.Error()))
-	return &callError{status: ce.status, reason: ce.reason, err: errors.Join(ce.err, errAborted)}
+	return &callError{status: ce.status, reason: ce.reason, err: errors.Join(err, errAborted)}
 }
 
 // trimSpace1 drops the one space after a field's colon.
