@@ -33,7 +33,11 @@ PLUGINS := \
 	ctxhost-assembler-claude=./plugins/assembler-claude \
 	ctxhost-assembler-codex=./plugins/assembler-codex
 
-.PHONY: all build test run proto bench lint clean python-deps chaos-service
+# The provider SDK tests (cmd/ctxhost/callpath_e2e_test.go) run the official
+# npm SDKs, pinned in $(SDK_DIR)/package-lock.json, from $(SDK_DIR)/node_modules.
+SDK_DIR := cmd/ctxhost/testdata/sdk
+
+.PHONY: all build test run proto bench lint clean python-deps chaos-service sdk-deps
 
 all: build
 
@@ -48,7 +52,7 @@ build:
 	done
 
 ## test: build what the tests need, then run every test with the race detector
-test: build python-deps
+test: build python-deps sdk-deps
 	@# the whole module graph in the module cache: TestOutOfTreeGuide builds
 	@# a module outside the tree offline (GOPROXY=off), from the cache only
 	$(GO) mod download
@@ -82,6 +86,18 @@ chaos-service: build
 	@CTXHOST_BIN_DIR=$(BIN) $(GO) test -tags chaos -count=1 -v -timeout 30m -run . ./internal/servicechaos \
 		>$(BIN)/chaos-service.log 2>&1; rc=$$?; \
 	grep -E '^(--- |    --- |PASS|FAIL|ok)|REPORT|_test\.go:[0-9]+' $(BIN)/chaos-service.log; exit $$rc
+
+## sdk-deps: install the pinned provider SDKs (openai, @anthropic-ai/sdk,
+## @google/genai) into $(SDK_DIR)/node_modules with npm ci, unless they are
+## installed already from the same package-lock.json. Without npm it says so
+## and the SDK tests skip (they fail under CI=1).
+sdk-deps:
+	@if ! command -v npm >/dev/null 2>&1; then \
+		echo "npm not found: the provider SDK tests will skip (install node v20+ and npm, then run make sdk-deps)"; exit 0; fi; \
+	if [ -f $(SDK_DIR)/node_modules/.package-lock.json ] && \
+		[ ! $(SDK_DIR)/package-lock.json -nt $(SDK_DIR)/node_modules/.package-lock.json ]; then exit 0; fi; \
+	echo "installing the provider SDKs into $(SDK_DIR)/node_modules"; \
+	cd $(SDK_DIR) && npm ci --no-audit --no-fund --ignore-scripts
 
 ## run: build, then replay the example transcript through the whole pipeline
 run: build

@@ -208,6 +208,14 @@ func TestLoadBroken(t *testing.T) {
 			"testdata/broken/misc.hcl:40:16: Invalid log format",
 			"testdata/broken/misc.hcl:7:21: Unsupported attribute",
 		}},
+		{"upstreams", broken("upstreams.hcl"), nil, []string{
+			"testdata/broken/upstreams.hcl:8:14: Two upstreams of one kind",
+			"testdata/broken/upstreams.hcl:9:14: Invalid base URL",
+			"testdata/broken/upstreams.hcl:12:14: Invalid upstream kind",
+			"testdata/broken/upstreams.hcl:13:14: Invalid base URL",
+			"testdata/broken/upstreams.hcl:14:14: Unknown context profile",
+			"testdata/broken/upstreams.hcl:15:14: API key in HCL",
+		}},
 		{"variables", broken("variables.hcl"), map[string]string{"count": "many", "ghost": "1"}, []string{
 			"Undeclared variable",
 			"testdata/broken/variables.hcl:1:1: No value for required variable",

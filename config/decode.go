@@ -263,6 +263,21 @@ func decodeServer(fb fileBlock, s *Server, diags *hcl.Diagnostics) {
 	s.TLSKey = resolvePath(fb.dir, s.TLSKey)
 }
 
+func decodeUpstream(fb fileBlock, diags *hcl.Diagnostics) *Upstream {
+	u := &Upstream{Name: fb.block.Labels[0], Source: Source{DeclRange: fb.block.DefRange}, Timeout: DefaultUpstreamTimeout}
+	r := blockReader(fb.block.Body, upstreamSchema, fb.ctx, &u.Source, diags)
+	r.str("kind", &u.Kind)
+	r.str("base_url", &u.BaseURL)
+	r.str("profile", &u.Profile)
+	r.duration("timeout", &u.Timeout)
+	var key string
+	r.str("api_key", &key)
+	if u.IsSet("api_key") {
+		r.errorAt("api_key", "API key in HCL", "An upstream never holds an API key: the calling agent sends its own key (Authorization, x-api-key or x-goog-api-key), and ctxhost forwards it to the upstream without storing it.")
+	}
+	return u
+}
+
 // blockReader decodes body against schema and returns a reader of its
 // attributes.
 func blockReader(body hcl.Body, schema *hcl.BodySchema, ctx *hcl.EvalContext, src *Source, diags *hcl.Diagnostics) *attrReader {

@@ -79,6 +79,9 @@ func Load(paths []string, vars map[string]string, env []string) (*Config, hcl.Di
 	if servers := byType[blockServer]; len(servers) > 0 {
 		decodeServer(servers[0], &cfg.Server, &diags)
 	}
+	for _, fb := range byType[blockUpstream] {
+		cfg.Upstreams = append(cfg.Upstreams, decodeUpstream(fb, &diags))
+	}
 	for _, c := range cfg.Contexts {
 		if !c.IsSet("plugins") {
 			for _, p := range cfg.Plugins {

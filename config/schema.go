@@ -12,6 +12,7 @@ const (
 	blockAgent     = "agent"
 	blockHost      = "host"
 	blockServer    = "server"
+	blockUpstream  = "upstream"
 )
 
 var rootSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
@@ -23,6 +24,7 @@ var rootSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
 	{Type: blockAgent, LabelNames: []string{"name"}},
 	{Type: blockHost},
 	{Type: blockServer},
+	{Type: blockUpstream, LabelNames: []string{"name"}},
 }}
 
 var variableSchema = attrSchema(nil, "type", "default", "description")
@@ -56,6 +58,9 @@ var hostSchema = attrSchema(nil, "log_level", "log_format", "store")
 
 // serverSchema lists "token" only to explain that it is not accepted.
 var serverSchema = attrSchema(nil, "listen", "token_file", "tls_cert", "tls_key", "max_request_bytes", "max_append_messages", "max_append_bytes", "lock_wait", "compress_min_bytes", "shared_store", "token")
+
+// upstreamSchema lists "api_key" only to explain that it is not accepted.
+var upstreamSchema = attrSchema([]string{"kind", "base_url"}, "profile", "timeout", "api_key")
 
 func attrSchema(required []string, optional ...string) *hcl.BodySchema {
 	s := &hcl.BodySchema{}

@@ -49,6 +49,7 @@ type Config struct {
 	Agents     []*Agent
 	Host       Host
 	Server     Server
+	Upstreams  []*Upstream
 }
 
 // Variable is a `variable "NAME"` block and its resolved value.
@@ -342,6 +343,45 @@ func (s Server) CompressMin(loopback bool) int {
 	default:
 		return DefaultCompressMinBytes
 	}
+}
+
+// Upstream kinds: the provider API an upstream speaks.
+const (
+	UpstreamOpenAI    = "openai"
+	UpstreamAnthropic = "anthropic"
+	UpstreamGemini    = "gemini"
+)
+
+// UpstreamKinds lists the upstream kinds.
+var UpstreamKinds = []string{UpstreamOpenAI, UpstreamAnthropic, UpstreamGemini}
+
+// DefaultUpstreamTimeout bounds one upstream call when timeout is unset.
+const DefaultUpstreamTimeout = 10 * time.Minute
+
+// Upstream is an `upstream "NAME"` block: a provider endpoint `ctxhost
+// serve` forwards the provider-compatible calls of its kind to, with the
+// context managed by a context profile.
+type Upstream struct {
+	Source
+	Name string
+	// Kind is the provider API: openai, anthropic or gemini.
+	Kind string
+	// BaseURL is where the provider's API paths are appended
+	// (https://api.openai.com, https://api.anthropic.com,
+	// https://generativelanguage.googleapis.com); the calls' own base URL
+	// is never used.
+	BaseURL string
+	// Profile names the context profile of the upstream's sessions; empty
+	// means the first context block.
+	Profile string
+	// Timeout bounds one upstream call, the streamed answer included
+	// (default DefaultUpstreamTimeout).
+	Timeout time.Duration
+}
+
+// Upstream returns the upstream named name, or nil.
+func (c *Config) Upstream(name string) *Upstream {
+	return find(c.Upstreams, name, func(u *Upstream) string { return u.Name })
 }
 
 // Model returns the model named name, or nil.

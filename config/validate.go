@@ -1,8 +1,10 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"regexp"
 	"sort"
 	"strings"
@@ -146,7 +148,54 @@ func (c *Config) validate() hcl.Diagnostics {
 	p.oneOf(c.Host.Source, "log_level", "log level", c.Host.LogLevel, LogLevels)
 	p.oneOf(c.Host.Source, "log_format", "log format", c.Host.LogFormat, LogFormats)
 	c.validateServer(p)
+	c.validateUpstreams(p)
 	return p.diags
+}
+
+// validateUpstreams checks each upstream block: a known kind, an absolute
+// http(s) base URL without query or fragment, a declared profile, and at
+// most one upstream per kind (a kind's endpoints have one address).
+func (c *Config) validateUpstreams(p *problems) {
+	byKind := map[string]*Upstream{}
+	for _, u := range c.Upstreams {
+		p.oneOf(u.Source, "kind", "upstream kind", u.Kind, UpstreamKinds)
+		if first := byKind[u.Kind]; first != nil && u.Kind != "" {
+			p.errorf(u.Source, "kind", "Two upstreams of one kind",
+				"upstream %q is also of kind %q; the %s endpoints forward to one upstream, so declare one upstream per kind.", first.Name, u.Kind, u.Kind)
+		}
+		byKind[u.Kind] = u
+		if err := checkBaseURL(u.BaseURL); err != nil {
+			p.errorf(u.Source, "base_url", "Invalid base URL", "base_url: %v.", err)
+		}
+		if u.Profile != "" && c.Context(u.Profile) == nil {
+			p.errorf(u.Source, "profile", "Unknown context profile", "profile %q names no context block.", u.Profile)
+		}
+		if u.Profile == "" && len(c.Contexts) == 0 {
+			p.errorf(u.Source, "profile", "No context profile", "upstream %q needs a context block to manage its sessions.", u.Name)
+		}
+		if u.Timeout <= 0 && u.IsSet("timeout") {
+			p.errorf(u.Source, "timeout", "Invalid timeout", "timeout must be positive.")
+		}
+	}
+}
+
+// checkBaseURL accepts an absolute http or https URL with a host and no
+// query, fragment or credentials.
+func checkBaseURL(raw string) error {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return err
+	case u.Scheme != "http" && u.Scheme != "https":
+		return errors.New("want an http or https URL")
+	case u.Host == "":
+		return errors.New("no host")
+	case u.RawQuery != "" || u.Fragment != "":
+		return errors.New("no query or fragment allowed")
+	case u.User != nil:
+		return errors.New("no credentials allowed in the URL")
+	}
+	return nil
 }
 
 func (c *Config) validateContext(p *problems, x *Context) {

@@ -13,6 +13,7 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/ctxhost/ctxhost/api/servicev1/servicev1connect"
+	"github.com/ctxhost/ctxhost/server/callpath"
 )
 
 // HandlerOptions configure Handler.
@@ -27,6 +28,9 @@ type HandlerOptions struct {
 	// (gzip-compressed requests are accepted either way). On a loopback
 	// connection compressing costs more time than it saves.
 	CompressMinBytes int
+	// CallPath, when set, serves the provider-compatible endpoints on the
+	// same port (see NewCallPath).
+	CallPath *callpath.Handler
 }
 
 // Handler returns the HTTP handler of the service: the ContextService
@@ -61,6 +65,9 @@ func (s *Server) Handler(opts HandlerOptions) http.Handler {
 		}
 		writeJSON(w, code, map[string]any{"status": res.Status, "problems": res.Problems})
 	})
+	if opts.CallPath != nil {
+		opts.CallPath.Register(mux)
+	}
 	metrics := s.metrics.Handler()
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
 		if !authorized(opts.Token, r.Header.Get("Authorization")) {

@@ -39,6 +39,7 @@ func TestMain(m *testing.M) {
 }
 
 func testMain(m *testing.M) int {
+	defer removeStandin()
 	if dir := os.Getenv("CTXHOST_BIN_DIR"); dir != "" && haveBinaries(dir) {
 		binDir = dir
 		return m.Run()

@@ -15,9 +15,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ctxhost/ctxhost/config"
 	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/server"
+	"github.com/ctxhost/ctxhost/server/callpath"
 	"github.com/ctxhost/ctxhost/store"
 	"github.com/ctxhost/ctxhost/store/filestore"
 	"github.com/ctxhost/ctxhost/store/sqlite"
@@ -100,6 +102,10 @@ func cmdServe(args []string, std stdio) error {
 		return err
 	}
 	defer srv.Close(context.Background())
+	callPath, writeTimeout, err := newCallPath(srv, cfg.Upstreams, token, int64(sc.MaxRequestBytes))
+	if err != nil {
+		return &usageError{err: err}
+	}
 
 	ln, err := net.Listen("tcp", sc.Listen)
 	if err != nil {
@@ -110,10 +116,11 @@ func cmdServe(args []string, std stdio) error {
 	protocols.SetHTTP2(true)
 	protocols.SetUnencryptedHTTP2(true) // gRPC without TLS
 	hs := &http.Server{
-		Handler:           srv.Handler(server.HandlerOptions{Token: token, MaxRequestBytes: int64(sc.MaxRequestBytes), CompressMinBytes: sc.CompressMin(loopback(sc.Listen))}),
+		Handler: srv.Handler(server.HandlerOptions{Token: token, MaxRequestBytes: int64(sc.MaxRequestBytes),
+			CompressMinBytes: sc.CompressMin(loopback(sc.Listen)), CallPath: callPath}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
-		WriteTimeout:      5 * time.Minute,
+		WriteTimeout:      writeTimeout,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    64 << 10,
 		Protocols:         &protocols,
@@ -147,6 +154,26 @@ func cmdServe(args []string, std stdio) error {
 		logger.Warn("shutdown: calls still running were cut off", "error", err)
 	}
 	return nil
+}
+
+// newCallPath makes the provider-compatible endpoints of the upstream
+// blocks (nil without any) and the write timeout the service needs: five
+// minutes, or longer for an upstream whose calls may last longer.
+func newCallPath(srv *server.Server, blocks []*config.Upstream, token string, maxBytes int64) (*callpath.Handler, time.Duration, error) {
+	writeTimeout := 5 * time.Minute
+	if len(blocks) == 0 {
+		return nil, writeTimeout, nil
+	}
+	ups := make([]callpath.Upstream, len(blocks))
+	for i, u := range blocks {
+		ups[i] = callpath.Upstream{Name: u.Name, Kind: u.Kind, BaseURL: u.BaseURL, Profile: u.Profile, Timeout: u.Timeout}
+		writeTimeout = max(writeTimeout, u.Timeout+time.Minute)
+	}
+	h, err := srv.NewCallPath(server.CallPathOptions{Upstreams: ups, Token: token, MaxRequestBytes: maxBytes})
+	if err != nil {
+		return nil, 0, err
+	}
+	return h, writeTimeout, nil
 }
 
 // defaultServeStore is the store serve uses when the host block names

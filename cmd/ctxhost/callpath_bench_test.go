@@ -1,0 +1,309 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// startQuickStandin starts the stand-in in its benchmark mode: every Chat
+// Completions call answered with a tool call at once, nothing checked or
+// counted, so that a call's time is the transport's and ctxhost's.
+func startQuickStandin(b *testing.B) string {
+	b.Helper()
+	cmd := exec.Command(standinBinary(b), "-quick")
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() })
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if url, ok := strings.CutPrefix(strings.TrimSpace(stderr.String()), "listening on "); ok {
+			return url
+		}
+	}
+	b.Fatalf("the stand-in did not start: %s", stderr.String())
+	return ""
+}
+
+// chatConversation is a Chat Completions conversation an agent holds.
+type chatConversation struct {
+	task     string
+	messages []map[string]any
+}
+
+// newChatConversation opens with a task and holds n messages: the task,
+// then tool calls each with a result of about 200 tokens.
+func newChatConversation(task string, n int) *chatConversation {
+	c := &chatConversation{task: task, messages: []map[string]any{
+		{"role": "system", "content": "You are a careful coding agent."},
+		{"role": "user", "content": "TASK-ID: " + task + ". Read the modules one by one."}}}
+	for k := 0; len(c.messages)-1 < n; k++ {
+		id := fmt.Sprintf("seed_%d", k)
+		c.messages = append(c.messages,
+			map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"id": id, "type": "function",
+				"function": map[string]any{"name": "read_file", "arguments": fmt.Sprintf(`{"path":"src/m%d.py"}`, k)}}}},
+			map[string]any{"role": "tool", "tool_call_id": id, "content": benchModule(k)})
+	}
+	return c
+}
+
+func benchModule(k int) string {
+	var b strings.Builder
+	for i := range 12 {
+		fmt.Fprintf(&b, "def step_%d_%d(value):  # module %d\n    return transform(value, %d)\n", k, i, k, i)
+	}
+	return b.String()
+}
+
+func (c *chatConversation) body(stream bool) []byte {
+	b, _ := json.Marshal(map[string]any{"model": "gpt-4.1", "messages": c.messages, "max_tokens": 256, "stream": stream})
+	return b
+}
+
+// take appends a whole answer's message and a result for its tool call.
+func (c *chatConversation) take(answer []byte) error {
+	var res struct {
+		Choices []struct {
+			Message map[string]any `json:"message"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal(answer, &res); err != nil || len(res.Choices) == 0 {
+		return fmt.Errorf("answer %q: %v", answer, err)
+	}
+	m := res.Choices[0].Message
+	calls, _ := m["tool_calls"].([]any)
+	if len(calls) == 0 {
+		return fmt.Errorf("answer without a tool call: %s", answer)
+	}
+	id := calls[0].(map[string]any)["id"].(string)
+	c.messages = append(c.messages, map[string]any{"role": "assistant", "content": m["content"], "tool_calls": m["tool_calls"]},
+		map[string]any{"role": "tool", "tool_call_id": id, "content": benchModule(len(c.messages))})
+	return nil
+}
+
+// chatPost posts a Chat Completions body and returns the answer, or, for
+// a stream, the time to its first body byte (then reads the rest).
+func chatPost(b *testing.B, client *http.Client, url string, body []byte) ([]byte, time.Duration) {
+	start := time.Now()
+	req, _ := http.NewRequest(http.MethodPost, url+"/v1/chat/completions", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+standinKey)
+	res, err := client.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer res.Body.Close()
+	first := make([]byte, 1)
+	if _, err := io.ReadFull(res.Body, first); err != nil {
+		b.Fatal(err)
+	}
+	ttfb := time.Since(start)
+	rest, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != 200 {
+		b.Fatalf("HTTP %d: %s %v", res.StatusCode, rest, err)
+	}
+	return append(first, rest...), ttfb
+}
+
+// BenchmarkCallPath compares calls through `ctxhost serve` (OpenAI Chat
+// Completions, the codex assembler, a SQLite store, an 8k window) with
+// the same calls straight to the stand-in, interleaved so that the
+// machine's load weighs on both alike. The stand-in answers at once
+// (-quick), so a direct call is the loopback round trip with the request's
+// upload.
+//
+//   - whole: a non-streamed call of a 40-message conversation; x-direct is
+//     through / direct, added-rt what ctxhost adds in empty round trips
+//     (GET /healthz of the serve process), added-saves the same in
+//     one-write RPCs (ReportUsage: a round trip and one synchronous store
+//     commit, save-us without the round trip). A call saves twice: its
+//     new messages with the prepared turn, then the answer with its usage;
+//   - first-byte: a streamed call's time to its first byte; added-us is
+//     what ctxhost adds;
+//   - overhead: the per-call overhead (through - direct) of a
+//     1,000-message conversation over a 10-message one, x-10.
+//
+// Each conversation grows by a tool call and its result per call and
+// starts again (a new session, seeded outside the timings) every 8 calls.
+func BenchmarkCallPath(b *testing.B) {
+	upstream := startQuickStandin(b)
+	dir := b.TempDir()
+	cfg := filepath.Join(dir, "callpath.hcl")
+	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(callPathHCL, binDir, upstream, filepath.Join(dir, "sessions.db"), "")), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	through := "http://" + startServe(b, nil, "-config", cfg).addr
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+	seeded := 0
+	// pair is a conversation sent through ctxhost and its twin sent direct.
+	type pair struct{ via, direct *chatConversation }
+	fresh := func(n int) pair {
+		seeded++
+		task := fmt.Sprintf("bench-%d-%d", n, seeded)
+		p := pair{newChatConversation(task, n), newChatConversation(task, n)}
+		answer, _ := chatPost(b, client, through, p.via.body(false)) // the session holds the conversation
+		if err := p.via.take(answer); err != nil {
+			b.Fatal(err)
+		}
+		answer, _ = chatPost(b, client, upstream, p.direct.body(false))
+		if err := p.direct.take(answer); err != nil {
+			b.Fatal(err)
+		}
+		return p
+	}
+	// call sends the pair's next call both ways and returns the times.
+	call := func(p pair, stream bool) (via, direct time.Duration) {
+		for _, side := range []struct {
+			c   *chatConversation
+			url string
+			d   *time.Duration
+		}{{p.via, through, &via}, {p.direct, upstream, &direct}} {
+			start := time.Now()
+			answer, ttfb := chatPost(b, client, side.url, side.c.body(stream))
+			*side.d = time.Since(start)
+			if stream {
+				*side.d = ttfb
+				answer = streamedAnswer(b, answer)
+			}
+			if err := side.c.take(answer); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return via, direct
+	}
+	roundTrip := func() time.Duration {
+		start := time.Now()
+		res, err := client.Get(through + "/healthz")
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		return time.Since(start)
+	}
+
+	// save is one write the service saves (ReportUsage), for scale: what
+	// one synchronous store commit and a round trip cost here.
+	rpc := func(method, body string) time.Duration {
+		start := time.Now()
+		res, err := client.Post(through+"/ctxhost.service.v1.ContextService/"+method, "application/json", strings.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 {
+			b.Fatalf("%s: HTTP %d", method, res.StatusCode)
+		}
+		return time.Since(start)
+	}
+	rpc("CreateSession", `{"session_id":"bench-save"}`)
+	b.Run("whole", func(b *testing.B) {
+		var via, direct, rt, save time.Duration
+		var p pair
+		i := 0
+		for b.Loop() {
+			if i%8 == 0 {
+				p = fresh(40)
+			}
+			i++
+			rt += roundTrip()
+			save += rpc("ReportUsage", `{"session_id":"bench-save","prompt_tokens":100,"completion_tokens":1}`)
+			v, d := call(p, false)
+			via, direct = via+v, direct+d
+		}
+		b.ReportMetric(float64(via)/float64(direct), "x-direct")
+		b.ReportMetric(float64(via-direct)/float64(rt), "added-rt")
+		b.ReportMetric(float64(via-direct)/float64(save), "added-saves")
+		b.ReportMetric(float64(save-rt)/float64(i)/1e3, "save-us")
+		b.ReportMetric(float64(via-direct)/float64(i)/1e3, "added-us")
+	})
+	b.Run("first-byte", func(b *testing.B) {
+		var via, direct time.Duration
+		var p pair
+		i := 0
+		for b.Loop() {
+			if i%8 == 0 {
+				p = fresh(40)
+			}
+			i++
+			v, d := call(p, true)
+			via, direct = via+v, direct+d
+		}
+		b.ReportMetric(float64(via)/float64(direct), "x-direct")
+		b.ReportMetric(float64(via-direct)/float64(i)/1e3, "added-us")
+	})
+	b.Run("overhead", func(b *testing.B) {
+		var over10, over1000 time.Duration
+		var small, large pair
+		i := 0
+		for b.Loop() {
+			if i%8 == 0 {
+				small, large = fresh(10), fresh(1000)
+			}
+			i++
+			v, d := call(small, false)
+			over10 += v - d
+			v, d = call(large, false)
+			over1000 += v - d
+		}
+		b.ReportMetric(float64(over1000)/float64(over10), "x-10")
+		b.ReportMetric(float64(over10)/float64(i)/1e3, "us-10")
+		b.ReportMetric(float64(over1000)/float64(i)/1e3, "us-1000")
+	})
+}
+
+// streamedAnswer rebuilds a streamed answer as a whole one (its text and
+// tool calls), as an SDK's stream helper does.
+func streamedAnswer(b *testing.B, stream []byte) []byte {
+	var text strings.Builder
+	var calls []map[string]any
+	for _, line := range strings.Split(string(stream), "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok || data == "[DONE]" {
+			continue
+		}
+		var chunk struct {
+			Choices []struct {
+				Delta struct {
+					Content   string `json:"content"`
+					ToolCalls []struct {
+						Index    int    `json:"index"`
+						ID       string `json:"id"`
+						Function struct {
+							Name      string `json:"name"`
+							Arguments string `json:"arguments"`
+						} `json:"function"`
+					} `json:"tool_calls"`
+				} `json:"delta"`
+			} `json:"choices"`
+		}
+		if err := json.Unmarshal([]byte(data), &chunk); err != nil {
+			b.Fatalf("chunk %q: %v", data, err)
+		}
+		for _, ch := range chunk.Choices {
+			text.WriteString(ch.Delta.Content)
+			for _, tc := range ch.Delta.ToolCalls {
+				if tc.Index == len(calls) {
+					calls = append(calls, map[string]any{"id": tc.ID, "type": "function", "function": map[string]any{"name": "", "arguments": ""}})
+				}
+				fn := calls[tc.Index]["function"].(map[string]any)
+				fn["name"] = fn["name"].(string) + tc.Function.Name
+				fn["arguments"] = fn["arguments"].(string) + tc.Function.Arguments
+			}
+		}
+	}
+	out, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"content": text.String(), "tool_calls": calls}}}})
+	return out
+}

@@ -1,0 +1,60 @@
+# ctxhost in an agent's call path: `ctxhost serve -config examples/callpath.hcl`
+# serves the OpenAI, Anthropic and Gemini endpoints on 127.0.0.1:7400 and
+# forwards each call to the provider with its context managed. Point an
+# existing agent at it with its SDK's base URL:
+#
+#   export OPENAI_BASE_URL=http://127.0.0.1:7400/v1
+#   export ANTHROPIC_BASE_URL=http://127.0.0.1:7400
+#   # Google Gen AI SDK: new GoogleGenAI({httpOptions: {baseUrl: "http://127.0.0.1:7400"}})
+#
+# The agent's own API key goes to the provider with each call; ctxhost never
+# stores it.
+
+variable "bin_dir" {
+  description = "where `make build` put the assembler binaries (relative to this file)"
+  default     = "../bin"
+}
+
+model "large" {
+  context_window        = 200000
+  reserved_for_response = 8192
+  encoding              = "o200k_base"
+}
+
+assembler "codex" { path = "${var.bin_dir}/ctxhost-assembler-codex" }
+assembler "claude" { path = "${var.bin_dir}/ctxhost-assembler-claude" }
+assembler "gemini" { path = "${var.bin_dir}/ctxhost-assembler-gemini" }
+
+# One profile per provider: each assembles that provider's request body.
+context "openai" {
+  model     = "large"
+  assembler = "codex"
+}
+
+context "anthropic" {
+  model     = "large"
+  assembler = "claude"
+}
+
+context "gemini" {
+  model     = "large"
+  assembler = "gemini"
+}
+
+upstream "openai" {
+  kind     = "openai"
+  base_url = "https://api.openai.com"
+  profile  = "openai"
+}
+
+upstream "anthropic" {
+  kind     = "anthropic"
+  base_url = "https://api.anthropic.com"
+  profile  = "anthropic"
+}
+
+upstream "gemini" {
+  kind     = "gemini"
+  base_url = "https://generativelanguage.googleapis.com"
+  profile  = "gemini"
+}

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/pkoukk/tiktoken-go"
+	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
+)
+
+// view is what the checks need of a request.
+type view struct {
+	// texts is each message's text (tool calls and results included), in
+	// order; extra the rest that is billed (system text, tool definitions).
+	texts    []string
+	extra    []string
+	results  int
+	stream   bool
+	problems []string
+	// key is the caller's API key as the provider reads it.
+	key string
+}
+
+// reply is the model's answer of a turn: a tool call, or a text.
+type reply struct {
+	callID, tool, args string
+	text               string
+	prompt, cacheRead  int
+	completion         int
+}
+
+// provider is one API's request checks and answer shapes.
+type provider interface {
+	endpoint() string
+	// inspect checks body; an error is a request the provider refuses.
+	inspect(r *http.Request, body []byte) (*view, error)
+	answer(w http.ResponseWriter, rep reply, stream bool)
+	fail(w http.ResponseWriter, status int, msg string)
+}
+
+// APIKey is the key the stand-in expects from callers.
+const APIKey = "sk-standin-key"
+
+func (s *standin) serve(w http.ResponseWriter, r *http.Request, p provider) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		p.fail(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if s.quick {
+		s.quickAnswer(w, r, p, body)
+		return
+	}
+	c := &Check{Endpoint: p.endpoint(), Window: s.window}
+	v, err := p.inspect(r, body)
+	if err != nil {
+		c.Problems = append(c.Problems, "schema: "+err.Error())
+		s.record(c)
+		p.fail(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	c.Stream, c.Messages, c.Results, c.Problems = v.stream, len(v.texts), v.results, v.problems
+	c.Key = v.key == APIKey
+	all := strings.Join(v.texts, "\n")
+	if m := taskRe.FindStringSubmatch(all); m != nil {
+		c.Task, c.TaskKept = m[1], true
+	} else {
+		c.Problems = append(c.Problems, "the task (TASK-ID) is not in the request")
+	}
+	c.Tokens = countTokens(v)
+	if c.Tokens > s.window {
+		c.Problems = append(c.Problems, fmt.Sprintf("%d tokens, over the %d-token window", c.Tokens, s.window))
+	}
+	turn, shared := s.turn(c.Task, v.texts)
+	c.Turn = turn
+	s.record(c)
+	if failWith(w, p, c.Task, v.stream) {
+		return
+	}
+	rep := reply{prompt: c.Tokens, completion: 24, cacheRead: countTexts(v.texts[:shared])}
+	if turn < s.turns {
+		rep.callID = fmt.Sprintf("call_%02d", turn)
+		rep.tool = "read_file"
+		rep.args = fmt.Sprintf(`{"path":"src/module_%02d.py"}`, turn)
+		rep.text = fmt.Sprintf("Reading module %d.", turn)
+	} else {
+		rep.text = fmt.Sprintf("All %d modules read. TASK COMPLETE.", turn-1)
+	}
+	p.answer(w, rep, v.stream)
+}
+
+// quickAnswer answers a tool call at once, the request read but not
+// checked or counted: what a benchmark compares calls through ctxhost
+// with is the upstream's own work held small and fixed.
+func (s *standin) quickAnswer(w http.ResponseWriter, r *http.Request, p provider, body []byte) {
+	n := s.calls.Add(1)
+	rep := reply{callID: fmt.Sprintf("quick_%d", n), tool: "read_file", args: fmt.Sprintf(`{"path":"src/q%d.py"}`, n),
+		text: "Reading.", prompt: len(body) / 4, completion: 8}
+	p.answer(w, rep, strings.Contains(string(body), `"stream":true`) || strings.Contains(r.URL.RawQuery, "alt=sse"))
+}
+
+// failWith answers the failures a task id asks for: "rate-limited-..."
+// gets a 429 with retry-after 7, "overloaded-..." a 529, "drop-..." a
+// stream (or body) cut off half way. It reports whether it answered.
+func failWith(w http.ResponseWriter, p provider, task string, stream bool) bool {
+	switch {
+	case strings.HasPrefix(task, "rate-limited-"):
+		w.Header().Set("Retry-After", "7")
+		p.fail(w, http.StatusTooManyRequests, "rate limited by the stand-in")
+	case strings.HasPrefix(task, "overloaded-"):
+		p.fail(w, 529, "overloaded")
+	case strings.HasPrefix(task, "drop-"):
+		if stream {
+			startSSE(w)
+			sse(w, "", []byte(`{"partial":true}`))
+		} else {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Length", "1000")
+			w.WriteHeader(http.StatusOK)
+			_, _ = w.Write([]byte(`{"partial":`))
+		}
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		panic(http.ErrAbortHandler) // cut the connection
+	default:
+		return false
+	}
+	return true
+}
+
+var (
+	encOnce sync.Once
+	enc     *tiktoken.Tiktoken
+)
+
+// countTexts counts texts with cl100k_base, four tokens of framing each.
+func countTexts(texts []string) int {
+	encOnce.Do(func() {
+		tiktoken.SetBpeLoader(tiktokenloader.NewOfflineLoader())
+		var err error
+		if enc, err = tiktoken.GetEncoding("cl100k_base"); err != nil {
+			panic(err)
+		}
+	})
+	n := 0
+	for _, t := range texts {
+		n += 4 + len(enc.Encode(t, nil, nil))
+	}
+	return n
+}
+
+func countTokens(v *view) int { return countTexts(v.texts) + countTexts(v.extra) + 3 }
+
+// sse writes one server-sent event and flushes it.
+func sse(w http.ResponseWriter, event string, data []byte) {
+	if event != "" {
+		fmt.Fprintf(w, "event: %s\n", event)
+	}
+	fmt.Fprintf(w, "data: %s\n\n", data)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func startSSE(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+}
+
+// halves splits s in two pieces, for streamed deltas.
+func halves(s string) [2]string {
+	n := len(s) / 2
+	return [2]string{s[:n], s[n:]}
+}

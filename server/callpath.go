@@ -1,0 +1,95 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"connectrpc.com/connect"
+
+	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/server/callpath"
+)
+
+// CallPathOptions configure NewCallPath.
+type CallPathOptions struct {
+	Upstreams []callpath.Upstream
+	// Token, when set, must be carried by every provider call in the
+	// Ctxhost-Token header.
+	Token           string
+	MaxRequestBytes int64
+	// Transport sends the upstream requests (default: callpath's own).
+	Transport http.RoundTripper
+}
+
+// NewCallPath returns the provider-compatible endpoints over the server's
+// sessions, their metrics registered with the server's. An upstream's
+// empty profile is the default profile.
+func (s *Server) NewCallPath(opts CallPathOptions) (*callpath.Handler, error) {
+	ups := make([]callpath.Upstream, len(opts.Upstreams))
+	for i, u := range opts.Upstreams {
+		if u.Profile == "" {
+			u.Profile = s.profiles[0]
+		}
+		ups[i] = u
+	}
+	h, err := callpath.New(callpath.Options{Upstreams: ups, Sessions: s, Engines: s.engines, Token: opts.Token,
+		MaxRequestBytes: opts.MaxRequestBytes, Logger: s.log.Named("callpath"), Transport: opts.Transport})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range h.Metrics().Collectors() {
+		if err := s.metrics.registry.Register(c); err != nil {
+			return nil, fmt.Errorf("register call path metrics: %w", err)
+		}
+	}
+	return h, nil
+}
+
+// WithSession implements callpath.Sessions: fn runs holding session id's
+// lock, on the stored session or on one created with profile. A session
+// whose memory may be ahead of its store after fn failed is unloaded.
+// Waiting longer than the server's lock wait for a call of the same
+// session in flight is a 503.
+func (s *Server) WithSession(ctx context.Context, id, profile string, fn func(*engine.Session) error) error {
+	if err := checkID(id); err != nil {
+		return &callpath.SessionError{Status: http.StatusBadRequest, Err: fmt.Errorf("%s header: %w", callpath.SessionHeader, errors.Unwrap(err))}
+	}
+	unlock, err := s.lock(ctx, id)
+	if err != nil {
+		return &callpath.SessionError{Status: http.StatusServiceUnavailable, Err: err}
+	}
+	defer unlock()
+	e, err := s.session(ctx, id)
+	if connect.CodeOf(err) == connect.CodeNotFound {
+		eng := s.engines[profile]
+		if eng == nil {
+			return fmt.Errorf("no running context profile %q", profile)
+		}
+		es, cerr := eng.CreateSession(id, engine.CreateOptions{Position: position{Profile: profile}.encode()})
+		switch {
+		case errors.Is(cerr, host.ErrStored) || errors.Is(cerr, host.ErrVersionConflict): // another server created it first
+			if e, err = s.session(ctx, id); err != nil {
+				return err
+			}
+		case cerr != nil:
+			return fmt.Errorf("create session %q: %w", id, cerr)
+		default:
+			e = &entry{profile: profile, engine: eng, es: es, tags: tagMemo{}}
+			s.remember(id, e)
+		}
+	} else if err != nil {
+		return err
+	}
+	if e.profile != profile {
+		return &callpath.SessionError{Status: http.StatusConflict,
+			Err: fmt.Errorf("session %q belongs to context profile %q, not %q (the upstream's)", id, e.profile, profile)}
+	}
+	err = fn(e.es)
+	if errors.Is(err, host.ErrNotPersisted) || errors.Is(err, host.ErrVersionConflict) || errors.Is(err, callpath.ErrUnsaved) {
+		s.unload(ctx, id) // memory may hold what the store does not: the next call reads the store
+	}
+	return err
+}

@@ -1,0 +1,332 @@
+package callpath
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// anthropicDialect is the Anthropic Messages API (POST /v1/messages).
+type anthropicDialect struct{}
+
+type anthropicMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+// anthropicBlock is a content block of any type.
+type anthropicBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text,omitempty"`
+	ID        string          `json:"id,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     json.RawMessage `json:"input,omitempty"`
+	ToolUseID string          `json:"tool_use_id,omitempty"`
+	Content   json.RawMessage `json:"content,omitempty"`
+	Thinking  string          `json:"thinking,omitempty"`
+	Signature string          `json:"signature,omitempty"`
+	Data      string          `json:"data,omitempty"`
+	Title     string          `json:"title,omitempty"`
+	Source    *struct {
+		Type      string `json:"type"`
+		MediaType string `json:"media_type"`
+		Data      string `json:"data"`
+		URL       string `json:"url"`
+	} `json:"source,omitempty"`
+}
+
+func (anthropicDialect) endpoint() string { return "messages" }
+
+func (anthropicDialect) field() string { return "messages" }
+
+func (anthropicDialect) head(_ *http.Request, fields object) (*request, error) {
+	tools, err := anthropicTools(fields)
+	if err != nil {
+		return nil, err
+	}
+	req := &request{stream: fields.boolField("stream"), tools: tools}
+	if raw := fields.get("system"); raw != nil {
+		c, err := anthropicBlocks(raw, nil)
+		if err != nil {
+			return nil, fmt.Errorf("system: %w", err)
+		}
+		req.system, req.hasSystem = c.plain("\n"), true
+	}
+	return req, nil
+}
+
+func (anthropicDialect) conversation(raw json.RawMessage, first int) (conv, error) {
+	var msgs []anthropicMessage
+	if err := json.Unmarshal(raw, &msgs); err != nil {
+		return conv{}, fmt.Errorf("messages: %w", err)
+	}
+	out := conv{turns: len(msgs)}
+	for i, m := range msgs {
+		ms, err := anthropicToMessages(m)
+		if err != nil {
+			return conv{}, fmt.Errorf("messages[%d]: %w", first+i, err)
+		}
+		out.messages = append(out.messages, ms...)
+	}
+	return out, nil
+}
+
+// anthropicToMessages converts one message: an assistant turn is one
+// message; a user turn is its tool results (one tool message each), then
+// the rest of its content as one user message.
+func anthropicToMessages(m anthropicMessage) ([]sdk.Message, error) {
+	switch m.Role {
+	case "assistant":
+		c, err := anthropicBlocks(m.Content, nil)
+		if err != nil {
+			return nil, err
+		}
+		if c.empty() {
+			return nil, nil
+		}
+		return []sdk.Message{c.message(sdk.RoleAssistant, "\n")}, nil
+	case "user":
+		var tools []sdk.Message
+		c, err := anthropicBlocks(m.Content, &tools)
+		if err != nil {
+			return nil, err
+		}
+		if !c.empty() || len(tools) == 0 {
+			tools = append(tools, c.message(sdk.RoleUser, "\n"))
+		}
+		return tools, nil
+	}
+	return nil, fmt.Errorf("unknown role %q", m.Role)
+}
+
+// anthropicBlocks reads content (a string or blocks); tool results go to
+// *tools (an error where tools is nil).
+func anthropicBlocks(raw json.RawMessage, tools *[]sdk.Message) (*content, error) {
+	c := &content{}
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, err
+		}
+		if s != "" {
+			c.text(s)
+		}
+		return c, nil
+	}
+	var blocks []anthropicBlock
+	if err := json.Unmarshal(raw, &blocks); err != nil {
+		return nil, fmt.Errorf("content: %w", err)
+	}
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			c.text(b.Text)
+		case "thinking":
+			c.add(sdk.Part{Type: sdk.PartThinking, Text: b.Thinking, Signature: b.Signature, Provider: "anthropic"})
+		case "redacted_thinking":
+			c.add(sdk.Part{Type: sdk.PartRedactedThinking, Opaque: b.Data, Provider: "anthropic"})
+		case "tool_use":
+			args, err := canonicalJSON(b.Input)
+			if err != nil {
+				return nil, fmt.Errorf("tool_use %q input: %w", b.ID, err)
+			}
+			c.call(sdk.ToolCall{ID: b.ID, Name: b.Name, Arguments: args})
+		case "image", "document":
+			p, err := anthropicSource(b)
+			if err != nil {
+				return nil, err
+			}
+			c.add(p)
+		case "tool_result":
+			if tools == nil {
+				return nil, fmt.Errorf("a tool_result block outside a user message")
+			}
+			var inner *content
+			if len(b.Content) > 0 {
+				var err error
+				if inner, err = anthropicBlocks(b.Content, nil); err != nil {
+					return nil, fmt.Errorf("tool_result %q: %w", b.ToolUseID, err)
+				}
+			} else {
+				inner = &content{}
+			}
+			m := inner.message(sdk.RoleTool, "\n")
+			m.ToolCallID = b.ToolUseID
+			*tools = append(*tools, m)
+		default:
+			return nil, fmt.Errorf("content block type %q is not supported by ctxhost", b.Type)
+		}
+	}
+	return c, nil
+}
+
+func anthropicSource(b anthropicBlock) (sdk.Part, error) {
+	typ := sdk.PartImage
+	if b.Type == "document" {
+		typ = sdk.PartDocument
+	}
+	if b.Source == nil {
+		return sdk.Part{}, fmt.Errorf("%s block without a source", b.Type)
+	}
+	switch b.Source.Type {
+	case "base64":
+		return dataURLPart(typ, "data:"+b.Source.MediaType+";base64,"+b.Source.Data)
+	case "url":
+		return sdk.Part{Type: typ, URL: b.Source.URL, Title: b.Title}, nil
+	case "text":
+		return sdk.Part{Type: typ, MediaType: b.Source.MediaType, Text: b.Source.Data, Title: b.Title}, nil
+	}
+	return sdk.Part{}, fmt.Errorf("%s source type %q is not supported by ctxhost", b.Type, b.Source.Type)
+}
+
+func (anthropicDialect) build(req *request, payload []byte) ([]byte, error) {
+	p, err := parseObject(payload)
+	if err != nil {
+		return nil, fmt.Errorf("assembled payload: %w", err)
+	}
+	return merge(req.fields, p, []string{"system", "messages"}, append([]string{"model"}, anthropicToolFields...)), nil
+}
+
+func (anthropicDialect) upstreamPath(r *http.Request, _ *request) string { return r.URL.RequestURI() }
+
+func anthropicError(status int, msg string) []byte {
+	typ := "invalid_request_error"
+	switch {
+	case status == http.StatusUnauthorized:
+		typ = "authentication_error"
+	case status >= 500:
+		typ = "api_error"
+	}
+	b, _ := json.Marshal(map[string]any{"type": "error", "error": map[string]any{"type": typ, "message": "ctxhost: " + msg}})
+	return b
+}
+
+func (anthropicDialect) errorBody(status int, msg string) []byte { return anthropicError(status, msg) }
+
+func (anthropicDialect) streamError(msg string) []byte {
+	return append(append([]byte("event: error\ndata: "), anthropicError(http.StatusBadGateway, msg)...), "\n\n"...)
+}
+
+func (anthropicDialect) newAnswer(req *request) answer { return &anthropicAnswer{} }
+
+// anthropicAnswer reads a message, whole or as its events.
+type anthropicAnswer struct {
+	blocks []anthropicBlock
+	inputs []strings.Builder // streamed tool_use input, by block
+	u      usage
+}
+
+type anthropicUsage struct {
+	InputTokens              *int `json:"input_tokens"`
+	OutputTokens             *int `json:"output_tokens"`
+	CacheCreationInputTokens *int `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     *int `json:"cache_read_input_tokens"`
+}
+
+// add folds u into the answer's usage (a stream's message_delta repeats
+// or updates the figures of message_start).
+func (a *anthropicAnswer) add(u *anthropicUsage) {
+	if u == nil {
+		return
+	}
+	a.u.known = true
+	set := func(dst *int, v *int) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	in, read, write := a.u.prompt-a.u.cacheRead-a.u.cacheWrite, a.u.cacheRead, a.u.cacheWrite
+	set(&in, u.InputTokens)
+	set(&read, u.CacheReadInputTokens)
+	set(&write, u.CacheCreationInputTokens)
+	set(&a.u.completion, u.OutputTokens)
+	a.u.prompt, a.u.cacheRead, a.u.cacheWrite = in+read+write, read, write
+}
+
+func (a *anthropicAnswer) whole(body []byte) error {
+	var res struct {
+		Content []anthropicBlock `json:"content"`
+		Usage   *anthropicUsage  `json:"usage"`
+	}
+	if err := json.Unmarshal(body, &res); err != nil {
+		return err
+	}
+	a.blocks = res.Content
+	a.add(res.Usage)
+	return nil
+}
+
+func (a *anthropicAnswer) event(name string, data []byte) (bool, error) {
+	var ev struct {
+		Type    string `json:"type"`
+		Index   int    `json:"index"`
+		Message struct {
+			Usage *anthropicUsage `json:"usage"`
+		} `json:"message"`
+		ContentBlock *anthropicBlock `json:"content_block"`
+		Delta        struct {
+			Type        string `json:"type"`
+			Text        string `json:"text"`
+			PartialJSON string `json:"partial_json"`
+			Thinking    string `json:"thinking"`
+			Signature   string `json:"signature"`
+		} `json:"delta"`
+		Usage *anthropicUsage `json:"usage"`
+	}
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return false, err
+	}
+	switch ev.Type {
+	case "message_start":
+		a.add(ev.Message.Usage)
+	case "content_block_start":
+		if ev.ContentBlock == nil || ev.Index != len(a.blocks) {
+			return false, fmt.Errorf("content_block_start %d out of order", ev.Index)
+		}
+		b := *ev.ContentBlock
+		if b.Type == "tool_use" {
+			b.Input = nil // the input comes in deltas
+		}
+		a.blocks = append(a.blocks, b)
+		a.inputs = append(a.inputs, strings.Builder{})
+	case "content_block_delta":
+		if ev.Index < 0 || ev.Index >= len(a.blocks) {
+			return false, fmt.Errorf("content_block_delta for unknown block %d", ev.Index)
+		}
+		b := &a.blocks[ev.Index]
+		switch ev.Delta.Type {
+		case "text_delta":
+			b.Text += ev.Delta.Text
+		case "input_json_delta":
+			a.inputs[ev.Index].WriteString(ev.Delta.PartialJSON)
+		case "thinking_delta":
+			b.Thinking += ev.Delta.Thinking
+		case "signature_delta":
+			b.Signature += ev.Delta.Signature
+		}
+	case "message_delta":
+		a.add(ev.Usage)
+	case "message_stop":
+		for i := range a.blocks {
+			if a.blocks[i].Type == "tool_use" {
+				a.blocks[i].Input = json.RawMessage(a.inputs[i].String())
+			}
+		}
+		return true, nil
+	case "error":
+		return false, errUpstreamFailed
+	}
+	return false, nil
+}
+
+func (a *anthropicAnswer) result() (sdk.Message, bool, usage) {
+	raw, _ := json.Marshal(a.blocks)
+	msgs, err := anthropicToMessages(anthropicMessage{Role: "assistant", Content: raw})
+	if err != nil || len(msgs) != 1 {
+		return sdk.Message{}, false, a.u
+	}
+	return msgs[0], true, a.u
+}

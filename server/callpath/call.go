@@ -1,0 +1,254 @@
+package callpath
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/ctxhost/ctxhost/engine"
+)
+
+// callError is an error answered to the caller with a status, in the
+// provider's shape.
+type callError struct {
+	status int
+	reason string // metrics label
+	err    error
+}
+
+func (e *callError) Error() string { return e.err.Error() }
+func (e *callError) Unwrap() error { return e.err }
+
+func failf(status int, reason, format string, a ...any) *callError {
+	return &callError{status: status, reason: reason, err: fmt.Errorf(format, a...)}
+}
+
+// endpoint is the handler of one endpoint of upstream u.
+func (h *Handler) endpoint(u *upstream, d dialect) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		c := &call{h: h, u: u, d: d, w: w, r: r}
+		err := c.serve()
+		outcome := "ok"
+		if err != nil {
+			var ce *callError
+			var se *SessionError
+			switch {
+			case errors.As(err, &ce):
+			case errors.As(err, &se):
+				ce = &callError{status: se.Status, reason: "session", err: err}
+			default:
+				ce = &callError{status: http.StatusInternalServerError, reason: "internal", err: err}
+			}
+			outcome = ce.reason
+			h.metrics.failed(u.Name, ce.reason)
+			if !c.wrote {
+				writeBody(w, ce.status, d.errorBody(ce.status, ce.Error()))
+			}
+		}
+		h.metrics.called(u.Name, d.endpoint())
+		// never the query (a Gemini key may be in it) nor a header
+		h.log.Info("call", "upstream", u.Name, "endpoint", d.endpoint(), "session", c.session, "outcome", outcome,
+			"status", c.status, "duration", time.Since(start).Round(time.Microsecond).String(), "error", errText(err))
+		if errors.Is(err, errAborted) {
+			panic(http.ErrAbortHandler) // cut the connection: the caller must not take the stream for whole
+		}
+	})
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func writeBody(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// call is one call in progress.
+type call struct {
+	h       *Handler
+	u       *upstream
+	d       dialect
+	w       http.ResponseWriter
+	r       *http.Request
+	req     *request
+	session string
+	// wrote: the answer's status line went out (errors after it end the
+	// stream instead).
+	wrote  bool
+	status int
+	// held is the number of history messages the conversation came to.
+	held int
+}
+
+// serve runs the call: read, reconcile and prepare, send, relay, record.
+func (c *call) serve() error {
+	if !c.h.authorized(c.r) {
+		return failf(http.StatusUnauthorized, "unauthorized", "missing or wrong ctxhost token (send it in the %s header)", TokenHeader)
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(c.w, c.r.Body, c.h.maxBytes))
+	if err != nil {
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return failf(http.StatusRequestEntityTooLarge, "bad_request", "request body over %d bytes", mb.Limit)
+		}
+		return failf(http.StatusBadRequest, "bad_request", "read request: %v", err)
+	}
+	if c.req, err = parse(c.d, c.r, body); err != nil {
+		return failf(http.StatusBadRequest, "bad_request", "%v", err)
+	}
+	c.session = c.r.Header.Get(SessionHeader)
+	if c.session == "" {
+		c.session = deriveSession(c.u, c.req)
+	}
+	ctx, cancel := context.WithTimeout(c.r.Context(), c.u.Timeout)
+	defer cancel()
+	return c.h.sessions.WithSession(ctx, c.session, c.u.Profile, func(es *engine.Session) error {
+		return c.turn(ctx, es)
+	})
+}
+
+// turn runs the call on its session, holding the session's lock.
+func (c *call) turn(ctx context.Context, es *engine.Session) error {
+	c.w.Header().Set(SessionHeader, c.session)
+	var turn engine.Turn
+	// the conversation's changes and the prepared turn: one store write
+	err := es.Batch(func() error {
+		if err := setTools(es, c.req.tools); err != nil {
+			return failf(http.StatusBadRequest, "bad_request", "tools: %v", err)
+		}
+		replaced, err := c.reconcile(es)
+		if err != nil {
+			return err
+		}
+		if replaced {
+			c.h.metrics.replaced(c.u.Name)
+			c.w.Header().Set(HistoryHeader, "replaced")
+		}
+		if turn, err = es.Prepare(ctx, ""); err != nil {
+			return failf(http.StatusUnprocessableEntity, "prepare", "ctxhost could not fit the conversation: %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return errors.Join(err, ErrUnsaved) // nothing of the batch was saved
+	}
+	p := turn.Prepared
+	out, err := c.d.build(c.req, p.Payload)
+	if err != nil {
+		return fmt.Errorf("build the upstream request: %w", err)
+	}
+	callerTokens := p.Before.Used
+	if p.Cache != nil {
+		callerTokens = p.Cache.Unmanaged.Total // the whole conversation as the caller sent it
+	}
+	c.h.metrics.prepared(c.u.Name, callerTokens, p.Budget.Used)
+	res, err := c.send(ctx, out)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		c.relayError(res)
+		return &callError{status: res.StatusCode, reason: statusReason(res.StatusCode), err: fmt.Errorf("upstream answered %s", res.Status)}
+	}
+	a := c.d.newAnswer(c.req)
+	if c.req.stream {
+		err = c.relayStream(ctx, res, a, es)
+	} else {
+		err = c.relayWhole(res, a, es)
+	}
+	return err
+}
+
+func statusReason(code int) string {
+	if code >= 500 {
+		return "upstream_5xx"
+	}
+	if code == http.StatusTooManyRequests {
+		return "upstream_429"
+	}
+	return "upstream_4xx"
+}
+
+// send posts body to the upstream with the caller's headers.
+func (c *call) send(ctx context.Context, body []byte) (*http.Response, error) {
+	url := c.u.base + c.d.upstreamPath(c.r, c.req)
+	out, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("upstream request: %w", err)
+	}
+	copyRequestHeaders(out.Header, c.r.Header)
+	out.ContentLength = int64(len(body))
+	res, err := c.h.client.Do(out)
+	if err != nil {
+		return nil, failf(http.StatusBadGateway, "transport", "upstream %q unreachable: %v", c.u.Name, redactURL(err))
+	}
+	return res, nil
+}
+
+// relayError passes an upstream error answer to the caller: its status,
+// its headers (retry-after among them) and its body.
+func (c *call) relayError(res *http.Response) {
+	copyResponseHeaders(c.w.Header(), res.Header)
+	c.status = res.StatusCode
+	c.wrote = true
+	c.w.WriteHeader(res.StatusCode)
+	_, _ = io.Copy(c.w, res.Body)
+}
+
+// relayWhole reads a whole answer, records it, then passes it on.
+func (c *call) relayWhole(res *http.Response, a answer, es *engine.Session) error {
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		return failf(http.StatusBadGateway, "dropped", "upstream connection lost before the answer was whole: %v", redactURL(err))
+	}
+	if err := a.whole(body); err != nil {
+		return failf(http.StatusBadGateway, "bad_answer", "upstream answer unreadable: %v", err)
+	}
+	if err := c.record(es, a); err != nil {
+		return err
+	}
+	copyResponseHeaders(c.w.Header(), res.Header)
+	c.status = http.StatusOK
+	c.wrote = true
+	c.w.WriteHeader(http.StatusOK)
+	_, _ = c.w.Write(body)
+	return nil
+}
+
+// record appends the answer to the session and reports its usage, in
+// one store write.
+func (c *call) record(es *engine.Session, a answer) error {
+	m, ok, u := a.result()
+	err := es.Batch(func() error {
+		if ok {
+			if _, err := es.AddMessage(m); err != nil {
+				return failf(http.StatusInternalServerError, "record", "record the answer: %v", err)
+			}
+		}
+		if u.known {
+			if err := es.ReportUsage(u.prompt, u.completion); err != nil {
+				return failf(http.StatusInternalServerError, "record", "report usage: %v", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return errors.Join(err, ErrUnsaved) // nothing of the answer was saved
+	}
+	if u.known {
+		c.h.metrics.usage(c.u.Name, u)
+	}
+	c.remember(es)
+	return nil
+}

@@ -1,0 +1,236 @@
+// Package callpath serves the provider-compatible endpoints of `ctxhost
+// serve`: an agent built on a provider's SDK points its base URL at
+// ctxhost and keeps calling the provider's API as before.
+//
+// One call goes through four steps, holding the session's lock:
+//
+//   - reconcile: the caller's whole conversation is converted to messages
+//     and compared with the session's history; the messages the session
+//     holds are recognised, the new ones appended. When the conversation
+//     no longer starts with the history (an earlier message edited or
+//     removed) the history is replaced by the caller's conversation and the
+//     answer says so (header Ctxhost-History: replaced).
+//   - prepare: the session's context is built (counted, compacted,
+//     assembled by the profile's assembler in the provider's shape).
+//   - upstream: the assembled messages replace the caller's, every other
+//     field of the caller's request is passed through unchanged, and the
+//     request goes to the upstream's base URL from the configuration with
+//     the caller's own API key; a streamed answer is relayed event by event
+//     as it arrives.
+//   - record: the answer (text, tool calls, thinking) is appended to the
+//     session and its usage reported. A streamed answer's last event is sent
+//     only once the answer is recorded; an upstream connection lost before
+//     the answer is whole is an error to the caller and nothing of the
+//     answer is recorded.
+//
+// The caller's API key headers are forwarded and never stored, logged or
+// counted.
+package callpath
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/internal/lru"
+)
+
+// SessionHeader names the session of a call; without it the session is
+// derived from the conversation's opening.
+const SessionHeader = "Ctxhost-Session"
+
+// TokenHeader carries the server's bearer token on the provider endpoints
+// when the server has one (Authorization carries the provider's key).
+const TokenHeader = "Ctxhost-Token"
+
+// HistoryHeader is set to "replaced" on an answer whose call replaced the
+// session's history.
+const HistoryHeader = "Ctxhost-History"
+
+// Provider kinds.
+const (
+	KindOpenAI    = "openai"
+	KindAnthropic = "anthropic"
+	KindGemini    = "gemini"
+)
+
+// Upstream is one provider endpoint the calls of its kind go to.
+type Upstream struct {
+	Name    string
+	Kind    string
+	BaseURL string
+	// Profile names the context profile of the upstream's sessions.
+	Profile string
+	// Timeout bounds one upstream call, the streamed answer included.
+	Timeout time.Duration
+}
+
+// Sessions gives the call path its sessions.
+type Sessions interface {
+	// WithSession runs fn with session id held exclusively, creating it
+	// with profile when there is none. A session created with another
+	// profile is an error.
+	WithSession(ctx context.Context, id, profile string, fn func(*engine.Session) error) error
+}
+
+// ErrUnsaved marks a call that failed after changing its session in
+// memory without saving the change (a batch of changes is saved whole or
+// not at all): the caller of the call path unloads the session so that
+// its next call reads the stored state.
+var ErrUnsaved = errors.New("the session's changes were not saved")
+
+// SessionError is a session a call cannot use (an invalid name, a session
+// of another profile); the call is answered with Status.
+type SessionError struct {
+	Status int
+	Err    error
+}
+
+func (e *SessionError) Error() string { return e.Err.Error() }
+func (e *SessionError) Unwrap() error { return e.Err }
+
+// Options configure New.
+type Options struct {
+	Upstreams []Upstream
+	Sessions  Sessions
+	// Engines are the running profiles by name: each upstream's profile
+	// must assemble the provider's request body.
+	Engines map[string]*engine.Engine
+	// Token, when set, must be carried by every call in TokenHeader.
+	Token string
+	// MaxRequestBytes bounds a request body (0: 32 MiB).
+	MaxRequestBytes int64
+	Logger          hclog.Logger
+	// Transport sends the upstream requests (default: a transport of its
+	// own, without proxies from the environment).
+	Transport http.RoundTripper
+}
+
+// Handler serves the provider endpoints.
+type Handler struct {
+	upstreams map[string]*upstream // by kind
+	sessions  Sessions
+	token     string
+	maxBytes  int64
+	log       hclog.Logger
+	client    *http.Client
+	metrics   *Metrics
+	memos     *lru.Cache[string, memo]
+	seed      maphash.Seed
+}
+
+// upstream is a configured upstream with its parsed base URL.
+type upstream struct {
+	Upstream
+	base string // without a trailing slash
+}
+
+// expectedAssembler is the assembler (and format) whose payload each
+// kind's endpoints take.
+var expectedAssembler = map[string]string{KindOpenAI: "codex", KindAnthropic: "claude", KindGemini: "gemini"}
+
+// New checks the upstreams against their profiles and returns the handler.
+func New(opts Options) (*Handler, error) {
+	if opts.Sessions == nil {
+		return nil, errors.New("callpath: no sessions")
+	}
+	log := opts.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	max := opts.MaxRequestBytes
+	if max <= 0 {
+		max = 32 << 20
+	}
+	tr := opts.Transport
+	if tr == nil {
+		tr = newTransport()
+	}
+	h := &Handler{upstreams: map[string]*upstream{}, sessions: opts.Sessions, token: opts.Token, maxBytes: max,
+		log: log, client: &http.Client{Transport: tr}, metrics: newMetrics(),
+		memos: lru.New[string, memo](memoSize), seed: maphash.MakeSeed()}
+	for _, u := range opts.Upstreams {
+		if h.upstreams[u.Kind] != nil {
+			return nil, fmt.Errorf("upstream %q: a second upstream of kind %q", u.Name, u.Kind)
+		}
+		want, ok := expectedAssembler[u.Kind]
+		if !ok {
+			return nil, fmt.Errorf("upstream %q: unknown kind %q", u.Name, u.Kind)
+		}
+		eng := opts.Engines[u.Profile]
+		if eng == nil {
+			return nil, fmt.Errorf("upstream %q: no running context profile %q", u.Name, u.Profile)
+		}
+		if eng.IsFresh() || eng.HasTeam() {
+			return nil, fmt.Errorf("upstream %q: context profile %q must be a single-agent conversation (not fresh, no agent blocks)", u.Name, u.Profile)
+		}
+		route := eng.Router.Route("")
+		if got := route.Assembler.Info().Name; got != want || route.Format != "api" {
+			return nil, fmt.Errorf("upstream %q of kind %s: context profile %q assembles with %q format %q; it needs the %q assembler's \"api\" format",
+				u.Name, u.Kind, u.Profile, got, route.Format, want)
+		}
+		if u.Timeout <= 0 {
+			u.Timeout = 10 * time.Minute
+		}
+		h.upstreams[u.Kind] = &upstream{Upstream: u, base: strings.TrimRight(u.BaseURL, "/")}
+		h.metrics.declare(u.Name)
+	}
+	return h, nil
+}
+
+// newTransport is a transport for many concurrent calls to few hosts.
+func newTransport() *http.Transport {
+	return &http.Transport{
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          256,
+		MaxIdleConnsPerHost:   64,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+// Metrics returns the handler's metrics (register them with the server's).
+func (h *Handler) Metrics() *Metrics { return h.metrics }
+
+// Register adds the endpoints of every configured upstream to mux.
+func (h *Handler) Register(mux *http.ServeMux) {
+	if u := h.upstreams[KindOpenAI]; u != nil {
+		mux.Handle("POST /v1/chat/completions", h.endpoint(u, chatDialect{}))
+		mux.Handle("POST /v1/responses", h.endpoint(u, responsesDialect{}))
+	}
+	if u := h.upstreams[KindAnthropic]; u != nil {
+		mux.Handle("POST /v1/messages", h.endpoint(u, anthropicDialect{}))
+		mux.Handle("POST /v1/messages/count_tokens", h.countTokens(u, anthropicDialect{}, "messages.count_tokens"))
+	}
+	if u := h.upstreams[KindGemini]; u != nil {
+		generate, count := h.endpoint(u, geminiDialect{}), h.countTokens(u, geminiDialect{}, "countTokens")
+		mux.Handle("POST /v1beta/models/{call}", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.PathValue("call"), ":countTokens") {
+				count.ServeHTTP(w, r)
+				return
+			}
+			generate.ServeHTTP(w, r)
+		}))
+	}
+}
+
+// authorized reports whether the call carries the server's token (always,
+// without one).
+func (h *Handler) authorized(r *http.Request) bool {
+	if h.token == "" {
+		return true
+	}
+	got := r.Header.Get(TokenHeader)
+	return subtle.ConstantTimeCompare([]byte(got), []byte(h.token)) == 1
+}

@@ -1,0 +1,118 @@
+package callpath
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// dialect is one provider API's request and answer shapes.
+type dialect interface {
+	// endpoint names the endpoint in metrics and logs.
+	endpoint() string
+	// head reads the caller's request but its conversation: the system
+	// text (when it is not in the conversation) and whether it streams.
+	head(r *http.Request, fields object) (*request, error)
+	// field names the conversation's array in the request body.
+	field() string
+	// conversation converts conversation elements; first is the index of
+	// raw's first element in the whole conversation (0: raw is all of it).
+	conversation(raw json.RawMessage, first int) (conv, error)
+	// build returns the upstream body: the caller's fields with the
+	// assembled payload's managed fields in place of the caller's.
+	build(req *request, payload []byte) ([]byte, error)
+	// upstreamPath is the path and query the upstream request goes to.
+	upstreamPath(r *http.Request, req *request) string
+	// newAnswer returns an empty answer to fill from the upstream's.
+	newAnswer(req *request) answer
+	// errorBody is an error of ctxhost's own in the provider's shape.
+	errorBody(status int, msg string) []byte
+	// streamError is the event that ends a broken stream with an error,
+	// in the provider's shape.
+	streamError(msg string) []byte
+}
+
+// conv is a conversation (or its tail) converted.
+type conv struct {
+	messages []sdk.Message
+	// system is a system text the conversation opens with (hasSystem: it
+	// has one).
+	system    string
+	hasSystem bool
+	// turns is the number of the provider's elements converted.
+	turns int
+}
+
+// request is a caller's request read by a dialect.
+type request struct {
+	// system is the caller's system text (hasSystem: it sent one).
+	system    string
+	hasSystem bool
+	// messages is the conversation, in order (set by decode).
+	messages []sdk.Message
+	// fields are the caller's top-level fields in their order.
+	fields object
+	stream bool
+	// tools are the function tools, tool choice and response schema the
+	// caller sent, for the budget.
+	tools sdk.RequestTools
+	// raw is the conversation's array as the caller sent it.
+	raw json.RawMessage
+	// turns is the number of the provider's elements in raw (Gemini
+	// names its calls without ids after their place).
+	turns int
+}
+
+// parse reads a caller's request: its fields and head; the conversation
+// is decoded later (decode), or only its new tail (see memo).
+func parse(d dialect, r *http.Request, body []byte) (*request, error) {
+	fields, err := parseObject(body)
+	if err != nil {
+		return nil, err
+	}
+	req, err := d.head(r, fields)
+	if err != nil {
+		return nil, err
+	}
+	req.fields = fields
+	req.raw = fields.get(d.field())
+	if req.raw == nil {
+		return nil, fmt.Errorf("%s: missing", d.field())
+	}
+	return req, nil
+}
+
+// decode converts the whole conversation.
+func decode(d dialect, req *request) error {
+	c, err := d.conversation(req.raw, 0)
+	if err != nil {
+		return err
+	}
+	req.messages, req.turns = c.messages, c.turns
+	if c.hasSystem {
+		req.system, req.hasSystem = c.system, true
+	}
+	return nil
+}
+
+// answer is an upstream answer being read.
+type answer interface {
+	// event reads one streamed event (its name and data); last reports
+	// that it ends a whole answer.
+	event(name string, data []byte) (last bool, err error)
+	// whole reads a non-streamed answer body.
+	whole(body []byte) error
+	// result is the answer read: the assistant message (ok: it has
+	// something to record) and the usage.
+	result() (m sdk.Message, ok bool, u usage)
+}
+
+// usage is an answer's token usage as the provider reports it; prompt
+// counts every input token, cached ones included.
+type usage struct {
+	known                 bool
+	prompt, completion    int
+	cacheRead, cacheWrite int
+}

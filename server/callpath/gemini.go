@@ -1,0 +1,302 @@
+package callpath
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// geminiDialect is Gemini generateContent and streamGenerateContent
+// (POST /v1beta/models/MODEL:generateContent, ...:streamGenerateContent?alt=sse).
+type geminiDialect struct{}
+
+type geminiContent struct {
+	Role  string       `json:"role"`
+	Parts []geminiPart `json:"parts"`
+}
+
+type geminiPart struct {
+	Text         string `json:"text,omitempty"`
+	Thought      bool   `json:"thought,omitempty"`
+	Signature    string `json:"thoughtSignature,omitempty"`
+	FunctionCall *struct {
+		ID   string          `json:"id,omitempty"`
+		Name string          `json:"name"`
+		Args json.RawMessage `json:"args,omitempty"`
+	} `json:"functionCall,omitempty"`
+	FunctionResponse *struct {
+		ID       string          `json:"id,omitempty"`
+		Name     string          `json:"name"`
+		Response json.RawMessage `json:"response,omitempty"`
+	} `json:"functionResponse,omitempty"`
+	InlineData *struct {
+		MimeType string `json:"mimeType"`
+		Data     string `json:"data"`
+	} `json:"inlineData,omitempty"`
+	FileData *struct {
+		MimeType string `json:"mimeType"`
+		FileURI  string `json:"fileUri"`
+	} `json:"fileData,omitempty"`
+}
+
+func (geminiDialect) endpoint() string { return "generateContent" }
+
+// geminiCall splits the path's last segment MODEL:METHOD.
+func geminiCall(r *http.Request) (model string, stream bool, err error) {
+	model, method, ok := strings.Cut(r.PathValue("call"), ":")
+	switch {
+	case !ok || model == "":
+		return "", false, errors.New("want /v1beta/models/MODEL:generateContent or :streamGenerateContent")
+	case method == "generateContent":
+		return model, false, nil
+	case method == "streamGenerateContent":
+		if r.URL.Query().Get("alt") != "sse" {
+			return "", false, errors.New("streamGenerateContent needs alt=sse (server-sent events)")
+		}
+		return model, true, nil
+	}
+	return "", false, fmt.Errorf("method %q is not served by ctxhost (generateContent, streamGenerateContent)", method)
+}
+
+func (geminiDialect) field() string { return "contents" }
+
+func (geminiDialect) head(r *http.Request, fields object) (*request, error) {
+	_, stream, err := geminiCall(r)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := geminiTools(fields)
+	if err != nil {
+		return nil, err
+	}
+	req := &request{stream: stream, tools: tools}
+	if raw := fields.get("systemInstruction"); raw != nil {
+		var sys geminiContent
+		if err := json.Unmarshal(raw, &sys); err != nil {
+			return nil, fmt.Errorf("systemInstruction: %w", err)
+		}
+		c, _, err := geminiParts(sys.Parts, -1, nil)
+		if err != nil {
+			return nil, fmt.Errorf("systemInstruction: %w", err)
+		}
+		req.system, req.hasSystem = c.plain(""), true
+	}
+	return req, nil
+}
+
+func (geminiDialect) conversation(raw json.RawMessage, first int) (conv, error) {
+	var contents []geminiContent
+	if err := json.Unmarshal(raw, &contents); err != nil {
+		return conv{}, fmt.Errorf("contents: %w", err)
+	}
+	msgs, err := geminiToMessages(contents, first)
+	return conv{messages: msgs, turns: len(contents)}, err
+}
+
+// geminiToMessages converts contents, the first of which is at index
+// first of the conversation. A function call without an id is named
+// "call-I-K" (the K-th call of content I: how the content's text is split
+// in parts does not change it), and a function response without one
+// answers the oldest waiting call of its name.
+func geminiToMessages(contents []geminiContent, first int) ([]sdk.Message, error) {
+	var out []sdk.Message
+	var calls []sdk.ToolCall
+	for k, ct := range contents {
+		i := first + k
+		c, tools, err := geminiParts(ct.Parts, i, &calls)
+		if err != nil {
+			return nil, fmt.Errorf("contents[%d]: %w", i, err)
+		}
+		switch ct.Role {
+		case "model":
+			if len(tools) > 0 {
+				return nil, fmt.Errorf("contents[%d]: a functionResponse in a model turn", i)
+			}
+			if !c.empty() {
+				out = append(out, c.message(sdk.RoleAssistant, ""))
+			}
+		case "user", "":
+			out = append(out, tools...)
+			if !c.empty() || len(tools) == 0 {
+				out = append(out, c.message(sdk.RoleUser, ""))
+			}
+		default:
+			return nil, fmt.Errorf("contents[%d]: unknown role %q", i, ct.Role)
+		}
+	}
+	return out, nil
+}
+
+// geminiParts reads one content's parts: its text, media and calls, and
+// its function responses as tool messages. at is the content's index
+// (function call ids); calls are the calls waiting for results.
+func geminiParts(parts []geminiPart, at int, calls *[]sdk.ToolCall) (*content, []sdk.Message, error) {
+	c := &content{}
+	var tools []sdk.Message
+	for _, p := range parts {
+		switch {
+		case p.FunctionCall != nil:
+			if calls == nil {
+				return nil, nil, errors.New("a functionCall outside contents")
+			}
+			args, err := canonicalJSON(p.FunctionCall.Args)
+			if err != nil {
+				return nil, nil, fmt.Errorf("functionCall %q args: %w", p.FunctionCall.Name, err)
+			}
+			id := p.FunctionCall.ID
+			if id == "" {
+				id = "call-" + strconv.Itoa(at) + "-" + strconv.Itoa(len(c.calls))
+			}
+			tc := sdk.ToolCall{ID: id, Name: p.FunctionCall.Name, Arguments: args}
+			c.call(tc)
+			*calls = append(*calls, tc)
+		case p.FunctionResponse != nil:
+			if calls == nil {
+				return nil, nil, errors.New("a functionResponse outside contents")
+			}
+			res, err := canonicalJSON(p.FunctionResponse.Response)
+			if err != nil {
+				return nil, nil, fmt.Errorf("functionResponse %q response: %w", p.FunctionResponse.Name, err)
+			}
+			id := answerCall(calls, p.FunctionResponse.ID, p.FunctionResponse.Name)
+			tools = append(tools, sdk.Message{Role: sdk.RoleTool, Content: res, ToolCallID: id, ToolName: p.FunctionResponse.Name})
+		case p.InlineData != nil:
+			typ := sdk.PartDocument
+			if strings.HasPrefix(p.InlineData.MimeType, "image/") {
+				typ = sdk.PartImage
+			}
+			part, err := dataURLPart(typ, "data:"+p.InlineData.MimeType+";base64,"+p.InlineData.Data)
+			if err != nil {
+				return nil, nil, err
+			}
+			c.add(part)
+		case p.FileData != nil:
+			typ := sdk.PartDocument
+			if strings.HasPrefix(p.FileData.MimeType, "image/") {
+				typ = sdk.PartImage
+			}
+			c.add(sdk.Part{Type: typ, MediaType: p.FileData.MimeType, URL: p.FileData.FileURI})
+		case p.Thought:
+			c.add(sdk.Part{Type: sdk.PartThinking, Text: p.Text, Signature: p.Signature, Provider: "gemini"})
+		default:
+			c.text(p.Text)
+		}
+	}
+	return c, tools, nil
+}
+
+// answerCall returns the id of the call a function response answers (its
+// own id, else the oldest waiting call of its name) and stops waiting for
+// it.
+func answerCall(calls *[]sdk.ToolCall, id, name string) string {
+	for k, tc := range *calls {
+		if (id != "" && tc.ID == id) || (id == "" && tc.Name == name) {
+			*calls = append((*calls)[:k:k], (*calls)[k+1:]...)
+			return tc.ID
+		}
+	}
+	if id != "" {
+		return id
+	}
+	return "unanswered-" + name
+}
+
+func (geminiDialect) build(req *request, payload []byte) ([]byte, error) {
+	p, err := parseObject(payload)
+	if err != nil {
+		return nil, fmt.Errorf("assembled payload: %w", err)
+	}
+	return merge(req.fields, p, []string{"contents", "systemInstruction"}, append([]string{"model"}, geminiToolFields...)), nil
+}
+
+func (geminiDialect) upstreamPath(r *http.Request, _ *request) string { return r.URL.RequestURI() }
+
+func geminiError(status int, msg string) []byte {
+	st := "INVALID_ARGUMENT"
+	switch {
+	case status == http.StatusUnauthorized:
+		st = "UNAUTHENTICATED"
+	case status == http.StatusRequestEntityTooLarge:
+		st = "RESOURCE_EXHAUSTED"
+	case status >= 500:
+		st = "UNAVAILABLE"
+	}
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": status, "message": "ctxhost: " + msg, "status": st}})
+	return b
+}
+
+func (geminiDialect) errorBody(status int, msg string) []byte { return geminiError(status, msg) }
+
+func (geminiDialect) streamError(msg string) []byte {
+	return append(append([]byte("data: "), geminiError(http.StatusBadGateway, msg)...), "\n\n"...)
+}
+
+func (geminiDialect) newAnswer(req *request) answer { return &geminiAnswer{at: req.turns} }
+
+// geminiAnswer reads a GenerateContentResponse, whole or as chunks.
+type geminiAnswer struct {
+	parts []geminiPart
+	u     usage
+	// at is the answer's place in contents, for call ids
+	at int
+}
+
+type geminiResponse struct {
+	Candidates []struct {
+		Content      geminiContent `json:"content"`
+		FinishReason string        `json:"finishReason"`
+	} `json:"candidates"`
+	UsageMetadata *struct {
+		PromptTokenCount        int `json:"promptTokenCount"`
+		CandidatesTokenCount    int `json:"candidatesTokenCount"`
+		CachedContentTokenCount int `json:"cachedContentTokenCount"`
+		ThoughtsTokenCount      int `json:"thoughtsTokenCount"`
+	} `json:"usageMetadata"`
+	Error json.RawMessage `json:"error"`
+}
+
+// take folds one response (or chunk) in; last: a candidate finished.
+func (a *geminiAnswer) take(data []byte) (bool, error) {
+	var res geminiResponse
+	if err := json.Unmarshal(data, &res); err != nil {
+		return false, err
+	}
+	if len(res.Error) > 0 && string(res.Error) != "null" {
+		return false, errUpstreamFailed
+	}
+	last := false
+	if len(res.Candidates) > 0 {
+		cand := res.Candidates[0]
+		for _, p := range cand.Content.Parts {
+			n := len(a.parts)
+			if n > 0 && p.FunctionCall == nil && !p.Thought && p.Signature == "" && a.parts[n-1].Text != "" && !a.parts[n-1].Thought &&
+				a.parts[n-1].FunctionCall == nil && a.parts[n-1].InlineData == nil && p.InlineData == nil {
+				a.parts[n-1].Text += p.Text // streamed text pieces of one part
+				continue
+			}
+			a.parts = append(a.parts, p)
+		}
+		last = cand.FinishReason != ""
+	}
+	if m := res.UsageMetadata; m != nil {
+		a.u = usage{known: true, prompt: m.PromptTokenCount, completion: m.CandidatesTokenCount + m.ThoughtsTokenCount, cacheRead: m.CachedContentTokenCount}
+	}
+	return last, nil
+}
+
+func (a *geminiAnswer) whole(body []byte) error { _, err := a.take(body); return err }
+
+func (a *geminiAnswer) event(_ string, data []byte) (bool, error) { return a.take(data) }
+
+func (a *geminiAnswer) result() (sdk.Message, bool, usage) {
+	msgs, err := geminiToMessages([]geminiContent{{Role: "model", Parts: a.parts}}, a.at)
+	if err != nil || len(msgs) != 1 {
+		return sdk.Message{}, false, a.u
+	}
+	return msgs[0], true, a.u
+}

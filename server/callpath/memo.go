@@ -1,0 +1,110 @@
+package callpath
+
+import (
+	"bytes"
+	"encoding/json"
+	"hash/maphash"
+
+	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// memo is what the call path remembers of a session's last call, so that
+// the next call of the conversation decodes only what is new: an agent
+// sends its whole conversation every call, serialised the same way, so
+// the last call's conversation array (up to its closing bracket) is the
+// next call's first bytes. A call whose array starts with those bytes
+// (compared by a hash) has its tail decoded alone; the tail's first
+// messages must be the answer recorded last time, the rest is appended.
+// Anything else (another process wrote the session, the bytes differ, the
+// tail does not start with the recorded answer) takes the whole path:
+// every message decoded and compared with the history.
+type memo struct {
+	prefixLen  int    // bytes of the array before its closing bracket
+	prefixHash uint64 // their hash
+	turns      int    // the provider's elements in them
+	held       int    // history messages they came to
+	version    uint64 // the session's stored version after the call
+}
+
+// memoSize bounds the sessions remembered.
+const memoSize = 4096
+
+// arrayPrefix is raw without its closing bracket (and space around it).
+func arrayPrefix(raw json.RawMessage) []byte {
+	p := bytes.TrimRight(raw, " \t\r\n")
+	if len(p) == 0 || p[len(p)-1] != ']' {
+		return nil
+	}
+	return bytes.TrimRight(p[:len(p)-1], " \t\r\n")
+}
+
+// tail returns the elements of raw after the remembered prefix, as an
+// array (ok: raw starts with the prefix).
+func (m memo) tail(seed maphash.Seed, raw json.RawMessage) (json.RawMessage, bool) {
+	if m.prefixLen == 0 || len(raw) <= m.prefixLen || maphash.Bytes(seed, raw[:m.prefixLen]) != m.prefixHash {
+		return nil, false
+	}
+	rest := bytes.TrimLeft(raw[m.prefixLen:], " \t\r\n")
+	switch {
+	case len(rest) > 0 && rest[0] == ']':
+		return json.RawMessage("[]"), true
+	case len(rest) > 0 && rest[0] == ',' && m.turns > 0:
+		out := make([]byte, 0, len(rest))
+		return append(append(out, '['), rest[1:]...), true
+	}
+	return nil, false
+}
+
+// reconcile brings the session in line with the call's conversation: by
+// its tail when the session's memo applies, else whole (see the package
+// reconcile). It sets the request's turns and c.held.
+func (c *call) reconcile(es *engine.Session) (replaced bool, err error) {
+	hs := es.Host()
+	if c.req.hasSystem && hs.SystemPrompt() != c.req.system {
+		if err := es.SetSystemPrompt(c.req.system); err != nil {
+			return false, failf(400, "bad_request", "system text: %v", err)
+		}
+	}
+	if m, ok := c.h.memos.Get(c.session); ok && m.version == hs.StoredVersion() {
+		if tail, ok := m.tail(c.h.seed, c.req.raw); ok {
+			if t, err := c.d.conversation(tail, m.turns); err == nil {
+				held := hs.History()
+				if len(held) >= m.held && startsWith(t.messages, held[m.held:]) {
+					for i := len(held) - m.held; i < len(t.messages); i++ {
+						if _, err := es.AddMessage(t.messages[i]); err != nil {
+							return false, failf(400, "bad_request", "message %d: %v", m.turns+i, err)
+						}
+					}
+					c.req.turns = m.turns + t.turns
+					c.held = m.held + len(t.messages)
+					return false, nil
+				}
+			}
+		}
+	}
+	if err := decode(c.d, c.req); err != nil {
+		return false, failf(400, "bad_request", "%v", err)
+	}
+	replaced, err = reconcile(es, c.req)
+	if err != nil {
+		return replaced, failf(400, "bad_request", "%v", err)
+	}
+	c.held = len(c.req.messages)
+	return replaced, nil
+}
+
+// startsWith reports whether msgs starts with held.
+func startsWith(msgs, held []sdk.Message) bool {
+	return len(msgs) >= len(held) && samePrefix(held, msgs[:len(held)])
+}
+
+// remember keeps the memo of a call that recorded its answer.
+func (c *call) remember(es *engine.Session) {
+	p := arrayPrefix(c.req.raw)
+	if p == nil || c.req.turns == 0 {
+		return
+	}
+	c.h.memos.Put(c.session, memo{prefixLen: len(p), prefixHash: maphash.Bytes(c.h.seed, p), turns: c.req.turns,
+		held: c.held, version: es.Host().StoredVersion()})
+}

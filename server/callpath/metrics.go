@@ -1,0 +1,72 @@
+package callpath
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Metrics are the call path's Prometheus metrics, labelled by upstream
+// (never by session, key or caller).
+type Metrics struct {
+	calls      *prometheus.CounterVec
+	errors     *prometheus.CounterVec
+	callerToks *prometheus.CounterVec
+	sentToks   *prometheus.CounterVec
+	savedToks  *prometheus.CounterVec
+	prompt     *prometheus.CounterVec
+	completion *prometheus.CounterVec
+	cacheRead  *prometheus.CounterVec
+	cacheWrite *prometheus.CounterVec
+	replacedH  *prometheus.CounterVec
+}
+
+func newMetrics() *Metrics {
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, append([]string{"upstream"}, labels...))
+	}
+	return &Metrics{
+		calls:      counter("ctxhost_upstream_calls_total", "Provider calls received, by upstream and endpoint.", "endpoint"),
+		errors:     counter("ctxhost_upstream_errors_total", "Provider calls that failed, by upstream and reason (upstream_4xx, upstream_429, upstream_5xx, transport, dropped, timeout, bad_request, prepare, record, ...).", "reason"),
+		callerToks: counter("ctxhost_upstream_caller_tokens_total", "Tokens of the context as the caller sent it (before compaction), by upstream."),
+		sentToks:   counter("ctxhost_upstream_sent_tokens_total", "Tokens of the context ctxhost sent upstream, by upstream."),
+		savedToks:  counter("ctxhost_upstream_saved_tokens_total", "Tokens compaction kept out of the upstream requests, by upstream."),
+		prompt:     counter("ctxhost_upstream_prompt_tokens_total", "Input tokens the upstream reported (cached ones included), by upstream."),
+		completion: counter("ctxhost_upstream_completion_tokens_total", "Output tokens the upstream reported, by upstream."),
+		cacheRead:  counter("ctxhost_upstream_cache_read_tokens_total", "Input tokens the upstream reported read from its prompt cache, by upstream; divided by ctxhost_upstream_prompt_tokens_total it is the cache read share."),
+		cacheWrite: counter("ctxhost_upstream_cache_write_tokens_total", "Input tokens the upstream reported written to its prompt cache, by upstream."),
+		replacedH:  counter("ctxhost_upstream_history_replaced_total", "Calls whose conversation no longer started with the session's history (an earlier message edited or removed), so the history was replaced, by upstream."),
+	}
+}
+
+// Collectors returns every metric, to register with a registry.
+func (m *Metrics) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.calls, m.errors, m.callerToks, m.sentToks, m.savedToks, m.prompt, m.completion,
+		m.cacheRead, m.cacheWrite, m.replacedH}
+}
+
+// declare makes the token counters of upstream show from the start.
+func (m *Metrics) declare(upstream string) {
+	for _, c := range []*prometheus.CounterVec{m.callerToks, m.sentToks, m.savedToks, m.prompt, m.completion, m.cacheRead, m.cacheWrite, m.replacedH} {
+		c.WithLabelValues(upstream)
+	}
+}
+
+func (m *Metrics) called(upstream, endpoint string) {
+	m.calls.WithLabelValues(upstream, endpoint).Inc()
+}
+func (m *Metrics) failed(upstream, reason string) { m.errors.WithLabelValues(upstream, reason).Inc() }
+func (m *Metrics) replaced(upstream string)       { m.replacedH.WithLabelValues(upstream).Inc() }
+
+// prepared counts a prepared turn: the context's tokens before compaction
+// (what the caller sent) and after (what goes upstream).
+func (m *Metrics) prepared(upstream string, before, after int) {
+	m.callerToks.WithLabelValues(upstream).Add(float64(before))
+	m.sentToks.WithLabelValues(upstream).Add(float64(after))
+	if before > after {
+		m.savedToks.WithLabelValues(upstream).Add(float64(before - after))
+	}
+}
+
+func (m *Metrics) usage(upstream string, u usage) {
+	m.prompt.WithLabelValues(upstream).Add(float64(u.prompt))
+	m.completion.WithLabelValues(upstream).Add(float64(u.completion))
+	m.cacheRead.WithLabelValues(upstream).Add(float64(u.cacheRead))
+	m.cacheWrite.WithLabelValues(upstream).Add(float64(u.cacheWrite))
+}

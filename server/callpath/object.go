@@ -1,0 +1,128 @@
+package callpath
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// object is a JSON object's members in their order, values kept raw, so
+// that the fields ctxhost does not manage go upstream byte for byte.
+type object []member
+
+type member struct {
+	key   string
+	value json.RawMessage
+}
+
+// parseObject reads a JSON object.
+func parseObject(data []byte) (object, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, fmt.Errorf("read JSON: %w", err)
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, errors.New("the body is not a JSON object")
+	}
+	var o object
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("read JSON: %w", err)
+		}
+		key, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("read JSON field %q: %w", key, err)
+		}
+		if o.index(key) >= 0 {
+			return nil, fmt.Errorf("field %q appears twice", key)
+		}
+		o = append(o, member{key: key, value: v})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, fmt.Errorf("read JSON: %w", err)
+	}
+	if len(bytes.TrimSpace(data[dec.InputOffset():])) > 0 {
+		return nil, errors.New("data after the JSON object")
+	}
+	return o, nil
+}
+
+func (o object) index(key string) int {
+	for i := range o {
+		if o[i].key == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// get returns the raw value of key (nil when absent).
+func (o object) get(key string) json.RawMessage {
+	if i := o.index(key); i >= 0 {
+		return o[i].value
+	}
+	return nil
+}
+
+// merge returns the caller's fields with managed fields taken from
+// payload: each managed field of the payload replaces the caller's (in
+// the caller's place, or added at the end), a managed field the payload
+// leaves out is dropped. Fields of the payload that are neither managed
+// nor in skip are added when the caller has none of that name.
+func merge(caller, payload object, managed, skip []string) []byte {
+	var b bytes.Buffer
+	b.Grow(len(payload.get("messages")) + 1024)
+	b.WriteByte('{')
+	n := 0
+	write := func(key string, v json.RawMessage) {
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		n++
+		k, _ := json.Marshal(key)
+		b.Write(k)
+		b.WriteByte(':')
+		b.Write(v)
+	}
+	done := map[string]bool{}
+	for _, m := range caller {
+		if contains(managed, m.key) {
+			if v := payload.get(m.key); v != nil {
+				write(m.key, v)
+			}
+			done[m.key] = true
+			continue
+		}
+		write(m.key, m.value)
+		done[m.key] = true
+	}
+	for _, m := range payload {
+		if done[m.key] || contains(skip, m.key) {
+			continue
+		}
+		write(m.key, m.value)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// boolField reads a boolean field (false when absent or not a boolean).
+func (o object) boolField(key string) bool {
+	var v bool
+	_ = json.Unmarshal(o.get(key), &v)
+	return v
+}

@@ -1,0 +1,357 @@
+package callpath
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// responsesDialect is the OpenAI Responses API (POST /v1/responses). The
+// whole conversation must be in input: previous_response_id and
+// conversation (state kept by the provider) are refused.
+type responsesDialect struct{}
+
+// responsesItem is one input or output item of any type.
+type responsesItem struct {
+	Type      string          `json:"type"`
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	CallID    string          `json:"call_id"`
+	Name      string          `json:"name"`
+	Arguments string          `json:"arguments"`
+	Output    json.RawMessage `json:"output"`
+}
+
+type responsesPart struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	Refusal  string `json:"refusal"`
+	ImageURL string `json:"image_url"`
+	Detail   string `json:"detail"`
+}
+
+func (responsesDialect) endpoint() string { return "responses" }
+
+func (responsesDialect) field() string { return "input" }
+
+func (responsesDialect) head(_ *http.Request, fields object) (*request, error) {
+	for _, f := range []string{"previous_response_id", "conversation"} {
+		if v := fields.get(f); v != nil && string(v) != "null" {
+			return nil, fmt.Errorf("%s is not supported: ctxhost manages the context, so send the whole conversation in input", f)
+		}
+	}
+	tools, err := responsesTools(fields)
+	if err != nil {
+		return nil, err
+	}
+	req := &request{stream: fields.boolField("stream"), tools: tools}
+	if raw := fields.get("instructions"); raw != nil && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &req.system); err != nil {
+			return nil, fmt.Errorf("instructions: %w", err)
+		}
+		req.hasSystem = true
+	}
+	return req, nil
+}
+
+// conversation converts input: a string (one user message) or items.
+func (responsesDialect) conversation(raw json.RawMessage, first int) (conv, error) {
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return conv{}, fmt.Errorf("input: %w", err)
+		}
+		return conv{messages: []sdk.Message{{Role: sdk.RoleUser, Content: s}}, turns: 1}, nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return conv{}, fmt.Errorf("input: %w", err)
+	}
+	msgs, err := responsesToMessages(items)
+	return conv{messages: msgs, turns: len(items)}, err
+}
+
+// responsesToMessages converts items. The items of one assistant turn
+// (reasoning, message, function calls, in a row) make one assistant
+// message; each function call output is a tool message.
+func responsesToMessages(items []json.RawMessage) ([]sdk.Message, error) {
+	var out []sdk.Message
+	var turn *content // the assistant turn being read
+	flush := func() {
+		if turn != nil && !turn.empty() {
+			out = append(out, turn.message(sdk.RoleAssistant, "\n"))
+		}
+		turn = nil
+	}
+	for i, raw := range items {
+		var it responsesItem
+		if err := json.Unmarshal(raw, &it); err != nil {
+			return nil, fmt.Errorf("input[%d]: %w", i, err)
+		}
+		if it.Type == "" {
+			it.Type = "message"
+		}
+		switch {
+		case it.Type == "message" && it.Role == "assistant":
+			if turn == nil {
+				turn = &content{}
+			}
+			if err := responsesContent(it.Content, turn); err != nil {
+				return nil, fmt.Errorf("input[%d]: %w", i, err)
+			}
+		case it.Type == "function_call":
+			if turn == nil {
+				turn = &content{}
+			}
+			turn.call(sdk.ToolCall{ID: it.CallID, Name: it.Name, Arguments: it.Arguments})
+		case it.Type == "reasoning":
+			if turn == nil {
+				turn = &content{}
+			}
+			item, err := canonicalJSON(raw)
+			if err != nil {
+				return nil, fmt.Errorf("input[%d]: %w", i, err)
+			}
+			turn.add(sdk.Part{Type: sdk.PartReasoning, Opaque: item, Provider: "openai"})
+		case it.Type == "function_call_output":
+			flush()
+			c := &content{}
+			if err := responsesContent(it.Output, c); err != nil {
+				return nil, fmt.Errorf("input[%d]: %w", i, err)
+			}
+			m := c.message(sdk.RoleTool, "\n")
+			m.ToolCallID = it.CallID
+			out = append(out, m)
+		case it.Type == "message":
+			flush()
+			c := &content{}
+			if err := responsesContent(it.Content, c); err != nil {
+				return nil, fmt.Errorf("input[%d]: %w", i, err)
+			}
+			switch it.Role {
+			case "user":
+				out = append(out, c.message(sdk.RoleUser, "\n"))
+			case "system", "developer":
+				out = append(out, c.message(sdk.RoleSystem, "\n"))
+			default:
+				return nil, fmt.Errorf("input[%d]: unknown role %q", i, it.Role)
+			}
+		default:
+			return nil, fmt.Errorf("input[%d]: item type %q is not supported by ctxhost", i, it.Type)
+		}
+	}
+	flush()
+	return out, nil
+}
+
+// responsesContent reads a message's content or a call's output: a string
+// or a list of parts.
+func responsesContent(raw json.RawMessage, c *content) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return err
+		}
+		if s != "" {
+			c.text(s)
+		}
+		return nil
+	}
+	var parts []responsesPart
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return fmt.Errorf("content: %w", err)
+	}
+	for _, p := range parts {
+		switch p.Type {
+		case "input_text", "output_text", "text":
+			c.text(p.Text)
+		case "refusal":
+			c.text(p.Refusal)
+		case "input_image":
+			part, err := dataURLPart(sdk.PartImage, p.ImageURL)
+			if err != nil {
+				return err
+			}
+			part.Detail = p.Detail
+			c.add(part)
+		default:
+			return fmt.Errorf("content part type %q is not supported by ctxhost", p.Type)
+		}
+	}
+	return nil
+}
+
+// build turns the assembled Chat Completions payload into Responses
+// input: the leading system message becomes instructions, the other
+// messages input items.
+func (responsesDialect) build(req *request, payload []byte) ([]byte, error) {
+	var p struct {
+		Messages []chatMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(payload, &p); err != nil {
+		return nil, fmt.Errorf("assembled payload: %w", err)
+	}
+	var instructions json.RawMessage
+	msgs := p.Messages
+	if len(msgs) > 0 && msgs[0].Role == "system" {
+		instructions = msgs[0].Content
+		msgs = msgs[1:]
+	}
+	items := make([]any, 0, len(msgs))
+	for _, m := range msgs {
+		switch m.Role {
+		case "assistant":
+			if text := responsesText(m.Content); text != "" {
+				items = append(items, map[string]any{"role": "assistant", "content": text})
+			}
+			for _, tc := range m.ToolCalls {
+				items = append(items, map[string]any{"type": "function_call", "call_id": tc.ID, "name": tc.Function.Name, "arguments": tc.Function.Arguments})
+			}
+		case "tool":
+			items = append(items, map[string]any{"type": "function_call_output", "call_id": m.ToolCallID, "output": responsesText(m.Content)})
+		default:
+			items = append(items, map[string]any{"role": m.Role, "content": responsesInput(m.Content)})
+		}
+	}
+	input, err := json.Marshal(items)
+	if err != nil {
+		return nil, err
+	}
+	managed := object{{key: "input", value: input}}
+	if instructions != nil {
+		managed = append(managed, member{key: "instructions", value: instructions})
+	}
+	return merge(req.fields, managed, []string{"input", "instructions"}, nil), nil
+}
+
+// responsesInput is a user or system message's content as Responses
+// input: a string stays; text, image and file parts become input_text,
+// input_image and input_file parts.
+func responsesInput(raw json.RawMessage) any {
+	var parts []struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		ImageURL struct {
+			URL    string `json:"url"`
+			Detail string `json:"detail"`
+		} `json:"image_url"`
+		File struct {
+			FileData string `json:"file_data"`
+			FileID   string `json:"file_id"`
+			Filename string `json:"filename"`
+		} `json:"file"`
+	}
+	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &parts) != nil {
+		return raw
+	}
+	out := make([]map[string]string, 0, len(parts))
+	for _, p := range parts {
+		switch p.Type {
+		case "image_url":
+			item := map[string]string{"type": "input_image", "image_url": p.ImageURL.URL, "detail": p.ImageURL.Detail}
+			if item["detail"] == "" {
+				item["detail"] = "auto"
+			}
+			out = append(out, item)
+		case "file":
+			item := map[string]string{"type": "input_file"}
+			for k, v := range map[string]string{"file_data": p.File.FileData, "file_id": p.File.FileID, "filename": p.File.Filename} {
+				if v != "" {
+					item[k] = v
+				}
+			}
+			out = append(out, item)
+		default:
+			out = append(out, map[string]string{"type": "input_text", "text": p.Text})
+		}
+	}
+	return out
+}
+
+// responsesText is content as one string.
+func responsesText(raw json.RawMessage) string {
+	c, _, err := chatContent(raw)
+	if err != nil {
+		return ""
+	}
+	return c.plain("\n")
+}
+
+func (responsesDialect) upstreamPath(r *http.Request, _ *request) string { return r.URL.RequestURI() }
+
+func (responsesDialect) errorBody(status int, msg string) []byte { return openAIError(status, msg) }
+
+func (responsesDialect) streamError(msg string) []byte {
+	b, _ := json.Marshal(map[string]any{"type": "error", "code": "ctxhost", "message": "ctxhost: " + msg, "param": nil, "sequence_number": 0})
+	return append(append([]byte("event: error\ndata: "), b...), "\n\n"...)
+}
+
+func (responsesDialect) newAnswer(*request) answer { return &responsesAnswer{} }
+
+// responsesAnswer reads a response, whole or from its stream's last event.
+type responsesAnswer struct {
+	output []json.RawMessage
+	u      usage
+}
+
+type responsesResponse struct {
+	Output []json.RawMessage `json:"output"`
+	Usage  *struct {
+		InputTokens        int `json:"input_tokens"`
+		OutputTokens       int `json:"output_tokens"`
+		InputTokensDetails struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"input_tokens_details"`
+	} `json:"usage"`
+}
+
+func (a *responsesAnswer) take(r *responsesResponse) {
+	a.output = r.Output
+	if u := r.Usage; u != nil {
+		a.u = usage{known: true, prompt: u.InputTokens, completion: u.OutputTokens, cacheRead: u.InputTokensDetails.CachedTokens}
+	}
+}
+
+func (a *responsesAnswer) whole(body []byte) error {
+	var r responsesResponse
+	if err := json.Unmarshal(body, &r); err != nil {
+		return err
+	}
+	a.take(&r)
+	return nil
+}
+
+func (a *responsesAnswer) event(name string, data []byte) (bool, error) {
+	var ev struct {
+		Type     string             `json:"type"`
+		Response *responsesResponse `json:"response"`
+	}
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return false, err
+	}
+	switch ev.Type {
+	case "response.completed", "response.incomplete":
+		if ev.Response == nil {
+			return false, errors.New(ev.Type + " without its response")
+		}
+		a.take(ev.Response)
+		return true, nil
+	case "response.failed", "error":
+		return false, errUpstreamFailed
+	}
+	return false, nil
+}
+
+func (a *responsesAnswer) result() (sdk.Message, bool, usage) {
+	msgs, err := responsesToMessages(a.output)
+	if err != nil || len(msgs) != 1 {
+		return sdk.Message{}, false, a.u
+	}
+	return msgs[0], true, a.u
+}

@@ -1,0 +1,111 @@
+package callpath
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// deriveSession names the session of a call without a session header:
+// the upstream's kind and a digest of the conversation's opening as sent
+// (the upstream, the profile, the system text, and the conversation's
+// elements up to its first user message), so that the calls of one
+// conversation share a session and conversations with different openings
+// never do. Conversations that open alike (the same system text and
+// first message) must name their sessions in the header.
+func deriveSession(u *upstream, req *request) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%d:%s\x00", u.Name, u.Profile, len(req.system), req.system)
+	dec := json.NewDecoder(bytes.NewReader(req.raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		h.Write(req.raw) // a string (Responses input)
+	} else {
+		for dec.More() {
+			var el json.RawMessage
+			if dec.Decode(&el) != nil {
+				break
+			}
+			h.Write(el)
+			var head struct {
+				Role string          `json:"role"`
+				Type json.RawMessage `json:"type"`
+			}
+			if json.Unmarshal(el, &head) == nil && (head.Role == "user" || head.Role == "" && head.Type == nil) {
+				break
+			}
+		}
+	}
+	return u.Kind + "-" + hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// reconcile brings the session's history and system text in line with the
+// caller's conversation. The messages the history holds (the same role,
+// text, parts, tool calls and tool call ids, in the same order) are
+// recognised and the rest appended. When the conversation does not start
+// with the whole history (an earlier message edited or removed), the
+// history is replaced by the conversation (replaced: true); the session's
+// plugin state stays.
+func reconcile(es *engine.Session, req *request) (replaced bool, err error) {
+	hs := es.Host()
+	if req.hasSystem && hs.SystemPrompt() != req.system { // a system text the conversation opens with
+		if err := es.SetSystemPrompt(req.system); err != nil {
+			return false, fmt.Errorf("system text: %w", err)
+		}
+	}
+	held := hs.History()
+	from := len(held)
+	if len(held) > len(req.messages) || !samePrefix(held, req.messages) {
+		if err := hs.ClearHistory(); err != nil {
+			return false, fmt.Errorf("replace the history: %w", err)
+		}
+		from, replaced = 0, true
+	}
+	for i := from; i < len(req.messages); i++ {
+		if _, err := es.AddMessage(req.messages[i]); err != nil {
+			return replaced, fmt.Errorf("message %d: %w", i, err)
+		}
+	}
+	return replaced, nil
+}
+
+// samePrefix reports whether msgs starts with held.
+func samePrefix(held, msgs []sdk.Message) bool {
+	for i := range held {
+		if !sameMessage(&held[i], &msgs[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameMessage compares what a caller sends of a message: role, text,
+// parts, tool calls and the tool call answered (ids, kinds and metadata
+// are ctxhost's).
+func sameMessage(a, b *sdk.Message) bool {
+	if a.Role != b.Role || a.Content != b.Content || a.ToolCallID != b.ToolCallID ||
+		len(a.ToolCalls) != len(b.ToolCalls) || len(a.Parts) != len(b.Parts) {
+		return false
+	}
+	for i := range a.ToolCalls {
+		x, y := &a.ToolCalls[i], &b.ToolCalls[i]
+		if x.ID != y.ID || x.Name != y.Name || x.Arguments != y.Arguments {
+			return false
+		}
+	}
+	for i := range a.Parts {
+		if !samePart(&a.Parts[i], &b.Parts[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func samePart(a, b *sdk.Part) bool {
+	return a.Type == b.Type && a.Text == b.Text && a.MediaType == b.MediaType && string(a.Data) == string(b.Data) &&
+		a.URL == b.URL && a.Signature == b.Signature && a.Opaque == b.Opaque
+}

@@ -1,0 +1,135 @@
+package callpath
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/ctxhost/ctxhost/engine"
+)
+
+// errUpstreamFailed is returned by an answer for an error event of the
+// upstream's: it is relayed and the stream ends without a recorded answer.
+var errUpstreamFailed = errors.New("the upstream ended the stream with an error")
+
+// errAborted reports a stream cut off after its status line went out: the
+// handler then aborts the connection, so the caller sees an error rather
+// than an answer that only looks whole.
+var errAborted = errors.New("stream aborted")
+
+// relayStream passes the upstream's server-sent events on as they arrive.
+// Every event but the last is written and flushed at once; the last (the
+// one that makes the answer whole) only after the answer is recorded. A
+// stream that ends before its last event gets the provider's error event
+// and the connection is cut; nothing of the answer is recorded.
+func (c *call) relayStream(ctx context.Context, res *http.Response, a answer, es *engine.Session) error {
+	copyResponseHeaders(c.w.Header(), res.Header)
+	c.status = http.StatusOK
+	c.wrote = true
+	c.w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(c.w)
+	_ = rc.Flush()
+	br := bufio.NewReaderSize(res.Body, 64<<10)
+	var ev []byte // the raw event read so far
+	var name string
+	var data []byte
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) { // a long line: read it whole
+			rest, rerr := br.ReadBytes('\n')
+			line, err = append(append([]byte(nil), line...), rest...), rerr
+		}
+		if len(line) > 0 {
+			ev = append(ev, line...)
+			field := bytes.TrimRight(line, "\r\n")
+			switch {
+			case len(field) == 0: // the end of an event
+				done, ferr := c.dispatch(a, es, name, data, ev)
+				if ferr != nil || done {
+					return ferr
+				}
+				ev, name, data = ev[:0], "", data[:0]
+			case bytes.HasPrefix(field, []byte("data:")):
+				if len(data) > 0 {
+					data = append(data, '\n')
+				}
+				data = append(data, trimSpace1(field[5:])...)
+			case bytes.HasPrefix(field, []byte("event:")):
+				name = string(trimSpace1(field[6:]))
+			}
+		}
+		if err != nil {
+			if len(bytes.TrimSpace(ev)) > 0 && err == io.EOF { // a last event without its blank line
+				done, ferr := c.dispatch(a, es, name, data, ev)
+				if ferr != nil || done {
+					return ferr
+				}
+			}
+			return c.dropped(ctx, err)
+		}
+	}
+}
+
+// dispatch reads one event and relays it: at once, or, when it makes the
+// answer whole, after recording the answer. done: the stream is over.
+func (c *call) dispatch(a answer, es *engine.Session, name string, data, raw []byte) (done bool, err error) {
+	if len(data) == 0 && name == "" { // a comment or keep-alive
+		return false, c.flush(raw)
+	}
+	last, err := a.event(name, data)
+	if errors.Is(err, errUpstreamFailed) {
+		_ = c.flush(raw)
+		return true, &callError{status: http.StatusBadGateway, reason: "upstream_stream_error", err: err}
+	}
+	if err != nil {
+		return true, c.abort(failf(http.StatusBadGateway, "bad_answer", "upstream event unreadable: %v", err))
+	}
+	if last {
+		if err := c.record(es, a); err != nil {
+			return true, c.abort(err)
+		}
+		return true, c.flush(raw)
+	}
+	return false, c.flush(raw)
+}
+
+func (c *call) flush(raw []byte) error {
+	if _, err := c.w.Write(raw); err != nil {
+		return &callError{status: 499, reason: "caller_gone", err: err}
+	}
+	_ = http.NewResponseController(c.w).Flush()
+	return nil
+}
+
+// dropped ends a stream the upstream cut off.
+func (c *call) dropped(ctx context.Context, err error) error {
+	if ctx.Err() != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+		return c.abort(failf(http.StatusGatewayTimeout, "timeout", "upstream %q did not finish the answer within %s", c.u.Name, c.u.Timeout))
+	}
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return c.abort(failf(http.StatusBadGateway, "dropped", "upstream connection lost before the answer was whole: %v", redactURL(err)))
+}
+
+// abort writes the provider's error event, then has the handler cut the
+// connection.
+func (c *call) abort(err error) error {
+	var ce *callError
+	if !errors.As(err, &ce) {
+		ce = &callError{status: http.StatusInternalServerError, reason: "internal", err: err}
+	}
+	_ = c.flush(c.d.streamError(ce.Error()))
+	return &callError{status: ce.status, reason: ce.reason, err: errors.Join(err, errAborted)}
+}
+
+// trimSpace1 drops the one space after a field's colon.
+func trimSpace1(b []byte) []byte {
+	if len(b) > 0 && b[0] == ' ' {
+		return b[1:]
+	}
+	return b
+}
