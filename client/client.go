@@ -246,7 +246,7 @@ func toProto(m sdk.Message) *servicev1.Message {
 	out := &servicev1.Message{Id: m.ID, Role: m.Role, Name: m.Name, SpeakerType: string(m.SpeakerType), Content: m.Content,
 		ToolCallId: m.ToolCallID, ToolName: m.ToolName, Metadata: m.Metadata, Kind: m.Kind, Pinned: m.Pinned}
 	for _, tc := range m.ToolCalls {
-		out.ToolCalls = append(out.ToolCalls, &servicev1.ToolCall{Id: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
+		out.ToolCalls = append(out.ToolCalls, &servicev1.ToolCall{Id: tc.ID, Name: tc.Name, Arguments: tc.Arguments, Signature: tc.Signature})
 	}
 	for _, p := range m.Parts {
 		out.Parts = append(out.Parts, &servicev1.Part{Type: p.Type, Text: p.Text, MediaType: p.MediaType, Data: p.Data, Url: p.URL,

@@ -62,6 +62,10 @@ type ToolCall struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`
 	Arguments string `json:"arguments,omitempty"` // JSON text as the provider gave it
+	// Signature is the provider's opaque signature of the call (Gemini's
+	// thoughtSignature on a functionCall part), sent back unchanged to
+	// the provider that made it.
+	Signature string `json:"signature,omitempty"`
 }
 
 // Message is one conversation turn.

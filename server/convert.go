@@ -18,7 +18,7 @@ func toMessage(m *servicev1.Message) sdk.Message {
 		Content: m.GetContent(), ToolCallID: m.GetToolCallId(), ToolName: m.GetToolName(),
 		Metadata: m.GetMetadata(), Kind: m.GetKind(), Pinned: m.GetPinned(), Parts: toParts(m.GetParts())}
 	for _, tc := range m.GetToolCalls() {
-		out.ToolCalls = append(out.ToolCalls, sdk.ToolCall{ID: tc.GetId(), Name: tc.GetName(), Arguments: tc.GetArguments()})
+		out.ToolCalls = append(out.ToolCalls, sdk.ToolCall{ID: tc.GetId(), Name: tc.GetName(), Arguments: tc.GetArguments(), Signature: tc.GetSignature()})
 	}
 	return out
 }
@@ -54,7 +54,7 @@ func fromMessage(m sdk.Message) *servicev1.Message {
 	out := &servicev1.Message{Id: m.ID, Role: m.Role, Name: m.Name, SpeakerType: m.SpeakerType, Content: m.Content,
 		ToolCallId: m.ToolCallID, ToolName: m.ToolName, Metadata: m.Metadata, Kind: m.Kind, Pinned: m.Pinned, Parts: fromParts(m.Parts)}
 	for _, tc := range m.ToolCalls {
-		out.ToolCalls = append(out.ToolCalls, &servicev1.ToolCall{Id: tc.ID, Name: tc.Name, Arguments: tc.Arguments})
+		out.ToolCalls = append(out.ToolCalls, &servicev1.ToolCall{Id: tc.ID, Name: tc.Name, Arguments: tc.Arguments, Signature: tc.Signature})
 	}
 	return out
 }

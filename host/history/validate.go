@@ -135,7 +135,8 @@ func checkUTF8(m *sdk.Message) error {
 	for _, tc := range m.ToolCalls {
 		fields = append(fields, struct{ name, value string }{"tool call id", tc.ID},
 			struct{ name, value string }{"tool call name", tc.Name},
-			struct{ name, value string }{"tool call arguments", tc.Arguments})
+			struct{ name, value string }{"tool call arguments", tc.Arguments},
+			struct{ name, value string }{"tool call signature", tc.Signature})
 	}
 	keys := make([]string, 0, len(m.Metadata))
 	for k := range m.Metadata {

@@ -20,7 +20,7 @@ func toProtoToolCalls(in []sdk.ToolCall) []*pb.ToolCall {
 	}
 	out := make([]*pb.ToolCall, len(in))
 	for i, tc := range in {
-		out[i] = &pb.ToolCall{Id: tc.ID, Name: tc.Name, Arguments: tc.Arguments}
+		out[i] = &pb.ToolCall{Id: tc.ID, Name: tc.Name, Arguments: tc.Arguments, Signature: tc.Signature}
 	}
 	return out
 }
@@ -31,7 +31,7 @@ func fromProtoToolCalls(in []*pb.ToolCall) []sdk.ToolCall {
 	}
 	out := make([]sdk.ToolCall, len(in))
 	for i, tc := range in {
-		out[i] = sdk.ToolCall{ID: tc.GetId(), Name: tc.GetName(), Arguments: tc.GetArguments()}
+		out[i] = sdk.ToolCall{ID: tc.GetId(), Name: tc.GetName(), Arguments: tc.GetArguments(), Signature: tc.GetSignature()}
 	}
 	return out
 }

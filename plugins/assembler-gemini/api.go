@@ -244,7 +244,7 @@ func modelParts(m sdk.Message) []part {
 		parts = append(parts, contentParts(m, "")...)
 	}
 	for _, tc := range m.ToolCalls {
-		parts = append(parts, part{FunctionCall: &functionCall{
+		parts = append(parts, part{ThoughtSignature: tc.Signature, FunctionCall: &functionCall{
 			ID: tc.ID, Name: tc.Name, Args: assembly.ArgsObject(tc.Arguments),
 		}})
 	}

@@ -152,7 +152,7 @@ func geminiParts(parts []geminiPart, at int, calls *[]sdk.ToolCall) (*content, [
 			if id == "" {
 				id = "call-" + strconv.Itoa(at) + "-" + strconv.Itoa(len(c.calls))
 			}
-			tc := sdk.ToolCall{ID: id, Name: p.FunctionCall.Name, Arguments: args}
+			tc := sdk.ToolCall{ID: id, Name: p.FunctionCall.Name, Arguments: args, Signature: p.Signature}
 			c.call(tc)
 			*calls = append(*calls, tc)
 		case p.FunctionResponse != nil:

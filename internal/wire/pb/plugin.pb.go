@@ -115,6 +115,7 @@ type ToolCall struct {
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	Arguments     string                 `protobuf:"bytes,3,opt,name=arguments,proto3" json:"arguments,omitempty"` // JSON text, as the provider gave it
+	Signature     string                 `protobuf:"bytes,4,opt,name=signature,proto3" json:"signature,omitempty"` // the provider's opaque signature of the call (Gemini thoughtSignature)
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -166,6 +167,13 @@ func (x *ToolCall) GetName() string {
 func (x *ToolCall) GetArguments() string {
 	if x != nil {
 		return x.Arguments
+	}
+	return ""
+}
+
+func (x *ToolCall) GetSignature() string {
+	if x != nil {
+		return x.Signature
 	}
 	return ""
 }
@@ -2541,11 +2549,12 @@ var File_ctxhost_plugin_v1_plugin_proto protoreflect.FileDescriptor
 const file_ctxhost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\n" +
 	"\x1ectxhost/plugin/v1/plugin.proto\x12\x11ctxhost.plugin.v1\"\a\n" +
-	"\x05Empty\"L\n" +
+	"\x05Empty\"j\n" +
 	"\bToolCall\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
-	"\targuments\x18\x03 \x01(\tR\targuments\"\xb7\x02\n" +
+	"\targuments\x18\x03 \x01(\tR\targuments\x12\x1c\n" +
+	"\tsignature\x18\x04 \x01(\tR\tsignature\"\xb7\x02\n" +
 	"\x04Part\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
 	"\x04text\x18\x02 \x01(\tR\x04text\x12\x1d\n" +

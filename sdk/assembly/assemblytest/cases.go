@@ -165,7 +165,7 @@ func Cases() []Case {
 				sdk.Message{Role: sdk.RoleAssistant, Parts: []sdk.Part{
 					{Type: sdk.PartThinking, Text: "I should read the template first.", Signature: "c2lnbmF0dXJl", Provider: "anthropic"},
 					{Type: sdk.PartText, Text: "Reading the template."},
-				}, ToolCalls: []sdk.ToolCall{{ID: "call_1", Name: "read_file", Arguments: `{"path":"login.html"}`}}},
+				}, ToolCalls: []sdk.ToolCall{{ID: "call_1", Name: "read_file", Arguments: `{"path":"login.html"}`, Signature: "Q2lnbmF0dXJlIG9mIHRoZSBjYWxs"}}},
 				sdk.Message{Role: sdk.RoleTool, ToolCallID: "call_1", ToolName: "read_file", Parts: []sdk.Part{
 					{Type: sdk.PartText, Text: "<form>...</form>"},
 					{Type: sdk.PartImage, URL: "https://example.com/render.png", MediaType: "image/png", Width: 800, Height: 600},
