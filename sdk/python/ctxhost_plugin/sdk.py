@@ -114,6 +114,7 @@ class ToolCall:
     id: str
     name: str
     arguments: str = ""  # JSON text
+    signature: str = ""  # the provider's opaque signature of the call
 
 
 @dataclass
@@ -325,7 +326,7 @@ def _pb_message(m: Message) -> pb.Message:
     return pb.Message(
         id=m.id, role=m.role, name=m.name, speaker_type=m.speaker_type, content=m.content,
         tool_call_id=m.tool_call_id, tool_name=m.tool_name, metadata=m.metadata,
-        tool_calls=[pb.ToolCall(id=t.id, name=t.name, arguments=t.arguments) for t in m.tool_calls],
+        tool_calls=[pb.ToolCall(id=t.id, name=t.name, arguments=t.arguments, signature=t.signature) for t in m.tool_calls],
         kind=m.kind, pinned=m.pinned,
         parts=[pb.Part(type=p.type, text=p.text, media_type=p.media_type, data=p.data, url=p.url,
                        width=p.width, height=p.height, detail=p.detail, pages=p.pages, title=p.title,
