@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -23,6 +24,9 @@ const (
 	// provider publishes no per-page figure (Anthropic bills a PDF page
 	// as its text plus an image of the page; 1,500–3,000 is its range).
 	DocumentPageTokens = 2000
+	// AnthropicMaxImageTokens is the most an image costs on Anthropic's
+	// API: larger ones are scaled down to about 1.15 megapixels.
+	AnthropicMaxImageTokens = 1600
 	// GeminiPageTokens is Gemini's published cost of a document page.
 	GeminiPageTokens = 258
 	// DocumentBytesPerPage estimates pages from the size of a document
@@ -37,7 +41,8 @@ const (
 // sizes: UnknownImageSide square):
 //
 //   - anthropic: the published estimate w×h/750, after scaling the long
-//     side to at most 1,568 px (so at most about 1,600 tokens);
+//     side to at most 1,568 px, and at most AnthropicMaxImageTokens (a
+//     larger image is scaled down until it is within that);
 //   - openai: detail "low" 85; otherwise the image is scaled to fit
 //     2,048×2,048, then its short side to 768, and costs 85 + 170 per
 //     512-px tile;
@@ -51,7 +56,7 @@ func ImageTokens(rule string, w, h int, detail string) int {
 	switch rule {
 	case MediaAnthropic:
 		fw, fh := scaleToFit(float64(w), float64(h), 1568, 1568)
-		return ceilDiv(int(fw)*int(fh), 750)
+		return min(ceilDiv(int(math.Round(fw))*int(math.Round(fh)), 750), AnthropicMaxImageTokens)
 	case MediaOpenAI:
 		if detail == "low" {
 			return 85

@@ -1,6 +1,7 @@
 package sdk
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -318,7 +319,9 @@ func compactJSON(raw json.RawMessage) json.RawMessage {
 		return raw
 	}
 	var v any
-	if json.Unmarshal(raw, &v) != nil {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber() // numbers kept as written, not rounded through float64
+	if dec.Decode(&v) != nil {
 		return raw
 	}
 	out, err := json.Marshal(v) // map keys sorted: one spelling per schema
