@@ -9,8 +9,8 @@ import (
 	"strings"
 )
 
-// ContextOptions adjust what one task context includes (seed 003's
-// ContextOptions; the total budget is BuildOptions.MaxTokens).
+// ContextOptions adjust what one task context includes (the total budget
+// is BuildOptions.MaxTokens).
 type ContextOptions struct {
 	// IncludeRepoMap and IncludeCodebaseDocs default to true (nil).
 	IncludeRepoMap      *bool `json:"includeRepoMap,omitempty"`
