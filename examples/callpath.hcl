@@ -26,19 +26,26 @@ assembler "claude" { path = "${var.bin_dir}/ctxhost-assembler-claude" }
 assembler "gemini" { path = "${var.bin_dir}/ctxhost-assembler-gemini" }
 
 # One profile per provider: each assembles that provider's request body.
+# Agents label nothing: `infer = "agent"` reads the conversation as an agent
+# loop (the last opening user message is the task, earlier ones
+# demonstrations; a user message after an assistant turn is an
+# observation). A chat application would leave the default, "chat".
 context "openai" {
   model     = "large"
   assembler = "codex"
+  history { infer = "agent" } # observations sent as user messages are masked like tool results
 }
 
 context "anthropic" {
   model     = "large"
   assembler = "claude"
+  history { infer = "agent" } # observations sent as user messages are masked like tool results
 }
 
 context "gemini" {
   model     = "large"
   assembler = "gemini"
+  history { infer = "agent" } # observations sent as user messages are masked like tool results
 }
 
 upstream "openai" {
