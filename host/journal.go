@@ -164,6 +164,22 @@ func (s *Session) Batch(f func() error) error {
 	return nil
 }
 
+// Hold runs f with its changes to the session kept in memory, unsaved:
+// the next save (the end of a Batch, or any change made after Hold
+// returns) writes them together with its own, in one store write. A
+// caller that must not keep them unloads the session instead. The caller
+// serializes the session's calls; f may call any method of s.
+func (s *Session) Hold(f func() error) error {
+	s.mu.Lock()
+	s.holding = true
+	s.mu.Unlock()
+	err := f()
+	s.mu.Lock()
+	s.holding = false
+	s.mu.Unlock()
+	return err
+}
+
 // saved forgets what the last save wrote.
 func (s *Session) saved() {
 	s.pending = s.pending[:0]

@@ -121,8 +121,10 @@ func (c *call) serve() error {
 func (c *call) turn(ctx context.Context, es *engine.Session) error {
 	c.w.Header().Set(SessionHeader, c.session)
 	var turn engine.Turn
-	// the conversation's changes and the prepared turn: one store write
-	err := es.Batch(func() error {
+	// The conversation's changes and the prepared turn are held in memory
+	// and saved with the answer (record), in one store write: nothing is
+	// written before the call goes upstream.
+	err := es.Hold(func() error {
 		if err := setTools(es, c.req.tools); err != nil {
 			return failf(http.StatusBadRequest, "bad_request", "tools: %v", err)
 		}
@@ -140,7 +142,7 @@ func (c *call) turn(ctx context.Context, es *engine.Session) error {
 		return nil
 	})
 	if err != nil {
-		return errors.Join(err, ErrUnsaved) // nothing of the batch was saved
+		return errors.Join(err, ErrUnsaved) // what it changed is in memory only
 	}
 	p := turn.Prepared
 	out, err := c.d.build(c.req, p.Payload)
@@ -226,8 +228,9 @@ func (c *call) relayWhole(res *http.Response, a answer, es *engine.Session) erro
 	return nil
 }
 
-// record appends the answer to the session and reports its usage, in
-// one store write.
+// record appends the answer to the session and reports its usage, and
+// saves them in one store write with the conversation and the turn held
+// since the call began.
 func (c *call) record(es *engine.Session, a answer) error {
 	m, ok, u := a.result()
 	err := es.Batch(func() error {
