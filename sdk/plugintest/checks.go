@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/tokenizer"
@@ -150,6 +151,7 @@ func checkDeterministic(ctx context.Context, target ContextTarget, opts Options)
 	if err != nil {
 		return err
 	}
+	time.Sleep(opts.DeterminismDelay) // output that depends on the clock shows after a while
 	again, err := component(ctx, target, "conformance-det-a", opts)
 	if err != nil {
 		return err
@@ -253,6 +255,11 @@ func roundTrip(ctx context.Context, target ContextTarget, opts Options, src, dst
 	if err := same("right after Restore"); err != nil {
 		return err
 	}
+	if again, err := target.State(ctx, dst); err != nil {
+		return fmt.Errorf("State of the restored session %s: %w", when, err)
+	} else if !sameState(state, again) {
+		return fmt.Errorf("state %s: the restored session's State differs from the one it was restored from (something was lost or changed in the round trip):\n%s\nwas\n%s", when, clipState(again), clipState(state))
+	}
 	for _, op := range opts.Setup {
 		want, werr := target.Apply(ctx, src, op.Name, op.Args)
 		got, gerr := target.Apply(ctx, dst, op.Name, op.Args)
@@ -281,6 +288,22 @@ func roundTrip(ctx context.Context, target ContextTarget, opts Options, src, dst
 		return fmt.Errorf("state %s: the same compaction gives %+v in the original session, %+v in the restored one", when, want, got)
 	}
 	return same("then compacted")
+}
+
+// sameState compares two states item by item: as JSON values when both
+// are JSON (key order and spacing aside), else byte for byte.
+func sameState(a, b []byte) bool {
+	if json.Valid(a) && json.Valid(b) {
+		return sameJSON(a, b)
+	}
+	return string(a) == string(b)
+}
+
+func clipState(b []byte) string {
+	if len(b) > 400 {
+		return string(b[:400]) + "…"
+	}
+	return string(b)
 }
 
 // compactHalf asks session to free half of its component's tokens.

@@ -19,6 +19,7 @@ import (
 	"io"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/pluginhost"
@@ -59,7 +60,19 @@ type Options struct {
 	// automatic mutual TLS, as `auto_mtls = false` in its HCL block does:
 	// for plugins whose SDK has no TLS, such as the Python SDK.
 	NoAutoMTLS bool
+	// CallDeadline is the deadline of every call the kit makes (default
+	// DefaultCallDeadline, the host's default plugin timeout): a call
+	// that takes longer fails its check.
+	CallDeadline time.Duration
+	// DeterminismDelay is how long the determinism check waits before it
+	// asks for the component again (default DefaultDeterminismDelay), so
+	// that output depending on the clock shows.
+	DeterminismDelay time.Duration
 }
+
+// DefaultDeterminismDelay is the wait of the determinism check: over a
+// second, so a component that renders the time to the second differs.
+const DefaultDeterminismDelay = 1100 * time.Millisecond
 
 func (o Options) withDefaults() Options {
 	if o.Encoding == "" {
@@ -67,6 +80,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Sessions <= 0 {
 		o.Sessions = 8
+	}
+	if o.CallDeadline <= 0 {
+		o.CallDeadline = DefaultCallDeadline
+	}
+	if o.DeterminismDelay <= 0 {
+		o.DeterminismDelay = DefaultDeterminismDelay
 	}
 	return o
 }
@@ -95,6 +114,7 @@ const Binding = "conformance"
 func RunContext(t *testing.T, target ContextTarget, opts Options) {
 	t.Helper()
 	opts = opts.withDefaults()
+	target = Deadlined(target, opts.CallDeadline)
 	ctx := sdk.WithBinding(context.Background(), Binding)
 	if err := target.Configure(ctx, opts.Config); err != nil {
 		t.Fatalf("Configure(%s): %v", opts.Config, err)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/sdk/plugintest"
@@ -34,6 +35,9 @@ const (
 	setsHostFields         flaw = "component sets name, priority and compactable"
 	restoreLosesCounter    flaw = "restore drops the next line number"
 	restoreLosesDropped    flaw = "restore drops the count of compacted lines"
+	restoreLosesGone       flaw = "restore drops the compacted lines kept in the state"
+	slowCalls              flaw = "every call takes 60 ms"
+	clockDependent         flaw = "component shows the time in hundredths of a second"
 )
 
 // fake is a notes-like plugin that can be broken in one way.
@@ -51,6 +55,7 @@ type lines struct {
 	// next numbers the lines added (returned by add); dropped counts the
 	// lines compaction removed (shown in the component once non-zero).
 	next, dropped int
+	gone          []string // the lines compaction removed, kept for the record
 }
 
 // fakeState is what State exports.
@@ -58,6 +63,7 @@ type fakeState struct {
 	Items   []string `json:"items"`
 	Next    int      `json:"next"`
 	Dropped int      `json:"dropped"`
+	Gone    []string `json:"gone,omitempty"`
 }
 
 func (f *fake) Describe() sdk.PluginInfo {
@@ -111,7 +117,13 @@ func (s *fakeSession) Component(context.Context, string) (*sdk.Component, error)
 	s.st.mu.Lock()
 	defer s.st.mu.Unlock()
 	s.st.calls++
+	if s.f.flaw == slowCalls {
+		time.Sleep(60 * time.Millisecond)
+	}
 	text := strings.Join(s.st.items, "\n")
+	if s.f.flaw == clockDependent {
+		text += fmt.Sprint(" @", time.Now().UnixMilli()/10)
+	}
 	if s.f.flaw == nondeterministic {
 		text += fmt.Sprint(s.st.calls)
 	}
@@ -166,6 +178,7 @@ func (s *fakeSession) Compact(_ context.Context, req sdk.CompactRequest) (sdk.Co
 		return sdk.CompactResult{Log: "dropped one", ClaimedFreed: 1000}, nil
 	default:
 		s.st.dropped += len(s.st.items) / 2
+		s.st.gone = append(s.st.gone, s.st.items[:len(s.st.items)/2]...)
 		s.st.items = s.st.items[len(s.st.items)/2:]
 	}
 	after, _ := sdk.CountTokens(req.Encoding, strings.Join(s.st.items, "\n"))
@@ -175,7 +188,7 @@ func (s *fakeSession) Compact(_ context.Context, req sdk.CompactRequest) (sdk.Co
 func (s *fakeSession) State() ([]byte, error) {
 	s.st.mu.Lock()
 	defer s.st.mu.Unlock()
-	return json.Marshal(fakeState{Items: s.st.items, Next: s.st.next, Dropped: s.st.dropped})
+	return json.Marshal(fakeState{Items: s.st.items, Next: s.st.next, Dropped: s.st.dropped, Gone: s.st.gone})
 }
 
 func (s *fakeSession) Restore(b []byte) error {
@@ -188,8 +201,10 @@ func (s *fakeSession) Restore(b []byte) error {
 	if err := json.Unmarshal(b, &st); err != nil {
 		return err
 	}
-	s.st.items, s.st.next, s.st.dropped = st.Items, st.Next, st.Dropped
+	s.st.items, s.st.next, s.st.dropped, s.st.gone = st.Items, st.Next, st.Dropped, st.Gone
 	switch s.f.flaw {
+	case restoreLosesGone:
+		s.st.gone = nil
 	case restoreLosesCounter:
 		s.st.next = 0
 	case restoreLosesDropped:
@@ -242,6 +257,7 @@ func TestEachCheckCanFail(t *testing.T) {
 		{setsHostFields, []string{"HostFields"}},
 		{restoreLosesCounter, []string{"StateRoundTrip"}},
 		{restoreLosesDropped, []string{"StateRoundTrip"}},
+		{restoreLosesGone, []string{"StateRoundTrip"}},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.flaw), func(t *testing.T) {
@@ -259,6 +275,29 @@ func TestEachCheckCanFail(t *testing.T) {
 				t.Errorf("failed checks = %v, want %v", failed, tt.fail)
 			}
 		})
+	}
+}
+
+// TestSlowAndClockDependentPluginsFail: a plugin slower than the call
+// deadline fails (even though it answers), and a component that depends on
+// the clock fails the determinism check once it waits.
+func TestSlowAndClockDependentPluginsFail(t *testing.T) {
+	ctx := sdk.WithBinding(context.Background(), plugintest.Binding)
+	opts := options
+	opts.Encoding, opts.Sessions, opts.DeterminismDelay = "cl100k_base", 2, 30*time.Millisecond
+	det := plugintest.ContextChecks[3]
+	if det.Name != "Deterministic" {
+		t.Fatalf("check 3 is %s", det.Name)
+	}
+	slow := plugintest.Deadlined(sdk.NewLocalPlugin(&fake{flaw: slowCalls}), 20*time.Millisecond)
+	if err := det.Run(ctx, slow, opts); err == nil || !strings.Contains(err.Error(), "deadline") {
+		t.Errorf("a plugin slower than the deadline: %v, want an error naming the deadline", err)
+	}
+	if err := det.Run(ctx, plugintest.Deadlined(sdk.NewLocalPlugin(&fake{}), time.Second), opts); err != nil {
+		t.Errorf("a sound plugin under a deadline: %v", err)
+	}
+	if err := det.Run(ctx, sdk.NewLocalPlugin(&fake{flaw: clockDependent}), opts); err == nil {
+		t.Error("a clock-dependent component passed the determinism check")
 	}
 }
 
