@@ -334,6 +334,7 @@ plugin "p" {
   path     = "p"
   required = false
   env      = { NOTES_DIR = "/tmp/notes", LOG = "1" }
+  keep_at_least = 300
 }
 assembler "a" {
   path = "/bin/sh"
@@ -352,7 +353,7 @@ context "c" {
 	if !diags.HasErrors() || !strings.Contains(FormatDiagnostics(diags, cfg.Files), "Invalid environment variable") {
 		t.Fatalf("want an error for the env name with '=':\n%s", FormatDiagnostics(diags, cfg.Files))
 	}
-	if p := cfg.Plugin("p"); p == nil || p.Env["NOTES_DIR"] != "/tmp/notes" || p.Env["LOG"] != "1" {
+	if p := cfg.Plugin("p"); p == nil || p.Env["NOTES_DIR"] != "/tmp/notes" || p.Env["LOG"] != "1" || p.KeepAtLeast != 300 {
 		t.Errorf("plugin env: %+v", p)
 	}
 }

@@ -92,6 +92,7 @@ func decodePlugin(fb fileBlock, diags *hcl.Diagnostics) *Plugin {
 	r.integer("max_component_bytes", &p.MaxComponentBytes)
 	r.boolean("auto_mtls", &p.AutoMTLS)
 	r.stringMap("env", &p.Env)
+	r.integer("keep_at_least", &p.KeepAtLeast)
 	if b := singleBlock(content, "config", diags); b != nil {
 		p.Config = b.Body
 	}

@@ -116,6 +116,9 @@ type Plugin struct {
 	// Env are environment variables set for the plugin process, over the
 	// host's own.
 	Env map[string]string
+	// KeepAtLeast is the plugin's floor in tokens: compaction never asks
+	// it to go below (0: none).
+	KeepAtLeast int
 	// Config is the raw `config { ... }` body (an empty body when absent),
 	// decoded with DecodePluginConfig once the plugin's schema is known.
 	Config hcl.Body

@@ -131,6 +131,7 @@ func (c *Config) validate() hcl.Diagnostics {
 			p.atLeast(pl.Source, "max_component_bytes", pl.MaxComponentBytes, 1024)
 		}
 		p.env(pl.Source, pl.Env)
+		p.atLeast(pl.Source, "keep_at_least", pl.KeepAtLeast, 0)
 	}
 	for _, a := range c.Assemblers {
 		if a.Format == "" && a.IsSet("format") {

@@ -223,7 +223,7 @@ func (a *Engine) supervise(ctx context.Context, p *config.Plugin, first *pluginh
 	}
 	return &Plugin{Config: p, Info: sup.Info(), Supervisor: sup, Binding: host.PluginBinding{
 		Name: p.Name, Plugin: sup, Priority: p.Priority, Compactable: p.Compactable,
-		Required: p.Required, Timeout: p.Timeout, MaxComponentBytes: p.MaxComponentBytes}}, nil
+		Required: p.Required, Timeout: p.Timeout, MaxComponentBytes: p.MaxComponentBytes, KeepAtLeast: p.KeepAtLeast}}, nil
 }
 
 // buildRouter routes the profile's payloads to its assembler and each

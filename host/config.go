@@ -151,6 +151,10 @@ type PluginBinding struct {
 	// MaxComponentBytes bounds the component the plugin answers (text,
 	// messages and metadata); default DefaultMaxComponentBytes.
 	MaxComponentBytes int
+	// KeepAtLeast is the plugin's floor: compaction never asks it for
+	// more than its component's tokens above this many, and leaves it
+	// alone once it is there (0: no floor).
+	KeepAtLeast int
 }
 
 // DefaultMaxComponentBytes is the default bound of a plugin's component.

@@ -71,8 +71,9 @@ func compactionOrder(cs []countedComponent) []int {
 
 // compact runs the one compaction pipeline over cs (updated in place):
 // each compactable component, most expendable first, is asked once for
-// exactly the remaining deficit; the host recounts it; the pipeline stops as
-// soon as the deficit is covered.
+// exactly the remaining deficit (a plugin with a floor, KeepAtLeast, for
+// no more than it holds above it); the host recounts it; the pipeline
+// stops as soon as the deficit is covered.
 func (s *Session) compact(ctx context.Context, cs []countedComponent, deficit int, report *CompactionReport) {
 	remaining := deficit
 	for _, i := range compactionOrder(cs) {
@@ -82,8 +83,15 @@ func (s *Session) compact(ctx context.Context, cs []countedComponent, deficit in
 		var st CompactionStep
 		if cs[i].isHistory() {
 			st = s.compactHistory(&cs[i], remaining)
-		} else if cs[i].plugin != nil {
-			st = s.compactPlugin(ctx, &cs[i], remaining)
+		} else if p := cs[i].plugin; p != nil {
+			ask := remaining
+			if floor := p.binding.KeepAtLeast; floor > 0 {
+				ask = min(ask, cs[i].tokens-floor) // never below the plugin's floor
+			}
+			if ask <= 0 {
+				continue
+			}
+			st = s.compactPlugin(ctx, &cs[i], ask)
 		} else {
 			continue
 		}
@@ -108,7 +116,8 @@ func (s *Session) compactHistory(c *countedComponent, ask int) CompactionStep {
 
 // compactPlugin asks one plugin to compact, refetches and recounts its
 // component, and discards nonsense: an error, a negative claim, a changed
-// name, invalid content, or a component that grew.
+// name, invalid content, a component that grew, or one that went below the
+// binding's floor (KeepAtLeast).
 func (s *Session) compactPlugin(ctx context.Context, c *countedComponent, ask int) CompactionStep {
 	start := time.Now()
 	p := c.plugin
@@ -166,6 +175,9 @@ func (s *Session) compactPlugin(ctx context.Context, c *countedComponent, ask in
 	}
 	if tokens > c.tokens {
 		return undo(fmt.Sprintf("component grew from %d to %d tokens", c.tokens, tokens))
+	}
+	if floor := p.binding.KeepAtLeast; floor > 0 && tokens < floor {
+		return undo(fmt.Sprintf("component went below its keep_at_least floor (%d < %d tokens)", tokens, floor))
 	}
 	p.accept(after, tokens, counts, gen)
 	s.journalPlugin(p, journalOp{Compact: &req, Result: compactHash(res)})

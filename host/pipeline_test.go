@@ -208,3 +208,42 @@ func countContaining(list []string, sub string) int {
 	}
 	return n
 }
+
+// TestPipelineKeepsPluginFloor: a plugin with keep_at_least is asked for
+// no more than it holds above its floor, an answer that goes below it is
+// discarded, and the pipeline goes on to the next component for the rest.
+func TestPipelineKeepsPluginFloor(t *testing.T) {
+	fakes := map[string]*fakePlugin{"tools": newFake("tools", 10, true), "mem": newFake("mem", 8, true)}
+	cfg := Config{Strategy: StrategyConfig{Name: StrategyProactive, Target: 0.3}, Encoding: tokenizer.Approximate, Window: 700, Reserved: 100}
+	tools := bind("tools", fakes["tools"])
+	tools.KeepAtLeast = 200
+	cfg.Plugins = []PluginBinding{tools, bind("mem", fakes["mem"])}
+	s, _ := newTestSession(t, cfg)
+	fill(t, s, "tools", 10, 16)
+	fill(t, s, "mem", 10, 16)
+	p, err := s.Prepare(context.Background(), sdk.AgentIdentity{})
+	must(t, err)
+	r := p.Compaction
+	if r == nil || len(r.Steps) != 2 || r.Steps[0].Component != "tools" {
+		t.Fatalf("compaction %+v", r)
+	}
+	var toolsTokens int
+	for _, u := range p.Usage {
+		if u.Name == "tools" {
+			toolsTokens = u.Tokens
+		}
+	}
+	if toolsTokens < 200 {
+		t.Errorf("tools kept %d tokens, below its floor of 200", toolsTokens)
+	}
+	// The fake drops whole lines and overshoots: its answer is discarded.
+	if st := r.Steps[0]; st.Freed != 0 || !strings.Contains(st.Discarded, "keep_at_least") {
+		t.Errorf("tools step %+v: want the answer under the floor discarded", st)
+	}
+	if r.Steps[0].Asked >= r.Deficit {
+		t.Errorf("tools was asked for %d, the whole deficit %d: its floor was ignored", r.Steps[0].Asked, r.Deficit)
+	}
+	if r.Steps[1].Component != "mem" || r.Steps[1].Asked != r.Deficit-r.Steps[0].Freed {
+		t.Errorf("mem step %+v, want the rest of the deficit", r.Steps[1])
+	}
+}
