@@ -59,15 +59,11 @@ func writeErr(err error) error {
 // cut, stripped and omitted ones included.
 func (s *Server) GetHistory(ctx context.Context, req *connect.Request[servicev1.GetHistoryRequest]) (*connect.Response[servicev1.GetHistoryResponse], error) {
 	id := req.Msg.GetSessionId()
-	unlock, err := s.lock(ctx, id)
+	e, unlock, err := s.lockedSession(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	e, err := s.session(ctx, id)
-	if err != nil {
-		return nil, err
-	}
 	q := engine.HistoryQuery{IDs: req.Msg.GetIds(), From: int(req.Msg.GetFrom()), To: int(req.Msg.GetTo()),
 		Query: req.Msg.GetQuery(), Limit: int(req.Msg.GetLimit())}
 	entries, total, err := e.es.History(q)
@@ -94,15 +90,11 @@ func notFoundOrInvalid(err error, byID bool) error {
 // FormatHistory renders the history (or the compacted view) as text.
 func (s *Server) FormatHistory(ctx context.Context, req *connect.Request[servicev1.FormatHistoryRequest]) (*connect.Response[servicev1.FormatHistoryResponse], error) {
 	id := req.Msg.GetSessionId()
-	unlock, err := s.lock(ctx, id)
+	e, unlock, err := s.lockedSession(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	e, err := s.session(ctx, id)
-	if err != nil {
-		return nil, err
-	}
 	return connect.NewResponse(&servicev1.FormatHistoryResponse{Text: e.es.FormatHistory(req.Msg.GetView())}), nil
 }
 

@@ -106,15 +106,11 @@ func (s *Server) createdBefore(e *entry, id, key, digest string) (*connect.Respo
 // GetSession describes a session.
 func (s *Server) GetSession(ctx context.Context, req *connect.Request[servicev1.GetSessionRequest]) (*connect.Response[servicev1.SessionInfo], error) {
 	id := req.Msg.GetSessionId()
-	unlock, err := s.lock(ctx, id)
+	e, unlock, err := s.lockedSession(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	e, err := s.session(ctx, id)
-	if err != nil {
-		return nil, err
-	}
 	return connect.NewResponse(s.info(e, id)), nil
 }
 
@@ -438,15 +434,11 @@ func (s *Server) Prepare(ctx context.Context, req *connect.Request[servicev1.Pre
 // Inspect explains the session's context as it stands.
 func (s *Server) Inspect(ctx context.Context, req *connect.Request[servicev1.InspectRequest]) (*connect.Response[servicev1.InspectResponse], error) {
 	id := req.Msg.GetSessionId()
-	unlock, err := s.lock(ctx, id)
+	e, unlock, err := s.lockedSession(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	e, err := s.session(ctx, id)
-	if err != nil {
-		return nil, err
-	}
 	hs := e.es.Host()
 	b, warnings, err := hs.Budget(ctx)
 	if err != nil {
@@ -484,15 +476,11 @@ func (s *Server) Inspect(ctx context.Context, req *connect.Request[servicev1.Ins
 // ExportState returns the session's whole state.
 func (s *Server) ExportState(ctx context.Context, req *connect.Request[servicev1.ExportStateRequest]) (*connect.Response[servicev1.ExportStateResponse], error) {
 	id := req.Msg.GetSessionId()
-	unlock, err := s.lock(ctx, id)
+	e, unlock, err := s.lockedSession(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	e, err := s.session(ctx, id)
-	if err != nil {
-		return nil, err
-	}
 	data, err := e.es.Host().ExportState(ctx)
 	if err != nil {
 		return nil, err

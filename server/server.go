@@ -212,6 +212,22 @@ func (s *Server) unload(ctx context.Context, id string) {
 	}
 }
 
+// lockedSession takes session id's lock and returns the session with the
+// unlock to call when done (a read call's prologue); on error nothing is
+// held.
+func (s *Server) lockedSession(ctx context.Context, id string) (*entry, func(), error) {
+	unlock, err := s.lock(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := s.session(ctx, id)
+	if err != nil {
+		unlock()
+		return nil, nil, err
+	}
+	return e, unlock, nil
+}
+
 // session returns session id, opening it from the store when it is not
 // in memory, and reopening it when another process changed it. The
 // caller holds the session's lock.
