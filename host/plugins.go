@@ -31,6 +31,9 @@ type boundPlugin struct {
 	lastCounts map[string]int // tokens of each section or message text of last
 	lastTokens int
 	lastGen    int // the plugin's generation when last was fetched
+	// hooked: the Prepared hook ran after last was fetched. A plugin with
+	// sdk.CapPreparedOnChange that is hooked and fresh is not called.
+	hooked bool
 }
 
 // Generationer is implemented by a ContextPlugin that can be replaced under
@@ -279,7 +282,18 @@ func countComponent(counter tokenizer.Counter, c *sdk.Component, prev map[string
 // accept records c (counted as tokens), fetched from generation gen, as
 // the plugin's current answer.
 func (p *boundPlugin) accept(c *sdk.Component, tokens int, counts map[string]int, gen int) {
-	p.last, p.lastTokens, p.lastCounts, p.lastGen, p.fresh = c, tokens, counts, gen, true
+	p.last, p.lastTokens, p.lastCounts, p.lastGen, p.fresh, p.hooked = c, tokens, counts, gen, true, false
+}
+
+// hookDue reports whether the plugin's Prepared hook is called this turn:
+// it has one, and either it runs on every turn or the plugin may have
+// changed since it last ran (its answer was fetched anew, or it is not
+// fresh).
+func (p *boundPlugin) hookDue() bool {
+	if !p.info.HasCapability(sdk.CapPrepared) {
+		return false
+	}
+	return !p.info.HasCapability(sdk.CapPreparedOnChange) || !p.hooked || !p.reusable()
 }
 
 // checkApplyResult rejects an op result that is not valid UTF-8 JSON (an

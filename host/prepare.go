@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 
@@ -435,16 +434,22 @@ func (s *Session) recordGrowth(used int) {
 	s.pressure.Growth = g
 }
 
-// notifyPrepared calls every plugin's Prepared hook concurrently; failures
-// become warnings.
+// notifyPrepared calls the Prepared hook of every plugin that has one
+// due (boundPlugin.hookDue) concurrently; failures become warnings.
 func (s *Session) notifyPrepared(ctx context.Context, b sdk.Budget) []string {
-	if !slices.ContainsFunc(s.plugins, func(p *boundPlugin) bool { return p.info.HasCapability(sdk.CapPrepared) }) {
+	due := make([]bool, len(s.plugins))
+	some := false
+	for i, p := range s.plugins {
+		due[i] = p.hookDue()
+		some = some || due[i]
+	}
+	if !some {
 		return nil
 	}
 	errs := make([]error, len(s.plugins))
 	var wg sync.WaitGroup
 	for i, p := range s.plugins {
-		if !p.info.HasCapability(sdk.CapPrepared) {
+		if !due[i] {
 			continue
 		}
 		wg.Add(1)
@@ -458,11 +463,13 @@ func (s *Session) notifyPrepared(ctx context.Context, b sdk.Budget) []string {
 	wg.Wait()
 	var warnings []string
 	for i, err := range errs {
-		if err == nil && s.plugins[i].info.HasCapability(sdk.CapPrepared) {
-			s.journalPlugin(s.plugins[i], journalOp{Prepared: &b})
+		p := s.plugins[i]
+		if err == nil && due[i] {
+			p.hooked = true
+			s.journalPlugin(p, journalOp{Prepared: &b})
 		}
 		if err != nil {
-			name := s.plugins[i].binding.Name
+			name := p.binding.Name
 			s.events.emit(Event{Type: EventPluginFailed, Session: s.id, Plugin: name, Err: err})
 			warnings = append(warnings, fmt.Sprintf("plugin %q: prepared hook: %v", name, err))
 		}

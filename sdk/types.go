@@ -173,6 +173,12 @@ const (
 	CapState = "state"
 	// CapPrepared: the plugin implements PreparedHook.
 	CapPrepared = "prepared"
+	// CapPreparedOnChange: the Prepared hook changes nothing, and needs no
+	// budget, unless the session changed since the hook last ran (an
+	// Apply, a Compact or a Restore, or a component that is volatile). The
+	// host then calls it only on the first prepare after such a change, so
+	// a turn where nothing changed makes no call to the plugin.
+	CapPreparedOnChange = "prepared_on_change"
 	// CapVolatile: the component can change without an Apply, Compact or
 	// Restore, so the host must not reuse its last answer.
 	CapVolatile = "volatile"

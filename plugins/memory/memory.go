@@ -13,7 +13,7 @@ import (
 const defaultImportance = 0.5
 
 // entry is one stored value. LastTurn and LastSeq are logical clocks (never
-// wall time): the turn of the last use (advanced by Prepared) and a counter
+// wall time): the turn of the last use (advanced by Prepared after a use) and a counter
 // bumped by every use.
 type entry struct {
 	Key         string          `json:"key"`
@@ -34,7 +34,7 @@ type entry struct {
 type memorySession struct {
 	maxEntries int
 	entries    map[string]*entry
-	turn       uint64 // turns prepared so far
+	turn       uint64 // turns prepared in which an entry was used
 	seq        uint64 // uses so far
 }
 

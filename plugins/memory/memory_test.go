@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -422,5 +423,56 @@ func BenchmarkCompact10kWarm(b *testing.B) {
 		if _, err := s.Compact(context.Background(), req); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// Turns in which no entry is used leave the memory as it was, so the host
+// may skip them (prepared_on_change): the state after any number of idle
+// turns is the state after one, and the eviction order is the same.
+func TestIdleTurnsChangeNothing(t *testing.T) {
+	ctx := context.Background()
+	run := func(idle int) *memorySession {
+		s := newSession(t, 0)
+		mustApply(t, s, opStore, `{"key":"a","value":1,"importance":0.9}`)
+		mustApply(t, s, opStore, `{"key":"b","value":1,"importance":0.1}`)
+		for range 1 + idle {
+			s.Prepared(ctx, sdk.Budget{})
+		}
+		mustApply(t, s, opStore, `{"key":"c","value":1,"importance":0}`)
+		for range 1 + idle {
+			s.Prepared(ctx, sdk.Budget{})
+		}
+		mustApply(t, s, opGet, `{"key":"b"}`)
+		s.Prepared(ctx, sdk.Budget{})
+		return s
+	}
+	one, many := run(0), run(5)
+	a, err := one.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := many.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(a) != string(b) {
+		t.Errorf("idle turns changed the state:\none turn each: %s\nsix turns each: %s", a, b)
+	}
+	order := func(s *memorySession) (keys []string) {
+		for _, e := range s.sortedBy(all, evictionOrder) {
+			keys = append(keys, e.Key)
+		}
+		return keys
+	}
+	if got, want := order(many), []string{"a", "c", "b"}; !slices.Equal(got, want) {
+		t.Errorf("eviction order %v, want %v", got, want)
+	}
+	before, _ := many.State()
+	many.Prepared(ctx, sdk.Budget{})
+	if after, _ := many.State(); string(after) != string(before) {
+		t.Errorf("a hook with no use since the last one changed the state:\n%s\n%s", before, after)
+	}
+	if !slices.Contains((&memoryPlugin{}).Describe().Capabilities, sdk.CapPreparedOnChange) {
+		t.Error("the memory plugin does not declare prepared_on_change")
 	}
 }

@@ -25,7 +25,9 @@ var (
 )
 
 // Describe declares the memory plugin: priority 8, compactable, with
-// exportable state and a turn clock driven by the Prepared hook.
+// exportable state and a turn clock driven by the Prepared hook, which
+// changes nothing on a turn where no entry was used (prepared_on_change:
+// the host leaves it out of such turns).
 func (*memoryPlugin) Describe() sdk.PluginInfo {
 	return sdk.PluginInfo{
 		Name:            pluginName,
@@ -35,7 +37,7 @@ func (*memoryPlugin) Describe() sdk.PluginInfo {
 		Compactable:     true,
 		Slot:            sdk.SlotContext,
 		ProtocolVersion: sdk.ProtocolVersion,
-		Capabilities:    []string{sdk.CapCompact, sdk.CapState, sdk.CapPrepared},
+		Capabilities:    []string{sdk.CapCompact, sdk.CapState, sdk.CapPrepared, sdk.CapPreparedOnChange},
 		Ops: []sdk.OpInfo{
 			{Name: opStore, Description: "Insert or replace an entry: {key, value (any JSON), description?, importance? (0..1, default 0.5)}."},
 			{Name: opGet, Description: "Return an entry's value by {key}; counts as a use and brings an evicted entry back into the index."},
@@ -112,9 +114,18 @@ func (s *memorySession) Apply(_ context.Context, op string, args json.RawMessage
 	return nil, sdk.UnknownOp(op)
 }
 
-// Prepared advances the turn clock: entries used in the same turn are
-// equally recent, and importance decides among them.
+// Prepared advances the turn clock when an entry was used since it last
+// advanced: entries used in the same turn are equally recent, and
+// importance decides among them. Only the order of the clocks matters, so
+// a turn in which no entry was used need not advance it, and does not:
+// the hook then changes nothing, and the memory is the same whether the
+// host calls it on every turn or only after a change.
 func (s *memorySession) Prepared(context.Context, sdk.Budget) error {
-	s.turn++
+	for _, e := range s.entries {
+		if e.LastTurn == s.turn {
+			s.turn++
+			break
+		}
+	}
 	return nil
 }

@@ -431,6 +431,27 @@ func checkPrepared(ctx context.Context, target ContextTarget, opts Options) erro
 	if err := target.Prepared(ctx, session, budget); err != nil {
 		return fmt.Errorf("Prepared: %w", err)
 	}
+	info := target.Info()
+	if !info.HasCapability(sdk.CapPreparedOnChange) || !info.HasCapability(sdk.CapState) {
+		return nil
+	}
+	// prepared_on_change: a second hook with nothing in between changes
+	// nothing (the host leaves such hooks out).
+	before, err := target.State(ctx, session)
+	if err != nil {
+		return fmt.Errorf("State: %w", err)
+	}
+	budget.Used, budget.Utilization = 2000, 2000.0/96000
+	if err := target.Prepared(ctx, session, budget); err != nil {
+		return fmt.Errorf("Prepared: %w", err)
+	}
+	after, err := target.State(ctx, session)
+	if err != nil {
+		return fmt.Errorf("State: %w", err)
+	}
+	if !bytes.Equal(before, after) {
+		return fmt.Errorf("the plugin declares %s, but a Prepared hook right after another changed its state (%d bytes before, %d after)", sdk.CapPreparedOnChange, len(before), len(after))
+	}
 	return nil
 }
 

@@ -17,6 +17,7 @@ open.
 from .sdk import (  # noqa: F401
     CAP_COMPACT,
     CAP_PREPARED,
+    CAP_PREPARED_ON_CHANGE,
     CAP_STATE,
     CAP_VOLATILE,
     Call,

@@ -28,11 +28,15 @@ DEFAULT_MAX_MESSAGE_BYTES = 256 << 20
 ERROR_DOMAIN = "ctxhost.plugin.v1"
 
 # Capabilities; the SDK adds compact, state and prepared itself when the
-# Session class has the matching methods. Declare volatile yourself.
+# Session class has the matching methods. Declare volatile and
+# prepared_on_change yourself.
 CAP_COMPACT = "compact"
 CAP_STATE = "state"
 CAP_PREPARED = "prepared"
 CAP_VOLATILE = "volatile"
+# The Prepared hook changes nothing unless the session changed since it last
+# ran (an apply, a compaction, a restore): the host calls it only then.
+CAP_PREPARED_ON_CHANGE = "prepared_on_change"
 
 
 class _PluginError(Exception):
