@@ -4,9 +4,13 @@
 // The database runs in WAL mode with synchronous=FULL: a successful Append
 // or Snapshot is committed and synced to disk before it returns, so it
 // survives kill -9 and, as far as SQLite and the file system guarantee,
-// power loss. Every write is one transaction that takes the write lock
-// when it begins (BEGIN IMMEDIATE) and checks the session's version inside
-// it, so several hosts (processes) may share one file on one machine:
+// power loss. Writes that arrive while another commits are committed
+// together, in one transaction and one sync (group commit), each under a
+// savepoint of its own so that one refused write does not undo the others:
+// durability costs one sync per batch, not per write, however many
+// sessions write at once. A transaction takes the write lock when it
+// begins (BEGIN IMMEDIATE) and each write checks its session's version
+// inside it, so several hosts (processes) may share one file on one machine:
 // writers queue for the lock (waiting up to the busy timeout), a stale
 // writer gets host.ErrVersionConflict, and no update is lost. Readers do
 // not block writers. Do not put the file on a network file system: SQLite's
@@ -96,7 +100,13 @@ func checksum(data []byte) int64 { return int64(crc32.Checksum(data, castagnoli)
 type Store struct {
 	path string
 	db   *sql.DB
-	wmu  sync.Mutex // held by a write transaction
+	// The writes waiting for the committer (commitLoop); wake tells it
+	// there are some, stopped is closed when it has ended.
+	qmu     sync.Mutex
+	queue   []*writeReq
+	closed  bool
+	wake    chan struct{}
+	stopped chan struct{}
 	// lock is the file Lock holds locked; alone tells whether exclusively.
 	lockMu sync.Mutex
 	lock   *os.File
@@ -134,8 +144,10 @@ func New(path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite store %q: %w", path, err)
 	}
-	s := &Store{path: abs, db: db}
+	s := &Store{path: abs, db: db, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
+	go s.commitLoop()
 	if err := s.init(context.Background()); err != nil {
+		s.stop()
 		db.Close()
 		return nil, fmt.Errorf("sqlite store %q: %w", path, err)
 	}
@@ -161,13 +173,30 @@ func dsn(path string) string {
 // Path returns the database file's absolute path.
 func (s *Store) Path() string { return s.path }
 
-// Close closes the database.
+// Close commits the writes under way and closes the database.
 func (s *Store) Close() error {
 	defer s.unlock()
+	s.stop()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("close sqlite store %q: %w", s.path, err)
 	}
 	return nil
+}
+
+// stop ends the committer once the writes queued are committed; later
+// writes fail.
+func (s *Store) stop() {
+	s.qmu.Lock()
+	already := s.closed
+	s.closed = true
+	s.qmu.Unlock()
+	if !already {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
+	<-s.stopped
 }
 
 // init creates the schema, or checks the one the file holds.
@@ -205,26 +234,129 @@ func (s *Store) init(ctx context.Context) error {
 	})
 }
 
-// write runs f in a write transaction (BEGIN IMMEDIATE: it holds the
-// database's write lock from the start, so its reads are those of the
-// version it writes over) and commits it. The Store's own writers queue
-// on a mutex, so only other processes wait in SQLite's busy handler.
-func (s *Store) write(ctx context.Context, f func(tx *sql.Tx) error) (err error) {
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
+// maxBatch bounds the writes one transaction commits together.
+const maxBatch = 512
+
+// writeReq is one write waiting for the committer: f runs inside the
+// batch's transaction under a savepoint of its own.
+type writeReq struct {
+	ctx  context.Context
+	f    func(tx *sql.Tx) error
+	done chan error
+}
+
+// write runs f in a write transaction and returns once it is committed
+// (synced) or refused. Writes that arrive while a transaction commits wait
+// and are committed together by the next one (group commit): each runs
+// under its own savepoint, so a write that fails is rolled back alone and
+// the others still commit, and all of them share one sync of the
+// database's log. The transaction is BEGIN IMMEDIATE: it holds the
+// database's write lock from the start, so each write's reads are those
+// of the version it writes over. Only other processes wait in SQLite's
+// busy handler.
+func (s *Store) write(ctx context.Context, f func(tx *sql.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	req := &writeReq{ctx: ctx, f: f, done: make(chan error, 1)}
+	s.qmu.Lock()
+	if s.closed {
+		s.qmu.Unlock()
+		return errors.New("the store is closed")
+	}
+	s.queue = append(s.queue, req)
+	if len(s.queue) == 1 {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
+	s.qmu.Unlock()
+	// Wait even when ctx ends: once taken into a batch the write may
+	// commit, and the caller must not believe it did not.
+	return <-req.done
+}
+
+// commitLoop is the committer: it commits the queued writes in batches
+// until the Store is closed and the queue is empty.
+func (s *Store) commitLoop() {
+	defer close(s.stopped)
+	for {
+		s.qmu.Lock()
+		for len(s.queue) == 0 {
+			if s.closed {
+				s.qmu.Unlock()
+				return
+			}
+			s.qmu.Unlock()
+			<-s.wake
+			s.qmu.Lock()
+		}
+		n := min(len(s.queue), maxBatch)
+		batch := s.queue[:n:n]
+		s.queue = s.queue[n:]
+		if len(s.queue) == 0 {
+			s.queue = nil
+		}
+		s.qmu.Unlock()
+		s.commit(batch)
+	}
+}
+
+// commit runs batch in one transaction, each write under a savepoint, and
+// answers every write: its own error, or the transaction's when it could
+// not commit (then none of them did).
+func (s *Store) commit(batch []*writeReq) {
+	// The transaction outlives any one caller: no caller's cancellation
+	// may roll back the others' writes.
+	ctx := context.Background()
+	errs := make([]error, len(batch))
+	fail := func(err error) {
+		for _, r := range batch {
+			r.done <- err
+		}
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		fail(err)
+		return
 	}
-	defer func() {
-		if err != nil {
-			tx.Rollback()
+	for i, r := range batch {
+		if err := r.ctx.Err(); err != nil {
+			errs[i] = err
+			continue
 		}
-	}()
-	if err := f(tx); err != nil {
-		return err
+		if _, err := tx.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+			tx.Rollback()
+			fail(err)
+			return
+		}
+		errs[i] = r.f(tx)
+		undo := []string{"RELEASE w"}
+		if errs[i] != nil {
+			undo = []string{"ROLLBACK TO w", "RELEASE w"}
+		}
+		for _, stmt := range undo {
+			if _, err := tx.ExecContext(ctx, stmt); err != nil {
+				// SQLite rolls the whole transaction back after some
+				// errors (a full disk, an I/O error): the write's own
+				// error says why.
+				if errs[i] != nil {
+					err = errs[i]
+				}
+				tx.Rollback()
+				fail(err)
+				return
+			}
+		}
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		fail(err)
+		return
+	}
+	for i, r := range batch {
+		r.done <- errs[i]
+	}
 }
 
 // Load reads the session's snapshot and the events after it in one read

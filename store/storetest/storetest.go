@@ -68,6 +68,7 @@ func RunWith(t *testing.T, opts Options, open Opener) {
 		{"LargeBlobs", false, s.largeBlobs},
 		{"ConcurrentSessions", false, s.concurrentSessions},
 		{"ConcurrentWritersOneInstance", false, func(t *testing.T) { s.concurrentWriters(t, 1) }},
+		{"ConcurrentMixed", false, s.concurrentMixed},
 		{"List", false, s.list},
 		{"Version", false, s.version},
 		{"Damage", false, s.damage},
@@ -375,6 +376,79 @@ func (s suite) concurrentSessions(t *testing.T) {
 			w.events = append(w.events, fmt.Sprint(sid, " e", v))
 		}
 		expect(t, st, sid, w)
+	}
+}
+
+// concurrentMixed has many writers at once, each on its own session, mix
+// writes that succeed with writes that must be refused (stale versions,
+// appends to sessions not stored) and writes whose context is already
+// cancelled, so that a store committing concurrent writes together gets
+// all kinds in one batch: every refused write changes nothing, every
+// acknowledged one is stored, and a cancelled one is either acknowledged
+// and stored or refused and absent.
+func (s suite) concurrentMixed(t *testing.T) {
+	st := s.open(t)
+	const writers, rounds = 64, 12
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	results := make([]want, writers)
+	cancelled, cancel := context.WithCancel(ctx(t))
+	cancel()
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- func() error {
+				sid := id(t, fmt.Sprint("w", w))
+				res := want{snap: sid, snapVersion: 1}
+				if err := st.Snapshot(ctx(t), sid, 0, []byte(sid)); err != nil {
+					return err
+				}
+				cur := uint64(1)
+				for r := range rounds {
+					ev := fmt.Sprintf("%s r%d", sid, r)
+					if err := st.Append(ctx(t), sid, cur, []byte(ev)); err != nil {
+						return fmt.Errorf("%s: append at version %d: %w", sid, cur, err)
+					}
+					cur++
+					res.events = append(res.events, ev)
+					if err := st.Append(ctx(t), sid, cur-1, []byte("stale")); !errors.Is(err, host.ErrVersionConflict) {
+						return fmt.Errorf("%s: stale append at version %d: %v; want host.ErrVersionConflict", sid, cur-1, err)
+					}
+					if err := st.Snapshot(ctx(t), sid, cur+3, []byte("stale")); !errors.Is(err, host.ErrVersionConflict) {
+						return fmt.Errorf("%s: snapshot at a future version: %v; want host.ErrVersionConflict", sid, err)
+					}
+					if _, lax := s.opts.Skip["AppendUnstored"]; !lax {
+						missing := id(t, fmt.Sprintf("never-%d-%d", w, r))
+						if err := st.Append(ctx(t), missing, 0, []byte("x")); err == nil {
+							return fmt.Errorf("%s: append to a session never stored succeeded", missing)
+						}
+					}
+					ev = fmt.Sprintf("%s cancelled r%d", sid, r)
+					if err := st.Append(cancelled, sid, cur, []byte(ev)); err == nil {
+						cur++
+						res.events = append(res.events, ev)
+					}
+				}
+				results[w] = res
+				return nil
+			}()
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	if t.Failed() {
+		return
+	}
+	other := s.open(t)
+	for w := range writers {
+		expect(t, st, id(t, fmt.Sprint("w", w)), results[w])
+		expect(t, other, id(t, fmt.Sprint("w", w)), results[w])
 	}
 }
 

@@ -1,0 +1,212 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/host/plaintext"
+	"github.com/ctxhost/ctxhost/internal/pgtest"
+	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/store/filestore"
+	"github.com/ctxhost/ctxhost/store/postgres"
+	"github.com/ctxhost/ctxhost/store/sqlite"
+	"github.com/ctxhost/ctxhost/tokenizer"
+)
+
+// backends opens one store of each kind for a benchmark.
+var backends = []struct {
+	name string
+	open func(b *testing.B) host.Store
+}{
+	{"sqlite", func(b *testing.B) host.Store {
+		s, err := sqlite.New(filepath.Join(b.TempDir(), "bench.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		return s
+	}},
+	{"filestore", func(b *testing.B) host.Store {
+		s, err := filestore.New(b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		return s
+	}},
+	{"postgres", func(b *testing.B) host.Store {
+		s, err := postgres.New(b.Context(), pgtest.URL(b))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		return s
+	}},
+}
+
+// countingStore counts the writes that reach its store.
+type countingStore struct {
+	host.Store
+	writes atomic.Int64
+}
+
+func (c *countingStore) Append(ctx context.Context, id string, expected uint64, ev []byte) error {
+	c.writes.Add(1)
+	return c.Store.Append(ctx, id, expected, ev)
+}
+
+func (c *countingStore) Snapshot(ctx context.Context, id string, expected uint64, state []byte) error {
+	c.writes.Add(1)
+	return c.Store.Snapshot(ctx, id, expected, state)
+}
+
+// turnSessions opens n sessions on a host over st (nil: no store) and
+// plays one turn on each, so that the measured turns append to stored
+// sessions.
+func turnSessions(b *testing.B, st host.Store, n int) []*host.Session {
+	h := host.New(host.Options{Store: st})
+	sessions := make([]*host.Session, n)
+	var wg sync.WaitGroup
+	for i := range sessions {
+		s, err := h.NewSession(fmt.Sprint("turns-", i), host.Config{
+			Window: 1 << 20, Encoding: tokenizer.Approximate,
+			Assembler: plaintext.New(), Format: "text", ReusePayload: true,
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		sessions[i] = s
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := agentTurn(b.Context(), s, 0); err != nil {
+				b.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	return sessions
+}
+
+var turnText = strings.Repeat("the parser drops the last token of a line ", 12)
+
+// agentTurn is one turn of an agent: the tool's result appended, then the
+// context prepared for the next call; each saves the session durably.
+func agentTurn(ctx context.Context, s *host.Session, i int) error {
+	if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: fmt.Sprint(i, turnText)}); err != nil {
+		return err
+	}
+	_, err := s.Prepare(ctx, sdk.AgentIdentity{})
+	return err
+}
+
+// BenchmarkConcurrentTurns plays agent turns (a message appended, the
+// context prepared: two durable saves) on 1, 10 and 1,000 sessions at
+// once, one goroutine per session, and reports turns/s with the median and
+// 99th percentile of one turn's latency. Concurrent saves share their
+// syncs (group commit), so turns/s grows with the sessions.
+//
+//	go test -run '^$' -bench ConcurrentTurns -benchtime 4000x ./store/
+func BenchmarkConcurrentTurns(b *testing.B) {
+	for _, be := range backends {
+		for _, n := range []int{1, 10, 1000} {
+			b.Run(fmt.Sprintf("%s/sessions=%d", be.name, n), func(b *testing.B) {
+				sessions := turnSessions(b, be.open(b), n)
+				lat := make([]time.Duration, b.N)
+				var next atomic.Int64
+				var wg sync.WaitGroup
+				b.ResetTimer()
+				for _, s := range sessions {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for {
+							i := next.Add(1) - 1
+							if i >= int64(b.N) {
+								return
+							}
+							start := time.Now()
+							if err := agentTurn(b.Context(), s, int(i)+1); err != nil {
+								b.Error(err)
+								return
+							}
+							lat[i] = time.Since(start)
+						}
+					}()
+				}
+				wg.Wait()
+				b.StopTimer()
+				slices.Sort(lat)
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "turns/s")
+				b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
+				b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
+			})
+		}
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// BenchmarkDurableTurn splits one session's durable turn: the same turn
+// without a store (the engine), the turn on each store, the store's writes
+// per turn, and, measured in the same run on the same file system, one
+// fsync of a 1 KiB append. It reports the store's cost beyond the engine
+// and the syncs ("rest-ms"): a turn should cost no more than the engine,
+// one sync per write and a small rest.
+//
+//	go test -run '^$' -bench DurableTurn -benchtime 300x ./store/
+func BenchmarkDurableTurn(b *testing.B) {
+	for _, be := range backends {
+		b.Run(be.name, func(b *testing.B) {
+			st := &countingStore{Store: be.open(b)}
+			durable := turnSessions(b, st, 1)[0]
+			engine := turnSessions(b, nil, 1)[0]
+			f, err := os.Create(filepath.Join(b.TempDir(), "fsync"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			block := []byte(strings.Repeat("x", 1023) + "\n")
+			st.writes.Store(0)
+			var tDurable, tEngine, tSync time.Duration
+			b.ResetTimer()
+			for i := range b.N {
+				start := time.Now()
+				if err := agentTurn(b.Context(), durable, i+1); err != nil {
+					b.Fatal(err)
+				}
+				tDurable += time.Since(start)
+				start = time.Now()
+				if err := agentTurn(b.Context(), engine, i+1); err != nil {
+					b.Fatal(err)
+				}
+				tEngine += time.Since(start)
+				start = time.Now()
+				if _, err := f.Write(block); err != nil {
+					b.Fatal(err)
+				}
+				if err := f.Sync(); err != nil {
+					b.Fatal(err)
+				}
+				tSync += time.Since(start)
+			}
+			b.StopTimer()
+			n := float64(b.N)
+			writes := float64(st.writes.Load()) / n
+			per := func(d time.Duration) float64 { return ms(d) / n }
+			b.ReportMetric(per(tDurable), "turn-ms")
+			b.ReportMetric(per(tEngine), "engine-ms")
+			b.ReportMetric(per(tSync), "fsync-ms")
+			b.ReportMetric(writes, "writes/turn")
+			b.ReportMetric(per(tDurable)-per(tEngine)-writes*per(tSync), "rest-ms")
+		})
+	}
+}
