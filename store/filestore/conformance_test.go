@@ -21,8 +21,6 @@ func TestConformance(t *testing.T) {
 		Damager:       damage,
 		Skip: map[string]string{
 			"AppendUnstored": "the file store accepts an Append to a session it holds no snapshot of (the host always snapshots first)",
-			"Damage/LastEventDeleted": "a log cut at a record boundary reads as a shorter log: the directory keeps no second record of the version " +
-				"(a cut inside a record, a damaged record and a deleted log are detected)",
 		},
 	}, func(t *testing.T) host.Store {
 		s, err := filestore.New(dir)
@@ -71,4 +69,26 @@ func damage(t *testing.T, st host.Store, sid string, d storetest.Damage) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestCrash kills a process appending to the directory (its writes
+// committed in groups) and checks that what it acknowledged is stored.
+func TestCrash(t *testing.T) {
+	if storetest.InChild() {
+		s, err := filestore.New(os.Getenv("CTXHOST_FILESTORE_CHILD_DIR"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		storetest.Child(s)
+		return
+	}
+	dir := t.TempDir()
+	storetest.Crash(t, []string{"CTXHOST_FILESTORE_CHILD_DIR=" + dir}, func(t *testing.T) host.Store {
+		s, err := filestore.New(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
 }

@@ -1,6 +1,7 @@
 // Package filestore is a host.Store that keeps each session in two files
 // of one directory: a snapshot, replaced atomically, and an append-only
-// log of the events since, each append fsynced before it returns.
+// log of the events since, each append synced before it returns. Appends
+// of concurrent sessions share their syncs (group commit).
 package filestore
 
 import (
@@ -34,11 +35,40 @@ const (
 // format and the version.
 const snapshotHeader = "ctxhost-snapshot 1 version "
 
-// snapshotHeader2 starts every snapshot file written now: the format, the
-// version and the CRC-32C of the state ("ctxhost-snapshot 2 version N
-// crc32c XXXXXXXX"). A snapshot of this format promises a log file
-// beside it (empty until the first append).
+// snapshotHeader2 starts the snapshot files of the second format: the
+// format, the version and the CRC-32C of the state ("ctxhost-snapshot 2
+// version N crc32c XXXXXXXX"). A snapshot of this format promises a log
+// file beside it (empty until the first append).
 const snapshotHeader2 = "ctxhost-snapshot 2 version "
+
+// snapshotHeader3 starts every snapshot file written now, as the second
+// format does; it promises a log beside it that starts with a header (the
+// log's witness).
+const snapshotHeader3 = "ctxhost-snapshot 3 version "
+
+// A log's header is its witness: two slots, each naming a version whose
+// record the log held, synced, when the slot was written, with the
+// CRC-32C of the slot. A log whose records end before the version its
+// header names was cut (at a record boundary, or deleted and recreated).
+// The slots take turns (version v writes slot v%2), so a slot torn by a
+// crash leaves the other.
+const (
+	logMagic  = "ctxhost-log "
+	slotLen   = len(logMagic) + 16 + 1 + 8 + 1 // magic, version, space, CRC-32C, newline
+	headerLen = 2 * slotLen
+)
+
+// slot returns the header slot that names version v.
+func slot(v uint64) []byte {
+	b := fmt.Appendf(nil, "%s%016x ", logMagic, v)
+	return fmt.Appendf(b, "%08x\n", crc32.Checksum(b, castagnoli))
+}
+
+// slotOffset is where the slot naming v is in the log.
+func slotOffset(v uint64) int64 { return int64(v%2) * int64(slotLen) }
+
+// header returns a whole header naming v in both slots.
+func header(v uint64) []byte { return append(slot(v), slot(v)...) }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -56,7 +86,8 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // A directory belongs to one host at a time: the Store checks expected
 // versions against what it read or wrote itself.
 type Store struct {
-	dir string
+	dir   string
+	group *syncGroup
 
 	mu       sync.Mutex
 	sessions map[string]*session
@@ -67,8 +98,9 @@ type session struct {
 	mu      sync.Mutex
 	loaded  bool
 	version uint64 // 0: nothing stored, or a legacy file only
-	logSize int64  // bytes of valid records in the log
+	logSize int64  // bytes of the log's header and valid records
 	torn    bool   // the log holds more than its valid records
+	headed  bool   // the log starts with a header (a witness)
 }
 
 var _ host.Store = (*Store)(nil)
@@ -92,7 +124,11 @@ func New(dir string) (*Store, error) {
 			return nil, fmt.Errorf("file store: remove stale %s: %w", f, err)
 		}
 	}
-	return &Store{dir: dir, sessions: map[string]*session{}}, nil
+	d, err := os.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("file store: %w", err)
+	}
+	return &Store{dir: dir, group: newSyncGroup(d), sessions: map[string]*session{}}, nil
 }
 
 // Dir returns the store's directory.
@@ -123,53 +159,107 @@ func (f *Store) Load(_ context.Context, id string) (host.StoredSession, error) {
 	s := f.session(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st, logSize, err := f.read(id)
+	st, log, err := f.read(id)
 	if err != nil {
 		return host.StoredSession{}, fmt.Errorf("load session %q: %w", id, err)
 	}
-	s.loaded, s.version, s.logSize, s.torn = true, st.Version(), logSize, true
+	s.loaded, s.version, s.logSize, s.torn, s.headed = true, st.Version(), log.size, true, log.headed
 	return st, nil
 }
 
-// read reads the session's files; logSize is the length of the log's valid
-// records.
-func (f *Store) read(id string) (st host.StoredSession, logSize int64, err error) {
+// logInfo is what reading a log tells of it.
+type logInfo struct {
+	size   int64 // bytes of the header and the valid records
+	headed bool  // it starts with a header
+}
+
+// read reads the session's files. A log that seems cut because another
+// Store instance replaced the snapshot between the reads of the two files
+// is read again.
+func (f *Store) read(id string) (st host.StoredSession, log logInfo, err error) {
+	for range 8 {
+		st, log, err = f.readOnce(id)
+		var cut *cutError
+		if !errors.As(err, &cut) {
+			return st, log, err
+		}
+		snapPath, _, _ := f.Files(id)
+		if v, err := snapshotVersion(snapPath); err != nil || v == cut.snapshot {
+			break // the same snapshot: the log was cut
+		}
+	}
+	return st, log, err
+}
+
+// cutError is a log ending before the version its header names.
+type cutError struct{ snapshot, end, witness uint64 }
+
+func (e *cutError) Error() string {
+	return fmt.Sprintf("the log ends at version %d but held version %d (it was cut)", e.end, e.witness)
+}
+
+// snapshotVersion reads the version in the snapshot file's first line.
+func snapshotVersion(path string) (uint64, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer file.Close()
+	line, err := bufio.NewReaderSize(file, 128).ReadSlice('\n')
+	if err != nil {
+		return 0, err
+	}
+	fields := strings.Fields(string(line)) // ctxhost-snapshot F version V ...
+	if len(fields) < 4 || fields[2] != "version" {
+		return 0, fmt.Errorf("bad snapshot header %q", line)
+	}
+	return strconv.ParseUint(fields[3], 10, 64)
+}
+
+// readOnce reads the session's files once.
+func (f *Store) readOnce(id string) (st host.StoredSession, log logInfo, err error) {
 	snapPath, logPath, legacyPath := f.Files(id)
 	snap, err := os.ReadFile(snapPath)
-	needLog := false
+	var promise logPromise
 	switch {
 	case err == nil:
-		if st.SnapshotVersion, st.Snapshot, needLog, err = parseSnapshot(snap); err != nil {
-			return host.StoredSession{}, 0, fmt.Errorf("%s: %w: %w", snapPath, host.ErrDamaged, err)
+		if st.SnapshotVersion, st.Snapshot, promise, err = parseSnapshot(snap); err != nil {
+			return host.StoredSession{}, log, fmt.Errorf("%s: %w: %w", snapPath, host.ErrDamaged, err)
 		}
 	case errors.Is(err, fs.ErrNotExist):
 		legacy, lerr := os.ReadFile(legacyPath)
 		if lerr != nil && !errors.Is(lerr, fs.ErrNotExist) {
-			return st, 0, lerr
+			return st, log, lerr
 		}
 		st.Snapshot = legacy // version 0
 	default:
-		return st, 0, err
+		return st, log, err
 	}
 	logData, err := os.ReadFile(logPath)
-	if errors.Is(err, fs.ErrNotExist) && needLog {
-		return host.StoredSession{}, 0, fmt.Errorf("%s: %w: the log is missing", logPath, host.ErrDamaged)
+	if errors.Is(err, fs.ErrNotExist) && promise >= promiseLog {
+		return host.StoredSession{}, log, fmt.Errorf("%s: %w: the log is missing", logPath, host.ErrDamaged)
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return st, 0, err
+		return st, log, err
 	}
 	if st.Snapshot == nil {
 		if len(logData) > 0 {
-			return st, 0, fmt.Errorf("%s: a log without a snapshot", logPath)
+			return st, log, fmt.Errorf("%s: a log without a snapshot", logPath)
 		}
-		return st, 0, host.ErrNotStored
+		return st, log, host.ErrNotStored
 	}
-	events, size, err := parseLog(logData, st.SnapshotVersion)
+	events, log, witness, err := parseLog(logData, st.SnapshotVersion)
+	if err == nil && promise >= promiseHeader && !log.headed {
+		err = errors.New("the log's header is missing (the log was cut or replaced)")
+	}
+	if v := st.SnapshotVersion + uint64(len(events)); err == nil && v < witness {
+		err = &cutError{snapshot: st.SnapshotVersion, end: v, witness: witness}
+	}
 	if err != nil {
-		return host.StoredSession{}, 0, fmt.Errorf("%s: %w: %w", logPath, host.ErrDamaged, err)
+		return host.StoredSession{}, logInfo{}, fmt.Errorf("%s: %w: %w", logPath, host.ErrDamaged, err)
 	}
 	st.Events = events
-	return st, size, nil
+	return st, log, nil
 }
 
 // loaded makes sure s knows the stored version; the caller holds s.mu.
@@ -177,15 +267,15 @@ func (f *Store) ensureLoaded(id string, s *session) error {
 	if s.loaded {
 		return nil
 	}
-	st, logSize, err := f.read(id)
+	st, log, err := f.read(id)
 	if errors.Is(err, host.ErrNotStored) {
-		s.loaded, s.version, s.logSize = true, 0, 0
+		s.loaded, s.version, s.logSize, s.headed = true, 0, 0, false
 		return nil
 	}
 	if err != nil {
 		return err
 	}
-	s.loaded, s.version, s.logSize, s.torn = true, st.Version(), logSize, true
+	s.loaded, s.version, s.logSize, s.torn, s.headed = true, st.Version(), log.size, true, log.headed
 	return nil
 }
 
@@ -201,7 +291,7 @@ func (f *Store) Append(_ context.Context, id string, expected uint64, event []by
 		return fmt.Errorf("append to session %q: stored version %d, expected %d: %w", id, s.version, expected, host.ErrVersionConflict)
 	}
 	_, logPath, _ := f.Files(id)
-	size, err := appendRecord(logPath, s.logSize, s.torn, expected+1, event)
+	size, err := f.appendRecord(logPath, s.logSize, s.torn, s.headed, expected+1, event)
 	if err != nil {
 		s.loaded = false // read the log again before the next append
 		return fmt.Errorf("append to session %q: %w", id, err)
@@ -211,14 +301,14 @@ func (f *Store) Append(_ context.Context, id string, expected uint64, event []by
 }
 
 // appendRecord writes one record at offset at (with cut: dropping
-// anything after it, such as a record a crash cut short) and syncs the
-// file; it returns the new size.
-func appendRecord(path string, at int64, cut bool, version uint64, event []byte) (int64, error) {
+// anything after it, such as a record a crash cut short), waits for the
+// group's sync, then names the version in the log's header (headed) for
+// the next sync; it returns the new size.
+func (f *Store) appendRecord(path string, at int64, cut, headed bool, version uint64, event []byte) (int64, error) {
 	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o600)
 	if err != nil {
 		return 0, err
 	}
-	created := at == 0
 	rec := fmt.Appendf(nil, "%d %d %08x\n", version, len(event), crc32.Checksum(event, castagnoli))
 	rec = append(append(rec, event...), '\n')
 	if cut { // first, so that a write cut short leaves a short record, never old bytes after it
@@ -228,13 +318,16 @@ func appendRecord(path string, at int64, cut bool, version uint64, event []byte)
 		_, err = file.WriteAt(rec, at)
 	}
 	if err == nil {
-		err = file.Sync()
+		err = f.group.Sync(file) // the new file's entry too
+	}
+	if err == nil && headed {
+		// Only now: the header never names a record that is not synced.
+		if _, err = file.WriteAt(slot(version), slotOffset(version)); err == nil {
+			f.group.Soon(path)
+		}
 	}
 	if cerr := file.Close(); err == nil {
 		err = cerr
-	}
-	if err == nil && created {
-		err = syncDir(filepath.Dir(path))
 	}
 	if err != nil {
 		return 0, err
@@ -256,20 +349,31 @@ func (f *Store) Snapshot(_ context.Context, id string, expected uint64, state []
 		return fmt.Errorf("snapshot session %q: stored version %d, expected %d: %w", id, s.version, expected, host.ErrVersionConflict)
 	}
 	snapPath, logPath, legacyPath := f.Files(id)
-	if err := ensureFile(logPath); err != nil {
-		return fmt.Errorf("snapshot session %q: create the log: %w", id, err)
+	if !s.headed {
+		// The new snapshot promises a log with a header: give the log
+		// one first, keeping its records (the old snapshot still needs
+		// them until the new one is in place).
+		if err := f.headLog(logPath, expected, s.logSize); err != nil {
+			s.loaded = false
+			return fmt.Errorf("snapshot session %q: write the log's header: %w", id, err)
+		}
+		s.logSize += int64(headerLen)
+		s.headed, s.torn = true, false
 	}
-	data := fmt.Appendf(nil, "%s%d crc32c %08x\n", snapshotHeader2, expected+1, crc32.Checksum(state, castagnoli))
+	data := fmt.Appendf(nil, "%s%d crc32c %08x\n", snapshotHeader3, expected+1, crc32.Checksum(state, castagnoli))
 	data = append(data, state...)
-	if err := writeFileAtomic(f.dir, snapPath, data); err != nil {
+	if err := f.writeFileAtomic(snapPath, data); err != nil {
 		return fmt.Errorf("snapshot session %q: %w", id, err)
 	}
 	s.version = expected + 1
-	if err := os.Truncate(logPath, 0); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	// The log's records are all in the snapshot now: a crash before this
+	// is synced leaves them, skipped by their versions.
+	if err := resetLog(logPath, expected+1); err != nil {
 		s.loaded = false
 		return fmt.Errorf("snapshot session %q: empty the log: %w", id, err)
 	}
-	s.logSize, s.torn = 0, false
+	f.group.Soon(logPath)
+	s.logSize, s.torn = int64(headerLen), false
 	if err := os.Remove(legacyPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("snapshot session %q: remove the old-format file: %w", id, err)
 	}
@@ -288,58 +392,123 @@ func (f *Store) Delete(_ context.Context, id string) error {
 			return fmt.Errorf("delete session %q: %w", id, err)
 		}
 	}
-	s.loaded, s.version, s.logSize = true, 0, 0
-	if err := syncDir(f.dir); err != nil {
+	s.loaded, s.version, s.logSize, s.headed = true, 0, 0, false
+	if err := f.group.Sync(nil); err != nil {
 		return fmt.Errorf("delete session %q: %w", id, err)
 	}
 	return nil
 }
 
+// logPromise is what a snapshot promises of the log beside it.
+type logPromise int
+
+const (
+	promiseNothing logPromise = iota // the first format: a log, or none
+	promiseLog                       // a log, maybe empty
+	promiseHeader                    // a log with a header
+)
+
 // parseSnapshot reads a snapshot file: its version and state, checked
-// against its checksum, and whether a log must be beside it.
-func parseSnapshot(data []byte) (version uint64, state []byte, needLog bool, err error) {
+// against its checksum, and what it promises of the log.
+func parseSnapshot(data []byte) (version uint64, state []byte, promise logPromise, err error) {
 	line, rest, ok := bytes.Cut(data, []byte("\n"))
 	switch {
-	case ok && bytes.HasPrefix(line, []byte(snapshotHeader2)):
+	case ok && (bytes.HasPrefix(line, []byte(snapshotHeader3)) || bytes.HasPrefix(line, []byte(snapshotHeader2))):
+		promise = promiseHeader
+		if bytes.HasPrefix(line, []byte(snapshotHeader2)) {
+			promise = promiseLog
+		}
 		var sum uint32
 		if _, err := fmt.Sscanf(string(line[len(snapshotHeader2):]), "%d crc32c %08x", &version, &sum); err != nil || version == 0 {
-			return 0, nil, false, fmt.Errorf("bad snapshot header %q", line)
+			return 0, nil, 0, fmt.Errorf("bad snapshot header %q", line)
 		}
 		if crc32.Checksum(rest, castagnoli) != sum {
-			return 0, nil, false, fmt.Errorf("the snapshot of version %d fails its checksum", version)
+			return 0, nil, 0, fmt.Errorf("the snapshot of version %d fails its checksum", version)
 		}
-		return version, rest, true, nil
+		return version, rest, promise, nil
 	case ok && bytes.HasPrefix(line, []byte(snapshotHeader)):
 		v, err := strconv.ParseUint(string(line[len(snapshotHeader):]), 10, 64)
 		if err != nil || v == 0 {
-			return 0, nil, false, fmt.Errorf("snapshot version %q", line[len(snapshotHeader):])
+			return 0, nil, 0, fmt.Errorf("snapshot version %q", line[len(snapshotHeader):])
 		}
-		return v, rest, false, nil
+		return v, rest, promiseNothing, nil
 	}
-	return 0, nil, false, fmt.Errorf("not a snapshot (want a first line %q)", snapshotHeader2+"N crc32c X")
+	return 0, nil, 0, fmt.Errorf("not a snapshot (want a first line %q)", snapshotHeader3+"N crc32c X")
 }
 
-// ensureFile creates path, empty, when it does not exist, durably.
-func ensureFile(path string) error {
-	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return nil
+// headLog gives the log at path a header naming version, followed by its
+// first size bytes of records (none when it does not exist), replacing it
+// atomically.
+func (f *Store) headLog(path string, version uint64, size int64) error {
+	data := header(version)
+	if size > 0 {
+		old, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if int64(len(old)) < size {
+			return fmt.Errorf("the log is shorter (%d bytes) than its records (%d)", len(old), size)
+		}
+		data = append(data, old[:size]...)
 	}
+	return f.writeFileAtomic(path, data)
+}
+
+// resetLog leaves the log at path with only a header naming version.
+func resetLog(path string, version uint64) error {
+	file, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		return err
 	}
-	if err := file.Close(); err != nil {
-		return err
+	err = file.Truncate(int64(headerLen))
+	if err == nil {
+		_, err = file.WriteAt(header(version), 0)
 	}
-	return syncDir(filepath.Dir(path))
+	return errors.Join(err, file.Close())
 }
 
-// parseLog returns the events after version from, checking every record;
-// size is the length of the valid records. A last record that is
-// incomplete was cut short by a crash while it was appended (it was never
-// acknowledged) and is left out; a complete one failing its checksum is
-// damage.
-func parseLog(data []byte, from uint64) (events [][]byte, size int64, err error) {
+// parseLog returns the events after version from, checking every record,
+// and the version the log's header names (0 without a header). A last
+// record that is incomplete was cut short by a crash while it was
+// appended (it was never acknowledged) and is left out; a complete one
+// failing its checksum is damage, and so is a header with no valid slot.
+func parseLog(data []byte, from uint64) (events [][]byte, log logInfo, witness uint64, err error) {
+	var off int64
+	if bytes.HasPrefix(data, []byte(logMagic)) {
+		if len(data) < headerLen {
+			return nil, log, 0, fmt.Errorf("the log's header is cut short (%d bytes)", len(data))
+		}
+		valid := false
+		for i := range 2 {
+			if v, ok := parseSlot(data[i*slotLen : (i+1)*slotLen]); ok {
+				valid, witness = true, max(witness, v)
+			}
+		}
+		if !valid {
+			return nil, log, 0, errors.New("the log's header fails its checksums")
+		}
+		log.headed, off = true, int64(headerLen)
+	}
+	log.size = off
+	events, size, err := parseRecords(data[off:], from)
+	log.size += size
+	return events, log, witness, err
+}
+
+// parseSlot reads one header slot.
+func parseSlot(b []byte) (uint64, bool) {
+	body := b[:len(logMagic)+17]
+	var v uint64
+	var sum uint32
+	if _, err := fmt.Sscanf(string(b[len(logMagic):]), "%016x %08x\n", &v, &sum); err != nil {
+		return 0, false
+	}
+	return v, crc32.Checksum(body, castagnoli) == sum
+}
+
+// parseRecords returns the events after version from in the records of
+// data; size is the length of the valid records.
+func parseRecords(data []byte, from uint64) (events [][]byte, size int64, err error) {
 	r := bufio.NewReader(bytes.NewReader(data))
 	var off int64
 	want := from + 1
@@ -390,10 +559,11 @@ func readRecord(r *bufio.Reader) (version uint64, event []byte, n int64, err err
 	return version, event, n, nil
 }
 
-// writeFileAtomic writes data to path through a temporary file in dir;
+// writeFileAtomic writes data to path through a temporary file in the
+// store's directory, synced with the group before and after the rename;
 // on any failure the temporary file is removed and path is untouched.
-func writeFileAtomic(dir, path string, data []byte) (err error) {
-	tmp, err := os.CreateTemp(dir, ".tmp-*")
+func (f *Store) writeFileAtomic(path string, data []byte) (err error) {
+	tmp, err := os.CreateTemp(f.dir, ".tmp-*")
 	if err != nil {
 		return err
 	}
@@ -406,7 +576,7 @@ func writeFileAtomic(dir, path string, data []byte) (err error) {
 	if _, err = tmp.Write(data); err != nil {
 		return err
 	}
-	if err = tmp.Sync(); err != nil {
+	if err = f.group.Sync(tmp); err != nil {
 		return err
 	}
 	if err = tmp.Close(); err != nil {
@@ -415,20 +585,7 @@ func writeFileAtomic(dir, path string, data []byte) (err error) {
 	if err = os.Rename(tmp.Name(), path); err != nil {
 		return err
 	}
-	return syncDir(dir)
-}
-
-// syncDir makes a rename or a new file in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return err
-	}
-	return nil
+	return f.group.Sync(nil)
 }
 
 // maxEscapedID bounds an escaped id so the file name stays well under the

@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -110,12 +112,17 @@ func TestTornAppend(t *testing.T) {
 	must(t, err)
 	must(t, fs.Snapshot(ctx, "s", 0, []byte("snap")))
 	must(t, fs.Append(ctx, "s", 1, []byte("e2")))
-	must(t, fs.Append(ctx, "s", 2, []byte("e3")))
 	_, logPath, _ := fs.Files("s")
+	atTwo, err := os.ReadFile(logPath)
+	must(t, err)
+	must(t, fs.Append(ctx, "s", 2, []byte("e3")))
 	whole, err := os.ReadFile(logPath)
 	must(t, err)
-	for cut := len(whole) - 1; cut > len(whole)/2; cut-- { // every torn end of the last record
-		must(t, os.WriteFile(logPath, whole[:cut], 0o600))
+	// A crash in the middle of the append of version 3: its record cut
+	// short, the log's header not yet naming it (it is written once the
+	// record is synced).
+	for cut := len(whole) - 1; cut > len(atTwo); cut-- { // every torn end of the last record
+		must(t, os.WriteFile(logPath, append(slices.Clip(atTwo), whole[len(atTwo):cut]...), 0o600))
 		st, err := reopen(t, fs).Load(ctx, "s")
 		if err != nil || len(st.Events) != 1 || string(st.Events[0]) != "e2" {
 			t.Fatalf("cut at %d: Load = %+v, %v; want e2 alone", cut, st, err)
@@ -211,5 +218,81 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCutLogIsDamage: a log cut at any record boundary, or anywhere inside
+// a record its header names, emptied or replaced by an empty file, fails
+// Load with host.ErrDamaged; so does a header with no valid slot.
+func TestCutLogIsDamage(t *testing.T) {
+	ctx := context.Background()
+	fs, err := filestore.New(t.TempDir())
+	must(t, err)
+	must(t, fs.Snapshot(ctx, "s", 0, []byte("snap")))
+	_, logPath, _ := fs.Files("s")
+	var ends []int // the log's length after each append
+	for v := uint64(1); v <= 4; v++ {
+		must(t, fs.Append(ctx, "s", v, []byte(fmt.Sprint("event ", v+1))))
+		b, err := os.ReadFile(logPath)
+		must(t, err)
+		ends = append(ends, len(b))
+	}
+	whole, err := os.ReadFile(logPath)
+	must(t, err)
+	check := func(what string, data []byte) {
+		t.Helper()
+		must(t, os.WriteFile(logPath, data, 0o600))
+		st, err := reopen(t, fs).Load(ctx, "s")
+		if !errors.Is(err, host.ErrDamaged) || len(st.Events) != 0 || st.Snapshot != nil {
+			t.Errorf("%s: Load = %+v, %v; want host.ErrDamaged and nothing", what, st, err)
+		}
+	}
+	for i, end := range ends[:len(ends)-1] {
+		check(fmt.Sprintf("cut after version %d", i+2), whole[:end])
+	}
+	check("cut inside the last record", whole[:len(whole)-3])
+	check("emptied", nil)
+	check("header only", whole[:ends[0]-len("2 7 00000000\nevent 2\n")])
+	bad := slices.Clone(whole)
+	bad[20], bad[38+20] = 'x', 'x' // one byte in each slot (38 bytes each)
+	check("both header slots damaged", bad)
+	must(t, os.Remove(logPath))
+	st, err := reopen(t, fs).Load(ctx, "s")
+	if !errors.Is(err, host.ErrDamaged) {
+		t.Errorf("log deleted: Load = %+v, %v; want host.ErrDamaged", st, err)
+	}
+	must(t, os.WriteFile(logPath, whole, 0o600))
+	if st, err := reopen(t, fs).Load(ctx, "s"); err != nil || st.Version() != 5 {
+		t.Errorf("the whole log back: Load = %+v, %v; want version 5", st, err)
+	}
+}
+
+// TestOldFormatLogGetsAHeader: a session written before logs had headers
+// (a snapshot of the second format, a log of bare records) loads as it
+// is, takes appends, and its next snapshot gives the log a header.
+func TestOldFormatLogGetsAHeader(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	fs, err := filestore.New(dir)
+	must(t, err)
+	snap, logPath, _ := fs.Files("old")
+	state := []byte("old state")
+	must(t, os.WriteFile(snap, fmt.Appendf(nil, "ctxhost-snapshot 2 version 1 crc32c %08x\n%s", crc32.Checksum(state, crc32.MakeTable(crc32.Castagnoli)), state), 0o600))
+	ev := []byte("e2")
+	must(t, os.WriteFile(logPath, fmt.Appendf(nil, "2 2 %08x\ne2\n", crc32.Checksum(ev, crc32.MakeTable(crc32.Castagnoli))), 0o600))
+	st, err := fs.Load(ctx, "old")
+	if err != nil || string(st.Snapshot) != "old state" || st.Version() != 2 {
+		t.Fatalf("Load of the old format = %+v, %v", st, err)
+	}
+	must(t, fs.Append(ctx, "old", 2, []byte("e3")))
+	must(t, fs.Snapshot(ctx, "old", 3, []byte("new state")))
+	must(t, fs.Append(ctx, "old", 4, []byte("e5")))
+	b, err := os.ReadFile(logPath)
+	must(t, err)
+	if !bytes.HasPrefix(b, []byte("ctxhost-log ")) {
+		t.Errorf("the log after a new snapshot has no header: %q", b)
+	}
+	if st, err := reopen(t, fs).Load(ctx, "old"); err != nil || string(st.Snapshot) != "new state" || st.Version() != 5 {
+		t.Errorf("after the snapshot: Load = %+v, %v", st, err)
 	}
 }

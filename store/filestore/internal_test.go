@@ -15,7 +15,12 @@ func TestWriteFileAtomicFailureLeavesNothing(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(target, "keep"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeFileAtomic(dir, target, []byte(`{"new":true}`)); err == nil {
+	st, err := New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.writeFileAtomic(target, []byte(`{"new":true}`)); err == nil {
 		t.Fatal("writeFileAtomic over a non-empty directory succeeded")
 	}
 	entries, err := os.ReadDir(dir)

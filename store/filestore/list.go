@@ -49,9 +49,14 @@ func (f *Store) List(_ context.Context) ([]string, error) {
 	return ids, nil
 }
 
-// Close releases nothing: a Store holds no open files between calls. It
-// lets the Store be used where an io.Closer is expected.
-func (f *Store) Close() error { return nil }
+// Close syncs what is not yet synced (the logs' witnesses) and releases
+// the directory's handle. Use no Store after Close.
+func (f *Store) Close() error {
+	if err := f.group.Close(); err != nil {
+		return fmt.Errorf("close file store %s: %w", f.dir, err)
+	}
+	return nil
+}
 
 // unescapeSessionID reverses EscapeSessionID; ok is false for a name that
 // is not an escaped id or that was shortened (holds '~').
