@@ -26,11 +26,11 @@ type Plugin struct {
 	Binding    host.PluginBinding
 }
 
-// Assembler is one launched assembler process.
+// Assembler is one launched and supervised assembler.
 type Assembler struct {
-	Config *config.Assembler
-	Info   sdk.AssemblerInfo
-	Client *pluginhost.AssemblerClient
+	Config     *config.Assembler
+	Info       sdk.AssemblerInfo
+	Supervisor *host.AssemblerSupervisor
 	// Format is the format payloads are built in: the HCL's, or the first
 	// one the assembler declares when the HCL leaves it out.
 	Format string
@@ -150,7 +150,12 @@ func (a *Engine) start(ctx context.Context) error {
 			fatal = append(fatal, fmt.Errorf("assembler %q (%s) failed to start: %w", asm.Name, asm.Path, r.err))
 			continue
 		}
-		a.Assemblers[asm.Name] = &Assembler{Config: asm, Info: r.client.Assembler.Info(), Client: r.client.Assembler}
+		sup, err := a.superviseAssembler(ctx, asm, r.client.Assembler)
+		if err != nil {
+			fatal = append(fatal, err)
+			continue
+		}
+		a.Assemblers[asm.Name] = &Assembler{Config: asm, Info: sup.Info(), Supervisor: sup}
 	}
 	if err := errors.Join(fatal...); err != nil {
 		return fmt.Errorf("launch plugins: %w", err)
@@ -226,6 +231,34 @@ func (a *Engine) supervise(ctx context.Context, p *config.Plugin, first *pluginh
 		Required: p.Required, Timeout: p.Timeout, MaxComponentBytes: p.MaxComponentBytes, KeepAtLeast: p.KeepAtLeast}}, nil
 }
 
+// superviseAssembler wraps an already launched assembler in an
+// AssemblerSupervisor: a dead process is launched again through the
+// registry, with its delta streams reset (the new process holds none).
+func (a *Engine) superviseAssembler(ctx context.Context, asm *config.Assembler, first *pluginhost.AssemblerClient) (*host.AssemblerSupervisor, error) {
+	var once sync.Once
+	spec := assemblerSpec(asm, a.Logger)
+	spec.Deltas = first.Deltas()
+	launch := func(ctx context.Context) (host.Assembler, error) {
+		var ac host.Assembler
+		once.Do(func() { ac = first })
+		if ac != nil {
+			return ac, nil
+		}
+		if spec.Deltas != nil {
+			spec.Deltas.Reset()
+		}
+		cl, err := a.registry.Launch(ctx, spec)
+		if err != nil {
+			return nil, err
+		}
+		return cl.Assembler, nil
+	}
+	return a.Host.SuperviseAssembler(ctx, asm.Name, launch, host.SuperviseOptions{Logger: a.Logger.Named(asm.Name),
+		OnRestart: func(name string, cause error) {
+			a.Logger.Warn("assembler restarted", "assembler", name, "cause", cause)
+		}})
+}
+
 // buildRouter routes the profile's payloads to its assembler and each
 // agent's to the agent's; without one, the built-in plain-text assembler is
 // used with a warning.
@@ -252,7 +285,7 @@ func (a *Engine) route(name, format string) Route {
 	if format == "" {
 		format = asm.Format
 	}
-	return Route{Assembler: asm.Client, Format: format, Options: asm.Config.Options}
+	return Route{Assembler: asm.Supervisor, Format: format, Options: asm.Config.Options}
 }
 
 // SessionConfig returns the host.Config of the profile's sessions: model,

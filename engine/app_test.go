@@ -362,12 +362,12 @@ host { store = %q }
 
 // TestOptionalPluginRetriedAtStart: an optional plugin that fails its
 // first launch (a crash during the handshake) is launched again with
-// backoff and runs; one that keeps failing is left out after StartRetries
-// more attempts, and the warning every turn carries says so and counts
+// backoff and runs; one that keeps failing is left out after
+// host.StartBackoff.Attempts attempts, and the warning every turn carries says so and counts
 // the ops that were addressed to it.
 func TestOptionalPluginRetriedAtStart(t *testing.T) {
-	defer func(b time.Duration) { StartBackoff = b }(StartBackoff)
-	StartBackoff = 10 * time.Millisecond
+	defer func(b host.Backoff) { host.StartBackoff = b }(host.StartBackoff)
+	host.StartBackoff.Initial = 10 * time.Millisecond
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "first-launch-done")
 	flaky := filepath.Join(dir, "flaky-plan")
@@ -393,8 +393,8 @@ context "c" { model = "m" }
 		t.Fatalf("running plugins %v, want plan after a retry", a.Plugins)
 	}
 	u := a.UnavailablePluginNamed("broken")
-	if u == nil || u.Attempts != 1+StartRetries {
-		t.Fatalf("broken: %+v, want %d attempts", u, 1+StartRetries)
+	if u == nil || u.Attempts != host.StartBackoff.Attempts {
+		t.Fatalf("broken: %+v, want %d attempts", u, host.StartBackoff.Attempts)
 	}
 	u.Drop()
 	u.Drop()

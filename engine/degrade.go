@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ctxhost/ctxhost/config"
+	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/pluginhost"
 )
 
@@ -56,15 +57,6 @@ func (u *UnavailablePlugin) Dropped() int {
 	return u.dropped
 }
 
-// StartRetries is how many more times an optional plugin whose launch
-// failed for a reason that may pass (a crash or a timeout during the
-// handshake, not a missing or mismatched binary) is launched again at
-// start-up, after StartBackoff, then 3× longer each time.
-const StartRetries = 3
-
-// StartBackoff is the wait before the first start-up retry.
-var StartBackoff = 200 * time.Millisecond
-
 // retryable reports whether a launch failure may pass on its own.
 func retryable(err error) bool {
 	for _, permanent := range []error{pluginhost.ErrBinaryNotFound, pluginhost.ErrNotExecutable,
@@ -86,28 +78,21 @@ type launchResult struct {
 // launchEach launches every spec concurrently through the registry and
 // returns each outcome; unlike Registry.LaunchAll one failure does not
 // kill the others, so the caller can decide which failures are fatal.
-// Specs marked in retry are launched again on a retryable failure (see
-// StartRetries).
+// Specs marked in retry are launched again on a retryable failure, paced
+// by host.StartBackoff (the host's retry policy).
 func (a *Engine) launchEach(ctx context.Context, specs []pluginhost.Spec, retry []bool) []launchResult {
 	out := make([]launchResult, len(specs))
 	var wg sync.WaitGroup
 	for i, spec := range specs {
 		wg.Go(func() {
-			wait := StartBackoff
-			for {
-				out[i].attempts++
-				out[i].client, out[i].err = a.registry.Launch(ctx, spec)
-				if out[i].err == nil || !retry[i] || out[i].attempts > StartRetries || !retryable(out[i].err) {
-					return
-				}
-				a.Logger.Warn("optional plugin failed to start; retrying", "plugin", spec.Name, "attempt", out[i].attempts, "in", wait, "error", out[i].err)
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(wait):
-				}
-				wait *= 3
-			}
+			again := func(err error) bool { return retry[i] && retryable(err) }
+			out[i].attempts, out[i].err = host.StartBackoff.Do(ctx, func(int) error {
+				var err error
+				out[i].client, err = a.registry.Launch(ctx, spec)
+				return err
+			}, again, func(attempt int, err error, wait time.Duration) {
+				a.Logger.Warn("optional plugin failed to start; retrying", "plugin", spec.Name, "attempt", attempt, "in", wait, "error", err)
+			})
 		})
 	}
 	wg.Wait()

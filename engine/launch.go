@@ -18,10 +18,14 @@ func Specs(plugins []*config.Plugin, assemblers []*config.Assembler, logger hclo
 		specs = append(specs, pluginSpec(p, logger))
 	}
 	for _, a := range assemblers {
-		specs = append(specs, pluginhost.Spec{Name: a.Name, Kind: pluginhost.KindAssembler, Path: a.Path,
-			SHA256: a.SHA256, Logger: logger, NoAutoMTLS: !a.AutoMTLS, Env: envList(a.Env)})
+		specs = append(specs, assemblerSpec(a, logger))
 	}
 	return specs
+}
+
+func assemblerSpec(a *config.Assembler, logger hclog.Logger) pluginhost.Spec {
+	return pluginhost.Spec{Name: a.Name, Kind: pluginhost.KindAssembler, Path: a.Path,
+		SHA256: a.SHA256, Logger: logger, NoAutoMTLS: !a.AutoMTLS, Env: envList(a.Env)}
 }
 
 func pluginSpec(p *config.Plugin, logger hclog.Logger) pluginhost.Spec {

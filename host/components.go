@@ -80,7 +80,7 @@ func (s *Session) gather(ctx context.Context, view *AgentView) ([]countedCompone
 			p.fresh = false
 			s.events.emit(Event{Type: EventPluginFailed, Session: s.id, Plugin: p.binding.Name, Err: a.err})
 			if p.binding.Required {
-				return nil, warnings, nil, fmt.Errorf("required plugin %q: %w", p.binding.Name, a.err)
+				return nil, warnings, nil, &RequiredPluginError{Plugin: p.binding.Name, Err: a.err}
 			}
 			warnings = append(warnings, fmt.Sprintf("plugin %q left out: %v", p.binding.Name, a.err))
 			leftOut = append(leftOut, PluginFailure{Plugin: p.binding.Name, Err: a.err})

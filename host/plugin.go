@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/ctxhost/ctxhost/sdk"
 )
@@ -38,6 +39,27 @@ type Assembler interface {
 // gone (crashed, killed or unreachable): the supervisor restarts it and
 // restores its sessions' state.
 var ErrPluginDead = errors.New("plugin process is not running")
+
+// ErrRequiredPlugin is matched (errors.Is) by the error of a turn that
+// failed because a required plugin failed or was cut off by its deadline.
+var ErrRequiredPlugin = errors.New("required plugin failed")
+
+// RequiredPluginError is the error of a turn that failed because its
+// required plugin Plugin failed with Err; it matches ErrRequiredPlugin.
+type RequiredPluginError struct {
+	Plugin string
+	Err    error
+}
+
+func (e *RequiredPluginError) Error() string {
+	return fmt.Sprintf("required plugin %q: %v", e.Plugin, e.Err)
+}
+
+// Unwrap returns the plugin's failure.
+func (e *RequiredPluginError) Unwrap() error { return e.Err }
+
+// Is reports whether target is ErrRequiredPlugin.
+func (e *RequiredPluginError) Is(target error) bool { return target == ErrRequiredPlugin }
 
 // StateCarrier is implemented by a ContextPlugin whose state-changing calls
 // answer with the session's state as it is right after the call (the SDK

@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -120,32 +119,6 @@ func callWithDeadline[T any](ctx context.Context, timeout time.Duration, fn func
 		var zero T
 		return zero, fmt.Errorf("cut off after %s: %w", timeout, ctx.Err())
 	}
-}
-
-// callRetryingOnce runs a call that changes nothing in the plugin
-// (Component, State, Assemble) with callWithDeadline and, when its own
-// deadline cut it off while ctx is still live, makes it once more with a
-// fresh deadline: one missed deadline on a loaded machine does not fail the
-// turn. cutOff is the first attempt's error when the second one was made
-// (nil otherwise), for the caller's warning. Calls that may change state
-// are never retried: a cut-off one may still be applied (see Supervisor).
-func callRetryingOnce[T any](ctx context.Context, timeout time.Duration, fn func(context.Context) (T, error)) (v T, cutOff, err error) {
-	v, err = callWithDeadline(ctx, timeout, fn)
-	if err == nil || ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) {
-		return v, nil, err
-	}
-	cutOff = err
-	v, err = callWithDeadline(ctx, timeout, fn)
-	if err != nil {
-		return v, cutOff, fmt.Errorf("%w (retried once; first attempt %v)", err, cutOff)
-	}
-	return v, cutOff, nil
-}
-
-// retriedWarning is the warning of a read-only call that answered on its
-// retry after the first attempt was cut off.
-func retriedWarning(what string, cutOff error) string {
-	return fmt.Sprintf("%s: %v; answered when retried", what, cutOff)
 }
 
 // fetched is a validated component with its token count (comp nil: the

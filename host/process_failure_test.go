@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,7 +25,7 @@ func supervised(t *testing.T, h *host.Host, name string, env ...string) (*host.S
 	t.Helper()
 	procs := &processes{spec: pluginhost.Spec{Name: name, Kind: pluginhost.KindContext, Path: binary(name), Env: env, Logger: hclog.NewNullLogger()}}
 	t.Cleanup(procs.closeAll)
-	sup, err := h.Supervise(context.Background(), name, procs.launch, host.SuperviseOptions{InitialBackoff: 10 * time.Millisecond})
+	sup, err := h.Supervise(context.Background(), name, procs.launch, host.SuperviseOptions{Backoff: host.Backoff{Initial: 10 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +181,7 @@ func TestPluginPastDeadline(t *testing.T) {
 				t.Errorf("prepare took %s: the 200ms deadline did not cut the 3s call off", elapsed)
 			}
 			if required {
-				if err == nil || !strings.Contains(err.Error(), `"sleepy"`) || !errors.Is(err, context.DeadlineExceeded) {
+				if err == nil || !strings.Contains(err.Error(), `"sleepy"`) || !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, host.ErrRequiredPlugin) {
 					t.Errorf("required plugin past its deadline: err %v, want one naming the plugin", err)
 				}
 				return
@@ -252,5 +253,55 @@ func TestPluginGarbage(t *testing.T) {
 				t.Errorf("restarted %d times", sup.Restarts())
 			}
 		})
+	}
+}
+
+// TestKilledAssemblerRelaunched: an assembler process killed between
+// turns is launched again by its supervisor at the next Assemble, its
+// delta streams reset (the first request of the new process goes whole,
+// never answered UNKNOWN_BASE), and every turn's payload equals that of
+// the same turns assembled by a process nobody killed.
+func TestKilledAssemblerRelaunched(t *testing.T) {
+	h := host.New(host.Options{})
+	restarts := watch(h, host.EventPluginRestarted)
+	procs := &processes{spec: pluginhost.Spec{Name: "gemini", Kind: pluginhost.KindAssembler, Path: binary("assembler-gemini"), Logger: hclog.NewNullLogger()}}
+	t.Cleanup(procs.closeAll)
+	var deltas *pluginhost.Deltas
+	launch := func(ctx context.Context) (host.Assembler, error) {
+		if deltas != nil {
+			deltas.Reset() // as the engine does: the new process holds no stream
+		}
+		procs.spec.Deltas = deltas
+		c, err := procs.launchClient(ctx)
+		if err != nil {
+			return nil, err
+		}
+		deltas = c.Assembler.Deltas()
+		return c.Assembler, nil
+	}
+	sup, err := h.SuperviseAssembler(context.Background(), "gemini", launch, host.SuperviseOptions{Backoff: host.Backoff{Initial: 10 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if deltas == nil {
+		t.Fatal("the Gemini assembler declares no delta capability")
+	}
+	ref := launchAssembler(t, "assembler-gemini", nil).Assembler
+	s := deltaSession(t, h, "killed", sup, "api", 100000, true)
+	want := deltaSession(t, h, "undisturbed", ref, "api", 100000, true)
+	for n := range 12 {
+		if n == 4 || n == 8 {
+			procs.killCurrent(t)
+		}
+		got := turn(t, s, sup, 1, n)
+		if w := turn(t, want, ref, 1, n); !bytes.Equal(got.Payload, w.Payload) || len(got.Warnings) != len(w.Warnings) {
+			t.Fatalf("turn %d: payload or warnings differ from the undisturbed assembler's (warnings %v)", n, got.Warnings)
+		}
+	}
+	if sup.Restarts() != 2 || len(restarts()) != 2 {
+		t.Errorf("restarts %d, events %d, want 2", sup.Restarts(), len(restarts()))
+	}
+	if st := deltas.Stats(); st.Resent != 0 || st.Deltas == 0 {
+		t.Errorf("%d deltas, %d resent whole: want deltas, none answered UNKNOWN_BASE after the resets", st.Deltas, st.Resent)
 	}
 }

@@ -48,6 +48,15 @@ func planProcesses() *processes {
 }
 
 func (p *processes) launch(ctx context.Context) (host.ContextPlugin, error) {
+	c, err := p.launchClient(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return c.Context, nil
+}
+
+// launchClient launches one more process of the spec.
+func (p *processes) launchClient(ctx context.Context) (*pluginhost.Client, error) {
 	c, err := pluginhost.Launch(ctx, p.spec)
 	if err != nil {
 		return nil, err
@@ -55,7 +64,7 @@ func (p *processes) launch(ctx context.Context) (host.ContextPlugin, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.clients = append(p.clients, c)
-	return c.Context, nil
+	return c, nil
 }
 
 // current is the latest process.
@@ -104,7 +113,7 @@ func TestKillPluginProcess(t *testing.T) {
 	t.Cleanup(procs.closeAll)
 	h := host.New(host.Options{})
 	restarted := watch(h, host.EventPluginRestarted)
-	sup, err := h.Supervise(ctx, "plan", procs.launch, host.SuperviseOptions{InitialBackoff: 10 * time.Millisecond})
+	sup, err := h.Supervise(ctx, "plan", procs.launch, host.SuperviseOptions{Backoff: host.Backoff{Initial: 10 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}

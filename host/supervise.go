@@ -16,11 +16,11 @@ import (
 // LaunchFunc starts a plugin (for a remote plugin: a new process).
 type LaunchFunc func(ctx context.Context) (ContextPlugin, error)
 
-// SuperviseOptions tune a Supervisor.
+// SuperviseOptions tune a Supervisor or an AssemblerSupervisor.
 type SuperviseOptions struct {
-	InitialBackoff time.Duration // first delay between relaunch attempts, default 50ms
-	MaxBackoff     time.Duration // delay cap (doubling), default 2s
-	MaxAttempts    int           // relaunch attempts per failure, default 5
+	// Backoff paces the attempts to relaunch a dead process; its zero
+	// fields are RelaunchBackoff's (50ms doubling to 2s, 5 attempts).
+	Backoff Backoff
 	// RestoreTimeout bounds one relaunch attempt: launch, configure and
 	// the restore of every session's state. It is independent of the
 	// deadline of the call that found the plugin dead. Default 60s.
@@ -49,27 +49,20 @@ type SuperviseOptions struct {
 // killing the process (Aborter), relaunching it and restoring every
 // session when it was cut off by its deadline or its process died. A call
 // that found the process dead is retried once on the new instance; a
-// cut-off call is not.
+// cut-off call is not (the retry policy is in retry.go).
 //
 // Calls for one session run one at a time in the order they arrive, even
 // when the caller stopped waiting for an earlier one, so a later call
 // never reaches an instance that may still apply an abandoned one.
 type Supervisor struct {
-	name   string
-	launch LaunchFunc
-	opts   SuperviseOptions
-	info   sdk.PluginInfo
+	name string
+	info sdk.PluginInfo
+	proc *keeper[ContextPlugin]
 
-	mu       sync.Mutex // guards everything below
-	current  ContextPlugin
-	gen      int
-	broken   bool // current may hold an unacknowledged change: replace it before use
-	config   json.RawMessage
-	states   map[string][]byte        // acknowledged state per session
-	turns    map[string]chan struct{} // per-session call order
-	restarts int
-
-	restartMu sync.Mutex // serializes relaunches
+	mu     sync.Mutex // guards everything below
+	config json.RawMessage
+	states map[string][]byte        // acknowledged state per session
+	turns  map[string]chan struct{} // per-session call order
 }
 
 var (
@@ -79,32 +72,24 @@ var (
 
 // Supervise launches the plugin and returns its supervisor.
 func Supervise(ctx context.Context, name string, launch LaunchFunc, opts SuperviseOptions) (*Supervisor, error) {
-	if opts.InitialBackoff == 0 {
-		opts.InitialBackoff = 50 * time.Millisecond
-	}
-	if opts.MaxBackoff == 0 {
-		opts.MaxBackoff = 2 * time.Second
-	}
-	if opts.MaxAttempts == 0 {
-		opts.MaxAttempts = 5
-	}
-	if opts.RestoreTimeout == 0 {
-		opts.RestoreTimeout = 60 * time.Second
-	}
-	if opts.Logger == nil {
-		opts.Logger = hclog.NewNullLogger()
-	}
-	p, err := launch(ctx)
+	k, err := newKeeper(ctx, name, launch, opts)
 	if err != nil {
-		return nil, fmt.Errorf("launch plugin %q: %w", name, err)
+		return nil, err
 	}
-	return &Supervisor{name: name, launch: launch, opts: opts, info: p.Info(), current: p,
-		states: map[string][]byte{}, turns: map[string]chan struct{}{}}, nil
+	s := &Supervisor{name: name, info: k.current.Info(), proc: k, states: map[string][]byte{}, turns: map[string]chan struct{}{}}
+	k.prepare = s.restoreInto
+	return s, nil
 }
 
 // Supervise is the package-level Supervise with plugin-restarted events
 // emitted to this host's subscribers (opts.OnRestart is still called).
 func (h *Host) Supervise(ctx context.Context, name string, launch LaunchFunc, opts SuperviseOptions) (*Supervisor, error) {
+	return Supervise(ctx, name, launch, h.announceRestarts(opts))
+}
+
+// announceRestarts makes opts.OnRestart emit a plugin-restarted event to
+// h's subscribers before it calls the caller's own.
+func (h *Host) announceRestarts(opts SuperviseOptions) SuperviseOptions {
 	user := opts.OnRestart
 	opts.OnRestart = func(plugin string, cause error) {
 		h.events.emit(Event{Type: EventPluginRestarted, Plugin: plugin, Err: cause})
@@ -112,14 +97,14 @@ func (h *Host) Supervise(ctx context.Context, name string, launch LaunchFunc, op
 			user(plugin, cause)
 		}
 	}
-	return Supervise(ctx, name, launch, opts)
+	return opts
 }
 
 // Generation changes every time the plugin is relaunched (see Generationer).
-func (s *Supervisor) Generation() int { s.mu.Lock(); defer s.mu.Unlock(); return s.gen }
+func (s *Supervisor) Generation() int { return s.proc.generation() }
 
 // Restarts returns how many times the plugin was relaunched.
-func (s *Supervisor) Restarts() int { s.mu.Lock(); defer s.mu.Unlock(); return s.restarts }
+func (s *Supervisor) Restarts() int { return s.proc.restarted() }
 
 // stateful reports whether the plugin has per-session state to keep.
 func (s *Supervisor) stateful() bool { return s.info.HasCapability(sdk.CapState) }
@@ -141,43 +126,25 @@ func (s *Supervisor) lockSession(ctx context.Context, session string) (unlock fu
 	}
 }
 
-// ready returns the current instance, replacing it first when it is
-// broken.
-func (s *Supervisor) ready(ctx context.Context) (ContextPlugin, int, error) {
-	for {
-		s.mu.Lock()
-		p, gen, broken := s.current, s.gen, s.broken
-		s.mu.Unlock()
-		if !broken {
-			return p, gen, nil
-		}
-		if err := s.relaunch(ctx, gen, errors.New("previous instance was abandoned")); err != nil {
-			return nil, gen, err
-		}
-	}
-}
-
 // ack keeps st (nil: nothing to keep) as the session's acknowledged state
 // if instance gen is still current; false means the instance was replaced
 // while the call ran, so the call's effect is lost with it.
 func (s *Supervisor) ack(gen int, session string, st []byte) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.gen != gen || s.broken {
-		return false
-	}
-	if st != nil {
-		s.states[session] = append([]byte(nil), st...)
-	}
-	return true
+	return s.proc.ifCurrent(gen, func() {
+		if st != nil {
+			s.mu.Lock()
+			s.states[session] = append([]byte(nil), st...)
+			s.mu.Unlock()
+		}
+	})
 }
 
 // errReplaced is the failure of a call whose instance was replaced before
 // its answer could be acknowledged.
 var errReplaced = fmt.Errorf("%w: the plugin was replaced while the call ran", ErrPluginDead)
 
-// read runs a call that changes no state; a dead instance is replaced and
-// the call retried once.
+// read runs a call that changes no state, in the session's order; a dead
+// instance is replaced and the call retried once.
 func read[T any](ctx context.Context, s *Supervisor, session string, call func(ContextPlugin) (T, error)) (T, error) {
 	var zero T
 	unlock, err := s.lockSession(ctx, session)
@@ -185,19 +152,7 @@ func read[T any](ctx context.Context, s *Supervisor, session string, call func(C
 		return zero, err
 	}
 	defer unlock()
-	for attempt := 0; ; attempt++ {
-		p, gen, err := s.ready(ctx)
-		if err != nil {
-			return zero, err
-		}
-		v, err := call(p)
-		if !errors.Is(err, ErrPluginDead) {
-			return v, err
-		}
-		if rerr := s.relaunch(ctx, gen, err); rerr != nil || attempt > 0 {
-			return zero, errors.Join(err, rerr)
-		}
-	}
+	return retryDead(ctx, s.proc, call)
 }
 
 // mutate runs a call that may change the session's state; call returns the
@@ -211,7 +166,7 @@ func mutate[T any](ctx context.Context, s *Supervisor, session string, call func
 	}
 	defer unlock()
 	for attempt := 0; ; attempt++ {
-		p, gen, err := s.ready(ctx)
+		p, gen, err := s.proc.ready(ctx)
 		if err != nil {
 			return zero, err
 		}
@@ -236,9 +191,9 @@ func mutate[T any](ctx context.Context, s *Supervisor, session string, call func
 			if rerr == nil {
 				return zero, err
 			}
-			s.opts.Logger.Warn("rollback after a failed call failed; replacing the plugin", "plugin", s.name, "session", session, "error", rerr)
+			s.proc.opts.Logger.Warn("rollback after a failed call failed; replacing the plugin", "plugin", s.name, "session", session, "error", rerr)
 		}
-		if rerr := s.relaunch(ctx, gen, err); rerr != nil {
+		if rerr := s.proc.relaunch(ctx, gen, err); rerr != nil {
 			return zero, errors.Join(err, rerr)
 		}
 		if !dead || attempt > 0 {
@@ -263,7 +218,7 @@ func (s *Supervisor) rollback(ctx context.Context, p ContextPlugin, session stri
 	s.mu.Lock()
 	st, ok := s.states[session]
 	s.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.RestoreTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.proc.opts.RestoreTimeout)
 	defer cancel()
 	if !ok {
 		return p.EndSession(ctx, session)
@@ -271,67 +226,9 @@ func (s *Supervisor) rollback(ctx context.Context, p ContextPlugin, session stri
 	return p.Restore(ctx, session, st)
 }
 
-// relaunch replaces instance gen (unless another caller already did): it
-// kills it, launches a new one, configures it and restores every session's
-// acknowledged state. Each attempt is bounded by RestoreTimeout, not by
-// ctx's deadline; a failed attempt's process is killed.
-func (s *Supervisor) relaunch(ctx context.Context, gen int, cause error) error {
-	s.mu.Lock()
-	if s.gen == gen {
-		s.broken = true // from now on nothing of instance gen is acknowledged
-	}
-	s.mu.Unlock()
-	s.restartMu.Lock()
-	defer s.restartMu.Unlock()
-	s.mu.Lock()
-	old, cur := s.current, s.gen
-	s.mu.Unlock()
-	if cur != gen {
-		return nil // someone else already relaunched it
-	}
-	abort(old)
-	ctx = context.WithoutCancel(ctx)
-	backoff := s.opts.InitialBackoff
-	var lastErr error
-	for attempt := 1; attempt <= s.opts.MaxAttempts; attempt++ {
-		p, err := s.start(ctx)
-		if err == nil {
-			s.mu.Lock()
-			s.current, s.gen, s.broken, s.restarts = p, s.gen+1, false, s.restarts+1
-			s.mu.Unlock()
-			s.opts.Logger.Warn("plugin restarted", "plugin", s.name, "attempt", attempt, "cause", cause)
-			if s.opts.OnRestart != nil {
-				s.opts.OnRestart(s.name, cause)
-			}
-			return nil
-		}
-		lastErr = err
-		s.opts.Logger.Warn("plugin relaunch failed", "plugin", s.name, "attempt", attempt, "error", err)
-		if attempt < s.opts.MaxAttempts {
-			time.Sleep(backoff)
-			backoff = min(backoff*2, s.opts.MaxBackoff)
-		}
-	}
-	return fmt.Errorf("relaunch plugin %q: gave up after %d attempts: %w: %w", s.name, s.opts.MaxAttempts, ErrPluginDead, lastErr)
-}
-
-// abort kills p's process at once when it has one.
-func abort(p ContextPlugin) {
-	if a, ok := p.(Aborter); ok {
-		a.Abort()
-	}
-}
-
-// start launches a new instance, configures it and restores the sessions'
-// states in session id order, all within RestoreTimeout; on failure the
-// new instance is killed.
-func (s *Supervisor) start(ctx context.Context) (ContextPlugin, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.opts.RestoreTimeout)
-	defer cancel()
-	p, err := s.launch(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("launch: %w", err)
-	}
+// restoreInto readies a relaunched instance: it configures it and restores
+// the sessions' acknowledged states in session id order.
+func (s *Supervisor) restoreInto(ctx context.Context, p ContextPlugin) error {
 	s.mu.Lock()
 	config := s.config
 	states := make(map[string][]byte, len(s.states))
@@ -342,21 +239,17 @@ func (s *Supervisor) start(ctx context.Context) (ContextPlugin, error) {
 	}
 	s.mu.Unlock()
 	sort.Strings(ids)
-	fail := func(err error) (ContextPlugin, error) {
-		abort(p)
-		return nil, err
-	}
 	if config != nil {
 		if err := p.Configure(ctx, config); err != nil {
-			return fail(fmt.Errorf("configure: %w", err))
+			return fmt.Errorf("configure: %w", err)
 		}
 	}
 	for _, id := range ids {
 		if err := p.Restore(ctx, id, states[id]); err != nil {
-			return fail(fmt.Errorf("restore session %q: %w", id, err))
+			return fmt.Errorf("restore session %q: %w", id, err)
 		}
 	}
-	return p, nil
+	return nil
 }
 
 // KeptState returns the session's acknowledged state: what the plugin
@@ -377,25 +270,16 @@ func (s *Supervisor) Info() sdk.PluginInfo { return s.info }
 
 // Configure configures the plugin and remembers the config for relaunches.
 func (s *Supervisor) Configure(ctx context.Context, config json.RawMessage) error {
-	for attempt := 0; ; attempt++ {
-		p, gen, err := s.ready(ctx)
-		if err != nil {
-			return err
+	_, err := retryDead(ctx, s.proc, func(p ContextPlugin) (struct{}, error) {
+		if err := p.Configure(ctx, config); err != nil {
+			return struct{}{}, err
 		}
-		err = p.Configure(ctx, config)
-		if err == nil {
-			s.mu.Lock()
-			s.config = append(json.RawMessage(nil), config...)
-			s.mu.Unlock()
-			return nil
-		}
-		if !errors.Is(err, ErrPluginDead) || attempt > 0 {
-			return err
-		}
-		if rerr := s.relaunch(ctx, gen, err); rerr != nil {
-			return errors.Join(err, rerr)
-		}
-	}
+		s.mu.Lock()
+		s.config = append(json.RawMessage(nil), config...)
+		s.mu.Unlock()
+		return struct{}{}, nil
+	})
+	return err
 }
 
 // Component returns the session's component.
@@ -474,3 +358,46 @@ func (s *Supervisor) EndSession(ctx context.Context, session string) error {
 	s.mu.Unlock()
 	return err
 }
+
+// AssemblerLaunchFunc starts an assembler (for a remote one: a new
+// process).
+type AssemblerLaunchFunc func(ctx context.Context) (Assembler, error)
+
+// AssemblerSupervisor is an Assembler that keeps an assembler process
+// running: a call that finds the process dead kills what is left of it,
+// launches a new one (whose streams start empty: the first request of
+// each goes whole) and is made once more on it. An assembler holds no
+// state the host must restore, so nothing else is needed.
+type AssemblerSupervisor struct {
+	info sdk.AssemblerInfo
+	proc *keeper[Assembler]
+}
+
+var _ Assembler = (*AssemblerSupervisor)(nil)
+
+// SuperviseAssembler launches the assembler and returns its supervisor.
+func SuperviseAssembler(ctx context.Context, name string, launch AssemblerLaunchFunc, opts SuperviseOptions) (*AssemblerSupervisor, error) {
+	k, err := newKeeper(ctx, name, launch, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &AssemblerSupervisor{info: k.current.Info(), proc: k}, nil
+}
+
+// SuperviseAssembler is the package-level SuperviseAssembler with
+// plugin-restarted events emitted to this host's subscribers.
+func (h *Host) SuperviseAssembler(ctx context.Context, name string, launch AssemblerLaunchFunc, opts SuperviseOptions) (*AssemblerSupervisor, error) {
+	return SuperviseAssembler(ctx, name, launch, h.announceRestarts(opts))
+}
+
+// Info returns the assembler's description (from its first launch).
+func (a *AssemblerSupervisor) Info() sdk.AssemblerInfo { return a.info }
+
+// Assemble assembles on the current process; one that died is replaced
+// and the call made once more.
+func (a *AssemblerSupervisor) Assemble(ctx context.Context, req sdk.AssembleRequest) (sdk.AssembleResult, error) {
+	return retryDead(ctx, a.proc, func(p Assembler) (sdk.AssembleResult, error) { return p.Assemble(ctx, req) })
+}
+
+// Restarts returns how many times the assembler was relaunched.
+func (a *AssemblerSupervisor) Restarts() int { return a.proc.restarted() }

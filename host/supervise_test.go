@@ -40,7 +40,7 @@ func (fl *fleet) current() *fakePlugin {
 func (fl *fleet) kill() { fl.current().set(func(f *fakePlugin) { f.dead = true }) }
 
 func superviseOpts() SuperviseOptions {
-	return SuperviseOptions{InitialBackoff: time.Millisecond, MaxBackoff: 4 * time.Millisecond, MaxAttempts: 4}
+	return SuperviseOptions{Backoff: Backoff{Initial: time.Millisecond, Max: 4 * time.Millisecond, Attempts: 4}}
 }
 
 func TestSupervisorRestartsAndRestores(t *testing.T) {

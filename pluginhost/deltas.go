@@ -72,6 +72,12 @@ func NewDeltas(streams int) *Deltas {
 	return &Deltas{streams: lru.New[deltaKey, *deltaStream](streams)}
 }
 
+// Reset forgets every stream, so that the next request of each goes
+// whole: a relaunched assembler holds none of them. A call under way on a
+// stream finishes on the stream it started with, which is no longer kept.
+// The counts stay.
+func (d *Deltas) Reset() { d.streams.DeleteFunc(func(deltaKey) bool { return true }) }
+
 // Stats returns what was sent and received so far.
 func (d *Deltas) Stats() DeltaStats {
 	d.mu.Lock()

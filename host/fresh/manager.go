@@ -26,9 +26,10 @@ const (
 // DefaultPluginTimeout bounds each plugin call when Plugin.Timeout is zero.
 const DefaultPluginTimeout = 2 * time.Second
 
-// ErrRequiredPlugin is wrapped by the error of a build whose required
-// plugin is missing or failed.
-var ErrRequiredPlugin = errors.New("required plugin failed")
+// ErrRequiredPlugin is matched by the error of a build whose required
+// plugin is missing or failed (the host's own sentinel, so a required
+// plugin that fails while the context is prepared matches it too).
+var ErrRequiredPlugin = host.ErrRequiredPlugin
 
 // Plugin is a context plugin a fresh context draws a component from.
 type Plugin struct {
@@ -213,9 +214,6 @@ func (m *Manager) BuildFreshContext(ctx context.Context, task TaskSpec, opts Bui
 	}
 	p, err := s.Prepare(ctx, sdk.AgentIdentity{Name: task.AgentID})
 	if err != nil {
-		if !errors.Is(err, ErrRequiredPlugin) && strings.Contains(err.Error(), "required plugin") {
-			err = fmt.Errorf("%w: %w", ErrRequiredPlugin, err)
-		}
 		return fail(err)
 	}
 	tc.Warnings = p.Warnings

@@ -212,8 +212,8 @@ func TestGracefulDegradation(t *testing.T) {
 			}
 			got, err := m.BuildFreshContext(context.Background(), TaskSpec{ID: "t", AgentID: "a", Spec: "do it"}, BuildOptions{})
 			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("error = %v, want one containing %q", err, tc.wantErr)
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, ErrRequiredPlugin) {
+					t.Fatalf("error = %v, want one containing %q that matches ErrRequiredPlugin", err, tc.wantErr)
 				}
 				if len(m.ActiveContexts()) != 0 {
 					t.Error("a failed build left an active context")

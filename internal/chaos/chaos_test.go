@@ -219,16 +219,18 @@ func isAnswer(err error) bool {
 	return errors.Is(err, sdk.ErrNotFound) || errors.Is(err, sdk.ErrInvalidArgs) || errors.Is(err, sdk.ErrUnknownOp)
 }
 
-// killer SIGKILLs context-plugin children of this process on a seeded
-// schedule: before an event, with probability rate, it picks a plugin
+// killer SIGKILLs plugin and assembler children of this process on a
+// seeded schedule: before an event, with probability rate, it picks a
 // process and kills it 0-3 ms later — before, during or after the event's
-// call, and during a relaunch when one is under way.
+// call, and during a relaunch when one is under way. Every fourth kill is
+// the assembler's, the others a context plugin's.
 type killer struct {
 	rng   *rand.Rand
 	rate  float64
 	wg    sync.WaitGroup
 	mu    sync.Mutex
-	kills int
+	kills [2]int // context plugins, assemblers
+	n     int    // kills scheduled
 }
 
 // beforeEvent maybe schedules a kill.
@@ -236,10 +238,15 @@ func (k *killer) beforeEvent() {
 	if k.rng.Float64() >= k.rate {
 		return
 	}
-	pids := pluginPids()
+	kind := 0
+	if k.n%4 == 3 {
+		kind = 1
+	}
+	pids := childPids([]string{"ctxhost-plugin-", "ctxhost-assembler-"}[kind])
 	if len(pids) == 0 {
 		return
 	}
+	k.n++
 	pid := pids[k.rng.Intn(len(pids))]
 	delay := time.Duration(k.rng.Intn(3000)) * time.Microsecond
 	k.wg.Add(1)
@@ -247,17 +254,23 @@ func (k *killer) beforeEvent() {
 		defer k.wg.Done()
 		if syscall.Kill(pid, syscall.SIGKILL) == nil {
 			k.mu.Lock()
-			k.kills++
+			k.kills[kind]++
 			k.mu.Unlock()
 		}
 	})
 }
 
-func (k *killer) total() int { k.wg.Wait(); k.mu.Lock(); defer k.mu.Unlock(); return k.kills }
+// total returns the kills of context plugins and of assemblers.
+func (k *killer) total() (plugins, assemblers int) {
+	k.wg.Wait()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.kills[0], k.kills[1]
+}
 
-// pluginPids lists the running context-plugin processes this process
-// started (assemblers are left alone), sorted.
-func pluginPids() []int {
+// childPids lists the running processes this process started whose
+// binary's name starts with prefix, sorted.
+func childPids(prefix string) []int {
 	tasks, _ := filepath.Glob("/proc/self/task/*/children")
 	var pids []int
 	for _, f := range tasks {
@@ -266,7 +279,7 @@ func pluginPids() []int {
 			pid, _ := strconv.Atoi(field)
 			cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 			argv0, _, _ := bytes.Cut(cmd, []byte{0})
-			if err == nil && strings.HasPrefix(filepath.Base(string(argv0)), "ctxhost-plugin-") && alive(pid) {
+			if err == nil && strings.HasPrefix(filepath.Base(string(argv0)), prefix) && alive(pid) {
 				pids = append(pids, pid)
 			}
 		}
@@ -292,7 +305,8 @@ func envInt(name string, def int) int {
 }
 
 // TestChaosKilledPluginsChangeNothing replays a seeded session twice: once
-// undisturbed, once while its plugin processes are SIGKILLed at random.
+// undisturbed, once while its plugin and assembler processes are
+// SIGKILLed at random.
 // Every turn's payload and every op's result must be identical (or the
 // turn must say what went wrong), and so must the session's exported state
 // at the end. CTXHOST_CHAOS_TURNS (default 50, 20 with -short) and
@@ -312,15 +326,18 @@ func TestChaosKilledPluginsChangeNothing(t *testing.T) {
 	want := replay(t, steps, nil, nil)
 
 	k := &killer{rng: rand.New(rand.NewSource(seed)), rate: 0.05}
-	var sups []*host.Supervisor
+	var restarters []interface{ Restarts() int }
 	got := replay(t, steps, func(a *engine.Engine) {
 		for _, p := range a.Plugins {
-			sups = append(sups, p.Supervisor)
+			restarters = append(restarters, p.Supervisor)
+		}
+		for _, asm := range a.Assemblers {
+			restarters = append(restarters, asm.Supervisor)
 		}
 	}, k.beforeEvent)
-	kills := k.total()
+	pluginKills, assemblerKills := k.total()
 	restarts := 0
-	for _, s := range sups {
+	for _, s := range restarters {
 		restarts += s.Restarts()
 	}
 
@@ -345,9 +362,9 @@ func TestChaosKilledPluginsChangeNothing(t *testing.T) {
 	if !bytes.Equal(want.final, got.final) {
 		t.Errorf("exported state differs at the end (%d vs %d bytes)", len(got.final), len(want.final))
 	}
-	t.Logf("seed %d: %d turns compared, %d kills, %d restarts, %d failed calls retried; identical %d, flagged %d, silent differences %d",
-		seed, len(want.payloads), kills, restarts, got.errs, identical, flagged, silent)
-	if kills == 0 {
-		t.Errorf("no plugin was killed: the test proved nothing")
+	t.Logf("seed %d: %d turns compared, %d plugin and %d assembler kills, %d restarts, %d failed calls retried; identical %d, flagged %d, silent differences %d",
+		seed, len(want.payloads), pluginKills, assemblerKills, restarts, got.errs, identical, flagged, silent)
+	if pluginKills == 0 || assemblerKills == 0 {
+		t.Errorf("%d plugin and %d assembler kills: the test proved nothing about the kind never killed", pluginKills, assemblerKills)
 	}
 }
