@@ -15,8 +15,8 @@ var sha256Hex = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
 // executable file and, when sha256 is set, has that digest. Problems point
 // at the path or sha256 attribute. When optional (a plugin that is not
 // required), a binary that cannot be launched (missing, not a regular file,
-// not executable) is a warning: the host runs without the plugin (seed 003
-// graceful degradation). A wrong checksum is always an error.
+// not executable) is a warning: the host runs without the plugin, since an
+// optional plugin only enriches the context. A wrong checksum is always an error.
 func (p *problems) binary(src Source, path, sum string, optional bool) {
 	unusable := p.errorf
 	if optional {

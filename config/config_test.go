@@ -249,7 +249,7 @@ func TestLoadBroken(t *testing.T) {
 }
 
 // A missing optional plugin binary is a warning (file:line:column), not an
-// error: the host runs without the plugin (seed 003 graceful degradation).
+// error: the host runs without the plugin.
 func TestLoadOptionalMissingPluginWarns(t *testing.T) {
 	cfg, diags := Load([]string{"testdata/optional"}, nil, nil)
 	if diags.HasErrors() {

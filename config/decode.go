@@ -45,8 +45,8 @@ const (
 	DefaultCompressMinBytes    = 64 << 10
 )
 
-// DefaultShares returns the default dynamic shares of fresh contexts: seed
-// 003's files 60% / code results 25% / memories 15%, mapped to the
+// DefaultShares returns the default dynamic shares of fresh contexts:
+// files 60% / code results 25% / memories 15%, mapped to the
 // first-party components (files read and commands run arrive as tool
 // outputs; the plan stands in for the task-relevant code results).
 func DefaultShares() map[string]float64 {

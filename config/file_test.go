@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Issue 13, found 13: file() reads only regular files of bounded size,
+// File() reads only regular files of bounded size,
 // and a relative path stays inside the configuration's directory.
 func TestFileFunctionLimits(t *testing.T) {
 	root := t.TempDir()

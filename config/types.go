@@ -190,7 +190,7 @@ const (
 var KindPolicies = []string{KindMask, KindPin, KindDropFirst, KindOmit}
 
 // Fresh is a context's `fresh` block: the token budgeter of fresh task
-// contexts (seed 003).
+// contexts.
 type Fresh struct {
 	Source
 	SystemPromptTokens int // default 2000
@@ -230,7 +230,8 @@ func (f Fresh) ShareNames() []string {
 	return names
 }
 
-// MultiAgent is a context's `multi_agent` block (seed 000).
+// MultiAgent is a context's `multi_agent` block: the agents' shared
+// conversation and how each agent's view of it is cut.
 type MultiAgent struct {
 	Source
 	WindowSize       int      // default 5

@@ -110,23 +110,23 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 			hs = st
 		}
 	}
-	a := &Engine{Config: cfg, Context: c, Logger: logger, sessionConfig: sc, registry: &pluginhost.Registry{},
+	e := &Engine{Config: cfg, Context: c, Logger: logger, sessionConfig: sc, registry: &pluginhost.Registry{},
 		Host: host.New(host.Options{Logger: logger, Store: hs}), Assemblers: map[string]*Assembler{}, store: st}
-	if err := a.start(ctx); err != nil {
-		a.Close()
+	if err := e.start(ctx); err != nil {
+		e.Close()
 		return nil, err
 	}
-	return a, nil
+	return e, nil
 }
 
-func (a *Engine) start(ctx context.Context) error {
-	plugins := profilePlugins(a.Config, a.Context)
-	assemblers := usedAssemblers(a.Config, a.Context)
+func (e *Engine) start(ctx context.Context) error {
+	plugins := profilePlugins(e.Config, e.Context)
+	assemblers := usedAssemblers(e.Config, e.Context)
 	retry := make([]bool, len(plugins)+len(assemblers))
 	for i, p := range plugins {
 		retry[i] = !p.Required
 	}
-	results := a.launchEach(ctx, Specs(plugins, assemblers, a.Logger), retry)
+	results := e.launchEach(ctx, Specs(plugins, assemblers, e.Logger), retry)
 	var fatal []error
 	var launched []*config.Plugin
 	var clients []*pluginhost.Client
@@ -140,8 +140,8 @@ func (a *Engine) start(ctx context.Context) error {
 			fatal = append(fatal, fmt.Errorf("required plugin %q (%s) failed to start: %w", p.Name, p.Path, r.err))
 		default:
 			u := &UnavailablePlugin{Config: p, Err: r.err, Attempts: r.attempts}
-			a.Unavailable = append(a.Unavailable, u)
-			a.Logger.Warn("optional plugin failed to start; running without it", "plugin", p.Name, "path", p.Path, "error", r.err)
+			e.Unavailable = append(e.Unavailable, u)
+			e.Logger.Warn("optional plugin failed to start; running without it", "plugin", p.Name, "path", p.Path, "error", r.err)
 		}
 	}
 	for i, asm := range assemblers {
@@ -150,12 +150,12 @@ func (a *Engine) start(ctx context.Context) error {
 			fatal = append(fatal, fmt.Errorf("assembler %q (%s) failed to start: %w", asm.Name, asm.Path, r.err))
 			continue
 		}
-		sup, err := a.superviseAssembler(ctx, asm, r.client.Assembler)
+		sup, err := e.superviseAssembler(ctx, asm, r.client.Assembler)
 		if err != nil {
 			fatal = append(fatal, err)
 			continue
 		}
-		a.Assemblers[asm.Name] = &Assembler{Config: asm, Info: sup.Info(), Supervisor: sup}
+		e.Assemblers[asm.Name] = &Assembler{Config: asm, Info: sup.Info(), Supervisor: sup}
 	}
 	if err := errors.Join(fatal...); err != nil {
 		return fmt.Errorf("launch plugins: %w", err)
@@ -163,13 +163,13 @@ func (a *Engine) start(ctx context.Context) error {
 	configs, diags := DecodeConfigs(launched, clients)
 	infos := map[string]sdk.AssemblerInfo{}
 	for _, asm := range assemblers {
-		la := a.Assemblers[asm.Name]
+		la := e.Assemblers[asm.Name]
 		var d hcl.Diagnostics
 		la.Format, d = resolveFormat(asm, la.Info)
 		diags = append(diags, d...)
 		infos[asm.Name] = la.Info
 	}
-	diags = append(diags, checkAgentFormats(a.Config.Agents, infos)...)
+	diags = append(diags, checkAgentFormats(e.Config.Agents, infos)...)
 	if diags.HasErrors() {
 		return &ConfigError{Diags: diags}
 	}
@@ -180,44 +180,44 @@ func (a *Engine) start(ctx context.Context) error {
 				return fmt.Errorf("required plugin %q (%s): %w", p.Name, p.Path, err)
 			}
 			clients[i].Kill()
-			a.Unavailable = append(a.Unavailable, &UnavailablePlugin{Config: p, Err: err})
-			a.Logger.Warn("optional plugin cannot be bound; running without it", "plugin", p.Name, "error", err)
+			e.Unavailable = append(e.Unavailable, &UnavailablePlugin{Config: p, Err: err})
+			e.Logger.Warn("optional plugin cannot be bound; running without it", "plugin", p.Name, "error", err)
 			continue
 		}
-		lp, err := a.supervise(ctx, p, clients[i].Context, configs[i])
+		lp, err := e.supervise(ctx, p, clients[i].Context, configs[i])
 		if err != nil {
 			return err
 		}
-		a.Plugins = append(a.Plugins, lp)
+		e.Plugins = append(e.Plugins, lp)
 	}
-	a.Router = a.buildRouter()
-	viewer, err := a.newViewer()
+	e.Router = e.buildRouter()
+	viewer, err := e.newViewer()
 	if err != nil {
 		return err
 	}
-	a.viewer = viewer
+	e.viewer = viewer
 	return nil
 }
 
 // supervise wraps an already launched plugin in a Supervisor (relaunching
 // through the registry after a crash) and configures it.
-func (a *Engine) supervise(ctx context.Context, p *config.Plugin, first *pluginhost.ContextClient, cfgJSON []byte) (*Plugin, error) {
+func (e *Engine) supervise(ctx context.Context, p *config.Plugin, first *pluginhost.ContextClient, cfgJSON []byte) (*Plugin, error) {
 	var once sync.Once
-	spec := pluginSpec(p, a.Logger)
+	spec := pluginSpec(p, e.Logger)
 	launch := func(ctx context.Context) (host.ContextPlugin, error) {
 		var cp host.ContextPlugin
 		once.Do(func() { cp = first })
 		if cp != nil {
 			return cp, nil
 		}
-		cl, err := a.registry.Launch(ctx, spec)
+		cl, err := e.registry.Launch(ctx, spec)
 		if err != nil {
 			return nil, err
 		}
 		return cl.Context, nil
 	}
-	sup, err := a.Host.Supervise(ctx, p.Name, launch, host.SuperviseOptions{Logger: a.Logger.Named(p.Name), RestoreTimeout: p.RestoreTimeout,
-		OnRestart: func(name string, cause error) { a.Logger.Warn("plugin restarted", "plugin", name, "cause", cause) }})
+	sup, err := e.Host.Supervise(ctx, p.Name, launch, host.SuperviseOptions{Logger: e.Logger.Named(p.Name), RestoreTimeout: p.RestoreTimeout,
+		OnRestart: func(name string, cause error) { e.Logger.Warn("plugin restarted", "plugin", name, "cause", cause) }})
 	if err != nil {
 		return nil, err
 	}
@@ -234,9 +234,9 @@ func (a *Engine) supervise(ctx context.Context, p *config.Plugin, first *pluginh
 // superviseAssembler wraps an already launched assembler in an
 // AssemblerSupervisor: a dead process is launched again through the
 // registry, with its delta streams reset (the new process holds none).
-func (a *Engine) superviseAssembler(ctx context.Context, asm *config.Assembler, first *pluginhost.AssemblerClient) (*host.AssemblerSupervisor, error) {
+func (e *Engine) superviseAssembler(ctx context.Context, asm *config.Assembler, first *pluginhost.AssemblerClient) (*host.AssemblerSupervisor, error) {
 	var once sync.Once
-	spec := assemblerSpec(asm, a.Logger)
+	spec := assemblerSpec(asm, e.Logger)
 	spec.Deltas = first.Deltas()
 	launch := func(ctx context.Context) (host.Assembler, error) {
 		var ac host.Assembler
@@ -247,38 +247,38 @@ func (a *Engine) superviseAssembler(ctx context.Context, asm *config.Assembler, 
 		if spec.Deltas != nil {
 			spec.Deltas.Reset()
 		}
-		cl, err := a.registry.Launch(ctx, spec)
+		cl, err := e.registry.Launch(ctx, spec)
 		if err != nil {
 			return nil, err
 		}
 		return cl.Assembler, nil
 	}
-	return a.Host.SuperviseAssembler(ctx, asm.Name, launch, host.SuperviseOptions{Logger: a.Logger.Named(asm.Name),
+	return e.Host.SuperviseAssembler(ctx, asm.Name, launch, host.SuperviseOptions{Logger: e.Logger.Named(asm.Name),
 		OnRestart: func(name string, cause error) {
-			a.Logger.Warn("assembler restarted", "assembler", name, "cause", cause)
+			e.Logger.Warn("assembler restarted", "assembler", name, "cause", cause)
 		}})
 }
 
 // buildRouter routes the profile's payloads to its assembler and each
 // agent's to the agent's; without one, the built-in plain-text assembler is
 // used with a warning.
-func (a *Engine) buildRouter() *Router {
-	def := a.route(a.Context.Assembler, "")
-	if a.Context.Assembler == "" {
-		a.Logger.Warn("context has no assembler; using the plain-text fallback", "context", a.Context.Name)
+func (e *Engine) buildRouter() *Router {
+	def := e.route(e.Context.Assembler, "")
+	if e.Context.Assembler == "" {
+		e.Logger.Warn("context has no assembler; using the plain-text fallback", "context", e.Context.Name)
 	}
 	r := NewRouter(def)
-	for _, ag := range a.Config.Agents {
+	for _, ag := range e.Config.Agents {
 		if ag.Assembler == "" {
-			a.Logger.Warn("agent has no assembler; using the plain-text fallback", "agent", ag.Name, "agent_type", ag.Type)
+			e.Logger.Warn("agent has no assembler; using the plain-text fallback", "agent", ag.Name, "agent_type", ag.Type)
 		}
-		r.SetAgent(ag.Name, a.route(ag.Assembler, ag.Format))
+		r.SetAgent(ag.Name, e.route(ag.Assembler, ag.Format))
 	}
 	return r
 }
 
-func (a *Engine) route(name, format string) Route {
-	asm, ok := a.Assemblers[name]
+func (e *Engine) route(name, format string) Route {
+	asm, ok := e.Assemblers[name]
 	if !ok {
 		return Route{Assembler: plaintext.New(), Format: "text"}
 	}
@@ -290,22 +290,22 @@ func (a *Engine) route(name, format string) Route {
 
 // SessionConfig returns the host.Config of the profile's sessions: model,
 // strategy, history, every plugin binding and the routing assembler.
-func (a *Engine) SessionConfig() host.Config {
-	sc := a.sessionConfig
-	for _, p := range a.Plugins {
+func (e *Engine) SessionConfig() host.Config {
+	sc := e.sessionConfig
+	for _, p := range e.Plugins {
 		sc.Plugins = append(sc.Plugins, p.Binding)
 	}
-	sc.Assembler = a.Router
-	if a.viewer != nil {
-		sc.Viewer = a.viewer
+	sc.Assembler = e.Router
+	if e.viewer != nil {
+		sc.Viewer = e.viewer
 	}
-	sc.Format = a.Router.def.Format
-	sc.AssemblerOptions = a.Router.def.Options
-	if asm, ok := a.Assemblers[a.Context.Assembler]; ok {
+	sc.Format = e.Router.def.Format
+	sc.AssemblerOptions = e.Router.def.Options
+	if asm, ok := e.Assemblers[e.Context.Assembler]; ok {
 		sc.AssemblerTimeout = asm.Config.Timeout
 	}
-	if m := a.Config.Model(a.Context.Model); m != nil && m.Pricing != nil {
-		f, _ := a.Router.Info().Format(sc.Format)
+	if m := e.Config.Model(e.Context.Model); m != nil && m.Pricing != nil {
+		f, _ := e.Router.Info().Format(sc.Format)
 		sc.Pricing = pricing(m.Pricing, f.Pricing)
 	}
 	return sc
@@ -339,24 +339,24 @@ func pricing(hcl *config.Pricing, def *sdk.Pricing) *sdk.Pricing {
 // NewSession creates session id with the profile's configuration, its
 // system prompt and its instructions. With a store holding state for id it
 // fails with an error wrapping host.ErrStored (see OpenSession).
-func (a *Engine) NewSession(id string) (*Session, error) {
-	s, err := a.Host.NewSession(id, a.SessionConfig())
+func (e *Engine) NewSession(id string) (*Session, error) {
+	s, err := e.Host.NewSession(id, e.SessionConfig())
 	if err != nil {
 		return nil, fmt.Errorf("new session %q: %w", id, err)
 	}
-	if err := a.initSession(s); err != nil {
+	if err := e.initSession(s); err != nil {
 		return nil, err
 	}
-	return a.wrap(s)
+	return e.wrap(s)
 }
 
-// Close kills every process the app launched. It is safe to call twice.
-func (a *Engine) Close() {
-	a.closeOnce.Do(func() {
-		a.registry.KillAll()
-		if a.store != nil {
-			if err := a.store.Close(); err != nil {
-				a.Logger.Warn("close the session store", "error", err)
+// Close kills every process the engine launched. It is safe to call twice.
+func (e *Engine) Close() {
+	e.closeOnce.Do(func() {
+		e.registry.KillAll()
+		if e.store != nil {
+			if err := e.store.Close(); err != nil {
+				e.Logger.Warn("close the session store", "error", err)
 			}
 		}
 	})
@@ -364,8 +364,8 @@ func (a *Engine) Close() {
 
 // KillOnSignal kills every launched process on SIGINT or SIGTERM and then
 // calls then (nil: exit as the signal would). Call stop to uninstall.
-func (a *Engine) KillOnSignal(then func(os.Signal)) (stop func()) {
-	return a.registry.KillOnSignal(then)
+func (e *Engine) KillOnSignal(then func(os.Signal)) (stop func()) {
+	return e.registry.KillOnSignal(then)
 }
 
 // IsConfigError reports whether err is a configuration problem.

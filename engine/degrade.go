@@ -13,8 +13,8 @@ import (
 )
 
 // ErrPluginUnavailable is wrapped by errors about an optional plugin that
-// could not be started and was left out of the profile (seed 003's
-// graceful degradation).
+// could not be started and was left out of the profile: the profile
+// runs without what an optional plugin only adds.
 var ErrPluginUnavailable = errors.New("plugin unavailable")
 
 // UnavailablePlugin is an optional plugin that failed to launch: the
@@ -80,7 +80,7 @@ type launchResult struct {
 // kill the others, so the caller can decide which failures are fatal.
 // Specs marked in retry are launched again on a retryable failure, paced
 // by host.StartBackoff (the host's retry policy).
-func (a *Engine) launchEach(ctx context.Context, specs []pluginhost.Spec, retry []bool) []launchResult {
+func (e *Engine) launchEach(ctx context.Context, specs []pluginhost.Spec, retry []bool) []launchResult {
 	out := make([]launchResult, len(specs))
 	var wg sync.WaitGroup
 	for i, spec := range specs {
@@ -88,10 +88,10 @@ func (a *Engine) launchEach(ctx context.Context, specs []pluginhost.Spec, retry 
 			again := func(err error) bool { return retry[i] && retryable(err) }
 			out[i].attempts, out[i].err = host.StartBackoff.Do(ctx, func(int) error {
 				var err error
-				out[i].client, err = a.registry.Launch(ctx, spec)
+				out[i].client, err = e.registry.Launch(ctx, spec)
 				return err
 			}, again, func(attempt int, err error, wait time.Duration) {
-				a.Logger.Warn("optional plugin failed to start; retrying", "plugin", spec.Name, "attempt", attempt, "in", wait, "error", err)
+				e.Logger.Warn("optional plugin failed to start; retrying", "plugin", spec.Name, "attempt", attempt, "in", wait, "error", err)
 			})
 		})
 	}
@@ -101,17 +101,17 @@ func (a *Engine) launchEach(ctx context.Context, specs []pluginhost.Spec, retry 
 
 // UnavailableWarnings returns the warning of every unavailable plugin, in
 // the profile's order.
-func (a *Engine) UnavailableWarnings() []string {
-	out := make([]string, 0, len(a.Unavailable))
-	for _, u := range a.Unavailable {
+func (e *Engine) UnavailableWarnings() []string {
+	out := make([]string, 0, len(e.Unavailable))
+	for _, u := range e.Unavailable {
 		out = append(out, u.Warning())
 	}
 	return out
 }
 
 // UnavailablePluginNamed returns the unavailable plugin named name, or nil.
-func (a *Engine) UnavailablePluginNamed(name string) *UnavailablePlugin {
-	for _, u := range a.Unavailable {
+func (e *Engine) UnavailablePluginNamed(name string) *UnavailablePlugin {
+	for _, u := range e.Unavailable {
 		if u.Config.Name == name {
 			return u
 		}

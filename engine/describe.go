@@ -38,13 +38,12 @@ type AssemblerDescription struct {
 // collects their descriptions, checks every plugin's config body against
 // its schema and every assembler and agent format against the formats the
 // assembler declares (a *ConfigError listing every problem) and kills them
-// all. An
-// optional plugin that fails to launch is described as Unavailable; any
+// all. An optional plugin that fails to launch is described as Unavailable; any
 // other launch failure is an error.
 func Describe(ctx context.Context, cfg *config.Config, logger hclog.Logger) ([]PluginDescription, []AssemblerDescription, error) {
-	a := &Engine{registry: &pluginhost.Registry{}}
-	defer a.registry.KillAll()
-	results := a.launchEach(ctx, Specs(cfg.Plugins, cfg.Assemblers, logger), make([]bool, len(cfg.Plugins)+len(cfg.Assemblers)))
+	e := &Engine{registry: &pluginhost.Registry{}}
+	defer e.registry.KillAll()
+	results := e.launchEach(ctx, Specs(cfg.Plugins, cfg.Assemblers, logger), make([]bool, len(cfg.Plugins)+len(cfg.Assemblers)))
 	var fatal []error
 	var launched []*config.Plugin
 	var clients []*pluginhost.Client

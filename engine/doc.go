@@ -1,4 +1,4 @@
-// Package app is the glue between a loaded configuration and the host: it
+// Package engine is the glue between a loaded configuration and the host: it
 // picks a context profile, launches the profile's plugins and assemblers
 // through go-plugin, checks what they declare, decodes and sends their HCL
 // config, supervises them, and builds the host.Config of a session.

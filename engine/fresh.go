@@ -10,13 +10,13 @@ import (
 )
 
 // IsFresh reports whether the profile builds fresh task contexts
-// (context mode = "fresh", seed 003) instead of a conversation.
-func (a *Engine) IsFresh() bool { return a.Context.Mode == config.ModeFresh }
+// (context mode = "fresh") instead of a conversation.
+func (e *Engine) IsFresh() bool { return e.Context.Mode == config.ModeFresh }
 
 // FreshBudget is the total token budget of one fresh task context: the
 // profile's model window.
-func (a *Engine) FreshBudget() int {
-	if m := a.Config.Model(a.Context.Model); m != nil {
+func (e *Engine) FreshBudget() int {
+	if m := e.Config.Model(e.Context.Model); m != nil {
 		return m.ContextWindow
 	}
 	return 0
@@ -32,17 +32,17 @@ func (a *Engine) FreshBudget() int {
 // tasks for (its session id): the plugin processes are shared by every
 // session of the profile, and each keeps its tasks' plugin sessions
 // apart. Build contexts with BuildOptions.MaxTokens = FreshBudget().
-func (a *Engine) NewFreshManager(systemPrompt, scope string) (*fresh.Manager, error) {
-	m := a.Config.Model(a.Context.Model)
+func (e *Engine) NewFreshManager(systemPrompt, scope string) (*fresh.Manager, error) {
+	m := e.Config.Model(e.Context.Model)
 	if m == nil {
-		return nil, fmt.Errorf("fresh context: unknown model %q", a.Context.Model)
+		return nil, fmt.Errorf("fresh context: unknown model %q", e.Context.Model)
 	}
 	counter, err := tokenizer.Get(m.Encoding)
 	if err != nil {
 		return nil, fmt.Errorf("fresh context: %w", err)
 	}
-	f := a.Context.Fresh
-	roles := a.codeRoles()
+	f := e.Context.Fresh
+	roles := e.codeRoles()
 	fixed := fresh.Fixed{SystemPrompt: f.SystemPromptTokens, TaskSpec: f.TaskSpecTokens, Reserved: f.ReservedTokens}
 	if roles.RepoMap != "" || f.Root != "" {
 		fixed.RepoMap = f.RepoMapTokens
@@ -55,9 +55,9 @@ func (a *Engine) NewFreshManager(systemPrompt, scope string) (*fresh.Manager, er
 		return nil, fmt.Errorf("fresh context: %w", err)
 	}
 	var plugins []fresh.Plugin
-	for _, p := range profilePlugins(a.Config, a.Context) {
+	for _, p := range profilePlugins(e.Config, e.Context) {
 		fp := fresh.Plugin{Name: p.Name, Required: p.Required, Timeout: p.Timeout}
-		for _, lp := range a.Plugins {
+		for _, lp := range e.Plugins {
 			if lp.Config == p {
 				fp.Plugin = lp.Supervisor
 			}
@@ -66,9 +66,9 @@ func (a *Engine) NewFreshManager(systemPrompt, scope string) (*fresh.Manager, er
 	}
 	return fresh.NewManager(fresh.Options{
 		Budgeter: budgeter, Encoding: m.Encoding, SystemPrompt: systemPrompt, Plugins: plugins,
-		Assembler: a.Router, Format: a.Router.def.Format, AssemblerOptions: a.Router.def.Options,
-		AssemblerTimeout: a.SessionConfig().AssemblerTimeout,
-		Logger:           a.Logger.Named("fresh"), Scope: scope,
+		Assembler: e.Router, Format: e.Router.def.Format, AssemblerOptions: e.Router.def.Options,
+		AssemblerTimeout: e.SessionConfig().AssemblerTimeout,
+		Logger:           e.Logger.Named("fresh"), Scope: scope,
 		Roles: roles, Root: f.Root,
 	})
 }
@@ -76,10 +76,10 @@ func (a *Engine) NewFreshManager(systemPrompt, scope string) (*fresh.Manager, er
 // codeRoles are the code context's roles among the profile's plugins: a
 // role named in the fresh block whose plugin the profile does not use is
 // left empty.
-func (a *Engine) codeRoles() fresh.CodeRoles {
-	f := a.Context.Fresh
+func (e *Engine) codeRoles() fresh.CodeRoles {
+	f := e.Context.Fresh
 	used := map[string]bool{}
-	for _, p := range profilePlugins(a.Config, a.Context) {
+	for _, p := range profilePlugins(e.Config, e.Context) {
 		used[p.Name] = true
 	}
 	pick := func(name string) string {

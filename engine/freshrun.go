@@ -56,12 +56,12 @@ type freshOpJSON struct {
 // newFreshRun is the fresh run of session s: the one s holds, or a new
 // one with the system prompt and instructions the session was created
 // with (the profile's, unless the creator gave others).
-func newFreshRun(a *Engine, s *host.Session) (*freshRun, error) {
+func newFreshRun(e *Engine, s *host.Session) (*freshRun, error) {
 	st, err := freshStateOf(s)
 	if err != nil {
 		return nil, err
 	}
-	return &freshRun{engine: a, host: s, ignored: map[string]bool{}, state: st}, nil
+	return &freshRun{engine: e, host: s, ignored: map[string]bool{}, state: st}, nil
 }
 
 // freshStateOf is the fresh state session s holds.

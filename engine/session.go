@@ -71,10 +71,10 @@ func (t Turn) PayloadParts() (payload []byte, mediaType, system string, hasSyste
 
 // wrap makes the engine session of a host session (a fresh profile's
 // with the task state the host session holds).
-func (a *Engine) wrap(s *host.Session) (*Session, error) {
-	es := &Session{engine: a, host: s, viewer: a.viewer}
-	if a.IsFresh() {
-		f, err := newFreshRun(a, s)
+func (e *Engine) wrap(s *host.Session) (*Session, error) {
+	es := &Session{engine: e, host: s, viewer: e.viewer}
+	if e.IsFresh() {
+		f, err := newFreshRun(e, s)
 		if err != nil {
 			return nil, err
 		}

@@ -24,42 +24,42 @@ func openStore(ctx context.Context, h config.Host, ignore bool) (store.Store, er
 	return st, nil
 }
 
-// HasStore reports whether the app's sessions are saved to a store (the
+// HasStore reports whether the engine's sessions are saved to a store (the
 // host block's store, unless Options.IgnoreStore).
-func (a *Engine) HasStore() bool { return a.Host.Store() != nil }
+func (e *Engine) HasStore() bool { return e.Host.Store() != nil }
 
 // Stored reports whether the store holds state for session id.
-func (a *Engine) Stored(id string) (bool, error) { return a.Host.Stored(id) }
+func (e *Engine) Stored(id string) (bool, error) { return e.Host.Stored(id) }
 
 // OpenSession opens session id through the store: a stored session is
 // restored as it was saved (its system prompt and instructions included);
 // otherwise a new one is made as NewSession makes it. restored reports
 // which. Without a store it is NewSession.
-func (a *Engine) OpenSession(ctx context.Context, id string) (es *Session, restored bool, err error) {
-	s, restored, err := a.Host.OpenSession(ctx, id, a.SessionConfig())
+func (e *Engine) OpenSession(ctx context.Context, id string) (es *Session, restored bool, err error) {
+	s, restored, err := e.Host.OpenSession(ctx, id, e.SessionConfig())
 	if err != nil {
 		return nil, false, err
 	}
 	if restored {
-		es, err := a.wrap(s)
+		es, err := e.wrap(s)
 		return es, true, err
 	}
-	if err := a.initSession(s); err != nil {
+	if err := e.initSession(s); err != nil {
 		return nil, false, err
 	}
-	es, err = a.wrap(s)
+	es, err = e.wrap(s)
 	return es, false, err
 }
 
 // initSession sets the profile's system prompt and instructions.
-func (a *Engine) initSession(s *host.Session) error {
-	if a.Context.SystemPrompt != "" {
-		if err := s.SetSystemPrompt(a.Context.SystemPrompt); err != nil {
+func (e *Engine) initSession(s *host.Session) error {
+	if e.Context.SystemPrompt != "" {
+		if err := s.SetSystemPrompt(e.Context.SystemPrompt); err != nil {
 			return fmt.Errorf("set system prompt: %w", err)
 		}
 	}
-	if a.Context.Instructions != "" {
-		if err := s.SetInstructions(a.Context.Instructions); err != nil {
+	if e.Context.Instructions != "" {
+		if err := s.SetInstructions(e.Context.Instructions); err != nil {
 			return fmt.Errorf("set instructions: %w", err)
 		}
 	}
@@ -81,16 +81,16 @@ type CreateOptions struct {
 // without it, and saves it in one store write (with a store, the session
 // is stored, whole, when CreateSession returns). With a store holding state for id it fails with
 // an error wrapping host.ErrStored.
-func (a *Engine) CreateSession(id string, opts CreateOptions) (*Session, error) {
-	s, err := a.Host.NewSession(id, a.SessionConfig())
+func (e *Engine) CreateSession(id string, opts CreateOptions) (*Session, error) {
+	s, err := e.Host.NewSession(id, e.SessionConfig())
 	if err != nil {
 		return nil, fmt.Errorf("new session %q: %w", id, err)
 	}
 	fail := func(err error) (*Session, error) {
-		_ = a.Host.Unload(context.Background(), id) // keep what another host may have stored
+		_ = e.Host.Unload(context.Background(), id) // keep what another host may have stored
 		return nil, err
 	}
-	system, instructions := a.Context.SystemPrompt, a.Context.Instructions
+	system, instructions := e.Context.SystemPrompt, e.Context.Instructions
 	if opts.SystemPrompt != "" {
 		system = opts.SystemPrompt
 	}
@@ -114,7 +114,7 @@ func (a *Engine) CreateSession(id string, opts CreateOptions) (*Session, error) 
 				return fmt.Errorf("set instructions: %w", err)
 			}
 		}
-		if a.HasStore() {
+		if e.HasStore() {
 			return s.SavePosition()
 		}
 		return nil
@@ -122,7 +122,7 @@ func (a *Engine) CreateSession(id string, opts CreateOptions) (*Session, error) 
 	if err != nil {
 		return fail(err)
 	}
-	es, err := a.wrap(s)
+	es, err := e.wrap(s)
 	if err != nil {
 		return fail(err)
 	}

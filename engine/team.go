@@ -13,28 +13,28 @@ import (
 // HasTeam reports whether the configuration declares agents: the
 // profile's sessions are then multi-agent conversations, and a prepare
 // for an agent assembles that agent's view.
-func (a *Engine) HasTeam() bool { return len(a.Config.Agents) > 0 }
+func (e *Engine) HasTeam() bool { return len(e.Config.Agents) > 0 }
 
 // newViewer builds the multi-agent view of the profile (host/team) from
 // the profile's multi_agent settings and one member per agent block; nil
 // without agent blocks.
-func (a *Engine) newViewer() (*agentViewer, error) {
-	if !a.HasTeam() {
+func (e *Engine) newViewer() (*agentViewer, error) {
+	if !e.HasTeam() {
 		return nil, nil
 	}
-	ma := a.Context.MultiAgent
+	ma := e.Context.MultiAgent
 	window := ma.WindowSize
 	agents := map[string]team.Agent{}
 	fallback := map[string]string{}
-	for _, ag := range a.Config.Agents {
+	for _, ag := range e.Config.Agents {
 		agents[ag.Name] = team.Agent{Type: ag.Type, SystemInstruction: ag.SystemInstruction,
 			InstructionFileText: ag.Instruction, WindowSize: ag.WindowSize}
-		if _, ok := a.Router.Route(ag.Name).Assembler.(*plaintext.Assembler); ok {
+		if _, ok := e.Router.Route(ag.Name).Assembler.(*plaintext.Assembler); ok {
 			fallback[ag.Name] = fmt.Sprintf("[ContextManager] Unknown agentType %q, using PlainTextAssembler", ag.Type)
 		}
 	}
 	v, err := team.NewViewer(team.Options{WindowSize: &window, MaxBytes: ma.MaxBytes, TeamTaskMaxBytes: ma.TeamTaskMaxBytes,
-		MarkerPatterns: ma.MarkerPatterns, DisableDedup: !ma.Dedup, Agents: agents, Logger: a.Logger.Named("team")})
+		MarkerPatterns: ma.MarkerPatterns, DisableDedup: !ma.Dedup, Agents: agents, Logger: e.Logger.Named("team")})
 	if err != nil {
 		return nil, fmt.Errorf("multi-agent view: %w", err)
 	}

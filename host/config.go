@@ -14,16 +14,16 @@ import (
 // Defaults applied by Config.WithDefaults.
 const (
 	DefaultWindow          = 128000
-	DefaultReserved        = 4000 // seed 004: reserved for the response
+	DefaultReserved        = 4000 // reserved for the response: room for a long answer
 	DefaultEncoding        = tokenizer.CL100kBase
 	DefaultWarning         = 0.7
 	DefaultCritical        = 0.9
 	DefaultStrategy        = StrategyProactive
 	DefaultTarget          = 0.6 // proactive hysteresis target
 	DefaultCarryoverTurns  = 4   // graduated restart: user turns carried over
-	DefaultMaskBatch       = 3   // seed 001 DEFAULT_MASK_BATCH_SIZE
+	DefaultMaskBatch       = 3   // graduated: tool outputs masked per step
 	DefaultAdaptiveWindow  = 3   // adaptive: turns of growth remembered
-	DefaultHistoryPriority = 6   // seed 002 compactionPriority
+	DefaultHistoryPriority = 6   // the history's compaction priority: after plugins' bulky context
 	DefaultPluginTimeout   = 10 * time.Second
 	DefaultMinFreeShare    = 0.05 // proactive: least share of the budget a compaction frees
 )

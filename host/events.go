@@ -8,7 +8,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// EventType names an event (seed 002's ContextManagerEvents).
+// EventType names an event.
 type EventType string
 
 // The events a host emits.
@@ -112,7 +112,7 @@ func (e *events) logEvent(ev Event) {
 	}
 }
 
-// Metrics are a session's counters (seed 002's getMetrics).
+// Metrics are a session's counters.
 type Metrics struct {
 	Prepares    int
 	Compactions int

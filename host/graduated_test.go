@@ -11,7 +11,7 @@ import (
 	"github.com/ctxhost/ctxhost/tokenizer"
 )
 
-// TestGraduatedPrepare walks seed 001's zones: Continue, Mask (oldest tool
+// TestGraduatedPrepare walks the pressure zones: Continue, Mask (oldest tool
 // outputs masked in batches of 3), WindDown, Restart, then Session.Restart.
 func TestGraduatedPrepare(t *testing.T) {
 	s, _ := newTestSession(t, Config{Encoding: tokenizer.Approximate, Window: 1100, Reserved: 100,

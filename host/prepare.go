@@ -39,7 +39,8 @@ func (e *OverWindowError) Unwrap() error { return ErrOverWindow }
 // ErrSessionEnded is returned by calls on a session that has ended.
 var ErrSessionEnded = errors.New("session has ended")
 
-// ComponentUsage is one line of the token usage log (seed 004).
+// ComponentUsage is one line of the token usage log: what one component
+// cost in the turn.
 type ComponentUsage struct {
 	Name        string
 	Slot        sdk.Slot

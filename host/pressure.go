@@ -7,7 +7,7 @@ import (
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
-// PressureAction is seed 001's graduated answer to context pressure, returned
+// PressureAction is the graduated answer to context pressure, returned
 // with every prepare whatever the strategy, so an agent loop can act on it.
 type PressureAction string
 
@@ -67,8 +67,7 @@ func carryOver(all []sdk.Message, n int) []sdk.Message {
 }
 
 // MaskNotification is the system notification text told to the agent after
-// tool outputs were masked, written after seed 001's
-// generate_mask_notification: it says how many outputs were replaced, that
+// tool outputs were masked: it says how many outputs were replaced, that
 // nothing was deleted and how to get an output back.
 //
 //	[Context notice: 3 older tool outputs (12840 bytes) were masked to save context space. Each placeholder keeps the tool name, line count, byte size and exit code; the full output can be fetched by its message id. Nothing was deleted.]

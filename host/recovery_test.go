@@ -64,7 +64,7 @@ func add(ctx context.Context, sup ContextPlugin, session, text string) error {
 	return err
 }
 
-// Issue 13, found 1: an acknowledged Apply survives the plugin dying right
+// An acknowledged Apply survives the plugin dying right
 // after answering it, both with the state carried in the answer and with
 // the State call of plugins that do not carry it.
 func TestRecoveryAcknowledgedApplySurvivesDeathRightAfter(t *testing.T) {
@@ -85,7 +85,7 @@ func TestRecoveryAcknowledgedApplySurvivesDeathRightAfter(t *testing.T) {
 	}
 }
 
-// Issue 13, found 2: what a Prepared hook changed is kept for recovery.
+// What a Prepared hook changed is kept for recovery.
 func TestRecoveryPreparedHookStateKept(t *testing.T) {
 	ctx := context.Background()
 	fl := &carrierFleet{prep: func(_ int, f *fakePlugin) { f.preparedMark = true }}
@@ -110,7 +110,7 @@ func (f *fakePlugin) stateText(session string) string {
 	return strings.Join(f.sessions[session], "\n")
 }
 
-// Issue 13, found 3: an Apply cut off by its deadline never takes effect,
+// An Apply cut off by its deadline never takes effect,
 // even when the stopped process carries it out later, and the session's
 // next call is not sent to that process.
 func TestRecoveryCutOffApplyNeverTakesEffect(t *testing.T) {
@@ -142,7 +142,7 @@ func TestRecoveryCutOffApplyNeverTakesEffect(t *testing.T) {
 	}
 }
 
-// Issue 13, found 5: a relaunch restores every session within its own
+// A relaunch restores every session within its own
 // limit, not the deadline of the call that found the plugin dead; a failed
 // restore kills the new process.
 func TestRecoveryRestoreHasItsOwnLimitAndKillsOnFailure(t *testing.T) {
@@ -179,7 +179,7 @@ func TestRecoveryRestoreHasItsOwnLimitAndKillsOnFailure(t *testing.T) {
 	}
 }
 
-// Issue 13, found 12: an Apply answering invalid JSON is an error and is
+// An Apply answering invalid JSON is an error and is
 // rolled back.
 func TestRecoveryInvalidApplyResultRolledBack(t *testing.T) {
 	ctx := context.Background()
@@ -213,7 +213,7 @@ func TestRecoveryPluginErrorRolledBack(t *testing.T) {
 	}
 }
 
-// Issue 13, found 12: a plugin that grows when asked to compact does not
+// A plugin that grows when asked to compact does not
 // keep its grown state.
 func TestRecoveryGrownCompactionRolledBack(t *testing.T) {
 	ctx := context.Background()
@@ -237,7 +237,7 @@ func TestRecoveryGrownCompactionRolledBack(t *testing.T) {
 	}
 }
 
-// Issue 13, found 12: counting a huge component is part of the plugin's
+// Counting a huge component is part of the plugin's
 // deadline: an optional plugin answering one is left out in time.
 func TestRecoveryCountingIsWithinTheDeadline(t *testing.T) {
 	ctx := context.Background()
@@ -262,7 +262,7 @@ func TestRecoveryCountingIsWithinTheDeadline(t *testing.T) {
 	t.Logf("prepare returned after %s", time.Since(start))
 }
 
-// Issue 13, found 12: a binding an optional plugin cannot have (unknown
+// A binding an optional plugin cannot have (unknown
 // slot, priority out of range) is reported by CheckBinding, so the app
 // leaves the plugin out instead of failing every session.
 func TestCheckBinding(t *testing.T) {

@@ -456,7 +456,7 @@ func isProtocolError(err error) bool {
 }
 
 // ReportUsage records the provider's usage of the last call. Prompt tokens
-// are the whole context, so they are set, not summed (seed 001); completion
+// are the whole context, so they are set, not summed; completion
 // tokens are summed. The ratio of reported prompt tokens to the tokens the
 // host counted for the last prepare becomes the calibration applied to the
 // budget, clamped to [1, 4]: a provider that counts fewer tokens than the
@@ -519,7 +519,7 @@ func (s *Session) Usage() (prompt, completionTotal int, calibration float64) {
 // Metrics returns a copy of the session's counters.
 func (s *Session) Metrics() Metrics { s.mu.Lock(); defer s.mu.Unlock(); return s.metrics.clone() }
 
-// Restart performs a graduated restart (seed 001): the history is replaced
+// Restart performs a graduated restart: the history is replaced
 // by a restart notification followed by the last CarryoverTurns user turns,
 // and the wind-down flag is cleared. It returns what was carried over.
 func (s *Session) Restart() (RestartPlan, error) {

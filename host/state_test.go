@@ -95,7 +95,7 @@ func TestRestoreRejectsBadState(t *testing.T) {
 		want string
 	}{
 		{"not json", []byte("{"), "unexpected EOF"},
-		// Issue 13, found 10: damaged states are refused, not repaired.
+		// Damaged states are refused, not repaired.
 		{"no plugins", mutate(func(m map[string]any) { delete(m, "plugins") }), `nothing for plugin "mem"`},
 		{"invalid utf-8", bytes.Replace(mutate(func(m map[string]any) { m["input"] = "XX" }), []byte("XX"), []byte("\xff"), 1), "not valid UTF-8"},
 		{"calibration", mutate(func(m map[string]any) { m["usage"] = map[string]any{"calibration": 1e300} }), "calibration"},

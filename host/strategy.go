@@ -62,7 +62,7 @@ type DeepStep struct {
 // Decision is a strategy's answer.
 type Decision struct {
 	// MaskHistory asks the history to mask this many of its oldest tool
-	// outputs before anything else (graduated strategy, seed 001).
+	// outputs before anything else (graduated strategy).
 	MaskHistory int
 	// Compact runs the compaction pipeline down to Target calibrated tokens.
 	Compact bool
@@ -155,8 +155,8 @@ func (adaptive) Decide(in StrategyInput) Decision {
 		Reason: fmt.Sprintf("adaptive: %d used + %d predicted growth > %d available", b.CalibratedUsed, growth, b.Available)}
 }
 
-// graduated follows seed 001: in the Mask zone and above, mask the oldest
-// history tool outputs in batches; it never compacts plugins, and runs the
+// graduated answers pressure in steps: in the Mask zone and above, mask
+// the oldest history tool outputs in batches; it never compacts plugins, and runs the
 // pipeline only when the context would not fit at all (down to the
 // available budget). WindDown and Restart are left to the agent loop.
 type graduated struct{ batch int }

@@ -62,7 +62,8 @@ func Launch(ctx context.Context, spec Spec) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q (%s): %w", spec.Name, spec.Path, err)
 	}
-	// Handshake failures show the plugin's stderr (issue 14): go-plugin
+	// Handshake failures show the plugin's stderr, the only place a
+	// plugin can say why it did not start: go-plugin
 	// logs raw stderr lines only at DEBUG, and its own message guesses at
 	// a wrong architecture.
 	stderr := &stderrTail{max: 8 << 10}

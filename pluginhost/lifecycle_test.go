@@ -49,7 +49,7 @@ func alive(pid int) bool {
 	return i < 0 || i+2 >= len(s) || (s[i+2] != 'Z' && s[i+2] != 'X')
 }
 
-// Issue 13, found 7: a host killed with SIGKILL takes its plugins with it.
+// A host killed with SIGKILL takes its plugins with it.
 func TestPluginsDieWithKilledHost(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the parent-death signal is Linux only")
@@ -85,7 +85,7 @@ func TestPluginsDieWithKilledHost(t *testing.T) {
 	}
 }
 
-// Issue 13, found 6: the bytes that run are the bytes that were verified,
+// The bytes that run are the bytes that were verified,
 // even when the file is replaced between the check and the start.
 func TestPinnedBinarySwappedAfterCheckStillRunsVerifiedBytes(t *testing.T) {
 	dir := t.TempDir()
@@ -125,7 +125,7 @@ func TestPinnedBinarySwappedAfterCheckStillRunsVerifiedBytes(t *testing.T) {
 	}
 }
 
-// Issue 13, found 4: Kill returns even when the plugin hangs (here: is
+// Kill returns even when the plugin hangs (here: is
 // stopped), killing it after the shutdown bound.
 func TestKillOfHungPluginIsBounded(t *testing.T) {
 	s := spec("hung")

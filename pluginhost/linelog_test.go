@@ -8,7 +8,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// Issue 13, found 11: a plugin writing a long line without a newline costs
+// A plugin writing a long line without a newline costs
 // bounded memory and linear time; the line is logged cut, with the count
 // of bytes dropped.
 func TestLineLoggerCapsLongLines(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 
 // MaskedMarker is the substring every masking placeholder contains; content
 // that contains it is treated as already masked and never masked again
-// (seed 001's MASKED_MARKER).
+// (so masking is idempotent).
 const MaskedMarker = "masked"
 
 // MetaExitCode is the metadata key that carries a tool output's exit code.
@@ -22,7 +22,7 @@ type MaskInfo struct {
 }
 
 // MaskedPlaceholder returns the descriptive placeholder that replaces a tool
-// output (seed 001): it keeps the tool name, line count, exit code and byte
+// output: it keeps the tool name, line count, exit code and byte
 // size so the agent still knows what was there, and the id to fetch it back.
 //
 //	[bash output masked: 120 lines, 4532 bytes, exit code 1; get_output id=t7]

@@ -77,7 +77,8 @@ type approximate struct{}
 
 func (approximate) Name() string { return Approximate }
 
-// Count is ceil(characters / 4), as seeds 001, 003 and 004 estimate.
+// Count is ceil(characters / 4), the usual rule of thumb for English text
+// and code.
 func (approximate) Count(text string) int { return (utf8.RuneCountInString(text) + 3) / 4 }
 
 func (approximate) Encode(string) []int { return nil }

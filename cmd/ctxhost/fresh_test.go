@@ -37,7 +37,7 @@ type freshRunRecord struct {
 	} `json:"turns"`
 }
 
-// TestRunFreshExample replays the fresh example (seed 003): one fresh
+// TestRunFreshExample replays the fresh example: one fresh
 // context per task, each fitting its budget component by component, none
 // carrying a message of the transcript or anything another task brought.
 func TestRunFreshExample(t *testing.T) {
@@ -156,7 +156,7 @@ func TestInspectFresh(t *testing.T) {
 	}
 }
 
-// Seed 003 graceful degradation: an optional plugin whose binary is
+// An optional plugin whose binary is
 // missing is a warning at validate (which fails unless -allow-optional)
 // and at run, where every turn says so; a required one is a configuration
 // error naming it.

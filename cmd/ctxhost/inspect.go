@@ -119,7 +119,8 @@ func idList(ids []string) string {
 }
 
 // explain prints the budget, per-component tokens, the compaction and why,
-// warnings, and suggestions in the manner of seed 003's validateContext.
+// warnings, and suggestions an operator can act on (which plugin to
+// shrink, which limit to raise).
 func explain(w io.Writer, profile string, cfg host.Config, p *host.Prepared) {
 	b := p.Budget
 	fmt.Fprintf(w, "context %q: window %s, reserved %s, available %s (%s)\n", profile,

@@ -135,7 +135,7 @@ func testRunResumeFromStore(t *testing.T, spec string) {
 	}
 }
 
-// TestRunResumeBetweenToolCallAndResult (issue 13, found 9): a run that
+// TestRunResumeBetweenToolCallAndResult: a run that
 // stopped right after an assistant's tool call, before its result, is
 // resumed with the whole transcript: the store's position makes it skip
 // exactly the events applied (applying any twice would duplicate messages

@@ -7,7 +7,7 @@ import (
 )
 
 // TestRunTeamExample runs the multi-agent example and checks that each
-// agent's view is printed: seed 000 §2.4, one message routed to three
+// agent's view is printed: one message routed to three
 // agents, each seeing the answers before its turn, plus the plain-text
 // fallback for an unknown agent type.
 func TestRunTeamExample(t *testing.T) {

@@ -9,7 +9,8 @@ import (
 	"github.com/ctxhost/ctxhost/tokenizer"
 )
 
-// Defaults of seed 003.
+// Defaults of a fresh context's budget: a window of 150,000 tokens with
+// room reserved for the answer, the system prompt and the task.
 const (
 	DefaultMaxTokens          = 150000
 	DefaultSystemPromptTokens = 2000
@@ -22,7 +23,8 @@ const (
 	DefaultCodebaseDocsTokens = 3000
 )
 
-// DefaultShares are seed 003's files 60% / code results 25% / memories 15%
+// DefaultShares split what the fixed parts leave: files 60%, code results
+// 25%, memories 15% (the files are what a task most often needs whole),
 // mapped to the first-party components (as config.DefaultShares).
 func DefaultShares() map[string]float64 {
 	return map[string]float64{"tool_outputs": 0.60, "plan": 0.25, "memory": 0.15}
@@ -37,7 +39,8 @@ type Fixed struct {
 	CodebaseDocs int // 0 without codebase docs
 }
 
-// DefaultFixed returns seed 003's fixed allocations.
+// DefaultFixed returns the default fixed allocations (system prompt, task
+// spec, reserved for the answer).
 func DefaultFixed() Fixed {
 	return Fixed{SystemPrompt: DefaultSystemPromptTokens, TaskSpec: DefaultTaskSpecTokens, Reserved: DefaultReservedTokens}
 }

@@ -190,8 +190,8 @@ func TestNewTokenBudgeterInvalid(t *testing.T) {
 }
 
 func TestDefaultFixedDynamic(t *testing.T) {
-	// Seed 003: of 150000 tokens, 19000 here are fixed (the repo map and
-	// codebase docs of the seed are plugin components in ctxhost).
+	// Of 150000 tokens, 19000 here are fixed (the repo map and the
+	// codebase docs are plugin components, not fixed parts).
 	b, _ := NewTokenBudgeter(DefaultFixed(), nil, words{})
 	a, _ := b.Allocate(DefaultMaxTokens, nil)
 	if a.Fixed != 19000 || a.Dynamic != 131000 {

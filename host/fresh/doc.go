@@ -1,4 +1,4 @@
-// Package fresh builds fresh task contexts (seed 003): each task's context
+// Package fresh builds fresh task contexts: each task's context
 // is built from scratch, without conversation history, and fitted to a
 // token budget by a TokenBudgeter.
 //

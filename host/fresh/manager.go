@@ -66,7 +66,7 @@ type Options struct {
 	Scope string
 }
 
-// TaskSpec is one task (seed 003's TaskSpec, reduced to what a context needs).
+// TaskSpec is one task, as far as its context needs to know it.
 type TaskSpec struct {
 	ID      string
 	AgentID string

@@ -27,7 +27,8 @@ type BreakdownEntry struct {
 	Kept      int
 }
 
-// Validation explains a task context (seed 003's ContextValidation).
+// Validation explains a task context: whether it fits, and what to change
+// when it does not.
 type Validation struct {
 	Valid       bool
 	TokenCount  int // components + reserved

@@ -15,7 +15,7 @@ type FormatOptions struct {
 	View             bool // render the compacted view instead of every message
 }
 
-// Format renders the history for display (seed 002 formatHistory), one
+// Format renders the history for display, one
 // message per entry: "role[ name]: content", where name is the speaker
 // name, or the tool name on a tool turn.
 //

@@ -1,10 +1,10 @@
-// Package plaintext is the PlainText fallback assembler of seed 000 §6.1,
+// Package plaintext is the plain-text fallback assembler,
 // built into the host (no process): the host uses it, with a logged
 // warning naming the agent type, when no assembler is configured for an
 // agent.
 //
 // The payload is "{system}\n\n{context}\n\n{message}" with no headers or
-// markers: the system body (seed 000 §6.4), then the context (team task,
+// markers: the system body (assembly.SystemBody), then the context (team task,
 // supporting context and the conversation rendered as lines, see
 // sdk/assembly), then the current input. Empty parts are skipped, so the
 // text never holds a double blank line where a part is missing.

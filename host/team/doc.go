@@ -1,4 +1,4 @@
-// Package team is the multi-agent view of seed 000 (its ContextManager):
+// Package team is the multi-agent view:
 // one conversation shared by several agents (humans and AIs, each message
 // naming its speaker), a team task, and, for each agent, the view that
 // agent gets before it speaks.
@@ -10,11 +10,11 @@
 // per-agent value or a per-call override wins over the team's). Then, in
 // this order and only here (never in assemblers):
 //
-//  1. routing markers (default seed 000's [NEXT:name]) are stripped once
+//  1. routing markers (by default [NEXT:name]) are stripped once
 //     from every context message and from the current message, with the
 //     blanks that followed them, and the text is trimmed; context messages
 //     left empty are dropped;
-//  2. AI→AI deduplication (seed 000 D3), when enabled: only when the
+//  2. AI→AI deduplication, when enabled: only when the
 //     current message's speaker is an AI, the last context message is
 //     removed if it has the current message's id, or else the same speaker
 //     and the same (stripped) content. Human messages are never
@@ -35,7 +35,8 @@
 // which routes by agent. Team, below, is the same view over a message list
 // of its own, for callers without a session.
 //
-// The byte budget (MaxBytes, default 768 KiB, seed 000 §6.5) is enforced
+// The byte budget (MaxBytes, default 768 KiB, below the argument limits
+// of the command-line agents a view is often handed to) is enforced
 // by the session, not by assemblers: the size is the payload plus the
 // system text handed over separately. When it is over, the oldest context
 // messages are dropped: a binary search over the number dropped finds the

@@ -5,7 +5,7 @@ import "github.com/ctxhost/ctxhost/sdk"
 // EventType names a team event.
 type EventType string
 
-// Team events (seed 000 §6.7 hooks, plus warnings).
+// Team events: what changed in the conversation, and warnings.
 const (
 	EventMessageAdded      EventType = "message:added"
 	EventTeamTaskChanged   EventType = "team_task:changed"

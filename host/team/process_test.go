@@ -47,7 +47,7 @@ func launchAssemblers(t *testing.T) map[string]host.Assembler {
 	return out
 }
 
-// TestParallelNextRouting is seed 000 §2.4: the user sends
+// TestParallelNextRouting: the user sends
 // "[NEXT:max] [NEXT:sarah] [NEXT:carol] Hi"; max, sarah and carol answer
 // in turn, each response added before the next agent is prepared. Every
 // agent's payload comes from its real assembler process.

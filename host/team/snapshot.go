@@ -9,7 +9,7 @@ import (
 // SnapshotVersion is the version of Snapshot this package writes and reads.
 const SnapshotVersion = 1
 
-// Snapshot is the serializable state of a Team (seed 000 D7): encode it as
+// Snapshot is the serializable state of a Team: encode it as
 // JSON to persist a conversation.
 type Snapshot struct {
 	Version  int           `json:"version"`

@@ -14,7 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// Defaults of Options (seed 000).
+// Defaults of Options.
 const (
 	DefaultWindowSize       = 5
 	DefaultMaxBytes         = 768 * 1024
@@ -32,7 +32,8 @@ const (
 // Errors of the team API; returned errors wrap them.
 var (
 	// ErrNoTeam: the team has no agents, so there is no member to look up
-	// (seed 000 §6.1 "No team set → throw").
+	// (an agent looked up in no team is a caller's mistake, not an
+	// empty view).
 	ErrNoTeam = errors.New("no team set: the team has no agents")
 	// ErrUnknownAgent: the agent is not a member of the team.
 	ErrUnknownAgent = errors.New("unknown agent")
@@ -47,7 +48,8 @@ type Agent struct {
 	// Type is the agent's type (claude-code, openai-codex, google-gemini,
 	// or another): the session's assembler routes by agent.
 	Type string
-	// SystemInstruction and InstructionFileText form the system body (seed 000 §6.4).
+	// SystemInstruction and InstructionFileText form the system body
+	// (assembly.SystemBody).
 	SystemInstruction   string
 	InstructionFileText string
 	// WindowSize overrides the team's window when not nil.
@@ -299,7 +301,7 @@ func (t *Team) TeamTask() (string, bool) {
 	return *t.teamTask, true
 }
 
-// Clear removes every message and the team task (seed 000 §6.6).
+// Clear removes every message and the team task.
 func (t *Team) Clear() {
 	t.mu.Lock()
 	t.messages, t.ids, t.teamTask, t.nextSeq = nil, map[string]bool{}, nil, 0

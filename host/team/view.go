@@ -7,7 +7,7 @@ import (
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
-// View is what one agent sees (seed 000's AssemblerInput).
+// View is what one agent sees: what its assembler gets.
 type View struct {
 	Agent string
 	// ContextMessages are the window before the current message, markers
@@ -60,7 +60,7 @@ func relativeRole(m sdk.Message, agent string) sdk.Message {
 	return m
 }
 
-// Deduplicate is seed 000 D3: only when current's speaker is an AI, the
+// Deduplicate drops the echo of an AI's own message: only when current's speaker is an AI, the
 // last context message is removed if it has current's id, or else the same
 // speaker name and content. context and current must already be stripped
 // of markers. Human messages are never deduplicated.

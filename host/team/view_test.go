@@ -166,7 +166,7 @@ func TestDeduplicate(t *testing.T) {
 	}
 }
 
-// TestRequestSystemBody covers the §8.5 system-instruction cases through
+// TestRequestSystemBody covers the system-instruction cases through
 // the request and the PlainText assembler: empty sections are not emitted.
 func TestRequestSystemBody(t *testing.T) {
 	tests := []struct {

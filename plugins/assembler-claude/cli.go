@@ -9,7 +9,7 @@ import (
 // assembly.ConversationCache).
 var conversations = assembly.NewConversationCache(0)
 
-// buildPrompt is seed 000's Claude Code prompt; the system body is not in
+// buildPrompt is the Claude Code prompt; the system body is not in
 // it (it goes to --append-system-prompt). Every section is left out when
 // its body is empty.
 //

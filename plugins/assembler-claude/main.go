@@ -1,5 +1,5 @@
 // Command ctxhost-assembler-claude is the ctxhost assembler for Anthropic
-// Claude: the JSON body of the Messages API (format "api") and seed 000's
+// Claude: the JSON body of the Messages API (format "api") and a
 // Claude Code prompt with the system text handed over separately for
 // --append-system-prompt (format "cli").
 package main

@@ -9,7 +9,7 @@ import (
 // assembly.ConversationCache).
 var conversations = assembly.NewConversationCache(0)
 
-// buildPrompt is seed 000's Codex prompt, everything inline; every section
+// buildPrompt is the Codex prompt, everything inline; every section
 // is left out when its body is empty.
 //
 //	[SYSTEM]

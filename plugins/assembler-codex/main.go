@@ -1,5 +1,5 @@
 // Command ctxhost-assembler-codex is the ctxhost assembler for OpenAI
-// Codex: the JSON body of Chat Completions (format "api") and seed 000's
+// Codex: the JSON body of Chat Completions (format "api") and a
 // Codex CLI prompt with an inline [SYSTEM] section (format "cli").
 package main
 

@@ -1,5 +1,5 @@
 // Command ctxhost-assembler-gemini is the ctxhost assembler for Google
-// Gemini: the JSON body of generateContent (format "api") and seed 000's
+// Gemini: the JSON body of generateContent (format "api") and a
 // plain-text Gemini prompt (format "text").
 package main
 

@@ -9,7 +9,7 @@ import (
 // assembly.ConversationCache).
 var conversations = assembly.NewConversationCache(0)
 
-// buildText is seed 000's Gemini prompt: plain headers, no bracketed
+// buildText is the Gemini prompt: plain headers, no bracketed
 // markers, every section left out when its body is empty.
 //
 //	Instructions:

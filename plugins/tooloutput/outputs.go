@@ -51,7 +51,7 @@ func (s *toolOutputSession) shown(i int) string {
 }
 
 // placeholder is the text that stands for o: its own text when that
-// already is a placeholder, else seed 001's descriptive placeholder.
+// already is a placeholder, else sdk.MaskedPlaceholder's descriptive one.
 func (o *output) placeholder() string {
 	if sdk.IsMasked(o.Output) {
 		return o.Output

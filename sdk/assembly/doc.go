@@ -1,5 +1,5 @@
 // Package assembly holds the helpers assembler authors share: the system
-// body of seed 000 §6.4, the split of an AssembleRequest into its parts by
+// body (SystemBody), the split of an AssembleRequest into its parts by
 // slot, and the rendering of messages and context for the text formats.
 //
 // # Slots
@@ -35,7 +35,7 @@
 // in the final user turn, just before the input, not at the front: that
 // content changes from turn to turn, and keeping it at the tail leaves the
 // system text and the history an append-only prefix that providers can
-// cache (DESIGN.md rule 8). In the final user turn the context block and
+// cache (a stable prefix is what a prompt cache pays for). In the final user turn the context block and
 // the input are two parts (Gemini parts, Anthropic text blocks, OpenAI
 // content parts), context first; each alone is a single part or string.
 //
@@ -65,7 +65,8 @@
 // "tool". No brackets are added, so the Gemini text format stays free of
 // bracketed markers.
 //
-// Sections are never emitted empty (seed 000 §6.4): Sections skips a header
+// Sections are never emitted empty (a header alone tells the model
+// nothing): Sections skips a header
 // whose body is empty after trimming. Routing markers are stripped by the
 // host before assembly; assemblers never strip them again. Byte-budget
 // trimming is not an assembler's job either.

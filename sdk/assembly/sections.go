@@ -4,7 +4,8 @@ import "strings"
 
 // Sections builds a text prompt of sections separated by a blank line. A
 // section is a header line followed by its body; a section whose body is
-// empty after trimming is never emitted (seed 000 §6.4).
+// empty after trimming is never emitted: a header alone tells the model
+// nothing.
 type Sections struct {
 	parts []string
 }

@@ -2,7 +2,7 @@ package assembly
 
 import "testing"
 
-// TestSystemBody is seed 000 §6.4's trim-rules table.
+// TestSystemBody is the table of SystemBody's trim rules.
 func TestSystemBody(t *testing.T) {
 	tests := []struct {
 		name         string

@@ -52,7 +52,7 @@ func TestEscapeSessionID(t *testing.T) {
 	}
 }
 
-// Issue 13, found 7: temporary files a killed host left in the store are
+// Temporary files a killed host left in the store are
 // removed when the store is opened; session files are kept.
 func TestFileStoreRemovesStaleTemporaryFiles(t *testing.T) {
 	dir := t.TempDir()

@@ -6,8 +6,8 @@ import (
 )
 
 // CheckNoEmptySections fails the test when a section header of headers in
-// text is not followed by a non-blank line on the next line (seed 000
-// §6.4: an empty section is never emitted), or when the text has a run of
+// text is not followed by a non-blank line on the next line (an empty
+// section is never emitted: a header alone tells the model nothing), or when the text has a run of
 // more than one blank line or leading or trailing whitespace.
 func CheckNoEmptySections(t *testing.T, text string, headers []string) {
 	t.Helper()
