@@ -50,7 +50,8 @@ type Options struct {
 	// PayloadCache is how many payloads Prepare keeps, one per session
 	// and agent, the most recently used (0: DefaultPayloadCache; < 0:
 	// none). With the last payload held, Prepare names it and the
-	// service leaves an unchanged payload out of its answer.
+	// service leaves out of its answer an unchanged payload, or the part
+	// of a new one that the held one already holds.
 	PayloadCache int
 }
 
@@ -200,16 +201,19 @@ func (c *Client) ReportUsage(ctx context.Context, id string, prompt, completion 
 }
 
 // Prepare builds the context of the session's next turn (for agent, in a
-// multi-agent profile; "" otherwise). The answer always carries the
-// payload: when the one this client holds for the session and agent is
-// unchanged, the service leaves it out and Prepare puts the held one in
-// (PayloadUnchanged tells).
+// multi-agent profile; "" otherwise). The answer always carries the whole
+// payload. With the last payload held for the session and agent, the
+// service sends only what changed: nothing when it is unchanged
+// (PayloadUnchanged tells), and when it starts with the held one's
+// first bytes, only what follows them (PayloadPrefix tells how many);
+// Prepare completes it from the held one, so a turn that appends to a
+// long conversation carries only what it appended.
 func (c *Client) Prepare(ctx context.Context, id, agent string) (*servicev1.PrepareResponse, error) {
 	key := payloadKey{id, agent}
 	held := c.payloads.get(key)
 	msg := &servicev1.PrepareRequest{SessionId: id, Agent: agent}
 	if held != nil {
-		msg.KnownPayloadTag = held.tag
+		msg.KnownPayloadTag, msg.AcceptPayloadSuffix = held.tag, true
 	}
 	res, err := c.Raw.Prepare(ctx, connect.NewRequest(msg))
 	if err != nil {
@@ -222,6 +226,13 @@ func (c *Client) Prepare(ctx context.Context, id, agent string) (*servicev1.Prep
 		}
 		out.Payload, out.System = held.payload, held.system
 		return out, nil
+	}
+	if n := out.PayloadPrefix; n > 0 {
+		if held == nil || n > uint64(len(held.payload)) {
+			c.payloads.forget(id)
+			return nil, fmt.Errorf("prepare %q: the service sent the rest of a payload after %d bytes this client does not hold", id, n)
+		}
+		out.Payload = held.payload[:n] + out.Payload
 	}
 	c.payloads.put(&heldPayload{key: key, tag: out.PayloadTag, payload: out.Payload, system: out.System})
 	return out, nil

@@ -60,6 +60,13 @@ type Prepared struct {
 	MediaType string
 	System    string
 	HasSystem bool
+	// PayloadID numbers the payload among those the session assembled (a
+	// turn that sends the last payload again has its number). Its first
+	// Repeats bytes are, unchanged, those of the payload numbered Extends,
+	// the agent's last one (Extends 0: none known): a caller that holds
+	// that payload needs only what follows them.
+	PayloadID, Extends uint64
+	Repeats            int
 	// Components are the final components in assembly order. They and
 	// their messages are read-only: the history's may be shared with the
 	// session's view of it.
@@ -177,6 +184,7 @@ func (s *Session) prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 		s.pressure.Growth = growthBefore
 		out.Cache = s.cacheAgain(last, out.Budget)
 		out.Payload, out.MediaType, out.System, out.HasSystem = last.result.Payload, last.result.MediaType, last.result.System, last.result.HasSystem
+		out.PayloadID, out.Extends, out.Repeats = last.id, last.id, len(last.result.Payload)
 		out.Warnings = append(out.Warnings, s.notifyPrepared(ctx, out.Budget)...)
 	} else {
 		out.Cache = s.cacheReport(agent.Name, final, out.Budget)
@@ -485,17 +493,22 @@ func (s *Session) assemble(ctx context.Context, agent sdk.AgentIdentity, out *Pr
 	}
 	res, err := s.assembleOnce(ctx, agent, out, s.cfg.ReusePayload)
 	if err != nil {
+		s.payloads.lost(agent.Name)
 		return err
 	}
+	trimmed := false
 	if v := out.View; v != nil {
 		v.Bytes = payloadBytes(res)
 		if v.MaxBytes > 0 && v.Bytes > v.MaxBytes {
+			trimmed = true
 			if res, err = s.trimView(ctx, agent, out); err != nil {
+				s.payloads.lost(agent.Name)
 				return err
 			}
 		}
 	}
 	out.Payload, out.MediaType, out.System, out.HasSystem = res.Payload, res.MediaType, res.System, res.HasSystem
+	out.PayloadID, out.Extends, out.Repeats = s.payloads.next(agent.Name, res.Repeats, trimmed)
 	return nil
 }
 

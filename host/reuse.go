@@ -39,6 +39,7 @@ type componentKey struct {
 // lastTurn is the last assembled turn of one agent.
 type lastTurn struct {
 	key    turnKey
+	id     uint64 // the payload's number (Prepared.PayloadID)
 	result sdk.AssembleResult
 	// stable and unmanagedStable are the cacheable tokens of the payload
 	// and of the unmanaged history at that turn (for the cache report).
@@ -89,7 +90,7 @@ func (s *Session) rememberTurn(agent string, key turnKey, out *Prepared) {
 	if s.lastTurns == nil {
 		s.lastTurns = map[string]*lastTurn{}
 	}
-	t := &lastTurn{key: key, result: sdk.AssembleResult{Payload: out.Payload, MediaType: out.MediaType, System: out.System, HasSystem: out.HasSystem}}
+	t := &lastTurn{key: key, id: out.PayloadID, result: sdk.AssembleResult{Payload: out.Payload, MediaType: out.MediaType, System: out.System, HasSystem: out.HasSystem}}
 	if track := s.caches[agent]; track != nil {
 		t.stable, t.unmanagedStable = track.stable, track.unmanagedTotal
 	}
@@ -194,3 +195,38 @@ type deepMemo struct {
 	valid      bool
 	free, keep int
 }
+
+// payloadLinks numbers a session's assembled payloads and remembers each
+// agent's last one: the assembler's stream (session and agent) answers
+// how much of its last payload the next one repeats (sdk.AssembleResult
+// Repeats), and these numbers tell a caller which payload that was.
+type payloadLinks struct {
+	last uint64            // the last number given
+	of   map[string]uint64 // each agent's last payload, as its stream holds it
+}
+
+// next numbers an agent's new payload, which repeats the first repeats
+// bytes of the stream's last one, and returns its number, the number of
+// the payload it extends and how many bytes it repeats (0, 0 when not
+// known). A payload chosen among several tries (trimmed) is not the
+// stream's last one: the next payload extends none.
+func (l *payloadLinks) next(agent string, repeats int, trimmed bool) (id, extends uint64, n int) {
+	l.last++
+	prev := l.of[agent]
+	if l.of == nil {
+		l.of = map[string]uint64{}
+	}
+	l.of[agent] = l.last
+	if trimmed {
+		delete(l.of, agent)
+		return l.last, 0, 0
+	}
+	if prev == 0 || repeats <= 0 {
+		return l.last, 0, 0
+	}
+	return l.last, prev, repeats
+}
+
+// lost forgets an agent's last payload: an assembly failed, and what its
+// stream holds is not known.
+func (l *payloadLinks) lost(agent string) { delete(l.of, agent) }

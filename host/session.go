@@ -67,6 +67,9 @@ type Session struct {
 	// lastTurns each agent's last assembly, reused by an unchanged turn.
 	caches    map[string]*cacheTrack
 	lastTurns map[string]*lastTurn
+	// payloads numbers the session's assembled payloads and names each
+	// agent's last one (see Prepared.PayloadID).
+	payloads payloadLinks
 	deep      deepMemo
 }
 

@@ -266,7 +266,11 @@ func (a *AssemblerClient) Assemble(ctx context.Context, req sdk.AssembleRequest)
 	if err != nil {
 		return sdk.AssembleResult{}, a.wrap("Assemble", err)
 	}
-	return wire.FromProtoAssembleResponse(res), nil
+	out := wire.FromProtoAssembleResponse(res)
+	if a.deltas != nil && req.Session != "" {
+		out.Repeats = int(res.GetPayloadPrefix()) // completed: the payload is whole
+	}
+	return out, nil
 }
 
 // Deltas returns the Deltas the client sends deltas with, nil when the

@@ -103,7 +103,9 @@ func (d *Deltas) stream(key deltaKey) *deltaStream {
 // base when there is one, whole otherwise or when the assembler does not
 // hold that base; call makes the RPC. The answer's payload is whole: an
 // answer to a delta that repeats the start of the last payload
-// (payload_prefix) is completed from the stream's copy of it.
+// (payload_prefix) is completed from the stream's copy of it, and its
+// payload_prefix then says how many of its leading bytes are the last
+// payload's.
 func (d *Deltas) assemble(ctx context.Context, req sdk.AssembleRequest, call func(context.Context, *pb.AssembleRequest) (*pb.AssembleResponse, error)) (*pb.AssembleResponse, error) {
 	st := d.stream(deltaKey{req.Session, req.Agent.Name})
 	st.mu.Lock()
@@ -157,7 +159,6 @@ func (d *Deltas) settle(st *deltaStream, res *pb.AssembleResponse, err error, ne
 				err = fmt.Errorf("the assembler answered with the first %d bytes of a last payload of %d", n, len(last))
 			} else {
 				res.Payload = completePayload(last[:n], res.Payload, reuse && st.scratch)
-				res.PayloadPrefix = 0
 			}
 		}
 	}

@@ -288,9 +288,12 @@ func (l *LocalAssembler) Info() AssemblerInfo { return l.info }
 // the memory of the stream's last payload, where the head that extends
 // the last one costs only what it added (an append turn is O(appended),
 // not O(payload)); otherwise into a new array.
+//
+// With req.ReusePayload, Repeats says how many leading bytes the payload
+// shares with the stream's last one (those of the head it extends).
 func (l *LocalAssembler) Assemble(ctx context.Context, req AssembleRequest) (AssembleResult, error) {
 	res, err := l.AssembleParts(ctx, req)
-	if err != nil || len(res.PayloadHead) == 0 {
+	if err != nil || (len(res.PayloadHead) == 0 && !req.ReusePayload) {
 		return res, err
 	}
 	if !req.ReusePayload {
@@ -300,18 +303,29 @@ func (l *LocalAssembler) Assemble(ctx context.Context, req AssembleRequest) (Ass
 	st := l.joins.GetOrAdd(joinKey{req.Session, req.Agent.Name}, func() *joinStream { return &joinStream{} })
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	res.Payload, res.PayloadHead = st.join(res.PayloadHead, res.Payload), nil
+	if len(res.PayloadHead) == 0 { // answered whole: the next one repeats nothing known
+		st.head = nil
+		return res, nil
+	}
+	res.Payload, res.Repeats = st.join(res.PayloadHead, res.Payload)
+	res.PayloadHead = nil
 	return res, nil
 }
 
 // join writes head then rest into the stream's buffer and returns them
-// joined. A head that shares its array with the last one and is at least
-// as long repeats it (the head is append-only), so only its new bytes are
-// copied; the buffer grows by a quarter when full.
-func (st *joinStream) join(head, rest []byte) []byte {
+// joined, with how many leading bytes the joined payload keeps from the
+// last one. A head that shares its array with the last one and is at
+// least as long repeats it (the head is append-only), so only its new
+// bytes are copied; a head in a new array (the assembler's buffer grew,
+// or its history was replaced) is compared with the last one, which
+// costs what the assembler spent making the new array. The buffer grows
+// by a quarter when full.
+func (st *joinStream) join(head, rest []byte) ([]byte, int) {
 	keep := 0
 	if n := len(st.head); n > 0 && len(head) >= n && &head[0] == &st.head[0] {
 		keep = n
+	} else if n > 0 {
+		keep = commonPrefix(st.buf[:n], head)
 	}
 	need := len(head) + len(rest)
 	buf := st.buf[:keep]
@@ -320,7 +334,22 @@ func (st *joinStream) join(head, rest []byte) []byte {
 	}
 	buf = append(append(buf, head[keep:]...), rest...)
 	st.head, st.buf = head, buf
-	return buf[:len(buf):len(buf)]
+	return buf[:len(buf):len(buf)], keep
+}
+
+// commonPrefix is the length of the longest common prefix of a and b
+// (compared a block at a time).
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	const block = 4096
+	i := 0
+	for i+block <= n && bytes.Equal(a[i:i+block], b[i:i+block]) {
+		i += block
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
 }
 
 // AssembleParts is Assemble without joining a payload answered in two

@@ -38,6 +38,7 @@ func TestLocalAssemblerJoinsInPlace(t *testing.T) {
 	var msgs []sdk.Message
 	var want strings.Builder
 	var last []byte
+	var lastText string
 	moved := 0
 	for i := 0; i < 300; i++ {
 		if i == 150 { // the history is replaced: the head restarts
@@ -58,7 +59,16 @@ func TestLocalAssemblerJoinsInPlace(t *testing.T) {
 		if last != nil && &last[0] != &res.Payload[0] {
 			moved++
 		}
-		last = res.Payload
+		// Repeats: what the payload keeps of the last one, which is all
+		// but its "]" while the head grows, nothing when it restarts.
+		wantRepeats := len(lastText) - 1
+		if i == 0 || i == 150 {
+			wantRepeats = 0
+		}
+		if res.Repeats != wantRepeats || string(res.Payload[:res.Repeats]) != lastText[:res.Repeats] {
+			t.Fatalf("turn %d: repeats %d of the last payload, want %d", i, res.Repeats, wantRepeats)
+		}
+		last, lastText = res.Payload, string(res.Payload)
 	}
 	if moved > 20 {
 		t.Errorf("the payload moved to new memory %d times in 300 appends; want it built in place", moved)

@@ -304,6 +304,13 @@ type AssembleResult struct {
 	MediaType   string
 	System      string
 	HasSystem   bool
+	// Repeats is how many leading bytes of the payload are, unchanged,
+	// those of the stream's last payload (the last one answered for the
+	// same Session and Agent.Name): a caller holding that payload needs
+	// only what follows them. 0: none, or not known. LocalAssembler and
+	// the host's client of an assembler process set it; an assembler
+	// leaves it 0.
+	Repeats int
 }
 
 // Whole returns the whole payload: Payload, or PayloadHead followed by

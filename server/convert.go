@@ -94,14 +94,12 @@ func toCompaction(r *host.CompactionReport) *servicev1.Compaction {
 	return c
 }
 
-// toPrepareResponse maps a prepared turn to the API's answer.
-func toPrepareResponse(t engine.Turn, withPayload bool) *servicev1.PrepareResponse {
+// toPrepareResponse maps a prepared turn to the API's answer, without
+// the payload and system text (Prepare sets them, whole or in part).
+func toPrepareResponse(t engine.Turn) *servicev1.PrepareResponse {
 	out := &servicev1.PrepareResponse{Assembler: t.Assembler}
-	payload, mediaType, system, hasSystem := t.PayloadParts()
+	_, mediaType, _, hasSystem := t.PayloadParts()
 	out.MediaType, out.HasSystem = mediaType, hasSystem
-	if withPayload {
-		out.Payload, out.System = string(payload), system
-	}
 	if t.Fresh != nil {
 		tc := t.Fresh.Task
 		out.Warnings = append(out.Warnings, tc.Warnings...)

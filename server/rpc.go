@@ -420,10 +420,24 @@ func (s *Server) Prepare(ctx context.Context, req *connect.Request[servicev1.Pre
 	}
 	timer()
 	payload, mediaType, system, hasSystem := turn.PayloadParts()
-	tag := w.e.tags.tag(agent, payload, mediaType, system, hasSystem)
-	known := req.Msg.GetKnownPayloadTag() != "" && req.Msg.GetKnownPayloadTag() == tag
-	out := toPrepareResponse(turn, !known)
+	var link payloadLink
+	if p := turn.Prepared; p != nil && turn.Fresh == nil {
+		link = payloadLink{id: p.PayloadID, extends: p.Extends, repeats: p.Repeats}
+	}
+	held, last := req.Msg.GetKnownPayloadTag(), w.e.tags.last(agent)
+	tag := w.e.tags.tag(agent, link, payload, mediaType, system, hasSystem)
+	known := held != "" && held == tag
+	out := toPrepareResponse(turn)
 	out.Sequence, out.PayloadTag, out.PayloadUnchanged = seq, tag, known
+	switch {
+	case known:
+	case req.Msg.GetAcceptPayloadSuffix() && held != "" && last != nil && held == last.tag && last.id == link.extends:
+		// The caller holds the payload this one extends: only the rest.
+		n := suffixFrom(link, payload)
+		out.Payload, out.PayloadPrefix, out.System = string(payload[n:]), uint64(n), system
+	default:
+		out.Payload, out.System = string(payload), system
+	}
 	if turn.Prepared != nil {
 		s.metrics.tokens(w.e.profile, turn.Prepared.Budget.Used)
 	}

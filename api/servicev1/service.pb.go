@@ -2157,8 +2157,13 @@ type PrepareRequest struct {
 	// session and agent: when this turn's payload is the same, the answer
 	// leaves payload and system out (payload_unchanged).
 	KnownPayloadTag string `protobuf:"bytes,4,opt,name=known_payload_tag,json=knownPayloadTag,proto3" json:"known_payload_tag,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The caller can complete a payload from the one known_payload_tag
+	// names: when this turn's payload starts with some of that one's bytes,
+	// the answer carries only what follows them (payload_prefix). Callers
+	// that leave it unset always get the whole payload.
+	AcceptPayloadSuffix bool `protobuf:"varint,5,opt,name=accept_payload_suffix,json=acceptPayloadSuffix,proto3" json:"accept_payload_suffix,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *PrepareRequest) Reset() {
@@ -2217,6 +2222,13 @@ func (x *PrepareRequest) GetKnownPayloadTag() string {
 		return x.KnownPayloadTag
 	}
 	return ""
+}
+
+func (x *PrepareRequest) GetAcceptPayloadSuffix() bool {
+	if x != nil {
+		return x.AcceptPayloadSuffix
+	}
+	return false
 }
 
 type ComponentTokens struct {
@@ -2762,8 +2774,14 @@ type PrepareResponse struct {
 	// The payload is the one known_payload_tag named: payload and system are
 	// left out of this answer; use the ones held.
 	PayloadUnchanged bool `protobuf:"varint,17,opt,name=payload_unchanged,json=payloadUnchanged,proto3" json:"payload_unchanged,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Set only for a request with accept_payload_suffix: the payload starts
+	// with the first payload_prefix bytes (UTF-8) of the payload
+	// known_payload_tag named, and the payload field holds what follows
+	// them. 0: the payload field holds the whole payload (or, with
+	// payload_unchanged, nothing).
+	PayloadPrefix uint64 `protobuf:"varint,18,opt,name=payload_prefix,json=payloadPrefix,proto3" json:"payload_prefix,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PrepareResponse) Reset() {
@@ -2913,6 +2931,13 @@ func (x *PrepareResponse) GetPayloadUnchanged() bool {
 		return x.PayloadUnchanged
 	}
 	return false
+}
+
+func (x *PrepareResponse) GetPayloadPrefix() uint64 {
+	if x != nil {
+		return x.PayloadPrefix
+	}
+	return 0
 }
 
 type InspectRequest struct {
@@ -3592,13 +3617,14 @@ const file_ctxhost_service_v1_service_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\fR\x05state\x126\n" +
-	"\x05write\x18\x03 \x01(\v2 .ctxhost.service.v1.WriteOptionsR\x05write\"\xa9\x01\n" +
+	"\x05write\x18\x03 \x01(\v2 .ctxhost.service.v1.WriteOptionsR\x05write\"\xdd\x01\n" +
 	"\x0ePrepareRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x126\n" +
 	"\x05write\x18\x03 \x01(\v2 .ctxhost.service.v1.WriteOptionsR\x05write\x12*\n" +
-	"\x11known_payload_tag\x18\x04 \x01(\tR\x0fknownPayloadTag\"\x8f\x01\n" +
+	"\x11known_payload_tag\x18\x04 \x01(\tR\x0fknownPayloadTag\x122\n" +
+	"\x15accept_payload_suffix\x18\x05 \x01(\bR\x13acceptPayloadSuffix\"\x8f\x01\n" +
 	"\x0fComponentTokens\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04slot\x18\x02 \x01(\tR\x04slot\x12\x1a\n" +
@@ -3647,7 +3673,7 @@ const file_ctxhost_service_v1_service_proto_rawDesc = "" +
 	"tokenCount\x12\x1d\n" +
 	"\n" +
 	"max_tokens\x18\x05 \x01(\x03R\tmaxTokens\x12 \n" +
-	"\vsuggestions\x18\x06 \x03(\tR\vsuggestions\"\xb0\x05\n" +
+	"\vsuggestions\x18\x06 \x03(\tR\vsuggestions\"\xd7\x05\n" +
 	"\x0fPrepareResponse\x12\x1a\n" +
 	"\bsequence\x18\x01 \x01(\x04R\bsequence\x12\x18\n" +
 	"\apayload\x18\x02 \x01(\tR\apayload\x12\x1d\n" +
@@ -3673,7 +3699,8 @@ const file_ctxhost_service_v1_service_proto_rawDesc = "" +
 	"\breplayed\x18\x0f \x01(\bR\breplayed\x12\x1f\n" +
 	"\vpayload_tag\x18\x10 \x01(\tR\n" +
 	"payloadTag\x12+\n" +
-	"\x11payload_unchanged\x18\x11 \x01(\bR\x10payloadUnchanged\"/\n" +
+	"\x11payload_unchanged\x18\x11 \x01(\bR\x10payloadUnchanged\x12%\n" +
+	"\x0epayload_prefix\x18\x12 \x01(\x04R\rpayloadPrefix\"/\n" +
 	"\x0eInspectRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"\xb9\x02\n" +

@@ -86,10 +86,12 @@ func cmdServe(args []string, std stdio) error {
 		}
 	}()
 	for _, c := range cfg.Contexts {
-		// Payloads are not reused (engine.Options.ReusePayloads): the
-		// server's payload-tag memo knows a payload by its memory, and
-		// each answer copies the payload anyway.
-		e, err := engine.Start(ctx, cfg, engine.Options{Context: c.Name, Logger: logger, Store: st})
+		// Payloads are built in the memory of the last one
+		// (engine.Options.ReusePayloads): the server is done with a
+		// payload before the session's next call (an answer copies what
+		// it sends of it, the call path what it sends upstream), so an
+		// append turn does not copy the whole payload.
+		e, err := engine.Start(ctx, cfg, engine.Options{Context: c.Name, Logger: logger, Store: st, ReusePayloads: true})
 		if err != nil {
 			return startError(std.err, cfg, err)
 		}

@@ -34,6 +34,13 @@ def main():
         print("turn %d: %s tokens of %s, action %s, %d-byte %s payload" % (
             turn, budget.get("used", "0"), budget.get("available", "0"), ctx.get("action", ""),
             len(ctx.get("payload", "")), ctx.get("mediaType", "")))
+        if turn > 1:
+            # The client held the last payload: the service sent only what
+            # follows the part of it this one repeats. A client holding
+            # nothing gets the same payload whole.
+            whole = Client(url, token=os.environ.get("CTXHOST_TOKEN")).prepare(sid)
+            print("turn %d: payload sent after %s held bytes, the same as whole %s" % (
+                turn, ctx.get("payloadPrefix", "0"), whole["payload"] == ctx["payload"]))
         # A real agent sends ctx["payload"] to its model here. Say the
         # call failed and is retried: the same turn again, whose payload the
         # service leaves out of its answer (the client holds it).

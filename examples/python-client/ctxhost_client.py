@@ -71,8 +71,9 @@ class Client:
         self.token = token
         self.timeout = timeout
         self._local = threading.local()
-        # (session, agent) -> (payload_tag, payload, system): the last
-        # payload of each, so an unchanged one need not be sent again.
+        # (session, agent) -> (payload_tag, payload, system, payload as
+        # UTF-8 bytes or None): the last payload of each, so an unchanged
+        # one need not be sent again, nor the part of a new one it holds.
         self._payloads = {}
 
     def close(self):
@@ -177,23 +178,38 @@ class Client:
 
     def prepare(self, session_id, agent=""):
         """Builds the context of the next turn: payload, budget, components,
-        compaction, action and warnings. The answer always holds the
+        compaction, action and warnings. The answer always holds the whole
         payload: when it is the one this client already holds for the
         session and agent, the service leaves it out (payloadUnchanged) and
-        the held one is put back."""
+        the held one is put back; when it starts with the held one's first
+        bytes, the service sends only what follows them (payloadPrefix
+        says how many) and the payload is completed from the held one."""
         key = (session_id, agent)
         held = self._payloads.get(key)
         body = {"session_id": session_id, "agent": agent}
         if held:
             body["known_payload_tag"] = held[0]
+            body["accept_payload_suffix"] = True
         r = self.call("Prepare", body)
         tag = r.get("payloadTag", "")
         if r.get("payloadUnchanged"):
             if not held or held[0] != tag:
                 raise CtxhostError(200, "internal", "the service left out a payload this client does not hold")
             r["payload"], r["system"] = held[1], held[2]
-        elif tag:
-            self._payloads[key] = (tag, r.get("payload", ""), r.get("system", ""))
+            return r
+        raw = None
+        prefix = int(r.get("payloadPrefix", 0))
+        if prefix:
+            if not held:
+                raise CtxhostError(200, "internal", "the service sent the rest of a payload this client does not hold")
+            raw = held[3] if held[3] is not None else held[1].encode("utf-8")
+            if prefix > len(raw):
+                del self._payloads[key]
+                raise CtxhostError(200, "internal", "the service sent the rest of a payload after more bytes than this client holds")
+            raw = raw[:prefix] + r.get("payload", "").encode("utf-8")
+            r["payload"] = raw.decode("utf-8")
+        if tag:
+            self._payloads[key] = (tag, r.get("payload", ""), r.get("system", ""), raw)
         return r
 
     def delete_session(self, session_id):

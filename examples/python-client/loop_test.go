@@ -146,6 +146,15 @@ func TestAgentLoop(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
 	}
+	sent := regexp.MustCompile(`turn (\d): payload sent after (\d+) held bytes, the same as whole (\w+)`).FindAllStringSubmatch(got, -1)
+	if len(sent) != 2 {
+		t.Errorf("want turns 2 and 3 sent after the held payload's bytes:\n%s", got)
+	}
+	for _, m := range sent {
+		if m[2] == "0" || m[3] != "True" {
+			t.Errorf("turn %s: sent after %s held bytes, the same as whole %s; want a prefix left out and the same payload", m[1], m[2], m[3])
+		}
+	}
 	m := regexp.MustCompile(`idempotent append: sequence (\d+) then (\d+), (\d+) messages`).FindStringSubmatch(got)
 	if m == nil || m[1] != m[2] || m[3] != "8" {
 		t.Errorf("idempotent append not applied once (want equal sequences and 8 messages):\n%s", got)
