@@ -70,7 +70,7 @@ type Session struct {
 	// payloads numbers the session's assembled payloads and names each
 	// agent's last one (see Prepared.PayloadID).
 	payloads payloadLinks
-	deep      deepMemo
+	deep     deepMemo
 }
 
 // countedText is a core text counted once, when it is set.

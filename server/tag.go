@@ -94,7 +94,7 @@ func (m tagMemo) tag(agent string, link payloadLink, payload []byte, mediaType, 
 		i := min(link.repeats/tagMark, len(last.marks)-1)
 		if st, err := restoreHash(last.marks[i]); err == nil {
 			h, from = st, i*tagMark
-			next.marks = last.marks[:i+1 : i+1]
+			next.marks = last.marks[: i+1 : i+1]
 		}
 	}
 	if h == nil {
