@@ -132,7 +132,43 @@ func cutToFit(sh runShape, available, preserve int) (runShape, bool) {
 // warning threshold is allowed. A policy that masks observations instead of
 // omitting them shows more tokens after a change no later than the
 // omission's, so it pays no less.
+//
+// It is hindsightBoundOf(..., anySchedule): a bound for every policy.
 func hindsightBound(sh runShape, available int, warning float64, preserve int, p sdk.Pricing) []float64 {
+	return hindsightBoundOf(sh, available, warning, preserve, p, anySchedule)
+}
+
+// scheduleClass says which omission schedules a hindsight bound ranges
+// over.
+type scheduleClass int
+
+const (
+	// anySchedule: every schedule; the bound holds for every policy.
+	anySchedule scheduleClass = iota
+	// keepsUnmanaged: the schedules that, on every turn up to which the
+	// unmanaged history has always fitted the available budget, have cost
+	// no more so far than the unmanaged history. A policy deciding each
+	// turn on what came before (every strategy here) that is never dearer
+	// than the unmanaged history on a run that history fits is on such a
+	// schedule on every run: it cannot tell a longer run from the run
+	// that ends at any of those turns, which that history fits. So the
+	// bound holds for such a policy on every run, and for any policy on a
+	// run where it kept to the unmanaged cost that way.
+	keepsUnmanaged
+)
+
+// hindsightBoundOf is the hindsight bound over the schedules of class.
+func hindsightBoundOf(sh runShape, available int, warning float64, preserve int, p sdk.Pricing, class scheduleClass) []float64 {
+	// What the unmanaged history costs up to each turn, and whether it
+	// has fitted so far, as the run is (before any cut) and as priced.
+	unmanaged, fitted := make([]float64, len(sh.turns)), make([]bool, len(sh.turns))
+	sum, fits, stable := 0.0, true, 0
+	for t, tt := range sh.turns {
+		sum += p.Cost(tt.total, stable).Cost
+		stable = tt.total - tt.tail
+		fits = fits && tt.total <= available
+		unmanaged[t], fitted[t] = sum, fits
+	}
 	sh, _ = cutToFit(sh, available, preserve)
 	p.Granularity = 1 // every shared token read: the marker, counted as nothing, may fill a step
 	n := len(sh.tokens)
@@ -203,6 +239,13 @@ func hindsightBound(sh runShape, available int, warning float64, preserve int, p
 			}
 			if c < inf {
 				cur[f] = state{cost: c, stable: stable}
+			}
+		}
+		if class == keepsUnmanaged && fitted[t] {
+			for f, st := range cur {
+				if st.cost > unmanaged[t]*(1+1e-12) {
+					delete(cur, f)
+				}
 			}
 		}
 		best[t] = inf

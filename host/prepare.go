@@ -282,7 +282,10 @@ func (s *Session) checkRendered(out *Prepared, growthBefore []int) error {
 func (s *Session) compactTurn(ctx context.Context, cs []countedComponent, out *Prepared) error {
 	d := s.strategy.Decide(StrategyInput{Budget: out.Before, Thresholds: s.cfg.Thresholds, Action: out.Action,
 		Growth: s.pressure.Growth, Floor: s.pressure.Floor, MinFree: s.minFree(out.Before),
-		Deep: s.deepStepUnder(out.Before), Pricing: s.cfg.Pricing, Turns: s.pressure.Turns})
+		Deep: s.deepStepUnder(out.Before), Pricing: s.cfg.Pricing, Turns: s.pressure.Turns, Outgrown: s.pressure.Outgrown})
+	if out.Before.CalibratedUsed > out.Before.Available {
+		s.pressure.Outgrown = true
+	}
 	report, err := s.carryOut(ctx, d, cs, out.Before)
 	if report != nil {
 		out.Compaction = report

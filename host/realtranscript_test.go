@@ -240,12 +240,22 @@ func replayReal(t testing.TB, run realRun, window int, strategy string) realResu
 // as the assembler's format prices it, Anthropic's).
 func replayPriced(t testing.TB, run realRun, window int, strategy string, pricing *sdk.Pricing) realResult {
 	t.Helper()
+	return replayDeciding(t, run, window, strategy, nil, pricing)
+}
+
+// replayDeciding is replayPriced with the session's decisions made by
+// decide when it is not nil (strategy names the configured one).
+func replayDeciding(t testing.TB, run realRun, window int, strategy string, decide Strategy, pricing *sdk.Pricing) realResult {
+	t.Helper()
 	enc, _ := tokenizer.Get(tokenizer.O200kBase)
 	s, err := New(Options{}).NewSession("real", Config{Encoding: tokenizer.O200kBase, Window: window, Reserved: 1000,
 		Strategy: StrategyConfig{Name: strategy, Target: realTarget(strategy)}, History: HistoryConfig{Options: history.Options{PreserveRecent: realPreserve}},
 		Assembler: NewLocalAssemblerForTest(), Format: "api", Pricing: pricing})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if decide != nil {
+		s.strategy = decide
 	}
 	if err := s.SetSystemPrompt(run.system); err != nil {
 		t.Fatal(err)
@@ -428,26 +438,29 @@ func TestLocalTrajectoryCosts(t *testing.T) {
 }
 
 // runCosts is what every strategy cost on one run at one window, and the
-// run's hindsight bound for each turn it may end on.
+// run's hindsight bounds for each turn it may end on.
 type runCosts struct {
 	run     string
 	window  int
 	results map[string]realResult
-	bound   []float64 // hindsightBound
-	cut     bool      // the window must cut messages: the bound is approximate (cutToFit)
+	bound   []float64 // hindsightBound: over every schedule
+	kept    []float64 // over the schedules never dearer than the unmanaged history while it fits (keepsUnmanaged)
+	cut     bool      // the window must cut messages: the bounds are approximate (cutToFit)
 }
 
 // replayCosts replays every run at every window with every strategy
 // (checkReal on each), prompt caching priced by pricing, and works out
-// each run's hindsight bound.
+// each run's hindsight bounds.
 func replayCosts(t *testing.T, runs []realRun, windows []int, pricing sdk.Pricing) []runCosts {
 	var table []runCosts
 	for _, run := range runs {
 		shape := shapeOf(t, run)
 		for _, window := range windows {
-			_, cut := cutToFit(shape, window-1000, realPreserve)
+			available := window - 1000
+			_, cut := cutToFit(shape, available, realPreserve)
 			rc := runCosts{run: run.name, window: window, results: map[string]realResult{}, cut: cut,
-				bound: hindsightBound(shape, window-1000, DefaultWarning, realPreserve, pricing)}
+				bound: hindsightBoundOf(shape, available, DefaultWarning, realPreserve, pricing, anySchedule),
+				kept:  hindsightBoundOf(shape, available, DefaultWarning, realPreserve, pricing, keepsUnmanaged)}
 			for _, strategy := range realStrategies {
 				t.Run(fmt.Sprintf("%s/%d/%s", run.name, window, strategy), func(t *testing.T) {
 					r := replayPriced(t, run, window, strategy, &pricing)
@@ -461,26 +474,47 @@ func replayCosts(t *testing.T, runs []realRun, windows []int, pricing sdk.Pricin
 	return table
 }
 
-// What the cache strategy is held to, over the windows checkCosts is given
-// (see TestRealTranscripts): summed over the runs at most costSumLimit of
-// their hindsight bounds, no run above costRunLimit of its bound. The
-// goals are 1.05 and 1.15; what stands between is the timing of
-// compactions, which the bound chooses knowing the run: it compacts a few
-// turns before the budget forces it, on a turn whose recent messages are
-// few tokens or new anyway (a huge observation as it arrives), where the
-// strategy waits for the budget, because a compaction that does not pay
-// on its own turn makes a run that ends soon after it dearer than leaving
-// the history alone.
+// What the cache strategy is held to, over the windows checkCosts is
+// given, on the runs whose bounds are exact (no cut): summed over the runs
+// at most costSumLimit of their bounds over the schedules that keep to
+// the unmanaged cost while it fits (the least an online policy keeping
+// that promise can pay), no run above costRunLimit of its own. The goal
+// for a run is 1.15 (costGoalRun): on the reference runs one run reaches
+// 1.150 at 8,000 tokens, and on SWE-agent runs the strategy was not tuned
+// on a few reach 1.19 (the table counts the runs over the goal). The
+// table reports the cost over the bound over every schedule beside it.
 const (
-	costSumLimit = 1.12
-	costRunLimit = 1.36
+	costSumLimit = 1.05
+	costRunLimit = 1.16
 )
 
-// checkCosts checks the costs of every run against its hindsight bound
+// costGoalRun is the goal for one run's cost over its bound.
+const costGoalRun = 1.15
+
+// keptUnmanaged tells whether r cost no more than the unmanaged history
+// on every turn up to which that fitted (summed from the first turn).
+func keptUnmanaged(r realResult) bool {
+	var managed, unmanaged float64
+	for i := range r.costs {
+		if !r.unmanagedFits[i] {
+			break
+		}
+		managed += r.costs[i]
+		unmanaged += r.unmanagedCosts[i]
+		if managed > unmanaged*(1+1e-9) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkCosts checks the costs of every run against its hindsight bounds
 // and the cache strategy's promises, on the run and on every shorter run
 // it contains (a run may end after any turn):
 //
-//   - no strategy pays less than the bound (else it is no bound);
+//   - no strategy pays less than the bound over every schedule (else it
+//     is no bound), nor, if it kept to the unmanaged cost while that
+//     fitted, less than the bound over the schedules that do;
 //   - the cache strategy is never dearer than the unmanaged history while
 //     that fits the available budget;
 //   - its forced compactions leave nothing the history could still omit;
@@ -488,18 +522,21 @@ const (
 //     leaving the history unmanaged would have;
 //   - it keeps the prefix on at least 95% of the turns that do not compact;
 //   - at the windows given, it costs no more summed than any other
-//     strategy, at most costSumLimit of the summed bounds, and at most
-//     costRunLimit of each run's bound.
+//     strategy, at most costSumLimit of the summed bounds that keep to the
+//     unmanaged cost, and at most costRunLimit of each run's.
 //
 // It logs the table: run, window, then per strategy cost / unmanaged and
-// cost / bound. On a run where even the deepest view must be cut to fit,
-// the bound is approximate (cutToFit): it is reported, "(cut)", but not
-// checked against the strategies.
+// cost / bound (over every schedule), and for the cache strategy cost /
+// the bound that keeps to the unmanaged cost; then the sums. On a run
+// where even the deepest view must be cut to fit, the bounds are
+// approximate (cutToFit): the run is reported, "(cut)", but neither
+// checked against them nor summed.
 func checkCosts(t *testing.T, table []runCosts, goalWindows []int) {
 	t.Helper()
 	const tolerance = 1e-9
 	sums := map[int]map[string]float64{}
-	bounds := map[int]float64{}
+	bounds, kepts := map[int]float64{}, map[int]float64{}
+	runs, overAny, overKept := map[int]int{}, map[int]int{}, map[int]int{}
 	for _, rc := range table {
 		if len(rc.bound) == 0 {
 			t.Logf("%s/%d: no turns", rc.run, rc.window)
@@ -509,11 +546,17 @@ func checkCosts(t *testing.T, table []runCosts, goalWindows []int) {
 			if rc.cut {
 				break // where the window cuts, the bound is approximate
 			}
+			kept := keptUnmanaged(r)
 			var sum float64
 			for i, c := range r.costs {
 				sum += c
 				if i < len(rc.bound) && sum < rc.bound[i]*(1-tolerance) {
 					t.Errorf("%s/%d/%s: %.1f paid for the first %d turns, under the hindsight bound %.1f", rc.run, rc.window, strategy, sum, i+1, rc.bound[i])
+					break
+				}
+				if kept && i < len(rc.kept) && sum < rc.kept[i]*(1-tolerance) {
+					t.Errorf("%s/%d/%s: %.1f paid for the first %d turns, never dearer than the unmanaged history while it fitted, under the bound for such schedules %.1f",
+						rc.run, rc.window, strategy, sum, i+1, rc.kept[i])
 					break
 				}
 			}
@@ -549,46 +592,61 @@ func checkCosts(t *testing.T, table []runCosts, goalWindows []int) {
 		if !slices.Contains(goalWindows, rc.window) {
 			continue
 		}
-		bound := rc.bound[len(rc.bound)-1]
-		if c.cost > costRunLimit*bound {
-			t.Errorf("%s: %.0f, %.3f of the hindsight bound %.0f, over %.2f", name, c.cost, c.cost/bound, bound, costRunLimit)
-		}
-		if sums[rc.window] == nil {
-			sums[rc.window] = map[string]float64{}
-		}
-		bounds[rc.window] += bound
-		mark := ""
+		bound, kept := rc.bound[len(rc.bound)-1], rc.kept[len(rc.kept)-1]
+		row := fmt.Sprintf("%-60s %6d", rc.run, rc.window)
 		if rc.cut {
-			mark = " (cut)"
+			row = fmt.Sprintf("%-60s %6d", rc.run+" (cut)", rc.window)
 		}
-		row := fmt.Sprintf("%-60s %6d", rc.run+mark, rc.window)
 		for _, strategy := range realStrategies {
 			r := rc.results[strategy]
-			sums[rc.window][strategy] += r.cost
 			row += fmt.Sprintf("  %s %.3f %.3f", strategy, r.cost/r.unmanagedCost, r.cost/bound)
 		}
+		row += fmt.Sprintf(" kept %.3f", c.cost/kept)
 		room := "-"
 		if len(c.forcedRoom) > 0 {
 			room = fmt.Sprint(slices.Min(c.forcedRoom))
 		}
 		t.Logf("%s  (cache: %d forced, %d speculative compactions; fewest turns of room after a forced one %s)", row, c.forced, c.speculative, room)
+		if rc.cut {
+			continue
+		}
+		if c.cost > costRunLimit*kept {
+			t.Errorf("%s: %.0f, %.3f of the bound %.0f for schedules that keep to the unmanaged cost, over %.2f", name, c.cost, c.cost/kept, kept, costRunLimit)
+		}
+		if sums[rc.window] == nil {
+			sums[rc.window] = map[string]float64{}
+		}
+		for _, strategy := range realStrategies {
+			sums[rc.window][strategy] += rc.results[strategy].cost
+		}
+		bounds[rc.window] += bound
+		kepts[rc.window] += kept
+		runs[rc.window]++
+		if c.cost > costGoalRun*bound {
+			overAny[rc.window]++
+		}
+		if c.cost > costGoalRun*kept {
+			overKept[rc.window]++
+		}
 	}
 	for _, window := range goalWindows {
-		sum, bound := sums[window], bounds[window]
+		sum, bound, kept := sums[window], bounds[window], kepts[window]
 		if bound == 0 {
 			continue
 		}
-		row := fmt.Sprintf("%-60s %6d", "summed (cost / bound)", window)
+		row := fmt.Sprintf("%-60s %6d", fmt.Sprintf("summed over %d runs (cost / bound)", runs[window]), window)
 		for _, strategy := range realStrategies {
 			row += fmt.Sprintf("  %s %.3f", strategy, sum[strategy]/bound)
 			if strategy != StrategyCache && sum[StrategyCache] > sum[strategy] {
 				t.Errorf("%d: the cache strategy costs %.0f summed, more than %s (%.0f)", window, sum[StrategyCache], strategy, sum[strategy])
 			}
 		}
-		t.Log(row)
-		if sum[StrategyCache] > costSumLimit*bound {
-			t.Errorf("%d: the cache strategy costs %.0f summed, %.3f of the summed hindsight bounds %.0f, over %.2f",
-				window, sum[StrategyCache], sum[StrategyCache]/bound, bound, costSumLimit)
+		t.Logf("%s kept %.3f", row, sum[StrategyCache]/kept)
+		t.Logf("%-60s %6d  cache: %d of %d runs over %.2f of their bound, %d over %.2f of the bound that keeps to the unmanaged cost",
+			"runs over the goal", window, overAny[window], runs[window], costGoalRun, overKept[window], costGoalRun)
+		if sum[StrategyCache] > costSumLimit*kept {
+			t.Errorf("%d: the cache strategy costs %.0f summed, %.3f of the summed bounds that keep to the unmanaged cost %.0f, over %.2f",
+				window, sum[StrategyCache], sum[StrategyCache]/kept, kept, costSumLimit)
 		}
 	}
 }

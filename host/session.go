@@ -114,6 +114,10 @@ type pressureState struct {
 	// headers, separators) added to the components' tokens in the last
 	// payload measured; the budget counts it as overhead.
 	RenderGap int `json:"render_gap,omitempty"`
+	// Outgrown: some turn's context did not fit the available budget
+	// before its compaction (the cache strategy speculates more freely
+	// once the history has outgrown the window).
+	Outgrown bool `json:"outgrown,omitempty"`
 }
 
 // restored is p as read from a store or an exported state. A state saved
@@ -136,7 +140,7 @@ func (p pressureState) clone() pressureState {
 func (p pressureState) equal(q pressureState) bool {
 	return p.WindDownIssued == q.WindDownIssued && p.LastUsed == q.LastUsed && p.Prepared == q.Prepared &&
 		p.Floor == q.Floor && p.Turns == q.Turns && p.TurnVersion == q.TurnVersion && p.TurnAgent == q.TurnAgent &&
-		p.TurnBudget == q.TurnBudget && slices.Equal(p.Growth, q.Growth)
+		p.TurnBudget == q.TurnBudget && p.Outgrown == q.Outgrown && slices.Equal(p.Growth, q.Growth)
 }
 
 func newSession(id string, cfg Config, ev *events) (*Session, error) {

@@ -47,6 +47,9 @@ type StrategyInput struct {
 	Deep    DeepStep
 	Pricing *sdk.Pricing
 	Turns   int
+	// Outgrown: on an earlier turn the context did not fit the available
+	// budget before its compaction (saved with the session).
+	Outgrown bool
 }
 
 // DeepStep is the deepest step the history may take (history.DeepStep):
@@ -192,24 +195,37 @@ func fraction(n int, f float64) int { return int(math.Floor(float64(n) * f)) }
 //     less, so the next forced compaction is as far away as any such
 //     policy can put it: the reason says how many turns that is at the
 //     observed growth (the mean of the recent turns').
-//   - Speculative: below the budget (from the warning threshold on) it
-//     compacts only when the deepest step is cheaper already on the turn
-//     it is taken: what it stops sending, at the read price, is more than
-//     the premium of writing instead of reading what it keeps after its
-//     first change (the tokens new this turn are written anyway; a prefix
-//     left under the provider's cacheable minimum is written too). A run
-//     may end after any turn, so no later turn's saving is counted: a
-//     speculative compaction never makes a run dearer than appending
-//     would have, even when the run ends right after it.
+//   - Speculative, while the context has always fitted: below the budget
+//     (from the warning threshold on) it compacts only when the deepest
+//     step is cheaper already on the turn it is taken: what it stops
+//     sending, at the read price, is more than the premium of writing
+//     instead of reading what it keeps after its first change (the tokens
+//     new this turn are written anyway; a prefix left under the
+//     provider's cacheable minimum is written too). A run may end after
+//     any turn, so no later turn's saving is counted: a speculative
+//     compaction never makes a run dearer than appending would have,
+//     even when the run ends right after it.
+//   - Speculative, once the context has outgrown the budget (a forced
+//     compaction came before, so the run is no longer one the history
+//     fits): it takes the deepest step when it pays back within the
+//     turns left before the budget would force the next one at the
+//     observed growth (the room left over the mean growth, h turns):
+//     the premium is at most h+1 times the read price of what it stops
+//     sending. If the run goes on that far, it costs no more than
+//     appending until then and the forced compaction it stands in for
+//     rewrites nothing; if the run ends sooner, it loses at most its
+//     premium. It so picks, before each forced compaction, a turn whose
+//     recent messages are few tokens or new anyway, instead of the turn
+//     the budget runs out on, whose recent messages are whatever they are.
 //   - Otherwise it only appends, and the provider's cache keeps the prefix.
 //
 // Together: on a run whose history always fits it costs no more than the
 // unmanaged history, on every turn the run may end; the decision and its
 // arithmetic are in the reason. What it does not promise is a constant
 // ratio to the cheapest schedule chosen knowing the whole run: that
-// schedule may compact a few turns before the budget forces it, on a
-// turn whose recent messages are few tokens or new anyway, which pays
-// only if the run goes on.
+// schedule may compact before the run first outgrows the budget on a
+// turn where it pays only if the run goes on, which no rule keeping the
+// promise above may do.
 type cacheAware struct{ target float64 }
 
 func (cacheAware) Name() string { return StrategyCache }
@@ -233,13 +249,33 @@ func (c cacheAware) Decide(in StrategyInput) Decision {
 		return Decision{}
 	}
 	premium, saved := speculativePremium(in)
-	if premium >= saved {
+	if premium < saved {
+		return Decision{Compact: true, Deep: true, Target: b.CalibratedUsed - deep.Free,
+			Reason: fmt.Sprintf("cache: utilization %.2f >= warning %.2f; the deepest step frees %d tokens, %.0f units fewer read this turn, "+
+				"more than the %.0f units of writing instead of reading the %d it keeps after its first change",
+				b.Utilization, in.Thresholds.Warning, deep.Free, saved, premium, deep.Keep)}
+	}
+	h := paybackHorizon(in)
+	if !in.Outgrown || h < 0 || premium > saved*float64(h+1) {
 		return Decision{}
 	}
 	return Decision{Compact: true, Deep: true, Target: b.CalibratedUsed - deep.Free,
-		Reason: fmt.Sprintf("cache: utilization %.2f >= warning %.2f; the deepest step frees %d tokens, %.0f units fewer read this turn, "+
-			"more than the %.0f units of writing instead of reading the %d it keeps after its first change",
-			b.Utilization, in.Thresholds.Warning, deep.Free, saved, premium, deep.Keep)}
+		Reason: fmt.Sprintf("cache: the context outgrew the budget before; utilization %.2f >= warning %.2f; the deepest step frees %d tokens, "+
+			"%.0f units fewer read each turn, and the %.0f units of writing instead of reading the %d it keeps after its first change "+
+			"are paid back within the %d turns left before the budget forces a compaction (%d tokens of room at the observed growth of %d)",
+			b.Utilization, in.Thresholds.Warning, deep.Free, saved, premium, deep.Keep, h, b.Available-b.CalibratedUsed, meanGrowth(in.Growth))}
+}
+
+// paybackHorizon is the turns left before the context outgrows the
+// available budget at the observed growth: the room left over the mean
+// growth of the recent turns, rounded down; -1 when no growth was
+// observed (no horizon can be justified).
+func paybackHorizon(in StrategyInput) int {
+	g := meanGrowth(in.Growth)
+	if g <= 0 {
+		return -1
+	}
+	return max(in.Budget.Available-in.Budget.CalibratedUsed, 0) / g
 }
 
 // turnsOfRoom says how many turns of the observed growth fit in room.

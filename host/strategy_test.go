@@ -206,7 +206,9 @@ func TestCacheStrategy(t *testing.T) {
 // when it is cheaper already on its own turn: 0.1 x freed > (1.25 - 0.1)
 // x (kept after the first change - grown this turn), plus the prefix
 // before the change when the provider would not cache it. A step that
-// pays only by the next turn is not taken: the run may end first.
+// pays only by the next turn is not taken: the run may end first; once
+// the context has outgrown the budget, one that pays back before the
+// budget would force a compaction at the observed growth is.
 func TestCacheStrategyDeepStepPays(t *testing.T) {
 	c := cacheAware{target: 0.5}
 	th := Thresholds{0.7, 0.9}
@@ -229,6 +231,11 @@ func TestCacheStrategyDeepStepPays(t *testing.T) {
 			Pricing: &sdk.Pricing{Input: 1, CacheRead: 0.25}}, true}, // 112.5 < 125
 		{"no write premium, does not pay", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 300}, Growth: []int{100}, Turns: 5,
 			Pricing: &sdk.Pricing{Input: 1, CacheRead: 0.25}}, false}, // 150 > 125
+		{"outgrown, pays back within the horizon", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 100}, Growth: []int{20}, Turns: 5,
+			Outgrown: true}, true}, // 92 <= 50 x (1 + 200/20)
+		{"outgrown, not paid back before the budget forces one", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 300}, Growth: []int{100}, Turns: 5,
+			Outgrown: true}, false}, // 230 > 50 x (1 + 200/100)
+		{"outgrown, no growth observed", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 100}, Turns: 5, Outgrown: true}, false},
 	} {
 		tt.in.Thresholds = th
 		if tt.in.Pricing == nil {
@@ -272,5 +279,51 @@ func TestCacheStrategySpeculationNeverDearer(t *testing.T) {
 	}
 	if taken == 0 {
 		t.Fatal("no speculative compaction taken")
+	}
+}
+
+// Once the context has outgrown the budget, a speculative compaction of
+// the cache strategy pays back within the turns left before the budget
+// would force one at the observed growth: what it costs on its turn over
+// appending, priced by sdk.Pricing.Cost, is at most what it stops reading
+// on those turns, and its reason says so.
+func TestCacheStrategySpeculationPaysBackWithinHorizon(t *testing.T) {
+	c := cacheAware{target: 0.5}
+	rng := rand.New(rand.NewPCG(28, 2))
+	prices := []sdk.Pricing{assembly.AnthropicPricing, assembly.OpenAIPricing, assembly.GeminiPricing}
+	taken, only := 0, 0
+	for range 20000 {
+		p := prices[rng.IntN(len(prices))]
+		available := 2000 + rng.IntN(60000)
+		used := available*7/10 + rng.IntN(available*3/10+1)
+		free := 1 + rng.IntN(used)
+		keep := rng.IntN(used - free + 1)
+		grown := rng.IntN(keep + 1)
+		growth := []int{rng.IntN(available / 4), rng.IntN(available / 4), grown}
+		in := StrategyInput{Budget: budgetAt(used, available), Thresholds: Thresholds{0.7, 0.9}, Deep: DeepStep{Free: free, Keep: keep},
+			Growth: growth, Pricing: &p, Turns: 1 + rng.IntN(50), Outgrown: true}
+		d := c.Decide(in)
+		if !d.Compact {
+			continue
+		}
+		taken++
+		appended := p.Cost(used, used-grown).Cost
+		deep := p.Cost(used-free, used-free-keep).Cost
+		h := (available - used) / meanGrowth(growth)
+		if deep-appended > float64(h)*p.CacheRead*float64(free)+1e-9 {
+			t.Fatalf("%+v: the deep step costs %.1f over appending on its turn, more than the %.1f it saves over the %d turns before the budget would force one (%s)",
+				in, deep-appended, float64(h)*p.CacheRead*float64(free), h, d.Reason)
+		}
+		in.Outgrown = false
+		if c.Decide(in).Compact {
+			continue
+		}
+		only++
+		if !strings.Contains(d.Reason, "paid back within") {
+			t.Fatalf("%+v: reason %q does not say the horizon", in, d.Reason)
+		}
+	}
+	if taken == 0 || only == 0 {
+		t.Fatalf("%d speculative compactions, %d only once the context outgrew the budget: the cases do not exercise the rule", taken, only)
 	}
 }
