@@ -187,7 +187,7 @@ func (r randomDecisions) Decide(in StrategyInput) Decision {
 // on a run where it kept to it.
 func TestHindsightBoundHoldsForRandomPolicies(t *testing.T) {
 	pricing := assembly.AnthropicPricing
-	seeds := 8
+	seeds := 3
 	if testing.Short() {
 		seeds = 1
 	}
