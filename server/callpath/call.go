@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/ctxhost/ctxhost/engine"
@@ -208,7 +209,7 @@ func (c *call) relayError(res *http.Response) {
 	_, _ = io.Copy(c.w, res.Body)
 }
 
-// relayWhole reads a whole answer, records it, then passes it on.
+// relayWhole reads a whole answer, passes it on, then records it.
 func (c *call) relayWhole(res *http.Response, a answer, es *engine.Session) error {
 	body, err := io.ReadAll(res.Body)
 	if err != nil {
@@ -217,15 +218,16 @@ func (c *call) relayWhole(res *http.Response, a answer, es *engine.Session) erro
 	if err := a.whole(body); err != nil {
 		return failf(http.StatusBadGateway, "bad_answer", "upstream answer unreadable: %v", err)
 	}
-	if err := c.record(es, a); err != nil {
-		return err
-	}
 	copyResponseHeaders(c.w.Header(), res.Header)
+	c.w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	c.status = http.StatusOK
 	c.wrote = true
 	c.w.WriteHeader(http.StatusOK)
 	_, _ = c.w.Write(body)
-	return nil
+	// The answer is complete at the caller (its length was announced)
+	// before it is recorded; see dispatch for why that loses nothing.
+	_ = http.NewResponseController(c.w).Flush()
+	return c.record(es, a)
 }
 
 // record appends the answer to the session and reports its usage, and

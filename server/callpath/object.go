@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // object is a JSON object's members in their order, values kept raw, so
@@ -16,34 +18,37 @@ type member struct {
 	value json.RawMessage
 }
 
-// parseObject reads a JSON object.
+// parseObject reads a JSON object in one validating pass; the members'
+// values are slices of data, not copies. A name that appears twice at the
+// top level is an error; deeper objects are passed on as they are, as is
+// invalid UTF-8 inside strings (the provider decides on both).
 func parseObject(data []byte) (object, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	tok, err := dec.Token()
+	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	tok, err := dec.ReadToken()
 	if err != nil {
 		return nil, fmt.Errorf("read JSON: %w", err)
 	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
+	if tok.Kind() != '{' {
 		return nil, errors.New("the body is not a JSON object")
 	}
 	var o object
-	for dec.More() {
-		tok, err := dec.Token()
+	for dec.PeekKind() != '}' {
+		tok, err := dec.ReadToken()
 		if err != nil {
 			return nil, fmt.Errorf("read JSON: %w", err)
 		}
-		key, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
+		key := tok.String()
+		start := dec.InputOffset()
+		if err := dec.SkipValue(); err != nil {
 			return nil, fmt.Errorf("read JSON field %q: %w", key, err)
 		}
 		if o.index(key) >= 0 {
 			return nil, fmt.Errorf("field %q appears twice", key)
 		}
-		o = append(o, member{key: key, value: v})
+		v := bytes.TrimLeft(data[start:dec.InputOffset()], " \t\r\n:")
+		o = append(o, member{key: key, value: json.RawMessage(v)})
 	}
-	if _, err := dec.Token(); err != nil {
+	if _, err := dec.ReadToken(); err != nil {
 		return nil, fmt.Errorf("read JSON: %w", err)
 	}
 	if len(bytes.TrimSpace(data[dec.InputOffset():])) > 0 {

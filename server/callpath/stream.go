@@ -73,8 +73,8 @@ func (c *call) relayStream(ctx context.Context, res *http.Response, a answer, es
 	}
 }
 
-// dispatch reads one event and relays it: at once, or, when it makes the
-// answer whole, after recording the answer. done: the stream is over.
+// dispatch reads one event and relays it; the event that makes the answer
+// whole is relayed, then the answer recorded. done: the stream is over.
 func (c *call) dispatch(a answer, es *engine.Session, name string, data, raw []byte) (done bool, err error) {
 	if len(data) == 0 && name == "" { // a comment or keep-alive
 		return false, c.flush(raw)
@@ -88,10 +88,15 @@ func (c *call) dispatch(a answer, es *engine.Session, name string, data, raw []b
 		return true, c.abort(failf(http.StatusBadGateway, "bad_answer", "upstream event unreadable: %v", err))
 	}
 	if last {
-		if err := c.record(es, a); err != nil {
-			return true, c.abort(err)
+		// The caller has the answer before it is recorded: the caller
+		// holds its conversation, so a record that fails loses nothing
+		// (the next call brings the answer back and it is appended then),
+		// and the session's lock, held until the record is saved, keeps
+		// the next call waiting for it.
+		if err := c.flush(raw); err != nil {
+			return true, err
 		}
-		return true, c.flush(raw)
+		return true, c.record(es, a)
 	}
 	return false, c.flush(raw)
 }
