@@ -256,6 +256,8 @@ func (p responsesProvider) inspect(r *http.Request, body []byte) (*view, error) 
 		Name      string          `json:"name"`
 		Arguments string          `json:"arguments"`
 		Output    json.RawMessage `json:"output"`
+
+		EncryptedContent string `json:"encrypted_content"`
 	}
 	if err := json.Unmarshal(req.Input, &items); err != nil {
 		var s string
@@ -266,12 +268,24 @@ func (p responsesProvider) inspect(r *http.Request, body []byte) (*view, error) 
 		return v, nil
 	}
 	waiting := map[string]bool{}
+	reasoning := "" // the encrypted reasoning of the assistant turn being read
+	lastCall, lastReasoned := "", false
 	for i, it := range items {
 		switch it.Type {
+		case "reasoning":
+			reasoning = it.EncryptedContent
 		case "function_call":
+			// Older turns may come without their reasoning (a context
+			// manager may leave it out under pressure), never with another
+			// turn's; the last call must bring its own (checked below).
+			if reasoning != "" && reasoning != reasoningFor(it.CallID) {
+				v.problems = append(v.problems, fmt.Sprintf("input %d: function_call %q after another turn's reasoning item", i, it.CallID))
+			}
+			lastCall, lastReasoned = it.CallID, reasoning == reasoningFor(it.CallID)
 			waiting[it.CallID] = true
 			v.texts = append(v.texts, it.Name+it.Arguments)
 		case "function_call_output":
+			reasoning = ""
 			v.results++
 			if !waiting[it.CallID] {
 				v.problems = append(v.problems, fmt.Sprintf("input %d: function_call_output %q without its call", i, it.CallID))
@@ -279,19 +293,33 @@ func (p responsesProvider) inspect(r *http.Request, body []byte) (*view, error) 
 			delete(waiting, it.CallID)
 			v.texts = append(v.texts, openAIText(it.Output))
 		default:
+			if it.Role != "assistant" {
+				reasoning = ""
+			}
 			v.texts = append(v.texts, openAIText(it.Content))
 		}
 	}
 	if len(waiting) > 0 {
 		v.problems = append(v.problems, fmt.Sprintf("function calls %v without their output", keys(waiting)))
 	}
+	if lastCall != "" && !lastReasoned {
+		v.problems = append(v.problems, fmt.Sprintf("the last function_call %q without its reasoning item", lastCall))
+	}
 	return v, nil
 }
+
+// reasoningFor is the encrypted reasoning the stand-in gives the turn
+// that makes call id.
+func reasoningFor(callID string) string { return "enc:" + callID }
 
 func (responsesProvider) answer(w http.ResponseWriter, rep reply, stream bool) {
 	output := []any{map[string]any{"type": "message", "id": "msg_standin", "status": "completed", "role": "assistant",
 		"content": []any{map[string]any{"type": "output_text", "text": rep.text, "annotations": []any{}}}}}
 	if rep.tool != "" {
+		// A reasoning model's turn opens with its reasoning item; sent
+		// back with the call (store false), it must come whole (inspect).
+		output = append([]any{map[string]any{"type": "reasoning", "id": "rs_" + rep.callID, "summary": []any{},
+			"encrypted_content": reasoningFor(rep.callID)}}, output...)
 		output = append(output, map[string]any{"type": "function_call", "id": "fc_" + rep.callID, "call_id": rep.callID,
 			"name": rep.tool, "arguments": rep.args, "status": "completed"})
 	}

@@ -146,6 +146,9 @@ func (c *call) turn(ctx context.Context, es *engine.Session) error {
 		return errors.Join(err, ErrUnsaved) // what it changed is in memory only
 	}
 	p := turn.Prepared
+	if _, ok := c.d.(responsesDialect); ok {
+		c.req.reasoning = reasoningIndex(p.Components)
+	}
 	out, err := c.d.build(c.req, p.Payload)
 	if err != nil {
 		return fmt.Errorf("build the upstream request: %w", err)

@@ -43,6 +43,9 @@ type conv struct {
 	hasSystem bool
 	// turns is the number of the provider's elements converted.
 	turns int
+	// reasoning holds the history's reasoning items by assistant turn
+	// (Responses only; see reasoningIndex).
+	reasoning map[string][]string
 }
 
 // request is a caller's request read by a dialect.
@@ -63,6 +66,9 @@ type request struct {
 	// turns is the number of the provider's elements in raw (Gemini
 	// names its calls without ids after their place).
 	turns int
+	// reasoning holds the history's reasoning items by assistant turn
+	// (Responses only; see reasoningIndex).
+	reasoning map[string][]string
 }
 
 // parse reads a caller's request: its fields and head; the conversation

@@ -207,6 +207,13 @@ func (responsesDialect) build(req *request, payload []byte) ([]byte, error) {
 	for _, m := range msgs {
 		switch m.Role {
 		case "assistant":
+			first := ""
+			if len(m.ToolCalls) > 0 {
+				first = m.ToolCalls[0].ID
+			}
+			for _, r := range req.reasoning[assistantKey(first, responsesText(m.Content))] {
+				items = append(items, json.RawMessage(r))
+			}
 			if text := responsesText(m.Content); text != "" {
 				items = append(items, map[string]any{"role": "assistant", "content": text})
 			}
@@ -228,6 +235,51 @@ func (responsesDialect) build(req *request, payload []byte) ([]byte, error) {
 		managed = append(managed, member{key: "instructions", value: instructions})
 	}
 	return merge(req.fields, managed, []string{"input", "instructions"}, nil), nil
+}
+
+// reasoningIndex maps the assistant turns of the prepared context that
+// carry reasoning items (as the caller sent them) to those items, by
+// assistantKey. The assembled payload is Chat Completions, which has no
+// place for them, so build puts each turn's items back before the turn's
+// output items. The items are the view's: a turn whose reasoning was
+// stripped under pressure gets none back (the budget counted it without).
+func reasoningIndex(components []sdk.Component) map[string][]string {
+	var index map[string][]string
+	for _, c := range components {
+		for i := range c.Messages {
+			m := &c.Messages[i]
+			if m.Role != sdk.RoleAssistant {
+				continue
+			}
+			var items []string
+			for _, p := range m.Parts {
+				if p.Type == sdk.PartReasoning && p.Provider == "openai" {
+					items = append(items, p.Opaque)
+				}
+			}
+			if len(items) == 0 {
+				continue
+			}
+			if index == nil {
+				index = map[string][]string{}
+			}
+			first := ""
+			if len(m.ToolCalls) > 0 {
+				first = m.ToolCalls[0].ID
+			}
+			index[assistantKey(first, m.Text())] = items
+		}
+	}
+	return index
+}
+
+// assistantKey names an assistant turn by its first tool call's id
+// (firstCall), or, without calls, by its text.
+func assistantKey(firstCall, text string) string {
+	if firstCall != "" {
+		return "call\x00" + firstCall
+	}
+	return "text\x00" + text
 }
 
 // responsesInput is a user or system message's content as Responses
