@@ -37,7 +37,7 @@ PLUGINS := \
 # npm SDKs, pinned in $(SDK_DIR)/package-lock.json, from $(SDK_DIR)/node_modules.
 SDK_DIR := cmd/ctxhost/testdata/sdk
 
-.PHONY: all build test run proto bench lint clean python-deps chaos-service sdk-deps
+.PHONY: all build test run proto bench bench-growth lint clean python-deps chaos-service sdk-deps
 
 all: build
 
@@ -123,6 +123,33 @@ proto:
 ## bench: run every benchmark once (compare ratios within one run)
 bench: build
 	CTXHOST_BIN_DIR=$(BIN) $(GO) test -run '^$$' -bench . -benchmem -benchtime 2x ./...
+
+## bench-growth: the cost of a turn as the history grows from 100 to
+## 50,000 messages, with the example profile's plugins and assembler and
+## every other first-party plugin: in-process (the host and the Gemini
+## assembler in one process), through plugin processes (the engine) and
+## over a real `ctxhost serve` (the Go client), unchanged and append
+## turns; then the steady turn over the service in round trips. Each
+## figure is against the 100-message one of the same run (x-of-100), or
+## against a loopback call of the same shape (rt-added). Minutes; not part
+## of `make test`. Full output: $(BIN)/bench-growth.log.
+GROWTH_BENCHTIME ?= 300x
+bench-growth: build
+	@CTXHOST_BIN_DIR=$(BIN) $(GO) test -run '^$$' -bench '^BenchmarkGrowthInProcess$$' -benchtime $(GROWTH_BENCHTIME) \
+		./plugins/assembler-gemini >$(BIN)/bench-growth.log 2>&1 && \
+	CTXHOST_BIN_DIR=$(BIN) $(GO) test -run '^$$' -bench '^(BenchmarkGrowth|BenchmarkSteadyTurnAllPlugins)$$' -benchtime $(GROWTH_BENCHTIME) \
+		-timeout 60m ./cmd/ctxhost >>$(BIN)/bench-growth.log 2>&1; rc=$$?; \
+	awk '/^Benchmark/ { name = $$1; sub(/^Benchmark/, "", name); sub(/-[0-9]+$$/, "", name); \
+			k = 0; line = ""; r = ""; split("", ns); split("", x); \
+			for (i = 3; i <= NF; i++) { u = $$i; v = $$(i-1); \
+				if (u ~ /^ns\/turn-/) { sz = u; sub(/^ns\/turn-/, "", sz); sizes[++k] = sz; ns[sz] = v } \
+				if (u ~ /^x-[0-9]+-of-/) { sz = u; sub(/^x-/, "", sz); sub(/-of-.*/, "", sz); x[sz] = v } \
+				if (u == "rt-added") r = v; if (u == "turn-ns") t = v; if (u == "rt-ns") rt = v; if (u == "local-ns") lo = v } \
+			if (r != "") { printf "%-28s %.0f ns over the service, %.0f in-process: %.2f round trips added (one: %.0f ns)\n", name, t, lo, r, rt; next } \
+			for (j = 1; j <= k; j++) { sz = sizes[j]; line = line sprintf("  %6s: %9.0f ns", sz, ns[sz]); \
+				if (sz in x) line = line sprintf(" %5.2fx", x[sz]); else line = line "       " } \
+			if (k) printf "%-28s%s\n", name, line } \
+		/^(FAIL|panic|--- FAIL)/ { print } ' $(BIN)/bench-growth.log; exit $$rc
 
 ## lint: gofmt and go vet
 lint:
