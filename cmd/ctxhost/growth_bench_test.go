@@ -97,9 +97,14 @@ host {
 }
 `
 
-// writeGrowthConfig writes growthHCL into dir with its store at store.
+// writeGrowthConfig writes growthHCL into dir with its store at store
+// (each process that runs it needs its own dir: code search holds its
+// index open).
 func writeGrowthConfig(b *testing.B, dir, store string) string {
 	b.Helper()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		b.Fatal(err)
+	}
 	repo, err := filepath.Abs("../../examples/code/shop")
 	if err != nil {
 		b.Fatal(err)
@@ -155,12 +160,10 @@ type growthTurns = func(b *testing.B, n int) func(appendOne bool)
 func BenchmarkGrowth(b *testing.B) {
 	ctx := context.Background()
 	dir := b.TempDir()
-	cfgPath := writeGrowthConfig(b, dir, filepath.Join(dir, "sessions.db"))
-	cfg, diags := config.Load([]string{cfgPath}, map[string]string{}, nil)
+	cfg, diags := config.Load([]string{writeGrowthConfig(b, filepath.Join(dir, "engine"), "")}, map[string]string{}, nil)
 	if diags.HasErrors() {
 		b.Fatal(diags)
 	}
-	cfg.Host.Store = ""
 	e, err := engine.Start(ctx, cfg, engine.Options{Logger: hclog.NewNullLogger(), ReusePayloads: true})
 	if err != nil {
 		b.Fatal(err)
@@ -201,7 +204,8 @@ func BenchmarkGrowth(b *testing.B) {
 			}
 		}
 	}
-	srv := startServe(b, nil, "-config", cfgPath)
+	serveDir := filepath.Join(dir, "serve")
+	srv := startServe(b, nil, "-config", writeGrowthConfig(b, serveDir, filepath.Join(serveDir, "sessions.db")))
 	var h2 http.Protocols
 	h2.SetUnencryptedHTTP2(true)
 	c := client.New("http://"+srv.addr, client.Options{GRPC: true, HTTPClient: &http.Client{Transport: &http.Transport{Protocols: &h2}}})
@@ -340,12 +344,11 @@ func reportGrowth(b *testing.B, sessions []*growthSession) {
 func BenchmarkSteadyTurnAllPlugins(b *testing.B) {
 	ctx := context.Background()
 	dir := b.TempDir()
-	cfgPath := writeGrowthConfig(b, dir, filepath.Join(dir, "sessions.db"))
-	cfg, diags := config.Load([]string{cfgPath}, map[string]string{}, nil)
+	localDir, serveDir := filepath.Join(dir, "local"), filepath.Join(dir, "serve")
+	cfg, diags := config.Load([]string{writeGrowthConfig(b, localDir, filepath.Join(localDir, "sessions.db"))}, map[string]string{}, nil)
 	if diags.HasErrors() {
 		b.Fatal(diags)
 	}
-	cfg.Host.Store = filepath.Join(dir, "inproc.db")
 	e, err := engine.Start(ctx, cfg, engine.Options{Logger: hclog.NewNullLogger(), ReusePayloads: true})
 	if err != nil {
 		b.Fatal(err)
@@ -355,7 +358,7 @@ func BenchmarkSteadyTurnAllPlugins(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv := startServe(b, nil, "-config", cfgPath)
+	srv := startServe(b, nil, "-config", writeGrowthConfig(b, serveDir, filepath.Join(serveDir, "sessions.db")))
 	var h2 http.Protocols
 	h2.SetUnencryptedHTTP2(true)
 	hc := &http.Client{Transport: &http.Transport{Protocols: &h2}}
