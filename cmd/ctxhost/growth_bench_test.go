@@ -14,7 +14,6 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/hashicorp/go-hclog"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/ctxhost/ctxhost/api/servicev1"
 	"github.com/ctxhost/ctxhost/client"
@@ -397,7 +396,6 @@ func BenchmarkSteadyTurnAllPlugins(b *testing.B) {
 	}
 	sized := sizedHealth(&servicev1.PrepareRequest{SessionId: id, KnownPayloadTag: strings.Repeat("0", 32), AcceptPayloadSuffix: true})
 	var rt, turn, inProcess time.Duration
-	size := 0
 	for b.Loop() {
 		t0 := time.Now()
 		if _, err := c.Raw.Health(ctx, connect.NewRequest(sized)); err != nil {
@@ -416,12 +414,10 @@ func BenchmarkSteadyTurnAllPlugins(b *testing.B) {
 		if !res.PayloadUnchanged {
 			b.Fatal("a steady turn sent its payload again")
 		}
-		size = proto.Size(res)
 	}
 	n := time.Duration(b.N)
 	b.ReportMetric(float64(rt/n), "rt-ns")
 	b.ReportMetric(float64(turn/n), "turn-ns")
 	b.ReportMetric(float64(inProcess/n), "local-ns")
 	b.ReportMetric(float64(turn/n-inProcess/n)/float64(rt/n), "rt-added")
-	b.ReportMetric(float64(size), "answer-bytes")
 }
