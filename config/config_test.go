@@ -51,13 +51,13 @@ func TestLoadGood(t *testing.T) {
 	wantPlugins := []*Plugin{
 		{Name: "plan", Path: fakePlugin, SHA256: fakeSHA(t), Priority: ptr(2), Compactable: ptr(false),
 			Required: true, Timeout: 500 * time.Millisecond, RestoreTimeout: time.Minute, AutoMTLS: true},
-		{Name: "memory", Path: fakePlugin, Timeout: 2 * time.Second, RestoreTimeout: time.Minute, AutoMTLS: true},
+		{Name: "memory", Path: fakePlugin, Timeout: 10 * time.Second, RestoreTimeout: time.Minute, AutoMTLS: true},
 	}
 	if diff := cmp.Diff(wantPlugins, cfg.Plugins, ignoreSource); diff != "" {
 		t.Errorf("plugins (-want +got):\n%s", diff)
 	}
 	wantAssemblers := []*Assembler{{Name: "gemini", Path: fakePlugin, // Format: empty, the assembler's first
-		Options: map[string]string{"temperature": "0.2"}, Timeout: 2 * time.Second, AutoMTLS: true}}
+		Options: map[string]string{"temperature": "0.2"}, Timeout: 10 * time.Second, AutoMTLS: true}}
 	if diff := cmp.Diff(wantAssemblers, cfg.Assemblers, ignoreSource); diff != "" {
 		t.Errorf("assemblers (-want +got):\n%s", diff)
 	}

@@ -11,7 +11,7 @@ import (
 const (
 	DefaultReservedForResponse = 4096
 	DefaultEncoding            = tokenizer.CL100kBase
-	DefaultTimeout             = 2 * time.Second
+	DefaultTimeout             = 10 * time.Second
 	DefaultRestoreTimeout      = 60 * time.Second
 	DefaultStrategy            = "proactive"
 	DefaultWarningThreshold    = 0.7

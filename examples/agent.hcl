@@ -37,7 +37,6 @@ plugin "memory" {
 
 plugin "tool_outputs" {
   path    = "${var.bin_dir}/ctxhost-plugin-tooloutput"
-  timeout = "1s"
   config {
     keep_recent = 2 # older outputs become one-line placeholders under pressure
   }

@@ -1,7 +1,9 @@
 package host
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -21,6 +23,8 @@ type CompactionStep struct {
 	Duration  time.Duration // wall time of the call and the recount
 	Log       string        // the component's own account
 	Discarded string        // why the answer was discarded (the previous component is kept)
+
+	retried error // the first attempt's cut-off, when the answer came on a retry
 }
 
 // CompactionReport is the log of one compaction.
@@ -114,6 +118,33 @@ func (s *Session) compactHistory(c *countedComponent, ask int) CompactionStep {
 	}
 }
 
+// compactionUndone reports whether a Compact call that failed with err may
+// be made once more (see retry.go): its own deadline cut it off while the
+// turn still waits, the plugin is supervised (the supervisor replaces a
+// process whose state-changing call was cut off and gives it the session's
+// acknowledged state back), and that acknowledged state is still prev, the
+// state before the call — so the abandoned call left no trace. The State
+// call waits for the abandoned call and the relaunch to end.
+func (s *Session) compactionUndone(ctx context.Context, p *boundPlugin, prev []byte, err error) bool {
+	keeper, supervised := p.binding.Plugin.(StateKeeper)
+	if ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) || !supervised {
+		return false
+	}
+	if !p.info.HasCapability(sdk.CapState) {
+		return true
+	}
+	if prev == nil {
+		return false
+	}
+	if _, err := callWithDeadline(ctx, p.binding.Timeout, func(ctx context.Context) ([]byte, error) {
+		return p.binding.Plugin.State(ctx, s.id)
+	}); err != nil {
+		return false
+	}
+	kept, ok := keeper.KeptState(s.id)
+	return ok && bytes.Equal(kept, prev)
+}
+
 // compactPlugin asks one plugin to compact, refetches and recounts its
 // component, and discards nonsense: an error, a negative claim, a changed
 // name, invalid content, a component that grew, or one that went below the
@@ -149,9 +180,17 @@ func (s *Session) compactPlugin(ctx context.Context, c *countedComponent, ask in
 		return discard(reason)
 	}
 	req := sdk.CompactRequest{TokensNeeded: ask, Encoding: s.cfg.Encoding}
-	res, err := callWithDeadline(ctx, p.binding.Timeout, func(ctx context.Context) (sdk.CompactResult, error) {
-		return p.binding.Plugin.Compact(ctx, s.id, req)
-	})
+	call := func(ctx context.Context) (sdk.CompactResult, error) { return p.binding.Plugin.Compact(ctx, s.id, req) }
+	res, err := callWithDeadline(ctx, p.binding.Timeout, call)
+	if err != nil && s.compactionUndone(ctx, p, prev, err) {
+		s.events.emit(Event{Type: EventCallRetried, Session: s.id, Plugin: p.binding.Name, Err: err})
+		first := err
+		if res, err = callWithDeadline(ctx, p.binding.Timeout, call); err == nil {
+			st.retried = first
+		} else {
+			err = fmt.Errorf("%w (retried once; first attempt %v)", err, first)
+		}
+	}
 	if err != nil {
 		return discard(err.Error()) // a Supervisor has put the state back
 	}

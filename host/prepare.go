@@ -293,6 +293,9 @@ func (s *Session) compactTurn(ctx context.Context, cs []countedComponent, out *P
 			if st.Discarded != "" { // the turn differs from one where the plugin answered
 				out.Warnings = append(out.Warnings, fmt.Sprintf("compaction of %q discarded (its component is kept as it was): %s", st.Component, st.Discarded))
 			}
+			if st.retried != nil {
+				out.Warnings = append(out.Warnings, retriedWarning(fmt.Sprintf("plugin %q: compact", st.Component), st.retried))
+			}
 		}
 		s.pressure.Floor = 0
 		if !report.Met && d.Compact {

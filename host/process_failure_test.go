@@ -305,3 +305,51 @@ func TestKilledAssemblerRelaunched(t *testing.T) {
 		t.Errorf("%d deltas, %d resent whole: want deltas, none answered UNKNOWN_BASE after the resets", st.Deltas, st.Resent)
 	}
 }
+
+// TestCompactionCutOffRetried: a Compact call cut off by its deadline (the
+// probe hangs in it once) is made once more after the supervisor replaced
+// the process and put the session's state back: the turn's payload is the
+// one an undisturbed plugin gives, and a warning says the call was retried.
+func TestCompactionCutOffRetried(t *testing.T) {
+	text := strings.Repeat("word ", 600) // about 600 tokens, over the 400-token budget
+	run := func(t *testing.T, block bool) (*host.Prepared, *host.Supervisor) {
+		dir := t.TempDir()
+		h := host.New(host.Options{})
+		sup, _ := supervised(t, h, "probe", kit.EnvDir+"="+dir)
+		s, err := h.NewSession("s1", host.Config{Window: 400, AllowOverWindow: true, Strategy: host.StrategyConfig{Name: host.StrategyLazy},
+			Plugins: []host.PluginBinding{{Name: "probe", Plugin: sup, Timeout: 2 * time.Second}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		apply(t, s, "probe", "set", `{"text":"`+text+`"}`)
+		if block {
+			if err := os.WriteFile(filepath.Join(dir, "compact-block"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p := prepare(t, s)
+		if block {
+			if _, err := os.Stat(filepath.Join(dir, "entered")); err != nil {
+				t.Fatal("the probe never hung in Compact")
+			}
+		}
+		return p, sup
+	}
+	want, _ := run(t, false)
+	got, sup := run(t, true)
+	if c := got.Compaction; c == nil || len(c.Steps) != 1 || c.Steps[0].Discarded != "" || c.Steps[0].Freed == 0 {
+		t.Fatalf("compaction %+v, want one kept step", got.Compaction)
+	}
+	if g, _ := componentText(got, "probe"); g != func() string { w, _ := componentText(want, "probe"); return w }() {
+		t.Errorf("component after the retried compaction: %d bytes, want the undisturbed one's", len(g))
+	}
+	if len(got.Warnings) != 1 || !strings.Contains(got.Warnings[0], `plugin "probe": compact: cut off`) || !strings.Contains(got.Warnings[0], "answered when retried") {
+		t.Errorf("warnings %q, want one saying the compaction was retried", got.Warnings)
+	}
+	if len(want.Warnings) != 0 {
+		t.Errorf("undisturbed warnings %q", want.Warnings)
+	}
+	if sup.Restarts() != 1 {
+		t.Errorf("restarts %d, want 1 (the process that may still compact is replaced)", sup.Restarts())
+	}
+}

@@ -21,8 +21,14 @@ import (
 //     event (callRetryingOnce). One missed deadline on a loaded machine
 //     does not change the turn.
 //   - A call that may change state (Apply, Compact, Prepared, Restore) is
-//     never made again after its deadline cut it off: the plugin may still
-//     apply it, so its process is replaced instead (Supervisor).
+//     never made again on the process its deadline cut it off in: the
+//     plugin may still apply it, so its process is replaced and given the
+//     acknowledged state back (Supervisor). A compaction is then made once
+//     more, on the new process, when that state is the one from before
+//     the call (Session.compactionUndone); the turn warns that it was
+//     retried, or that the compaction was discarded when it is cut off
+//     again. A compaction the turn did without is a different payload, so
+//     one missed deadline must not cost it.
 //   - An optional plugin that failed to start for a reason that may pass
 //     (a crash or a timeout during the handshake) is launched again at
 //     start-up (StartBackoff); a required one fails the start at once.

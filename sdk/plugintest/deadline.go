@@ -10,8 +10,9 @@ import (
 )
 
 // DefaultCallDeadline is the deadline the kit gives every call unless
-// Options.CallDeadline says otherwise: the host's default plugin timeout,
-// so a plugin that passes the kit is not cut off in real runs.
+// Options.CallDeadline says otherwise: a fifth of the host's default plugin
+// timeout (10 s), so a plugin that passes the kit on a quiet machine keeps
+// a wide margin when a real run's machine is loaded.
 const DefaultCallDeadline = 2 * time.Second
 
 // Deadlined returns target with every call run under deadline d, a call

@@ -17,8 +17,9 @@ import (
 )
 
 // EnvDir names a directory the probe watches: when DIR/block exists at a
-// Component call, the probe removes it, creates DIR/entered and hangs, so a
-// test can kill it in the middle of the call.
+// Component call (DIR/compact-block at a Compact call), the probe removes
+// it, creates DIR/entered and hangs, so a test can kill it in the middle
+// of the call or see the host cut it off.
 const EnvDir = "CTXHOST_PROBE_DIR"
 
 // Garbage modes (op "garbage", {"mode": ...}); the mode is not part of the
@@ -84,7 +85,7 @@ type probeSession struct {
 }
 
 func (s *probeSession) Component(context.Context, string) (*sdk.Component, error) {
-	if err := hangIfAsked(); err != nil {
+	if err := hangIfAsked("block"); err != nil {
 		return nil, err
 	}
 	time.Sleep(s.plugin.Sleep)
@@ -98,13 +99,14 @@ func (s *probeSession) Component(context.Context, string) (*sdk.Component, error
 	return c, nil
 }
 
-// hangIfAsked hangs (until the process is killed) once per block file.
-func hangIfAsked() error {
+// hangIfAsked hangs (until the process is killed) once per file named
+// block.
+func hangIfAsked(block string) error {
 	dir := os.Getenv(EnvDir)
 	if dir == "" {
 		return nil
 	}
-	if err := os.Remove(filepath.Join(dir, "block")); err != nil {
+	if err := os.Remove(filepath.Join(dir, block)); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil
 		}
@@ -143,6 +145,9 @@ func (s *probeSession) Apply(_ context.Context, op string, raw json.RawMessage) 
 }
 
 func (s *probeSession) Compact(_ context.Context, req sdk.CompactRequest) (sdk.CompactResult, error) {
+	if err := hangIfAsked("compact-block"); err != nil {
+		return sdk.CompactResult{}, err
+	}
 	before := tokens(s.text, req.Encoding)
 	switch s.garbage {
 	case GarbageGrow:
