@@ -22,6 +22,7 @@ type contextOptions struct {
 	mapTokens    int
 	results      int
 	minRelevance float64
+	fuse         bool // code search re-ranked with the map's PageRank
 }
 
 // engine is the code context of one clone, kept up to date across tasks
@@ -123,10 +124,15 @@ func recallOf(files []string, answer map[string]bool) float64 {
 func (e *engine) evaluate(g *repomap.Graph, t Task, o contextOptions) (outcome, time.Duration, error) {
 	out := outcome{task: t}
 	start := time.Now()
-	m := g.Rank(repomap.Focus{Text: t.Text}).Render(repomap.RenderOptions{MaxTokens: o.mapTokens, Count: e.count, MaxDefs: -1})
+	ranking := g.Rank(repomap.Focus{Text: t.Text})
+	m := ranking.Render(repomap.RenderOptions{MaxTokens: o.mapTokens, Count: e.count, MaxDefs: -1})
 	render := time.Since(start)
 	out.mapFiles = m.Files
-	rs, err := e.chunks.Query(t.Text, o.results, nil)
+	so := search.SearchOptions{Limit: o.results}
+	if o.fuse {
+		so.FileOrder, so.DemoteDeclarations = ranking.CodeFiles(), g.DeclarationsSecondary()
+	}
+	rs, err := e.chunks.Search(t.Text, so)
 	if err != nil {
 		return out, render, err
 	}
@@ -192,6 +198,8 @@ func cmdRun(args []string) error {
 	results := fs.Int("results", 5, "code search results")
 	minRel := fs.Float64("min-relevance", 0.5, "code search results under this share of the best score are dropped")
 	verbose := fs.Bool("v", false, "one line per task")
+	fuse := fs.Bool("fuse", true, "re-rank code search by fusion with the map's PageRank (as the plugin does)")
+	signals := fs.Bool("signals", false, "also rank files by each signal alone and by their fusions")
 	fs.Parse(args)
 	if *repo == "" || *tasksFile == "" {
 		return fmt.Errorf("run: -repo and -tasks are required")
@@ -209,8 +217,9 @@ func cmdRun(args []string) error {
 	if err != nil {
 		return err
 	}
-	opts := contextOptions{mapTokens: *mapTokens, results: *results, minRelevance: *minRel}
+	opts := contextOptions{mapTokens: *mapTokens, results: *results, minRelevance: *minRel, fuse: *fuse}
 	var outs []outcome
+	sigStats := map[string]*rankStats{}
 	var first timings
 	var updates, renders []time.Duration
 	for i, t := range tasks {
@@ -232,12 +241,31 @@ func cmdRun(args []string) error {
 		}
 		renders = append(renders, render)
 		outs = append(outs, o)
+		if *signals {
+			rk, err := e.signalRankings(g, t, o.context, o.mapFiles, o.baseline)
+			if err != nil {
+				return err
+			}
+			answer := map[string]bool{}
+			for _, f := range t.Files {
+				answer[f] = true
+			}
+			for k, files := range rk {
+				if sigStats[k] == nil {
+					sigStats[k] = &rankStats{}
+				}
+				sigStats[k].add(files, answer)
+			}
+		}
 		if *verbose {
 			fmt.Printf("%s %s hit=%v map=%v search=%v base=%v recall=%.2f/%.2f answer=%v context=%v baseline=%v\n",
 				t.Repo, t.Commit[:8], o.hit, o.mapHit, o.searchHit, o.baseHit, o.recall, o.baseRecall, t.Files, head(o.context, 5), head(o.baseline, 5))
 		}
 	}
 	report(outs)
+	if *signals && len(outs) > 0 {
+		reportSignals(outs[0].task.Repo, len(outs), sigStats)
+	}
 	fmt.Printf("\nindex: %d files; first index %v (parse %v, chunks %v, graph %v); baseline index %v\n",
 		len(e.live.Files()), (first.parse + first.chunks + first.graph).Round(time.Millisecond), first.parse.Round(time.Millisecond),
 		first.chunks.Round(time.Millisecond), first.graph.Round(time.Millisecond), first.baseline.Round(time.Millisecond))

@@ -109,3 +109,30 @@ func IsTestPath(path string) bool {
 	return strings.HasPrefix(base, "test_") || strings.HasSuffix(stem, "_test") || strings.HasSuffix(stem, ".test") ||
 		strings.HasSuffix(stem, ".spec") || base == "conftest.py" || (strings.HasSuffix(base, ".java") && strings.HasSuffix(stem, "Test"))
 }
+
+// IsDeclarationPath reports whether path is a declaration file: a Python
+// stub (.pyi) or a TypeScript declaration file (.d.ts): interfaces of
+// code that lives elsewhere.
+func IsDeclarationPath(path string) bool {
+	base := strings.ToLower(path[strings.LastIndexByte(path, '/')+1:])
+	return strings.HasSuffix(base, ".pyi") || strings.HasSuffix(base, ".d.ts") || strings.HasSuffix(base, ".d.mts") || strings.HasSuffix(base, ".d.cts")
+}
+
+// declarationRepoShare is the share of declaration files among the
+// parsed files from which a repository is a collection of declarations
+// (a stub repository), where they are the code.
+const declarationRepoShare = 0.9
+
+// DeclarationsSecondary reports whether the declaration files among
+// paths (the parsed files of a repository) describe code elsewhere and so
+// rank after implementation code: true unless they are nearly all of the
+// parsed files.
+func DeclarationsSecondary(paths []string) bool {
+	decl := 0
+	for _, p := range paths {
+		if IsDeclarationPath(p) {
+			decl++
+		}
+	}
+	return decl > 0 && float64(decl) < declarationRepoShare*float64(len(paths))
+}

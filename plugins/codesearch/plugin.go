@@ -7,13 +7,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ctxhost/ctxhost/internal/codeindex"
+	"github.com/ctxhost/ctxhost/internal/codeindex/embed"
+	"github.com/ctxhost/ctxhost/internal/codeindex/repomap"
 	"github.com/ctxhost/ctxhost/internal/codeindex/search"
 	"github.com/ctxhost/ctxhost/sdk"
 )
@@ -27,6 +31,8 @@ const (
 	defaultResultLines    = 60
 	defaultMinRelevance   = 0.5
 	defaultRefreshSeconds = 2.0
+
+	defaultEmbeddingCandidates = 20
 )
 
 // config is the plugin's HCL config.
@@ -37,6 +43,12 @@ type config struct {
 	ResultLines    int
 	MinRelevance   float64
 	RefreshSeconds float64
+	GraphRerank    bool
+	// the optional embedding re-rank
+	EmbeddingURL        string
+	EmbeddingModel      string
+	EmbeddingKeyEnv     string
+	EmbeddingCandidates int
 }
 
 // codeSearchPlugin holds the repository's chunk index, shared by every
@@ -49,7 +61,8 @@ type codeSearchPlugin struct {
 
 func newPlugin() *codeSearchPlugin {
 	return &codeSearchPlugin{cfg: config{Root: ".", MaxResults: defaultMaxResults, ResultLines: defaultResultLines,
-		MinRelevance: defaultMinRelevance, RefreshSeconds: defaultRefreshSeconds}}
+		MinRelevance: defaultMinRelevance, RefreshSeconds: defaultRefreshSeconds, GraphRerank: true,
+		EmbeddingCandidates: defaultEmbeddingCandidates}}
 }
 
 var (
@@ -80,6 +93,11 @@ func (*codeSearchPlugin) Describe() sdk.PluginInfo {
 			{Name: "result_lines", Type: sdk.ConfigNumber, Description: "Lines of code shown per result; longer ones are cut.", Default: json.RawMessage("60")},
 			{Name: "min_relevance", Type: sdk.ConfigNumber, Description: "A result is shown when its score is at least this share of the best result's (0 to 1).", Default: json.RawMessage("0.5")},
 			{Name: "refresh_seconds", Type: sdk.ConfigNumber, Description: "How long a view of the repository is reused before files are checked for changes again (0: every time).", Default: json.RawMessage("2")},
+			{Name: "graph_rerank", Type: sdk.ConfigBool, Description: "Rank files by fusing their best match with their PageRank on the reference graph for the same query (as the repository map ranks them).", Default: json.RawMessage("true")},
+			{Name: "embedding_url", Type: sdk.ConfigString, Description: "Optional: an OpenAI-compatible embeddings endpoint (http://host/v1/embeddings) that re-ranks the best candidates; when it fails, results keep their order."},
+			{Name: "embedding_model", Type: sdk.ConfigString, Description: "The model named in embedding requests."},
+			{Name: "embedding_api_key_env", Type: sdk.ConfigString, Description: "The environment variable holding the endpoint's API key (sent as a bearer token)."},
+			{Name: "embedding_candidates", Type: sdk.ConfigNumber, Description: "How many of the best results the embeddings re-rank.", Default: json.RawMessage("20")},
 		},
 	}
 }
@@ -91,6 +109,11 @@ type rawConfig struct {
 	ResultLines    *float64 `json:"result_lines"`
 	MinRelevance   *float64 `json:"min_relevance"`
 	RefreshSeconds *float64 `json:"refresh_seconds"`
+	GraphRerank    *bool    `json:"graph_rerank"`
+	EmbeddingURL   *string  `json:"embedding_url"`
+	EmbeddingModel *string  `json:"embedding_model"`
+	EmbeddingKey   *string  `json:"embedding_api_key_env"`
+	EmbeddingCands *float64 `json:"embedding_candidates"`
 }
 
 func wholeNumber(name string, v *float64, min int, dst *int) error {
@@ -139,10 +162,17 @@ func (p *codeSearchPlugin) Configure(raw json.RawMessage) error {
 		}
 		c.RefreshSeconds = *rc.RefreshSeconds
 	}
+	if rc.GraphRerank != nil {
+		c.GraphRerank = *rc.GraphRerank
+	}
+	if err := embeddingConfig(rc, &c); err != nil {
+		return err
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.idx != nil && p.idx.sameSource(c) {
 		p.cfg = c // the same repository and index: keep them open
+		p.idx.embedder.Store(newEmbedder(c))
 		return nil
 	}
 	if p.idx != nil {
@@ -179,15 +209,15 @@ func (p *codeSearchPlugin) NewSession(string) sdk.Session {
 	return &session{plugin: p, state: sessionState{Shown: -1}}
 }
 
-// chunkIndex is the live file index and the chunk index synced to it.
+// chunkIndex is the live file index, the chunk index synced to it and
+// the reference graph of its files.
 type chunkIndex struct {
-	live *codeindex.Live
-	cfg  config // what it was made from
-
-	mu     sync.Mutex
-	chunks *search.Index
-	synced uint64 // the live index version the chunks are synced to
-	ever   bool
+	live     *codeindex.Live
+	cfg      config // what it was made from
+	chunks   *search.Index
+	synced   *codeindex.Derived[search.SyncStats]
+	graph    *codeindex.Derived[*repomap.Graph]
+	embedder atomic.Pointer[embed.Client] // nil without an embedding endpoint
 }
 
 // defaultIndexDir is a directory per repository under the user's cache.
@@ -219,7 +249,12 @@ func newChunkIndex(c config) (*chunkIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &chunkIndex{live: live, cfg: c, chunks: chunks}, nil
+	ci := &chunkIndex{live: live, cfg: c, chunks: chunks, graph: repomap.Follow(live)}
+	ci.embedder.Store(newEmbedder(c))
+	ci.synced = codeindex.NewDerived(live, func(_ context.Context, _ search.SyncStats, ix *codeindex.Index) (search.SyncStats, error) {
+		return chunks.Sync(ix)
+	})
+	return ci, nil
 }
 
 // sameSource reports whether c names the same repository, index and
@@ -230,21 +265,46 @@ func (ci *chunkIndex) sameSource(c config) bool {
 
 func (ci *chunkIndex) close() { _ = ci.chunks.Close() }
 
-// current brings the chunk index up to date with the repository.
+// current brings the chunk index up to date with the repository and
+// returns what the last sync did.
 func (ci *chunkIndex) current(ctx context.Context, force bool) (search.SyncStats, error) {
-	v, err := ci.live.Current(ctx, force)
-	if err != nil {
-		return search.SyncStats{}, fmt.Errorf("code search: %w", err)
-	}
-	ci.mu.Lock()
-	defer ci.mu.Unlock()
-	if ci.ever && v == ci.synced {
-		return search.SyncStats{}, nil
-	}
-	st, err := ci.chunks.Sync(ci.live.Index)
+	st, err := ci.synced.Current(ctx, force)
 	if err != nil {
 		return st, fmt.Errorf("code search: %w", err)
 	}
-	ci.synced, ci.ever = v, true
 	return st, nil
+}
+
+// embeddingConfig reads the embedding settings: a model and a key need
+// an endpoint, and the endpoint must be an http(s) URL.
+func embeddingConfig(rc rawConfig, c *config) error {
+	if rc.EmbeddingURL != nil {
+		u, err := url.Parse(*rc.EmbeddingURL)
+		if *rc.EmbeddingURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+			return sdk.InvalidArgs("embedding_url must be an http or https URL, got %q", *rc.EmbeddingURL)
+		}
+		c.EmbeddingURL = *rc.EmbeddingURL
+	}
+	if rc.EmbeddingModel != nil {
+		c.EmbeddingModel = *rc.EmbeddingModel
+	}
+	if rc.EmbeddingKey != nil {
+		c.EmbeddingKeyEnv = *rc.EmbeddingKey
+	}
+	if (c.EmbeddingModel != "" || c.EmbeddingKeyEnv != "") && c.EmbeddingURL == "" {
+		return sdk.InvalidArgs("embedding_model and embedding_api_key_env need embedding_url")
+	}
+	return wholeNumber("embedding_candidates", rc.EmbeddingCands, 1, &c.EmbeddingCandidates)
+}
+
+// newEmbedder is the embedding client of c, or nil without an endpoint.
+func newEmbedder(c config) *embed.Client {
+	if c.EmbeddingURL == "" {
+		return nil
+	}
+	key := ""
+	if c.EmbeddingKeyEnv != "" {
+		key = os.Getenv(c.EmbeddingKeyEnv)
+	}
+	return embed.New(c.EmbeddingURL, c.EmbeddingModel, key)
 }

@@ -8,6 +8,8 @@ import (
 	"path"
 	"strings"
 
+	"github.com/ctxhost/ctxhost/internal/codeindex/embed"
+	"github.com/ctxhost/ctxhost/internal/codeindex/repomap"
 	"github.com/ctxhost/ctxhost/internal/codeindex/search"
 	"github.com/ctxhost/ctxhost/sdk"
 )
@@ -31,6 +33,8 @@ type sessionState struct {
 type session struct {
 	plugin *codeSearchPlugin
 	state  sessionState
+	// embeddingErr is why the embeddings did not re-rank the last results
+	embeddingErr error
 }
 
 var (
@@ -59,12 +63,13 @@ func (s *session) results(ctx context.Context) ([]hit, config, error) {
 	if s.state.MaxResults > 0 {
 		limit = s.state.MaxResults
 	}
-	rs, err := runQuery(ctx, idx, s.state.Query, limit, s.state.Exclude, cfg.MinRelevance)
+	qr, err := runQuery(ctx, idx, cfg, s.state.Query, limit, s.state.Exclude, cfg.MinRelevance)
 	if err != nil {
 		return nil, cfg, err
 	}
-	hits := make([]hit, 0, len(rs))
-	for _, r := range rs {
+	s.embeddingErr = qr.embeddingErr
+	hits := make([]hit, 0, len(qr.results))
+	for _, r := range qr.results {
 		h := hit{Result: r}
 		src, err := idx.live.ReadFile(r.Path)
 		if err != nil {
@@ -76,26 +81,89 @@ func (s *session) results(ctx context.Context) ([]hit, config, error) {
 	return hits, cfg, nil
 }
 
-// runQuery brings the index up to date and queries it, keeping results
-// whose score is at least minRelevance of the best one's.
-func runQuery(ctx context.Context, idx *chunkIndex, query string, limit int, exclude []string, minRelevance float64) ([]search.Result, error) {
+// queryResult is what a query found, and why the embeddings did not
+// re-rank it when they failed.
+type queryResult struct {
+	results      []search.Result
+	embeddingErr error
+}
+
+// runQuery brings the index up to date and queries it: BM25 over chunks,
+// fused with the reference graph's ranking of files for the same query
+// (the task's files, exclude, are its focus) when cfg.GraphRerank, then
+// re-ranked by embeddings when an endpoint is configured (keeping the
+// order when it fails); results whose score is under minRelevance of the
+// best one's are left out.
+func runQuery(ctx context.Context, idx *chunkIndex, cfg config, query string, limit int, exclude []string, minRelevance float64) (queryResult, error) {
 	if _, err := idx.current(ctx, false); err != nil {
-		return nil, err
+		return queryResult{}, err
 	}
 	ex := map[string]bool{}
 	for _, f := range exclude {
 		ex[f] = true
 	}
-	rs, err := idx.chunks.Query(query, limit, ex)
+	emb := idx.embedder.Load()
+	o := search.SearchOptions{Limit: limit, Exclude: ex}
+	if emb != nil {
+		o.Limit = max(limit, cfg.EmbeddingCandidates)
+	}
+	if cfg.GraphRerank {
+		g, err := idx.graph.Current(ctx, false)
+		if err != nil {
+			return queryResult{}, fmt.Errorf("code search: %w", err)
+		}
+		o.FileOrder = g.Rank(repomap.Focus{Text: query, Files: exclude}).CodeFiles()
+		o.DemoteDeclarations = g.DeclarationsSecondary()
+	}
+	rs, err := idx.chunks.Search(query, o)
 	if err != nil {
-		return nil, err
+		return queryResult{}, err
+	}
+	var qr queryResult
+	if emb != nil && len(rs) > 1 {
+		rs, qr.embeddingErr = rerank(ctx, emb, idx, query, rs)
+	}
+	if len(rs) > limit {
+		rs = rs[:limit]
 	}
 	for i, r := range rs {
 		if r.Score < minRelevance*rs[0].Score {
-			return rs[:i], nil
+			rs = rs[:i]
+			break
 		}
 	}
-	return rs, nil
+	qr.results = rs
+	return qr, nil
+}
+
+// embedLines bounds the code of one candidate sent for its embedding.
+const embedLines = 80
+
+// rerank orders rs by the embeddings' fusion (see embed.Client.Rerank); on
+// failure it returns rs as they were and the error.
+func rerank(ctx context.Context, emb *embed.Client, idx *chunkIndex, query string, rs []search.Result) ([]search.Result, error) {
+	files := map[string]string{}
+	text := func(i int) string {
+		r := rs[i]
+		src, ok := files[r.Path]
+		if !ok {
+			b, _ := idx.live.ReadFile(r.Path)
+			src = string(b)
+			files[r.Path] = src
+		}
+		code, _ := lines(src, r.Line, r.EndLine, embedLines)
+		return r.Path + "\n" + code
+	}
+	order, score, err := emb.Rerank(ctx, query, len(rs), text)
+	if err != nil {
+		return rs, fmt.Errorf("embedding re-rank: %w", err)
+	}
+	out := make([]search.Result, len(rs))
+	for i, o := range order {
+		out[i] = rs[o]
+		out[i].Score = score[o]
+	}
+	return out, nil
 }
 
 // lines returns lines from..to (1-based) of text, at most limit of them,
@@ -220,7 +288,7 @@ func (s *session) setQuery(ctx context.Context, raw json.RawMessage) (json.RawMe
 	for i, h := range hits {
 		rs[i] = rounded(h.Result)
 	}
-	return json.Marshal(map[string]any{"results": rs})
+	return json.Marshal(withEmbeddingError(map[string]any{"results": rs}, s.embeddingErr))
 }
 
 func rounded(r search.Result) search.Result {
@@ -244,17 +312,18 @@ func (s *session) search(ctx context.Context, raw json.RawMessage) (json.RawMess
 	if n == 0 {
 		n = cfg.MaxResults
 	}
-	rs, err := runQuery(ctx, idx, a.Query, n, ex, 0)
+	qr, err := runQuery(ctx, idx, cfg, a.Query, n, ex, 0)
 	if err != nil {
 		return nil, err
 	}
+	rs := qr.results
 	for i := range rs {
 		rs[i] = rounded(rs[i])
 	}
 	if rs == nil {
 		rs = []search.Result{}
 	}
-	return json.Marshal(map[string]any{"results": rs})
+	return json.Marshal(withEmbeddingError(map[string]any{"results": rs}, qr.embeddingErr))
 }
 
 func (s *session) refresh(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
@@ -319,4 +388,13 @@ func (s *session) Restore(b []byte) error {
 	}
 	s.state = st
 	return nil
+}
+
+// withEmbeddingError adds why the embeddings did not re-rank, if they
+// failed, to an op's result.
+func withEmbeddingError(m map[string]any, err error) map[string]any {
+	if err != nil {
+		m["embedding_error"] = err.Error()
+	}
+	return m
 }

@@ -144,11 +144,8 @@ func (p *repoMapPlugin) NewSession(string) sdk.Session {
 // repoIndex is the live index of the repository and the graph of its
 // latest version, rebuilt when the version changes.
 type repoIndex struct {
-	live *codeindex.Live
-
-	mu        sync.Mutex
-	graph     *repomap.Graph
-	graphVers uint64
+	live  *codeindex.Live
+	graph *codeindex.Derived[*repomap.Graph]
 }
 
 func newRepoIndex(root string, refresh time.Duration) (*repoIndex, error) {
@@ -156,7 +153,7 @@ func newRepoIndex(root string, refresh time.Duration) (*repoIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &repoIndex{live: live}, nil
+	return &repoIndex{live: live, graph: repomap.Follow(live)}, nil
 }
 
 func (r *repoIndex) start() { r.live.Start() }
@@ -164,14 +161,9 @@ func (r *repoIndex) start() { r.live.Start() }
 // current returns the graph of the index's current version (see
 // codeindex.Live.Current).
 func (r *repoIndex) current(ctx context.Context, force bool) (*repomap.Graph, error) {
-	v, err := r.live.Current(ctx, force)
+	g, err := r.graph.Current(ctx, force)
 	if err != nil {
 		return nil, fmt.Errorf("repository map: %w", err)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.graph == nil || v != r.graphVers {
-		r.graph, r.graphVers = repomap.Build(r.live.Files()), v
-	}
-	return r.graph, nil
+	return g, nil
 }

@@ -19,6 +19,7 @@
 package repomap
 
 import (
+	"context"
 	"math"
 	"path"
 	"slices"
@@ -50,6 +51,8 @@ type Graph struct {
 	defCount int
 	// pathWords are each file's path parts, lower-cased, and their words.
 	pathWords [][]pathPart
+	// declSecondary: declaration files rank with test files
+	declSecondary bool
 }
 
 type pathPart struct {
@@ -175,6 +178,11 @@ func (g *Graph) index() {
 		slices.SortStableFunc(run, func(a, b edge) int { return int(a.dst) - int(b.dst) })
 		start = end
 	}
+	paths := make([]string, len(g.Files))
+	for i, f := range g.Files {
+		paths[i] = f.Path
+	}
+	g.declSecondary = codeindex.DeclarationsSecondary(paths)
 	g.lower = make([]string, len(g.idents))
 	for i, name := range g.idents {
 		g.lower[i] = strings.ToLower(name)
@@ -215,3 +223,21 @@ func (g *Graph) identID(name string) int32 { return g.ids[name] }
 
 // identOfDef is the identifier id of file fi's definition di.
 func (g *Graph) identOfDef(fi, di int) int32 { return g.defIdent[fi][di] }
+
+// Follow keeps the graph of a live index up to date: the graph of its
+// current version, built again from the files when they change.
+func Follow(live *codeindex.Live) *codeindex.Derived[*Graph] {
+	return codeindex.NewDerived(live, func(_ context.Context, prev *Graph, ix *codeindex.Index) (*Graph, error) {
+		return Build(ix.Files()), nil
+	})
+}
+
+// DeclarationsSecondary reports whether the repository's declaration
+// files (stubs) rank after its code (see codeindex.DeclarationsSecondary).
+func (g *Graph) DeclarationsSecondary() bool { return g.declSecondary }
+
+// Secondary reports whether path ranks after the code: a test file, or a
+// declaration file when declarations are secondary.
+func (g *Graph) Secondary(path string) bool {
+	return codeindex.IsTestPath(path) || g.declSecondary && codeindex.IsDeclarationPath(path)
+}

@@ -110,7 +110,7 @@ func (g *Graph) Rank(focus Focus) *Ranking {
 		}
 		base := rank[fi] * baseShare / float64(len(defs))
 		weight := 1.0
-		if codeindex.IsTestPath(f.Path) {
+		if g.Secondary(f.Path) {
 			weight = testWeight
 		}
 		for di := range defs {
@@ -275,4 +275,30 @@ func pagerank(n int, links []link, out, p []float64) []float64 {
 		}
 	}
 	return rank
+}
+
+// CodeFiles are the files by rank, best first, test files (and secondary
+// declaration files) left out: the
+// ranking that code search fuses with its own.
+func (r *Ranking) CodeFiles() []string {
+	idx := make([]int, 0, len(r.Graph.Files))
+	for i, f := range r.Graph.Files {
+		if !r.Graph.Secondary(f.Path) {
+			idx = append(idx, i)
+		}
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		switch {
+		case r.FileRank[a] > r.FileRank[b]:
+			return -1
+		case r.FileRank[a] < r.FileRank[b]:
+			return 1
+		}
+		return a - b
+	})
+	out := make([]string, len(idx))
+	for i, fi := range idx {
+		out[i] = r.Graph.Files[fi].Path
+	}
+	return out
 }

@@ -299,13 +299,44 @@ type Result struct {
 // Query returns the best limit chunks for text, best first, leaving out
 // chunks of the files in exclude.
 func (ix *Index) Query(text string, limit int, exclude map[string]bool) ([]Result, error) {
+	return ix.Search(text, SearchOptions{Limit: limit, Exclude: exclude})
+}
+
+// SearchOptions shape a Search.
+type SearchOptions struct {
+	Limit   int             // results wanted
+	Exclude map[string]bool // files whose chunks are left out
+	// FileOrder ranks files by a second signal, best first (the reference
+	// graph's PageRank for the same task): when set, files are ranked by
+	// reciprocal rank fusion of the rank of their best chunk and their
+	// place in FileOrder, and a chunk scores its file's fused score times
+	// its share of the file's best match score.
+	FileOrder []string
+	// DemoteDeclarations scores declaration files' chunks (stubs) like
+	// test files' (see codeindex.DeclarationsSecondary).
+	DemoteDeclarations bool
+}
+
+// fusionK is the constant of reciprocal rank fusion: a file at rank r of
+// a ranking scores 1/(fusionK + r).
+const fusionK = 60
+
+// fusionCandidates is how many chunks a fused search considers.
+const fusionCandidates = 300
+
+// Search returns the best chunks for text, best first (see SearchOptions).
+func (ix *Index) Search(text string, o SearchOptions) ([]Result, error) {
 	q := Query(text)
-	if q == nil || limit <= 0 {
+	if q == nil || o.Limit <= 0 {
 		return nil, nil
 	}
 	// ask for more than limit: excluded files' chunks are dropped after,
 	// and test files' chunks move down
-	req := bleve.NewSearchRequestOptions(q, 3*limit+4*len(exclude)+8, 0, false)
+	size := 3*o.Limit + 4*len(o.Exclude) + 8
+	if o.FileOrder != nil {
+		size = max(size, fusionCandidates)
+	}
+	req := bleve.NewSearchRequestOptions(q, size, 0, false)
 	req.Fields = []string{fieldFile, fieldLine, fieldEndLine, fieldKind, fieldName}
 	res, err := ix.bi.Search(req)
 	if err != nil {
@@ -315,19 +346,56 @@ func (ix *Index) Query(text string, limit int, exclude map[string]bool) ([]Resul
 	for _, h := range res.Hits {
 		r := Result{Path: str(h.Fields[fieldFile]), Line: num(h.Fields[fieldLine]), EndLine: num(h.Fields[fieldEndLine]),
 			Kind: str(h.Fields[fieldKind]), Symbol: str(h.Fields[fieldName]), Score: h.Score}
-		if exclude[r.Path] {
+		if o.Exclude[r.Path] {
 			continue
 		}
-		if codeindex.IsTestPath(r.Path) {
+		if codeindex.IsTestPath(r.Path) || o.DemoteDeclarations && codeindex.IsDeclarationPath(r.Path) {
 			r.Score *= ix.opts.TestWeight
 		}
 		out = append(out, r)
 	}
 	sortResults(out)
-	if len(out) > limit {
-		out = out[:limit]
+	if o.FileOrder != nil {
+		out = fuse(out, o.FileOrder)
+	}
+	if len(out) > o.Limit {
+		out = out[:o.Limit]
 	}
 	return out, nil
+}
+
+// fuse re-ranks results (sorted by score) by their files' reciprocal rank
+// fusion with order.
+func fuse(rs []Result, order []string) []Result {
+	fileRank := map[string]int{}
+	best := map[string]float64{}
+	for _, r := range rs {
+		if _, ok := fileRank[r.Path]; !ok {
+			fileRank[r.Path] = len(fileRank) + 1
+			best[r.Path] = r.Score
+		}
+	}
+	fused := make(map[string]float64, len(fileRank))
+	for f, rank := range fileRank {
+		fused[f] = 1 / float64(fusionK+rank)
+	}
+	place := 0
+	for _, f := range order {
+		if _, ok := fused[f]; ok {
+			place++ // ranks among the files that have a match
+			fused[f] += 1 / float64(fusionK+place)
+		}
+	}
+	out := make([]Result, len(rs))
+	for i, r := range rs {
+		r.Score = fused[r.Path]
+		if best[r.Path] > 0 {
+			r.Score *= rs[i].Score / best[r.Path]
+		}
+		out[i] = r
+	}
+	sortResults(out)
+	return out
 }
 
 // sortResults orders by score, then path and line (equal scores come in

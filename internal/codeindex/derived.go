@@ -1,0 +1,53 @@
+package codeindex
+
+import (
+	"context"
+	"sync"
+)
+
+// Derived is a value computed from a Live index (a reference graph, a
+// synced chunk index) and kept up to date with it: Current rebuilds it
+// when the index's version changed since the last build. A plugin's
+// sessions share one. It is safe for concurrent use.
+type Derived[T any] struct {
+	live  *Live
+	build func(ctx context.Context, prev T, ix *Index) (T, error)
+
+	mu      sync.Mutex
+	val     T
+	version uint64
+	built   bool
+}
+
+// NewDerived returns a value of live that build computes; build gets the
+// previous value (the zero value the first time) to update it in place
+// when it can.
+func NewDerived[T any](live *Live, build func(ctx context.Context, prev T, ix *Index) (T, error)) *Derived[T] {
+	return &Derived[T]{live: live, build: build}
+}
+
+// Live is the index the value is derived from.
+func (d *Derived[T]) Live() *Live { return d.live }
+
+// Current brings the index up to date (see Live.Current; force checks
+// the files now) and returns the value of its current version, built
+// again when the version changed. A failed build is tried again on the
+// next call.
+func (d *Derived[T]) Current(ctx context.Context, force bool) (T, error) {
+	v, err := d.live.Current(ctx, force)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.built && d.version == v {
+		return d.val, nil
+	}
+	val, err := d.build(ctx, d.val, d.live.Index)
+	if err != nil {
+		return d.val, err
+	}
+	d.val, d.version, d.built = val, v, true
+	return val, nil
+}
