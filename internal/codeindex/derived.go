@@ -9,7 +9,7 @@ import (
 // synced chunk index) and kept up to date with it: Current rebuilds it
 // when the index's version changed since the last build. A plugin's
 // sessions share one. It is safe for concurrent use.
-type Derived[T any] struct {
+type Derived[T comparable] struct {
 	live  *Live
 	build func(ctx context.Context, prev T, ix *Index) (T, error)
 
@@ -22,7 +22,7 @@ type Derived[T any] struct {
 // NewDerived returns a value of live that build computes; build gets the
 // previous value (the zero value the first time) to update it in place
 // when it can.
-func NewDerived[T any](live *Live, build func(ctx context.Context, prev T, ix *Index) (T, error)) *Derived[T] {
+func NewDerived[T comparable](live *Live, build func(ctx context.Context, prev T, ix *Index) (T, error)) *Derived[T] {
 	return &Derived[T]{live: live, build: build}
 }
 
@@ -50,4 +50,17 @@ func (d *Derived[T]) Current(ctx context.Context, force bool) (T, error) {
 	}
 	d.val, d.version, d.built = val, v, true
 	return val, nil
+}
+
+// Replace puts next in place of the current value when that is still
+// old: how a build that returned a quick partial value hands over the
+// complete one it finished later (in the background).
+func (d *Derived[T]) Replace(old, next T) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.val != old {
+		return false
+	}
+	d.val = next
+	return true
 }

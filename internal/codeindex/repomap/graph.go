@@ -20,6 +20,7 @@ package repomap
 
 import (
 	"context"
+	"maps"
 	"math"
 	"path"
 	"slices"
@@ -37,6 +38,7 @@ type Graph struct {
 	Untagged []*codeindex.File // files without a grammar or a parse
 	idents   []string          // identifier id -> name
 	ids      map[string]int32  // name -> identifier id
+	extra    map[string]int32  // names first defined by a patch (Update)
 	definers [][]int32         // identifier id -> files defining it
 	edges    []edge            // referencer -> definer, per identifier; by src, dst
 	byPath   map[string]int
@@ -53,6 +55,14 @@ type Graph struct {
 	pathWords [][]pathPart
 	// declSecondary: declaration files rank with test files
 	declSecondary bool
+
+	// the edges merged by (source, target) for the power iteration, with
+	// the weights no task changes: edge i adds to links[linkOf[i]]
+	links    []link
+	linkOf   []int32
+	baseOut  []float64 // each node's out-weight
+	srcStart []int32   // edges of node i are edges[srcStart[i]:srcStart[i+1]]
+	byIdent  [][]int32 // identifier id -> its edges
 }
 
 type pathPart struct {
@@ -178,6 +188,7 @@ func (g *Graph) index() {
 		slices.SortStableFunc(run, func(a, b edge) int { return int(a.dst) - int(b.dst) })
 		start = end
 	}
+	g.linkEdges()
 	paths := make([]string, len(g.Files))
 	for i, f := range g.Files {
 		paths[i] = f.Path
@@ -186,6 +197,32 @@ func (g *Graph) index() {
 	g.lower = make([]string, len(g.idents))
 	for i, name := range g.idents {
 		g.lower[i] = strings.ToLower(name)
+	}
+}
+
+// linkEdges merges the edges (sorted by source and target) into links
+// with their task-independent weights, and indexes edges by source and
+// by identifier.
+func (g *Graph) linkEdges() {
+	n := len(g.Files)
+	g.baseOut = make([]float64, n)
+	g.srcStart = make([]int32, n+1)
+	g.linkOf = make([]int32, len(g.edges))
+	g.byIdent = make([][]int32, len(g.idents))
+	g.links = g.links[:0]
+	for i, e := range g.edges {
+		g.baseOut[e.src] += e.weight
+		g.srcStart[e.src+1] = int32(i + 1)
+		if k := len(g.links) - 1; k >= 0 && g.links[k].src == e.src && g.links[k].dst == e.dst {
+			g.links[k].w += e.weight
+		} else {
+			g.links = append(g.links, link{src: e.src, dst: e.dst, w: e.weight})
+		}
+		g.linkOf[i] = int32(len(g.links) - 1)
+		g.byIdent[e.ident] = append(g.byIdent[e.ident], int32(i))
+	}
+	for i := 1; i <= n; i++ {
+		g.srcStart[i] = max(g.srcStart[i], g.srcStart[i-1])
 	}
 }
 
@@ -224,12 +261,162 @@ func (g *Graph) identID(name string) int32 { return g.ids[name] }
 // identOfDef is the identifier id of file fi's definition di.
 func (g *Graph) identOfDef(fi, di int) int32 { return g.defIdent[fi][di] }
 
-// Follow keeps the graph of a live index up to date: the graph of its
-// current version, built again from the files when they change.
+// Follow keeps the graph of a live index up to date. When a few files
+// changed, the next graph is the previous one with their definitions
+// patched in (see Update), at once, and the complete graph is built in
+// the background and takes its place when done.
 func Follow(live *codeindex.Live) *codeindex.Derived[*Graph] {
-	return codeindex.NewDerived(live, func(_ context.Context, prev *Graph, ix *codeindex.Index) (*Graph, error) {
-		return Build(ix.Files()), nil
+	var d *codeindex.Derived[*Graph]
+	d = codeindex.NewDerived(live, func(_ context.Context, prev *Graph, ix *codeindex.Index) (*Graph, error) {
+		files := ix.Files()
+		if prev == nil {
+			return Build(files), nil
+		}
+		g, complete := prev.Update(files, prev.changes(files))
+		if !complete {
+			go d.Replace(g, Build(files))
+		}
+		return g, nil
 	})
+	return d
+}
+
+// changes are the differences between g's files and files: added,
+// removed, and changed (a new parse); files without a parse before and
+// after count only when added or removed (the graph lists them by path).
+func (g *Graph) changes(files []*codeindex.File) codeindex.Changes {
+	old := make(map[string]*codeindex.File, len(g.Files)+len(g.Untagged))
+	for _, f := range g.Files {
+		old[f.Path] = f
+	}
+	for _, f := range g.Untagged {
+		old[f.Path] = f
+	}
+	var ch codeindex.Changes
+	for _, f := range files {
+		o, ok := old[f.Path]
+		delete(old, f.Path)
+		switch {
+		case !ok:
+			ch.Added = append(ch.Added, f.Path)
+		case o != f && (o.Tags != nil || f.Tags != nil):
+			ch.Changed = append(ch.Changed, f.Path)
+		}
+	}
+	for p := range old {
+		ch.Removed = append(ch.Removed, p)
+	}
+	return ch
+}
+
+// maxPatched is the most changed files Update patches into a graph; more
+// changes build it again.
+const maxPatched = 8
+
+// Update returns the graph of files, the index's files after changes,
+// and whether it is complete. A few changed files (no file added or
+// removed) are patched into a copy of g in a fraction of a build: their
+// definitions (names, lines, signatures) are current, their edges are
+// still those of their previous content until a Build; g itself is not
+// changed. Otherwise the graph is built again (complete).
+func (g *Graph) Update(files []*codeindex.File, changes codeindex.Changes) (*Graph, bool) {
+	if len(changes.Added)+len(changes.Removed) > 0 || len(changes.Changed) > maxPatched {
+		return Build(files), true
+	}
+	byPath := map[string]*codeindex.File{}
+	for _, p := range changes.Changed {
+		byPath[p] = nil
+	}
+	for _, f := range files {
+		if _, ok := byPath[f.Path]; ok {
+			byPath[f.Path] = f
+		}
+	}
+	ng := *g
+	ng.Files = slices.Clone(g.Files)
+	ng.defSlot = slices.Clone(g.defSlot)
+	ng.defIdent = slices.Clone(g.defIdent)
+	ng.defs = slices.Clone(g.defs)
+	ng.idents = slices.Clip(g.idents)
+	ng.lower = slices.Clip(g.lower)
+	ng.definers = slices.Clone(g.definers)
+	ng.byIdent = slices.Clip(g.byIdent)
+	ng.extra = maps.Clone(g.extra)
+	if ng.extra == nil {
+		ng.extra = map[string]int32{}
+	}
+	for _, p := range changes.Changed {
+		f, fi := byPath[p], -1
+		if i, ok := g.byPath[p]; ok {
+			fi = i
+		}
+		if f == nil || fi < 0 || f.Tags == nil || len(f.Tags.Definitions)+len(f.Tags.References) == 0 {
+			return Build(files), true // a file that joins or leaves the graph
+		}
+		ng.patchFile(fi, f)
+	}
+	return &ng, false
+}
+
+// patchFile puts f's definitions in place of node fi's.
+func (g *Graph) patchFile(fi int, f *codeindex.File) {
+	slotOf := map[int32]int32{}
+	for di, id := range g.defIdent[fi] {
+		slotOf[id] = g.defSlot[fi][di]
+	}
+	oldIDs := g.defs[fi]
+	g.defCount += len(f.Tags.Definitions) - len(g.Files[fi].Tags.Definitions)
+	g.Files[fi] = f
+	defs := map[int32][]int{}
+	g.defSlot[fi] = make([]int32, len(f.Tags.Definitions))
+	g.defIdent[fi] = make([]int32, len(f.Tags.Definitions))
+	for di, d := range f.Tags.Definitions {
+		id, ok := g.id(d.Name)
+		if !ok {
+			id = int32(len(g.idents))
+			g.extra[d.Name] = id
+			g.idents = append(g.idents, d.Name)
+			g.lower = append(g.lower, strings.ToLower(d.Name))
+			g.definers = append(g.definers, nil)
+			g.byIdent = append(g.byIdent, nil)
+		}
+		if len(defs[id]) == 0 && len(oldIDs[id]) == 0 {
+			g.definers[id] = append(slices.Clip(g.definers[id]), int32(fi))
+		}
+		defs[id] = append(defs[id], di)
+		s, ok := slotOf[id]
+		if !ok {
+			s = int32(g.slots)
+			g.slots++
+			slotOf[id] = s
+		}
+		g.defSlot[fi][di], g.defIdent[fi][di] = s, id
+	}
+	for id := range oldIDs {
+		if len(defs[id]) == 0 {
+			g.definers[id] = slices.DeleteFunc(slices.Clone(g.definers[id]), func(d int32) bool { return d == int32(fi) })
+		}
+	}
+	g.defs[fi] = defs
+}
+
+// id is the identifier id of name, if it is defined.
+func (g *Graph) id(name string) (int32, bool) {
+	if i, ok := g.ids[name]; ok {
+		return i, true
+	}
+	i, ok := g.extra[name]
+	return i, ok
+}
+
+// Defines reports whether the file at path defines name.
+func (g *Graph) Defines(path, name string) bool {
+	fi, ok := g.byPath[path]
+	if !ok {
+		return false
+	}
+	id, ok := g.id(name)
+	return ok && len(g.defs[fi][id]) > 0
 }
 
 // DeclarationsSecondary reports whether the repository's declaration

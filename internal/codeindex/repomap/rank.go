@@ -67,25 +67,41 @@ func (g *Graph) Rank(focus Focus) *Ranking {
 		focusNode[i] = r.focusFile[f.Path]
 	}
 
-	// weighted edges for this focus, each node's out-weight, and the
-	// edges merged by (source, target) for the power iteration
-	weights := make([]float64, len(g.edges))
-	out := make([]float64, n)
-	var links []link
-	for i, e := range g.edges {
-		w := e.weight
+	// the links' weights for this focus: the task-independent ones, with
+	// the edges of the task's identifiers and files weighing more
+	mult := func(e *edge) float64 {
+		m := 1.0
 		if mentionedID[e.ident] {
-			w *= mentionedWeight
+			m *= mentionedWeight
 		}
 		if focusNode[e.src] {
-			w *= focusEdgeWeight
+			m *= focusEdgeWeight
 		}
-		weights[i] = w
-		out[e.src] += w
-		if k := len(links) - 1; k >= 0 && links[k].src == e.src && links[k].dst == e.dst {
-			links[k].w += w
-		} else {
-			links = append(links, link{src: e.src, dst: e.dst, w: w})
+		return m
+	}
+	links := slices.Clone(g.links)
+	out := slices.Clone(g.baseOut)
+	adjust := func(i int32) {
+		e := &g.edges[i]
+		if d := e.weight * (mult(e) - 1); d != 0 {
+			links[g.linkOf[i]].w += d
+			out[e.src] += d
+		}
+	}
+	for id, on := range mentionedID {
+		if on {
+			for _, i := range g.byIdent[id] {
+				if !focusNode[g.edges[i].src] { // a focus file's edges come next
+					adjust(i)
+				}
+			}
+		}
+	}
+	for fi, on := range focusNode {
+		if on {
+			for i := g.srcStart[fi]; i < g.srcStart[fi+1]; i++ {
+				adjust(i)
+			}
 		}
 	}
 	for i := range links {
@@ -98,9 +114,10 @@ func (g *Graph) Rank(focus Focus) *Ranking {
 
 	// share each file's rank among the definitions its edges reach
 	defRank := make([]float64, g.slots)
-	for i, e := range g.edges {
+	for i := range g.edges {
+		e := &g.edges[i]
 		if out[e.src] > 0 {
-			defRank[e.slot] += rank[e.src] * weights[i] / out[e.src]
+			defRank[e.slot] += rank[e.src] * e.weight * mult(e) / out[e.src]
 		}
 	}
 	for fi, f := range g.Files {

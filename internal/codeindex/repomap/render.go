@@ -96,32 +96,77 @@ func (r *Ranking) Render(opts RenderOptions) Map {
 		m.Candidates = len(cands)
 		return m
 	}
-	// gallop to the first count that does not fit, then bisect: renders
-	// stay near the budget's size however many definitions there are
-	lo, hi := 0, limit
-	for n := 16; ; n *= 2 {
-		if n >= limit {
-			if fits(build(limit).Text, opts.MaxTokens) {
-				return withTree(build(limit), treeCounts, kept)
-			}
-			break
-		}
-		if !fits(build(n).Text, opts.MaxTokens) {
-			hi = n
-			break
-		}
-		lo = n
+	if opts.MaxTokens <= 0 {
+		return withTree(build(limit), treeCounts, kept)
 	}
-	hi--
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
+	// start from the count whose estimated size (the sum of its lines'
+	// tokens) fits, then gallop and bisect on exact counts around it:
+	// a few renders near the budget's size however many definitions
+	// there are
+	start := r.estimateFit(cands[:limit], opts.MaxTokens-opts.Count(treeText), opts.Count)
+	lo, hi := 0, limit+1 // fits(lo) is taken as true, fits(hi) is false
+	if fits(build(start).Text, opts.MaxTokens) {
+		lo = start
+		for step := 1; lo+step < hi; step *= 2 {
+			if !fits(build(lo+step).Text, opts.MaxTokens) {
+				hi = lo + step
+				break
+			}
+			lo += step
+		}
+	} else {
+		hi = start
+		for step := 1; hi-step > lo; step *= 2 {
+			if fits(build(hi-step).Text, opts.MaxTokens) {
+				lo = hi - step
+				break
+			}
+			hi -= step
+		}
+	}
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
 		if fits(build(mid).Text, opts.MaxTokens) {
 			lo = mid
 		} else {
-			hi = mid - 1
+			hi = mid
 		}
 	}
 	return withTree(build(lo), treeCounts, kept)
+}
+
+// estimateFit is the most definitions of defs whose lines (with their
+// files' names and the definitions enclosing them) count at most budget
+// tokens, each line counted alone.
+func (r *Ranking) estimateFit(defs []RankedDefinition, budget int, count func(string) int) int {
+	g := r.Graph
+	shown := map[[2]int]bool{}
+	files := map[int]bool{}
+	total := 0
+	line := func(fi, di int) int {
+		if shown[[2]int{fi, di}] {
+			return 0
+		}
+		shown[[2]int{fi, di}] = true
+		d := g.Files[fi].Tags.Definitions[di]
+		return count(fmt.Sprintf("%s%d: %s", strings.Repeat("  ", d.Depth+1), d.Line, d.Signature)) + 1
+	}
+	for n, d := range defs {
+		add := 0
+		if !files[d.File] {
+			add += count(g.Files[d.File].Path+":") + 2
+		}
+		for _, a := range ancestors(g.Files[d.File].Tags.Definitions, d.Def) {
+			add += line(d.File, a)
+		}
+		add += line(d.File, d.Def)
+		if total+add > budget {
+			return n
+		}
+		files[d.File] = true
+		total += add
+	}
+	return len(defs)
 }
 
 func withTree(m Map, counts []int, kept int) Map {
