@@ -78,6 +78,14 @@ func (e *engine) update() (*repomap.Graph, timings, error) {
 		return nil, t, err
 	}
 	t.baseline = time.Since(start)
+	// merged, the indexes score the same files the same way however far
+	// their background merges went: runs are reproducible
+	if err := e.chunks.Merge(context.Background()); err != nil {
+		return nil, t, err
+	}
+	if err := e.files.Merge(context.Background()); err != nil {
+		return nil, t, err
+	}
 	start = time.Now()
 	g := repomap.Build(e.live.Files())
 	t.graph = time.Since(start)

@@ -10,6 +10,7 @@
 package search
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,9 +19,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis/lang/en"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	"github.com/blevesearch/bleve/v2/search/query"
 	index "github.com/blevesearch/bleve_index_api"
@@ -92,6 +95,7 @@ type Options struct {
 // Index is the chunk index of one repository.
 type Index struct {
 	opts Options
+	dir  string // "" in memory
 	mu   sync.Mutex
 	bi   bleve.Index
 	// files is the manifest: what is indexed for each file.
@@ -102,6 +106,13 @@ type fileEntry struct {
 	Hash   string   `json:"hash"`
 	Chunks []string `json:"chunks"`
 }
+
+// indexConfig: a batch returns once its chunks are searchable, and is
+// written to disk in the background. The index is a cache of the
+// repository: a batch lost in a crash takes its manifest entries with it
+// (they are written in the same batch), so the next sync indexes those
+// files again.
+var indexConfig = map[string]any{"unsafe_batch": true}
 
 // manifestKey holds the manifest in the index's internal storage, so it
 // is written in the same batch as the chunks it describes.
@@ -120,11 +131,11 @@ func OpenWith(dir string, opts Options) (*Index, error) {
 	case dir == "":
 		bi, err = bleve.NewMemOnly(NewMapping())
 	default:
-		bi, err = bleve.Open(dir)
+		bi, err = bleve.OpenUsing(dir, indexConfig)
 		if errors.Is(err, bleve.ErrorIndexPathDoesNotExist) {
 			if err = os.MkdirAll(dir, 0o755); err == nil {
 				_ = os.Remove(dir) // bleve creates the directory itself
-				bi, err = bleve.New(dir, NewMapping())
+				bi, err = bleve.NewUsing(dir, NewMapping(), scorch.Name, scorch.Name, indexConfig)
 			}
 		}
 	}
@@ -134,7 +145,7 @@ func OpenWith(dir string, opts Options) (*Index, error) {
 	if opts.TestWeight <= 0 {
 		opts.TestWeight = DefaultTestWeight
 	}
-	ix := &Index{opts: opts, bi: bi, files: map[string]fileEntry{}}
+	ix := &Index{opts: opts, bi: bi, files: map[string]fileEntry{}, dir: dir}
 	if err := ix.loadManifest(); err != nil {
 		bi.Close()
 		return nil, fmt.Errorf("open code search index %q: %w", dir, err)
@@ -167,8 +178,56 @@ func (ix *Index) loadManifest() error {
 	return nil
 }
 
-// Close closes the index.
-func (ix *Index) Close() error { return ix.bi.Close() }
+// Merge merges the index's segments into one and waits for it: queries
+// are faster, and scores no longer depend on how far the background
+// merges of earlier updates went (deleted chunks count in the term
+// statistics until their segment is merged), so the same files give the
+// same results.
+func (ix *Index) Merge(ctx context.Context) error {
+	adv, err := ix.bi.Advanced()
+	if err != nil {
+		return fmt.Errorf("merge code search index: %w", err)
+	}
+	s, ok := adv.(*scorch.Scorch)
+	if !ok {
+		return nil // an index kind without segments
+	}
+	if err := s.ForceMerge(ctx, nil); err != nil {
+		return fmt.Errorf("merge code search index: %w", err)
+	}
+	return nil
+}
+
+// persistWait bounds how long Close waits for the last batches to reach
+// the disk.
+const persistWait = 30 * time.Second
+
+// Close writes what is not on disk yet and closes the index.
+func (ix *Index) Close() error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	var perr error
+	if ix.dir != "" {
+		done := make(chan error, 1)
+		b := ix.bi.NewBatch()
+		b.SetInternal([]byte("closed"), []byte(time.Now().UTC().Format(time.RFC3339Nano)))
+		b.SetPersistedCallback(func(err error) { done <- err })
+		if perr = ix.bi.Batch(b); perr == nil {
+			select {
+			case perr = <-done:
+			case <-time.After(persistWait):
+				perr = fmt.Errorf("the index was not written within %v", persistWait)
+			}
+		}
+	}
+	if err := ix.bi.Close(); err != nil {
+		return fmt.Errorf("close code search index: %w", err)
+	}
+	if perr != nil {
+		return fmt.Errorf("close code search index: %w", perr)
+	}
+	return nil
+}
 
 // Files is how many files are indexed.
 func (ix *Index) Files() int {
