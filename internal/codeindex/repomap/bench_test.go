@@ -136,4 +136,3 @@ func BenchmarkBuild(b *testing.B) {
 		Build(files)
 	}
 }
-
