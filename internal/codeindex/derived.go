@@ -34,11 +34,18 @@ func (d *Derived[T]) Live() *Live { return d.live }
 // again when the version changed. A failed build is tried again on the
 // next call.
 func (d *Derived[T]) Current(ctx context.Context, force bool) (T, error) {
-	v, err := d.live.Current(ctx, force)
-	if err != nil {
+	if _, err := d.live.Current(ctx, force); err != nil {
 		var zero T
 		return zero, err
 	}
+	return d.Sync(ctx)
+}
+
+// Sync returns the value of the index's current version, built again
+// when the version changed, without checking the files (after
+// Live.RefreshFiles).
+func (d *Derived[T]) Sync(ctx context.Context) (T, error) {
+	v := d.live.Version()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.built && d.version == v {

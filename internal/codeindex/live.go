@@ -68,3 +68,21 @@ func (l *Live) Current(ctx context.Context, force bool) (uint64, error) {
 	}
 	return l.Version(), nil
 }
+
+// RefreshFiles waits for the first refresh (until ctx ends) and brings the
+// named files up to date without walking the repository (see
+// Index.RefreshFiles): what a caller that knows what it changed asks for.
+func (l *Live) RefreshFiles(ctx context.Context, paths []string) (Changes, error) {
+	l.Start()
+	select {
+	case <-l.ready:
+	case <-ctx.Done():
+		return Changes{}, fmt.Errorf("indexing %s is not finished: %w", l.Root(), ctx.Err())
+	}
+	if l.err != nil {
+		return Changes{}, l.err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.Index.RefreshFiles(paths)
+}

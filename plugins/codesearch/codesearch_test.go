@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -80,5 +81,28 @@ func TestCompactDropsLowestScoresFirst(t *testing.T) {
 	n1, _ := sdk.CountTokens("cl100k_base", after)
 	if res.ClaimedFreed != n0-n1 {
 		t.Errorf("claimed %d freed, measured %d", res.ClaimedFreed, n0-n1)
+	}
+}
+
+// TestRefreshNamedFiles: refresh with files indexes just those again (no
+// walk: the interval is long).
+func TestRefreshNamedFiles(t *testing.T) {
+	root := codeindextest.WriteRepo(t, codeindextest.SampleRepo)
+	s := configured(t, root, map[string]any{"refresh_seconds": 3600})
+	ctx := context.Background()
+	for _, r := range searchOp(t, s, "refund_order").Results {
+		if r.Path == "shop/refunds.py" {
+			t.Fatalf("a result in the file before it exists: %+v", r)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, "shop", "refunds.py"), []byte("def refund_order(order_id):\n    return None\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := s.Apply(ctx, opRefresh, json.RawMessage(`{"files":["shop/refunds.py"]}`))
+	if err != nil || !strings.Contains(string(raw), `"indexed":1`) {
+		t.Fatalf("refresh: %s %v", raw, err)
+	}
+	if got := searchOp(t, s, "refund_order"); len(got.Results) == 0 || got.Results[0].Path != "shop/refunds.py" {
+		t.Errorf("the named file is not found: %+v", got.Results)
 	}
 }

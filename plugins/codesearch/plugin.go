@@ -84,7 +84,7 @@ func (*codeSearchPlugin) Describe() sdk.PluginInfo {
 		Ops: []sdk.OpInfo{
 			{Name: opQuery, Description: "Set the session's query: {query, exclude_files?, max_results?}; the component shows its best results. Returns {results}."},
 			{Name: opSearch, Description: "Search without changing the component: {query, max_results?, exclude_files?}; returns {results:[{path, line, end_line, symbol, kind, score}]}."},
-			{Name: opRefresh, Description: "Re-read the repository and update the index now: {}; returns {files, indexed, removed}."},
+			{Name: opRefresh, Description: "Re-read the repository and update the index now: {files?}; with files, only those (paths that changed, read again without walking the repository); returns {files, indexed, removed}."},
 		},
 		ConfigSchema: []sdk.ConfigField{
 			{Name: "root", Type: sdk.ConfigString, Description: "The repository to search (default: the plugin's working directory).", Default: json.RawMessage(`"."`)},

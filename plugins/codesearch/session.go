@@ -257,15 +257,8 @@ func (a *queryArgs) check() (int, []string, error) {
 		}
 		n = int(v)
 	}
-	var ex []string
-	for _, f := range a.Exclude {
-		clean := path.Clean(strings.TrimPrefix(f, "./"))
-		if f == "" || path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
-			return 0, nil, sdk.InvalidArgs("exclude_files: %q is not a path inside the repository", f)
-		}
-		ex = append(ex, clean)
-	}
-	return n, ex, nil
+	ex, err := cleanPaths("exclude_files", a.Exclude)
+	return n, ex, err
 }
 
 func (s *session) setQuery(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
@@ -327,17 +320,38 @@ func (s *session) search(ctx context.Context, raw json.RawMessage) (json.RawMess
 }
 
 func (s *session) refresh(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
-	var a struct{}
+	var a struct {
+		Files []string `json:"files"`
+	}
 	if err := sdk.DecodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	files, err := cleanPaths("files", a.Files)
+	if err != nil {
 		return nil, err
 	}
 	idx, _, err := s.plugin.index()
 	if err != nil {
 		return nil, err
 	}
-	st, err := idx.current(ctx, true)
+	before := idx.live.Version()
+	var st search.SyncStats
+	if len(files) > 0 {
+		// only the named files: no walk
+		if _, err = idx.live.RefreshFiles(ctx, files); err == nil {
+			st, err = idx.synced.Sync(ctx)
+		}
+		if err != nil {
+			err = fmt.Errorf("code search: %w", err)
+		}
+	} else {
+		st, err = idx.current(ctx, true)
+	}
 	if err != nil {
 		return nil, err
+	}
+	if idx.live.Version() == before {
+		st = search.SyncStats{} // nothing changed: the last sync's figures are not this one's
 	}
 	return json.Marshal(map[string]int{"files": idx.chunks.Files(), "indexed": st.Indexed, "removed": st.Removed})
 }
@@ -397,4 +411,18 @@ func withEmbeddingError(m map[string]any, err error) map[string]any {
 		m["embedding_error"] = err.Error()
 	}
 	return m
+}
+
+// cleanPaths cleans paths relative to the repository; one that leaves it
+// is ErrInvalidArgs (field names the argument).
+func cleanPaths(field string, paths []string) ([]string, error) {
+	var out []string
+	for _, f := range paths {
+		clean := path.Clean(strings.TrimPrefix(f, "./"))
+		if f == "" || path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
+			return nil, sdk.InvalidArgs("%s: %q is not a path inside the repository", field, f)
+		}
+		out = append(out, clean)
+	}
+	return out, nil
 }

@@ -61,7 +61,7 @@ func (*repoMapPlugin) Describe() sdk.PluginInfo {
 		Ops: []sdk.OpInfo{
 			{Name: opFocus, Description: "Rank for a task: {text?, files?, max_tokens?}; replaces the focus and shows as many definitions as fit again. Returns {files} (the best-ranked files)."},
 			{Name: opRankedFiles, Description: "The best-ranked files for the current focus: {limit?} (default 10); returns {files:[{path, rank}]}."},
-			{Name: opRefresh, Description: "Re-read the repository now: {}; returns {files, changed}."},
+			{Name: opRefresh, Description: "Re-read the repository now: {files?}; with files, only those (paths that changed, read again without walking the repository); returns {files, changed}."},
 		},
 		ConfigSchema: []sdk.ConfigField{
 			{Name: "root", Type: sdk.ConfigString, Description: "The repository to map (default: the plugin's working directory).", Default: json.RawMessage(`"."`)},

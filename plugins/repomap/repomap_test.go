@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,5 +105,32 @@ func TestBudgetFromFocus(t *testing.T) {
 	}
 	if n, _ := sdk.CountTokens("cl100k_base", componentText(t, s)); n > 60 {
 		t.Errorf("map of %d tokens, budget 60", n)
+	}
+}
+
+// TestRefreshNamedFiles: refresh with files reads just those again (no
+// walk: the interval is long), and the map shows their new definitions.
+func TestRefreshNamedFiles(t *testing.T) {
+	root := codeindextest.WriteRepo(t, codeindextest.SampleRepo)
+	s := newSession(t, root, map[string]any{"refresh_seconds": 3600})
+	ctx := context.Background()
+	if _, err := s.Apply(ctx, opFocus, json.RawMessage(`{"text":"refund_order refunds nothing"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "shop", "refunds.py"), []byte("def refund_order(order_id):\n    return None\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if text := componentText(t, s); strings.Contains(text, "refund_order") {
+		t.Fatalf("a new file was seen before the interval or a refresh:\n%s", text)
+	}
+	raw, err := s.Apply(ctx, opRefresh, json.RawMessage(`{"files":["./shop/refunds.py"]}`))
+	if err != nil || !strings.Contains(string(raw), `"changed":true`) {
+		t.Fatalf("refresh: %s %v", raw, err)
+	}
+	if text := componentText(t, s); !strings.Contains(text, "def refund_order(order_id)") {
+		t.Errorf("the named file's definition is not in the map:\n%s", text)
+	}
+	if _, err := s.Apply(ctx, opRefresh, json.RawMessage(`{"files":["../elsewhere.py"]}`)); !errors.Is(err, sdk.ErrInvalidArgs) {
+		t.Errorf("a path outside the repository: %v, want invalid args", err)
 	}
 }

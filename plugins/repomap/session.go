@@ -132,13 +132,11 @@ func (s *session) applyFocus(ctx context.Context, raw json.RawMessage) (json.Raw
 		return nil, err
 	}
 	next := sessionState{Text: a.Text, MaxDefs: -1}
-	for _, f := range a.Files {
-		clean := path.Clean(strings.TrimPrefix(f, "./"))
-		if f == "" || path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
-			return nil, sdk.InvalidArgs("files: %q is not a path inside the repository", f)
-		}
-		next.Files = append(next.Files, clean)
+	clean, err := cleanPaths("files", a.Files)
+	if err != nil {
+		return nil, err
 	}
+	next.Files = clean
 	if a.MaxTokens != nil {
 		v := *a.MaxTokens
 		if v < 1 || v != math.Trunc(v) || v > math.MaxInt32 {
@@ -200,8 +198,14 @@ func (s *session) rankedFiles(ctx context.Context, raw json.RawMessage) (json.Ra
 }
 
 func (s *session) refresh(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
-	var a struct{}
+	var a struct {
+		Files []string `json:"files"`
+	}
 	if err := sdk.DecodeArgs(raw, &a); err != nil {
+		return nil, err
+	}
+	files, err := cleanPaths("files", a.Files)
+	if err != nil {
 		return nil, err
 	}
 	idx, _, err := s.plugin.index()
@@ -209,9 +213,17 @@ func (s *session) refresh(ctx context.Context, raw json.RawMessage) (json.RawMes
 		return nil, err
 	}
 	before := idx.live.Version()
-	g, err := idx.current(ctx, true)
+	var g *repomap.Graph
+	if len(files) > 0 {
+		// only the named files: no walk, the graph patched
+		if _, err = idx.live.RefreshFiles(ctx, files); err == nil {
+			g, err = idx.graph.Sync(ctx)
+		}
+	} else {
+		g, err = idx.current(ctx, true)
+	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("repository map: %w", err)
 	}
 	return json.Marshal(map[string]any{"files": len(g.Files) + len(g.Untagged), "changed": idx.live.Version() != before})
 }
@@ -284,4 +296,18 @@ func (s *session) Restore(b []byte) error {
 	}
 	s.state, s.ranked = st, nil
 	return nil
+}
+
+// cleanPaths cleans paths relative to the repository; one that leaves it
+// is ErrInvalidArgs (field names the argument).
+func cleanPaths(field string, paths []string) ([]string, error) {
+	var out []string
+	for _, f := range paths {
+		clean := path.Clean(strings.TrimPrefix(f, "./"))
+		if f == "" || path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") {
+			return nil, sdk.InvalidArgs("%s: %q is not a path inside the repository", field, f)
+		}
+		out = append(out, clean)
+	}
+	return out, nil
 }
