@@ -141,10 +141,11 @@ func cmdIndex(args []string) error {
 			return err
 		}
 		m := measure()
+		var changes codeindex.Changes
 		if how == "walk" {
-			_, err = live.Current(context.Background(), true)
+			changes, err = live.Index.Refresh()
 		} else {
-			_, err = live.RefreshFiles([]string{target.Path})
+			changes, err = live.Index.RefreshFiles([]string{target.Path})
 		}
 		if err != nil {
 			return err
@@ -158,10 +159,16 @@ func cmdIndex(args []string) error {
 		}
 		resync := m.done()
 		m = measure()
+		patched, complete := g.Update(live.Files(), changes)
+		patch := m.done()
+		m = measure()
 		g = repomap.Build(live.Files())
 		regraph := m.done()
-		fmt.Printf("one changed file (%s, %d KB), found by %s: files %s, chunk index %s (%d file), graph %s\n", target.Path, target.Size/1024,
-			how, reparse, resync, st.Indexed, regraph)
+		m = measure()
+		patched.Rank(repomap.Focus{Text: texts[0]}).Render(repomap.RenderOptions{MaxTokens: *mapTokens, Count: counter.Count, MaxDefs: -1})
+		remap := m.done()
+		fmt.Printf("one changed file (%s, %d KB), found by %s: files %s, chunk index %s (%d file), graph patched %s (complete %v; built again %s), next map %s\n",
+			target.Path, target.Size/1024, how, reparse, resync, st.Indexed, patch, complete, regraph, remap)
 	}
 	fmt.Printf("max RSS %d MB\n", maxRSS()/1024)
 	return chunks.Close()

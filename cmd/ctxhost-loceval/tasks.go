@@ -115,6 +115,8 @@ func cmdTasks(args []string) error {
 	repo := fs.String("repo", "", "local clone")
 	n := fs.Int("n", 30, "tasks to write")
 	name := fs.String("name", "", "repository name in the tasks (default: the clone's directory)")
+	from := fs.String("from", "HEAD", "the newest commit mined (a run moves the clone's HEAD: name the commit to mine the same tasks again)")
+	skip := fs.Int("skip", 0, "leave out this many of the newest tasks (to mine a second, older set)")
 	fs.Parse(args)
 	if *repo == "" {
 		return fmt.Errorf("tasks: -repo is required")
@@ -122,7 +124,7 @@ func cmdTasks(args []string) error {
 	if *name == "" {
 		*name = path.Base(*repo)
 	}
-	out, err := git(*repo, "log", "--no-merges", "--format=%H%x00%P%x00%B%x01", "HEAD")
+	out, err := git(*repo, "log", "--no-merges", "--format=%H%x00%P%x00%B%x01", *from)
 	if err != nil {
 		return err
 	}
@@ -144,6 +146,10 @@ func cmdTasks(args []string) error {
 		}
 		text := CleanText(parts[2])
 		if len(strings.Fields(text)) < minTaskWords {
+			continue
+		}
+		if *skip > 0 {
+			*skip--
 			continue
 		}
 		if err := writeTask(w, Task{Repo: *name, Commit: parts[0], Parent: parts[1], Text: text, Files: files}); err != nil {
