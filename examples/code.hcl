@@ -50,6 +50,9 @@ plugin "code_search" {
     root        = var.repo
     index_dir   = var.index_dir
     max_results = 3
+    # optional: an OpenAI-compatible embeddings endpoint re-ranks the results
+    # embedding_url   = "http://localhost:8080/v1/embeddings"
+    # embedding_model = "nomic-embed-code"
   }
 }
 
