@@ -11,6 +11,7 @@ import (
 
 	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/host/fresh"
+	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/transcript"
 )
 
@@ -273,4 +274,72 @@ func taskOf(spec string) (fresh.TaskSpec, fresh.ContextOptions) {
 	}
 	return fresh.TaskSpec{Title: title, Spec: in.Description, Files: in.Files, Dependencies: in.Dependencies,
 		TestCriteria: in.TestCriteria, AcceptanceCriteria: in.AcceptanceCriteria, CodeSearchQuery: in.CodeSearchQuery}, in.Options
+}
+
+// The rest of the fresh profile's mode: what a session's calls mean when
+// every turn is a task context built from scratch.
+
+var _ mode = (*freshRun)(nil)
+
+// checkState refuses an exported state whose fresh task state cannot be
+// read, before anything changes.
+func (f *freshRun) checkState(data []byte) error {
+	var st struct{ Attachment json.RawMessage }
+	if err := json.Unmarshal(data, &st); err != nil {
+		return err
+	}
+	if len(st.Attachment) > 0 {
+		if err := json.Unmarshal(st.Attachment, &freshState{}); err != nil {
+			return fmt.Errorf("fresh task state: %w", err)
+		}
+	}
+	return nil
+}
+
+// setInput sets the next task's spec.
+func (f *freshRun) setInput(text string) error { return f.setSpec(text) }
+
+// setTools refuses tools: a fresh task context carries none.
+func (f *freshRun) setTools(sdk.RequestTools) error {
+	return fmt.Errorf("set tools: a fresh profile's task contexts carry no tool definitions")
+}
+
+// addMessage accepts m and leaves it out: a fresh context has no history.
+func (f *freshRun) addMessage(m sdk.Message) (sdk.Message, error) {
+	f.ignore(transcript.EventMessage)
+	return m, nil
+}
+
+// addMessages accepts msgs and leaves them out.
+func (f *freshRun) addMessages(msgs []sdk.Message) ([]sdk.Message, error) {
+	for range msgs {
+		f.ignore(transcript.EventMessage)
+	}
+	return msgs, nil
+}
+
+// setTeamTask refuses a team task: a fresh profile has no team
+// conversation.
+func (f *freshRun) setTeamTask(string) error {
+	return fmt.Errorf("team_task does not apply to context %q: a fresh profile builds task contexts, not a team conversation", f.engine.Context.Name)
+}
+
+// apply queues the op for the next task context.
+func (f *freshRun) apply(_ context.Context, plugin, op string, args json.RawMessage) (json.RawMessage, error) {
+	return nil, f.addOp(plugin, op, args)
+}
+
+// reportUsage ignores usage: a fresh context is not calibrated.
+func (f *freshRun) reportUsage(int, int) error {
+	f.ignore(transcript.EventUsage)
+	return nil
+}
+
+// prepare builds the next task's context.
+func (f *freshRun) prepare(ctx context.Context, agent string) (Turn, error) {
+	ft, err := f.build(ctx, agent)
+	if err != nil {
+		return Turn{}, err
+	}
+	return Turn{Agent: ft.Task.Task.AgentID, Fresh: ft}, nil
 }

@@ -3,12 +3,10 @@ package engine
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/ctxhost/ctxhost/host"
-	"github.com/ctxhost/ctxhost/host/team"
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/transcript"
 )
@@ -26,10 +24,33 @@ const ToolOutputsPlugin = "tool_outputs"
 type Session struct {
 	engine *Engine
 	host   *host.Session
-	// viewer is the multi-agent view (nil without agent blocks).
-	viewer *agentViewer
-	// fresh is set on a fresh profile (context mode = "fresh").
-	fresh *freshRun
+	// mode does what the session's calls mean for its kind of profile: a
+	// *conversation, or a *freshRun on a fresh profile (context mode =
+	// "fresh").
+	mode mode
+}
+
+// mode is what a session's calls do on one kind of profile. A
+// conversation hands them to its host session; a fresh profile keeps
+// them for the next task context it builds from scratch.
+type mode interface {
+	// close ends what the session keeps beyond the host session.
+	close(ctx context.Context) error
+	// checkState refuses an exported state the mode cannot read, before
+	// anything changes; reload reads the mode's part of the state after a
+	// restore.
+	checkState(data []byte) error
+	reload() error
+	setSystem(text string) error
+	setInstructions(text string) error
+	setTools(r sdk.RequestTools) error
+	setInput(text string) error
+	addMessage(m sdk.Message) (sdk.Message, error)
+	addMessages(msgs []sdk.Message) ([]sdk.Message, error)
+	setTeamTask(text string) error
+	apply(ctx context.Context, plugin, op string, args json.RawMessage) (json.RawMessage, error)
+	reportUsage(prompt, completion int) error
+	prepare(ctx context.Context, agent string) (Turn, error)
 }
 
 // Turn is one prepared turn: a conversation turn (Prepared; its View is
@@ -72,13 +93,15 @@ func (t Turn) PayloadParts() (payload []byte, mediaType, system string, hasSyste
 // wrap makes the engine session of a host session (a fresh profile's
 // with the task state the host session holds).
 func (e *Engine) wrap(s *host.Session) (*Session, error) {
-	es := &Session{engine: e, host: s, viewer: e.viewer}
+	es := &Session{engine: e, host: s}
 	if e.IsFresh() {
 		f, err := newFreshRun(e, s)
 		if err != nil {
 			return nil, err
 		}
-		es.fresh = f
+		es.mode = f
+	} else {
+		es.mode = &conversation{engine: e, host: s, viewer: e.viewer}
 	}
 	return es, nil
 }
@@ -91,141 +114,62 @@ func (s *Session) Host() *host.Session { return s.host }
 func (s *Session) ID() string { return s.host.ID() }
 
 // IsFresh reports whether the session builds fresh task contexts.
-func (s *Session) IsFresh() bool { return s.fresh != nil }
+func (s *Session) IsFresh() bool { _, ok := s.mode.(*freshRun); return ok }
 
 // IsTeam reports whether the session is a multi-agent conversation.
-func (s *Session) IsTeam() bool { return s.viewer != nil }
+func (s *Session) IsTeam() bool { c, ok := s.mode.(*conversation); return ok && c.viewer != nil }
 
 // Close ends what the session keeps beyond the host session: a fresh
 // profile's task contexts and their plugin sessions.
-func (s *Session) Close(ctx context.Context) error {
-	if s.fresh != nil {
-		return s.fresh.close(ctx)
-	}
-	return nil
-}
+func (s *Session) Close(ctx context.Context) error { return s.mode.close(ctx) }
 
 // RestoreState replaces the session's state with an exported one
 // (host.Session.RestoreState); a fresh profile's next task comes with it.
 func (s *Session) RestoreState(ctx context.Context, data []byte) error {
-	if s.fresh != nil { // refuse a fresh state that cannot be read before anything changes
-		var st struct{ Attachment json.RawMessage }
-		if err := json.Unmarshal(data, &st); err != nil {
-			return fmt.Errorf("restore %q: %w", s.ID(), err)
-		}
-		if len(st.Attachment) > 0 {
-			if err := json.Unmarshal(st.Attachment, &freshState{}); err != nil {
-				return fmt.Errorf("restore %q: fresh task state: %w", s.ID(), err)
-			}
-		}
+	if err := s.mode.checkState(data); err != nil {
+		return fmt.Errorf("restore %q: %w", s.ID(), err)
 	}
 	if err := s.host.RestoreState(ctx, data); err != nil {
 		return err
 	}
-	if s.fresh != nil {
-		return s.fresh.reload()
-	}
-	return nil
+	return s.mode.reload()
 }
 
 // SetSystemPrompt sets the system prompt (on a fresh profile: the fixed
 // system part of the next task contexts).
-func (s *Session) SetSystemPrompt(text string) error {
-	if s.fresh != nil {
-		return s.fresh.setSystem(text)
-	}
-	return s.host.SetSystemPrompt(text)
-}
+func (s *Session) SetSystemPrompt(text string) error { return s.mode.setSystem(text) }
 
 // SetInstructions sets the instructions (on a fresh profile: part of the
 // fixed system part of the next task contexts).
-func (s *Session) SetInstructions(text string) error {
-	if s.fresh != nil {
-		return s.fresh.setInstructions(text)
-	}
-	return s.host.SetInstructions(text)
-}
+func (s *Session) SetInstructions(text string) error { return s.mode.setInstructions(text) }
 
 // SetTools sets the tool definitions, tool choice and response schema
 // every payload of the session carries (counted, never compacted). A
 // fresh profile's tasks carry none: it refuses them.
-func (s *Session) SetTools(r sdk.RequestTools) error {
-	if s.fresh != nil {
-		return fmt.Errorf("set tools: a fresh profile's task contexts carry no tool definitions")
-	}
-	return s.host.SetTools(r)
-}
+func (s *Session) SetTools(r sdk.RequestTools) error { return s.mode.setTools(r) }
 
 // SetInput sets the current input (on a fresh profile: the next task's
 // spec).
-func (s *Session) SetInput(text string) error {
-	if s.fresh != nil {
-		return s.fresh.setSpec(text)
-	}
-	return s.host.SetInput(text)
-}
+func (s *Session) SetInput(text string) error { return s.mode.setInput(text) }
 
 // AddMessage adds m to the history. In a multi-agent session a message
 // that names its speaker is a team message and is validated as one (a
 // speaker type, content, no tool calls). On a fresh profile messages are
 // accepted and left out (a fresh context has no history), with a warning
 // logged once.
-func (s *Session) AddMessage(m sdk.Message) (sdk.Message, error) {
-	if s.fresh != nil {
-		s.fresh.ignore(transcript.EventMessage)
-		return m, nil
-	}
-	if s.viewer != nil && m.Name != "" && (m.Role == "" || team.IsTeamMessage(m)) {
-		n, err := team.Normalize(m)
-		if err != nil {
-			return sdk.Message{}, fmt.Errorf("multi-agent message: %w", err)
-		}
-		m = n
-	}
-	return s.host.AddMessage(m)
-}
+func (s *Session) AddMessage(m sdk.Message) (sdk.Message, error) { return s.mode.addMessage(m) }
 
 // AddMessages adds msgs in order, all or none (see AddMessage for how
 // each is read): an invalid one leaves the history as it was, and with a
 // store the messages are saved in one write.
 func (s *Session) AddMessages(msgs []sdk.Message) ([]sdk.Message, error) {
-	if s.fresh != nil {
-		for range msgs {
-			s.fresh.ignore(transcript.EventMessage)
-		}
-		return msgs, nil
-	}
-	if s.viewer != nil {
-		msgs = slices.Clone(msgs)
-		for i, m := range msgs {
-			if m.Name != "" && (m.Role == "" || team.IsTeamMessage(m)) {
-				n, err := team.Normalize(m)
-				if err != nil {
-					return nil, fmt.Errorf("message %d: multi-agent message: %w", i, err)
-				}
-				msgs[i] = n
-			}
-		}
-	}
-	return s.host.AddMessages(msgs)
+	return s.mode.addMessages(msgs)
 }
 
 // SetTeamTask sets the team task of a multi-agent session (cut to the
 // profile's team_task_max_bytes, with a warning logged). It is an error
 // without agent blocks.
-func (s *Session) SetTeamTask(text string) error {
-	if s.fresh != nil {
-		return fmt.Errorf("team_task does not apply to context %q: a fresh profile builds task contexts, not a team conversation", s.engine.Context.Name)
-	}
-	if s.viewer == nil {
-		return errors.New(`team_task needs agent blocks: the configuration declares no agent "NAME" block, so there is no team`)
-	}
-	kept, truncated := s.viewer.TeamTask(text)
-	if truncated {
-		s.engine.Logger.Warn("[ContextManager] team task truncated", "bytes", len(text), "max_bytes", len(kept))
-	}
-	return s.host.SetTeamTask(kept)
-}
+func (s *Session) SetTeamTask(text string) error { return s.mode.setTeamTask(text) }
 
 // Apply runs op with JSON args on the bound plugin named plugin. An op
 // for an optional plugin that failed to start is dropped with a warning
@@ -235,10 +179,7 @@ func (s *Session) Apply(ctx context.Context, plugin, op string, args json.RawMes
 	if s.skipUnavailable(plugin, op) {
 		return nil, nil
 	}
-	if s.fresh != nil {
-		return nil, s.fresh.addOp(plugin, op, args)
-	}
-	return s.host.Apply(ctx, plugin, op, args)
+	return s.mode.apply(ctx, plugin, op, args)
 }
 
 // AddToolOutput records a tool result with the tool-output plugin: the
@@ -262,11 +203,7 @@ func (s *Session) AddToolOutput(ctx context.Context, out *transcript.ToolOutput)
 // ReportUsage reports the provider's token counts of the last call
 // (ignored on a fresh profile: a fresh context is not calibrated).
 func (s *Session) ReportUsage(prompt, completion int) error {
-	if s.fresh != nil {
-		s.fresh.ignore(transcript.EventUsage)
-		return nil
-	}
-	return s.host.ReportUsage(prompt, completion)
+	return s.mode.reportUsage(prompt, completion)
 }
 
 // Prepare builds the next turn for agent: one host prepare that gathers
@@ -276,27 +213,7 @@ func (s *Session) ReportUsage(prompt, completion int) error {
 // the same plugin components; on a fresh profile it is the next task's
 // fresh context. agent may be empty (the profile's own turn).
 func (s *Session) Prepare(ctx context.Context, agent string) (Turn, error) {
-	if s.fresh != nil {
-		ft, err := s.fresh.build(ctx, agent)
-		if err != nil {
-			return Turn{}, err
-		}
-		return Turn{Agent: ft.Task.Task.AgentID, Fresh: ft}, nil
-	}
-	identity := sdk.AgentIdentity{Name: agent}
-	if agent != "" {
-		ag := s.engine.Config.Agent(agent)
-		if ag == nil || s.viewer == nil {
-			return Turn{}, fmt.Errorf("prepare for unknown agent %q (declare an agent %q block)", agent, agent)
-		}
-		identity.Type = ag.Type
-	}
-	p, err := s.host.Prepare(ctx, identity)
-	if err != nil {
-		return Turn{}, err
-	}
-	p.Warnings = append(p.Warnings, s.engine.UnavailableWarnings()...)
-	return Turn{Agent: agent, Assembler: s.engine.Router.Route(agent).Assembler.Info().Name, Prepared: p}, nil
+	return s.mode.prepare(ctx, agent)
 }
 
 // skipUnavailable reports whether plugin is an optional plugin that failed
