@@ -4,7 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 
 	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/transcript"
@@ -42,21 +44,33 @@ func storedPosition(s *host.Session) (position, error) {
 	return p, nil
 }
 
-// resumeAt returns where to start applying t's events for a session at p:
-// after the p.Events events applied when t begins with exactly those
-// events (the same transcript, crashed or stopped anywhere, even between
-// a tool call and its result), else at the start (t continues the stored
-// one). The position continues from the returned one.
-func resumeAt(p position, t *transcript.Transcript) (start int, from position) {
-	if p.Events == 0 || len(t.Events) < p.Events {
-		return 0, p
+// resume reads from rd the events a session at p applied, when rd's
+// transcript begins with exactly those (the same transcript, crashed or
+// stopped anywhere, even between a tool call and its result): start is
+// then p.Events, with the prepare events among them and the last one's
+// line, and rd is at the next event. Otherwise start is 0 and the caller
+// applies the transcript from its start (it continues the stored one).
+func resume(p position, rd EventReader) (start, prepares, lastLine int, err error) {
+	if p.Events == 0 {
+		return 0, 0, 0, nil
 	}
 	chain := ""
-	for _, ev := range t.Events[:p.Events] {
+	for n := 0; n < p.Events; n++ {
+		ev, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return 0, 0, 0, nil // shorter than what was applied
+		}
+		if err != nil {
+			return 0, 0, 0, err
+		}
 		chain = chained(chain, ev)
+		if ev.Type == transcript.EventPrepare {
+			prepares++
+		}
+		lastLine = ev.Line
 	}
 	if chain != p.Chain {
-		return 0, p
+		return 0, 0, 0, nil
 	}
-	return p.Events, p
+	return p.Events, prepares, lastLine, nil
 }

@@ -3,7 +3,9 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 
 	"github.com/ctxhost/ctxhost/transcript"
 )
@@ -17,6 +19,16 @@ type ReplayOptions struct {
 	OnTurn func(Turn) error
 	// Progress, when set, is called before every event.
 	Progress func(done, total int)
+	// Events is the number of the transcript's events, passed to Progress
+	// (ReplayReader; Replay knows it).
+	Events int
+}
+
+// EventReader is a transcript read one event at a time (a
+// transcript.Reader): Next returns io.EOF after the last event.
+type EventReader interface {
+	Next() (transcript.Event, error)
+	Close() error
 }
 
 // Replay applies every event of t to s, turn by turn; without any prepare
@@ -27,9 +39,38 @@ type ReplayOptions struct {
 // right after the last event applied (even between a tool call and its
 // result); a different transcript (a continuation) is applied whole.
 func Replay(ctx context.Context, s *Session, t *transcript.Transcript, opts ReplayOptions) error {
-	r := replay{s: s, opts: opts}
-	return r.run(ctx, t)
+	opts.Events = len(t.Events)
+	return ReplayReader(ctx, s, func() (EventReader, error) { return &sliceReader{events: t.Events}, nil }, opts)
 }
+
+// ReplayReader is Replay reading the transcript as it applies it, one
+// event at a time, so its memory does not grow with the transcript's
+// length: open returns a reader at the transcript's first event, and is
+// called again when a resumed session turns out to continue another
+// transcript (its first events differ from those applied). An event the
+// reader cannot read stops the replay with the events before it applied:
+// check the whole transcript first (transcript.Check) when that must not
+// happen.
+func ReplayReader(ctx context.Context, s *Session, open func() (EventReader, error), opts ReplayOptions) error {
+	r := replay{s: s, opts: opts}
+	return r.run(ctx, open)
+}
+
+// sliceReader reads events held in memory.
+type sliceReader struct {
+	events []transcript.Event
+	next   int
+}
+
+func (r *sliceReader) Next() (transcript.Event, error) {
+	if r.next == len(r.events) {
+		return transcript.Event{}, io.EOF
+	}
+	r.next++
+	return r.events[r.next-1], nil
+}
+
+func (r *sliceReader) Close() error { return nil }
 
 // ApplyEvent applies one transcript event other than prepare to s.
 func ApplyEvent(ctx context.Context, s *Session, ev transcript.Event) error {
@@ -62,26 +103,48 @@ type replay struct {
 	turns int
 }
 
-func (r *replay) run(ctx context.Context, t *transcript.Transcript) error {
+func (r *replay) run(ctx context.Context, open func() (EventReader, error)) (err error) {
 	s := r.s
+	rd, err := open()
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, rd.Close()) }()
 	tracked := s.engine.HasStore()
-	var start int
+	var start, prepares, lastLine int
 	var pos position
 	if tracked {
-		stored, err := storedPosition(s.host)
+		if pos, err = storedPosition(s.host); err != nil {
+			return err
+		}
+		if start, prepares, lastLine, err = resume(pos, rd); err != nil {
+			return err
+		}
+		if start > 0 {
+			s.engine.Logger.Info("resuming after the events already applied", "session", s.ID(), "events", start, "line", lastLine)
+		} else if pos.Events > 0 {
+			// Another transcript (a continuation): apply it whole.
+			if err := rd.Close(); err != nil {
+				return err
+			}
+			if rd, err = open(); err != nil {
+				return err
+			}
+			prepares, lastLine = 0, 0
+		}
+	}
+	for i := start; ; i++ {
+		ev, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
 		if err != nil {
 			return err
 		}
-		start, pos = resumeAt(stored, t)
-		if start > 0 {
-			s.engine.Logger.Info("resuming after the events already applied", "session", s.ID(), "events", start, "line", t.Events[start-1].Line)
-		}
-	}
-	for i := start; i < len(t.Events); i++ {
-		ev := t.Events[i]
 		if r.opts.Progress != nil {
-			r.opts.Progress(i, len(t.Events))
+			r.opts.Progress(i, max(r.opts.Events, i+1))
 		}
+		lastLine = ev.Line
 		if tracked {
 			pos = position{Events: pos.Events + 1, Chain: chained(pos.Chain, ev)}
 			b, _ := json.Marshal(pos)
@@ -89,8 +152,8 @@ func (r *replay) run(ctx context.Context, t *transcript.Transcript) error {
 				return err
 			}
 		}
-		var err error
 		if ev.Type == transcript.EventPrepare {
+			prepares++
 			err = r.prepare(ctx, ev.Agent, ev.Line)
 		} else {
 			err = ApplyEvent(ctx, s, ev)
@@ -104,12 +167,8 @@ func (r *replay) run(ctx context.Context, t *transcript.Transcript) error {
 			}
 		}
 	}
-	if t.Count(transcript.EventPrepare) == 0 {
-		line := 0
-		if n := len(t.Events); n > 0 {
-			line = t.Events[n-1].Line
-		}
-		if err := r.prepare(ctx, "", line); err != nil {
+	if prepares == 0 {
+		if err := r.prepare(ctx, "", lastLine); err != nil {
 			return fmt.Errorf("%s: final prepare: %w", r.opts.File, err)
 		}
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/ctxhost/ctxhost/sdk"
@@ -33,30 +32,10 @@ type chatToolCall struct {
 	} `json:"function"`
 }
 
-// parseTraj parses a SWE-agent trajectory: its "history" list. Per-turn
-// usage is not recorded there (info.model_stats only has run totals), so a
-// trajectory yields no usage events.
-func parseTraj(name string, data []byte) ([]Event, error) {
-	elems, err := arrayElements(name, data, "history")
-	if err != nil {
-		return nil, err
-	}
-	return chatEvents(name, elems, trajKind)
-}
-
-// parseOpenAI parses an OpenAI-style message list: a JSON array of
-// messages, or an object with a "messages" array.
-func parseOpenAI(name string, data []byte) ([]Event, error) {
-	key := "messages"
-	if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '[' {
-		key = ""
-	}
-	elems, err := arrayElements(name, data, key)
-	if err != nil {
-		return nil, err
-	}
-	return chatEvents(name, elems, openAIKind)
-}
+// A SWE-agent trajectory is read from its "history" list. Per-turn usage
+// is not recorded there (info.model_stats only has run totals), so a
+// trajectory yields no usage events. An OpenAI-style message list is a
+// JSON array of messages, or an object with a "messages" array.
 
 // kindFunc gives a converted message its kind; taskSeen says whether the
 // task was already given.
@@ -85,7 +64,7 @@ func trajKind(cm chatMessage, m *sdk.Message, taskSeen bool) string {
 // list.
 func openAIKind(_ chatMessage, _ *sdk.Message, _ bool) string { return "" }
 
-// chatEvents turns a message list into events:
+// chatState turns a message list into events, one message at a time:
 //   - the system (or developer) messages before the first other message
 //     form one system event, their texts joined by a blank line; later ones
 //     are messages with role system;
@@ -95,59 +74,89 @@ func openAIKind(_ chatMessage, _ *sdk.Message, _ bool) string { return "" }
 //     SWE-agent's tool_call_ids: with several ids, one tool message per id
 //     is emitted, the first carrying the output and the others a note
 //     pointing at it, so every declared call has exactly one result.
-func chatEvents(name string, elems []element, kindOf kindFunc) ([]Event, error) {
-	var events []Event
-	var system []string
-	systemLine, leading, taskSeen := 0, true, false
-	calls := newCallTracker()
-	for _, el := range elems {
-		var cm chatMessage
-		if err := json.Unmarshal(el.raw, &cm); err != nil {
-			return nil, lineError(name, el.line, "%v", jsonError(err))
-		}
-		text, parts, err := messageContent(cm.Content)
-		if err != nil {
-			return nil, lineError(name, el.line, "%v", err)
-		}
-		role := cm.Role
-		if role == "developer" {
-			role = sdk.RoleSystem
-		}
-		if role == sdk.RoleSystem && leading && parts == nil {
-			if systemLine == 0 {
-				systemLine = el.line
-			}
-			system = append(system, text)
-			continue
-		}
-		leading = false
-		msgs, err := chatToMessages(cm, role, text)
-		if err != nil {
-			return nil, lineError(name, el.line, "%v", err)
-		}
-		if parts != nil {
-			msgs[0].Parts = parts
-		}
-		for _, m := range msgs {
-			m.Kind = kindOf(cm, m, taskSeen)
-			taskSeen = taskSeen || m.Kind == sdk.KindTask
-			if err := validateMessage(m); err != nil {
-				return nil, lineError(name, el.line, "%v", err)
-			}
-			if err := calls.message(m); err != nil {
-				return nil, lineError(name, el.line, "%v", err)
-			}
-			if m.Role == sdk.RoleAssistant {
-				events = append(events, Event{Line: el.line, Type: EventPrepare})
-			}
-			events = append(events, Event{Line: el.line, Type: EventMessage, Message: m})
-		}
+type chatState struct {
+	name       string
+	kindOf     kindFunc
+	system     []string
+	systemLine int
+	leading    bool
+	taskSeen   bool
+	calls      *callTracker
+}
+
+func newChatState(name string, kindOf kindFunc) *chatState {
+	return &chatState{name: name, kindOf: kindOf, leading: true, calls: newCallTracker()}
+}
+
+// feed returns the events of one message of the list (none for a leading
+// system message, which waits for the system event).
+func (c *chatState) feed(el element) ([]Event, error) {
+	var cm chatMessage
+	if err := json.Unmarshal(el.raw, &cm); err != nil {
+		return nil, lineError(c.name, el.line, "%v", jsonError(err))
 	}
-	if len(system) > 0 {
-		sys := Event{Line: systemLine, Type: EventSystem, Text: strings.Join(system, "\n\n")}
-		events = append([]Event{sys}, events...)
+	text, parts, err := messageContent(cm.Content)
+	if err != nil {
+		return nil, lineError(c.name, el.line, "%v", err)
+	}
+	role := cm.Role
+	if role == "developer" {
+		role = sdk.RoleSystem
+	}
+	if role == sdk.RoleSystem && c.leading && parts == nil {
+		if c.systemLine == 0 {
+			c.systemLine = el.line
+		}
+		c.system = append(c.system, text)
+		return nil, nil
+	}
+	var events []Event
+	if c.leading {
+		c.leading = false
+		events = c.systemEvent()
+	}
+	msgs, err := chatToMessages(cm, role, text)
+	if err != nil {
+		return nil, lineError(c.name, el.line, "%v", err)
+	}
+	if parts != nil {
+		msgs[0].Parts = parts
+	}
+	for _, m := range msgs {
+		m.Kind = c.kindOf(cm, m, c.taskSeen)
+		c.taskSeen = c.taskSeen || m.Kind == sdk.KindTask
+		if err := validateMessage(m); err != nil {
+			return nil, lineError(c.name, el.line, "%v", err)
+		}
+		if err := c.calls.message(m); err != nil {
+			return nil, lineError(c.name, el.line, "%v", err)
+		}
+		if m.Role == sdk.RoleAssistant {
+			events = append(events, Event{Line: el.line, Type: EventPrepare})
+		}
+		events = append(events, Event{Line: el.line, Type: EventMessage, Message: m})
 	}
 	return events, nil
+}
+
+// finish returns the events still held at the end of the list: the
+// system event of a list of system messages only.
+func (c *chatState) finish() []Event {
+	if !c.leading {
+		return nil
+	}
+	c.leading = false
+	return c.systemEvent()
+}
+
+// systemEvent is the event of the leading system messages, if any.
+func (c *chatState) systemEvent() []Event {
+	if len(c.system) == 0 {
+		return nil
+	}
+	ev := Event{Line: c.systemLine, Type: EventSystem, Text: strings.Join(c.system, "\n\n")}
+	c.system = nil
+	return []Event{ev}
 }
 
 // chatToMessages converts one non-leading-system chat message.
@@ -202,93 +211,4 @@ func argumentsText(raw json.RawMessage) (string, error) {
 type element struct {
 	raw  json.RawMessage
 	line int
-}
-
-// arrayElements returns the elements of the top-level array (key "") or of
-// the array under key in the top-level object, each with its start line.
-// Errors name the file (and the line of a syntax error).
-func arrayElements(name string, data []byte, key string) ([]element, error) {
-	if err := checkJSON(name, data); err != nil {
-		return nil, err
-	}
-	elems, err := findArray(data, key)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return elems, nil
-}
-
-func findArray(data []byte, key string) ([]element, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	lines := newLineIndex(data)
-	if key != "" {
-		if tok, _ := dec.Token(); tok != json.Delim('{') {
-			return nil, fmt.Errorf("expected a JSON object with %q", key)
-		}
-		for dec.More() {
-			tok, err := dec.Token()
-			if err != nil {
-				return nil, jsonError(err)
-			}
-			if tok == key {
-				return readArray(dec, data, lines, key)
-			}
-			var skip json.RawMessage
-			if err := dec.Decode(&skip); err != nil {
-				return nil, jsonError(err)
-			}
-		}
-		return nil, fmt.Errorf("no %q list", key)
-	}
-	return readArray(dec, data, lines, "messages")
-}
-
-func readArray(dec *json.Decoder, data []byte, lines lineIndex, what string) ([]element, error) {
-	if tok, _ := dec.Token(); tok != json.Delim('[') {
-		return nil, fmt.Errorf("%q must be a list", what)
-	}
-	var out []element
-	for dec.More() {
-		start := int(dec.InputOffset())
-		for start < len(data) && strings.IndexByte(" \t\r\n,", data[start]) >= 0 {
-			start++
-		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, jsonError(err)
-		}
-		out = append(out, element{raw: raw, line: lines.line(start)})
-	}
-	return out, nil
-}
-
-// checkJSON reports a syntax error with its line.
-func checkJSON(name string, data []byte) error {
-	var v any
-	err := json.Unmarshal(data, &v)
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return lineError(name, newLineIndex(data).line(int(se.Offset)), "%v", jsonError(err))
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, jsonError(err))
-	}
-	return nil
-}
-
-// lineIndex maps byte offsets to 1-based line numbers.
-type lineIndex []int // offsets where lines start
-
-func newLineIndex(data []byte) lineIndex {
-	idx := lineIndex{0}
-	for i, b := range data {
-		if b == '\n' {
-			idx = append(idx, i+1)
-		}
-	}
-	return idx
-}
-
-func (l lineIndex) line(offset int) int {
-	return sort.Search(len(l), func(i int) bool { return l[i] > offset })
 }

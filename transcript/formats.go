@@ -1,12 +1,9 @@
 package transcript
 
 import (
+	"bufio"
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 )
 
 // Format names.
@@ -34,32 +31,31 @@ func Formats() []FormatInfo {
 
 // Load reads the transcript at path. format is one of the Formats names,
 // or "" to detect it from the extension and, failing that, the content.
-// The whole file is parsed and checked before Load returns.
+// The whole file is parsed and checked before Load returns; Open reads it
+// one event at a time instead.
 func Load(path, format string) (*Transcript, error) {
-	data, err := os.ReadFile(path)
+	r, err := Open(path, format)
 	if err != nil {
 		return nil, fmt.Errorf("load transcript: %w", err)
 	}
-	return Parse(path, data, format)
+	defer r.Close()
+	events, err := readAll(r)
+	if err != nil {
+		return nil, err
+	}
+	return &Transcript{Format: r.Format(), Events: events}, nil
 }
 
 // Parse is Load for data already in memory; name is used in errors.
 func Parse(name string, data []byte, format string) (*Transcript, error) {
 	if format == "" {
-		format = detect(name, data)
+		format = detectStream(name, bufio.NewReader(bytes.NewReader(data)))
 	}
-	var events []Event
-	var err error
-	switch format {
-	case FormatJSONL:
-		events, err = parseJSONL(name, data)
-	case FormatTraj:
-		events, err = parseTraj(name, data)
-	case FormatOpenAI:
-		events, err = parseOpenAI(name, data)
-	default:
-		return nil, fmt.Errorf("unknown transcript format %q (want %s)", format, strings.Join(formatNames(), ", "))
+	r, err := NewReader(name, bytes.NewReader(data), format)
+	if err != nil {
+		return nil, err
 	}
+	events, err := readAll(r)
 	if err != nil {
 		return nil, err
 	}
@@ -72,32 +68,4 @@ func formatNames() []string {
 		names = append(names, f.Name)
 	}
 	return names
-}
-
-// detect picks a format by extension, then by content: a JSON array is an
-// OpenAI message list; a single JSON object with "history" is a
-// trajectory, with "messages" a message list; anything else is JSONL.
-func detect(name string, data []byte) string {
-	ext := strings.ToLower(filepath.Ext(name))
-	for _, f := range Formats() {
-		for _, e := range f.Extensions {
-			if e == ext {
-				return f.Name
-			}
-		}
-	}
-	trimmed := bytes.TrimSpace(data)
-	if len(trimmed) > 0 && trimmed[0] == '[' {
-		return FormatOpenAI
-	}
-	var probe map[string]json.RawMessage
-	if json.Unmarshal(trimmed, &probe) == nil {
-		if _, ok := probe["history"]; ok {
-			return FormatTraj
-		}
-		if _, ok := probe["messages"]; ok {
-			return FormatOpenAI
-		}
-	}
-	return FormatJSONL
 }

@@ -53,29 +53,6 @@ type (
 	}
 )
 
-// parseJSONL parses ctxhost's JSONL: one event object per line; blank lines
-// and lines starting with # or // are skipped.
-func parseJSONL(name string, data []byte) ([]Event, error) {
-	var events []Event
-	calls := newCallTracker()
-	for i, raw := range bytes.Split(data, []byte("\n")) {
-		line := bytes.TrimSpace(raw)
-		if len(line) == 0 || line[0] == '#' || bytes.HasPrefix(line, []byte("//")) {
-			continue
-		}
-		ev, err := parseJSONLEvent(line)
-		if err == nil && ev.Message != nil {
-			err = calls.message(ev.Message)
-		}
-		if err != nil {
-			return nil, lineError(name, i+1, "%v", err)
-		}
-		ev.Line = i + 1
-		events = append(events, ev)
-	}
-	return events, nil
-}
-
 func parseJSONLEvent(line []byte) (Event, error) {
 	var head struct {
 		Type *string `json:"type"`

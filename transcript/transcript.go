@@ -1,8 +1,9 @@
 // Package transcript loads agent transcripts for `ctxhost run`: ctxhost's
 // own JSONL of events, SWE-agent .traj files and OpenAI-style message
-// lists. A transcript is parsed and checked completely before Load returns,
-// so a malformed line stops a run before anything is applied; errors read
-// "file:line: what is wrong".
+// lists. Load parses and checks a whole transcript before it returns;
+// Open reads one event at a time in constant memory (Check reads a
+// transcript through first, so a malformed line stops a run before
+// anything is applied); errors read "file:line: what is wrong".
 //
 // ctxhost JSONL has one event per line (blank lines and lines starting with
 // # or // are skipped; unknown types or fields are errors):
@@ -93,8 +94,14 @@ func (t *Transcript) Count(typ string) int {
 
 // lineError is an error located at a line of a file.
 func lineError(file string, line int, format string, a ...any) error {
-	return fmt.Errorf("%s:%d: %s", file, line, fmt.Sprintf(format, a...))
+	return &locatedError{fmt.Errorf("%s:%d: %s", file, line, fmt.Sprintf(format, a...))}
 }
+
+// locatedError is an error that names its file and line.
+type locatedError struct{ err error }
+
+func (e *locatedError) Error() string { return e.err.Error() }
+func (e *locatedError) Unwrap() error { return e.err }
 
 // Messages returns the conversation of t as messages, in event order: a
 // system event as a system message and a shallow copy of every message

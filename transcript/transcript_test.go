@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"bufio"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -286,7 +287,7 @@ func TestDetect(t *testing.T) {
 		{"a.log", "{\"type\":\"prepare\"}\n{\"type\":\"prepare\"}", FormatJSONL},
 	}
 	for _, tt := range tests {
-		if got := detect(tt.name, []byte(tt.data)); got != tt.want {
+		if got := detectStream(tt.name, bufio.NewReader(strings.NewReader(tt.data))); got != tt.want {
 			t.Errorf("detect(%s, %s) = %s, want %s", tt.name, tt.data, got, tt.want)
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -34,13 +35,8 @@ func cmdInspect(args []string, std stdio) error {
 		return err
 	}
 	defer st.close()
-	for _, ev := range st.transcript.Events {
-		if ev.Type == transcript.EventPrepare {
-			continue
-		}
-		if err := engine.ApplyEvent(ctx, st.session, ev); err != nil {
-			return fmt.Errorf("%s:%d: %s: %w", path, ev.Line, ev.Type, err)
-		}
+	if err := applyAll(ctx, st); err != nil {
+		return err
 	}
 	t, err := st.session.Prepare(ctx, *agent)
 	if err != nil {
@@ -205,4 +201,29 @@ func percent(part, whole int) float64 {
 		return 0
 	}
 	return 100 * float64(part) / float64(whole)
+}
+
+// applyAll applies every event of the transcript but its prepares, reading
+// one event at a time.
+func applyAll(ctx context.Context, st *started) (err error) {
+	rd, err := st.open()
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, rd.Close()) }()
+	for {
+		ev, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if ev.Type == transcript.EventPrepare {
+			continue
+		}
+		if err := engine.ApplyEvent(ctx, st.session, ev); err != nil {
+			return fmt.Errorf("%s:%d: %s: %w", st.path, ev.Line, ev.Type, err)
+		}
+	}
 }

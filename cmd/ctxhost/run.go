@@ -61,7 +61,8 @@ func cmdRun(args []string, std stdio) error {
 		printTurn(out, t)
 		return nil
 	}
-	if err := engine.Replay(ctx, st.session, st.transcript, engine.ReplayOptions{File: path, OnTurn: onTurn, Progress: progressFunc(std.err)}); err != nil {
+	opts := engine.ReplayOptions{File: path, OnTurn: onTurn, Progress: progressFunc(std.err), Events: st.transcript.Events}
+	if err := engine.ReplayReader(ctx, st.session, st.open, opts); err != nil {
 		return err
 	}
 	if stream != nil {

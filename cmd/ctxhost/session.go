@@ -14,9 +14,11 @@ import (
 	"github.com/ctxhost/ctxhost/transcript"
 )
 
-// sessionSetup loads the configuration and the transcript, then starts the
-// profile and one session. The transcript is parsed completely before any
-// plugin starts, so a malformed line changes nothing.
+// sessionSetup loads the configuration and checks the transcript, then
+// starts the profile and one session. The transcript is read through and
+// checked completely before any plugin starts, so a malformed line
+// changes nothing; it is then read again as it is applied, one event at a
+// time, so memory does not grow with its length.
 type sessionSetup struct {
 	cf          configFlags
 	inputFormat string
@@ -32,12 +34,21 @@ func (ss *sessionSetup) register(fs interface {
 	fs.StringVar(&ss.inputFormat, "input-format", "", "transcript format: jsonl, traj or openai (default: detect)")
 }
 
-// started is a running profile with its session and transcript; close it.
+// started is a running profile with its session and checked transcript;
+// close it.
 type started struct {
-	engine     *engine.Engine
-	session    *engine.Session
-	transcript *transcript.Transcript
+	engine  *engine.Engine
+	session *engine.Session
+	// transcript was read through once and is well formed; open reads it
+	// again, one event at a time.
+	transcript transcript.Summary
+	path       string
 	stop       func()
+}
+
+// open opens the transcript for reading, one event at a time.
+func (s *started) open() (engine.EventReader, error) {
+	return transcript.Open(s.path, s.transcript.Format)
 }
 
 func (s *started) close() {
@@ -55,7 +66,7 @@ func (ss *sessionSetup) start(ctx context.Context, path string, std stdio) (*sta
 	default:
 		return nil, usageErrorf("-input-format %q: want jsonl, traj or openai", ss.inputFormat)
 	}
-	t, err := transcript.Load(path, ss.inputFormat)
+	t, err := transcript.Check(path, ss.inputFormat)
 	if err != nil {
 		return nil, &usageError{err: err}
 	}
@@ -74,7 +85,7 @@ func (ss *sessionSetup) start(ctx context.Context, path string, std stdio) (*sta
 		a.Close()
 		return nil, err
 	}
-	return &started{engine: a, session: s, transcript: t, stop: stop}, nil
+	return &started{engine: a, session: s, transcript: t, path: path, stop: stop}, nil
 }
 
 // storeFlags are the flags of a command whose session goes through the
