@@ -10,6 +10,7 @@ import (
 
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // AssemblerOptions tell the kit what to assemble.
@@ -238,7 +239,12 @@ func checkSessionTurns(ctx context.Context, target AssemblerTarget, opts Assembl
 				if err != nil {
 					return fmt.Errorf("format %q, turn %d of the session (immutable messages %v): %w", f.Name, i, inPlace, err)
 				}
-				if diff := cmp.Diff(want, got); diff != "" {
+				// Repeats says how much of the session's last payload this
+				// one repeats: a session's own figure, not the payload's.
+				if got.Repeats < 0 || got.Repeats > len(got.Payload) {
+					return fmt.Errorf("format %q, turn %d (immutable messages %v): repeats %d bytes of a %d-byte payload", f.Name, i, inPlace, got.Repeats, len(got.Payload))
+				}
+				if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(sdk.AssembleResult{}, "Repeats")); diff != "" {
 					return fmt.Errorf("format %q, turn %d (immutable messages %v): the session's payload differs from the request's on its own (-alone +session):\n%s", f.Name, i, inPlace, diff)
 				}
 			}
