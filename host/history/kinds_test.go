@@ -56,7 +56,7 @@ func TestDemonstrationsGoFirst(t *testing.T) {
 	if step.Dropped != 2 || step.Masked != 0 {
 		t.Fatalf("Compact(1) = %+v, want the demonstration block dropped first", step)
 	}
-	if diff := cmp.Diff([]string{"", "m3", "m4", "m5", "m6", "m7"}, viewIDs(h)); diff != "" {
+	if diff := cmp.Diff([]string{"m3", "", "m4", "m5", "m6", "m7"}, viewIDs(h)); diff != "" {
 		t.Errorf("view (-want +got):\n%s", diff)
 	}
 	if res := h.MaskOldest(1); res.Masked != 1 || res.IDs[0] != "m5" {
@@ -66,19 +66,19 @@ func TestDemonstrationsGoFirst(t *testing.T) {
 }
 
 // The window never omits the task or a pinned message, wherever they
-// stand; pinned messages inside the omitted span stay shown after the
-// marker.
+// stand; pinned messages inside the omitted span stay shown before the
+// marker, so that omitting more later changes nothing before it.
 func TestWindowKeepsTaskAndPinned(t *testing.T) {
 	h := New(approx(t), Options{PreserveRecent: 1})
 	pinned := user(big())
 	pinned.Pinned = true
 	mustAdd(t, h, kinded(sdk.RoleSystem, "", big()), user("task"), user(big()), pinned, user(big()), user("end"))
 	h.Compact(1 << 20)
-	if diff := cmp.Diff([]string{"", "m2", "m4", "m6"}, viewIDs(h)); diff != "" {
+	if diff := cmp.Diff([]string{"m2", "m4", "", "m6"}, viewIDs(h)); diff != "" {
 		t.Errorf("view (-want +got):\n%s", diff)
 	}
-	if h.View()[0].Content != OmittedMarker(3) {
-		t.Errorf("marker %q, want it to count the 3 omitted messages", h.View()[0].Content)
+	if h.View()[2].Content != OmittedMarker(3) {
+		t.Errorf("marker %q, want it to count the 3 omitted messages", h.View()[2].Content)
 	}
 	checkConsistent(t, h)
 }

@@ -110,8 +110,8 @@ func (h *History) maskTokensOf(i int) int {
 }
 
 // View returns the compacted view: the messages in order, one marker
-// message where the first omitted message stood (standing for every
-// omitted one), masked observations as their placeholders and cut
+// message standing for every omitted one where the first omitted message
+// stood, after the pinned messages that stood among them, masked observations as their placeholders and cut
 // messages as head + marker + tail.
 func (h *History) View() []sdk.Message {
 	h.mu.RLock()
@@ -125,14 +125,13 @@ func (h *History) View() []sdk.Message {
 // masked or cut as shown, and the omission marker in place of the hidden
 // messages), with its tokens in the view. The caller holds h.mu.
 func (h *History) eachShown(f func(m sdk.Message, tokens int)) {
-	marked := false
+	place := h.markerPlace(func(i int) bool { return h.entries[i].hidden })
 	for i := range h.entries {
+		if i == place {
+			f(markerMessage(h.hiddenCount), h.markerTokens)
+		}
 		e := &h.entries[i]
 		if e.hidden {
-			if !marked {
-				f(markerMessage(h.hiddenCount), h.markerTokens)
-				marked = true
-			}
 			continue
 		}
 		m := cloneMessage(e.msg)
@@ -146,6 +145,32 @@ func (h *History) eachShown(f func(m sdk.Message, tokens int)) {
 		}
 		f(m, h.effTokens(i))
 	}
+	if place == len(h.entries) {
+		f(markerMessage(h.hiddenCount), h.markerTokens)
+	}
+}
+
+// markerPlace is the index of the entry the omission marker goes before
+// when hidden tells which entries are hidden: the first shown entry after
+// a hidden one that is not pinned (len(entries) when there is none), -1
+// when nothing is hidden. Pinned messages among the omitted ones (the
+// task after omitted demonstrations) so stay before the marker: when more
+// messages are omitted, the marker's count changes but what comes before
+// it does not, and a provider's prompt cache keeps it.
+func (h *History) markerPlace(hidden func(int) bool) int {
+	seen := false
+	for i := range h.entries {
+		switch {
+		case hidden(i):
+			seen = true
+		case seen && !h.pinned(i):
+			return i
+		}
+	}
+	if seen {
+		return len(h.entries)
+	}
+	return -1
 }
 
 // ViewTokens returns the tokens of View(). It is kept up to date as
@@ -580,14 +605,24 @@ func (h *History) DeepStep() (free, keep int) {
 		return 0, 0
 	}
 	free = blockTokens + removed + h.markerTokens - marker
-	// The first change is the marker's place: the first message hidden
-	// after the step. Everything before it is shown and unchanged.
-	before := 0
+	// The first change is the first message hidden by the step, or the
+	// marker's place if it comes first (its count changes). Everything
+	// shown before it is unchanged.
+	first := len(h.entries)
 	for i := range h.entries {
-		if hidden(i) || (i >= h.frontier && i < end && !h.pinned(i)) {
+		if inBlock[i] || (!h.entries[i].hidden && i >= h.frontier && i < end && !h.pinned(i)) {
+			first = i
 			break
 		}
-		before += h.effTokens(i)
+	}
+	if place := h.markerPlace(func(i int) bool { return h.entries[i].hidden }); place >= 0 {
+		first = min(first, place)
+	}
+	before := 0
+	for i := 0; i < first; i++ {
+		if !h.entries[i].hidden {
+			before += h.effTokens(i)
+		}
 	}
 	return free, h.viewTokens - free - before
 }
@@ -763,17 +798,9 @@ func (h *History) ViewCounts() (each []int, all int) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	each = make([]int, 0, len(h.entries)-h.hiddenCount+1)
-	marked := false
 	for i := range h.entries {
 		all += h.entries[i].tokens
-		if h.entries[i].hidden {
-			if !marked {
-				each = append(each, h.markerTokens)
-				marked = true
-			}
-			continue
-		}
-		each = append(each, h.effTokens(i))
 	}
+	h.eachShown(func(_ sdk.Message, tokens int) { each = append(each, tokens) })
 	return each, all
 }

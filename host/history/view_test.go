@@ -174,7 +174,7 @@ func TestWindowNeverSplitsToolPairs(t *testing.T) {
 			name: "the task is kept, not the first message",
 			opts: Options{PreserveRecent: 1},
 			msgs: []sdk.Message{call("", tc("a", "x")), result("a", big()), user(big()), user("end")},
-			want: []string{"", "m3", "m4"},
+			want: []string{"m3", "", "m4"}, // the task, then the marker
 		},
 		{
 			name: "drop first",
