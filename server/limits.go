@@ -53,14 +53,38 @@ func (l Limits) checkAppend(msgs []*servicev1.Message) error {
 	size := 0
 	for i, m := range msgs {
 		size += proto.Size(m)
-		for _, name := range []string{m.GetId(), m.GetName(), m.GetToolCallId()} {
-			if strings.ContainsRune(name, 0) {
-				return invalidf("message %d: an id or name holds a NUL byte", i)
-			}
+		if err := checkNames(i, m); err != nil {
+			return err
 		}
 	}
 	if size > l.MaxAppendBytes {
 		return invalidf("messages: %d bytes in one call, at most %d: split the call", size, l.MaxAppendBytes)
+	}
+	return nil
+}
+
+// checkNames refuses a NUL byte in message i's identifiers and names,
+// naming the field: they are matched and shown as text (by plugins, in
+// logs, in provider payloads that key on them), where a NUL cuts or
+// confuses them. Content and arguments may hold NUL: they are kept as
+// given, byte for byte, in every store (JSON escapes it as \u0000 and
+// the stores keep bytes, not text columns).
+func checkNames(i int, m *servicev1.Message) error {
+	fields := [...]struct{ name, value string }{
+		{"id", m.GetId()}, {"name", m.GetName()}, {"tool_call_id", m.GetToolCallId()}, {"tool_name", m.GetToolName()},
+	}
+	for _, f := range fields {
+		if strings.IndexByte(f.value, 0) >= 0 {
+			return invalidf("messages[%d].%s: holds a NUL byte", i, f.name)
+		}
+	}
+	for j, tc := range m.GetToolCalls() {
+		if strings.IndexByte(tc.GetId(), 0) >= 0 {
+			return invalidf("messages[%d].tool_calls[%d].id: holds a NUL byte", i, j)
+		}
+		if strings.IndexByte(tc.GetName(), 0) >= 0 {
+			return invalidf("messages[%d].tool_calls[%d].name: holds a NUL byte", i, j)
+		}
 	}
 	return nil
 }
