@@ -136,7 +136,7 @@ bench: build
 GROWTH_BENCHTIME ?= 300x
 bench-growth: build
 	@CTXHOST_BIN_DIR=$(BIN) $(GO) test -run '^$$' -bench '^BenchmarkGrowthInProcess$$' -benchtime $(GROWTH_BENCHTIME) \
-		./plugins/assembler-gemini >$(BIN)/bench-growth.log 2>&1 && \
+		./assemblers/gemini >$(BIN)/bench-growth.log 2>&1 && \
 	CTXHOST_BIN_DIR=$(BIN) $(GO) test -run '^$$' -bench '^(BenchmarkGrowth|BenchmarkSteadyTurnAllPlugins)$$' -benchtime $(GROWTH_BENCHTIME) \
 		-timeout 60m ./cmd/ctxhost >>$(BIN)/bench-growth.log 2>&1; rc=$$?; \
 	awk '/^Benchmark/ { name = $$1; sub(/^Benchmark/, "", name); sub(/-[0-9]+$$/, "", name); \

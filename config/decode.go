@@ -105,6 +105,7 @@ func decodeAssembler(fb fileBlock, diags *hcl.Diagnostics) *Assembler {
 	r := blockReader(fb.block.Body, assemblerSchema, fb.ctx, &a.Source, diags)
 	r.str("path", &a.Path)
 	a.Path = resolvePath(fb.dir, a.Path)
+	r.str("builtin", &a.Builtin)
 	r.str("sha256", &a.SHA256)
 	r.str("format", &a.Format)
 	r.stringMap("options", &a.Options)

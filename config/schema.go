@@ -36,7 +36,7 @@ var pricingSchema = attrSchema(nil, "input", "cache_read", "cache_write", "min_c
 var pluginSchema = withBlocks(attrSchema([]string{"path"},
 	"sha256", "priority", "compactable", "required", "timeout", "restore_timeout", "max_component_bytes", "auto_mtls", "env", "keep_at_least"), "config")
 
-var assemblerSchema = attrSchema([]string{"path"}, "sha256", "format", "options", "timeout", "auto_mtls", "env")
+var assemblerSchema = attrSchema(nil, "path", "builtin", "sha256", "format", "options", "timeout", "auto_mtls", "env")
 
 var contextSchema = withBlocks(attrSchema([]string{"model"},
 	"system_prompt", "instructions", "plugins", "assembler", "mode", "fail_on_unmet_target", "allow_over_window"),

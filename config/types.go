@@ -127,11 +127,19 @@ type Plugin struct {
 	EvalContext *hcl.EvalContext
 }
 
+// BuiltinAssemblers are the first-party assemblers an assembler block can
+// run inside ctxhost with `builtin = "NAME"`.
+var BuiltinAssemblers = []string{"claude", "codex", "gemini"}
+
 // Assembler is an `assembler "NAME"` block.
 type Assembler struct {
 	Source
-	Name    string
-	Path    string // resolved like Plugin.Path
+	Name string
+	Path string // resolved like Plugin.Path; empty for a built-in one
+	// Builtin names a first-party assembler run inside ctxhost itself
+	// (one of BuiltinAssemblers) instead of a process at Path: no process
+	// round trip per turn, nothing to relaunch.
+	Builtin string
 	SHA256  string
 	Format  string            // empty: the assembler's first declared format (checked at start-up)
 	Options map[string]string // free-form, passed to every Assemble call

@@ -36,6 +36,30 @@ const (
 // problems collects validation diagnostics.
 type problems struct{ diags hcl.Diagnostics }
 
+// validateAssemblerSource checks that a names exactly one of a binary
+// (path, with its process settings) and a built-in assembler.
+func validateAssemblerSource(p *problems, a *Assembler) {
+	switch {
+	case a.IsSet("builtin") && a.IsSet("path"):
+		p.errorf(a.Source, "builtin", "Conflicting assembler source",
+			"Assembler %q sets both path and builtin; set path to run a binary, or builtin to run a first-party assembler inside ctxhost.", a.Name)
+	case a.IsSet("builtin"):
+		p.oneOf(a.Source, "builtin", "built-in assembler", a.Builtin, BuiltinAssemblers)
+		for _, attr := range []string{"sha256", "auto_mtls", "env"} {
+			if a.IsSet(attr) {
+				p.errorf(a.Source, attr, "Not for a built-in assembler",
+					"Assembler %q runs inside ctxhost (builtin = %q); %s applies only to an assembler process (path).", a.Name, a.Builtin, attr)
+			}
+		}
+	case !a.IsSet("path"):
+		p.add(hcl.DiagError, a.DeclRange, "Missing assembler source",
+			"Assembler %q needs path (a binary) or builtin (one of %s).", a.Name, strings.Join(BuiltinAssemblers, ", "))
+	default:
+		p.binary(a.Source, a.Path, a.SHA256, false)
+		p.env(a.Source, a.Env)
+	}
+}
+
 func (p *problems) add(sev hcl.DiagnosticSeverity, rng hcl.Range, summary, format string, a ...any) {
 	p.diags = append(p.diags, &hcl.Diagnostic{Severity: sev, Summary: summary,
 		Detail: fmt.Sprintf(format, a...), Subject: rng.Ptr()})
@@ -137,8 +161,7 @@ func (c *Config) validate() hcl.Diagnostics {
 		if a.Format == "" && a.IsSet("format") {
 			p.errorf(a.Source, "format", "Invalid format", "format must not be empty; leave it out to use the assembler's first declared format.")
 		}
-		p.binary(a.Source, a.Path, a.SHA256, false)
-		p.env(a.Source, a.Env)
+		validateAssemblerSource(p, a)
 	}
 	for _, x := range c.Contexts {
 		c.validateContext(p, x)

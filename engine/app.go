@@ -26,10 +26,16 @@ type Plugin struct {
 	Binding    host.PluginBinding
 }
 
-// Assembler is one launched and supervised assembler.
+// Assembler is one running assembler: a supervised process, or a
+// first-party one inside this process (Config.Builtin).
 type Assembler struct {
-	Config     *config.Assembler
-	Info       sdk.AssemblerInfo
+	Config *config.Assembler
+	Info   sdk.AssemblerInfo
+	// Assembler is what turns are assembled with: Supervisor, or the
+	// built-in assembler.
+	Assembler host.Assembler
+	// Supervisor keeps the assembler's process running; nil for a
+	// built-in one.
 	Supervisor *host.AssemblerSupervisor
 	// Format is the format payloads are built in: the HCL's, or the first
 	// one the assembler declares when the HCL leaves it out.
@@ -122,11 +128,12 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 func (e *Engine) start(ctx context.Context) error {
 	plugins := profilePlugins(e.Config, e.Context)
 	assemblers := usedAssemblers(e.Config, e.Context)
-	retry := make([]bool, len(plugins)+len(assemblers))
+	processes, builtins := splitBuiltin(assemblers)
+	retry := make([]bool, len(plugins)+len(processes))
 	for i, p := range plugins {
 		retry[i] = !p.Required
 	}
-	results := e.launchEach(ctx, Specs(plugins, assemblers, e.Logger), retry)
+	results := e.launchEach(ctx, Specs(plugins, processes, e.Logger), retry)
 	var fatal []error
 	var launched []*config.Plugin
 	var clients []*pluginhost.Client
@@ -144,7 +151,7 @@ func (e *Engine) start(ctx context.Context) error {
 			e.Logger.Warn("optional plugin failed to start; running without it", "plugin", p.Name, "path", p.Path, "error", r.err)
 		}
 	}
-	for i, asm := range assemblers {
+	for i, asm := range processes {
 		r := results[len(plugins)+i]
 		if r.err != nil {
 			fatal = append(fatal, fmt.Errorf("assembler %q (%s) failed to start: %w", asm.Name, asm.Path, r.err))
@@ -155,7 +162,15 @@ func (e *Engine) start(ctx context.Context) error {
 			fatal = append(fatal, err)
 			continue
 		}
-		e.Assemblers[asm.Name] = &Assembler{Config: asm, Info: sup.Info(), Supervisor: sup}
+		e.Assemblers[asm.Name] = &Assembler{Config: asm, Info: sup.Info(), Assembler: sup, Supervisor: sup}
+	}
+	for _, asm := range builtins {
+		local, err := newBuiltin(asm)
+		if err != nil {
+			fatal = append(fatal, err)
+			continue
+		}
+		e.Assemblers[asm.Name] = &Assembler{Config: asm, Info: local.Info(), Assembler: local}
 	}
 	if err := errors.Join(fatal...); err != nil {
 		return fmt.Errorf("launch plugins: %w", err)
@@ -285,7 +300,7 @@ func (e *Engine) route(name, format string) Route {
 	if format == "" {
 		format = asm.Format
 	}
-	return Route{Assembler: asm.Supervisor, Format: format, Options: asm.Config.Options}
+	return Route{Assembler: asm.Assembler, Format: format, Options: asm.Config.Options}
 }
 
 // SessionConfig returns the host.Config of the profile's sessions: model,

@@ -43,7 +43,8 @@ type AssemblerDescription struct {
 func Describe(ctx context.Context, cfg *config.Config, logger hclog.Logger) ([]PluginDescription, []AssemblerDescription, error) {
 	e := &Engine{registry: &pluginhost.Registry{}}
 	defer e.registry.KillAll()
-	results := e.launchEach(ctx, Specs(cfg.Plugins, cfg.Assemblers, logger), make([]bool, len(cfg.Plugins)+len(cfg.Assemblers)))
+	processes, _ := splitBuiltin(cfg.Assemblers)
+	results := e.launchEach(ctx, Specs(cfg.Plugins, processes, logger), make([]bool, len(cfg.Plugins)+len(processes)))
 	var fatal []error
 	var launched []*config.Plugin
 	var clients []*pluginhost.Client
@@ -62,8 +63,19 @@ func Describe(ctx context.Context, cfg *config.Config, logger hclog.Logger) ([]P
 		}
 	}
 	assemblers := make([]AssemblerDescription, len(cfg.Assemblers))
+	launchedAt := len(cfg.Plugins)
 	for i, asm := range cfg.Assemblers {
-		r := results[len(cfg.Plugins)+i]
+		if asm.Builtin != "" {
+			local, err := newBuiltin(asm)
+			if err != nil {
+				fatal = append(fatal, err)
+				continue
+			}
+			assemblers[i] = AssemblerDescription{Config: asm, Info: local.Info()}
+			continue
+		}
+		r := results[launchedAt]
+		launchedAt++
 		if r.err != nil {
 			fatal = append(fatal, fmt.Errorf("assembler %q (%s) failed to start: %w", asm.Name, asm.Path, r.err))
 			continue

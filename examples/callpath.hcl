@@ -10,20 +10,19 @@
 # The agent's own API key goes to the provider with each call; ctxhost never
 # stores it.
 
-variable "bin_dir" {
-  description = "where `make build` put the assembler binaries (relative to this file)"
-  default     = "../bin"
-}
-
 model "large" {
   context_window        = 200000
   reserved_for_response = 8192
   encoding              = "o200k_base"
 }
 
-assembler "codex" { path = "${var.bin_dir}/ctxhost-assembler-codex" }
-assembler "claude" { path = "${var.bin_dir}/ctxhost-assembler-claude" }
-assembler "gemini" { path = "${var.bin_dir}/ctxhost-assembler-gemini" }
+# The first-party assemblers run inside ctxhost (builtin): in the call path
+# every turn is assembled while the agent waits, and a process round trip
+# per turn is time the agent pays. `path = ".../ctxhost-assembler-codex"`
+# runs the same assembler as a supervised process instead, byte for byte.
+assembler "codex" { builtin = "codex" }
+assembler "claude" { builtin = "claude" }
+assembler "gemini" { builtin = "gemini" }
 
 # One profile per provider: each assembles that provider's request body.
 # Agents label nothing: `infer = "agent"` reads the conversation as an agent

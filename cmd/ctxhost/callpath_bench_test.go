@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -132,15 +133,38 @@ func chatPost(b *testing.B, client *http.Client, url string, body []byte) ([]byt
 //   - first-byte: a streamed call's time to its first byte; added-us is
 //     what ctxhost adds;
 //   - overhead: the per-call overhead (through - direct) of a
-//     1,000-message conversation over a 10-message one, x-10.
+//     1,000-message conversation over a 10-message one, x-10, with a
+//     window that holds both whole (a second serve), so that ctxhost
+//     sends upstream what the direct call sends.
 //
 // Each conversation grows by a tool call and its result per call and
 // starts again (a new session, seeded outside the timings) every 8 calls.
+//
+// process runs the assemblers as plugin processes, builtin inside serve
+// (builtin = "codex"), as examples/callpath.hcl does.
 func BenchmarkCallPath(b *testing.B) {
+	b.Run("process", func(b *testing.B) { benchCallPath(b, false) })
+	b.Run("builtin", func(b *testing.B) { benchCallPath(b, true) })
+}
+
+// assemblerProcess is an assembler block of callPathHCL that runs a process.
+var assemblerProcess = regexp.MustCompile(`path = "[^"]*/ctxhost-assembler-(\w+)"`)
+
+// builtinAssemblers is hcl with every assembler process replaced by the
+// built-in assembler of the same name.
+func builtinAssemblers(hcl string) string {
+	return assemblerProcess.ReplaceAllString(hcl, `builtin = "$1"`)
+}
+
+func benchCallPath(b *testing.B, builtin bool) {
 	upstream := startQuickStandin(b)
 	dir := b.TempDir()
 	cfg := filepath.Join(dir, "callpath.hcl")
-	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(callPathHCL, binDir, upstream, filepath.Join(dir, "sessions.db"), "")), 0o600); err != nil {
+	hcl := fmt.Sprintf(callPathHCL, binDir, upstream, filepath.Join(dir, "sessions.db"), "")
+	if builtin {
+		hcl = builtinAssemblers(hcl)
+	}
+	if err := os.WriteFile(cfg, []byte(hcl), 0o600); err != nil {
 		b.Fatal(err)
 	}
 	through := "http://" + startServe(b, nil, "-config", cfg).addr
@@ -245,6 +269,20 @@ func BenchmarkCallPath(b *testing.B) {
 		b.ReportMetric(float64(via-direct)/float64(i)/1e3, "added-us")
 	})
 	b.Run("overhead", func(b *testing.B) {
+		// At 8k ctxhost sends the 1,000-message conversation compacted,
+		// a smaller upload than the direct call's, which hides its own
+		// cost; a window that holds the conversation whole makes both
+		// sides send the same bytes upstream.
+		wide := strings.Replace(strings.Replace(hcl, "context_window        = 8192", "context_window        = 2000000", 1),
+			"sessions.db", "wide.db", 1)
+		if wide == hcl || !strings.Contains(wide, "2000000") {
+			b.Fatal("the overhead bench could not widen the window of callPathHCL")
+		}
+		wideCfg := filepath.Join(dir, "wide.hcl")
+		if err := os.WriteFile(wideCfg, []byte(wide), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		through = "http://" + startServe(b, nil, "-config", wideCfg).addr
 		var over10, over1000 time.Duration
 		var small, large pair
 		i := 0

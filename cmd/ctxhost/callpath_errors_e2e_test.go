@@ -157,7 +157,7 @@ func TestCallPathToken(t *testing.T) {
 // TestCallPathConfig: the example validates; serve refuses an upstream
 // whose profile does not assemble the provider's body.
 func TestCallPathConfig(t *testing.T) {
-	res := ctxhost(t, "", "validate", "-config", filepath.Join(moduleRoot(t), "examples", "callpath.hcl"), "-var", "bin_dir="+binDir)
+	res := ctxhost(t, "", "validate", "-config", filepath.Join(moduleRoot(t), "examples", "callpath.hcl"))
 	if res.code != 0 {
 		t.Fatalf("examples/callpath.hcl: exit %d\n%s%s", res.code, res.stdout, res.stderr)
 	}

@@ -154,7 +154,7 @@ type growthTurns = func(b *testing.B, n int) func(appendOne bool)
 // ns/turn-N is a size's time per turn; x-N-of-100 is that time against
 // the 100-message one's (flat is near 1, linear near N/100). The
 // in-process assemblers' figure is BenchmarkGrowthInProcess in
-// plugins/assembler-gemini; `make bench-growth` runs both and prints the
+// assemblers/gemini; `make bench-growth` runs both and prints the
 // table.
 func BenchmarkGrowth(b *testing.B) {
 	ctx := context.Background()

@@ -76,7 +76,11 @@ func printPlugins(w io.Writer, plugins []engine.PluginDescription) {
 
 func printAssemblers(w io.Writer, assemblers []engine.AssemblerDescription) {
 	for _, a := range assemblers {
-		fmt.Fprintf(w, "assembler %q  (%s)\n", a.Config.Name, a.Config.Path)
+		where := a.Config.Path
+		if a.Config.Builtin != "" {
+			where = "built in: " + a.Config.Builtin
+		}
+		fmt.Fprintf(w, "assembler %q  (%s)\n", a.Config.Name, where)
 		fmt.Fprintf(w, "  kind:        assembler\n  name:        %s\n  version:     %s\n", a.Info.Name, orDash(a.Info.Version))
 		if a.Info.Description != "" {
 			fmt.Fprintf(w, "  description: %s\n", a.Info.Description)

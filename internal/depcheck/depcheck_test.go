@@ -15,6 +15,7 @@ var clean = []string{
 	"github.com/ctxhost/ctxhost/sdk",
 	"github.com/ctxhost/ctxhost/sdk/assembly/...",
 	"github.com/ctxhost/ctxhost/host/...",
+	"github.com/ctxhost/ctxhost/assemblers/...",
 }
 
 // forbidden are import-path prefixes (a path matches one itself or below it).

@@ -4,6 +4,9 @@
 // --append-system-prompt (format "cli").
 package main
 
-import "github.com/ctxhost/ctxhost/sdk/serve"
+import (
+	"github.com/ctxhost/ctxhost/assemblers/claude"
+	"github.com/ctxhost/ctxhost/sdk/serve"
+)
 
-func main() { serve.Assembler(New()) }
+func main() { serve.Assembler(claude.New()) }

@@ -3,6 +3,7 @@ package main
 import (
 	"testing"
 
+	"github.com/ctxhost/ctxhost/assemblers/codex"
 	"github.com/ctxhost/ctxhost/sdk/plugintest"
 )
 
@@ -12,7 +13,7 @@ var binary string
 func TestMain(m *testing.M) { plugintest.MainWithBinary(m, ".", "ctxhost-assembler-codex", &binary) }
 
 func TestConformanceInProcess(t *testing.T) {
-	plugintest.RunAssembler(t, New(), plugintest.AssemblerOptions{})
+	plugintest.RunAssembler(t, codex.New(), plugintest.AssemblerOptions{})
 }
 
 func TestConformanceProcess(t *testing.T) {

@@ -3,6 +3,9 @@
 // Codex CLI prompt with an inline [SYSTEM] section (format "cli").
 package main
 
-import "github.com/ctxhost/ctxhost/sdk/serve"
+import (
+	"github.com/ctxhost/ctxhost/assemblers/codex"
+	"github.com/ctxhost/ctxhost/sdk/serve"
+)
 
-func main() { serve.Assembler(New()) }
+func main() { serve.Assembler(codex.New()) }

@@ -3,6 +3,9 @@
 // plain-text Gemini prompt (format "text").
 package main
 
-import "github.com/ctxhost/ctxhost/sdk/serve"
+import (
+	"github.com/ctxhost/ctxhost/assemblers/gemini"
+	"github.com/ctxhost/ctxhost/sdk/serve"
+)
 
-func main() { serve.Assembler(New()) }
+func main() { serve.Assembler(gemini.New()) }

@@ -1,4 +1,4 @@
-package main
+package gemini
 
 import (
 	"testing"
@@ -8,7 +8,7 @@ import (
 
 // BenchmarkAssemble assembles a ~100k-token context in each format; compare
 // with BenchmarkCountTokens, which counts the same request's text.
-func BenchmarkAssemble(b *testing.B) { assemblytest.BenchmarkAssemble(b, New(), FormatAPI, FormatCLI) }
+func BenchmarkAssemble(b *testing.B) { assemblytest.BenchmarkAssemble(b, New(), FormatAPI, FormatText) }
 
 // BenchmarkCountTokens counts the ~100k-token request's text with
 // cl100k_base: the baseline assembly should stay well under.
@@ -18,7 +18,7 @@ func BenchmarkCountTokens(b *testing.B) { assemblytest.BenchmarkCountTokens(b) }
 // time in each format.
 func BenchmarkAppend(b *testing.B) {
 	b.Run(FormatAPI, func(b *testing.B) { assemblytest.BenchmarkAppend(b, New(), FormatAPI) })
-	b.Run(FormatCLI, func(b *testing.B) { assemblytest.BenchmarkAppend(b, New(), FormatCLI) })
+	b.Run(FormatText, func(b *testing.B) { assemblytest.BenchmarkAppend(b, New(), FormatText) })
 	b.Run("local-"+FormatAPI, func(b *testing.B) { assemblytest.BenchmarkAppendLocal(b, New(), FormatAPI) })
-	b.Run("local-"+FormatCLI, func(b *testing.B) { assemblytest.BenchmarkAppendLocal(b, New(), FormatCLI) })
+	b.Run("local-"+FormatText, func(b *testing.B) { assemblytest.BenchmarkAppendLocal(b, New(), FormatText) })
 }

@@ -1,4 +1,4 @@
-package main
+package gemini
 
 import (
 	"github.com/ctxhost/ctxhost/sdk"
