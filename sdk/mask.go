@@ -13,6 +13,12 @@ const MaskedMarker = "masked"
 // MetaExitCode is the metadata key that carries a tool output's exit code.
 const MetaExitCode = "exit_code"
 
+// MetaToolError is the metadata key that marks a tool message as the
+// tool's failure (value "true"), as Anthropic's tool_result is_error does:
+// the Claude assembler sends it back as is_error, and a provider endpoint
+// of the service sets it from the caller's is_error.
+const MetaToolError = "tool_error"
+
 // MaskInfo describes a tool output being replaced by a placeholder.
 type MaskInfo struct {
 	Tool     string // tool name; "tool" when unknown

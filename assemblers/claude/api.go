@@ -52,9 +52,10 @@ type block struct {
 	Name      string          `json:"name,omitempty"`
 	Input     json.RawMessage `json:"input,omitempty"`
 	ToolUseID string          `json:"tool_use_id,omitempty"`
-	Content   any             `json:"content,omitempty"` // a tool result's string or blocks
-	Source    *source         `json:"source,omitempty"`  // image, document
-	Title     string          `json:"title,omitempty"`   // document
+	Content   any             `json:"content,omitempty"`  // a tool result's string or blocks
+	IsError   bool            `json:"is_error,omitempty"` // a tool result that is the tool's failure
+	Source    *source         `json:"source,omitempty"`   // image, document
+	Title     string          `json:"title,omitempty"`    // document
 	Thinking  *string         `json:"thinking,omitempty"`
 	Signature string          `json:"signature,omitempty"` // thinking
 	Data      string          `json:"data,omitempty"`      // redacted thinking
@@ -330,9 +331,10 @@ func assistantBlocks(m sdk.Message) []block {
 }
 
 // toolResult is a tool_result block; empty content is left out, as the
-// API allows.
+// API allows. A message marked sdk.MetaToolError says is_error.
 func toolResult(m sdk.Message) block {
-	return block{Type: "tool_result", ToolUseID: m.ToolCallID, Content: toolResultContent(m)}
+	return block{Type: "tool_result", ToolUseID: m.ToolCallID, Content: toolResultContent(m),
+		IsError: m.Metadata[sdk.MetaToolError] == "true"}
 }
 
 // cacheOption reads the cache option: on unless "off".

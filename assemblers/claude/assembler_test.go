@@ -283,3 +283,42 @@ func TestCacheBreakpoints(t *testing.T) {
 		t.Errorf("cache=maybe: err = %v", err)
 	}
 }
+
+// A tool message marked as the tool's failure (sdk.MetaToolError) is a
+// tool_result with is_error; every other tool_result has none.
+func TestToolErrorIsError(t *testing.T) {
+	msgs := []sdk.Message{
+		{Role: sdk.RoleUser, Content: "Build it."},
+		{Role: sdk.RoleAssistant, ToolCalls: []sdk.ToolCall{{ID: "c1", Name: "bash", Arguments: `{}`}, {ID: "c2", Name: "bash", Arguments: `{}`}}},
+		{Role: sdk.RoleTool, ToolCallID: "c1", Content: "exit status 2", Metadata: map[string]string{sdk.MetaToolError: "true"}},
+		{Role: sdk.RoleTool, ToolCallID: "c2", Content: "ok"},
+	}
+	req := sdk.AssembleRequest{Components: []sdk.Component{{Name: sdk.ComponentHistory, Slot: sdk.SlotHistory, Messages: msgs}}}
+	payload := assemble(t, req, FormatAPI).Whole()
+	var body struct {
+		Messages []struct {
+			Content []struct {
+				Type      string `json:"type"`
+				ToolUseID string `json:"tool_use_id"`
+				IsError   *bool  `json:"is_error"`
+			} `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(payload, &body); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]*bool{}
+	for _, m := range body.Messages {
+		for _, b := range m.Content {
+			if b.Type == "tool_result" {
+				seen[b.ToolUseID] = b.IsError
+			}
+		}
+	}
+	if e, ok := seen["c1"]; !ok || e == nil || !*e {
+		t.Errorf("the failed call's tool_result lacks is_error: %s", payload)
+	}
+	if e, ok := seen["c2"]; !ok || e != nil {
+		t.Errorf("the good call's tool_result: is_error %v, want none: %s", e, payload)
+	}
+}

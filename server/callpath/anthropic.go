@@ -26,6 +26,7 @@ type anthropicBlock struct {
 	Input     json.RawMessage `json:"input,omitempty"`
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	Content   json.RawMessage `json:"content,omitempty"`
+	IsError   bool            `json:"is_error,omitempty"` // tool_result
 	Thinking  string          `json:"thinking,omitempty"`
 	Signature string          `json:"signature,omitempty"`
 	Data      string          `json:"data,omitempty"`
@@ -155,6 +156,9 @@ func anthropicBlocks(raw json.RawMessage, tools *[]sdk.Message) (*content, error
 			}
 			m := inner.message(sdk.RoleTool, "\n")
 			m.ToolCallID = b.ToolUseID
+			if b.IsError {
+				m.Metadata = map[string]string{sdk.MetaToolError: "true"}
+			}
 			*tools = append(*tools, m)
 		default:
 			return nil, fmt.Errorf("content block type %q is not supported by ctxhost", b.Type)

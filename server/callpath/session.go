@@ -84,10 +84,11 @@ func samePrefix(held, msgs []sdk.Message) bool {
 }
 
 // sameMessage compares what a caller sends of a message: role, text,
-// parts, tool calls and the tool call answered (ids, kinds and metadata
-// are ctxhost's).
+// parts, tool calls, the tool call answered and whether the answer is the
+// tool's failure (ids, kinds and other metadata are ctxhost's).
 func sameMessage(a, b *sdk.Message) bool {
 	if a.Role != b.Role || a.Content != b.Content || a.ToolCallID != b.ToolCallID ||
+		a.Metadata[sdk.MetaToolError] != b.Metadata[sdk.MetaToolError] ||
 		len(a.ToolCalls) != len(b.ToolCalls) || len(a.Parts) != len(b.Parts) {
 		return false
 	}
