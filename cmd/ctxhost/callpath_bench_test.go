@@ -10,7 +10,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -344,4 +347,66 @@ func streamedAnswer(b *testing.B, stream []byte) []byte {
 	}
 	out, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"message": map[string]any{"content": text.String(), "tool_calls": calls}}}})
 	return out
+}
+
+// BenchmarkCallPathSessions runs many conversations at once through
+// `ctxhost serve` (built-in codex assembler, SQLite, 8k window) and the
+// same conversations straight to the stand-in: 100 agents, each its own
+// conversation (a new one every 8 calls), b.N calls in all each way.
+// calls/s and p99-ms are through ctxhost; direct-calls/s and
+// direct-p99-ms straight to the stand-in; x-direct is the throughput
+// ratio. Each call is one session's append, prepare, upstream call and
+// durable record, so the figure is the service's many-session turn rate
+// in the call path.
+func BenchmarkCallPathSessions(b *testing.B) {
+	const agents = 100
+	upstream := startQuickStandin(b)
+	dir := b.TempDir()
+	cfg := filepath.Join(dir, "callpath.hcl")
+	hcl := builtinAssemblers(fmt.Sprintf(callPathHCL, binDir, upstream, filepath.Join(dir, "sessions.db"), ""))
+	if err := os.WriteFile(cfg, []byte(hcl), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	through := "http://" + startServe(b, nil, "-config", cfg).addr
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: agents}}
+	run := func(url string, calls int) (perSecond float64, p99 time.Duration) {
+		var next atomic.Int64
+		lat := make([][]time.Duration, agents)
+		var wg sync.WaitGroup
+		start := time.Now()
+		for a := range agents {
+			wg.Go(func() {
+				var c *chatConversation
+				for k := 0; next.Add(1) <= int64(calls); k++ {
+					if k%8 == 0 {
+						c = newChatConversation(fmt.Sprintf("%s-agent-%d-%d-%d", url, a, k, calls), 4)
+					}
+					t0 := time.Now()
+					answer, _ := chatPost(b, client, url, c.body(false))
+					lat[a] = append(lat[a], time.Since(t0))
+					if err := c.take(answer); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		elapsed := time.Since(start)
+		var all []time.Duration
+		for _, l := range lat {
+			all = append(all, l...)
+		}
+		slices.Sort(all)
+		return float64(len(all)) / elapsed.Seconds(), all[len(all)*99/100]
+	}
+	run(through, agents) // warm: connections, the first sessions
+	b.ResetTimer()
+	via, viaP99 := run(through, b.N)
+	direct, directP99 := run(upstream, b.N)
+	b.ReportMetric(via, "calls/s")
+	b.ReportMetric(float64(viaP99.Microseconds())/1e3, "p99-ms")
+	b.ReportMetric(direct, "direct-calls/s")
+	b.ReportMetric(float64(directP99.Microseconds())/1e3, "direct-p99-ms")
+	b.ReportMetric(via/direct, "x-direct")
 }
