@@ -104,6 +104,13 @@ func (s *Server) toConnect(ctx context.Context, procedure string, err error) err
 		return connect.NewError(connect.CodeDataLoss, errors.New("the stored session is damaged and is not served (see the server log)"))
 	case errors.Is(err, context.Canceled):
 		code = connect.CodeCanceled
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		// Not the caller's deadline but a plugin's timeout: the plugin
+		// hung, it is replaced and put back to its acknowledged state, so
+		// nothing was applied and a retry reaches the new process.
+		s.log.Error("a plugin did not answer in time", "procedure", procedure, "error", err)
+		s.health.failed(time.Now(), "a plugin did not answer in time")
+		return connect.NewError(connect.CodeUnavailable, fmt.Errorf("%w; nothing was applied, retry the call", err))
 	case errors.Is(err, context.DeadlineExceeded):
 		code = connect.CodeDeadlineExceeded
 	case errors.Is(err, host.ErrVersionConflict):
