@@ -78,9 +78,11 @@ python-deps:
 ## part of `make test`): kill -9 under concurrent load on SQLite and
 ## PostgreSQL (127.0.0.1:5432, or $$CTXHOST_TEST_POSTGRES) with connections
 ## cut, two servers creating one session, damaged stores, giant and partial
-## requests, 100,000 fuzzed requests. Each test prints a REPORT line with its
-## counts. Tune with CTXHOST_CHAOS_SECONDS (20), CTXHOST_CHAOS_WORKERS (8),
-## CTXHOST_CHAOS_FUZZ (100000).
+## requests, 100,000 fuzzed requests, the disk full under load (a file size
+## limit on the server; and a full tmpfs when run as root), a plugin stopped
+## with SIGSTOP. Each test prints a REPORT line with its counts. Tune with
+## CTXHOST_CHAOS_SECONDS (20), CTXHOST_CHAOS_WORKERS (8), CTXHOST_CHAOS_FUZZ
+## (100000), CTXHOST_CHAOS_DISK_SECONDS (10 per disk-full run).
 chaos-service: build
 	@echo "go test -tags chaos ./internal/servicechaos (full log: $(BIN)/chaos-service.log)"
 	@CTXHOST_BIN_DIR=$(BIN) $(GO) test -tags chaos -count=1 -v -timeout 30m -run . ./internal/servicechaos \

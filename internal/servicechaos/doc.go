@@ -1,9 +1,11 @@
 // Package servicechaos holds the adversarial suite of `ctxhost serve`: the
 // real binary killed with SIGKILL under concurrent load on SQLite and
 // PostgreSQL, PostgreSQL connections cut under load, two servers creating
-// one session, damaged stores, giant and partial requests, and fuzzed
-// requests. Every run reports what it counted: messages lost, duplicated
-// or partially applied, damaged bytes served, INTERNAL answers, and the
-// server's peak RSS. Its tests carry the build tag chaos: run them with
-// `make chaos-service` (they take minutes). It has no code of its own.
+// one session, damaged stores, giant and partial requests, fuzzed
+// requests, a disk that fills up and frees again under load, and a plugin
+// process stopped with SIGSTOP. Every run reports what it counted:
+// messages lost, duplicated or partially applied, damaged bytes served,
+// INTERNAL answers, and the server's peak RSS. Its tests carry the build
+// tag chaos: run them with `make chaos-service` (they take minutes). It
+// has no code of its own.
 package servicechaos

@@ -163,7 +163,32 @@ func (r *loadRun) check(sessions []string) tally {
 // runLoad runs workers appending to their sessions for the configured
 // time while the server is killed, then checks and reports.
 func runLoad(t *testing.T, store string, during func(until time.Time)) *loadRun {
-	seconds := envInt("CTXHOST_CHAOS_SECONDS", 20)
+	var d func(*loadRun, time.Time)
+	if during != nil {
+		d = func(_ *loadRun, until time.Time) { during(until) }
+	}
+	return runLoadWith(t, store, loadOptions{kill: true, during: d})
+}
+
+// loadOptions says what disturbs a load run besides its clients.
+type loadOptions struct {
+	// kill: kill -9 the server every 150 to 600 ms, restarting it.
+	kill bool
+	// during runs beside the workers until the time is up.
+	during func(r *loadRun, until time.Time)
+	// seconds the run lasts (0: $CTXHOST_CHAOS_SECONDS, default 20).
+	seconds int
+}
+
+// runLoadWith runs workers appending to their sessions for the configured
+// time under what opts says, then kills the server (so that what is
+// checked is what the store kept, not what the server held), restarts it,
+// checks and reports.
+func runLoadWith(t *testing.T, store string, opts loadOptions) *loadRun {
+	seconds := opts.seconds
+	if seconds == 0 {
+		seconds = envInt("CTXHOST_CHAOS_SECONDS", 20)
+	}
 	workers := envInt("CTXHOST_CHAOS_WORKERS", 8)
 	r := &loadRun{t: t, cfg: writeConfig(t, store, ""), acked: map[string][][]string{}, refused: map[string][][]string{}}
 	r.srv = start(t, r.cfg)
@@ -181,14 +206,18 @@ func runLoad(t *testing.T, store string, during func(until time.Time)) *loadRun 
 		wg.Add(1)
 		go func() { defer wg.Done(); r.worker(w, sid, until) }()
 	}
-	if during != nil {
+	if opts.during != nil {
 		wg.Add(1)
-		go func() { defer wg.Done(); during(until) }()
+		go func() { defer wg.Done(); opts.during(r, until) }()
 	}
-	r.killer(until)
+	if opts.kill {
+		r.killer(until)
+	}
 	wg.Wait()
 	r.mu.Lock()
 	r.peak = max(r.peak, r.srv.peakRSS())
+	r.srv.kill()
+	r.srv = startRetrying(t, r.cfg)
 	r.mu.Unlock()
 	tl := r.check(sessions)
 	internal := r.answers.get("internal") + r.answers.get("http-500")
