@@ -14,6 +14,7 @@ import (
 	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/host/plaintext"
 	"github.com/ctxhost/ctxhost/pluginhost"
+	"github.com/ctxhost/ctxhost/record"
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/store"
 )
@@ -79,7 +80,7 @@ type Options struct {
 	// Store, when set, is the store sessions are saved to instead of the
 	// host block's (several engines of one process share one store this
 	// way). The engine does not close it.
-	Store host.Store
+	Store record.Store
 	// ReusePayloads declares that the caller is done with each turn's
 	// payload before the next turn of the same agent (it writes each turn
 	// out as it comes): a payload that grew may then be built in the memory
@@ -106,7 +107,7 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 	if logger == nil {
 		logger = NewLogger(cfg.Host, os.Stderr)
 	}
-	var hs host.Store = opts.Store
+	var hs record.Store = opts.Store
 	var st store.Store // opened here, closed by Close
 	if hs == nil {
 		if st, err = openStore(ctx, cfg.Host, opts.IgnoreStore); err != nil {
@@ -353,7 +354,7 @@ func pricing(hcl *config.Pricing, def *sdk.Pricing) *sdk.Pricing {
 
 // NewSession creates session id with the profile's configuration, its
 // system prompt and its instructions. With a store holding state for id it
-// fails with an error wrapping host.ErrStored (see OpenSession).
+// fails with an error wrapping record.ErrStored (see OpenSession).
 func (e *Engine) NewSession(id string) (*Session, error) {
 	s, err := e.Host.NewSession(id, e.SessionConfig())
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/host/history"
 	"github.com/ctxhost/ctxhost/host/plaintext"
+	"github.com/ctxhost/ctxhost/record"
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/sdk/plugintest"
 	"github.com/ctxhost/ctxhost/tokenizer"
@@ -335,8 +336,8 @@ host { store = %q }
 		t.Fatal(err)
 	}
 	defer second.Close()
-	if _, err := second.NewSession("work"); !errors.Is(err, host.ErrStored) {
-		t.Errorf("NewSession over a stored session: %v, want host.ErrStored", err)
+	if _, err := second.NewSession("work"); !errors.Is(err, record.ErrStored) {
+		t.Errorf("NewSession over a stored session: %v, want record.ErrStored", err)
 	}
 	s2, restored, err := second.OpenSession(ctx, "work")
 	if err != nil || !restored {

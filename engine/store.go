@@ -80,7 +80,7 @@ type CreateOptions struct {
 // before the first change so that the store never holds the session
 // without it, and saves it in one store write (with a store, the session
 // is stored, whole, when CreateSession returns). With a store holding state for id it fails with
-// an error wrapping host.ErrStored.
+// an error wrapping record.ErrStored.
 func (e *Engine) CreateSession(id string, opts CreateOptions) (*Session, error) {
 	s, err := e.Host.NewSession(id, e.SessionConfig())
 	if err != nil {

@@ -26,7 +26,11 @@ type recorder struct {
 	events []Event
 }
 
-func (r *recorder) record(e Event) { r.mu.Lock(); defer r.mu.Unlock(); r.events = append(r.events, e) }
+func (r *recorder) record(e Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, e)
+}
 
 func (r *recorder) types() []EventType {
 	r.mu.Lock()

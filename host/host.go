@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/ctxhost/ctxhost/record"
 )
 
 // ErrNoSession is returned for a session id the host does not hold.
@@ -19,8 +21,8 @@ type Options struct {
 	Logger hclog.Logger // default: discard
 	// Store, when set, keeps every session's state across host restarts:
 	// each call that changes a session saves its state before returning
-	// (see Host.OpenSession and ErrNotPersisted).
-	Store Store
+	// (see Host.OpenSession and record.ErrNotPersisted).
+	Store record.Store
 }
 
 // Host holds many sessions by id. Each session has its own lock, so
@@ -28,7 +30,7 @@ type Options struct {
 // to look a session up.
 type Host struct {
 	events   *events
-	store    Store
+	store    record.Store
 	mu       sync.RWMutex
 	sessions map[string]*Session
 }
@@ -44,7 +46,7 @@ func (h *Host) Subscribe(s Subscriber) (cancel func()) { return h.events.subscri
 
 // NewSession creates session id with cfg (defaults applied, then validated).
 // With a store holding state for id it fails with an error wrapping
-// ErrStored (use OpenSession to continue that session).
+// record.ErrStored (use OpenSession to continue that session).
 func (h *Host) NewSession(id string, cfg Config) (*Session, error) {
 	if err := h.checkNotStored(id); err != nil {
 		return nil, fmt.Errorf("new session %q: %w", id, err)
@@ -60,7 +62,9 @@ func (h *Host) newSession(id string, cfg Config) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new session %q: %w", id, err)
 	}
-	s.store = h.store
+	if h.store != nil {
+		s.rec.journal = record.NewJournal(h.store, id, snapshotFloor)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, ok := h.sessions[id]; ok {
@@ -120,4 +124,70 @@ func (h *Host) Unload(ctx context.Context, id string) error {
 		return fmt.Errorf("unload session %q: %w", id, ErrNoSession)
 	}
 	return s.end(ctx)
+}
+
+// Store returns the host's store, or nil when it has none.
+func (h *Host) Store() record.Store { return h.store }
+
+// Stored reports whether the host's store holds state for session id
+// (always false without a store).
+func (h *Host) Stored(id string) (bool, error) {
+	if h.store == nil {
+		return false, nil
+	}
+	return record.Stored(context.Background(), h.store, id)
+}
+
+// OpenSession creates session id with cfg and, when the host's store holds
+// state for id, restores it (every plugin's state included); restored
+// reports whether it did. Without a store, or with nothing stored, it is
+// NewSession. A stored state that cannot be restored is an error, the
+// session is not created and the stored state is left as it was.
+func (h *Host) OpenSession(ctx context.Context, id string, cfg Config) (s *Session, restored bool, err error) {
+	var stored record.StoredSession
+	found := false
+	if h.store != nil {
+		stored, found, err = record.Load(ctx, h.store, id)
+		if err != nil {
+			return nil, false, fmt.Errorf("open session %q: %w", id, err)
+		}
+	}
+	s, err = h.newSession(id, cfg)
+	if err != nil {
+		return nil, false, fmt.Errorf("open session %q: %w", id, err)
+	}
+	if !found {
+		return s, false, nil
+	}
+	if err := s.restoreStored(ctx, stored); err != nil {
+		h.mu.Lock()
+		delete(h.sessions, id)
+		h.mu.Unlock()
+		return nil, false, errors.Join(fmt.Errorf("open session %q: %w", id, err), s.end(ctx))
+	}
+	return s, true, nil
+}
+
+// checkNotStored fails with record.ErrStored when the store holds state
+// for id.
+func (h *Host) checkNotStored(id string) error {
+	stored, err := h.Stored(id)
+	if err != nil {
+		return err
+	}
+	if stored {
+		return fmt.Errorf("%w (open it with OpenSession, or end it first)", record.ErrStored)
+	}
+	return nil
+}
+
+// unstore deletes id's stored state, if the host has a store.
+func (h *Host) unstore(id string) error {
+	if h.store == nil {
+		return nil
+	}
+	if err := h.store.Delete(context.Background(), id); err != nil {
+		return fmt.Errorf("end session %q: %w", id, err)
+	}
+	return nil
 }

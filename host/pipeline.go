@@ -169,12 +169,12 @@ func (s *Session) compactPlugin(ctx context.Context, c *countedComponent, ask in
 	}
 	undo := func(reason string) CompactionStep {
 		if prev == nil && p.info.HasCapability(sdk.CapState) {
-			s.stateUnknown() // nothing to put back: the next save takes the state as it is
+			s.rec.stale() // nothing to put back: the next save takes the state as it is
 		}
 		if prev != nil {
 			if err := s.restorePlugin(ctx, p, prev); err != nil {
 				reason += fmt.Sprintf("; putting the state back failed: %v", err)
-				s.stateUnknown()
+				s.rec.stale()
 			}
 		}
 		return discard(reason)
@@ -219,7 +219,7 @@ func (s *Session) compactPlugin(ctx context.Context, c *countedComponent, ask in
 		return undo(fmt.Sprintf("component went below its keep_at_least floor (%d < %d tokens)", tokens, floor))
 	}
 	p.accept(after, tokens, counts, gen)
-	s.journalPlugin(p, journalOp{Compact: &req, Result: compactHash(res)})
+	s.rec.addPlugin(p, journalOp{Compact: &req, Result: compactHash(res)})
 	st.Freed = c.tokens - tokens
 	st.Duration = time.Since(start)
 	if after == nil {

@@ -230,7 +230,7 @@ func (s *Session) prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 	s.pressure.LastUsed, s.pressure.Prepared = out.Budget.CalibratedUsed, true
 	s.metrics.Prepares++
 	s.metrics.LastPrepare = out.Budget.Components
-	if last == nil || !s.unchangedSinceSave() {
+	if last == nil || !s.rec.unchanged(s.usage, s.pressure) {
 		s.markSavedTurn(agent.Name, view, out.Budget)
 	}
 	if err := s.persist(); err != nil {
@@ -481,7 +481,7 @@ func (s *Session) notifyPrepared(ctx context.Context, b sdk.Budget) []string {
 		p := s.plugins[i]
 		if err == nil && due[i] {
 			p.hooked = true
-			s.journalPlugin(p, journalOp{Prepared: &b})
+			s.rec.addPlugin(p, journalOp{Prepared: &b})
 		}
 		if err != nil {
 			name := p.binding.Name

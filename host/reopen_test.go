@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/ctxhost/ctxhost/record"
 	"reflect"
 	"slices"
 	"strings"
@@ -41,7 +42,7 @@ func TestReopenedSessionPreparesAsLive(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				store := &memoryStore{sessions: map[string]*StoredSession{}}
+				store := &memoryStore{sessions: map[string]*record.StoredSession{}}
 				reopened, err := New(Options{Store: store}).NewSession("reopened", cfg)
 				if err != nil {
 					t.Fatal(err)
@@ -142,17 +143,17 @@ func untimed(r *CompactionReport) *CompactionReport {
 // memoryStore is a Store in memory.
 type memoryStore struct {
 	mu       sync.Mutex
-	sessions map[string]*StoredSession
+	sessions map[string]*record.StoredSession
 }
 
-func (m *memoryStore) Load(_ context.Context, id string) (StoredSession, error) {
+func (m *memoryStore) Load(_ context.Context, id string) (record.StoredSession, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s, ok := m.sessions[id]
 	if !ok {
-		return StoredSession{}, fmt.Errorf("load %q: %w", id, ErrNotStored)
+		return record.StoredSession{}, fmt.Errorf("load %q: %w", id, record.ErrNotStored)
 	}
-	return StoredSession{Snapshot: s.Snapshot, SnapshotVersion: s.SnapshotVersion, Events: slices.Clone(s.Events)}, nil
+	return record.StoredSession{Snapshot: s.Snapshot, SnapshotVersion: s.SnapshotVersion, Events: slices.Clone(s.Events)}, nil
 }
 
 func (m *memoryStore) Append(_ context.Context, id string, expected uint64, ev []byte) error {
@@ -160,7 +161,7 @@ func (m *memoryStore) Append(_ context.Context, id string, expected uint64, ev [
 	defer m.mu.Unlock()
 	s, ok := m.sessions[id]
 	if !ok || s.Version() != expected {
-		return fmt.Errorf("append to %q: %w", id, ErrVersionConflict)
+		return fmt.Errorf("append to %q: %w", id, record.ErrVersionConflict)
 	}
 	s.Events = append(s.Events, bytes.Clone(ev))
 	return nil
@@ -174,9 +175,9 @@ func (m *memoryStore) Snapshot(_ context.Context, id string, expected uint64, st
 		current = s.Version()
 	}
 	if current != expected {
-		return fmt.Errorf("snapshot %q: %w", id, ErrVersionConflict)
+		return fmt.Errorf("snapshot %q: %w", id, record.ErrVersionConflict)
 	}
-	m.sessions[id] = &StoredSession{Snapshot: bytes.Clone(state), SnapshotVersion: expected + 1}
+	m.sessions[id] = &record.StoredSession{Snapshot: bytes.Clone(state), SnapshotVersion: expected + 1}
 	return nil
 }
 

@@ -105,18 +105,18 @@ func (s *Session) rememberTurn(agent string, key turnKey, out *Prepared) {
 // with nothing to save keeps the mark it has: the stored state is still
 // that turn's. An agent's view is never reused: it clears the mark.
 func (s *Session) markSavedTurn(agent string, view *AgentView, b sdk.Budget) {
-	if s.store == nil || view != nil || s.version == 0 {
+	if s.rec.journal == nil || view != nil || s.rec.version() == 0 {
 		s.pressure.TurnVersion, s.pressure.TurnAgent, s.pressure.TurnBudget = 0, "", 0
 		return
 	}
-	s.pressure.TurnVersion, s.pressure.TurnAgent, s.pressure.TurnBudget = s.version, agent, budgetDigest(b)
+	s.pressure.TurnVersion, s.pressure.TurnAgent, s.pressure.TurnBudget = s.rec.version(), agent, budgetDigest(b)
 }
 
 // unchangedSinceSavedTurn tells, before a prepare, whether the store
 // holds the marked turn's save and nothing after it (no message, text,
 // op, usage report or compaction since).
 func (s *Session) unchangedSinceSavedTurn() bool {
-	return s.store != nil && s.pressure.TurnVersion != 0 && s.version == s.pressure.TurnVersion+1 && len(s.pending) == 0
+	return s.rec.journal != nil && s.pressure.TurnVersion != 0 && s.rec.version() == s.pressure.TurnVersion+1 && len(s.rec.pending) == 0
 }
 
 // repeatsSavedTurn tells whether this turn (b, after compaction) is the

@@ -38,31 +38,9 @@ type Session struct {
 	pressure     pressureState
 	metrics      Metrics
 	ended        bool
-	// store saves the state after every change (nil: no store).
-	store Store
-	// version is the session's version in the store (0: not stored);
-	// snapBytes and logBytes the size of its last snapshot and of the
-	// events appended since; pending the changes not saved yet; a save
-	// after needSnapshot writes a snapshot.
-	version      uint64
-	snapBytes    int
-	logBytes     int
-	pending      []journalOp
-	needSnapshot bool
-	// holding: the changes of a Batch in progress are saved when it ends.
-	holding bool
-	// position is the caller's position (SetPosition); positionSaved
-	// tells whether the store holds it.
-	position      json.RawMessage
-	positionSaved bool
-	// attachment is the caller's own state (SaveAttachment), saved with
-	// the session; attachmentSaved tells whether the store holds it.
-	attachment      json.RawMessage
-	attachmentSaved bool
-	// savedUsage and savedPressure are the usage and pressure state the
-	// store holds (as of the last save or restore).
-	savedUsage    usage
-	savedPressure pressureState
+	// rec makes the session's changes durable (its journal is nil
+	// without a store).
+	rec recording
 	// caches remembers each agent's last payload, for the cache report;
 	// lastTurns each agent's last assembly, reused by an unchanged turn.
 	caches    map[string]*cacheTrack
@@ -164,10 +142,10 @@ func newSession(id string, cfg Config, ev *events) (*Session, error) {
 	cfg.Pricing = cfg.pricing() // resolved once: the assembler's format does not change
 	s := &Session{
 		id: id, events: ev, cfg: cfg, counter: counter, strategy: strategy,
-		hist:          history.New(counter, cfg.History.Options),
-		usage:         usage{Calibration: 1},
-		metrics:       Metrics{FreedByComponent: map[string]int{}},
-		positionSaved: true, attachmentSaved: true,
+		hist:    history.New(counter, cfg.History.Options),
+		usage:   usage{Calibration: 1},
+		metrics: Metrics{FreedByComponent: map[string]int{}},
+		rec:     recording{positionSaved: true, attachmentSaved: true},
 	}
 	s.setHistory(s.hist)
 	if cfg.RecallTool {
@@ -200,7 +178,7 @@ func (s *Session) Config() Config {
 // setHistory makes h the session's history, journaling its changes.
 func (s *Session) setHistory(h *history.History) {
 	s.hist = h
-	h.SetJournal(func(op history.Op) { s.journal(journalOp{History: &op}) })
+	h.SetJournal(func(op history.Op) { s.rec.add(journalOp{History: &op}) })
 }
 
 func (s *Session) setText(dst *countedText, what, text string) error {
@@ -215,7 +193,7 @@ func (s *Session) setCounted(dst *countedText, what string, t countedText) error
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	*dst = t
-	s.journal(journalOp{Set: strings.Fields(what)[0], Text: t.text}) // system, instructions, input, tools
+	s.rec.add(journalOp{Set: strings.Fields(what)[0], Text: t.text}) // system, instructions, input, tools
 	if err := s.persist(); err != nil {
 		return fmt.Errorf("set %s: %w", what, err)
 	}
@@ -387,7 +365,7 @@ func (s *Session) SetStrategy(cfg StrategyConfig) error {
 	defer s.mu.Unlock()
 	s.cfg.Strategy, s.strategy = cfg, st
 	sst := strategyState(cfg)
-	s.journal(journalOp{Strategy: &sst})
+	s.rec.add(journalOp{Strategy: &sst})
 	if err := s.persist(); err != nil {
 		return fmt.Errorf("set strategy: %w", err)
 	}
@@ -437,7 +415,7 @@ func (s *Session) Apply(ctx context.Context, plugin, op string, args json.RawMes
 		}
 		return nil, fmt.Errorf("apply %s.%s: %w", plugin, op, err)
 	}
-	s.journalPlugin(slot, journalOp{Apply: &appliedOp{Op: op, Args: args}, Result: resultHash(out)})
+	s.rec.addPlugin(slot, journalOp{Apply: &appliedOp{Op: op, Args: args}, Result: resultHash(out)})
 	if err := s.persist(); err != nil {
 		return out, fmt.Errorf("apply %s.%s: %w", plugin, op, err)
 	}

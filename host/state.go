@@ -73,7 +73,7 @@ func (s *Session) exportLocked(ctx context.Context, stateOf func(context.Context
 		Version: StateVersion, Session: s.id,
 		SystemPrompt: s.system.text, Instructions: s.instructions.text, Input: s.input.text, Tools: s.tools.text,
 		TeamTask: s.teamTask.text, Strategy: strategyState(s.cfg.Strategy), History: hist, Usage: s.usage, Pressure: s.pressure,
-		Position: s.position, Attachment: s.attachment,
+		Position: s.rec.position, Attachment: s.rec.attachment,
 	}
 	for _, p := range s.plugins {
 		if !p.info.HasCapability(sdk.CapState) {
@@ -162,12 +162,12 @@ func (s *Session) restore(ctx context.Context, data []byte, persist bool) error 
 	s.teamTask = countedText{st.TeamTask, s.counter.Count(st.TeamTask)}
 	s.cfg.Strategy, s.strategy = strategyCfg, strategy
 	s.setHistory(hist)
-	s.usage, s.pressure, s.position, s.attachment = st.Usage, st.Pressure.restored(), st.Position, st.Attachment
-	s.pending = s.pending[:0]
+	s.usage, s.pressure, s.rec.position, s.rec.attachment = st.Usage, st.Pressure.restored(), st.Position, st.Attachment
+	s.rec.pending = s.rec.pending[:0]
 	if persist {
 		// An imported state's turn mark names versions of another store.
 		s.pressure.TurnVersion, s.pressure.TurnAgent, s.pressure.TurnBudget = 0, "", 0
-		s.needSnapshot = true
+		s.rec.stale()
 		if err := s.persist(); err != nil {
 			return fmt.Errorf("restore %q: %w", s.id, err)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/host/plaintext"
+	"github.com/ctxhost/ctxhost/record"
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/store/filestore"
 	"github.com/ctxhost/ctxhost/tokenizer"
@@ -83,24 +84,24 @@ func (c *countingPlugin) State(ctx context.Context, session string) ([]byte, err
 // memStore is an in-memory Store that counts saves and can be told to fail.
 type memStore struct {
 	mu        sync.Mutex
-	data      map[string]*host.StoredSession
+	data      map[string]*record.StoredSession
 	saves     int
 	snapshots int
 	fail      error
 }
 
-func newMemStore() *memStore { return &memStore{data: map[string]*host.StoredSession{}} }
+func newMemStore() *memStore { return &memStore{data: map[string]*record.StoredSession{}} }
 
-func (m *memStore) check(id string, expected uint64) (*host.StoredSession, error) {
+func (m *memStore) check(id string, expected uint64) (*record.StoredSession, error) {
 	if m.fail != nil {
 		return nil, m.fail
 	}
 	st, ok := m.data[id]
 	if !ok {
-		st = &host.StoredSession{}
+		st = &record.StoredSession{}
 	}
 	if st.Version() != expected {
-		return nil, fmt.Errorf("version %d, expected %d: %w", st.Version(), expected, host.ErrVersionConflict)
+		return nil, fmt.Errorf("version %d, expected %d: %w", st.Version(), expected, record.ErrVersionConflict)
 	}
 	m.data[id] = st
 	return st, nil
@@ -127,18 +128,18 @@ func (m *memStore) Snapshot(_ context.Context, id string, expected uint64, state
 	}
 	m.saves++
 	m.snapshots++
-	*st = host.StoredSession{Snapshot: append([]byte(nil), state...), SnapshotVersion: expected + 1}
+	*st = record.StoredSession{Snapshot: append([]byte(nil), state...), SnapshotVersion: expected + 1}
 	return nil
 }
 
-func (m *memStore) Load(_ context.Context, id string) (host.StoredSession, error) {
+func (m *memStore) Load(_ context.Context, id string) (record.StoredSession, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	st, ok := m.data[id]
 	if !ok || st.Snapshot == nil {
-		return host.StoredSession{}, fmt.Errorf("load %q: %w", id, host.ErrNotStored)
+		return record.StoredSession{}, fmt.Errorf("load %q: %w", id, record.ErrNotStored)
 	}
-	return host.StoredSession{Snapshot: st.Snapshot, SnapshotVersion: st.SnapshotVersion, Events: slices.Clone(st.Events)}, nil
+	return record.StoredSession{Snapshot: st.Snapshot, SnapshotVersion: st.SnapshotVersion, Events: slices.Clone(st.Events)}, nil
 }
 
 func (m *memStore) Delete(_ context.Context, id string) error {
@@ -391,7 +392,7 @@ func TestRestoreIntoNewHost(t *testing.T) {
 	}
 	b := host.New(host.Options{Store: storeB})
 	cfgB := newStoreRig(t, b).cfg
-	if _, err := b.NewSession("run/1", cfgB); !errors.Is(err, host.ErrStored) {
+	if _, err := b.NewSession("run/1", cfgB); !errors.Is(err, record.ErrStored) {
 		t.Fatalf("NewSession over a stored session: %v, want ErrStored", err)
 	}
 	sb, restored, err := b.OpenSession(ctx, "run/1", cfgB)
@@ -455,7 +456,7 @@ func TestFailingStoreSurfacesError(t *testing.T) {
 	}
 	for _, tt := range tests {
 		err := tt.call()
-		if !errors.Is(err, host.ErrNotPersisted) || !strings.Contains(err.Error(), "disk full") ||
+		if !errors.Is(err, record.ErrNotPersisted) || !strings.Contains(err.Error(), "disk full") ||
 			!strings.Contains(err.Error(), "applied but not persisted") {
 			t.Errorf("%s: error %v, want ErrNotPersisted naming the cause", tt.name, err)
 		}
@@ -463,7 +464,7 @@ func TestFailingStoreSurfacesError(t *testing.T) {
 			t.Errorf("%s: the change was not applied", tt.name)
 		}
 	}
-	if _, err := s.Prepare(ctx, sdk.AgentIdentity{}); !errors.Is(err, host.ErrNotPersisted) {
+	if _, err := s.Prepare(ctx, sdk.AgentIdentity{}); !errors.Is(err, record.ErrNotPersisted) {
 		t.Errorf("Prepare: %v, want ErrNotPersisted", err)
 	}
 }

@@ -13,8 +13,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ctxhost/ctxhost/api/servicev1"
-	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/internal/pgtest"
+	"github.com/ctxhost/ctxhost/record"
 	"github.com/ctxhost/ctxhost/store/postgres"
 	"github.com/ctxhost/ctxhost/store/sqlite"
 )
@@ -135,9 +135,9 @@ func BenchmarkAppendService(b *testing.B) {
 	ctx := context.Background()
 	stores := []struct {
 		name string
-		open func(b *testing.B) host.Store
+		open func(b *testing.B) record.Store
 	}{
-		{"sqlite", func(b *testing.B) host.Store {
+		{"sqlite", func(b *testing.B) record.Store {
 			st, err := sqlite.New(filepath.Join(b.TempDir(), "s.db"))
 			if err != nil {
 				b.Fatal(err)
@@ -145,7 +145,7 @@ func BenchmarkAppendService(b *testing.B) {
 			b.Cleanup(func() { st.Close() })
 			return st
 		}},
-		{"postgres", func(b *testing.B) host.Store {
+		{"postgres", func(b *testing.B) record.Store {
 			st, err := postgres.New(ctx, pgtest.URL(b))
 			if err != nil {
 				b.Fatal(err)

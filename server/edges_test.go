@@ -14,7 +14,7 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/ctxhost/ctxhost/api/servicev1"
-	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/record"
 	"github.com/ctxhost/ctxhost/store/filestore"
 	"github.com/ctxhost/ctxhost/store/sqlite"
 )
@@ -22,7 +22,7 @@ import (
 // countingStore counts the saves made through it and fails reads on
 // demand.
 type countingStore struct {
-	host.Store
+	record.Store
 	saves    atomic.Int64
 	loadFail atomic.Pointer[error]
 }
@@ -37,9 +37,9 @@ func (c *countingStore) Snapshot(ctx context.Context, id string, expected uint64
 	return c.Store.Snapshot(ctx, id, expected, state)
 }
 
-func (c *countingStore) Load(ctx context.Context, id string) (host.StoredSession, error) {
+func (c *countingStore) Load(ctx context.Context, id string) (record.StoredSession, error) {
 	if err := c.loadFail.Load(); err != nil {
-		return host.StoredSession{}, *err
+		return record.StoredSession{}, *err
 	}
 	return c.Store.Load(ctx, id)
 }
@@ -268,7 +268,7 @@ func TestStoreFailuresAreUnavailableAndDamageIsDataLoss(t *testing.T) {
 	if r := s.readiness(ctx); r.Status != "NOT_SERVING" {
 		t.Fatalf("readiness after a temporary failure: %v", r)
 	}
-	damaged := fmt.Errorf("event 3: checksum mismatch: %w", host.ErrDamaged)
+	damaged := fmt.Errorf("event 3: checksum mismatch: %w", record.ErrDamaged)
 	st.loadFail.Store(&damaged)
 	_, err = c.GetSession(ctx, req(&servicev1.GetSessionRequest{SessionId: "a"}))
 	if connect.CodeOf(err) != connect.CodeDataLoss {

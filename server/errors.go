@@ -13,6 +13,7 @@ import (
 	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/host/team"
+	"github.com/ctxhost/ctxhost/record"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
@@ -74,8 +75,8 @@ func (e errTemporary) Unwrap() error { return e.err }
 // caller's input is wrong, the data is damaged or nothing is stored.
 func temporary(err error) error {
 	var ce *connect.Error
-	if err == nil || errors.As(err, &ce) || errors.Is(err, host.ErrDamaged) || errors.Is(err, host.ErrNotStored) ||
-		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, host.ErrVersionConflict) {
+	if err == nil || errors.As(err, &ce) || errors.Is(err, record.ErrDamaged) || errors.Is(err, record.ErrNotStored) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, record.ErrVersionConflict) {
 		return err
 	}
 	var inv errInvalid
@@ -99,7 +100,7 @@ func (s *Server) toConnect(ctx context.Context, procedure string, err error) err
 	code := connect.CodeInternal
 	var tmp errTemporary
 	switch {
-	case errors.Is(err, host.ErrDamaged):
+	case errors.Is(err, record.ErrDamaged):
 		s.log.Error("stored session damaged: not served", "procedure", procedure, "error", err)
 		return connect.NewError(connect.CodeDataLoss, errors.New("the stored session is damaged and is not served (see the server log)"))
 	case errors.Is(err, context.Canceled):
@@ -113,16 +114,16 @@ func (s *Server) toConnect(ctx context.Context, procedure string, err error) err
 		return connect.NewError(connect.CodeUnavailable, fmt.Errorf("%w; nothing was applied, retry the call", err))
 	case errors.Is(err, context.DeadlineExceeded):
 		code = connect.CodeDeadlineExceeded
-	case errors.Is(err, host.ErrVersionConflict):
+	case errors.Is(err, record.ErrVersionConflict):
 		code = connect.CodeAborted
 		err = errors.New("another writer changed the session first; retry the call")
-	case errors.Is(err, host.ErrNotPersisted):
+	case errors.Is(err, record.ErrNotPersisted):
 		s.log.Error("save failed", "procedure", procedure, "error", err)
 		s.health.failed(time.Now(), "a change could not be saved")
 		return connect.NewError(connect.CodeUnavailable, errors.New("the change could not be saved; it was not applied, retry the call"))
-	case errors.Is(err, host.ErrNoSession), errors.Is(err, host.ErrNotStored):
+	case errors.Is(err, host.ErrNoSession), errors.Is(err, record.ErrNotStored):
 		code = connect.CodeNotFound
-	case errors.Is(err, host.ErrStored):
+	case errors.Is(err, record.ErrStored):
 		code = connect.CodeAlreadyExists
 	case errors.Is(err, host.ErrOverWindow), errors.Is(err, host.ErrTargetNotMet):
 		code = connect.CodeFailedPrecondition

@@ -8,7 +8,7 @@ import (
 
 	"github.com/ctxhost/ctxhost/api/servicev1"
 	"github.com/ctxhost/ctxhost/engine"
-	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/record"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
@@ -49,7 +49,7 @@ func (s *Server) ClearHistory(ctx context.Context, req *connect.Request[servicev
 // writeErr classifies a session change's error: a failure to save stays
 // as it is, anything else is the caller's invalid argument.
 func writeErr(err error) error {
-	if err != nil && !errors.Is(err, host.ErrNotPersisted) {
+	if err != nil && !errors.Is(err, record.ErrNotPersisted) {
 		return invalid(err)
 	}
 	return err

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/record"
 )
 
 // maxKeys is how many idempotency keys a session remembers (the most
@@ -123,7 +123,7 @@ func (p position) with(rec keyRecord) position {
 
 // storedPosition reads the position a store holds for a session: the
 // last event's that carries one, else the snapshot's.
-func storedPosition(st host.StoredSession) (position, error) {
+func storedPosition(st record.StoredSession) (position, error) {
 	var withPos struct {
 		Position json.RawMessage `json:"position"`
 	}

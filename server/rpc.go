@@ -17,6 +17,7 @@ import (
 	"github.com/ctxhost/ctxhost/api/servicev1/servicev1connect"
 	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/record"
 )
 
 var _ servicev1connect.ContextServiceHandler = (*Server)(nil)
@@ -71,7 +72,7 @@ func (s *Server) CreateSession(ctx context.Context, req *connect.Request[service
 	es, err := eng.CreateSession(id, engine.CreateOptions{Position: pos.encode(),
 		SystemPrompt: m.GetSystemPrompt(), Instructions: m.GetInstructions()})
 	if err != nil {
-		if errors.Is(err, host.ErrStored) || errors.Is(err, host.ErrVersionConflict) {
+		if errors.Is(err, record.ErrStored) || errors.Is(err, record.ErrVersionConflict) {
 			// Another server created it first: with this key, that
 			// was this call.
 			if e, lerr := s.session(ctx, id); lerr == nil {
@@ -115,7 +116,7 @@ func (s *Server) GetSession(ctx context.Context, req *connect.Request[servicev1.
 }
 
 // ListSessions pages through the session ids: those the store lists
-// (when it can: host.SessionLister) and those held in memory.
+// (when it can: record.SessionLister) and those held in memory.
 func (s *Server) ListSessions(ctx context.Context, req *connect.Request[servicev1.ListSessionsRequest]) (*connect.Response[servicev1.ListSessionsResponse], error) {
 	limit := int(req.Msg.GetLimit())
 	if limit < 0 || limit > 1000 {
@@ -125,7 +126,7 @@ func (s *Server) ListSessions(ctx context.Context, req *connect.Request[servicev
 		limit = 100
 	}
 	seen := map[string]bool{}
-	if l, ok := s.store.(host.SessionLister); ok {
+	if l, ok := s.store.(record.SessionLister); ok {
 		ids, err := l.List(ctx)
 		if err != nil {
 			return nil, temporary(fmt.Errorf("list stored sessions: %w", err))
@@ -227,7 +228,7 @@ func (s *Server) SetText(ctx context.Context, req *connect.Request[servicev1.Set
 		return nil, invalidf("text %v: want TEXT_SYSTEM_PROMPT, TEXT_INSTRUCTIONS, TEXT_INPUT or TEXT_TEAM_TASK", req.Msg.GetText())
 	}
 	return s.simpleWrite(ctx, id, req.Msg.GetWrite(), req.Msg, func(w *write) error {
-		if err := set(w.e.es); err != nil && !errors.Is(err, host.ErrNotPersisted) {
+		if err := set(w.e.es); err != nil && !errors.Is(err, record.ErrNotPersisted) {
 			return invalid(err)
 		} else if err != nil {
 			return err
@@ -376,7 +377,7 @@ func (s *Server) ImportState(ctx context.Context, req *connect.Request[servicev1
 			return invalid(err)
 		}
 		if err := w.e.es.RestoreState(ctx, data); err != nil {
-			if errors.Is(err, host.ErrNotPersisted) {
+			if errors.Is(err, record.ErrNotPersisted) {
 				return err
 			}
 			return invalid(err)
@@ -516,7 +517,7 @@ func (s *Server) ListEvents(ctx context.Context, req *connect.Request[servicev1.
 		limit = 100
 	}
 	st, err := s.store.Load(ctx, id)
-	if errors.Is(err, host.ErrNotStored) {
+	if errors.Is(err, record.ErrNotStored) {
 		return nil, notFound(id)
 	}
 	if err != nil {
@@ -557,7 +558,7 @@ func (s *Server) readiness(ctx context.Context) *servicev1.HealthResponse {
 		out.Status = "NOT_SERVING"
 		out.Problems = append(out.Problems, "shutting down")
 	}
-	if _, err := host.StoredVersionOf(ctx, s.store, "ctxhost.readiness"); err != nil {
+	if _, err := record.StoredVersionOf(ctx, s.store, "ctxhost.readiness"); err != nil {
 		out.Status = "NOT_SERVING"
 		s.log.Warn("readiness: store does not answer", "error", err)
 		out.Problems = append(out.Problems, "the store does not answer")

@@ -13,13 +13,13 @@
 // bounded (Limits): messages and bytes per append, the wait for a
 // session's lock, and the caller's context. A failure that may pass (the
 // store or a plugin did not answer) is UNAVAILABLE and shows on /readyz; a
-// stored session that fails its checks (host.ErrDamaged) is DATA_LOSS and
+// stored session that fails its checks (record.ErrDamaged) is DATA_LOSS and
 // is never served.
 // Sequence numbers are the session's stored version
 // (host.Session.StoredVersion). Calls for one session are serialized;
 // different sessions run in parallel. Several processes may share one
 // store: before each call a session whose stored version moved is
-// reloaded, and a save that loses a race (host.ErrVersionConflict)
+// reloaded, and a save that loses a race (record.ErrVersionConflict)
 // unloads the session and fails with ABORTED so the client retries.
 package server
 
@@ -36,6 +36,7 @@ import (
 
 	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/record"
 )
 
 // Options configure New.
@@ -45,13 +46,13 @@ type Options struct {
 	Engines  map[string]*engine.Engine
 	Profiles []string
 	// Store is the store every engine saves to (required).
-	Store host.Store
+	Store record.Store
 	// Logger receives the access log and internal errors (default: discard).
 	Logger hclog.Logger
 	// Limits bound each call (zero fields: their defaults).
 	Limits Limits
 	// Shared forces the stored-version check before every call even for
-	// a store this process writes alone (host.IsExclusive: the file store,
+	// a store this process writes alone (record.IsExclusive: the file store,
 	// a SQLite store locked alone); it is always made for other stores.
 	Shared bool
 }
@@ -60,7 +61,7 @@ type Options struct {
 type Server struct {
 	engines  map[string]*engine.Engine
 	profiles []string
-	store    host.Store
+	store    record.Store
 	log      hclog.Logger
 	shared   bool
 	limits   Limits
@@ -107,7 +108,7 @@ func New(opts Options) (*Server, error) {
 		log = hclog.NewNullLogger()
 	}
 	s := &Server{engines: opts.Engines, profiles: opts.Profiles, store: opts.Store, log: log,
-		shared: opts.Shared || !host.IsExclusive(opts.Store), locks: map[string]*sessionLock{}, open: map[string]*entry{},
+		shared: opts.Shared || !record.IsExclusive(opts.Store), locks: map[string]*sessionLock{}, open: map[string]*entry{},
 		limits: opts.Limits.withDefaults(), metrics: newMetrics()}
 	for _, p := range opts.Profiles {
 		s.metrics.watch(opts.Engines[p])
@@ -239,7 +240,7 @@ func (s *Server) session(ctx context.Context, id string) (*entry, error) {
 		if !s.shared {
 			return e, nil
 		}
-		v, err := host.StoredVersionOf(context.WithoutCancel(ctx), s.store, id)
+		v, err := record.StoredVersionOf(context.WithoutCancel(ctx), s.store, id)
 		if err != nil {
 			return nil, temporary(fmt.Errorf("read stored version of %q: %w", id, err))
 		}
@@ -252,7 +253,7 @@ func (s *Server) session(ctx context.Context, id string) (*entry, error) {
 		}
 	}
 	st, err := s.store.Load(ctx, id)
-	if errors.Is(err, host.ErrNotStored) {
+	if errors.Is(err, record.ErrNotStored) {
 		return nil, notFound(id)
 	}
 	if err != nil {
@@ -260,7 +261,7 @@ func (s *Server) session(ctx context.Context, id string) (*entry, error) {
 	}
 	pos, err := storedPosition(st)
 	if err != nil {
-		return nil, fmt.Errorf("session %q: %w: %w", id, host.ErrDamaged, err)
+		return nil, fmt.Errorf("session %q: %w: %w", id, record.ErrDamaged, err)
 	}
 	profile := pos.Profile
 	if profile == "" {

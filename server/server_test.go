@@ -19,7 +19,7 @@ import (
 	"github.com/ctxhost/ctxhost/api/servicev1/servicev1connect"
 	"github.com/ctxhost/ctxhost/config"
 	"github.com/ctxhost/ctxhost/engine"
-	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/record"
 	"github.com/ctxhost/ctxhost/sdk/plugintest"
 	"github.com/ctxhost/ctxhost/store/filestore"
 )
@@ -54,7 +54,7 @@ func newTestServer(t testing.TB, dir string) *Server {
 }
 
 // newTestServerOn is newTestServer on the store st.
-func newTestServerOn(t testing.TB, dir string, st host.Store) *Server {
+func newTestServerOn(t testing.TB, dir string, st record.Store) *Server {
 	t.Helper()
 	path := filepath.Join(dir, "c.hcl")
 	if err := os.WriteFile(path, []byte(fmt.Sprintf(testHCL, planBinary)), 0o600); err != nil {
@@ -210,7 +210,7 @@ func TestVersionConflictUnloadsAndAborts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.single(ctx, w, func() error { return fmt.Errorf("x: %w: %w", host.ErrNotPersisted, host.ErrVersionConflict) })
+	_, err = s.single(ctx, w, func() error { return fmt.Errorf("x: %w: %w", record.ErrNotPersisted, record.ErrVersionConflict) })
 	if got := connect.CodeOf(s.toConnect(ctx, "t", err)); got != connect.CodeAborted {
 		t.Fatalf("code %v for %v", got, err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ctxhost/ctxhost/api/servicev1"
 	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/record"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
@@ -94,7 +95,7 @@ func (s *Server) single(ctx context.Context, w *write, change func() error) (uin
 // the recorded answer is corrected when the change saved other than once.
 func (s *Server) finish(ctx context.Context, w *write, rec keyRecord, err error) (uint64, error) {
 	if err != nil {
-		if errors.Is(err, host.ErrNotPersisted) {
+		if errors.Is(err, record.ErrNotPersisted) {
 			s.unload(ctx, w.id)
 			return 0, err
 		}
@@ -158,7 +159,7 @@ func (s *Server) appendMessages(ctx context.Context, w *write, msgs []*servicev1
 	}
 	if len(batch) > 0 {
 		if _, err := w.e.es.AddMessages(batch); err != nil {
-			if errors.Is(err, host.ErrNotPersisted) {
+			if errors.Is(err, record.ErrNotPersisted) {
 				s.unload(ctx, w.id)
 				return 0, nil, err
 			}

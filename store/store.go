@@ -20,7 +20,7 @@
 // What each backend offers: the SQLite file and PostgreSQL may be shared by
 // several hosts at once (on one machine for SQLite, anywhere for
 // PostgreSQL): a write made from a stale version is refused with
-// host.ErrVersionConflict and no update is lost. A directory of files
+// record.ErrVersionConflict and no update is lost. A directory of files
 // belongs to one host at a time. All three make every acknowledged write
 // durable before it returns.
 package store
@@ -35,17 +35,17 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/record"
 	"github.com/ctxhost/ctxhost/store/filestore"
 	"github.com/ctxhost/ctxhost/store/postgres"
 	"github.com/ctxhost/ctxhost/store/sqlite"
 )
 
-// Store is what Open returns: a host.Store that lists its sessions and
+// Store is what Open returns: a record.Store that lists its sessions and
 // must be closed.
 type Store interface {
-	host.Store
-	host.SessionLister
+	record.Store
+	record.SessionLister
 	io.Closer
 }
 

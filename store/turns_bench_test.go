@@ -15,6 +15,7 @@ import (
 	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/host/plaintext"
 	"github.com/ctxhost/ctxhost/internal/pgtest"
+	"github.com/ctxhost/ctxhost/record"
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/store/filestore"
 	"github.com/ctxhost/ctxhost/store/postgres"
@@ -25,9 +26,9 @@ import (
 // backends opens one store of each kind for a benchmark.
 var backends = []struct {
 	name string
-	open func(b *testing.B) host.Store
+	open func(b *testing.B) record.Store
 }{
-	{"sqlite", func(b *testing.B) host.Store {
+	{"sqlite", func(b *testing.B) record.Store {
 		s, err := sqlite.New(filepath.Join(b.TempDir(), "bench.db"))
 		if err != nil {
 			b.Fatal(err)
@@ -35,14 +36,14 @@ var backends = []struct {
 		b.Cleanup(func() { s.Close() })
 		return s
 	}},
-	{"filestore", func(b *testing.B) host.Store {
+	{"filestore", func(b *testing.B) record.Store {
 		s, err := filestore.New(b.TempDir())
 		if err != nil {
 			b.Fatal(err)
 		}
 		return s
 	}},
-	{"postgres", func(b *testing.B) host.Store {
+	{"postgres", func(b *testing.B) record.Store {
 		s, err := postgres.New(b.Context(), pgtest.URL(b))
 		if err != nil {
 			b.Fatal(err)
@@ -54,7 +55,7 @@ var backends = []struct {
 
 // countingStore counts the writes that reach its store.
 type countingStore struct {
-	host.Store
+	record.Store
 	writes atomic.Int64
 }
 
@@ -71,7 +72,7 @@ func (c *countingStore) Snapshot(ctx context.Context, id string, expected uint64
 // turnSessions opens n sessions on a host over st (nil: no store) and
 // plays one turn on each, so that the measured turns append to stored
 // sessions.
-func turnSessions(b *testing.B, st host.Store, n int) []*host.Session {
+func turnSessions(b *testing.B, st record.Store, n int) []*host.Session {
 	h := host.New(host.Options{Store: st})
 	sessions := make([]*host.Session, n)
 	var wg sync.WaitGroup

@@ -17,7 +17,7 @@ import (
 
 	"github.com/ctxhost/ctxhost/config"
 	"github.com/ctxhost/ctxhost/engine"
-	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/record"
 	"github.com/ctxhost/ctxhost/server"
 	"github.com/ctxhost/ctxhost/server/callpath"
 	"github.com/ctxhost/ctxhost/store"
@@ -218,7 +218,7 @@ func loopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-func closeStore(st host.Store) {
+func closeStore(st record.Store) {
 	if c, ok := st.(io.Closer); ok {
 		if err := c.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
 			fmt.Fprintf(os.Stderr, "ctxhost: close store: %v\n", err)

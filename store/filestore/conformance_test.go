@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/record"
 	"github.com/ctxhost/ctxhost/store/filestore"
 	"github.com/ctxhost/ctxhost/store/storetest"
 )
@@ -22,7 +22,7 @@ func TestConformance(t *testing.T) {
 		Skip: map[string]string{
 			"AppendUnstored": "the file store accepts an Append to a session it holds no snapshot of (the host always snapshots first)",
 		},
-	}, func(t *testing.T) host.Store {
+	}, func(t *testing.T) record.Store {
 		s, err := filestore.New(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -33,7 +33,7 @@ func TestConformance(t *testing.T) {
 }
 
 // damage damages the files of sid behind the store's back.
-func damage(t *testing.T, st host.Store, sid string, d storetest.Damage) {
+func damage(t *testing.T, st record.Store, sid string, d storetest.Damage) {
 	snap, log, _ := st.(*filestore.Store).Files(sid)
 	edit := func(path, old, new string) {
 		b, err := os.ReadFile(path)
@@ -83,7 +83,7 @@ func TestCrash(t *testing.T) {
 		return
 	}
 	dir := t.TempDir()
-	storetest.Crash(t, []string{"CTXHOST_FILESTORE_CHILD_DIR=" + dir}, func(t *testing.T) host.Store {
+	storetest.Crash(t, []string{"CTXHOST_FILESTORE_CHILD_DIR=" + dir}, func(t *testing.T) record.Store {
 		s, err := filestore.New(dir)
 		if err != nil {
 			t.Fatal(err)

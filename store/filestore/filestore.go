@@ -1,4 +1,4 @@
-// Package filestore is a host.Store that keeps each session in two files
+// Package filestore is a record.Store that keeps each session in two files
 // of one directory: a snapshot, replaced atomically, and an append-only
 // log of the events since, each append synced before it returns. Appends
 // of concurrent sessions share their syncs (group commit).
@@ -21,7 +21,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/record"
 )
 
 // File names of a session, after its escaped id.
@@ -80,7 +80,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // a crash during its append (never acknowledged) is dropped when the log is
 // next read. A snapshot carries the CRC-32C of its state. A record or
 // snapshot failing its checksum, or a log missing beside its snapshot,
-// fails Load with host.ErrDamaged, and nothing of the session is
+// fails Load with record.ErrDamaged, and nothing of the session is
 // returned.
 //
 // A directory belongs to one host at a time: the Store checks expected
@@ -103,7 +103,7 @@ type session struct {
 	headed  bool   // the log starts with a header (a witness)
 }
 
-var _ host.Store = (*Store)(nil)
+var _ record.Store = (*Store)(nil)
 
 // New returns a store in dir, creating the directory (0700) when it does
 // not exist. Temporary files a crashed host left behind (.tmp-*) are
@@ -154,14 +154,14 @@ func (f *Store) session(id string) *session {
 }
 
 // Load reads the session's snapshot and the events after it; nothing
-// stored wraps host.ErrNotStored.
-func (f *Store) Load(_ context.Context, id string) (host.StoredSession, error) {
+// stored wraps record.ErrNotStored.
+func (f *Store) Load(_ context.Context, id string) (record.StoredSession, error) {
 	s := f.session(id)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	st, log, err := f.read(id)
 	if err != nil {
-		return host.StoredSession{}, fmt.Errorf("load session %q: %w", id, err)
+		return record.StoredSession{}, fmt.Errorf("load session %q: %w", id, err)
 	}
 	s.loaded, s.version, s.logSize, s.torn, s.headed = true, st.Version(), log.size, true, log.headed
 	return st, nil
@@ -176,7 +176,7 @@ type logInfo struct {
 // read reads the session's files. A log that seems cut because another
 // Store instance replaced the snapshot between the reads of the two files
 // is read again.
-func (f *Store) read(id string) (st host.StoredSession, log logInfo, err error) {
+func (f *Store) read(id string) (st record.StoredSession, log logInfo, err error) {
 	for range 8 {
 		st, log, err = f.readOnce(id)
 		var cut *cutError
@@ -217,14 +217,14 @@ func snapshotVersion(path string) (uint64, error) {
 }
 
 // readOnce reads the session's files once.
-func (f *Store) readOnce(id string) (st host.StoredSession, log logInfo, err error) {
+func (f *Store) readOnce(id string) (st record.StoredSession, log logInfo, err error) {
 	snapPath, logPath, legacyPath := f.Files(id)
 	snap, err := os.ReadFile(snapPath)
 	var promise logPromise
 	switch {
 	case err == nil:
 		if st.SnapshotVersion, st.Snapshot, promise, err = parseSnapshot(snap); err != nil {
-			return host.StoredSession{}, log, fmt.Errorf("%s: %w: %w", snapPath, host.ErrDamaged, err)
+			return record.StoredSession{}, log, fmt.Errorf("%s: %w: %w", snapPath, record.ErrDamaged, err)
 		}
 	case errors.Is(err, fs.ErrNotExist):
 		legacy, lerr := os.ReadFile(legacyPath)
@@ -237,7 +237,7 @@ func (f *Store) readOnce(id string) (st host.StoredSession, log logInfo, err err
 	}
 	logData, err := os.ReadFile(logPath)
 	if errors.Is(err, fs.ErrNotExist) && promise >= promiseLog {
-		return host.StoredSession{}, log, fmt.Errorf("%s: %w: the log is missing", logPath, host.ErrDamaged)
+		return record.StoredSession{}, log, fmt.Errorf("%s: %w: the log is missing", logPath, record.ErrDamaged)
 	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return st, log, err
@@ -246,7 +246,7 @@ func (f *Store) readOnce(id string) (st host.StoredSession, log logInfo, err err
 		if len(logData) > 0 {
 			return st, log, fmt.Errorf("%s: a log without a snapshot", logPath)
 		}
-		return st, log, host.ErrNotStored
+		return st, log, record.ErrNotStored
 	}
 	events, log, witness, err := parseLog(logData, st.SnapshotVersion)
 	if err == nil && promise >= promiseHeader && !log.headed {
@@ -256,7 +256,7 @@ func (f *Store) readOnce(id string) (st host.StoredSession, log logInfo, err err
 		err = &cutError{snapshot: st.SnapshotVersion, end: v, witness: witness}
 	}
 	if err != nil {
-		return host.StoredSession{}, logInfo{}, fmt.Errorf("%s: %w: %w", logPath, host.ErrDamaged, err)
+		return record.StoredSession{}, logInfo{}, fmt.Errorf("%s: %w: %w", logPath, record.ErrDamaged, err)
 	}
 	st.Events = events
 	return st, log, nil
@@ -268,7 +268,7 @@ func (f *Store) ensureLoaded(id string, s *session) error {
 		return nil
 	}
 	st, log, err := f.read(id)
-	if errors.Is(err, host.ErrNotStored) {
+	if errors.Is(err, record.ErrNotStored) {
 		s.loaded, s.version, s.logSize, s.headed = true, 0, 0, false
 		return nil
 	}
@@ -288,7 +288,7 @@ func (f *Store) Append(_ context.Context, id string, expected uint64, event []by
 		return fmt.Errorf("append to session %q: %w", id, err)
 	}
 	if s.version != expected {
-		return fmt.Errorf("append to session %q: stored version %d, expected %d: %w", id, s.version, expected, host.ErrVersionConflict)
+		return fmt.Errorf("append to session %q: stored version %d, expected %d: %w", id, s.version, expected, record.ErrVersionConflict)
 	}
 	_, logPath, _ := f.Files(id)
 	size, err := f.appendRecord(logPath, s.logSize, s.torn, s.headed, expected+1, event)
@@ -346,7 +346,7 @@ func (f *Store) Snapshot(_ context.Context, id string, expected uint64, state []
 		return fmt.Errorf("snapshot session %q: %w", id, err)
 	}
 	if s.version != expected {
-		return fmt.Errorf("snapshot session %q: stored version %d, expected %d: %w", id, s.version, expected, host.ErrVersionConflict)
+		return fmt.Errorf("snapshot session %q: stored version %d, expected %d: %w", id, s.version, expected, record.ErrVersionConflict)
 	}
 	snapPath, logPath, legacyPath := f.Files(id)
 	if !s.headed {

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/record"
 	"github.com/ctxhost/ctxhost/store/filestore"
 )
 
@@ -43,7 +43,7 @@ func TestStore(t *testing.T) {
 			}
 			names[strings.ToLower(name)] = id
 		}
-		if _, err := fs.Load(ctx, id); !errors.Is(err, host.ErrNotStored) {
+		if _, err := fs.Load(ctx, id); !errors.Is(err, record.ErrNotStored) {
 			t.Errorf("id %q: Load before Snapshot: %v, want ErrNotStored", id, err)
 		}
 		if err := fs.Snapshot(ctx, id, 0, []byte(fmt.Sprintf(`{"id":%q}`, id))); err != nil {
@@ -54,7 +54,7 @@ func TestStore(t *testing.T) {
 				t.Fatalf("id %q: append %d: %v", id, v+1, err)
 			}
 		}
-		if err := fs.Append(ctx, id, 1, []byte("stale")); !errors.Is(err, host.ErrVersionConflict) {
+		if err := fs.Append(ctx, id, 1, []byte("stale")); !errors.Is(err, record.ErrVersionConflict) {
 			t.Errorf("id %q: append at a stale version: %v, want ErrVersionConflict", id, err)
 		}
 	}
@@ -223,7 +223,7 @@ func must(t *testing.T, err error) {
 
 // TestCutLogIsDamage: a log cut at any record boundary, or anywhere inside
 // a record its header names, emptied or replaced by an empty file, fails
-// Load with host.ErrDamaged; so does a header with no valid slot.
+// Load with record.ErrDamaged; so does a header with no valid slot.
 func TestCutLogIsDamage(t *testing.T) {
 	ctx := context.Background()
 	fs, err := filestore.New(t.TempDir())
@@ -243,8 +243,8 @@ func TestCutLogIsDamage(t *testing.T) {
 		t.Helper()
 		must(t, os.WriteFile(logPath, data, 0o600))
 		st, err := reopen(t, fs).Load(ctx, "s")
-		if !errors.Is(err, host.ErrDamaged) || len(st.Events) != 0 || st.Snapshot != nil {
-			t.Errorf("%s: Load = %+v, %v; want host.ErrDamaged and nothing", what, st, err)
+		if !errors.Is(err, record.ErrDamaged) || len(st.Events) != 0 || st.Snapshot != nil {
+			t.Errorf("%s: Load = %+v, %v; want record.ErrDamaged and nothing", what, st, err)
 		}
 	}
 	for i, end := range ends[:len(ends)-1] {
@@ -258,8 +258,8 @@ func TestCutLogIsDamage(t *testing.T) {
 	check("both header slots damaged", bad)
 	must(t, os.Remove(logPath))
 	st, err := reopen(t, fs).Load(ctx, "s")
-	if !errors.Is(err, host.ErrDamaged) {
-		t.Errorf("log deleted: Load = %+v, %v; want host.ErrDamaged", st, err)
+	if !errors.Is(err, record.ErrDamaged) {
+		t.Errorf("log deleted: Load = %+v, %v; want record.ErrDamaged", st, err)
 	}
 	must(t, os.WriteFile(logPath, whole, 0o600))
 	if st, err := reopen(t, fs).Load(ctx, "s"); err != nil || st.Version() != 5 {

@@ -8,11 +8,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/record"
 )
 
 var _ interface {
-	host.SessionLister
+	record.SessionLister
 	Close() error
 } = (*Store)(nil)
 

@@ -1,10 +1,10 @@
-// Package postgres is a host.Store in a PostgreSQL database, through
+// Package postgres is a record.Store in a PostgreSQL database, through
 // github.com/jackc/pgx/v5 (a connection pool).
 //
 // Any number of hosts may share one database. Every write is one
 // transaction that checks the session's version on its row, which it
 // locks (an UPDATE ... WHERE version = expected): of writers racing at one
-// version exactly one wins, the others get host.ErrVersionConflict, and no
+// version exactly one wins, the others get record.ErrVersionConflict, and no
 // update is lost. A successful Append or Snapshot is committed, so it is
 // as durable as the server makes commits (with the default
 // synchronous_commit=on, it survives a crash of the host and of the
@@ -25,7 +25,7 @@
 //
 // Every snapshot and event is stored with its CRC-32C, checked when it is
 // read: a damaged record or missing events fail Load with
-// host.ErrDamaged, and nothing of the session is returned.
+// record.ErrDamaged, and nothing of the session is returned.
 package postgres
 
 import (
@@ -35,7 +35,7 @@ import (
 	"hash/crc32"
 	"strings"
 
-	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/record"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -47,7 +47,7 @@ const schemaVersion = 2
 // (any fixed number; it spells "ctxhost!" in ASCII).
 const schemaLockKey = 0x6374786873742021
 
-// Store is a host.Store in PostgreSQL. It is safe for concurrent use.
+// Store is a record.Store in PostgreSQL. It is safe for concurrent use.
 type Store struct {
 	pool   *pgxpool.Pool
 	schema string // "" for the search_path's default
@@ -57,8 +57,8 @@ type Store struct {
 }
 
 var _ interface {
-	host.Store
-	host.SessionLister
+	record.Store
+	record.SessionLister
 	Close() error
 } = (*Store)(nil)
 
@@ -174,25 +174,25 @@ func (s *Store) init(ctx context.Context) error {
 }
 
 // Load reads the session's snapshot and the events after it in one
-// repeatable-read transaction; nothing stored wraps host.ErrNotStored.
-func (s *Store) Load(ctx context.Context, id string) (host.StoredSession, error) {
-	var st host.StoredSession
+// repeatable-read transaction; nothing stored wraps record.ErrNotStored.
+func (s *Store) Load(ctx context.Context, id string) (record.StoredSession, error) {
+	var st record.StoredSession
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		st = host.StoredSession{}
+		st = record.StoredSession{}
 		var version int64
 		var snapVersion int64
 		var snapSum *int64
 		err := tx.QueryRow(ctx, `SELECT version, snapshot_version, snapshot, snapshot_sum FROM `+s.sessions+` WHERE id = $1`, []byte(id)).
 			Scan(&version, &snapVersion, &st.Snapshot, &snapSum)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return host.ErrNotStored
+			return record.ErrNotStored
 		}
 		if err != nil {
 			return err
 		}
 		st.SnapshotVersion = uint64(snapVersion)
 		if snapSum != nil && *snapSum != checksum(st.Snapshot) {
-			return fmt.Errorf("%w: the snapshot of version %d fails its checksum", host.ErrDamaged, snapVersion)
+			return fmt.Errorf("%w: the snapshot of version %d fails its checksum", record.ErrDamaged, snapVersion)
 		}
 		if st.Snapshot == nil {
 			st.Snapshot = []byte{}
@@ -211,10 +211,10 @@ func (s *Store) Load(ctx context.Context, id string) (host.StoredSession, error)
 				return err
 			}
 			if want := st.Version() + 1; uint64(v) != want {
-				return fmt.Errorf("%w: event version %d where %d belongs", host.ErrDamaged, v, want)
+				return fmt.Errorf("%w: event version %d where %d belongs", record.ErrDamaged, v, want)
 			}
 			if sum != nil && *sum != checksum(data) {
-				return fmt.Errorf("%w: event %d fails its checksum", host.ErrDamaged, v)
+				return fmt.Errorf("%w: event %d fails its checksum", record.ErrDamaged, v)
 			}
 			if data == nil {
 				data = []byte{}
@@ -225,12 +225,12 @@ func (s *Store) Load(ctx context.Context, id string) (host.StoredSession, error)
 			return err
 		}
 		if st.Version() != uint64(version) {
-			return fmt.Errorf("%w: session at version %d, events up to %d", host.ErrDamaged, version, st.Version())
+			return fmt.Errorf("%w: session at version %d, events up to %d", record.ErrDamaged, version, st.Version())
 		}
 		return nil
 	})
 	if err != nil {
-		return host.StoredSession{}, fmt.Errorf("load session %q: %w", id, err)
+		return record.StoredSession{}, fmt.Errorf("load session %q: %w", id, err)
 	}
 	return st, nil
 }
@@ -286,20 +286,20 @@ func (s *Store) Snapshot(ctx context.Context, id string, expected uint64, state 
 }
 
 // conflict returns the error for a write at expected that changed no row:
-// the conflict with the stored version, or host.ErrNotStored for an append
+// the conflict with the stored version, or record.ErrNotStored for an append
 // to a session not stored.
 func (s *Store) conflict(ctx context.Context, tx pgx.Tx, id string, expected uint64) error {
 	var stored int64
 	err := tx.QueryRow(ctx, `SELECT version FROM `+s.sessions+` WHERE id = $1`, []byte(id)).Scan(&stored)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows) && expected == 0:
-		return fmt.Errorf("nothing stored to append to: %w", host.ErrNotStored)
+		return fmt.Errorf("nothing stored to append to: %w", record.ErrNotStored)
 	case errors.Is(err, pgx.ErrNoRows):
-		return fmt.Errorf("not stored, expected version %d: %w", expected, host.ErrVersionConflict)
+		return fmt.Errorf("not stored, expected version %d: %w", expected, record.ErrVersionConflict)
 	case err != nil:
 		return err
 	}
-	return fmt.Errorf("stored version %d, expected %d: %w", stored, expected, host.ErrVersionConflict)
+	return fmt.Errorf("stored version %d, expected %d: %w", stored, expected, record.ErrVersionConflict)
 }
 
 // Delete removes the session and its events; nothing stored is not an

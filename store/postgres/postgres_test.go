@@ -6,14 +6,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/internal/pgtest"
+	"github.com/ctxhost/ctxhost/record"
 	"github.com/ctxhost/ctxhost/store/postgres"
 	"github.com/ctxhost/ctxhost/store/storetest"
 )
 
 func opener(url string) storetest.Opener {
-	return func(t *testing.T) host.Store {
+	return func(t *testing.T) record.Store {
 		s, err := postgres.New(t.Context(), url)
 		if err != nil {
 			t.Fatal(err)

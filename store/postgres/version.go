@@ -7,10 +7,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/record"
 )
 
-var _ host.VersionReader = (*Store)(nil)
+var _ record.VersionReader = (*Store)(nil)
 
 // Version returns the session's current version (0 when it is not
 // stored) with one indexed read, without loading the session: hosts

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/record"
 	"github.com/ctxhost/ctxhost/store/sqlite"
 	"github.com/ctxhost/ctxhost/store/storetest"
 )
@@ -50,7 +50,7 @@ func TestFilesAreTheOwnersAlone(t *testing.T) {
 
 // damager damages the database file at path behind the store's back.
 func damager(path string) storetest.Damager {
-	return func(t *testing.T, _ host.Store, sid string, d storetest.Damage) {
+	return func(t *testing.T, _ record.Store, sid string, d storetest.Damage) {
 		stmt := map[storetest.Damage]string{
 			storetest.DamageSnapshotByte:     `UPDATE snapshots SET data = CAST(replace(CAST(data AS TEXT), 'state', 'stXte') AS BLOB) WHERE session = ?`,
 			storetest.DamageEventByte:        `UPDATE events SET data = CAST(replace(CAST(data AS TEXT), 'acknowledged', 'acknowledgeX') AS BLOB) WHERE session = ?`,
@@ -80,8 +80,8 @@ func TestMissingSnapshotIsDamage(t *testing.T) {
 	if _, err := raw(t, path).Exec(`DELETE FROM snapshots`); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := s.Load(ctx, "x"); !errors.Is(err, host.ErrDamaged) {
-		t.Fatalf("Load = %+v, %v; want host.ErrDamaged", st, err)
+	if st, err := s.Load(ctx, "x"); !errors.Is(err, record.ErrDamaged) {
+		t.Fatalf("Load = %+v, %v; want record.ErrDamaged", st, err)
 	}
 }
 

@@ -1,4 +1,4 @@
-// Package sqlite is a host.Store in one SQLite database file, through the
+// Package sqlite is a record.Store in one SQLite database file, through the
 // pure-Go modernc.org/sqlite driver (no cgo).
 //
 // The database runs in WAL mode with synchronous=FULL: a successful Append
@@ -12,7 +12,7 @@
 // begins (BEGIN IMMEDIATE) and each write checks its session's version
 // inside it, so several hosts (processes) may share one file on one machine:
 // writers queue for the lock (waiting up to the busy timeout), a stale
-// writer gets host.ErrVersionConflict, and no update is lost. Readers do
+// writer gets record.ErrVersionConflict, and no update is lost. Readers do
 // not block writers. Do not put the file on a network file system: SQLite's
 // locking is not reliable there.
 //
@@ -23,7 +23,7 @@
 // bytes, not the snapshot: an append costs the size of its event whatever
 // the size of the session. Every snapshot and event is stored with its
 // CRC-32C, checked when it is read: a damaged record, a missing snapshot
-// or missing events fail Load with host.ErrDamaged, and nothing of the
+// or missing events fail Load with record.ErrDamaged, and nothing of the
 // session is returned. The file (and its -wal and -shm companions) is
 // created readable by its owner only (0600).
 package sqlite
@@ -41,7 +41,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/record"
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
 
@@ -95,7 +95,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // checksum is what the sum column holds for data.
 func checksum(data []byte) int64 { return int64(crc32.Checksum(data, castagnoli)) }
 
-// Store is a host.Store in a SQLite file. It is safe for concurrent use,
+// Store is a record.Store in a SQLite file. It is safe for concurrent use,
 // and several Stores (in one process or several) may share one file.
 type Store struct {
 	path string
@@ -114,8 +114,8 @@ type Store struct {
 }
 
 var _ interface {
-	host.Store
-	host.SessionLister
+	record.Store
+	record.SessionLister
 	Close() error
 } = (*Store)(nil)
 
@@ -360,16 +360,16 @@ func (s *Store) commit(batch []*writeReq) {
 }
 
 // Load reads the session's snapshot and the events after it in one read
-// transaction; nothing stored wraps host.ErrNotStored.
-func (s *Store) Load(ctx context.Context, id string) (host.StoredSession, error) {
+// transaction; nothing stored wraps record.ErrNotStored.
+func (s *Store) Load(ctx context.Context, id string) (record.StoredSession, error) {
 	st, err := s.load(ctx, id)
 	if err != nil {
-		return host.StoredSession{}, fmt.Errorf("load session %q: %w", id, err)
+		return record.StoredSession{}, fmt.Errorf("load session %q: %w", id, err)
 	}
 	return st, nil
 }
 
-func (s *Store) load(ctx context.Context, id string) (st host.StoredSession, err error) {
+func (s *Store) load(ctx context.Context, id string) (st record.StoredSession, err error) {
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return st, err
@@ -379,7 +379,7 @@ func (s *Store) load(ctx context.Context, id string) (st host.StoredSession, err
 	err = tx.QueryRowContext(ctx, `SELECT version, snapshot_version FROM sessions WHERE id = ?`, []byte(id)).
 		Scan(&version, &st.SnapshotVersion)
 	if errors.Is(err, sql.ErrNoRows) {
-		return st, host.ErrNotStored
+		return st, record.ErrNotStored
 	}
 	if err != nil {
 		return st, err
@@ -387,13 +387,13 @@ func (s *Store) load(ctx context.Context, id string) (st host.StoredSession, err
 	var sum sql.NullInt64
 	err = tx.QueryRowContext(ctx, `SELECT data, sum FROM snapshots WHERE session = ?`, []byte(id)).Scan(&st.Snapshot, &sum)
 	if errors.Is(err, sql.ErrNoRows) {
-		return st, fmt.Errorf("%w: the snapshot of version %d is missing", host.ErrDamaged, st.SnapshotVersion)
+		return st, fmt.Errorf("%w: the snapshot of version %d is missing", record.ErrDamaged, st.SnapshotVersion)
 	}
 	if err != nil {
 		return st, err
 	}
 	if sum.Valid && sum.Int64 != checksum(st.Snapshot) {
-		return host.StoredSession{}, fmt.Errorf("%w: the snapshot of version %d fails its checksum", host.ErrDamaged, st.SnapshotVersion)
+		return record.StoredSession{}, fmt.Errorf("%w: the snapshot of version %d fails its checksum", record.ErrDamaged, st.SnapshotVersion)
 	}
 	if st.Snapshot == nil {
 		st.Snapshot = []byte{}
@@ -412,10 +412,10 @@ func (s *Store) load(ctx context.Context, id string) (st host.StoredSession, err
 			return st, err
 		}
 		if want := st.Version() + 1; v != want {
-			return host.StoredSession{}, fmt.Errorf("%w: event version %d where %d belongs", host.ErrDamaged, v, want)
+			return record.StoredSession{}, fmt.Errorf("%w: event version %d where %d belongs", record.ErrDamaged, v, want)
 		}
 		if sum.Valid && sum.Int64 != checksum(data) {
-			return host.StoredSession{}, fmt.Errorf("%w: event %d fails its checksum", host.ErrDamaged, v)
+			return record.StoredSession{}, fmt.Errorf("%w: event %d fails its checksum", record.ErrDamaged, v)
 		}
 		if data == nil {
 			data = []byte{}
@@ -426,7 +426,7 @@ func (s *Store) load(ctx context.Context, id string) (st host.StoredSession, err
 		return st, err
 	}
 	if st.Version() != version {
-		return host.StoredSession{}, fmt.Errorf("%w: session at version %d, events up to %d", host.ErrDamaged, version, st.Version())
+		return record.StoredSession{}, fmt.Errorf("%w: session at version %d, events up to %d", record.ErrDamaged, version, st.Version())
 	}
 	return st, nil
 }
@@ -498,7 +498,7 @@ func bump(ctx context.Context, tx *sql.Tx, id string, expected uint64, update st
 }
 
 // conflict returns the error for a write at expected that changed no
-// row: err, or the conflict with the stored version, or host.ErrNotStored
+// row: err, or the conflict with the stored version, or record.ErrNotStored
 // for an append to a session not stored.
 func conflict(ctx context.Context, tx *sql.Tx, id string, expected uint64, err error) error {
 	if err != nil {
@@ -508,13 +508,13 @@ func conflict(ctx context.Context, tx *sql.Tx, id string, expected uint64, err e
 	switch err := tx.QueryRowContext(ctx, `SELECT version FROM sessions WHERE id = ?`, []byte(id)).Scan(&stored); {
 	case errors.Is(err, sql.ErrNoRows):
 		if expected == 0 {
-			return fmt.Errorf("nothing stored to append to: %w", host.ErrNotStored)
+			return fmt.Errorf("nothing stored to append to: %w", record.ErrNotStored)
 		}
-		return fmt.Errorf("not stored, expected version %d: %w", expected, host.ErrVersionConflict)
+		return fmt.Errorf("not stored, expected version %d: %w", expected, record.ErrVersionConflict)
 	case err != nil:
 		return err
 	}
-	return fmt.Errorf("stored version %d, expected %d: %w", stored, expected, host.ErrVersionConflict)
+	return fmt.Errorf("stored version %d, expected %d: %w", stored, expected, record.ErrVersionConflict)
 }
 
 // Delete removes the session and its events; nothing stored is not an

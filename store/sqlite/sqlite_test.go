@@ -7,13 +7,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/record"
 	"github.com/ctxhost/ctxhost/store/sqlite"
 	"github.com/ctxhost/ctxhost/store/storetest"
 )
 
 func opener(path string) storetest.Opener {
-	return func(t *testing.T) host.Store {
+	return func(t *testing.T) record.Store {
 		s, err := sqlite.New(path)
 		if err != nil {
 			t.Fatal(err)

@@ -5,14 +5,14 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/record"
 )
 
 // BenchAppend measures Append of 1 KiB events, one session per parallel
 // goroutine (b.RunParallel, so -cpu sets the writers), and reports
 // appends/s. Every Append is durable before it returns, so the figure is
 // bound by the backend's syncs.
-func BenchAppend(b *testing.B, st host.Store) {
+func BenchAppend(b *testing.B, st record.Store) {
 	ev := pattern(1<<10, 7)
 	ctx := b.Context()
 	var writers atomic.Int64

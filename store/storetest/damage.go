@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/record"
 )
 
 // Damage is one way a backend's stored data is damaged behind the
@@ -36,10 +36,10 @@ func (d Damage) String() string {
 // Damager damages what st holds for session sid as d says; the session
 // holds the snapshot "state" (version 1) and the events "acknowledged"
 // (2) and "e3" (3).
-type Damager func(t *testing.T, st host.Store, sid string, d Damage)
+type Damager func(t *testing.T, st record.Store, sid string, d Damage)
 
 // damage: a damaged record, or a log gone missing, fails Load with
-// host.ErrDamaged, and none of the session's bytes are returned.
+// record.ErrDamaged, and none of the session's bytes are returned.
 func (s suite) damage(t *testing.T) {
 	if s.opts.Damager == nil {
 		t.Skip("the backend's test gives no Options.Damager")
@@ -56,8 +56,8 @@ func (s suite) damage(t *testing.T) {
 			mustDo(t, st.Append(ctx(t), sid, 2, []byte("e3")))
 			s.opts.Damager(t, st, sid, d)
 			got, err := s.open(t).Load(ctx(t), sid)
-			if !errors.Is(err, host.ErrDamaged) {
-				t.Fatalf("Load after %v = %s, %v; want an error wrapping host.ErrDamaged", d, describe(got), err)
+			if !errors.Is(err, record.ErrDamaged) {
+				t.Fatalf("Load after %v = %s, %v; want an error wrapping record.ErrDamaged", d, describe(got), err)
 			}
 			if len(got.Snapshot) != 0 || len(got.Events) != 0 || bytes.Contains([]byte(err.Error()), []byte("acknowledgeX")) {
 				t.Fatalf("Load after %v returned damaged bytes: %s, %v", d, describe(got), err)
@@ -66,6 +66,6 @@ func (s suite) damage(t *testing.T) {
 	}
 }
 
-func describe(st host.StoredSession) string {
+func describe(st record.StoredSession) string {
 	return fmt.Sprintf("{snapshot %s at %d, %d events}", short(st.Snapshot), st.SnapshotVersion, len(st.Events))
 }

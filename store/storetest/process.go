@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/record"
 )
 
 // childEnv marks a child process of Crash or RaceProcesses; its value is
@@ -37,7 +37,7 @@ func InChild() bool { return os.Getenv(childEnv) != "" }
 
 // Child does the part of the child process (see InChild) on st; the test
 // should return when it does.
-func Child(st host.Store) {
+func Child(st record.Store) {
 	role := os.Getenv(childEnv)
 	if tag, ok := strings.CutPrefix(role, "race "); ok {
 		raceChild(st, tag)
@@ -144,7 +144,7 @@ func Crash(t *testing.T, env []string, open Opener) {
 // crashChild is the child's part of Crash: it appends to crashWriters
 // sessions at once, printing "<session> <version>" for each acknowledged
 // write, until it is killed. It never returns.
-func crashChild(st host.Store) {
+func crashChild(st record.Store) {
 	ctx := context.Background()
 	var mu sync.Mutex
 	out := bufio.NewWriter(os.Stdout)
@@ -256,8 +256,8 @@ func RaceProcesses(t *testing.T, env []string, open Opener) {
 // raceChild is a child's part of RaceProcesses: it races two writers (two
 // Store instances would be the same; st is shared) and prints
 // "<version> <payload>" for each acknowledged write. It exits on failure.
-func raceChild(st host.Store, tag string) {
-	won, err := race(context.Background(), []host.Store{st, st}, raceSession, tag)
+func raceChild(st record.Store, tag string) {
+	won, err := race(context.Background(), []record.Store{st, st}, raceSession, tag)
 	for _, w := range won {
 		fmt.Println(w.version, w.payload)
 	}

@@ -1,4 +1,4 @@
-// Package storetest checks that a host.Store keeps the contract every
+// Package storetest checks that a record.Store keeps the contract every
 // backend shares: versioned snapshots and append-only event logs under
 // optimistic concurrency, durable and safe for concurrent use, across
 // several Store instances on one backend (several hosts sharing one
@@ -7,7 +7,7 @@
 // with SIGKILL had acknowledged is all there after a restart, and
 // RaceProcesses that writers in two processes never both win a version
 // (both run the calling test again as child processes). With a Damager,
-// damaged records and missing logs must fail Load with host.ErrDamaged.
+// damaged records and missing logs must fail Load with record.ErrDamaged.
 // BenchAppend measures appends.
 package storetest
 
@@ -21,13 +21,13 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/record"
 )
 
 // Opener opens a Store on the backend under test. Every call returns a
 // new instance on the same backend (the same directory, file or
 // database); the opener closes it when t ends (t.Cleanup).
-type Opener func(t *testing.T) host.Store
+type Opener func(t *testing.T) record.Store
 
 // Options adapt Run to a backend's documented limits.
 type Options struct {
@@ -100,14 +100,14 @@ func ctx(t *testing.T) context.Context { return t.Context() }
 
 func (s suite) notStored(t *testing.T) {
 	st := s.open(t)
-	if got, err := st.Load(ctx(t), id(t, "unknown")); !errors.Is(err, host.ErrNotStored) {
-		t.Errorf("Load of an unknown id = %+v, %v; want an error wrapping host.ErrNotStored", got, err)
+	if got, err := st.Load(ctx(t), id(t, "unknown")); !errors.Is(err, record.ErrNotStored) {
+		t.Errorf("Load of an unknown id = %+v, %v; want an error wrapping record.ErrNotStored", got, err)
 	}
 	if err := st.Delete(ctx(t), id(t, "unknown")); err != nil {
 		t.Errorf("Delete of an unknown id: %v", err)
 	}
-	if _, err := st.Load(ctx(t), id(t, "unknown")); !errors.Is(err, host.ErrNotStored) {
-		t.Errorf("Load after deleting nothing: %v; want host.ErrNotStored", err)
+	if _, err := st.Load(ctx(t), id(t, "unknown")); !errors.Is(err, record.ErrNotStored) {
+		t.Errorf("Load after deleting nothing: %v; want record.ErrNotStored", err)
 	}
 }
 
@@ -116,12 +116,12 @@ func (s suite) appendUnstored(t *testing.T) {
 	sid := id(t, "s")
 	for _, expected := range []uint64{0, 1, 7} {
 		err := st.Append(ctx(t), sid, expected, []byte("event"))
-		if !errors.Is(err, host.ErrNotStored) && !errors.Is(err, host.ErrVersionConflict) {
-			t.Errorf("Append(expected %d) to an unstored session: %v; want host.ErrNotStored or host.ErrVersionConflict", expected, err)
+		if !errors.Is(err, record.ErrNotStored) && !errors.Is(err, record.ErrVersionConflict) {
+			t.Errorf("Append(expected %d) to an unstored session: %v; want record.ErrNotStored or record.ErrVersionConflict", expected, err)
 		}
 	}
-	if _, err := st.Load(ctx(t), sid); !errors.Is(err, host.ErrNotStored) {
-		t.Errorf("Load after a refused Append: %v; want host.ErrNotStored", err)
+	if _, err := st.Load(ctx(t), sid); !errors.Is(err, record.ErrNotStored) {
+		t.Errorf("Load after a refused Append: %v; want record.ErrNotStored", err)
 	}
 }
 
@@ -130,8 +130,8 @@ func (s suite) createAndLoad(t *testing.T) {
 	sid := id(t, "s")
 	mustDo(t, st.Snapshot(ctx(t), sid, 0, []byte("state one")))
 	expect(t, st, sid, want{snap: "state one", snapVersion: 1})
-	if err := st.Snapshot(ctx(t), sid, 0, []byte("again")); !errors.Is(err, host.ErrVersionConflict) {
-		t.Errorf("Snapshot(expected 0) of a stored session: %v; want host.ErrVersionConflict", err)
+	if err := st.Snapshot(ctx(t), sid, 0, []byte("again")); !errors.Is(err, record.ErrVersionConflict) {
+		t.Errorf("Snapshot(expected 0) of a stored session: %v; want record.ErrVersionConflict", err)
 	}
 	expect(t, s.open(t), sid, want{snap: "state one", snapVersion: 1})
 
@@ -154,13 +154,13 @@ func (s suite) appendAndLoad(t *testing.T) {
 	expect(t, s.open(t), sid, w) // another instance reads the same
 }
 
-// version: a store that reads versions without loading (host.VersionReader)
+// version: a store that reads versions without loading (record.VersionReader)
 // agrees with Load, before, during and after a session's life.
 func (s suite) version(t *testing.T) {
 	st := s.open(t)
-	vr, ok := st.(host.VersionReader)
+	vr, ok := st.(record.VersionReader)
 	if !ok {
-		t.Skip("the store does not implement host.VersionReader (hosts fall back to Load)")
+		t.Skip("the store does not implement record.VersionReader (hosts fall back to Load)")
 	}
 	sid := id(t, "s")
 	check := func(want uint64) {
@@ -169,7 +169,7 @@ func (s suite) version(t *testing.T) {
 		if err != nil || got != want {
 			t.Fatalf("Version = %d, %v; want %d", got, err, want)
 		}
-		if lv, err := host.StoredVersionOf(ctx(t), st, sid); err != nil || lv != want {
+		if lv, err := record.StoredVersionOf(ctx(t), st, sid); err != nil || lv != want {
 			t.Fatalf("StoredVersionOf = %d, %v; want %d", lv, err, want)
 		}
 	}
@@ -179,7 +179,7 @@ func (s suite) version(t *testing.T) {
 	mustDo(t, st.Append(ctx(t), sid, 1, []byte("e2")))
 	mustDo(t, st.Append(ctx(t), sid, 2, []byte("e3")))
 	check(3)
-	if other, ok := s.open(t).(host.VersionReader); ok {
+	if other, ok := s.open(t).(record.VersionReader); ok {
 		if v, err := other.Version(ctx(t), sid); err != nil || v != 3 {
 			t.Fatalf("another instance reads version %d, %v; want 3", v, err)
 		}
@@ -198,11 +198,11 @@ func (s suite) conflicts(t *testing.T) {
 	mustDo(t, st.Append(ctx(t), sid, 2, []byte("e3")))
 	w := want{snap: "base", snapVersion: 1, events: []string{"e2", "e3"}}
 	for _, expected := range []uint64{0, 1, 2, 4, 100} {
-		if err := st.Append(ctx(t), sid, expected, []byte("stale")); !errors.Is(err, host.ErrVersionConflict) {
-			t.Errorf("Append(expected %d) at version 3: %v; want host.ErrVersionConflict", expected, err)
+		if err := st.Append(ctx(t), sid, expected, []byte("stale")); !errors.Is(err, record.ErrVersionConflict) {
+			t.Errorf("Append(expected %d) at version 3: %v; want record.ErrVersionConflict", expected, err)
 		}
-		if err := st.Snapshot(ctx(t), sid, expected, []byte("stale")); !errors.Is(err, host.ErrVersionConflict) {
-			t.Errorf("Snapshot(expected %d) at version 3: %v; want host.ErrVersionConflict", expected, err)
+		if err := st.Snapshot(ctx(t), sid, expected, []byte("stale")); !errors.Is(err, record.ErrVersionConflict) {
+			t.Errorf("Snapshot(expected %d) at version 3: %v; want record.ErrVersionConflict", expected, err)
 		}
 	}
 	expect(t, st, sid, w) // refused calls changed nothing
@@ -234,11 +234,11 @@ func (s suite) delete(t *testing.T) {
 	mustDo(t, st.Append(ctx(t), sid, 1, []byte("e2")))
 	mustDo(t, st.Snapshot(ctx(t), other, 0, []byte("other")))
 	mustDo(t, st.Delete(ctx(t), sid))
-	if _, err := st.Load(ctx(t), sid); !errors.Is(err, host.ErrNotStored) {
-		t.Errorf("Load after Delete: %v; want host.ErrNotStored", err)
+	if _, err := st.Load(ctx(t), sid); !errors.Is(err, record.ErrNotStored) {
+		t.Errorf("Load after Delete: %v; want record.ErrNotStored", err)
 	}
-	if _, err := s.open(t).Load(ctx(t), sid); !errors.Is(err, host.ErrNotStored) {
-		t.Errorf("Load after Delete, another instance: %v; want host.ErrNotStored", err)
+	if _, err := s.open(t).Load(ctx(t), sid); !errors.Is(err, record.ErrNotStored) {
+		t.Errorf("Load after Delete, another instance: %v; want record.ErrNotStored", err)
 	}
 	mustDo(t, st.Delete(ctx(t), sid))
 	expect(t, st, other, want{snap: "other", snapVersion: 1}) // untouched
@@ -270,8 +270,8 @@ func (s suite) oddIDs(t *testing.T) {
 		mustDo(t, st.Delete(ctx(t), prefix+raw))
 	}
 	for _, raw := range oddIDs {
-		if _, err := other.Load(ctx(t), prefix+raw); !errors.Is(err, host.ErrNotStored) {
-			t.Errorf("id %q: Load after Delete: %v; want host.ErrNotStored", prefix+raw, err)
+		if _, err := other.Load(ctx(t), prefix+raw); !errors.Is(err, record.ErrNotStored) {
+			t.Errorf("id %q: Load after Delete: %v; want record.ErrNotStored", prefix+raw, err)
 		}
 	}
 }
@@ -412,11 +412,11 @@ func (s suite) concurrentMixed(t *testing.T) {
 					}
 					cur++
 					res.events = append(res.events, ev)
-					if err := st.Append(ctx(t), sid, cur-1, []byte("stale")); !errors.Is(err, host.ErrVersionConflict) {
-						return fmt.Errorf("%s: stale append at version %d: %v; want host.ErrVersionConflict", sid, cur-1, err)
+					if err := st.Append(ctx(t), sid, cur-1, []byte("stale")); !errors.Is(err, record.ErrVersionConflict) {
+						return fmt.Errorf("%s: stale append at version %d: %v; want record.ErrVersionConflict", sid, cur-1, err)
 					}
-					if err := st.Snapshot(ctx(t), sid, cur+3, []byte("stale")); !errors.Is(err, host.ErrVersionConflict) {
-						return fmt.Errorf("%s: snapshot at a future version: %v; want host.ErrVersionConflict", sid, err)
+					if err := st.Snapshot(ctx(t), sid, cur+3, []byte("stale")); !errors.Is(err, record.ErrVersionConflict) {
+						return fmt.Errorf("%s: snapshot at a future version: %v; want record.ErrVersionConflict", sid, err)
 					}
 					if _, lax := s.opts.Skip["AppendUnstored"]; !lax {
 						missing := id(t, fmt.Sprintf("never-%d-%d", w, r))
@@ -455,11 +455,11 @@ func (s suite) concurrentMixed(t *testing.T) {
 // concurrentWriters has writers (spread over instances Store instances)
 // race to move one session from version 0 to raceTarget (see race).
 // Exactly one writer must win each version, every loser must get
-// host.ErrVersionConflict, and the final history must be the winners'
+// record.ErrVersionConflict, and the final history must be the winners'
 // writes, in order, without gaps or duplicates.
 func (s suite) concurrentWriters(t *testing.T, instances int) {
 	sid := id(t, "s")
-	stores := make([]host.Store, 4)
+	stores := make([]record.Store, 4)
 	for i := range stores {
 		if i < instances {
 			stores[i] = s.open(t)
@@ -494,7 +494,7 @@ type win struct {
 // it reaches version raceTarget: each reads the session, then appends (or,
 // every 7th version, snapshots the whole history) at the version it read.
 // It returns the acknowledged writes; payloads are "v<version>-<tag>w<i>".
-func race(ctx context.Context, stores []host.Store, sid, tag string) ([]win, error) {
+func race(ctx context.Context, stores []record.Store, sid, tag string) ([]win, error) {
 	var (
 		mu  sync.Mutex
 		won []win
@@ -526,7 +526,7 @@ func race(ctx context.Context, stores []host.Store, sid, tag string) ([]win, err
 						mu.Lock()
 						won = append(won, win{v + 1, mine})
 						mu.Unlock()
-					case errors.Is(err, host.ErrVersionConflict):
+					case errors.Is(err, record.ErrVersionConflict):
 					default:
 						return fmt.Errorf("writer %d at version %d: %w", w, v, err)
 					}
@@ -545,7 +545,7 @@ func race(ctx context.Context, stores []host.Store, sid, tag string) ([]win, err
 
 // checkHistory checks session sid holds exactly the winners' writes,
 // versions 1 to raceTarget.
-func checkHistory(t *testing.T, st host.Store, sid string, winners map[uint64]string) {
+func checkHistory(t *testing.T, st record.Store, sid string, winners map[uint64]string) {
 	t.Helper()
 	hist, err := history(ctx(t), st, sid)
 	if err != nil {
@@ -564,9 +564,9 @@ func checkHistory(t *testing.T, st host.Store, sid string, winners map[uint64]st
 // history returns the concurrentWriters history of a session: the lines of
 // its snapshot, then its events. It checks the history's length is the
 // session's version.
-func history(ctx context.Context, st host.Store, sid string) ([]string, error) {
+func history(ctx context.Context, st record.Store, sid string) ([]string, error) {
 	got, err := st.Load(ctx, sid)
-	if errors.Is(err, host.ErrNotStored) {
+	if errors.Is(err, record.ErrNotStored) {
 		return nil, nil
 	}
 	if err != nil {
@@ -584,9 +584,9 @@ func history(ctx context.Context, st host.Store, sid string) ([]string, error) {
 
 func (s suite) list(t *testing.T) {
 	st := s.open(t)
-	lister, ok := st.(host.SessionLister)
+	lister, ok := st.(record.SessionLister)
 	if !ok {
-		t.Skip("the store does not implement host.SessionLister")
+		t.Skip("the store does not implement record.SessionLister")
 	}
 	prefix := id(t, "")
 	names := []string{"b", "a", "c/d", "A", "a b", "ü", "a.json", "%41"}
@@ -601,7 +601,7 @@ func (s suite) list(t *testing.T) {
 		want = append(want, prefix+n)
 	}
 	slices.Sort(want)
-	check := func(l host.SessionLister, who string) {
+	check := func(l record.SessionLister, who string) {
 		all, err := l.List(ctx(t))
 		if err != nil {
 			t.Fatalf("%s: List: %v", who, err)
@@ -620,7 +620,7 @@ func (s suite) list(t *testing.T) {
 		}
 	}
 	check(lister, "same instance")
-	if other, ok := s.open(t).(host.SessionLister); ok {
+	if other, ok := s.open(t).(record.SessionLister); ok {
 		check(other, "another instance")
 	}
 }
@@ -629,33 +629,33 @@ func (s suite) crossInstance(t *testing.T) {
 	a, b := s.open(t), s.open(t)
 	sid := id(t, "s")
 	mustDo(t, a.Snapshot(ctx(t), sid, 0, []byte("from a")))
-	if err := b.Snapshot(ctx(t), sid, 0, []byte("from b")); !errors.Is(err, host.ErrVersionConflict) {
-		t.Errorf("b creates a session a created: %v; want host.ErrVersionConflict", err)
+	if err := b.Snapshot(ctx(t), sid, 0, []byte("from b")); !errors.Is(err, record.ErrVersionConflict) {
+		t.Errorf("b creates a session a created: %v; want record.ErrVersionConflict", err)
 	}
 	expect(t, b, sid, want{snap: "from a", snapVersion: 1})
 	mustDo(t, b.Append(ctx(t), sid, 1, []byte("b2")))
 	// a is stale: it writes at version 1 again and must lose.
-	if err := a.Append(ctx(t), sid, 1, []byte("a2")); !errors.Is(err, host.ErrVersionConflict) {
-		t.Errorf("stale Append: %v; want host.ErrVersionConflict", err)
+	if err := a.Append(ctx(t), sid, 1, []byte("a2")); !errors.Is(err, record.ErrVersionConflict) {
+		t.Errorf("stale Append: %v; want record.ErrVersionConflict", err)
 	}
-	if err := a.Snapshot(ctx(t), sid, 1, []byte("a2")); !errors.Is(err, host.ErrVersionConflict) {
-		t.Errorf("stale Snapshot: %v; want host.ErrVersionConflict", err)
+	if err := a.Snapshot(ctx(t), sid, 1, []byte("a2")); !errors.Is(err, record.ErrVersionConflict) {
+		t.Errorf("stale Snapshot: %v; want record.ErrVersionConflict", err)
 	}
 	expect(t, a, sid, want{snap: "from a", snapVersion: 1, events: []string{"b2"}})
 	mustDo(t, a.Append(ctx(t), sid, 2, []byte("a3")))
 	mustDo(t, b.Snapshot(ctx(t), sid, 3, []byte("b4")))
-	if err := a.Append(ctx(t), sid, 3, []byte("a4")); !errors.Is(err, host.ErrVersionConflict) {
-		t.Errorf("Append after the other's Snapshot: %v; want host.ErrVersionConflict", err)
+	if err := a.Append(ctx(t), sid, 3, []byte("a4")); !errors.Is(err, record.ErrVersionConflict) {
+		t.Errorf("Append after the other's Snapshot: %v; want record.ErrVersionConflict", err)
 	}
 	expect(t, a, sid, want{snap: "b4", snapVersion: 4})
 	mustDo(t, b.Delete(ctx(t), sid))
-	if _, err := a.Load(ctx(t), sid); !errors.Is(err, host.ErrNotStored) {
-		t.Errorf("Load of a session the other deleted: %v; want host.ErrNotStored", err)
+	if _, err := a.Load(ctx(t), sid); !errors.Is(err, record.ErrNotStored) {
+		t.Errorf("Load of a session the other deleted: %v; want record.ErrNotStored", err)
 	}
-	if err := a.Append(ctx(t), sid, 4, []byte("a5")); !errors.Is(err, host.ErrNotStored) && !errors.Is(err, host.ErrVersionConflict) {
-		t.Errorf("Append to a session the other deleted: %v; want host.ErrNotStored or host.ErrVersionConflict", err)
+	if err := a.Append(ctx(t), sid, 4, []byte("a5")); !errors.Is(err, record.ErrNotStored) && !errors.Is(err, record.ErrVersionConflict) {
+		t.Errorf("Append to a session the other deleted: %v; want record.ErrNotStored or record.ErrVersionConflict", err)
 	}
-	if _, err := b.Load(ctx(t), sid); !errors.Is(err, host.ErrNotStored) {
+	if _, err := b.Load(ctx(t), sid); !errors.Is(err, record.ErrNotStored) {
 		t.Errorf("the refused Append stored something: %v", err)
 	}
 }
@@ -667,7 +667,7 @@ type want struct {
 	events      []string
 }
 
-func expect(t *testing.T, st host.Store, sid string, w want) {
+func expect(t *testing.T, st record.Store, sid string, w want) {
 	t.Helper()
 	got, err := st.Load(ctx(t), sid)
 	if err != nil {

@@ -1,4 +1,4 @@
-package host
+package record
 
 import (
 	"context"
@@ -9,14 +9,14 @@ import (
 // store holds no state for.
 var ErrNotStored = errors.New("session state not stored")
 
-// ErrStored is returned (wrapped) by Host.NewSession when the host's store
-// already holds state for the id: continue it with Host.OpenSession, or end
+// ErrStored is returned (wrapped) when a new session is made for an id the
+// store already holds state for: continue that session (open it), or end
 // it first.
 var ErrStored = errors.New("session state already stored")
 
 // ErrNotPersisted is wrapped by the error of a call that changed a session
-// but could not save the session's state to the host's store: the change
-// is applied in memory (and results returned beside the error are valid),
+// but could not save the session's state to its store: the change is
+// applied in memory (and results returned beside the error are valid),
 // but a host restart would lose it. The next successful call saves the
 // whole state again.
 var ErrNotPersisted = errors.New("change applied but not persisted")
@@ -32,7 +32,7 @@ var ErrVersionConflict = errors.New("stored session version conflict")
 // session is returned.
 var ErrDamaged = errors.New("stored session damaged")
 
-// Store keeps each session as a versioned snapshot (Session.ExportState)
+// Store keeps each session as a versioned snapshot (its exported state)
 // followed by an append-only log of events, so saving a change costs the
 // size of the change, not of the session. Every save makes a new version:
 // Append adds one event, Snapshot replaces snapshot and log with one
@@ -69,22 +69,64 @@ type StoredSession struct {
 // of its snapshot.
 func (st StoredSession) Version() uint64 { return st.SnapshotVersion + uint64(len(st.Events)) }
 
-// StateKeeper is implemented by a ContextPlugin that keeps each session's
-// last plugin state (a Supervisor). KeptState returns it only when it is
-// exactly what State would return now (it was fetched with State after the
-// last call that could change it); the host then saves it without an RPC.
-type StateKeeper interface {
-	KeptState(session string) ([]byte, bool)
+// Stored reports whether st holds state for session id.
+func Stored(ctx context.Context, st Store, id string) (bool, error) {
+	_, err := st.Load(ctx, id)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, ErrNotStored):
+		return false, nil
+	default:
+		return false, err
+	}
 }
 
-// pluginStateNow returns p's current state: the plugin's kept one when
-// it keeps states (a Supervisor, the one plugin-state cache of a host),
-// else a State call.
-func (s *Session) pluginStateNow(ctx context.Context, p *boundPlugin) ([]byte, error) {
-	if keeper, isKeeper := p.binding.Plugin.(StateKeeper); isKeeper {
-		if b, ok := keeper.KeptState(s.id); ok {
-			return b, nil
-		}
-	}
-	return s.pluginState(ctx, p)
+// SessionLister is implemented by a Store that can list what it holds.
+type SessionLister interface {
+	// List returns the ids of the stored sessions (those Load finds),
+	// sorted bytewise.
+	List(ctx context.Context) ([]string, error)
 }
+
+// VersionReader is implemented by a Store that can tell a session's
+// current version without loading it. Hosts sharing a store compare it
+// with the version a session last saved before each call, to notice that
+// another host changed the session.
+type VersionReader interface {
+	// Version returns the session's current version (0: not stored).
+	Version(ctx context.Context, sessionID string) (uint64, error)
+}
+
+// StoredVersionOf returns session id's current version in st: through
+// VersionReader when st implements it, else by loading the session.
+// A session st does not hold has version 0.
+func StoredVersionOf(ctx context.Context, st Store, id string) (uint64, error) {
+	if vr, ok := st.(VersionReader); ok {
+		return vr.Version(ctx, id)
+	}
+	s, err := st.Load(ctx, id)
+	if errors.Is(err, ErrNotStored) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return s.Version(), nil
+}
+
+// ExclusiveStore is implemented by a Store that can tell whether this
+// process is the only one that writes it. A host alone on its store needs
+// no version check before each call: nothing else changes its sessions.
+type ExclusiveStore interface {
+	// Exclusive reports whether this process alone writes the store.
+	Exclusive() bool
+}
+
+// IsExclusive reports whether st says this process alone writes it.
+func IsExclusive(st Store) bool {
+	e, ok := st.(ExclusiveStore)
+	return ok && e.Exclusive()
+}
+
+func isNotStored(err error) bool { return errors.Is(err, ErrNotStored) }

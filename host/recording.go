@@ -10,15 +10,14 @@ import (
 	"time"
 
 	"github.com/ctxhost/ctxhost/host/history"
+	"github.com/ctxhost/ctxhost/record"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
 // snapshotFloor is the least size of a session's event log before a save
-// writes a new snapshot instead of appending: a snapshot is written when
-// the log would grow past the larger of this and the last snapshot's size,
-// so saving costs, on average, a small multiple of the change's size
-// whatever the session's.
-var snapshotFloor = 64 << 10
+// writes a new snapshot instead of appending (record.DefaultSnapshotFloor;
+// tests lower it).
+var snapshotFloor = record.DefaultSnapshotFloor
 
 // EventVersion is the version of the stored event format.
 const EventVersion = 1
@@ -60,26 +59,62 @@ type appliedOp struct {
 	Args json.RawMessage `json:"args,omitempty"`
 }
 
-// journal records a change to save with the next persist (no store:
-// nothing). The caller holds s.mu.
-func (s *Session) journal(op journalOp) {
-	if s.store != nil {
-		s.pending = append(s.pending, op)
+// recording is what a session hands its store at the points where a turn's
+// effects must be made durable: the changes since the last save, the
+// caller's position and attachment saved with them, and the store's
+// journal of the session (nil: no store, nothing is kept).
+type recording struct {
+	journal *record.Journal
+	// pending are the changes not saved yet.
+	pending []journalOp
+	// holding: the changes of a Batch in progress are saved when it ends.
+	holding bool
+	// position is the caller's position (SetPosition); positionSaved
+	// tells whether the store holds it.
+	position      json.RawMessage
+	positionSaved bool
+	// attachment is the caller's own state (SaveAttachment), saved with
+	// the session; attachmentSaved tells whether the store holds it.
+	attachment      json.RawMessage
+	attachmentSaved bool
+	// savedUsage and savedPressure are the usage and pressure state the
+	// store holds (as of the last save or restore).
+	savedUsage    usage
+	savedPressure pressureState
+}
+
+// add records a change to save with the next save (no store: nothing).
+func (r *recording) add(op journalOp) {
+	if r.journal != nil {
+		r.pending = append(r.pending, op)
 	}
 }
 
-// journalPlugin records an acknowledged state-changing call of p; a
-// plugin without state has nothing to rebuild.
-func (s *Session) journalPlugin(p *boundPlugin, op journalOp) {
+// addPlugin records an acknowledged state-changing call of p; a plugin
+// without state has nothing to rebuild.
+func (r *recording) addPlugin(p *boundPlugin, op journalOp) {
 	if p.info.HasCapability(sdk.CapState) {
 		op.Plugin = p.binding.Name
-		s.journal(op)
+		r.add(op)
 	}
 }
 
-// stateUnknown makes the next save a snapshot: a change happened that the
+// stale makes the next save a snapshot: a change happened that the
 // journal cannot describe (a plugin's state could not be put back).
-func (s *Session) stateUnknown() { s.needSnapshot = true }
+func (r *recording) stale() {
+	if r.journal != nil {
+		r.journal.Stale()
+	}
+}
+
+// version is the session's version in the store (0: not stored, or no
+// store).
+func (r *recording) version() uint64 {
+	if r.journal == nil {
+		return 0
+	}
+	return r.journal.Version()
+}
 
 func resultHash(b []byte) string {
 	sum := sha256.Sum256(b)
@@ -94,68 +129,42 @@ func compactHash(r sdk.CompactResult) string {
 	return resultHash(b)
 }
 
-// persist saves the changes since the last save (none: nothing to do) to
-// the store: one appended event, or a snapshot of the whole session when
-// the session is not stored yet, when the log has grown to the size of the
-// last snapshot, or after a save failed. The caller holds s.mu.
+// persist saves the changes since the last save (none: nothing to do):
+// one appended event, or a snapshot of the whole session when the journal
+// decides so (record.Journal.Save). The caller holds s.mu.
 func (s *Session) persist() error {
-	if s.store == nil || s.ended {
-		s.pending = nil
+	r := &s.rec
+	if r.journal == nil || s.ended {
+		r.pending = nil
 		return nil
 	}
-	if s.unchangedSinceSave() || s.holding {
+	if r.unchanged(s.usage, s.pressure) || r.holding {
 		return nil
 	}
-	if err := s.save(context.Background()); err != nil {
-		s.needSnapshot = true // the journal missed these changes
-		return fmt.Errorf("%w: %w", ErrNotPersisted, err)
-	}
-	return nil
-}
-
-func (s *Session) save(ctx context.Context) error {
-	if !s.needSnapshot && s.version > 0 {
-		ev, err := json.Marshal(storedEvent{Version: EventVersion, Ops: s.pending, Usage: s.usage, Pressure: s.pressure, Position: s.newPosition(), Attachment: s.newAttachment()})
-		if err != nil {
-			return fmt.Errorf("encode event: %w", err)
-		}
-		if s.logBytes+len(ev) <= max(s.snapBytes, snapshotFloor) {
-			if err := s.store.Append(ctx, s.id, s.version, ev); err != nil {
-				return err
-			}
-			s.version++
-			s.logBytes += len(ev)
-			s.saved()
-			return nil
-		}
-	}
-	data, err := s.exportLocked(ctx, s.pluginStateNow)
+	ctx := context.Background()
+	err := r.journal.Save(ctx, func() ([]byte, error) {
+		return json.Marshal(storedEvent{Version: EventVersion, Ops: r.pending, Usage: s.usage, Pressure: s.pressure, Position: r.newPosition(), Attachment: r.newAttachment()})
+	}, func(ctx context.Context) ([]byte, error) {
+		return s.exportLocked(ctx, s.pluginStateNow)
+	})
 	if err != nil {
 		return err
 	}
-	if err := s.store.Snapshot(ctx, s.id, s.version, data); err != nil {
-		return err
-	}
-	s.version++
-	s.snapBytes, s.logBytes, s.needSnapshot = len(data), 0, false
-	s.saved()
+	r.saved(s.usage, s.pressure)
 	return nil
 }
 
-// Batch runs f, whose changes to the session are saved together in one
-// store write when it returns instead of one write each, so a crash
-// leaves all of them stored or none. When f fails nothing is saved (the
-// changes it made stay in memory: unload the session to drop them). The
-// caller serializes the session's calls; f may call any method of s.
-func (s *Session) Batch(f func() error) error {
+// hold runs f with the session's changes kept unsaved; save: persist them
+// when f succeeds.
+func (s *Session) hold(f func() error, save bool) error {
 	s.mu.Lock()
-	s.holding = true
+	s.rec.holding = true
 	s.mu.Unlock()
 	err := f()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.holding = false
-	if err != nil {
+	s.rec.holding = false
+	if err != nil || !save {
 		return err
 	}
 	if err := s.persist(); err != nil {
@@ -164,54 +173,52 @@ func (s *Session) Batch(f func() error) error {
 	return nil
 }
 
+// Batch runs f, whose changes to the session are saved together in one
+// store write when it returns instead of one write each, so a crash
+// leaves all of them stored or none. When f fails nothing is saved (the
+// changes it made stay in memory: unload the session to drop them). The
+// caller serializes the session's calls; f may call any method of s.
+func (s *Session) Batch(f func() error) error { return s.hold(f, true) }
+
 // Hold runs f with its changes to the session kept in memory, unsaved:
 // the next save (the end of a Batch, or any change made after Hold
 // returns) writes them together with its own, in one store write. A
 // caller that must not keep them unloads the session instead. The caller
 // serializes the session's calls; f may call any method of s.
-func (s *Session) Hold(f func() error) error {
-	s.mu.Lock()
-	s.holding = true
-	s.mu.Unlock()
-	err := f()
-	s.mu.Lock()
-	s.holding = false
-	s.mu.Unlock()
-	return err
-}
+func (s *Session) Hold(f func() error) error { return s.hold(f, false) }
 
 // saved forgets what the last save wrote.
-func (s *Session) saved() {
-	s.pending = s.pending[:0]
-	s.positionSaved, s.attachmentSaved = true, true
-	s.savedUsage, s.savedPressure = s.usage, s.pressure.clone()
+func (r *recording) saved(u usage, p pressureState) {
+	r.pending = r.pending[:0]
+	r.positionSaved, r.attachmentSaved = true, true
+	r.savedUsage, r.savedPressure = u, p.clone()
 }
 
-// unchangedSinceSave tells whether the store already holds everything an
-// event would carry: no pending change, the position saved, the same
-// usage and pressure state. A turn repeated with nothing changed then
-// writes nothing.
-func (s *Session) unchangedSinceSave() bool {
-	return s.version > 0 && !s.needSnapshot && len(s.pending) == 0 && s.positionSaved && s.attachmentSaved &&
-		s.usage == s.savedUsage && s.pressure.equal(s.savedPressure)
+// unchanged tells whether the store already holds everything an event
+// would carry: no pending change, the position saved, the same usage u
+// and pressure state p. A turn repeated with nothing changed then writes
+// nothing.
+func (r *recording) unchanged(u usage, p pressureState) bool {
+	return r.journal != nil && r.journal.Current() && len(r.pending) == 0 && r.positionSaved && r.attachmentSaved &&
+		u == r.savedUsage && p.equal(r.savedPressure)
 }
 
 // newPosition is the position to save with the next event: nil when the
 // stored one is current.
-func (s *Session) newPosition() json.RawMessage {
-	if s.positionSaved {
+func (r *recording) newPosition() json.RawMessage {
+	if r.positionSaved {
 		return nil
 	}
-	return s.position
+	return r.position
 }
 
 // newAttachment is the attachment to save with the next event: nil when
 // the stored one is current.
-func (s *Session) newAttachment() json.RawMessage {
-	if s.attachmentSaved {
+func (r *recording) newAttachment() json.RawMessage {
+	if r.attachmentSaved {
 		return nil
 	}
-	return s.attachment
+	return r.attachment
 }
 
 // SaveAttachment replaces the caller's own state kept with the session
@@ -227,7 +234,7 @@ func (s *Session) SaveAttachment(state json.RawMessage) error {
 	if s.ended {
 		return fmt.Errorf("save attachment: %w", ErrSessionEnded)
 	}
-	s.attachment, s.attachmentSaved = append(json.RawMessage(nil), state...), false
+	s.rec.attachment, s.rec.attachmentSaved = append(json.RawMessage(nil), state...), false
 	if err := s.persist(); err != nil {
 		return fmt.Errorf("save attachment: %w", err)
 	}
@@ -239,7 +246,7 @@ func (s *Session) SaveAttachment(state json.RawMessage) error {
 func (s *Session) Attachment() json.RawMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append(json.RawMessage(nil), s.attachment...)
+	return append(json.RawMessage(nil), s.rec.attachment...)
 }
 
 // SetPosition records where the caller is in its own input (for example
@@ -253,7 +260,7 @@ func (s *Session) SetPosition(pos json.RawMessage) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.position, s.positionSaved = append(json.RawMessage(nil), pos...), false
+	s.rec.position, s.rec.positionSaved = append(json.RawMessage(nil), pos...), false
 	return nil
 }
 
@@ -262,7 +269,7 @@ func (s *Session) SetPosition(pos json.RawMessage) error {
 func (s *Session) SavePosition() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.positionSaved || s.store == nil {
+	if s.rec.positionSaved || s.rec.journal == nil {
 		return nil
 	}
 	if err := s.persist(); err != nil {
@@ -276,28 +283,26 @@ func (s *Session) SavePosition() error {
 func (s *Session) Position() json.RawMessage {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append(json.RawMessage(nil), s.position...)
+	return append(json.RawMessage(nil), s.rec.position...)
 }
 
 // restoreStored restores a session the store holds: its snapshot, then
 // every event after it, replayed (plugin calls included) in order. The
 // caller has not locked s.
-func (s *Session) restoreStored(ctx context.Context, st StoredSession) error {
-	if err := s.restore(ctx, st.Snapshot, false); err != nil {
-		return err
+func (s *Session) restoreStored(ctx context.Context, st record.StoredSession) error {
+	err := s.rec.journal.Replay(st, func(snapshot []byte) error {
+		return s.restore(ctx, snapshot, false)
+	}, func(event []byte) error {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.replayEvent(ctx, event)
+	})
+	if err != nil {
+		return fmt.Errorf("restore %q: %w", s.id, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i, b := range st.Events {
-		v := st.SnapshotVersion + uint64(i) + 1
-		if err := s.replayEvent(ctx, b); err != nil {
-			return fmt.Errorf("restore %q: event %d: %w", s.id, v, err)
-		}
-		s.logBytes += len(b)
-	}
-	s.pending = s.pending[:0]
-	s.version, s.snapBytes, s.positionSaved, s.attachmentSaved = st.Version(), len(st.Snapshot), true, true
-	s.savedUsage, s.savedPressure = s.usage, s.pressure.clone()
+	s.rec.saved(s.usage, s.pressure)
 	return nil
 }
 
@@ -314,10 +319,10 @@ func (s *Session) replayEvent(ctx context.Context, b []byte) error {
 	}
 	s.usage, s.pressure = ev.Usage, ev.Pressure.restored()
 	if ev.Position != nil {
-		s.position = ev.Position
+		s.rec.position = ev.Position
 	}
 	if ev.Attachment != nil {
-		s.attachment = ev.Attachment
+		s.rec.attachment = ev.Attachment
 	}
 	return nil
 }
@@ -435,5 +440,25 @@ func (s *Session) replayPluginCall(ctx context.Context, op journalOp) error {
 func (s *Session) StoredVersion() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.version
+	return s.rec.version()
+}
+
+// StateKeeper is implemented by a ContextPlugin that keeps each session's
+// last plugin state (a Supervisor). KeptState returns it only when it is
+// exactly what State would return now (it was fetched with State after the
+// last call that could change it); the host then saves it without an RPC.
+type StateKeeper interface {
+	KeptState(session string) ([]byte, bool)
+}
+
+// pluginStateNow returns p's current state: the plugin's kept one when
+// it keeps states (a Supervisor, the one plugin-state cache of a host),
+// else a State call.
+func (s *Session) pluginStateNow(ctx context.Context, p *boundPlugin) ([]byte, error) {
+	if keeper, isKeeper := p.binding.Plugin.(StateKeeper); isKeeper {
+		if b, ok := keeper.KeptState(s.id); ok {
+			return b, nil
+		}
+	}
+	return s.pluginState(ctx, p)
 }

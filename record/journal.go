@@ -1,0 +1,126 @@
+package record
+
+import (
+	"context"
+	"fmt"
+)
+
+// DefaultSnapshotFloor is the least size of a session's event log before a
+// save writes a new snapshot instead of appending: a snapshot is written
+// when the log would grow past the larger of this and the last snapshot's
+// size, so saving costs, on average, a small multiple of the change's size
+// whatever the session's.
+const DefaultSnapshotFloor = 64 << 10
+
+// Journal is one session's record in a store: the version the store holds,
+// the size of its last snapshot and of the events appended since, and
+// whether the next save must be a whole snapshot. A Journal is not safe for
+// concurrent use: the session serializes its calls.
+type Journal struct {
+	store Store
+	id    string
+	floor int
+	// version is the session's version in the store (0: not stored).
+	version             uint64
+	snapBytes, logBytes int
+	// stale: the events cannot describe the session's last changes (a
+	// save failed, or something changed that no event says), so the next
+	// save is a snapshot.
+	stale bool
+}
+
+// NewJournal returns the journal of session id in st, not stored yet.
+// floor replaces DefaultSnapshotFloor when positive.
+func NewJournal(st Store, id string, floor int) *Journal {
+	if floor <= 0 {
+		floor = DefaultSnapshotFloor
+	}
+	return &Journal{store: st, id: id, floor: floor}
+}
+
+// Save makes the session's changes since the last save durable: the event
+// event returns, appended as the next version, or the whole state state
+// returns, as a snapshot, when the session is not stored yet, the journal
+// is stale, or the log would outgrow the last snapshot. A failed save
+// wraps ErrNotPersisted and makes the next one a snapshot.
+func (j *Journal) Save(ctx context.Context, event func() ([]byte, error), state func(context.Context) ([]byte, error)) error {
+	if err := j.save(ctx, event, state); err != nil {
+		j.stale = true // the log misses these changes
+		return fmt.Errorf("%w: %w", ErrNotPersisted, err)
+	}
+	return nil
+}
+
+func (j *Journal) save(ctx context.Context, event func() ([]byte, error), state func(context.Context) ([]byte, error)) error {
+	if !j.stale && j.version > 0 {
+		ev, err := event()
+		if err != nil {
+			return fmt.Errorf("encode event: %w", err)
+		}
+		if j.logBytes+len(ev) <= max(j.snapBytes, j.floor) {
+			if err := j.store.Append(ctx, j.id, j.version, ev); err != nil {
+				return err
+			}
+			j.version++
+			j.logBytes += len(ev)
+			return nil
+		}
+	}
+	data, err := state(ctx)
+	if err != nil {
+		return err
+	}
+	if err := j.store.Snapshot(ctx, j.id, j.version, data); err != nil {
+		return err
+	}
+	j.version++
+	j.snapBytes, j.logBytes, j.stale = len(data), 0, false
+	return nil
+}
+
+// Stale makes the next save a snapshot: the session changed in a way no
+// event describes.
+func (j *Journal) Stale() { j.stale = true }
+
+// Current reports whether the store holds the session as of its last save
+// and the next save may be an event: a session with nothing changed since
+// then has nothing to write.
+func (j *Journal) Current() bool { return j.version > 0 && !j.stale }
+
+// Version is the session's version in the store: it grows by one with
+// every save (0: not stored).
+func (j *Journal) Version() uint64 { return j.version }
+
+// Load returns what the store holds for the session; found is false when
+// it holds nothing.
+func Load(ctx context.Context, st Store, id string) (stored StoredSession, found bool, err error) {
+	stored, err = st.Load(ctx, id)
+	if err != nil {
+		if isNotStored(err) {
+			return StoredSession{}, false, nil
+		}
+		return StoredSession{}, false, err
+	}
+	return stored, true, nil
+}
+
+// Replay rebuilds the session from what the store holds: restore gets the
+// snapshot, apply every event after it in order (an error names the
+// event's version). The journal then continues from the stored version.
+func (j *Journal) Replay(stored StoredSession, restore func(snapshot []byte) error, apply func(event []byte) error) error {
+	if err := restore(stored.Snapshot); err != nil {
+		return err
+	}
+	logBytes := 0
+	for i, b := range stored.Events {
+		if err := apply(b); err != nil {
+			return fmt.Errorf("event %d: %w", stored.SnapshotVersion+uint64(i)+1, err)
+		}
+		logBytes += len(b)
+	}
+	j.version, j.snapBytes, j.logBytes, j.stale = stored.Version(), len(stored.Snapshot), logBytes, false
+	return nil
+}
+
+// Delete forgets the session's stored state.
+func (j *Journal) Delete(ctx context.Context) error { return j.store.Delete(ctx, j.id) }
