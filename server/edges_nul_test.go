@@ -10,8 +10,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ctxhost/ctxhost/api/servicev1"
-	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/internal/pgtest"
+	"github.com/ctxhost/ctxhost/record"
 	"github.com/ctxhost/ctxhost/store/filestore"
 	"github.com/ctxhost/ctxhost/store/postgres"
 	"github.com/ctxhost/ctxhost/store/sqlite"
@@ -63,15 +63,15 @@ func TestNULInContentRoundTrips(t *testing.T) {
 		{Role: "tool", ToolCallId: "c1", ToolName: "read", Content: "ELF\x02\x01\x01\x00\x00\x00\x00"},
 		{Role: "user", Parts: []*servicev1.Part{{Type: "text", Text: "part\x00text"}, {Type: "image", MediaType: "image/png", Data: []byte("\x89PNG\x00\x00")}}},
 	}
-	for name, open := range map[string]func(t *testing.T, dir string) host.Store{
-		"files": func(t *testing.T, dir string) host.Store {
+	for name, open := range map[string]func(t *testing.T, dir string) record.Store{
+		"files": func(t *testing.T, dir string) record.Store {
 			st, err := filestore.New(filepath.Join(dir, "store"))
 			if err != nil {
 				t.Fatal(err)
 			}
 			return st
 		},
-		"sqlite": func(t *testing.T, dir string) host.Store {
+		"sqlite": func(t *testing.T, dir string) record.Store {
 			st, err := sqlite.New(filepath.Join(dir, "ctxhost.db"))
 			if err != nil {
 				t.Fatal(err)
@@ -79,9 +79,9 @@ func TestNULInContentRoundTrips(t *testing.T) {
 			t.Cleanup(func() { st.Close() })
 			return st
 		},
-		"postgres": func() func(t *testing.T, dir string) host.Store {
+		"postgres": func() func(t *testing.T, dir string) record.Store {
 			var url string
-			return func(t *testing.T, dir string) host.Store {
+			return func(t *testing.T, dir string) record.Store {
 				if url == "" {
 					url = pgtest.URL(t)
 				}
