@@ -170,7 +170,8 @@ func benchCallPath(b *testing.B, builtin bool) {
 	if err := os.WriteFile(cfg, []byte(hcl), 0o600); err != nil {
 		b.Fatal(err)
 	}
-	through := "http://" + startServe(b, nil, "-config", cfg).addr
+	serve := startServe(b, nil, "-config", cfg)
+	through := "http://" + serve.addr
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
 	seeded := 0
 	// pair is a conversation sent through ctxhost and its twin sent direct.
@@ -257,7 +258,10 @@ func benchCallPath(b *testing.B, builtin bool) {
 		b.ReportMetric(float64(via-direct)/float64(i)/1e3, "added-us")
 	})
 	b.Run("first-byte", func(b *testing.B) {
-		var via, direct time.Duration
+		// serve-cpu-us is the serve process's CPU time per call (all
+		// threads, the answer's record included): what the call costs
+		// ctxhost whatever the machine's load does to the wall clock.
+		var via, direct, cpu time.Duration
 		var p pair
 		i := 0
 		for b.Loop() {
@@ -265,11 +269,16 @@ func benchCallPath(b *testing.B, builtin bool) {
 				p = fresh(40)
 			}
 			i++
+			cpu0 := processCPU(serve.cmd.Process.Pid)
 			v, d := call(p, true)
+			cpu += processCPU(serve.cmd.Process.Pid) - cpu0
 			via, direct = via+v, direct+d
 		}
 		b.ReportMetric(float64(via)/float64(direct), "x-direct")
 		b.ReportMetric(float64(via-direct)/float64(i)/1e3, "added-us")
+		if cpu > 0 {
+			b.ReportMetric(float64(cpu)/float64(i)/1e3, "serve-cpu-us")
+		}
 	})
 	b.Run("overhead", func(b *testing.B) {
 		// At 8k ctxhost sends the 1,000-message conversation compacted,
@@ -409,4 +418,26 @@ func BenchmarkCallPathSessions(b *testing.B) {
 	b.ReportMetric(direct, "direct-calls/s")
 	b.ReportMetric(float64(directP99.Microseconds())/1e3, "direct-p99-ms")
 	b.ReportMetric(via/direct, "x-direct")
+}
+
+// processCPU is the CPU time process pid's threads have run, from Linux's
+// /proc/PID/task/*/schedstat (nanoseconds); 0 elsewhere or when unreadable.
+// A thread that ended between two readings drops out of the second.
+func processCPU(pid int) time.Duration {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	if err != nil {
+		return 0
+	}
+	var total time.Duration
+	for _, t := range tasks {
+		data, err := os.ReadFile(t)
+		if err != nil {
+			continue
+		}
+		var ns int64
+		if _, err := fmt.Sscan(string(data), &ns); err == nil {
+			total += time.Duration(ns)
+		}
+	}
+	return total
 }
