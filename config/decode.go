@@ -43,6 +43,7 @@ const (
 	DefaultMaxAppendBytes      = 4 << 20
 	DefaultLockWait            = 10 * time.Second
 	DefaultCompressMinBytes    = 64 << 10
+	DefaultMemoryLimit         = 160 << 20
 )
 
 // DefaultShares returns the default dynamic shares of fresh contexts:
@@ -255,6 +256,7 @@ func decodeServer(fb fileBlock, s *Server, diags *hcl.Diagnostics) {
 	r.duration("lock_wait", &s.LockWait)
 	r.integer("compress_min_bytes", &s.CompressMinBytes)
 	r.boolean("shared_store", &s.SharedStore)
+	r.integer("memory_limit", &s.MemoryLimit)
 	var token string
 	r.str("token", &token)
 	if s.IsSet("token") {

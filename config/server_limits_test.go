@@ -30,3 +30,26 @@ func TestServerLimits(t *testing.T) {
 		t.Fatalf("invalid limits: %v", diags)
 	}
 }
+
+func TestServerMemoryLimit(t *testing.T) {
+	for _, c := range []struct {
+		body  string
+		want  int
+		diags int
+	}{
+		{"", DefaultMemoryLimit, 0},
+		{"server {\n  memory_limit = 0\n}\n", 0, 0},
+		{"server {\n  memory_limit = 536870912\n}\n", 512 << 20, 0},
+		{"server {\n  memory_limit = 1000\n}\n", 1000, 1},
+	} {
+		path := filepath.Join(t.TempDir(), "c.hcl")
+		hcl := "model \"m\" { context_window = 8000 }\ncontext \"c\" { model = \"m\" }\n" + c.body
+		if err := os.WriteFile(path, []byte(hcl), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg, diags := Load([]string{path}, nil, nil)
+		if lines := DiagnosticLines(diags); cfg.Server.MemoryLimit != c.want || len(lines) != c.diags {
+			t.Errorf("%q: memory_limit %d, diagnostics %v; want %d and %d diagnostics", c.body, cfg.Server.MemoryLimit, lines, c.want, c.diags)
+		}
+	}
+}

@@ -335,6 +335,13 @@ type Server struct {
 	// it refuses to start) and checks nothing. A PostgreSQL store is
 	// always shared.
 	SharedStore bool
+	// MemoryLimit is the soft limit of the server's Go heap and runtime,
+	// in bytes (default DefaultMemoryLimit; 0: none; the environment
+	// variable GOMEMLIMIT, when set, wins). Past it the garbage collector
+	// runs sooner, up to half the CPU, instead of letting the heap grow to
+	// twice what is live: a turn or op that briefly holds several copies
+	// of a large plugin state does not double the process's memory.
+	MemoryLimit int
 	// CompressMinBytes: responses of at least this many bytes are
 	// gzip-compressed for clients that accept it; 0 turns compression off.
 	// Unset: off on a loopback listen address, DefaultCompressMinBytes

@@ -345,4 +345,7 @@ func (c *Config) validateServer(p *problems) {
 	p.atLeast(s.Source, "max_append_messages", s.MaxAppendMessages, 1)
 	p.atLeast(s.Source, "max_append_bytes", s.MaxAppendBytes, 1024)
 	p.atLeast(s.Source, "compress_min_bytes", s.CompressMinBytes, 0)
+	if s.MemoryLimit != 0 && s.MemoryLimit < 32<<20 {
+		p.errorf(s.Source, "memory_limit", "Invalid memory_limit", "memory_limit must be 0 (none) or at least %d bytes (32 MiB), got %d.", 32<<20, s.MemoryLimit)
+	}
 }

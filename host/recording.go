@@ -447,6 +447,7 @@ func (s *Session) StoredVersion() uint64 {
 // last plugin state (a Supervisor). KeptState returns it only when it is
 // exactly what State would return now (it was fetched with State after the
 // last call that could change it); the host then saves it without an RPC.
+// The bytes are the keeper's own: read them, never modify them.
 type StateKeeper interface {
 	KeptState(session string) ([]byte, bool)
 }

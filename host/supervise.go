@@ -254,7 +254,10 @@ func (s *Supervisor) restoreInto(ctx context.Context, p ContextPlugin) error {
 
 // KeptState returns the session's acknowledged state: what the plugin
 // holds for it after the last successful state-changing call. ok is false
-// when no call has changed the session yet (or it has ended).
+// when no call has changed the session yet (or it has ended). The bytes
+// are shared, not copied (a state may weigh megabytes and is saved after
+// every op): the caller must not modify them. A kept state is replaced,
+// never changed in place.
 func (s *Supervisor) KeptState(session string) ([]byte, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -262,7 +265,7 @@ func (s *Supervisor) KeptState(session string) ([]byte, bool) {
 	if !ok {
 		return nil, false
 	}
-	return append([]byte(nil), st...), true
+	return st, true
 }
 
 // Info returns the plugin's description (from its first launch).

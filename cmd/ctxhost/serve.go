@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -63,6 +64,7 @@ func cmdServe(args []string, std stdio) error {
 	if token == "" && !loopback(sc.Listen) {
 		return usageErrorf("listen %s is not a loopback address: serving it needs a bearer token (token_file in the server block, -token-file, or $%s)", sc.Listen, tokenEnv)
 	}
+	setMemoryLimit(sc.MemoryLimit)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	spec := cfg.Host.Store
@@ -246,4 +248,13 @@ func claimStore(st store.Store, shared bool) error {
 		}
 	}
 	return nil
+}
+
+// setMemoryLimit sets the Go runtime's soft memory limit to limit bytes
+// (0: none), unless GOMEMLIMIT is set: the operator's word wins.
+func setMemoryLimit(limit int) {
+	if _, set := os.LookupEnv("GOMEMLIMIT"); set || limit <= 0 {
+		return
+	}
+	debug.SetMemoryLimit(int64(limit))
 }
