@@ -9,17 +9,19 @@ import (
 // budgetOf is the session's budget of counted components: with a
 // plain-text format, the rendering's own tokens (labels, section headers,
 // separators) as last measured are part of the overhead.
-func (s *Session) budgetOf(counted []countedComponent) sdk.Budget {
+func (t *turn) budgetOf(counted []countedComponent) sdk.Budget {
+	s := t.s
 	b := budgetOf(s.cfg, s.usage.Calibration, counted)
 	if s.pressure.RenderGap > 0 && s.cfg.rendersText() {
-		b = s.withRenderGap(b, b.Used)
+		b = t.withRenderGap(b, b.Used)
 	}
 	return b
 }
 
 // withRenderGap is b, whose components count components tokens, with the
 // session's current render gap as the rendering's overhead.
-func (s *Session) withRenderGap(b sdk.Budget, components int) sdk.Budget {
+func (t *turn) withRenderGap(b sdk.Budget, components int) sdk.Budget {
+	s := t.s
 	b.Overhead += components + s.pressure.RenderGap - b.Used
 	b.Used = components + s.pressure.RenderGap
 	b.CalibratedUsed = calibrate(b.Used, b.Calibration)

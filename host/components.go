@@ -39,7 +39,8 @@ var slotRank = map[sdk.Slot]int{sdk.SlotTools: -1, sdk.SlotSystem: 0, sdk.SlotCo
 // required one fails the call. The order is deterministic: by slot, core
 // before plugins, plugins in binding order. With an agent's view, the
 // view's parts replace the session's texts and history.
-func (s *Session) gather(ctx context.Context, view *AgentView) ([]countedComponent, []string, []PluginFailure, error) {
+func (t *turn) gather(ctx context.Context, view *AgentView) ([]countedComponent, []string, []PluginFailure, error) {
+	s := t.s
 	out := make([]countedComponent, 0, 4+len(s.plugins))
 	core := func(name string, slot sdk.Slot, t countedText) {
 		if t.text != "" {
@@ -47,18 +48,18 @@ func (s *Session) gather(ctx context.Context, view *AgentView) ([]countedCompone
 		}
 	}
 	if view != nil {
-		out = s.viewComponents(view)
+		out = t.viewComponents(view)
 	} else {
 		core(sdk.ComponentTools, sdk.SlotTools, s.tools)
 		core(sdk.ComponentSystemPrompt, sdk.SlotSystem, s.system)
 		core(sdk.ComponentInstructions, sdk.SlotSystem, s.instructions)
 		if s.hist.Len() > 0 {
-			out = append(out, s.historyComponent())
+			out = append(out, t.historyComponent())
 		}
 		core(sdk.ComponentInput, sdk.SlotInput, s.input)
 	}
 
-	answers := s.fetchPlugins(ctx)
+	answers := t.fetchPlugins(ctx)
 	var warnings []string
 	var leftOut []PluginFailure
 	names := map[string]bool{}
@@ -103,7 +104,8 @@ func (s *Session) gather(ctx context.Context, view *AgentView) ([]countedCompone
 // The history shares its view (history.Shared), extended in place when
 // messages were only appended, so a turn costs what changed, not a walk
 // over every message.
-func (s *Session) historyComponent() countedComponent {
+func (t *turn) historyComponent() countedComponent {
+	s := t.s
 	v := s.hist.Shared()
 	return countedComponent{
 		comp: sdk.Component{
@@ -123,7 +125,8 @@ type pluginAnswer struct {
 	fetched bool  // false: the last answer is reused
 }
 
-func (s *Session) fetchPlugins(ctx context.Context) []pluginAnswer {
+func (t *turn) fetchPlugins(ctx context.Context) []pluginAnswer {
+	s := t.s
 	answers := make([]pluginAnswer, len(s.plugins))
 	if !slices.ContainsFunc(s.plugins, func(p *boundPlugin) bool { return !p.reusable() }) {
 		return answers // every last answer is reused

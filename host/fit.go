@@ -18,7 +18,8 @@ type FitPolicy interface {
 // fit applies the session's FitPolicy: the components it returns are
 // counted again (the host is the authority on tokens); its warnings
 // replace the gather's.
-func (s *Session) fit(cs []countedComponent, out *Prepared) []countedComponent {
+func (t *turn) fit(cs []countedComponent, out *Prepared) []countedComponent {
+	s := t.s
 	in := make([]sdk.Component, len(cs))
 	for i, c := range cs {
 		in[i] = c.comp

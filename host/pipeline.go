@@ -78,7 +78,8 @@ func compactionOrder(cs []countedComponent) []int {
 // exactly the remaining deficit (a plugin with a floor, KeepAtLeast, for
 // no more than it holds above it); the host recounts it; the pipeline
 // stops as soon as the deficit is covered.
-func (s *Session) compact(ctx context.Context, cs []countedComponent, deficit int, report *CompactionReport) {
+func (t *turn) compact(ctx context.Context, cs []countedComponent, deficit int, report *CompactionReport) {
+	s := t.s
 	remaining := deficit
 	for _, i := range compactionOrder(cs) {
 		if remaining <= 0 {
@@ -86,7 +87,7 @@ func (s *Session) compact(ctx context.Context, cs []countedComponent, deficit in
 		}
 		var st CompactionStep
 		if cs[i].isHistory() {
-			st = s.compactHistory(&cs[i], remaining)
+			st = t.compactHistory(&cs[i], remaining)
 		} else if p := cs[i].plugin; p != nil {
 			ask := remaining
 			if floor := p.binding.KeepAtLeast; floor > 0 {
@@ -95,7 +96,7 @@ func (s *Session) compact(ctx context.Context, cs []countedComponent, deficit in
 			if ask <= 0 {
 				continue
 			}
-			st = s.compactPlugin(ctx, &cs[i], ask)
+			st = t.compactPlugin(ctx, &cs[i], ask)
 		} else {
 			continue
 		}
@@ -107,11 +108,12 @@ func (s *Session) compact(ctx context.Context, cs []countedComponent, deficit in
 }
 
 // compactHistory asks the history for ask tokens.
-func (s *Session) compactHistory(c *countedComponent, ask int) CompactionStep {
+func (t *turn) compactHistory(c *countedComponent, ask int) CompactionStep {
+	s := t.s
 	start := time.Now()
 	before := c.tokens
 	step := s.hist.Compact(ask)
-	*c = s.historyComponent()
+	*c = t.historyComponent()
 	return CompactionStep{
 		Component: c.comp.Name, Action: "compact", Asked: ask, Claimed: step.Freed,
 		Freed: before - c.tokens, Duration: time.Since(start), Log: step.Log,
@@ -125,7 +127,8 @@ func (s *Session) compactHistory(c *countedComponent, ask int) CompactionStep {
 // acknowledged state back), and that acknowledged state is still prev, the
 // state before the call — so the abandoned call left no trace. The State
 // call waits for the abandoned call and the relaunch to end.
-func (s *Session) compactionUndone(ctx context.Context, p *boundPlugin, prev []byte, err error) bool {
+func (t *turn) compactionUndone(ctx context.Context, p *boundPlugin, prev []byte, err error) bool {
+	s := t.s
 	keeper, supervised := p.binding.Plugin.(StateKeeper)
 	if ctx.Err() != nil || !errors.Is(err, context.DeadlineExceeded) || !supervised {
 		return false
@@ -149,7 +152,8 @@ func (s *Session) compactionUndone(ctx context.Context, p *boundPlugin, prev []b
 // component, and discards nonsense: an error, a negative claim, a changed
 // name, invalid content, a component that grew, or one that went below the
 // binding's floor (KeepAtLeast).
-func (s *Session) compactPlugin(ctx context.Context, c *countedComponent, ask int) CompactionStep {
+func (t *turn) compactPlugin(ctx context.Context, c *countedComponent, ask int) CompactionStep {
+	s := t.s
 	start := time.Now()
 	p := c.plugin
 	st := CompactionStep{Component: c.comp.Name, Action: "compact", Asked: ask}
@@ -182,7 +186,7 @@ func (s *Session) compactPlugin(ctx context.Context, c *countedComponent, ask in
 	req := sdk.CompactRequest{TokensNeeded: ask, Encoding: s.cfg.Encoding}
 	call := func(ctx context.Context) (sdk.CompactResult, error) { return p.binding.Plugin.Compact(ctx, s.id, req) }
 	res, err := callWithDeadline(ctx, p.binding.Timeout, call)
-	if err != nil && s.compactionUndone(ctx, p, prev, err) {
+	if err != nil && t.compactionUndone(ctx, p, prev, err) {
 		s.events.emit(Event{Type: EventCallRetried, Session: s.id, Plugin: p.binding.Name, Err: err})
 		first := err
 		if res, err = callWithDeadline(ctx, p.binding.Timeout, call); err == nil {

@@ -104,142 +104,6 @@ type PluginFailure struct {
 	Err    error
 }
 
-// Prepare builds this turn's context: components, counts, budget, strategy,
-// compaction, Prepared notifications, then the assembler. The same session
-// state gives a byte-identical payload.
-func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepared, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	windDown := s.pressure.WindDownIssued
-	out, err := s.prepare(ctx, agent)
-	if errors.Is(err, errRenderedOver) {
-		// The rendering's overhead is measured now: the turn again,
-		// compacting for it (what the first try compacted stays).
-		s.pressure.WindDownIssued = windDown
-		out, err = s.prepare(ctx, agent)
-	}
-	return out, err
-}
-
-// errRenderedOver: a plain-text payload's rendering took it over the
-// window, and its overhead is now remembered (see checkRendered).
-var errRenderedOver = errors.New("rendered payload over the window")
-
-func (s *Session) prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepared, error) {
-	if s.ended {
-		return nil, fmt.Errorf("prepare %q: %w", s.id, ErrSessionEnded)
-	}
-	unchanged := s.unchangedSinceSavedTurn()
-	view, err := s.viewFor(agent)
-	if err != nil {
-		return nil, fmt.Errorf("prepare %q: %w", s.id, err)
-	}
-	cs, warnings, leftOut, err := s.gather(ctx, view)
-	if err != nil {
-		return nil, fmt.Errorf("prepare %q: %w", s.id, err)
-	}
-	out := &Prepared{Warnings: warnings, LeftOut: leftOut}
-	if w := s.calibrationWarningLocked(); w != "" {
-		out.Warnings = append(out.Warnings, w)
-	}
-	if view != nil {
-		out.View = &ViewReport{AgentView: *view}
-		out.Warnings = append(out.Warnings, view.Warnings...)
-	}
-	out.Before = s.budgetOf(cs)
-	s.emitBudget(out.Before)
-	out.Action, s.pressure.WindDownIssued = pressureOf(out.Before.Utilization, s.cfg.Thresholds, s.pressure.WindDownIssued)
-	growthBefore := s.pressure.Growth
-	s.recordGrowth(out.Before.CalibratedUsed)
-
-	if s.cfg.Fit != nil {
-		cs = s.fit(cs, out)
-	} else if err := s.compactTurn(ctx, cs, out); err != nil {
-		return nil, err
-	}
-
-	final := finalComponents(cs)
-	out.Budget = s.budgetOf(final)
-	out.Components, out.Usage = make([]sdk.Component, 0, len(final)), make([]ComponentUsage, 0, len(final))
-	for _, c := range final {
-		out.Components = append(out.Components, c.comp)
-		out.Usage = append(out.Usage, ComponentUsage{Name: c.comp.Name, Slot: c.comp.Slot, Priority: c.comp.Priority, Compactable: c.comp.Compactable, Tokens: c.tokens})
-	}
-	if over := overWindow(out.Budget, final); over != nil && s.cfg.Fit == nil {
-		if !s.cfg.AllowOverWindow {
-			// The compaction done so far stays (a retry would redo it
-			// first); nothing is assembled.
-			return nil, errors.Join(fmt.Errorf("prepare %q: %w", s.id, over), s.persist())
-		}
-		out.Warnings = append(out.Warnings, over.Error())
-	}
-	key := s.keyOf(final, out.Budget)
-	// A repeated turn is not a new one: it records no growth and is not
-	// counted (and, with nothing else changed, saves nothing). Nor is the
-	// first turn of a reopened session that repeats the last one saved.
-	last := s.reusedTurn(agent.Name, view, key)
-	again := last == nil && unchanged && s.repeatsSavedTurn(agent.Name, view, out.Budget)
-	if last != nil {
-		// Nothing changed since the last turn: the same payload again.
-		s.pressure.Growth = growthBefore
-		out.Cache = s.cacheAgain(last, out.Budget)
-		out.Payload, out.MediaType, out.System, out.HasSystem = last.result.Payload, last.result.MediaType, last.result.System, last.result.HasSystem
-		out.PayloadID, out.Extends, out.Repeats = last.id, last.id, len(last.result.Payload)
-		out.Warnings = append(out.Warnings, s.notifyPrepared(ctx, out.Budget)...)
-	} else {
-		out.Cache = s.cacheReport(agent.Name, final, out.Budget)
-		// The Prepared hooks are notifications nothing waits on: they run
-		// while the assembler works, so they add no round trip to the
-		// turn. They get the budget as compacted (before a multi-agent
-		// view's byte trim, which only the assembly can tell).
-		hookBudget := out.Budget
-		hookWarnings := make(chan []string, 1)
-		go func() { hookWarnings <- s.notifyPrepared(ctx, hookBudget) }()
-		if s.cfg.ReusePayload {
-			// The assembly may be built in the last payload's memory: it
-			// cannot be sent again, even if this turn fails.
-			delete(s.lastTurns, agent.Name)
-		}
-		err = s.assemble(ctx, agent, out)
-		out.Warnings = append(out.Warnings, <-hookWarnings...)
-		if err == nil {
-			used := out.Budget.Used
-			if err = s.checkRendered(out, growthBefore); out.Budget.Used != used {
-				key = s.keyOf(final, out.Budget) // the measured rendering is part of the turn
-			}
-		}
-		if err == nil && view == nil && s.cfg.Assembler != nil {
-			s.rememberTurn(agent.Name, key, out)
-		}
-		switch {
-		case err != nil:
-		case again:
-			s.pressure.Growth = growthBefore
-		default:
-			s.pressure.Turns++
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("prepare %q: %w", s.id, err)
-	}
-	if out.Action == ActionRestart {
-		plan := s.restartPlan(s.hist.All())
-		out.Restart = &plan
-	}
-	s.usage.LastCounted = out.Budget.Used
-	s.pressure.LastUsed, s.pressure.Prepared = out.Budget.CalibratedUsed, true
-	s.metrics.Prepares++
-	s.metrics.LastPrepare = out.Budget.Components
-	if last == nil || !s.rec.unchanged(s.usage, s.pressure) {
-		s.markSavedTurn(agent.Name, view, out.Budget)
-	}
-	if err := s.persist(); err != nil {
-		s.pressure.TurnVersion = 0
-		return out, fmt.Errorf("prepare %q: %w", s.id, err)
-	}
-	return out, nil
-}
-
 // checkRendered counts a plain-text payload as the provider will see it
 // (the payload and the system text handed over beside it) and remembers
 // what its rendering adds to the components. Over the window, it is
@@ -248,7 +112,8 @@ func (s *Session) prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 // rendering. API formats are counted by their framing and pass; so do
 // payloads that are not text (a format of another media type) and fitted
 // multi-agent views, which have their own bound.
-func (s *Session) checkRendered(out *Prepared, growthBefore []int) error {
+func (t *turn) checkRendered(out *Prepared, growthBefore []int) error {
+	s := t.s
 	if !s.cfg.rendersText() || s.cfg.Fit != nil {
 		return nil
 	}
@@ -260,7 +125,7 @@ func (s *Session) checkRendered(out *Prepared, growthBefore []int) error {
 	gap := max(0, rendered-components)
 	grew := gap > s.pressure.RenderGap
 	s.pressure.RenderGap = gap
-	out.Budget = s.withRenderGap(out.Budget, components) // the turn's budget says what was measured
+	out.Budget = t.withRenderGap(out.Budget, components) // the turn's budget says what was measured
 	if calibrate(rendered, out.Budget.Calibration) <= out.Budget.Available {
 		return nil
 	}
@@ -279,14 +144,15 @@ func (s *Session) checkRendered(out *Prepared, growthBefore []int) error {
 // compactTurn is the strategy's decision and the compaction it asks for,
 // then the window's last resort: it fills out.Compaction and its
 // warnings, and changes cs in place.
-func (s *Session) compactTurn(ctx context.Context, cs []countedComponent, out *Prepared) error {
+func (t *turn) compactTurn(ctx context.Context, cs []countedComponent, out *Prepared) error {
+	s := t.s
 	d := s.strategy.Decide(StrategyInput{Budget: out.Before, Thresholds: s.cfg.Thresholds, Action: out.Action,
-		Growth: s.pressure.Growth, Floor: s.pressure.Floor, MinFree: s.minFree(out.Before),
-		Deep: s.deepStepUnder(out.Before), Pricing: s.cfg.Pricing, Turns: s.pressure.Turns, Outgrown: s.pressure.Outgrown})
+		Growth: s.pressure.Growth, Floor: s.pressure.Floor, MinFree: s.cfg.Strategy.minFree(out.Before),
+		Deep: t.deepStepUnder(out.Before), Pricing: s.cfg.Pricing, Turns: s.pressure.Turns, Outgrown: s.pressure.Outgrown})
 	if out.Before.CalibratedUsed > out.Before.Available {
 		s.pressure.Outgrown = true
 	}
-	report, err := s.carryOut(ctx, d, cs, out.Before)
+	report, err := t.carryOut(ctx, d, cs, out.Before)
 	if report != nil {
 		out.Compaction = report
 		for _, st := range report.Steps {
@@ -311,7 +177,7 @@ func (s *Session) compactTurn(ctx context.Context, cs []countedComponent, out *P
 	if err != nil {
 		return fmt.Errorf("prepare %q: %w", s.id, err)
 	}
-	out.Compaction = s.fitWindow(cs, out.Compaction, out.Before)
+	out.Compaction = t.fitWindow(cs, out.Compaction, out.Before)
 
 	return nil
 }
@@ -319,14 +185,15 @@ func (s *Session) compactTurn(ctx context.Context, cs []countedComponent, out *P
 // carryOut carries out a strategy's decision: the graduated history masking,
 // then the pipeline down to the target. It returns nil when nothing was
 // done.
-func (s *Session) carryOut(ctx context.Context, d Decision, cs []countedComponent, before sdk.Budget) (*CompactionReport, error) {
+func (t *turn) carryOut(ctx context.Context, d Decision, cs []countedComponent, before sdk.Budget) (*CompactionReport, error) {
+	s := t.s
 	report := &CompactionReport{Reason: d.Reason, Target: d.Target, Before: before.Used}
 	if d.MaskHistory > 0 {
 		for i := range cs {
 			if cs[i].isHistory() {
 				prev := cs[i].tokens
 				res := s.hist.MaskOldest(d.MaskHistory)
-				cs[i] = s.historyComponent()
+				cs[i] = t.historyComponent()
 				st := CompactionStep{Component: cs[i].comp.Name, Action: "mask", Freed: prev - cs[i].tokens, Log: res.Log}
 				report.Steps = append(report.Steps, st)
 				report.Freed += st.Freed
@@ -341,10 +208,10 @@ func (s *Session) carryOut(ctx context.Context, d Decision, cs []countedComponen
 		}
 		report.Deficit = used - uncalibrate(d.Target, s.usage.Calibration)
 		if d.Deep {
-			report.Deficit = max(report.Deficit, s.deepStep().free)
+			report.Deficit = max(report.Deficit, t.deepStep().free)
 		}
 		if report.Deficit > 0 {
-			s.compact(ctx, cs, report.Deficit, report)
+			t.compact(ctx, cs, report.Deficit, report)
 		}
 	}
 	if len(report.Steps) == 0 && report.Deficit <= 0 {
@@ -363,8 +230,9 @@ func (s *Session) carryOut(ctx context.Context, d Decision, cs []countedComponen
 // the strategy's compaction: the history cuts its largest messages head +
 // tail (the task and pinned ones last). The step is added to report (a
 // new one when the strategy did not compact).
-func (s *Session) fitWindow(cs []countedComponent, report *CompactionReport, before sdk.Budget) *CompactionReport {
-	b := s.budgetOf(finalComponents(cs))
+func (t *turn) fitWindow(cs []countedComponent, report *CompactionReport, before sdk.Budget) *CompactionReport {
+	s := t.s
+	b := t.budgetOf(finalComponents(cs))
 	if b.CalibratedUsed <= b.Available {
 		return report
 	}
@@ -378,7 +246,7 @@ func (s *Session) fitWindow(cs []countedComponent, report *CompactionReport, bef
 		if len(res.CutIDs) == 0 {
 			return report
 		}
-		cs[i] = s.historyComponent()
+		cs[i] = t.historyComponent()
 		if report == nil {
 			report = &CompactionReport{Reason: "window: the context does not fit", Target: b.Available, Before: before.Used, Deficit: need}
 		}
@@ -411,9 +279,9 @@ func overWindow(b sdk.Budget, final []countedComponent) *OverWindowError {
 }
 
 // minFree is the least a proactive compaction must be able to free.
-func (s *Session) minFree(b sdk.Budget) int {
-	if s.cfg.Strategy.MinFree > 0 {
-		return s.cfg.Strategy.MinFree
+func (c StrategyConfig) minFree(b sdk.Budget) int {
+	if c.MinFree > 0 {
+		return c.MinFree
 	}
 	return fraction(b.Available, DefaultMinFreeShare)
 }
@@ -428,7 +296,8 @@ func finalComponents(cs []countedComponent) []countedComponent {
 	return out
 }
 
-func (s *Session) emitBudget(b sdk.Budget) {
+func (t *turn) emitBudget(b sdk.Budget) {
+	s := t.s
 	switch b.Status {
 	case sdk.StatusWarning:
 		s.events.emit(Event{Type: EventBudgetWarning, Session: s.id, Budget: &b})
@@ -438,7 +307,8 @@ func (s *Session) emitBudget(b sdk.Budget) {
 }
 
 // recordGrowth remembers how much the context grew since the last prepare.
-func (s *Session) recordGrowth(used int) {
+func (t *turn) recordGrowth(used int) {
+	s := t.s
 	if !s.pressure.Prepared {
 		return
 	}
@@ -451,7 +321,8 @@ func (s *Session) recordGrowth(used int) {
 
 // notifyPrepared calls the Prepared hook of every plugin that has one
 // due (boundPlugin.hookDue) concurrently; failures become warnings.
-func (s *Session) notifyPrepared(ctx context.Context, b sdk.Budget) []string {
+func (t *turn) notifyPrepared(ctx context.Context, b sdk.Budget) []string {
+	s := t.s
 	due := make([]bool, len(s.plugins))
 	some := false
 	for i, p := range s.plugins {
@@ -492,12 +363,13 @@ func (s *Session) notifyPrepared(ctx context.Context, b sdk.Budget) []string {
 	return warnings
 }
 
-func (s *Session) assemble(ctx context.Context, agent sdk.AgentIdentity, out *Prepared) error {
+func (t *turn) assemble(ctx context.Context, agent sdk.AgentIdentity, out *Prepared) error {
+	s := t.s
 	a := s.cfg.Assembler
 	if a == nil {
 		return nil
 	}
-	res, err := s.assembleOnce(ctx, agent, out, s.cfg.ReusePayload)
+	res, err := t.assembleOnce(ctx, agent, out, s.cfg.ReusePayload)
 	if err != nil {
 		s.payloads.lost(agent.Name)
 		return err
@@ -507,7 +379,7 @@ func (s *Session) assemble(ctx context.Context, agent sdk.AgentIdentity, out *Pr
 		v.Bytes = payloadBytes(res)
 		if v.MaxBytes > 0 && v.Bytes > v.MaxBytes {
 			trimmed = true
-			if res, err = s.trimView(ctx, agent, out); err != nil {
+			if res, err = t.trimView(ctx, agent, out); err != nil {
 				s.payloads.lost(agent.Name)
 				return err
 			}
@@ -522,7 +394,8 @@ func (s *Session) assemble(ctx context.Context, agent sdk.AgentIdentity, out *Pr
 // the first call is cut off by its deadline); reuse: the payload may be
 // built in the memory of the agent's last one. The components' message
 // lists are never written once given (the history's is the shared view).
-func (s *Session) assembleOnce(ctx context.Context, agent sdk.AgentIdentity, out *Prepared, reuse bool) (sdk.AssembleResult, error) {
+func (t *turn) assembleOnce(ctx context.Context, agent sdk.AgentIdentity, out *Prepared, reuse bool) (sdk.AssembleResult, error) {
+	s := t.s
 	a := s.cfg.Assembler
 	req := sdk.AssembleRequest{Components: out.Components, Budget: out.Budget, Agent: agent, Format: s.cfg.Format, Options: s.cfg.AssemblerOptions, Session: s.id,
 		ImmutableMessages: true, ReusePayload: reuse}
@@ -557,7 +430,7 @@ func payloadBytes(res sdk.AssembleResult) int {
 // is dropped), so it costs O(log n) more assemblies, and only for a turn
 // over the bound. The components, usage and budget of out then describe
 // the trimmed payload.
-func (s *Session) trimView(ctx context.Context, agent sdk.AgentIdentity, out *Prepared) (sdk.AssembleResult, error) {
+func (t *turn) trimView(ctx context.Context, agent sdk.AgentIdentity, out *Prepared) (sdk.AssembleResult, error) {
 	v := out.View
 	all := v.History
 	full := out.Components
@@ -572,7 +445,7 @@ func (s *Session) trimView(ctx context.Context, agent sdk.AgentIdentity, out *Pr
 		p.Components = append([]sdk.Component(nil), full...)
 		p.Usage = append([]ComponentUsage(nil), out.Usage...)
 		if hi >= 0 {
-			c := s.viewHistory(all[dropped:])
+			c := t.viewHistory(all[dropped:])
 			c.comp.Priority, c.comp.Compactable = full[hi].Priority, full[hi].Compactable
 			p.Components[hi].Messages, p.Usage[hi].Tokens = c.comp.Messages, c.tokens
 			if dropped == len(all) {
@@ -580,8 +453,8 @@ func (s *Session) trimView(ctx context.Context, agent sdk.AgentIdentity, out *Pr
 				p.Usage = append(p.Usage[:hi:hi], p.Usage[hi+1:]...)
 			}
 		}
-		p.Budget = s.trimmedBudget(out.Budget, p.Usage)
-		res, err := s.assembleOnce(ctx, agent, &p, false) // the tries are kept side by side
+		p.Budget = t.trimmedBudget(out.Budget, p.Usage)
+		res, err := t.assembleOnce(ctx, agent, &p, false) // the tries are kept side by side
 		return &p, res, err
 	}
 	bare, res, err := try(len(all))
@@ -612,23 +485,24 @@ func (s *Session) trimView(ctx context.Context, agent sdk.AgentIdentity, out *Pr
 }
 
 // trimmedBudget is b with the components' tokens of usage.
-func (s *Session) trimmedBudget(b sdk.Budget, usage []ComponentUsage) sdk.Budget {
+func (t *turn) trimmedBudget(b sdk.Budget, usage []ComponentUsage) sdk.Budget {
 	var cs []countedComponent
 	for _, u := range usage {
 		cs = append(cs, countedComponent{comp: sdk.Component{Name: u.Name, Slot: u.Slot}, tokens: u.Tokens})
 	}
-	return s.budgetOf(cs)
+	return t.budgetOf(cs)
 }
 
 // Budget returns the current budget without compacting or assembling.
 func (s *Session) Budget(ctx context.Context) (sdk.Budget, []string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cs, warnings, _, err := s.gather(ctx, nil)
+	t := s.newTurn(ctx, sdk.AgentIdentity{})
+	cs, warnings, _, err := t.gather(ctx, nil)
 	if err != nil {
 		return sdk.Budget{}, warnings, fmt.Errorf("budget %q: %w", s.id, err)
 	}
-	return s.budgetOf(cs), warnings, nil
+	return t.budgetOf(cs), warnings, nil
 }
 
 // Compact forces a compaction down to the strategy target (Config.Strategy.Target
@@ -637,13 +511,14 @@ func (s *Session) Budget(ctx context.Context) (sdk.Budget, []string, error) {
 func (s *Session) Compact(ctx context.Context) (*CompactionReport, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cs, _, _, err := s.gather(ctx, nil)
+	t := s.newTurn(ctx, sdk.AgentIdentity{})
+	cs, _, _, err := t.gather(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("compact %q: %w", s.id, err)
 	}
-	b := s.budgetOf(cs)
+	b := t.budgetOf(cs)
 	d := Decision{Compact: true, Target: fraction(b.Available, s.cfg.Strategy.Target), Reason: "forced"}
-	report, err := s.carryOut(ctx, d, cs, b)
+	report, err := t.carryOut(ctx, d, cs, b)
 	if err != nil {
 		return nil, fmt.Errorf("compact %q: %w", s.id, err)
 	}

@@ -372,7 +372,7 @@ func (r *realResult) check(t testing.TB, s *Session, p *Prepared, enc tokenizer.
 		} else {
 			r.speculative++
 		}
-		if s.cfg.Strategy.Name == StrategyProactive && !forced && r.floor > 0 && p.Before.CalibratedUsed-r.floor < s.minFree(p.Before) {
+		if s.cfg.Strategy.Name == StrategyProactive && !forced && r.floor > 0 && p.Before.CalibratedUsed-r.floor < s.cfg.Strategy.minFree(p.Before) {
 			r.needless++ // compacted again before the context grew by min_free over the floor
 		}
 	}

@@ -47,7 +47,8 @@ type lastTurn struct {
 }
 
 // keyOf is the turnKey of final with budget b.
-func (s *Session) keyOf(final []countedComponent, b sdk.Budget) turnKey {
+func (t *turn) keyOf(final []countedComponent, b sdk.Budget) turnKey {
+	s := t.s
 	k := turnKey{hist: s.hist, histVersion: s.hist.Version(), budget: b,
 		texts: [4]string{s.system.text, s.instructions.text, s.input.text, s.teamTask.text}}
 	k.comps = make([]componentKey, len(final))
@@ -74,7 +75,8 @@ func budgetEqual(a, b sdk.Budget) bool {
 
 // reusedTurn returns the last turn of agent when this one (final, b) is
 // the same; nil otherwise, or for an agent's view (rebuilt every turn).
-func (s *Session) reusedTurn(agent string, view *AgentView, key turnKey) *lastTurn {
+func (t *turn) reusedTurn(agent string, view *AgentView, key turnKey) *lastTurn {
+	s := t.s
 	if view != nil {
 		return nil
 	}
@@ -86,15 +88,16 @@ func (s *Session) reusedTurn(agent string, view *AgentView, key turnKey) *lastTu
 }
 
 // rememberTurn keeps this turn's assembly for the next prepare of agent.
-func (s *Session) rememberTurn(agent string, key turnKey, out *Prepared) {
+func (t *turn) rememberTurn(agent string, key turnKey, out *Prepared) {
+	s := t.s
 	if s.lastTurns == nil {
 		s.lastTurns = map[string]*lastTurn{}
 	}
-	t := &lastTurn{key: key, id: out.PayloadID, result: sdk.AssembleResult{Payload: out.Payload, MediaType: out.MediaType, System: out.System, HasSystem: out.HasSystem}}
+	last := &lastTurn{key: key, id: out.PayloadID, result: sdk.AssembleResult{Payload: out.Payload, MediaType: out.MediaType, System: out.System, HasSystem: out.HasSystem}}
 	if track := s.caches[agent]; track != nil {
-		t.stable, t.unmanagedStable = track.stable, track.unmanagedTotal
+		last.stable, last.unmanagedStable = track.stable, track.unmanagedTotal
 	}
-	s.lastTurns[agent] = t
+	s.lastTurns[agent] = last
 }
 
 // markSavedTurn records, in the state the end of this prepare saves, the
@@ -104,7 +107,8 @@ func (s *Session) rememberTurn(agent string, key turnKey, out *Prepared) {
 // when that turn is the same one again (repeatsSavedTurn). A turn reused
 // with nothing to save keeps the mark it has: the stored state is still
 // that turn's. An agent's view is never reused: it clears the mark.
-func (s *Session) markSavedTurn(agent string, view *AgentView, b sdk.Budget) {
+func (t *turn) markSavedTurn(agent string, view *AgentView, b sdk.Budget) {
+	s := t.s
 	if s.rec.journal == nil || view != nil || s.rec.version() == 0 {
 		s.pressure.TurnVersion, s.pressure.TurnAgent, s.pressure.TurnBudget = 0, "", 0
 		return
@@ -112,18 +116,19 @@ func (s *Session) markSavedTurn(agent string, view *AgentView, b sdk.Budget) {
 	s.pressure.TurnVersion, s.pressure.TurnAgent, s.pressure.TurnBudget = s.rec.version(), agent, budgetDigest(b)
 }
 
-// unchangedSinceSavedTurn tells, before a prepare, whether the store
-// holds the marked turn's save and nothing after it (no message, text,
-// op, usage report or compaction since).
-func (s *Session) unchangedSinceSavedTurn() bool {
-	return s.rec.journal != nil && s.pressure.TurnVersion != 0 && s.rec.version() == s.pressure.TurnVersion+1 && len(s.rec.pending) == 0
+// holdsTurn tells, before a prepare, whether the store holds the turn p
+// marks (markSavedTurn) and nothing after it (no message, text, op, usage
+// report or compaction since).
+func (r *recording) holdsTurn(p pressureState) bool {
+	return r.journal != nil && p.TurnVersion != 0 && r.version() == p.TurnVersion+1 && len(r.pending) == 0
 }
 
 // repeatsSavedTurn tells whether this turn (b, after compaction) is the
 // marked one again: the same agent and budget. Only the bookkeeping uses
 // it; the turn is assembled anew (assemblers are deterministic: the
 // payload is the same).
-func (s *Session) repeatsSavedTurn(agent string, view *AgentView, b sdk.Budget) bool {
+func (t *turn) repeatsSavedTurn(agent string, view *AgentView, b sdk.Budget) bool {
+	s := t.s
 	return view == nil && s.pressure.TurnAgent == agent && s.pressure.TurnBudget == budgetDigest(b)
 }
 
@@ -154,7 +159,8 @@ func budgetDigest(b sdk.Budget) uint64 {
 
 // cacheAgain is the cache report of a turn that sends the last payload
 // again: its whole stable part is the shared prefix.
-func (s *Session) cacheAgain(last *lastTurn, b sdk.Budget) *CacheReport {
+func (t *turn) cacheAgain(last *lastTurn, b sdk.Budget) *CacheReport {
+	s := t.s
 	p := s.cfg.Pricing
 	if p == nil {
 		return nil
@@ -169,7 +175,8 @@ func (s *Session) cacheAgain(last *lastTurn, b sdk.Budget) *CacheReport {
 
 // deepStep is History.DeepStep, remembered for the history's version (it
 // may walk every message), in raw tokens.
-func (s *Session) deepStep() deepMemo {
+func (t *turn) deepStep() deepMemo {
+	s := t.s
 	v := s.hist.Version()
 	if s.deep.hist != s.hist || s.deep.version != v || !s.deep.valid {
 		free, keep := s.hist.DeepStep()
@@ -181,11 +188,12 @@ func (s *Session) deepStep() deepMemo {
 // deepStepUnder is the deepest history step in calibrated tokens for a
 // strategy to weigh, when the context b is at the warning threshold or
 // over the available budget; zero below, where no strategy needs it.
-func (s *Session) deepStepUnder(b sdk.Budget) DeepStep {
+func (t *turn) deepStepUnder(b sdk.Budget) DeepStep {
+	s := t.s
 	if b.Utilization < s.cfg.Thresholds.Warning && b.CalibratedUsed <= b.Available {
 		return DeepStep{}
 	}
-	d := s.deepStep()
+	d := t.deepStep()
 	return DeepStep{Free: calibrate(d.free, s.usage.Calibration), Keep: calibrate(d.keep, s.usage.Calibration)}
 }
 

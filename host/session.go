@@ -481,11 +481,12 @@ const maxCalibration = 4
 func (s *Session) CalibrationWarning() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.calibrationWarningLocked()
+	return s.usage.warning()
 }
 
-func (s *Session) calibrationWarningLocked() string {
-	u := s.usage
+// warning describes the calibration when the last reported usage put it
+// at its upper bound; "" otherwise.
+func (u usage) warning() string {
 	if u.Calibration < maxCalibration || u.LastCounted <= 0 || u.ReportedPrompt <= maxCalibration*u.LastCounted {
 		return ""
 	}

@@ -75,7 +75,8 @@ func (s *Session) TeamTask() string { s.mu.Lock(); defer s.mu.Unlock(); return s
 
 // viewFor returns agent's view, or nil for a turn of the session's own
 // context (no viewer, or no agent named).
-func (s *Session) viewFor(agent sdk.AgentIdentity) (*AgentView, error) {
+func (t *turn) viewFor(agent sdk.AgentIdentity) (*AgentView, error) {
+	s := t.s
 	if s.cfg.Viewer == nil || agent.Name == "" {
 		return nil, nil
 	}
@@ -90,7 +91,8 @@ func (s *Session) viewFor(agent sdk.AgentIdentity) (*AgentView, error) {
 // texts, the team task, its window as the history component and the
 // current message as the input. The history here is the view's, not the
 // session's: it is never masked or compacted (MaxBytes bounds it).
-func (s *Session) viewComponents(v *AgentView) []countedComponent {
+func (t *turn) viewComponents(v *AgentView) []countedComponent {
+	s := t.s
 	var out []countedComponent
 	text := func(name string, slot sdk.Slot, t string) {
 		if t != "" {
@@ -101,14 +103,15 @@ func (s *Session) viewComponents(v *AgentView) []countedComponent {
 	text(sdk.ComponentInstructions, sdk.SlotSystem, v.Instructions)
 	text(ComponentTeamTask, sdk.SlotContext, v.TeamTask)
 	if len(v.History) > 0 {
-		out = append(out, s.viewHistory(v.History))
+		out = append(out, t.viewHistory(v.History))
 	}
 	text(sdk.ComponentInput, sdk.SlotInput, v.Input)
 	return out
 }
 
 // viewHistory is a view's window as the history component.
-func (s *Session) viewHistory(msgs []sdk.Message) countedComponent {
+func (t *turn) viewHistory(msgs []sdk.Message) countedComponent {
+	s := t.s
 	c := countedComponent{comp: sdk.Component{Name: sdk.ComponentHistory, Slot: sdk.SlotHistory,
 		Messages: append([]sdk.Message{}, msgs...)}, view: true}
 	for _, m := range msgs {

@@ -1,0 +1,241 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// Prepare builds this turn's context: components, counts, budget, strategy,
+// compaction, Prepared notifications, then the assembler. The same session
+// state gives a byte-identical payload.
+func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepared, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	windDown := s.pressure.WindDownIssued
+	out, err := s.newTurn(ctx, agent).prepare()
+	if errors.Is(err, errRenderedOver) {
+		// The rendering's overhead is measured now: the turn again,
+		// compacting for it (what the first try compacted stays).
+		s.pressure.WindDownIssued = windDown
+		out, err = s.newTurn(ctx, agent).prepare()
+	}
+	return out, err
+}
+
+// errRenderedOver: a plain-text payload's rendering took it over the
+// window, and its overhead is now remembered (see checkRendered).
+var errRenderedOver = errors.New("rendered payload over the window")
+
+// turn is one Prepare in progress: the session (locked for the whole
+// turn), the agent, and what each stage has found so far. Its stages run
+// in the order prepare lists them; each is the method of that name.
+type turn struct {
+	s     *Session
+	ctx   context.Context
+	agent sdk.AgentIdentity
+	// unchanged: the store holds the session's last saved turn and
+	// nothing after it (see repeatsSavedTurn).
+	unchanged bool
+	// view is the agent's view of a multi-agent session (nil otherwise).
+	view *AgentView
+	// cs are the gathered components, compacted in place; final those
+	// assembled.
+	cs, final []countedComponent
+	// growthBefore is the pressure's growth record before this turn's.
+	growthBefore []int
+	// key identifies what the turn assembles; last is the agent's last
+	// turn when this one is the same, again whether it repeats the last
+	// turn the store holds.
+	key   turnKey
+	last  *lastTurn
+	again bool
+	out   *Prepared
+}
+
+// newTurn starts a turn of agent; the caller holds s.mu.
+func (s *Session) newTurn(ctx context.Context, agent sdk.AgentIdentity) *turn {
+	return &turn{s: s, ctx: ctx, agent: agent, out: &Prepared{}}
+}
+
+// prepare runs the turn's stages in order.
+func (t *turn) prepare() (*Prepared, error) {
+	s := t.s
+	if s.ended {
+		return nil, fmt.Errorf("prepare %q: %w", s.id, ErrSessionEnded)
+	}
+	t.unchanged = s.rec.holdsTurn(s.pressure)
+	if err := t.gatherComponents(); err != nil {
+		return nil, fmt.Errorf("prepare %q: %w", s.id, err)
+	}
+	t.measurePressure()
+	if err := t.compactToFit(); err != nil {
+		return nil, err
+	}
+	if err := t.settle(); err != nil {
+		return nil, err
+	}
+	if t.reuse() {
+		t.sendAgain()
+	} else if err := t.assembleTurn(); err != nil {
+		return nil, fmt.Errorf("prepare %q: %w", s.id, err)
+	}
+	return t.out, t.record()
+}
+
+// gatherComponents is the first stage: the agent's view (a multi-agent
+// session's named agent), then every component of the turn, counted.
+func (t *turn) gatherComponents() error {
+	s, out := t.s, t.out
+	view, err := t.viewFor(t.agent)
+	if err != nil {
+		return err
+	}
+	t.view = view
+	var warnings []string
+	t.cs, warnings, out.LeftOut, err = t.gather(t.ctx, view)
+	if err != nil {
+		return err
+	}
+	out.Warnings = warnings
+	if w := s.usage.warning(); w != "" {
+		out.Warnings = append(out.Warnings, w)
+	}
+	if view != nil {
+		out.View = &ViewReport{AgentView: *view}
+		out.Warnings = append(out.Warnings, view.Warnings...)
+	}
+	return nil
+}
+
+// measurePressure is the budget before compaction, its events, the
+// pressure action the agent loop should take and the context's growth.
+func (t *turn) measurePressure() {
+	s, out := t.s, t.out
+	out.Before = t.budgetOf(t.cs)
+	t.emitBudget(out.Before)
+	out.Action, s.pressure.WindDownIssued = pressureOf(out.Before.Utilization, s.cfg.Thresholds, s.pressure.WindDownIssued)
+	t.growthBefore = s.pressure.Growth
+	t.recordGrowth(out.Before.CalibratedUsed)
+}
+
+// compactToFit is the session's FitPolicy (a fresh task context's
+// budgeter) or the strategy's decision, the compaction it asks for and
+// the window's last resort.
+func (t *turn) compactToFit() error {
+	if t.s.cfg.Fit != nil {
+		t.cs = t.fit(t.cs, t.out)
+		return nil
+	}
+	return t.compactTurn(t.ctx, t.cs, t.out)
+}
+
+// settle fixes the components to assemble, their budget and usage log,
+// and refuses a context still over the window (unless allowed).
+func (t *turn) settle() error {
+	s, out := t.s, t.out
+	t.final = finalComponents(t.cs)
+	out.Budget = t.budgetOf(t.final)
+	out.Components, out.Usage = make([]sdk.Component, 0, len(t.final)), make([]ComponentUsage, 0, len(t.final))
+	for _, c := range t.final {
+		out.Components = append(out.Components, c.comp)
+		out.Usage = append(out.Usage, ComponentUsage{Name: c.comp.Name, Slot: c.comp.Slot, Priority: c.comp.Priority, Compactable: c.comp.Compactable, Tokens: c.tokens})
+	}
+	if over := overWindow(out.Budget, t.final); over != nil && s.cfg.Fit == nil {
+		if !s.cfg.AllowOverWindow {
+			// The compaction done so far stays (a retry would redo it
+			// first); nothing is assembled.
+			return errors.Join(fmt.Errorf("prepare %q: %w", s.id, over), s.persist())
+		}
+		out.Warnings = append(out.Warnings, over.Error())
+	}
+	return nil
+}
+
+// reuse tells whether the agent's last turn is this one again (nothing
+// changed since), so that its payload is sent again without an assembler
+// call. A repeated turn is not a new one: it records no growth and is not
+// counted (and, with nothing else changed, saves nothing). Nor is the
+// first turn of a reopened session that repeats the last one saved.
+func (t *turn) reuse() bool {
+	t.key = t.keyOf(t.final, t.out.Budget)
+	t.last = t.reusedTurn(t.agent.Name, t.view, t.key)
+	t.again = t.last == nil && t.unchanged && t.repeatsSavedTurn(t.agent.Name, t.view, t.out.Budget)
+	return t.last != nil
+}
+
+// sendAgain completes a reused turn: the last payload, its cache report,
+// and the Prepared hooks due.
+func (t *turn) sendAgain() {
+	s, out, last := t.s, t.out, t.last
+	s.pressure.Growth = t.growthBefore
+	out.Cache = t.cacheAgain(last, out.Budget)
+	out.Payload, out.MediaType, out.System, out.HasSystem = last.result.Payload, last.result.MediaType, last.result.System, last.result.HasSystem
+	out.PayloadID, out.Extends, out.Repeats = last.id, last.id, len(last.result.Payload)
+	out.Warnings = append(out.Warnings, t.notifyPrepared(t.ctx, out.Budget)...)
+}
+
+// assembleTurn has the assembler build the payload while the Prepared
+// hooks run, measures a plain-text rendering, and remembers the turn for
+// the next one.
+func (t *turn) assembleTurn() error {
+	s, out := t.s, t.out
+	out.Cache = s.cacheReport(t.agent.Name, t.final, out.Budget)
+	// The Prepared hooks are notifications nothing waits on: they run
+	// while the assembler works, so they add no round trip to the turn.
+	// They get the budget as compacted (before a multi-agent view's byte
+	// trim, which only the assembly can tell).
+	hookBudget := out.Budget
+	hookWarnings := make(chan []string, 1)
+	go func() { hookWarnings <- t.notifyPrepared(t.ctx, hookBudget) }()
+	if s.cfg.ReusePayload {
+		// The assembly may be built in the last payload's memory: it
+		// cannot be sent again, even if this turn fails.
+		delete(s.lastTurns, t.agent.Name)
+	}
+	err := t.assemble(t.ctx, t.agent, out)
+	out.Warnings = append(out.Warnings, <-hookWarnings...)
+	if err == nil {
+		used := out.Budget.Used
+		if err = t.checkRendered(out, t.growthBefore); out.Budget.Used != used {
+			t.key = t.keyOf(t.final, out.Budget) // the measured rendering is part of the turn
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if t.view == nil && s.cfg.Assembler != nil {
+		t.rememberTurn(t.agent.Name, t.key, out)
+	}
+	if t.again {
+		s.pressure.Growth = t.growthBefore
+	} else {
+		s.pressure.Turns++
+	}
+	return nil
+}
+
+// record is the last stage: the restart plan the action calls for, the
+// figures the next turn starts from, and the save that makes the turn's
+// effects durable.
+func (t *turn) record() error {
+	s, out := t.s, t.out
+	if out.Action == ActionRestart {
+		plan := s.restartPlan(s.hist.All())
+		out.Restart = &plan
+	}
+	s.usage.LastCounted = out.Budget.Used
+	s.pressure.LastUsed, s.pressure.Prepared = out.Budget.CalibratedUsed, true
+	s.metrics.Prepares++
+	s.metrics.LastPrepare = out.Budget.Components
+	if t.last == nil || !s.rec.unchanged(s.usage, s.pressure) {
+		t.markSavedTurn(t.agent.Name, t.view, out.Budget)
+	}
+	if err := s.persist(); err != nil {
+		s.pressure.TurnVersion = 0
+		return fmt.Errorf("prepare %q: %w", s.id, err)
+	}
+	return nil
+}
