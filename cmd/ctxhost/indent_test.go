@@ -57,7 +57,7 @@ func randomJSON(rng *rand.Rand, depth int) string {
 // encoding/json encodes it.
 func TestMarshalTurnMatchesEncoder(t *testing.T) {
 	var payloads [][]byte
-	goldens, err := filepath.Glob("../../plugins/assembler-*/testdata/api/*.json")
+	goldens, err := filepath.Glob("../../assemblers/*/testdata/api/*.json")
 	if err != nil || len(goldens) == 0 {
 		t.Fatalf("no assembler goldens found (%v)", err)
 	}
