@@ -44,7 +44,7 @@ type batchUndo struct {
 	hasTask   bool
 	opening   bool
 	openTask  int
-	openKind  string // the kind of entry openTask (inference may change it)
+	openKind  kind // the kind of entry openTask (inference may change it)
 	allTokens int
 	view      int
 	calls     map[string]*callRef // prior value of each touched call (nil: absent)
@@ -73,7 +73,7 @@ func (u *batchUndo) touch(h *History, id string) {
 
 func (u *batchUndo) rollback(h *History) {
 	for _, e := range h.entries[u.entries:] {
-		delete(h.byID, e.msg.ID)
+		h.byID.del(e.id)
 	}
 	clear(h.entries[u.entries:])
 	h.entries = h.entries[:u.entries]

@@ -80,30 +80,52 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// entry is one stored message with its cached counts.
+// entry is one stored message with its cached counts. It is kept small:
+// a long session holds one per message, most of them omitted and spilled
+// (see spill.go).
 type entry struct {
-	msg         sdk.Message
-	kind        string // resolved kind
-	tokens      int    // tokens of msg (History.count)
-	masked      bool   // the view shows the placeholder
-	maskTokens  int    // tokens of the masked message; -1 until counted
-	maskContent string // the placeholder, set with maskTokens
-	hidden      bool   // omitted from the view (window or dropped block)
-	cut         bool   // the view shows cutContent
-	cutContent  string // head + marker + tail
-	cutTokens   int    // tokens of the cut message
-	// stripped: the view shows stripParts, the message with its images
-	// and documents as placeholders and its thinking left out.
-	stripped    bool
-	stripParts  []sdk.Part
-	stripTokens int
-	caller      int // tool turn: index of the assistant entry it answers; else -1
+	msg *sdk.Message // nil while spilled (omitted messages only: see spillOut)
+	// shown is how the view shows a masked, cut or stripped message; nil
+	// until one of them is computed, and dropped when the message is
+	// omitted unless it is cut (its cut content is part of the state).
+	shown     *shownAs
+	id        string // msg.ID
+	tokens    int    // tokens of msg (History.count)
+	refOff    int64  // where msg was spilled, and its length
+	refLen    int32
+	caller    int32 // tool turn: index of the assistant entry it answers; else -1
+	kind      kind  // resolved kind
+	masked    bool  // the view shows the placeholder
+	hidden    bool  // omitted from the view (window or dropped block)
+	cut       bool  // the view shows cutContent
+	stripped  bool  // the view shows stripParts: images and documents as placeholders, thinking left out
+	pinnedMsg bool  // msg.Pinned
+	assistant bool  // msg.Role is assistant
 }
 
-// callRef locates one tool call.
+// shownAs holds what the view shows of an entry that is not shown as
+// added.
+type shownAs struct {
+	maskTokens  int    // tokens of the masked message; -1 until counted
+	maskContent string // the placeholder, set with maskTokens
+	cutContent  string // head + marker + tail
+	cutTokens   int    // tokens of the cut message
+	stripParts  []sdk.Part
+	stripTokens int
+}
+
+// shownOf returns entry e's shownAs, making it.
+func shownOf(e *entry) *shownAs {
+	if e.shown == nil {
+		e.shown = &shownAs{maskTokens: -1}
+	}
+	return e.shown
+}
+
+// callRef locates one tool call (its tool's name is in the call: see
+// callName).
 type callRef struct {
-	entry    int    // index of the assistant entry that made the call
-	name     string // tool name
+	entry    int32 // index of the assistant entry that made the call
 	answered bool
 }
 
@@ -115,7 +137,7 @@ type History struct {
 	opts    Options
 
 	entries []entry
-	byID    map[string]int     // message id -> index
+	byID    messageIDs         // message id -> index
 	calls   map[string]callRef // tool call id -> call
 	nextID  int                // last number used for an "mN" id; never reset
 	version uint64
@@ -140,6 +162,11 @@ type History struct {
 	maskCursor   int  // entries before it are never mask candidates
 
 	journal func(Op) // told every change (see SetJournal); nil: none
+
+	// Omitted messages out of memory (see spill.go).
+	spill    *spillFile // nil until the first message is spilled
+	noSpill  bool       // no spill file could be made or written: keep every message
+	spilling []int      // entries spilled since the last flushSpill
 }
 
 // New returns an empty History that counts with counter.
@@ -152,7 +179,8 @@ func New(counter tokenizer.Counter, opts Options) *History {
 // reset empties messages and view state; the id counter is kept.
 func (h *History) reset() {
 	h.entries = nil
-	h.byID = map[string]int{}
+	h.spill, h.spilling = nil, nil // the file closes once unreachable
+	h.byID = newMessageIDs()
 	h.calls = map[string]callRef{}
 	h.hasTask = false
 	h.opening, h.openingTask = true, -1
@@ -198,16 +226,17 @@ func (h *History) add(m sdk.Message) (sdk.Message, error) {
 		h.opening = false
 	}
 	for _, tc := range m.ToolCalls {
-		h.calls[tc.ID] = callRef{entry: idx, name: tc.Name}
+		h.calls[tc.ID] = callRef{entry: int32(idx)}
 	}
 	if m.Role == sdk.RoleTool {
 		ref := h.calls[m.ToolCallID]
 		ref.answered = true
 		h.calls[m.ToolCallID] = ref
 	}
-	e := entry{msg: m, kind: kind, tokens: h.count(m), maskTokens: -1, caller: caller}
+	e := entry{msg: &m, id: m.ID, kind: kindOf(kind), tokens: h.count(m), caller: int32(caller),
+		pinnedMsg: m.Pinned, assistant: m.Role == sdk.RoleAssistant}
 	h.entries = append(h.entries, e)
-	h.byID[m.ID] = idx
+	h.byID.put(m.ID, idx)
 	h.viewTokens += e.tokens
 	h.allTokens += e.tokens
 	h.version++ // an append: the view's epoch stays
@@ -219,7 +248,7 @@ func (h *History) newID() string {
 	for {
 		h.nextID++
 		id := fmt.Sprintf("m%d", h.nextID)
-		if _, taken := h.byID[id]; !taken {
+		if _, taken := h.byID.get(id); !taken {
 			return id
 		}
 	}
@@ -245,8 +274,8 @@ func (h *History) Recent(n int) []sdk.Message {
 
 func (h *History) messages(from int) []sdk.Message {
 	out := make([]sdk.Message, 0, len(h.entries)-from)
-	for _, e := range h.entries[from:] {
-		out = append(out, cloneMessage(e.msg))
+	for i := from; i < len(h.entries); i++ {
+		out = append(out, cloneMessage(h.message(i)))
 	}
 	return out
 }
@@ -255,11 +284,11 @@ func (h *History) messages(from int) []sdk.Message {
 func (h *History) Get(id string) (sdk.Message, bool) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	i, ok := h.byID[id]
+	i, ok := h.byID.get(id)
 	if !ok {
 		return sdk.Message{}, false
 	}
-	return cloneMessage(h.entries[i].msg), true
+	return cloneMessage(h.message(i)), true
 }
 
 // Len returns the number of messages.
@@ -299,14 +328,16 @@ func (h *History) SetCounter(c tokenizer.Counter) {
 	h.allTokens = 0
 	for i := range h.entries {
 		e := &h.entries[i]
-		e.tokens = h.count(e.msg)
+		e.tokens = h.count(h.message(i))
 		h.allTokens += e.tokens
-		e.maskTokens = -1
-		if e.masked {
+		if e.shown != nil {
+			e.shown.maskTokens = -1
+		}
+		if e.masked && !e.hidden { // an omitted message's placeholder is never shown
 			h.maskTokensOf(i)
 		}
 		if e.cut {
-			e.cutTokens = h.count(h.cutMessage(e))
+			e.shown.cutTokens = h.count(h.cutMessage(i))
 		}
 	}
 	h.recountView()
@@ -325,7 +356,7 @@ func (h *History) Backward() iter.Seq[sdk.Message] {
 		h.mu.RLock()
 		defer h.mu.RUnlock()
 		for i := len(h.entries) - 1; i >= 0; i-- {
-			if !yield(h.entries[i].msg) {
+			if !yield(h.message(i)) {
 				return
 			}
 		}

@@ -116,9 +116,9 @@ func (h *History) kindOf(m *sdk.Message) string {
 func (h *History) inferKind(m *sdk.Message) string {
 	if m.Role == sdk.RoleUser && h.opening {
 		if t := h.openingTask; t >= 0 {
-			h.entries[t].kind = sdk.KindInstruction
+			h.entries[t].kind = kindOf(sdk.KindInstruction)
 			if h.opts.Infer == InferAgent {
-				h.entries[t].kind = sdk.KindDemonstration
+				h.entries[t].kind = kindOf(sdk.KindDemonstration)
 			}
 			h.viewChanged()
 			return sdk.KindTask
@@ -131,7 +131,7 @@ func (h *History) inferKind(m *sdk.Message) string {
 		switch {
 		case m.Role == sdk.RoleAssistant:
 			return sdk.KindAction // every model turn of an agent loop acts
-		case m.Role == sdk.RoleUser && len(h.entries) > 0 && h.entries[len(h.entries)-1].msg.Role == sdk.RoleAssistant:
+		case m.Role == sdk.RoleUser && len(h.entries) > 0 && h.entries[len(h.entries)-1].assistant:
 			return sdk.KindObservation
 		}
 	}
@@ -141,15 +141,15 @@ func (h *History) inferKind(m *sdk.Message) string {
 // pinned reports whether entry i may never be masked, cut or omitted.
 func (h *History) pinned(i int) bool {
 	e := &h.entries[i]
-	return e.msg.Pinned || h.opts.Policy[e.kind].Pin
+	return e.pinnedMsg || h.opts.Policy[e.kind.name()].Pin
 }
 
 // Kind returns the resolved kind of the message with id ("" when unknown).
 func (h *History) Kind(id string) string {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	if i, ok := h.byID[id]; ok {
-		return h.entries[i].kind
+	if i, ok := h.byID.get(id); ok {
+		return h.entries[i].kind.name()
 	}
 	return ""
 }

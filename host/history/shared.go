@@ -66,7 +66,7 @@ func (h *History) Shared() Shared {
 		h.rebuildShared(c)
 	}
 	for i := c.covered; i < len(h.entries); i++ {
-		c.msgs = append(c.msgs, cloneMessage(h.entries[i].msg))
+		c.msgs = append(c.msgs, cloneMessage(h.message(i)))
 		c.each = append(c.each, h.entries[i].tokens)
 	}
 	c.covered = len(h.entries)
@@ -110,7 +110,7 @@ func (h *History) dropFirstTokens() int {
 		c.dropEpoch, c.dropTo, c.dropSum = h.epoch, 0, 0
 	}
 	for i := c.dropTo; i < len(h.entries); i++ {
-		if e := &h.entries[i]; !e.hidden && !h.pinned(i) && h.opts.Policy[e.kind].DropFirst {
+		if e := &h.entries[i]; !e.hidden && !h.pinned(i) && h.opts.Policy[e.kind.name()].DropFirst {
 			c.dropSum += h.effTokens(i)
 		}
 	}

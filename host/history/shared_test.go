@@ -22,7 +22,7 @@ func dropFirstWalk(h *History) int {
 	}
 	n := 0
 	for i := range h.entries {
-		if e := &h.entries[i]; !e.hidden && !h.pinned(i) && h.opts.Policy[e.kind].DropFirst {
+		if e := &h.entries[i]; !e.hidden && !h.pinned(i) && h.opts.Policy[e.kind.name()].DropFirst {
 			n += h.effTokens(i)
 		}
 	}

@@ -39,16 +39,16 @@ func (h *History) State() ([]byte, error) {
 	st := state{Version: StateVersion, NextID: h.nextID, Messages: h.messages(0), Frontier: h.frontier}
 	for i, e := range h.entries {
 		if e.masked {
-			st.Masked = append(st.Masked, e.msg.ID)
+			st.Masked = append(st.Masked, e.id)
 		}
 		if e.stripped {
-			st.Stripped = append(st.Stripped, e.msg.ID)
+			st.Stripped = append(st.Stripped, e.id)
 		}
 		if e.cut {
-			st.Cut = append(st.Cut, cutState{ID: e.msg.ID, Content: e.cutContent})
+			st.Cut = append(st.Cut, cutState{ID: e.id, Content: e.shown.cutContent})
 		}
 		if e.hidden && (i >= h.frontier || h.pinned(i)) {
-			st.Dropped = append(st.Dropped, e.msg.ID)
+			st.Dropped = append(st.Dropped, e.id)
 		}
 	}
 	if h.dropped && st.Dropped == nil {
@@ -89,6 +89,7 @@ func (h *History) Restore(data []byte) error {
 		return fmt.Errorf("restore history: %w", err)
 	}
 	h.entries, h.byID, h.calls, h.nextID, h.hasTask = n.entries, n.byID, n.calls, n.nextID, n.hasTask
+	h.spill, h.noSpill, h.spilling = n.spill, n.noSpill, nil // the entries' spilled messages are in n's file
 	h.frontier, h.dropped, h.hiddenCount = n.frontier, n.dropped, n.hiddenCount
 	h.markerTokens, h.viewTokens, h.maskCursor = n.markerTokens, n.viewTokens, 0
 	h.allTokens = n.allTokens
@@ -99,7 +100,7 @@ func (h *History) Restore(data []byte) error {
 // restoreView applies a stored view state to a freshly filled history.
 func (h *History) restoreView(st state) error {
 	lookup := func(what, id string) (int, error) {
-		i, ok := h.byID[id]
+		i, ok := h.byID.get(id)
 		if !ok {
 			return 0, fmt.Errorf("%s id %q is not a message", what, id)
 		}
@@ -110,7 +111,7 @@ func (h *History) restoreView(st state) error {
 		if err != nil {
 			return err
 		}
-		if !h.opts.Policy[h.entries[i].kind].Mask || h.pinned(i) {
+		if !h.opts.Policy[h.entries[i].kind.name()].Mask || h.pinned(i) {
 			return fmt.Errorf("masked id %q is not a maskable message", id)
 		}
 		h.entries[i].masked = true
@@ -130,8 +131,9 @@ func (h *History) restoreView(st state) error {
 		if e.masked || !utf8.ValidString(c.Content) {
 			return fmt.Errorf("cut id %q: invalid cut", c.ID)
 		}
-		e.cut, e.cutContent = true, c.Content
-		e.cutTokens = h.count(h.cutMessage(e))
+		x := shownOf(e)
+		e.cut, x.cutContent = true, c.Content
+		x.cutTokens = h.count(h.cutMessage(i))
 	}
 	frontier := st.Frontier
 	if st.Version == 1 && st.Omitted > 0 {
@@ -154,9 +156,10 @@ func (h *History) restoreView(st state) error {
 		if h.pinned(i) {
 			return fmt.Errorf("dropped id %q is pinned", id)
 		}
-		h.entries[i].hidden = true
+		h.hide(i)
 		h.hiddenCount++
 	}
+	h.flushSpill()
 	h.omitTo(frontier)
 	return h.checkHidden()
 }
@@ -166,7 +169,7 @@ func (h *History) checkHidden() error {
 	for i := range h.entries {
 		e := &h.entries[i]
 		if e.caller >= 0 && e.hidden != h.entries[e.caller].hidden {
-			return fmt.Errorf("omitted messages separate %s from the call it answers", e.msg.ID)
+			return fmt.Errorf("omitted messages separate %s from the call it answers", e.id)
 		}
 	}
 	return nil

@@ -36,12 +36,12 @@ func strippedParts(m sdk.Message) (parts []sdk.Part, ok bool) {
 // thinking stays with its tool use).
 func (h *History) strippable(i int) bool {
 	e := &h.entries[i]
-	if e.hidden || e.masked || e.cut || e.stripped || len(e.msg.Parts) == 0 || h.pinned(i) || i >= h.preserveFrom() {
+	if e.hidden || e.masked || e.cut || e.stripped || h.pinned(i) || i >= h.preserveFrom() || len(h.message(i).Parts) == 0 {
 		return false
 	}
-	if e.msg.Role == sdk.RoleAssistant {
+	if e.assistant {
 		for j := len(h.entries) - 1; j > i; j-- {
-			if h.entries[j].msg.Role == sdk.RoleAssistant {
+			if h.entries[j].assistant {
 				return true
 			}
 		}
@@ -61,38 +61,42 @@ func (h *History) stripNext(need int) []string {
 			continue
 		}
 		e := &h.entries[i]
-		parts, ok := strippedParts(e.msg)
+		msg := h.message(i)
+		parts, ok := strippedParts(msg)
 		if !ok {
 			continue
 		}
-		m := cloneMessage(e.msg)
+		m := cloneMessage(msg)
 		m.Parts = parts
 		n := h.count(m)
 		if n >= e.tokens {
 			continue
 		}
-		e.stripped, e.stripParts, e.stripTokens = true, parts, n
+		x := shownOf(e)
+		e.stripped, x.stripParts, x.stripTokens = true, parts, n
 		freed += e.tokens - n
 		h.viewTokens -= e.tokens - n
-		ids = append(ids, e.msg.ID)
+		ids = append(ids, e.id)
 	}
 	return ids
 }
 
 // restoreStripped marks the entry with id stripped, as a State recorded.
 func (h *History) restoreStripped(id string) error {
-	i, ok := h.byID[id]
+	i, ok := h.byID.get(id)
 	if !ok {
 		return fmt.Errorf("stripped id %q is not a message", id)
 	}
 	e := &h.entries[i]
-	parts, changed := strippedParts(e.msg)
+	msg := h.message(i)
+	parts, changed := strippedParts(msg)
 	if !changed || h.pinned(i) || e.masked || e.cut {
 		return fmt.Errorf("stripped id %q: nothing of it can be stripped", id)
 	}
-	m := cloneMessage(e.msg)
+	m := cloneMessage(msg)
 	m.Parts = parts
-	e.stripped, e.stripParts, e.stripTokens = true, parts, h.count(m)
+	x := shownOf(e)
+	e.stripped, x.stripParts, x.stripTokens = true, parts, h.count(m)
 	return nil
 }
 
@@ -138,7 +142,7 @@ func (h *History) Entries(from, to int) []EntryInfo {
 		case e.stripped:
 			shown = ShownStripped
 		}
-		out = append(out, EntryInfo{Message: cloneMessage(e.msg), Position: i, Kind: e.kind, Shown: shown, Tokens: e.tokens})
+		out = append(out, EntryInfo{Message: cloneMessage(h.message(i)), Position: i, Kind: e.kind.name(), Shown: shown, Tokens: e.tokens})
 	}
 	return out
 }

@@ -28,7 +28,7 @@ func (h *History) validate(m *sdk.Message) (int, error) {
 		return -1, err
 	}
 	if m.ID != "" {
-		if _, taken := h.byID[m.ID]; taken {
+		if _, taken := h.byID.get(m.ID); taken {
 			return -1, fmt.Errorf("message id %q is already used", m.ID)
 		}
 	}
@@ -119,11 +119,23 @@ func (h *History) checkToolResult(m *sdk.Message) (int, error) {
 		return -1, fmt.Errorf("tool message answers tool call %q, which no earlier assistant message made", m.ToolCallID)
 	case ref.answered:
 		return -1, fmt.Errorf("tool call %q is already answered", m.ToolCallID)
-	case m.ToolName != "" && m.ToolName != ref.name:
-		return -1, fmt.Errorf("tool message names tool %q but call %q was to %q", m.ToolName, m.ToolCallID, ref.name)
 	}
-	m.ToolName = ref.name
-	return ref.entry, nil
+	name := h.callName(int(ref.entry), m.ToolCallID)
+	if m.ToolName != "" && m.ToolName != name {
+		return -1, fmt.Errorf("tool message names tool %q but call %q was to %q", m.ToolName, m.ToolCallID, name)
+	}
+	m.ToolName = name
+	return int(ref.entry), nil
+}
+
+// callName is the tool named by call id of entry i.
+func (h *History) callName(i int, id string) string {
+	for _, tc := range h.message(i).ToolCalls {
+		if tc.ID == id {
+			return tc.Name
+		}
+	}
+	return ""
 }
 
 // checkUTF8 rejects invalid UTF-8 in any text field of m.

@@ -56,13 +56,14 @@ func (h *History) preserveFrom() int { return max(0, len(h.entries)-h.opts.Prese
 // effTokens is entry i's cost in the view when visible.
 func (h *History) effTokens(i int) int {
 	e := &h.entries[i]
-	switch {
+	switch x := e.shown; {
+	case x == nil: // an omitted message's forms are dropped (see hide)
 	case e.masked:
-		return e.maskTokens
+		return x.maskTokens
 	case e.cut:
-		return e.cutTokens
+		return x.cutTokens
 	case e.stripped:
-		return e.stripTokens
+		return x.stripTokens
 	}
 	return e.tokens
 }
@@ -73,9 +74,9 @@ func markerMessage(n int) sdk.Message {
 
 func (h *History) countMarker(n int) int { return h.count(markerMessage(n)) }
 
-// maskedMessage is entry e as the view shows it once masked.
-func maskedMessage(e *entry) sdk.Message {
-	m := cloneMessage(e.msg)
+// maskedMessage is message m as the view shows it once masked.
+func maskedMessage(m sdk.Message) sdk.Message {
+	m = cloneMessage(m)
 	info := sdk.MaskInfo{Tool: m.ToolName, Output: m.Content, ID: m.ID}
 	if code, err := strconv.Atoi(strings.TrimSpace(m.Metadata[sdk.MetaExitCode])); err == nil {
 		info.ExitCode = &code
@@ -90,23 +91,23 @@ func maskedMessage(e *entry) sdk.Message {
 	return m
 }
 
-// cutMessage is entry e as the view shows it once cut.
-func (h *History) cutMessage(e *entry) sdk.Message {
-	m := cloneMessage(e.msg)
-	m.Content = e.cutContent
+// cutMessage is entry i as the view shows it once cut.
+func (h *History) cutMessage(i int) sdk.Message {
+	m := cloneMessage(h.message(i))
+	m.Content = h.entries[i].shown.cutContent
 	return m
 }
 
 // maskTokensOf returns (and caches, with the placeholder) the tokens of
 // entry i masked.
 func (h *History) maskTokensOf(i int) int {
-	e := &h.entries[i]
-	if e.maskTokens < 0 {
-		m := maskedMessage(e)
-		e.maskContent = m.Content
-		e.maskTokens = h.count(m)
+	x := shownOf(&h.entries[i])
+	if x.maskTokens < 0 {
+		m := maskedMessage(h.message(i))
+		x.maskContent = m.Content
+		x.maskTokens = h.count(m)
 	}
-	return e.maskTokens
+	return x.maskTokens
 }
 
 // View returns the compacted view: the messages in order, one marker
@@ -134,14 +135,14 @@ func (h *History) eachShown(f func(m sdk.Message, tokens int)) {
 		if e.hidden {
 			continue
 		}
-		m := cloneMessage(e.msg)
+		m := cloneMessage(h.message(i))
 		switch {
 		case e.masked:
-			m.Content, m.Parts = e.maskContent, nil
+			m.Content, m.Parts = e.shown.maskContent, nil
 		case e.cut:
-			m.Content = e.cutContent
+			m.Content = e.shown.cutContent
 		case e.stripped:
-			m.Parts = e.stripParts
+			m.Parts = e.shown.stripParts
 		}
 		f(m, h.effTokens(i))
 	}
@@ -193,8 +194,11 @@ func (h *History) ResetView() {
 func (h *History) resetView() {
 	for i := range h.entries {
 		e := &h.entries[i]
-		e.masked, e.hidden, e.cut, e.cutContent = false, false, false, ""
-		e.stripped, e.stripParts = false, nil
+		h.spillIn(i)
+		e.masked, e.hidden, e.cut, e.stripped = false, false, false, false
+		if e.shown != nil {
+			e.shown = &shownAs{maskTokens: e.shown.maskTokens, maskContent: e.shown.maskContent}
+		}
 	}
 	h.frontier, h.maskCursor, h.hiddenCount, h.dropped = 0, 0, 0, false
 	h.recountView()
@@ -255,7 +259,7 @@ func (h *History) maskOldest(n int) MaskResult {
 // maskable reports whether entry i is a mask candidate now.
 func (h *History) maskable(i int) bool {
 	e := &h.entries[i]
-	return !e.hidden && !e.masked && !e.cut && h.opts.Policy[e.kind].Mask && !h.pinned(i) && !sdk.IsMasked(e.msg.Content)
+	return !e.hidden && !e.masked && !e.cut && h.opts.Policy[e.kind.name()].Mask && !h.pinned(i) && !sdk.IsMasked(h.message(i).Content)
 }
 
 // maskNext masks up to limit candidates, oldest first.
@@ -268,7 +272,7 @@ func (h *History) maskNext(limit int) (ids []string, freed int) {
 				e.masked = true
 				freed += cur - mt
 				h.viewTokens -= cur - mt
-				ids = append(ids, e.msg.ID)
+				ids = append(ids, e.id)
 			}
 		}
 		if h.maskCursor == i { // masked now, or never a candidate again
@@ -300,8 +304,8 @@ func (h *History) compactLate(need int) Step {
 		}
 		if e, cur := &h.entries[i], h.effTokens(i); h.maskTokensOf(i) < cur {
 			e.masked = true
-			h.viewTokens -= cur - e.maskTokens
-			ids = append(ids, e.msg.ID)
+			h.viewTokens -= cur - e.shown.maskTokens
+			ids = append(ids, e.id)
 		}
 	}
 	if len(ids) > 0 || len(dropped) > 0 {
@@ -357,9 +361,10 @@ func (h *History) dropBlock() []string {
 	h.dropped = true
 	ids := make([]string, len(block))
 	for k, i := range block {
-		h.entries[i].hidden = true
-		ids[k] = h.entries[i].msg.ID
+		h.hide(i)
+		ids[k] = h.entries[i].id
 	}
+	h.flushSpill()
 	h.hiddenCount += len(block)
 	h.recountView()
 	return ids
@@ -376,19 +381,19 @@ func (h *History) dropCandidates() []int {
 	in := map[int]bool{}
 	for i := range h.entries { // recent or not: these kinds go first
 		e := &h.entries[i]
-		if !e.hidden && !h.pinned(i) && h.opts.Policy[e.kind].DropFirst {
+		if !e.hidden && !h.pinned(i) && h.opts.Policy[e.kind.name()].DropFirst {
 			block = append(block, i)
 			in[i] = true
 		}
 	}
 	for _, i := range block { // pair safety: calls and results stay together
 		e := &h.entries[i]
-		if e.caller >= 0 && !in[e.caller] && !h.entries[e.caller].hidden {
+		if e.caller >= 0 && !in[int(e.caller)] && !h.entries[e.caller].hidden {
 			return nil
 		}
-		for _, tc := range e.msg.ToolCalls {
+		for _, tc := range h.message(i).ToolCalls {
 			for j := i + 1; j < len(h.entries); j++ {
-				if h.entries[j].caller == i && h.entries[j].msg.ToolCallID == tc.ID && !in[j] {
+				if int(h.entries[j].caller) == i && !in[j] && h.message(j).ToolCallID == tc.ID {
 					return nil
 				}
 			}
@@ -465,11 +470,11 @@ func (h *History) stepLog(step Step, need, from int) string {
 	if step.Omitted > 0 {
 		var first, last string
 		for k := from; k < h.frontier; k++ {
-			if h.entries[k].hidden && !h.entries[k].msg.Pinned {
+			if h.entries[k].hidden && !h.entries[k].pinnedMsg {
 				if first == "" {
-					first = h.entries[k].msg.ID
+					first = h.entries[k].id
 				}
-				last = h.entries[k].msg.ID
+				last = h.entries[k].id
 			}
 		}
 		parts = append(parts, fmt.Sprintf("omitted %d messages (%s..%s, %d omitted in all)", step.Omitted, first, last, h.hiddenCount))
@@ -541,14 +546,14 @@ func (h *History) windowEnds(hidden func(int) bool, fn func(end, removed, newly 
 	for k := start; k < limit; k++ {
 		e := &h.entries[k]
 		if h.pinned(k) {
-			if len(e.msg.ToolCalls) > 0 || e.caller >= 0 {
+			if len(h.message(k).ToolCalls) > 0 || e.caller >= 0 {
 				return // omitting around it would split its exchange
 			}
 		} else if !hidden(k) {
-			if e.caller >= 0 && e.caller < start && !hidden(e.caller) {
+			if e.caller >= 0 && int(e.caller) < start && !hidden(int(e.caller)) {
 				return // answers a call that stays shown
 			}
-			open += len(e.msg.ToolCalls)
+			open += len(h.message(k).ToolCalls)
 			if e.caller >= 0 {
 				open--
 			}
@@ -627,16 +632,33 @@ func (h *History) DeepStep() (free, keep int) {
 	return free, h.viewTokens - free - before
 }
 
+// hide omits entry i from the view: what the view would show of it is
+// dropped (a cut message's content stays: it is part of the state) and
+// its message may leave memory (spillOut; the caller calls flushSpill).
+func (h *History) hide(i int) {
+	e := &h.entries[i]
+	e.hidden = true
+	if x := e.shown; x != nil {
+		if e.cut {
+			e.shown = &shownAs{maskTokens: -1, cutContent: x.cutContent, cutTokens: x.cutTokens}
+		} else {
+			e.shown = nil
+		}
+	}
+	h.spillOut(i)
+}
+
 // omitTo moves the frontier to end, hiding every message it passes that is
 // neither pinned nor hidden already, and returns how many it hid.
 func (h *History) omitTo(end int) int {
 	n := 0
 	for k := h.frontier; k < end; k++ {
 		if e := &h.entries[k]; !e.hidden && !h.pinned(k) {
-			e.hidden = true
+			h.hide(k)
 			n++
 		}
 	}
+	h.flushSpill()
 	h.frontier = end
 	h.hiddenCount += n
 	h.recountView()
@@ -696,9 +718,9 @@ func (h *History) cutLargest(need int) []string {
 		if !h.cutEntry(i, max(before-(need-freed), minCutTokens)) {
 			continue
 		}
-		freed += before - h.entries[i].cutTokens
-		h.viewTokens -= before - h.entries[i].cutTokens
-		ids = append(ids, h.entries[i].msg.ID)
+		freed += before - h.entries[i].shown.cutTokens
+		h.viewTokens -= before - h.entries[i].shown.cutTokens
+		ids = append(ids, h.entries[i].id)
 	}
 	return ids
 }
@@ -708,10 +730,11 @@ func (h *History) cutLargest(need int) []string {
 // message is smaller than what the view shows now.
 func (h *History) cutEntry(i, target int) bool {
 	e := &h.entries[i]
-	content := e.msg.Content
+	msg := h.message(i)
+	content := msg.Content
 	total := h.counter.Count(content)
 	overhead := e.tokens - total // role, name, tool calls, framing
-	marker := h.counter.Count(CutMarker(total, e.msg.ID))
+	marker := h.counter.Count(CutMarker(total, e.id))
 	target = max(target, overhead+marker+minCutTokens) // never below a useful head and tail
 	shown := h.effTokens(i)
 	if target >= shown {
@@ -723,11 +746,12 @@ func (h *History) cutEntry(i, target int) bool {
 		head := h.prefixWithin(content, headBudget)
 		tail := h.suffixWithin(content[len(head):], budget-headBudget)
 		removed := total - h.counter.Count(head) - h.counter.Count(tail)
-		cut := head + CutMarker(removed, e.msg.ID) + tail
-		m := cloneMessage(e.msg)
+		cut := head + CutMarker(removed, e.id) + tail
+		m := cloneMessage(msg)
 		m.Content = cut
 		if n := h.count(m); n <= target && n < shown {
-			e.cut, e.cutContent, e.cutTokens = true, cut, n
+			x := shownOf(e)
+			e.cut, x.cutContent, x.cutTokens = true, cut, n
 			return true
 		}
 		budget -= max(budget/8, 4) // merges at the seams: try a little shorter
