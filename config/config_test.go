@@ -155,8 +155,7 @@ func TestLoadBroken(t *testing.T) {
 			"testdata/broken/types.hcl:8:14: Priority out of range",
 			"testdata/broken/types.hcl:9:14: Invalid duration",
 			"testdata/broken/types.hcl:10:15: Unsuitable value type",
-			"testdata/broken/types.hcl:13:12: Missing required argument",
-			"testdata/broken/types.hcl:14:12: Invalid checksum",
+			"testdata/broken/types.hcl:13:1: Missing plugin source",
 		}},
 		{"thresholds out of order", broken("thresholds.hcl"), nil, []string{
 			"testdata/broken/thresholds.hcl:3:27: Reserved tokens exceed the window",

@@ -84,6 +84,7 @@ func decodePlugin(fb fileBlock, diags *hcl.Diagnostics) *Plugin {
 	r := newAttrReader(content, pluginSchema, fb.ctx, &p.Source, diags)
 	r.str("path", &p.Path)
 	p.Path = resolvePath(fb.dir, p.Path)
+	r.str("builtin", &p.Builtin)
 	r.str("sha256", &p.SHA256)
 	r.intPtr("priority", &p.Priority)
 	r.boolPtr("compactable", &p.Compactable)

@@ -33,7 +33,7 @@ var modelSchema = withBlocks(attrSchema([]string{"context_window"}, "reserved_fo
 
 var pricingSchema = attrSchema(nil, "input", "cache_read", "cache_write", "min_cacheable", "granularity")
 
-var pluginSchema = withBlocks(attrSchema([]string{"path"},
+var pluginSchema = withBlocks(attrSchema(nil, "path", "builtin",
 	"sha256", "priority", "compactable", "required", "timeout", "restore_timeout", "max_component_bytes", "auto_mtls", "env", "keep_at_least"), "config")
 
 var assemblerSchema = attrSchema(nil, "path", "builtin", "sha256", "format", "options", "timeout", "auto_mtls", "env")

@@ -91,8 +91,12 @@ type Plugin struct {
 	Source
 	Name string
 	// Path is the plugin binary; a relative path is resolved against the
-	// directory of the file that declares the block.
+	// directory of the file that declares the block. Empty for a built-in
+	// plugin.
 	Path string
+	// Builtin names a first-party plugin run inside ctxhost itself (one of
+	// BuiltinPlugins) instead of a process at Path.
+	Builtin string
 	// SHA256 is the expected lowercase hex digest of the binary, or "".
 	SHA256 string
 	// Priority overrides the plugin's declared priority when not nil.
@@ -126,6 +130,10 @@ type Plugin struct {
 	// (variables and functions), to pass to DecodePluginConfig.
 	EvalContext *hcl.EvalContext
 }
+
+// BuiltinPlugins are the first-party context plugins a plugin block can
+// run inside ctxhost with `builtin = "NAME"`.
+var BuiltinPlugins = []string{"memory", "plan", "tooloutput"}
 
 // BuiltinAssemblers are the first-party assemblers an assembler block can
 // run inside ctxhost with `builtin = "NAME"`.

@@ -36,27 +36,27 @@ const (
 // problems collects validation diagnostics.
 type problems struct{ diags hcl.Diagnostics }
 
-// validateAssemblerSource checks that a names exactly one of a binary
-// (path, with its process settings) and a built-in assembler.
-func validateAssemblerSource(p *problems, a *Assembler) {
+// source checks that a plugin or assembler block (what: "Plugin" or
+// "Assembler") names exactly one of a binary (path, with its process
+// settings, checked by process) and a built-in one of builtins.
+func (p *problems) source(src Source, what, name, builtin string, builtins []string, process func()) {
 	switch {
-	case a.IsSet("builtin") && a.IsSet("path"):
-		p.errorf(a.Source, "builtin", "Conflicting assembler source",
-			"Assembler %q sets both path and builtin; set path to run a binary, or builtin to run a first-party assembler inside ctxhost.", a.Name)
-	case a.IsSet("builtin"):
-		p.oneOf(a.Source, "builtin", "built-in assembler", a.Builtin, BuiltinAssemblers)
+	case src.IsSet("builtin") && src.IsSet("path"):
+		p.errorf(src, "builtin", "Conflicting "+strings.ToLower(what)+" source",
+			"%s %q sets both path and builtin; set path to run a binary, or builtin to run a first-party one inside ctxhost.", what, name)
+	case src.IsSet("builtin"):
+		p.oneOf(src, "builtin", "built-in "+strings.ToLower(what), builtin, builtins)
 		for _, attr := range []string{"sha256", "auto_mtls", "env"} {
-			if a.IsSet(attr) {
-				p.errorf(a.Source, attr, "Not for a built-in assembler",
-					"Assembler %q runs inside ctxhost (builtin = %q); %s applies only to an assembler process (path).", a.Name, a.Builtin, attr)
+			if src.IsSet(attr) {
+				p.errorf(src, attr, "Not for a built-in "+strings.ToLower(what),
+					"%s %q runs inside ctxhost (builtin = %q); %s applies only to a process (path).", what, name, builtin, attr)
 			}
 		}
-	case !a.IsSet("path"):
-		p.add(hcl.DiagError, a.DeclRange, "Missing assembler source",
-			"Assembler %q needs path (a binary) or builtin (one of %s).", a.Name, strings.Join(BuiltinAssemblers, ", "))
+	case !src.IsSet("path"):
+		p.add(hcl.DiagError, src.DeclRange, "Missing "+strings.ToLower(what)+" source",
+			"%s %q needs path (a binary) or builtin (one of %s).", what, name, strings.Join(builtins, ", "))
 	default:
-		p.binary(a.Source, a.Path, a.SHA256, false)
-		p.env(a.Source, a.Env)
+		process()
 	}
 }
 
@@ -150,18 +150,23 @@ func (c *Config) validate() hcl.Diagnostics {
 		if pl.Priority != nil {
 			p.priority(pl.Source, "priority", *pl.Priority)
 		}
-		p.binary(pl.Source, pl.Path, pl.SHA256, !pl.Required)
+		p.source(pl.Source, "Plugin", pl.Name, pl.Builtin, BuiltinPlugins, func() {
+			p.binary(pl.Source, pl.Path, pl.SHA256, !pl.Required)
+			p.env(pl.Source, pl.Env)
+		})
 		if pl.IsSet("max_component_bytes") {
 			p.atLeast(pl.Source, "max_component_bytes", pl.MaxComponentBytes, 1024)
 		}
-		p.env(pl.Source, pl.Env)
 		p.atLeast(pl.Source, "keep_at_least", pl.KeepAtLeast, 0)
 	}
 	for _, a := range c.Assemblers {
 		if a.Format == "" && a.IsSet("format") {
 			p.errorf(a.Source, "format", "Invalid format", "format must not be empty; leave it out to use the assembler's first declared format.")
 		}
-		validateAssemblerSource(p, a)
+		p.source(a.Source, "Assembler", a.Name, a.Builtin, BuiltinAssemblers, func() {
+			p.binary(a.Source, a.Path, a.SHA256, false)
+			p.env(a.Source, a.Env)
+		})
 	}
 	for _, x := range c.Contexts {
 		c.validateContext(p, x)

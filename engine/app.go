@@ -129,33 +129,36 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 func (e *Engine) start(ctx context.Context) error {
 	plugins := profilePlugins(e.Config, e.Context)
 	assemblers := usedAssemblers(e.Config, e.Context)
-	processes, builtins := splitBuiltin(assemblers)
-	retry := make([]bool, len(plugins)+len(processes))
+	retry := make([]bool, len(plugins)+len(assemblers))
 	for i, p := range plugins {
 		retry[i] = !p.Required
 	}
-	results := e.launchEach(ctx, Specs(plugins, processes, e.Logger), retry)
+	results := e.launchEach(ctx, launchSpecs(plugins, assemblers, e.Logger), retry)
 	var fatal []error
 	var launched []*config.Plugin
-	var clients []*pluginhost.Client
+	var running []launchResult
 	for i, p := range plugins {
 		r := results[i]
 		switch {
 		case r.err == nil:
 			launched = append(launched, p)
-			clients = append(clients, r.client)
+			running = append(running, r)
 		case p.Required:
-			fatal = append(fatal, fmt.Errorf("required plugin %q (%s) failed to start: %w", p.Name, p.Path, r.err))
+			fatal = append(fatal, fmt.Errorf("required plugin %q (%s) failed to start: %w", p.Name, where(p.Path, p.Builtin), r.err))
 		default:
 			u := &UnavailablePlugin{Config: p, Err: r.err, Attempts: r.attempts}
 			e.Unavailable = append(e.Unavailable, u)
 			e.Logger.Warn("optional plugin failed to start; running without it", "plugin", p.Name, "path", p.Path, "error", r.err)
 		}
 	}
-	for i, asm := range processes {
+	for i, asm := range assemblers {
 		r := results[len(plugins)+i]
 		if r.err != nil {
-			fatal = append(fatal, fmt.Errorf("assembler %q (%s) failed to start: %w", asm.Name, asm.Path, r.err))
+			fatal = append(fatal, fmt.Errorf("assembler %q (%s) failed to start: %w", asm.Name, where(asm.Path, asm.Builtin), r.err))
+			continue
+		}
+		if r.client == nil { // built in: nothing to supervise
+			e.Assemblers[asm.Name] = &Assembler{Config: asm, Info: r.assembler.Info(), Assembler: r.assembler}
 			continue
 		}
 		sup, err := e.superviseAssembler(ctx, asm, r.client.Assembler)
@@ -165,16 +168,12 @@ func (e *Engine) start(ctx context.Context) error {
 		}
 		e.Assemblers[asm.Name] = &Assembler{Config: asm, Info: sup.Info(), Assembler: sup, Supervisor: sup}
 	}
-	for _, asm := range builtins {
-		local, err := newBuiltin(asm)
-		if err != nil {
-			fatal = append(fatal, err)
-			continue
-		}
-		e.Assemblers[asm.Name] = &Assembler{Config: asm, Info: local.Info(), Assembler: local}
-	}
 	if err := errors.Join(fatal...); err != nil {
 		return fmt.Errorf("launch plugins: %w", err)
+	}
+	clients := make([]host.ContextPlugin, len(running))
+	for i, r := range running {
+		clients[i] = r.plugin
 	}
 	configs, diags := DecodeConfigs(launched, clients)
 	infos := map[string]sdk.AssemblerInfo{}
@@ -190,17 +189,17 @@ func (e *Engine) start(ctx context.Context) error {
 		return &ConfigError{Diags: diags}
 	}
 	for i, p := range launched {
-		check := host.PluginBinding{Name: p.Name, Plugin: clients[i].Context, Priority: p.Priority, Compactable: p.Compactable}
+		check := host.PluginBinding{Name: p.Name, Plugin: clients[i], Priority: p.Priority, Compactable: p.Compactable}
 		if err := host.CheckBinding(check); err != nil {
 			if p.Required {
-				return fmt.Errorf("required plugin %q (%s): %w", p.Name, p.Path, err)
+				return fmt.Errorf("required plugin %q (%s): %w", p.Name, where(p.Path, p.Builtin), err)
 			}
-			clients[i].Kill()
+			running[i].kill()
 			e.Unavailable = append(e.Unavailable, &UnavailablePlugin{Config: p, Err: err})
 			e.Logger.Warn("optional plugin cannot be bound; running without it", "plugin", p.Name, "error", err)
 			continue
 		}
-		lp, err := e.supervise(ctx, p, clients[i].Context, configs[i])
+		lp, err := e.supervise(ctx, p, clients[i], configs[i])
 		if err != nil {
 			return err
 		}
@@ -217,7 +216,7 @@ func (e *Engine) start(ctx context.Context) error {
 
 // supervise wraps an already launched plugin in a Supervisor (relaunching
 // through the registry after a crash) and configures it.
-func (e *Engine) supervise(ctx context.Context, p *config.Plugin, first *pluginhost.ContextClient, cfgJSON []byte) (*Plugin, error) {
+func (e *Engine) supervise(ctx context.Context, p *config.Plugin, first host.ContextPlugin, cfgJSON []byte) (*Plugin, error) {
 	var once sync.Once
 	spec := pluginSpec(p, e.Logger)
 	launch := func(ctx context.Context) (host.ContextPlugin, error) {
@@ -225,6 +224,9 @@ func (e *Engine) supervise(ctx context.Context, p *config.Plugin, first *pluginh
 		once.Do(func() { cp = first })
 		if cp != nil {
 			return cp, nil
+		}
+		if p.Builtin != "" { // a fresh instance; the supervisor puts the sessions' state back
+			return newBuiltinPlugin(p.Name, p.Builtin)
 		}
 		cl, err := e.registry.Launch(ctx, spec)
 		if err != nil {

@@ -4,30 +4,33 @@ import (
 	"fmt"
 
 	"github.com/ctxhost/ctxhost/assemblers"
-	"github.com/ctxhost/ctxhost/config"
+	"github.com/ctxhost/ctxhost/contextplugins"
+	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/pluginhost"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
-// splitBuiltin splits assemblers into those run as processes and the
-// built-in ones run in this process, each in declaration order.
-func splitBuiltin(all []*config.Assembler) (processes, builtins []*config.Assembler) {
-	for _, a := range all {
-		if a.Builtin != "" {
-			builtins = append(builtins, a)
-		} else {
-			processes = append(processes, a)
+// startBuiltin makes the first-party plugin or assembler spec names, run
+// in this process: no round trip per call and no process to keep alive (a
+// panic in it is an error of that call, not of the host).
+func startBuiltin(spec launchSpec) launchResult {
+	if spec.Kind == pluginhost.KindAssembler {
+		a, err := assemblers.New(spec.builtin)
+		if err != nil {
+			return launchResult{err: fmt.Errorf("assembler %q: %w", spec.Name, err)}
 		}
+		return launchResult{assembler: sdk.NewLocalAssembler(a)}
 	}
-	return processes, builtins
+	p, err := newBuiltinPlugin(spec.Name, spec.builtin)
+	return launchResult{plugin: p, err: err}
 }
 
-// newBuiltin makes the first-party assembler asm names, called in this
-// process: no round trip per turn and no process to keep alive (a panic
-// in it is an error of that turn, not of the host).
-func newBuiltin(asm *config.Assembler) (*sdk.LocalAssembler, error) {
-	a, err := assemblers.New(asm.Builtin)
+// newBuiltinPlugin makes a fresh instance of the first-party context
+// plugin builtin for the plugin block name.
+func newBuiltinPlugin(name, builtin string) (host.ContextPlugin, error) {
+	p, err := contextplugins.New(builtin)
 	if err != nil {
-		return nil, fmt.Errorf("assembler %q: %w", asm.Name, err)
+		return nil, fmt.Errorf("plugin %q: %w", name, err)
 	}
-	return sdk.NewLocalAssembler(a), nil
+	return sdk.NewLocalPlugin(p), nil
 }

@@ -68,31 +68,55 @@ func retryable(err error) bool {
 	return err != nil
 }
 
-// launchResult is the outcome of one spec of launchEach.
+// launchResult is the outcome of one spec of launchEach: a context
+// plugin or an assembler, and the process that runs it (nil for a
+// built-in one).
 type launchResult struct {
-	client   *pluginhost.Client
-	err      error
-	attempts int
+	client    *pluginhost.Client
+	plugin    host.ContextPlugin
+	assembler host.Assembler
+	err       error
+	attempts  int
 }
 
-// launchEach launches every spec concurrently through the registry and
-// returns each outcome; unlike Registry.LaunchAll one failure does not
-// kill the others, so the caller can decide which failures are fatal.
-// Specs marked in retry are launched again on a retryable failure, paced
-// by host.StartBackoff (the host's retry policy).
-func (e *Engine) launchEach(ctx context.Context, specs []pluginhost.Spec, retry []bool) []launchResult {
+// kill stops the process behind r, if any.
+func (r launchResult) kill() {
+	if r.client != nil {
+		r.client.Kill()
+	}
+}
+
+// launchEach starts every spec concurrently (a process through the
+// registry, a built-in one in this process) and returns each outcome;
+// unlike Registry.LaunchAll one failure does not kill the others, so the
+// caller can decide which failures are fatal. Specs marked in retry are
+// launched again on a retryable failure, paced by host.StartBackoff (the
+// host's retry policy).
+func (e *Engine) launchEach(ctx context.Context, specs []launchSpec, retry []bool) []launchResult {
 	out := make([]launchResult, len(specs))
 	var wg sync.WaitGroup
 	for i, spec := range specs {
+		if spec.builtin != "" {
+			out[i] = startBuiltin(spec)
+			continue
+		}
 		wg.Go(func() {
 			again := func(err error) bool { return retry[i] && retryable(err) }
 			out[i].attempts, out[i].err = host.StartBackoff.Do(ctx, func(int) error {
 				var err error
-				out[i].client, err = e.registry.Launch(ctx, spec)
+				out[i].client, err = e.registry.Launch(ctx, spec.Spec)
 				return err
 			}, again, func(attempt int, err error, wait time.Duration) {
 				e.Logger.Warn("optional plugin failed to start; retrying", "plugin", spec.Name, "attempt", attempt, "in", wait, "error", err)
 			})
+			if c := out[i].client; c != nil {
+				if c.Context != nil {
+					out[i].plugin = c.Context
+				}
+				if c.Assembler != nil {
+					out[i].assembler = c.Assembler
+				}
+			}
 		})
 	}
 	wg.Wait()

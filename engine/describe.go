@@ -10,6 +10,7 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/ctxhost/ctxhost/config"
+	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/pluginhost"
 	"github.com/ctxhost/ctxhost/sdk"
 )
@@ -43,11 +44,10 @@ type AssemblerDescription struct {
 func Describe(ctx context.Context, cfg *config.Config, logger hclog.Logger) ([]PluginDescription, []AssemblerDescription, error) {
 	e := &Engine{registry: &pluginhost.Registry{}}
 	defer e.registry.KillAll()
-	processes, _ := splitBuiltin(cfg.Assemblers)
-	results := e.launchEach(ctx, Specs(cfg.Plugins, processes, logger), make([]bool, len(cfg.Plugins)+len(processes)))
+	results := e.launchEach(ctx, launchSpecs(cfg.Plugins, cfg.Assemblers, logger), make([]bool, len(cfg.Plugins)+len(cfg.Assemblers)))
 	var fatal []error
 	var launched []*config.Plugin
-	var clients []*pluginhost.Client
+	var clients []host.ContextPlugin
 	plugins := make([]PluginDescription, len(cfg.Plugins))
 	for i, p := range cfg.Plugins {
 		r := results[i]
@@ -55,32 +55,21 @@ func Describe(ctx context.Context, cfg *config.Config, logger hclog.Logger) ([]P
 		switch {
 		case r.err == nil:
 			launched = append(launched, p)
-			clients = append(clients, r.client)
+			clients = append(clients, r.plugin)
 		case p.Required:
-			fatal = append(fatal, fmt.Errorf("required plugin %q (%s) failed to start: %w", p.Name, p.Path, r.err))
+			fatal = append(fatal, fmt.Errorf("required plugin %q (%s) failed to start: %w", p.Name, where(p.Path, p.Builtin), r.err))
 		default:
 			plugins[i].Unavailable = r.err
 		}
 	}
 	assemblers := make([]AssemblerDescription, len(cfg.Assemblers))
-	launchedAt := len(cfg.Plugins)
 	for i, asm := range cfg.Assemblers {
-		if asm.Builtin != "" {
-			local, err := newBuiltin(asm)
-			if err != nil {
-				fatal = append(fatal, err)
-				continue
-			}
-			assemblers[i] = AssemblerDescription{Config: asm, Info: local.Info()}
-			continue
-		}
-		r := results[launchedAt]
-		launchedAt++
+		r := results[len(cfg.Plugins)+i]
 		if r.err != nil {
-			fatal = append(fatal, fmt.Errorf("assembler %q (%s) failed to start: %w", asm.Name, asm.Path, r.err))
+			fatal = append(fatal, fmt.Errorf("assembler %q (%s) failed to start: %w", asm.Name, where(asm.Path, asm.Builtin), r.err))
 			continue
 		}
-		assemblers[i] = AssemblerDescription{Config: asm, Info: r.client.Assembler.Info()}
+		assemblers[i] = AssemblerDescription{Config: asm, Info: r.assembler.Info()}
 	}
 	if err := errors.Join(fatal...); err != nil {
 		return nil, nil, fmt.Errorf("launch plugins: %w", err)
@@ -100,7 +89,7 @@ func Describe(ctx context.Context, cfg *config.Config, logger hclog.Logger) ([]P
 	}
 	for i, p := range launched {
 		d := &plugins[slices.Index(cfg.Plugins, p)]
-		info := clients[i].Context.Info()
+		info := clients[i].Info()
 		d.Info, d.Priority, d.Compactable = info, info.Priority, info.Compactable
 		if p.Priority != nil {
 			d.Priority = *p.Priority

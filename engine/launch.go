@@ -8,17 +8,27 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/ctxhost/ctxhost/config"
+	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/pluginhost"
 )
 
-// Specs returns the launch specs of plugins, then assemblers, in order.
-func Specs(plugins []*config.Plugin, assemblers []*config.Assembler, logger hclog.Logger) []pluginhost.Spec {
-	specs := make([]pluginhost.Spec, 0, len(plugins)+len(assemblers))
+// launchSpec is what starts one plugin or assembler: a process (Spec),
+// or, when builtin is set, the first-party one of that name in this
+// process.
+type launchSpec struct {
+	pluginhost.Spec
+	builtin string
+}
+
+// launchSpecs returns the launch specs of plugins, then assemblers, in
+// order.
+func launchSpecs(plugins []*config.Plugin, assemblers []*config.Assembler, logger hclog.Logger) []launchSpec {
+	specs := make([]launchSpec, 0, len(plugins)+len(assemblers))
 	for _, p := range plugins {
-		specs = append(specs, pluginSpec(p, logger))
+		specs = append(specs, launchSpec{pluginSpec(p, logger), p.Builtin})
 	}
 	for _, a := range assemblers {
-		specs = append(specs, assemblerSpec(a, logger))
+		specs = append(specs, launchSpec{assemblerSpec(a, logger), a.Builtin})
 	}
 	return specs
 }
@@ -31,6 +41,15 @@ func assemblerSpec(a *config.Assembler, logger hclog.Logger) pluginhost.Spec {
 func pluginSpec(p *config.Plugin, logger hclog.Logger) pluginhost.Spec {
 	return pluginhost.Spec{Name: p.Name, Kind: pluginhost.KindContext, Path: p.Path, SHA256: p.SHA256,
 		Logger: logger, NoAutoMTLS: !p.AutoMTLS, Env: envList(p.Env)}
+}
+
+// where names what runs a plugin or assembler, for messages: its binary,
+// or "built in: NAME".
+func where(path, builtin string) string {
+	if builtin != "" {
+		return "built in: " + builtin
+	}
+	return path
 }
 
 // envList is env as KEY=VALUE entries, sorted by key.
@@ -48,13 +67,13 @@ func envList(env map[string]string) []string {
 }
 
 // DecodeConfigs decodes each plugin's config body against the schema its
-// launched client declared; clients[i] is plugins[i]'s. Every problem of
+// running plugin declared; running[i] is plugins[i]'s. Every problem of
 // every plugin is returned at once.
-func DecodeConfigs(plugins []*config.Plugin, clients []*pluginhost.Client) ([]json.RawMessage, hcl.Diagnostics) {
+func DecodeConfigs(plugins []*config.Plugin, running []host.ContextPlugin) ([]json.RawMessage, hcl.Diagnostics) {
 	out := make([]json.RawMessage, len(plugins))
 	var diags hcl.Diagnostics
 	for i, p := range plugins {
-		info := clients[i].Context.Info()
+		info := running[i].Info()
 		js, d := config.DecodePluginConfig(p.Config, info.ConfigSchema, p.EvalContext)
 		diags = append(diags, d...)
 		out[i] = js

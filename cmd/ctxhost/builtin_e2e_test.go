@@ -9,18 +9,19 @@ import (
 	"testing"
 )
 
-// An assembler run inside ctxhost (builtin = "NAME") builds every turn's
-// payload byte for byte as its process does: the example transcript,
-// compactions included, through each first-party assembler both ways.
-func TestBuiltinAssemblersSameBytes(t *testing.T) {
+// First-party plugins and assemblers run inside ctxhost (builtin =
+// "NAME") give every turn's payload byte for byte as their processes do:
+// the example transcript, compactions included, through each assembler
+// both ways (the example's hello plugin stays a process in both).
+func TestBuiltinSameBytes(t *testing.T) {
 	root := moduleRoot(t)
 	example, err := os.ReadFile(filepath.Join(root, "examples", "agent.hcl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	processPath := regexp.MustCompile(`path = "\$\{var\.bin_dir\}/ctxhost-assembler-(\w+)"`)
-	if n := len(processPath.FindAll(example, -1)); n != 3 {
-		t.Fatalf("examples/agent.hcl declares %d assembler paths, want 3 (the test rewrites them)", n)
+	processPath := regexp.MustCompile(`path *= "\$\{var\.bin_dir\}/ctxhost-(?:assembler|plugin)-(gemini|claude|codex|plan|memory|tooloutput)"`)
+	if n := len(processPath.FindAll(example, -1)); n != 6 {
+		t.Fatalf("examples/agent.hcl declares %d first-party paths, want 6 (the test rewrites them)", n)
 	}
 	builtin := filepath.Join(t.TempDir(), "builtin.hcl")
 	if err := os.WriteFile(builtin, processPath.ReplaceAll(example, []byte(`builtin = "$1"`)), 0o600); err != nil {

@@ -16,6 +16,7 @@ var clean = []string{
 	"github.com/ctxhost/ctxhost/sdk/assembly/...",
 	"github.com/ctxhost/ctxhost/host/...",
 	"github.com/ctxhost/ctxhost/assemblers/...",
+	"github.com/ctxhost/ctxhost/contextplugins/...",
 	"github.com/ctxhost/ctxhost/record",
 }
 

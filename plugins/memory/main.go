@@ -5,6 +5,9 @@
 // evicts entries from the index (they stay retrievable with get).
 package main
 
-import "github.com/ctxhost/ctxhost/sdk/serve"
+import (
+	"github.com/ctxhost/ctxhost/contextplugins/memory"
+	"github.com/ctxhost/ctxhost/sdk/serve"
+)
 
-func main() { serve.Plugin(&memoryPlugin{}) }
+func main() { serve.Plugin(memory.New()) }

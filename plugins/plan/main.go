@@ -4,6 +4,9 @@
 // component has priority 1 and is never compacted.
 package main
 
-import "github.com/ctxhost/ctxhost/sdk/serve"
+import (
+	"github.com/ctxhost/ctxhost/contextplugins/plan"
+	"github.com/ctxhost/ctxhost/sdk/serve"
+)
 
-func main() { serve.Plugin(planPlugin{}) }
+func main() { serve.Plugin(plan.New()) }

@@ -6,6 +6,9 @@
 // original text of every output stays available through get_output.
 package main
 
-import "github.com/ctxhost/ctxhost/sdk/serve"
+import (
+	"github.com/ctxhost/ctxhost/contextplugins/tooloutput"
+	"github.com/ctxhost/ctxhost/sdk/serve"
+)
 
-func main() { serve.Plugin(&toolOutputPlugin{keepRecent: defaultKeepRecent}) }
+func main() { serve.Plugin(tooloutput.New()) }

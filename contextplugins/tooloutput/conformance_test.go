@@ -1,4 +1,4 @@
-package main
+package tooloutput
 
 import (
 	"encoding/json"
@@ -11,7 +11,9 @@ import (
 // TestConformanceProcess.
 var binary string
 
-func TestMain(m *testing.M) { plugintest.MainWithBinary(m, ".", "ctxhost-plugin-tooloutput", &binary) }
+func TestMain(m *testing.M) {
+	plugintest.MainWithBinary(m, "../../plugins/tooloutput", "ctxhost-plugin-tooloutput", &binary)
+}
 
 var conformance = plugintest.Options{
 	Config: json.RawMessage(`{"keep_recent":2}`),

@@ -1,4 +1,4 @@
-package main
+package plan
 
 import (
 	"encoding/json"
@@ -11,7 +11,9 @@ import (
 // TestConformanceProcess.
 var binary string
 
-func TestMain(m *testing.M) { plugintest.MainWithBinary(m, ".", "ctxhost-plugin-plan", &binary) }
+func TestMain(m *testing.M) {
+	plugintest.MainWithBinary(m, "../../plugins/plan", "ctxhost-plugin-plan", &binary)
+}
 
 var conformance = plugintest.Options{
 	Setup: []plugintest.Op{

@@ -1,4 +1,4 @@
-package main
+package memory
 
 import (
 	"encoding/json"
@@ -11,7 +11,9 @@ import (
 // TestConformanceProcess.
 var binary string
 
-func TestMain(m *testing.M) { plugintest.MainWithBinary(m, ".", "ctxhost-plugin-memory", &binary) }
+func TestMain(m *testing.M) {
+	plugintest.MainWithBinary(m, "../../plugins/memory", "ctxhost-plugin-memory", &binary)
+}
 
 var conformance = plugintest.Options{
 	Config: json.RawMessage(`{"max_entries":100}`),
