@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -142,6 +143,9 @@ type growthTurns = func(b *testing.B, n int) func(appendOne bool)
 //   - "engine": the engine in this process (the host as a library user or
 //     `ctxhost run` runs it), every plugin and the assembler a process; no
 //     store.
+//   - "builtin": the same with plan, memory, tooloutput and the assembler
+//     built in (in this process, called without a round trip), the other
+//     plugins processes.
 //   - "service": a real `ctxhost serve` process with a SQLite store, called
 //     by the Go client package (gRPC), which holds the last payload and
 //     gets only what a turn changed; an append is durable before it is
@@ -159,50 +163,8 @@ type growthTurns = func(b *testing.B, n int) func(appendOne bool)
 func BenchmarkGrowth(b *testing.B) {
 	ctx := context.Background()
 	dir := b.TempDir()
-	cfg, diags := config.Load([]string{writeGrowthConfig(b, filepath.Join(dir, "engine"), "")}, map[string]string{}, nil)
-	if diags.HasErrors() {
-		b.Fatal(diags)
-	}
-	e, err := engine.Start(ctx, cfg, engine.Options{Logger: hclog.NewNullLogger(), ReusePayloads: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer e.Close()
+	engineTurns := startGrowthEngine(b, writeGrowthConfig(b, filepath.Join(dir, "engine"), ""), false)
 	sessions := 0
-	open := map[int]*engine.Session{} // each size's session, ended when it is built again
-	engineTurns := func(b *testing.B, n int) func(bool) {
-		if last := open[n]; last != nil {
-			_ = last.Close(ctx)
-			if err := e.Host.EndSession(ctx, last.Host().ID()); err != nil {
-				b.Fatal(err)
-			}
-		}
-		sessions++
-		s, err := e.NewSession(fmt.Sprintf("growth-%d", sessions))
-		open[n] = s
-		if err != nil {
-			b.Fatal(err)
-		}
-		msgs := make([]sdk.Message, n)
-		for i := range msgs {
-			msgs[i] = growthMessage(i)
-		}
-		if _, err := s.AddMessages(msgs); err != nil {
-			b.Fatal(err)
-		}
-		i := n
-		return func(appendOne bool) {
-			if appendOne {
-				if _, err := s.AddMessage(growthMessage(i)); err != nil {
-					b.Fatal(err)
-				}
-				i++
-			}
-			if _, err := s.Prepare(ctx, ""); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
 	serveDir := filepath.Join(dir, "serve")
 	srv := startServe(b, nil, "-config", writeGrowthConfig(b, serveDir, filepath.Join(serveDir, "sessions.db")))
 	var h2 http.Protocols
@@ -246,7 +208,8 @@ func BenchmarkGrowth(b *testing.B) {
 	for _, v := range []struct {
 		name  string
 		turns growthTurns
-	}{{"engine", engineTurns}, {"service", serviceTurns}} {
+	}{{"engine", engineTurns}, {"builtin", startGrowthEngine(b, writeGrowthConfig(b, filepath.Join(dir, "builtin"), ""), true)},
+		{"service", serviceTurns}} {
 		for _, kind := range []string{"unchanged", "append"} {
 			b.Run(v.name+"/"+kind, func(b *testing.B) { runGrowth(b, v.turns, kind == "append") })
 		}
@@ -420,4 +383,72 @@ func BenchmarkSteadyTurnAllPlugins(b *testing.B) {
 	b.ReportMetric(float64(turn/n), "turn-ns")
 	b.ReportMetric(float64(inProcess/n), "local-ns")
 	b.ReportMetric(float64(turn/n-inProcess/n)/float64(rt/n), "rt-added")
+}
+
+// firstPartyPath is a plugin or assembler path of growthHCL that has a
+// built-in twin.
+var firstPartyPath = regexp.MustCompile(`path *= "[^"]*/ctxhost-(?:plugin|assembler)-(plan|memory|tooloutput|gemini|claude|codex)"`)
+
+// startGrowthEngine starts the engine on the configuration at path (with
+// builtin, every first-party plugin and assembler that has a built-in
+// twin runs in this process) and returns its growth turns: each size's
+// session made in the engine, ended when it is built again.
+func startGrowthEngine(b *testing.B, path string, builtin bool) growthTurns {
+	ctx := context.Background()
+	if builtin {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n := len(firstPartyPath.FindAll(data, -1)); n != 4 {
+			b.Fatalf("the growth configuration has %d paths with a built-in twin, want 4", n)
+		}
+		if err := os.WriteFile(path, firstPartyPath.ReplaceAll(data, []byte(`builtin = "$1"`)), 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cfg, diags := config.Load([]string{path}, map[string]string{}, nil)
+	if diags.HasErrors() {
+		b.Fatal(diags)
+	}
+	e, err := engine.Start(ctx, cfg, engine.Options{Logger: hclog.NewNullLogger(), ReusePayloads: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(e.Close)
+	sessions := 0
+	open := map[int]*engine.Session{} // each size's session, ended when it is built again
+	return func(b *testing.B, n int) func(bool) {
+		if last := open[n]; last != nil {
+			_ = last.Close(ctx)
+			if err := e.Host.EndSession(ctx, last.Host().ID()); err != nil {
+				b.Fatal(err)
+			}
+		}
+		sessions++
+		s, err := e.NewSession(fmt.Sprintf("growth-%d", sessions))
+		open[n] = s
+		if err != nil {
+			b.Fatal(err)
+		}
+		msgs := make([]sdk.Message, n)
+		for i := range msgs {
+			msgs[i] = growthMessage(i)
+		}
+		if _, err := s.AddMessages(msgs); err != nil {
+			b.Fatal(err)
+		}
+		i := n
+		return func(appendOne bool) {
+			if appendOne {
+				if _, err := s.AddMessage(growthMessage(i)); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			if _, err := s.Prepare(ctx, ""); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 }
