@@ -5,6 +5,8 @@ package servicechaos
 import (
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -35,15 +37,21 @@ func setFileSizeLimit(pid int, limit uint64) error {
 
 // fullDisk fills the disk under the server again and again while the
 // workers append: every 1.5 s the store's writes fail for 2 s, then
-// succeed again.
+// succeed again. /readyz is asked in the middle of each spell and 1.5 s
+// after it.
 type fullDisk struct {
 	fill, free func(r *loadRun) error
 	spells     atomic.Int64
+	notReady   atomic.Int64 // spells in which /readyz answered NOT_SERVING
+	readyAgain atomic.Int64 // spells after which it answered SERVING again
 }
 
 func (d *fullDisk) during(r *loadRun, until time.Time) {
-	for {
+	for first := true; ; first = false {
 		time.Sleep(1500 * time.Millisecond)
+		if !first && ready(r.addr()) {
+			d.readyAgain.Add(1)
+		}
 		if time.Now().Add(2 * time.Second).After(until) {
 			return
 		}
@@ -55,7 +63,11 @@ func (d *fullDisk) during(r *loadRun, until time.Time) {
 			return
 		}
 		d.spells.Add(1)
-		time.Sleep(2 * time.Second)
+		time.Sleep(time.Second)
+		if !ready(r.addr()) {
+			d.notReady.Add(1)
+		}
+		time.Sleep(time.Second)
 		r.mu.Lock()
 		err = d.free(r)
 		r.mu.Unlock()
@@ -104,9 +116,16 @@ func TestDiskFull(t *testing.T) {
 func diskFullRun(t *testing.T, store string, d *fullDisk) {
 	r := runLoadWith(t, store, loadOptions{during: d.during, seconds: envInt("CTXHOST_CHAOS_DISK_SECONDS", 10)})
 	unavailable := r.answers.get("unavailable")
-	t.Logf("REPORT %s: the disk full %d times for 2 s: %d writes answered unavailable and retried", t.Name(), d.spells.Load(), unavailable)
+	t.Logf("REPORT %s: the disk full %d times for 2 s: %d writes answered unavailable and retried; /readyz NOT_SERVING in %d of the spells, SERVING again after %d",
+		t.Name(), d.spells.Load(), unavailable, d.notReady.Load(), d.readyAgain.Load())
 	if d.spells.Load() == 0 || unavailable == 0 {
 		t.Errorf("the disk was full %d times and %d writes were refused: the scenario did not happen", d.spells.Load(), unavailable)
+	}
+	if d.notReady.Load() == 0 {
+		t.Errorf("/readyz answered SERVING in every spell of a full disk")
+	}
+	if d.readyAgain.Load() != d.spells.Load() {
+		t.Errorf("/readyz answered SERVING again after %d of %d spells of a full disk", d.readyAgain.Load(), d.spells.Load())
 	}
 	// With room again, a new session takes writes.
 	if a := call(r.addr(), "CreateSession", mustJSON(map[string]any{"sessionId": "after"})); a.status != 200 {
@@ -146,4 +165,15 @@ func fillUp(path string) error {
 		}
 	}
 	return nil
+}
+
+// ready reports whether the server at addr answers /readyz with SERVING.
+func ready(addr string) bool {
+	res, err := httpClient.Get("http://" + addr + "/readyz")
+	if err != nil {
+		return false
+	}
+	defer res.Body.Close()
+	_, _ = io.Copy(io.Discard, res.Body)
+	return res.StatusCode == http.StatusOK
 }
