@@ -1,6 +1,9 @@
 package host
 
-import "github.com/ctxhost/ctxhost/sdk"
+import (
+	"github.com/ctxhost/ctxhost/host/history"
+	"github.com/ctxhost/ctxhost/sdk"
+)
 
 // CacheReport is what one prepared context costs with prompt caching, and
 // what the unmanaged history (every message, nothing compacted, no window)
@@ -60,12 +63,13 @@ func (t *cacheTrack) unit(i int) cacheUnit {
 // appended to the history compares the system units and takes the
 // history's shared part whole (the view's epoch says it is unchanged), so
 // its cost does not grow with the history.
-func (s *Session) cacheReport(agent string, final []countedComponent, b sdk.Budget) *CacheReport {
+func (t *turn) cacheReport(agent string, final []countedComponent, b sdk.Budget) *CacheReport {
+	s := t.s
 	p := s.cfg.Pricing
 	if p == nil {
 		return nil
 	}
-	cur := s.cacheTrackOf(final, b)
+	cur := cacheTrackOf(s.hist, final, b)
 	if s.caches == nil {
 		s.caches = map[string]*cacheTrack{}
 	}
@@ -89,8 +93,8 @@ func (s *Session) cacheReport(agent string, final []countedComponent, b sdk.Budg
 // cacheTrackOf splits the final components into stable units (see
 // cacheUnit): the system part, then the history view with the counts the
 // history keeps for it.
-func (s *Session) cacheTrackOf(final []countedComponent, b sdk.Budget) *cacheTrack {
-	v := s.hist.Shared()
+func cacheTrackOf(h *history.History, final []countedComponent, b sdk.Budget) *cacheTrack {
+	v := h.Shared()
 	t := &cacheTrack{system: []cacheUnit{{key: "framing", tokens: b.Overhead}}}
 	for _, c := range final {
 		switch {

@@ -41,7 +41,7 @@ var slotRank = map[sdk.Slot]int{sdk.SlotTools: -1, sdk.SlotSystem: 0, sdk.SlotCo
 // view's parts replace the session's texts and history.
 func (t *turn) gather(ctx context.Context, view *AgentView) ([]countedComponent, []string, []PluginFailure, error) {
 	s := t.s
-	out := make([]countedComponent, 0, 4+len(s.plugins))
+	out := make([]countedComponent, 0, 4+len(s.plugins.all))
 	core := func(name string, slot sdk.Slot, t countedText) {
 		if t.text != "" {
 			out = append(out, countedComponent{comp: sdk.Component{Name: name, Slot: slot, Text: t.text}, tokens: t.tokens})
@@ -66,7 +66,7 @@ func (t *turn) gather(ctx context.Context, view *AgentView) ([]countedComponent,
 	for _, c := range out {
 		names[c.comp.Name] = true
 	}
-	for i, p := range s.plugins {
+	for i, p := range s.plugins.all {
 		a := answers[i]
 		if a.cutOff != nil {
 			s.events.emit(Event{Type: EventCallRetried, Session: s.id, Plugin: p.binding.Name, Err: a.cutOff})
@@ -127,12 +127,12 @@ type pluginAnswer struct {
 
 func (t *turn) fetchPlugins(ctx context.Context) []pluginAnswer {
 	s := t.s
-	answers := make([]pluginAnswer, len(s.plugins))
-	if !slices.ContainsFunc(s.plugins, func(p *boundPlugin) bool { return !p.reusable() }) {
+	answers := make([]pluginAnswer, len(s.plugins.all))
+	if !slices.ContainsFunc(s.plugins.all, func(p *boundPlugin) bool { return !p.reusable() }) {
 		return answers // every last answer is reused
 	}
 	var wg sync.WaitGroup
-	for i, p := range s.plugins {
+	for i, p := range s.plugins.all {
 		if p.reusable() {
 			continue
 		}

@@ -169,14 +169,14 @@ func (t *turn) compactPlugin(ctx context.Context, c *countedComponent, ask int) 
 	// before the call to put back (see undo).
 	var prev []byte
 	if p.info.HasCapability(sdk.CapState) {
-		prev, _ = s.pluginStateNow(ctx, p)
+		prev, _ = s.plugins.stateNow(ctx, p)
 	}
 	undo := func(reason string) CompactionStep {
 		if prev == nil && p.info.HasCapability(sdk.CapState) {
 			s.rec.stale() // nothing to put back: the next save takes the state as it is
 		}
 		if prev != nil {
-			if err := s.restorePlugin(ctx, p, prev); err != nil {
+			if err := s.plugins.restore(ctx, p, prev); err != nil {
 				reason += fmt.Sprintf("; putting the state back failed: %v", err)
 				s.rec.stale()
 			}

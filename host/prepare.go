@@ -323,18 +323,18 @@ func (t *turn) recordGrowth(used int) {
 // due (boundPlugin.hookDue) concurrently; failures become warnings.
 func (t *turn) notifyPrepared(ctx context.Context, b sdk.Budget) []string {
 	s := t.s
-	due := make([]bool, len(s.plugins))
+	due := make([]bool, len(s.plugins.all))
 	some := false
-	for i, p := range s.plugins {
+	for i, p := range s.plugins.all {
 		due[i] = p.hookDue()
 		some = some || due[i]
 	}
 	if !some {
 		return nil
 	}
-	errs := make([]error, len(s.plugins))
+	errs := make([]error, len(s.plugins.all))
 	var wg sync.WaitGroup
-	for i, p := range s.plugins {
+	for i, p := range s.plugins.all {
 		if !due[i] {
 			continue
 		}
@@ -349,7 +349,7 @@ func (t *turn) notifyPrepared(ctx context.Context, b sdk.Budget) []string {
 	wg.Wait()
 	var warnings []string
 	for i, err := range errs {
-		p := s.plugins[i]
+		p := s.plugins.all[i]
 		if err == nil && due[i] {
 			p.hooked = true
 			s.rec.addPlugin(p, journalOp{Prepared: &b})

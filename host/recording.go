@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/ctxhost/ctxhost/host/history"
 	"github.com/ctxhost/ctxhost/record"
@@ -83,6 +82,12 @@ type recording struct {
 	savedPressure pressureState
 }
 
+// follow makes r record h's changes; it returns h.
+func (r *recording) follow(h *history.History) *history.History {
+	h.SetJournal(func(op history.Op) { r.add(journalOp{History: &op}) })
+	return h
+}
+
 // add records a change to save with the next save (no store: nothing).
 func (r *recording) add(op journalOp) {
 	if r.journal != nil {
@@ -145,7 +150,7 @@ func (s *Session) persist() error {
 	err := r.journal.Save(ctx, func() ([]byte, error) {
 		return json.Marshal(storedEvent{Version: EventVersion, Ops: r.pending, Usage: s.usage, Pressure: s.pressure, Position: r.newPosition(), Attachment: r.newAttachment()})
 	}, func(ctx context.Context) ([]byte, error) {
-		return s.exportLocked(ctx, s.pluginStateNow)
+		return s.exportLocked(ctx, s.plugins.stateNow)
 	})
 	if err != nil {
 		return err
@@ -154,9 +159,12 @@ func (s *Session) persist() error {
 	return nil
 }
 
-// hold runs f with the session's changes kept unsaved; save: persist them
-// when f succeeds.
-func (s *Session) hold(f func() error, save bool) error {
+// Batch runs f, whose changes to the session are saved together in one
+// store write when it returns instead of one write each, so a crash
+// leaves all of them stored or none. When f fails nothing is saved (the
+// changes it made stay in memory: unload the session to drop them). The
+// caller serializes the session's calls; f may call any method of s.
+func (s *Session) Batch(f func() error) error {
 	s.mu.Lock()
 	s.rec.holding = true
 	s.mu.Unlock()
@@ -164,7 +172,7 @@ func (s *Session) hold(f func() error, save bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.rec.holding = false
-	if err != nil || !save {
+	if err != nil {
 		return err
 	}
 	if err := s.persist(); err != nil {
@@ -173,19 +181,21 @@ func (s *Session) hold(f func() error, save bool) error {
 	return nil
 }
 
-// Batch runs f, whose changes to the session are saved together in one
-// store write when it returns instead of one write each, so a crash
-// leaves all of them stored or none. When f fails nothing is saved (the
-// changes it made stay in memory: unload the session to drop them). The
-// caller serializes the session's calls; f may call any method of s.
-func (s *Session) Batch(f func() error) error { return s.hold(f, true) }
-
 // Hold runs f with its changes to the session kept in memory, unsaved:
 // the next save (the end of a Batch, or any change made after Hold
 // returns) writes them together with its own, in one store write. A
 // caller that must not keep them unloads the session instead. The caller
 // serializes the session's calls; f may call any method of s.
-func (s *Session) Hold(f func() error) error { return s.hold(f, false) }
+func (s *Session) Hold(f func() error) error {
+	s.mu.Lock()
+	s.rec.holding = true
+	s.mu.Unlock()
+	err := f()
+	s.mu.Lock()
+	s.rec.holding = false
+	s.mu.Unlock()
+	return err
+}
 
 // saved forgets what the last save wrote.
 func (r *recording) saved(u usage, p pressureState) {
@@ -356,7 +366,7 @@ func (s *Session) replayOp(ctx context.Context, op journalOp) error {
 			if _, err := sdk.ParseTools(op.Text); err != nil {
 				return err
 			}
-			s.tools = s.countTools(op.Text)
+			s.tools = countTools(s.counter, s.cfg.History.Options.Framing, op.Text)
 		case "team":
 			s.teamTask = t
 		default:
@@ -375,60 +385,9 @@ func (s *Session) replayOp(ctx context.Context, op journalOp) error {
 	case op.History != nil:
 		return s.hist.Replay(*op.History)
 	case op.Plugin != "":
-		return s.replayPluginCall(ctx, op)
+		return s.plugins.replay(ctx, op)
 	default:
 		return errors.New("empty op")
-	}
-	return nil
-}
-
-// replayTimeout is the least deadline of a replayed plugin call. Replay
-// rebuilds a stored session as it is opened, not a turn a model call
-// waits on, so a call gets the time a plugin's restore gets (60 s) even
-// when its binding's deadline is shorter: on a loaded machine a short
-// deadline would fail an open that would succeed.
-const replayTimeout = 60 * time.Second
-
-// replayPluginCall makes an acknowledged plugin call again and checks the
-// plugin answers as it did then.
-func (s *Session) replayPluginCall(ctx context.Context, op journalOp) error {
-	p, err := s.slot(op.Plugin)
-	if err != nil {
-		return err
-	}
-	p.fresh = false
-	timeout := max(p.binding.Timeout, replayTimeout)
-	var got string
-	switch {
-	case op.Apply != nil:
-		out, err := callWithDeadline(ctx, timeout, func(ctx context.Context) (json.RawMessage, error) {
-			return p.binding.Plugin.Apply(ctx, s.id, op.Apply.Op, op.Apply.Args)
-		})
-		if err != nil {
-			return fmt.Errorf("replay %s.%s: %w", op.Plugin, op.Apply.Op, err)
-		}
-		got = resultHash(out)
-	case op.Compact != nil:
-		res, err := callWithDeadline(ctx, timeout, func(ctx context.Context) (sdk.CompactResult, error) {
-			return p.binding.Plugin.Compact(ctx, s.id, *op.Compact)
-		})
-		if err != nil {
-			return fmt.Errorf("replay %s compaction: %w", op.Plugin, err)
-		}
-		got = compactHash(res)
-	case op.Prepared != nil:
-		_, err := callWithDeadline(ctx, timeout, func(ctx context.Context) (struct{}, error) {
-			return struct{}{}, p.binding.Plugin.Prepared(ctx, s.id, *op.Prepared)
-		})
-		if err != nil {
-			return fmt.Errorf("replay %s prepared hook: %w", op.Plugin, err)
-		}
-		return nil
-	default:
-		return fmt.Errorf("plugin %q: empty call", op.Plugin)
-	}
-	if got != op.Result {
-		return fmt.Errorf("plugin %q answered a replayed call differently than when it was acknowledged: the plugin is not deterministic, its stored state cannot be rebuilt", op.Plugin)
 	}
 	return nil
 }
@@ -441,25 +400,4 @@ func (s *Session) StoredVersion() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.rec.version()
-}
-
-// StateKeeper is implemented by a ContextPlugin that keeps each session's
-// last plugin state (a Supervisor). KeptState returns it only when it is
-// exactly what State would return now (it was fetched with State after the
-// last call that could change it); the host then saves it without an RPC.
-// The bytes are the keeper's own: read them, never modify them.
-type StateKeeper interface {
-	KeptState(session string) ([]byte, bool)
-}
-
-// pluginStateNow returns p's current state: the plugin's kept one when
-// it keeps states (a Supervisor, the one plugin-state cache of a host),
-// else a State call.
-func (s *Session) pluginStateNow(ctx context.Context, p *boundPlugin) ([]byte, error) {
-	if keeper, isKeeper := p.binding.Plugin.(StateKeeper); isKeeper {
-		if b, ok := keeper.KeptState(s.id); ok {
-			return b, nil
-		}
-	}
-	return s.pluginState(ctx, p)
 }

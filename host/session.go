@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -33,7 +32,7 @@ type Session struct {
 	tools        countedText // the JSON of the request's tools (sdk.ToolsText)
 	teamTask     countedText
 	hist         *history.History
-	plugins      []*boundPlugin // in binding order
+	plugins      bindings
 	usage        usage
 	pressure     pressureState
 	metrics      Metrics
@@ -146,21 +145,22 @@ func newSession(id string, cfg Config, ev *events) (*Session, error) {
 		usage:   usage{Calibration: 1},
 		metrics: Metrics{FreedByComponent: map[string]int{}},
 		rec:     recording{positionSaved: true, attachmentSaved: true},
+		plugins: bindings{session: id, events: ev},
 	}
-	s.setHistory(s.hist)
+	s.hist = s.rec.follow(s.hist)
 	if cfg.RecallTool {
 		text, err := sdk.ToolsText(sdk.WithRecall(sdk.RequestTools{}))
 		if err != nil {
 			return nil, err
 		}
-		s.tools = s.countTools(text)
+		s.tools = countTools(s.counter, s.cfg.History.Options.Framing, text)
 	}
 	for _, b := range cfg.Plugins {
 		slot, err := newBoundPlugin(b)
 		if err != nil {
 			return nil, err
 		}
-		s.plugins = append(s.plugins, slot)
+		s.plugins.all = append(s.plugins.all, slot)
 	}
 	return s, nil
 }
@@ -173,12 +173,6 @@ func (s *Session) Config() Config {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cfg
-}
-
-// setHistory makes h the session's history, journaling its changes.
-func (s *Session) setHistory(h *history.History) {
-	s.hist = h
-	h.SetJournal(func(op history.Op) { s.rec.add(journalOp{History: &op}) })
 }
 
 func (s *Session) setText(dst *countedText, what, text string) error {
@@ -227,14 +221,14 @@ func (s *Session) SetTools(r sdk.RequestTools) error {
 	if err != nil {
 		return fmt.Errorf("set tools: %w", err)
 	}
-	return s.setCounted(&s.tools, "tools", s.countTools(text))
+	return s.setCounted(&s.tools, "tools", countTools(s.counter, s.cfg.History.Options.Framing, text))
 }
 
 // countTools counts the tools component: its JSON, plus the framing's
 // per-tool overhead for each definition.
-func (s *Session) countTools(text string) countedText {
-	t := countedText{text: text, tokens: s.counter.Count(text)}
-	if f := s.cfg.History.Options.Framing; f != nil && f.PerTool > 0 && text != "" {
+func countTools(counter tokenizer.Counter, f *sdk.Framing, text string) countedText {
+	t := countedText{text: text, tokens: counter.Count(text)}
+	if f != nil && f.PerTool > 0 && text != "" {
 		r, _ := sdk.ParseTools(text) // SetTools and restores check it first
 		t.tokens += f.PerTool * len(r.Tools)
 	}
@@ -379,11 +373,7 @@ func (s *Session) Strategy() string { s.mu.Lock(); defer s.mu.Unlock(); return s
 func (s *Session) Plugins() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	names := make([]string, len(s.plugins))
-	for i, p := range s.plugins {
-		names[i] = p.binding.Name
-	}
-	return names
+	return s.plugins.names()
 }
 
 // Apply runs op with JSON args on the bound plugin named plugin. An unknown
@@ -397,7 +387,7 @@ func (s *Session) Apply(ctx context.Context, plugin, op string, args json.RawMes
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	slot, err := s.slot(plugin)
+	slot, err := s.plugins.named(plugin)
 	if err != nil {
 		return nil, fmt.Errorf("apply %s.%s: %w", plugin, op, err)
 	}
@@ -420,20 +410,6 @@ func (s *Session) Apply(ctx context.Context, plugin, op string, args json.RawMes
 		return out, fmt.Errorf("apply %s.%s: %w", plugin, op, err)
 	}
 	return out, nil
-}
-
-func (s *Session) slot(name string) (*boundPlugin, error) {
-	for _, p := range s.plugins {
-		if p.binding.Name == name {
-			return p, nil
-		}
-	}
-	names := make([]string, len(s.plugins))
-	for i, p := range s.plugins {
-		names[i] = p.binding.Name
-	}
-	sort.Strings(names)
-	return nil, fmt.Errorf("unknown plugin %q (bound: %s)", name, strings.Join(names, ", "))
 }
 
 func isProtocolError(err error) bool {
@@ -511,7 +487,7 @@ func (s *Session) Metrics() Metrics { s.mu.Lock(); defer s.mu.Unlock(); return s
 func (s *Session) Restart() (RestartPlan, error) {
 	s.mu.Lock()
 	all := s.hist.All()
-	plan := s.restartPlan(all)
+	plan := restartPlan(all, s.cfg)
 	s.hist.Clear()
 	var err error
 	add := func(m sdk.Message) {
@@ -538,8 +514,10 @@ func (s *Session) Restart() (RestartPlan, error) {
 	return plan, nil
 }
 
-func (s *Session) restartPlan(all []sdk.Message) RestartPlan {
-	carry := carryOver(all, s.cfg.Strategy.CarryoverTurns)
+// restartPlan is what a graduated restart of a history holding all
+// carries over, under cfg.
+func restartPlan(all []sdk.Message, cfg Config) RestartPlan {
+	carry := carryOver(all, cfg.Strategy.CarryoverTurns)
 	turns := 0
 	for _, m := range carry {
 		if m.Role == sdk.RoleUser {
@@ -548,7 +526,7 @@ func (s *Session) restartPlan(all []sdk.Message) RestartPlan {
 	}
 	return RestartPlan{
 		CarryOver:    carry,
-		Notification: RestartNotification(s.cfg.Thresholds.Critical, len(all)-len(carry), turns, len(carry)),
+		Notification: RestartNotification(cfg.Thresholds.Critical, len(all)-len(carry), turns, len(carry)),
 	}
 }
 
@@ -556,14 +534,5 @@ func (s *Session) end(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ended = true
-	var errs []error
-	for _, p := range s.plugins {
-		_, err := callWithDeadline(ctx, p.binding.Timeout, func(ctx context.Context) (struct{}, error) {
-			return struct{}{}, p.binding.Plugin.EndSession(ctx, s.id)
-		})
-		if err != nil {
-			errs = append(errs, fmt.Errorf("plugin %q: end session: %w", p.binding.Name, err))
-		}
-	}
-	return errors.Join(errs...)
+	return s.plugins.end(ctx)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -59,7 +58,7 @@ type pluginState struct {
 func (s *Session) ExportState(ctx context.Context) ([]byte, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.exportLocked(ctx, s.pluginState)
+	return s.exportLocked(ctx, s.plugins.state)
 }
 
 // exportLocked exports the session with stateOf giving each stateful
@@ -75,7 +74,7 @@ func (s *Session) exportLocked(ctx context.Context, stateOf func(context.Context
 		TeamTask: s.teamTask.text, Strategy: strategyState(s.cfg.Strategy), History: hist, Usage: s.usage, Pressure: s.pressure,
 		Position: s.rec.position, Attachment: s.rec.attachment,
 	}
-	for _, p := range s.plugins {
+	for _, p := range s.plugins.all {
 		if !p.info.HasCapability(sdk.CapState) {
 			continue
 		}
@@ -90,25 +89,6 @@ func (s *Session) exportLocked(ctx context.Context, stateOf func(context.Context
 		return nil, fmt.Errorf("export %q: %w", s.id, err)
 	}
 	return out, nil
-}
-
-// pluginState asks the plugin for the session's state (retried once when
-// cut off by its deadline, with a plugin:retried event).
-func (s *Session) pluginState(ctx context.Context, p *boundPlugin) ([]byte, error) {
-	b, cutOff, err := callRetryingOnce(ctx, p.binding.Timeout, func(ctx context.Context) ([]byte, error) {
-		return p.binding.Plugin.State(ctx, s.id)
-	})
-	if cutOff != nil {
-		s.events.emit(Event{Type: EventCallRetried, Session: s.id, Plugin: p.binding.Name, Err: cutOff})
-	}
-	return b, err
-}
-
-func (s *Session) restorePlugin(ctx context.Context, p *boundPlugin, b []byte) error {
-	_, err := callWithDeadline(ctx, p.binding.Timeout, func(ctx context.Context) (struct{}, error) {
-		return struct{}{}, p.binding.Plugin.Restore(ctx, s.id, b)
-	})
-	return err
 }
 
 // RestoreState replaces the session's state with an exported one (possibly
@@ -139,29 +119,29 @@ func (s *Session) restore(ctx context.Context, data []byte, persist bool) error 
 	defer s.mu.Unlock()
 	slots := make([]*boundPlugin, len(st.Plugins))
 	for i, ps := range st.Plugins {
-		p, err := s.slot(ps.Name)
+		p, err := s.plugins.named(ps.Name)
 		if err != nil {
 			return fmt.Errorf("restore %q: %w", s.id, err)
 		}
 		slots[i] = p
 	}
-	if err := s.checkPluginStates(st.Plugins); err != nil {
+	if err := s.plugins.checkStates(st.Plugins); err != nil {
 		return fmt.Errorf("restore %q: %w", s.id, err)
 	}
 	hist := history.New(s.counter, s.cfg.History.Options)
 	if err := hist.Restore(st.History); err != nil {
 		return fmt.Errorf("restore %q: history: %w", s.id, err)
 	}
-	if err := s.restorePlugins(ctx, slots, st.Plugins); err != nil {
+	if err := s.plugins.restoreAll(ctx, slots, st.Plugins); err != nil {
 		return fmt.Errorf("restore %q: %w", s.id, err)
 	}
 	s.system = countedText{st.SystemPrompt, s.counter.Count(st.SystemPrompt)}
 	s.instructions = countedText{st.Instructions, s.counter.Count(st.Instructions)}
 	s.input = countedText{st.Input, s.counter.Count(st.Input)}
-	s.tools = s.countTools(st.Tools)
+	s.tools = countTools(s.counter, s.cfg.History.Options.Framing, st.Tools)
 	s.teamTask = countedText{st.TeamTask, s.counter.Count(st.TeamTask)}
 	s.cfg.Strategy, s.strategy = strategyCfg, strategy
-	s.setHistory(hist)
+	s.hist = s.rec.follow(hist)
 	s.usage, s.pressure, s.rec.position, s.rec.attachment = st.Usage, st.Pressure.restored(), st.Position, st.Attachment
 	s.rec.pending = s.rec.pending[:0]
 	if persist {
@@ -170,32 +150,6 @@ func (s *Session) restore(ctx context.Context, data []byte, persist bool) error 
 		s.rec.stale()
 		if err := s.persist(); err != nil {
 			return fmt.Errorf("restore %q: %w", s.id, err)
-		}
-	}
-	return nil
-}
-
-// restorePlugins restores each plugin's state; on a failure it puts back the
-// previous state of the ones already restored.
-func (s *Session) restorePlugins(ctx context.Context, slots []*boundPlugin, states []pluginState) error {
-	prev := make([][]byte, len(slots))
-	for i, p := range slots {
-		b, err := s.pluginState(ctx, p)
-		if err != nil {
-			return fmt.Errorf("plugin %q: save state before restore: %w", p.binding.Name, err)
-		}
-		prev[i] = b
-	}
-	for i, p := range slots {
-		p.fresh = false
-		if err := s.restorePlugin(ctx, p, states[i].State); err != nil {
-			var errs []error
-			for j := range i {
-				if rerr := s.restorePlugin(ctx, slots[j], prev[j]); rerr != nil {
-					errs = append(errs, fmt.Errorf("roll back plugin %q: %w", slots[j].binding.Name, rerr))
-				}
-			}
-			return errors.Join(append([]error{fmt.Errorf("plugin %q: %w", p.binding.Name, err)}, errs...)...)
 		}
 	}
 	return nil
@@ -256,22 +210,6 @@ func checkFigures(u usage, pr pressureState) error {
 		return fmt.Errorf("negative usage (prompt %d, completion %d, counted %d)", u.ReportedPrompt, u.CompletionTotal, u.LastCounted)
 	case pr.LastUsed < 0 || slices.ContainsFunc(pr.Growth, func(g int) bool { return g < 0 }):
 		return fmt.Errorf("negative pressure figures")
-	}
-	return nil
-}
-
-// checkPluginStates fails unless states holds an entry for every bound
-// plugin that has state: a state without one would silently start that
-// plugin empty.
-func (s *Session) checkPluginStates(states []pluginState) error {
-	have := map[string]bool{}
-	for _, p := range states {
-		have[p.Name] = true
-	}
-	for _, p := range s.plugins {
-		if p.info.HasCapability(sdk.CapState) && !have[p.binding.Name] {
-			return fmt.Errorf("state holds nothing for plugin %q (bound with state): refusing to start it empty", p.binding.Name)
-		}
 	}
 	return nil
 }

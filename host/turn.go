@@ -182,7 +182,7 @@ func (t *turn) sendAgain() {
 // the next one.
 func (t *turn) assembleTurn() error {
 	s, out := t.s, t.out
-	out.Cache = s.cacheReport(t.agent.Name, t.final, out.Budget)
+	out.Cache = t.cacheReport(t.agent.Name, t.final, out.Budget)
 	// The Prepared hooks are notifications nothing waits on: they run
 	// while the assembler works, so they add no round trip to the turn.
 	// They get the budget as compacted (before a multi-agent view's byte
@@ -223,7 +223,7 @@ func (t *turn) assembleTurn() error {
 func (t *turn) record() error {
 	s, out := t.s, t.out
 	if out.Action == ActionRestart {
-		plan := s.restartPlan(s.hist.All())
+		plan := restartPlan(s.hist.All(), s.cfg)
 		out.Restart = &plan
 	}
 	s.usage.LastCounted = out.Budget.Used
