@@ -4,6 +4,10 @@ import (
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/ctxhost/ctxhost/config"
+	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/host/team"
+	"github.com/ctxhost/ctxhost/record"
+	"github.com/ctxhost/ctxhost/sdk"
 )
 
 // ConfigError is a configuration problem found after loading, once the
@@ -30,3 +34,35 @@ func (e *ConfigError) Error() string {
 func configErrorf(rng *hcl.Range, summary, detail string) *ConfigError {
 	return &ConfigError{Diags: hcl.Diagnostics{{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: rng}}}
 }
+
+// Errors a caller branches on, wrapped by the errors of sessions and
+// stores (errors.Is). They are the host's, the recorder's and the plugin SDK's own values,
+// named here so that callers of the engine need no other package.
+var (
+	// ErrNoSession: no session with that id is held.
+	ErrNoSession = host.ErrNoSession
+	// ErrNotStored: the store holds nothing for the session.
+	ErrNotStored = record.ErrNotStored
+	// ErrStored: the store already holds the session a call would create.
+	ErrStored = record.ErrStored
+	// ErrNotPersisted: a change was applied in memory but not saved.
+	ErrNotPersisted = record.ErrNotPersisted
+	// ErrVersionConflict: another writer changed the stored session first.
+	ErrVersionConflict = record.ErrVersionConflict
+	// ErrDamaged: what the store holds for the session fails its checks.
+	ErrDamaged = record.ErrDamaged
+	// ErrOverWindow: the context exceeds the model window.
+	ErrOverWindow = host.ErrOverWindow
+	// ErrTargetNotMet: compaction did not reach its target.
+	ErrTargetNotMet = host.ErrTargetNotMet
+	// ErrPluginDead: a plugin process is not running.
+	ErrPluginDead = host.ErrPluginDead
+	// ErrInvalidArgs, ErrUnknownOp and ErrNotFound are a plugin's answers
+	// to an op: bad arguments, an op it does not know, nothing by that id.
+	ErrInvalidArgs = sdk.ErrInvalidArgs
+	ErrUnknownOp   = sdk.ErrUnknownOp
+	ErrNotFound    = sdk.ErrNotFound
+	// ErrInvalidMessage and ErrUnknownAgent refuse a multi-agent message.
+	ErrInvalidMessage = team.ErrInvalidMessage
+	ErrUnknownAgent   = team.ErrUnknownAgent
+)

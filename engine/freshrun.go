@@ -20,7 +20,7 @@ import (
 // history. The input gives the next task's spec; ops since the last
 // prepare become the task's ops, applied to its own plugin session;
 // messages and usage are accepted and left out. What it holds for the
-// next task (freshState) is saved with the host session, as the session's
+// next task (FreshTask) is saved with the host session, as the session's
 // attachment, before each call returns: a session opened again from the
 // store builds the same next task.
 type freshRun struct {
@@ -31,55 +31,26 @@ type freshRun struct {
 	manager *fresh.Manager
 	// prompt is the system part the manager was built with.
 	prompt string
-	state  freshState
+	state  FreshTask
 	// ignored records the event types already reported as left out.
 	ignored map[string]bool
-}
-
-// freshState is what a fresh session holds between tasks.
-type freshState struct {
-	// System and Instructions are what was set (the profile's until then).
-	System       string `json:"system"`
-	Instructions string `json:"instructions"`
-	// Spec is the next task's spec (the last input), Ops its ops.
-	Spec string        `json:"spec,omitempty"`
-	Ops  []freshOpJSON `json:"ops,omitempty"`
-	// Tasks counts the tasks built ("task-N").
-	Tasks int `json:"tasks"`
-}
-
-type freshOpJSON struct {
-	Plugin string          `json:"plugin"`
-	Op     string          `json:"op"`
-	Args   json.RawMessage `json:"args,omitempty"`
 }
 
 // newFreshRun is the fresh run of session s: the one s holds, or a new
 // one with the system prompt and instructions the session was created
 // with (the profile's, unless the creator gave others).
 func newFreshRun(e *Engine, s *host.Session) (*freshRun, error) {
-	st, err := freshStateOf(s)
+	st, err := freshTaskOf(s)
 	if err != nil {
 		return nil, err
 	}
 	return &freshRun{engine: e, host: s, ignored: map[string]bool{}, state: st}, nil
 }
 
-// freshStateOf is the fresh state session s holds.
-func freshStateOf(s *host.Session) (freshState, error) {
-	st := freshState{System: s.SystemPrompt(), Instructions: s.Instructions()}
-	if b := s.Attachment(); len(b) > 0 {
-		if err := json.Unmarshal(b, &st); err != nil {
-			return freshState{}, fmt.Errorf("fresh session %q: stored task state: %w", s.ID(), err)
-		}
-	}
-	return st, nil
-}
-
 // reload takes the fresh state the host session now holds (after
 // RestoreState).
 func (f *freshRun) reload() error {
-	st, err := freshStateOf(f.host)
+	st, err := freshTaskOf(f.host)
 	if err != nil {
 		return err
 	}
@@ -104,20 +75,20 @@ func (ft *FreshTurn) Payload() ([]byte, string) {
 }
 
 func (f *freshRun) setSystem(text string) error {
-	return f.change(func(st *freshState) { st.System = text })
+	return f.change(func(st *FreshTask) { st.System = text })
 }
 
 func (f *freshRun) setInstructions(text string) error {
-	return f.change(func(st *freshState) { st.Instructions = text })
+	return f.change(func(st *FreshTask) { st.Instructions = text })
 }
 
 func (f *freshRun) setSpec(text string) error {
-	return f.change(func(st *freshState) { st.Spec = text })
+	return f.change(func(st *FreshTask) { st.Spec = text })
 }
 
 // change applies edit to the state and saves it; on a failed save the
 // state is left as it was.
-func (f *freshRun) change(edit func(*freshState)) error {
+func (f *freshRun) change(edit func(*FreshTask)) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	_, err := f.changeLocked(edit)
@@ -125,7 +96,7 @@ func (f *freshRun) change(edit func(*freshState)) error {
 }
 
 // changeLocked is change with f.mu held; it returns the state before.
-func (f *freshRun) changeLocked(edit func(*freshState)) (freshState, error) {
+func (f *freshRun) changeLocked(edit func(*FreshTask)) (FreshTask, error) {
 	before := f.state
 	next := before
 	next.Ops = slices.Clone(before.Ops)
@@ -162,8 +133,8 @@ func (f *freshRun) addOp(plugin, op string, args json.RawMessage) error {
 	if !f.uses(plugin) {
 		return fmt.Errorf("plugin %q is not bound in context %q", plugin, f.engine.Context.Name)
 	}
-	return f.change(func(st *freshState) {
-		st.Ops = append(st.Ops, freshOpJSON{Plugin: plugin, Op: op, Args: args})
+	return f.change(func(st *FreshTask) {
+		st.Ops = append(st.Ops, FreshOp{Plugin: plugin, Op: op, Args: args})
 	})
 }
 
@@ -197,7 +168,7 @@ func (f *freshRun) build(ctx context.Context, agent string) (*FreshTurn, error) 
 		agent = f.engine.Context.Name
 	}
 	// The task is consumed (and counted) in the store before it is built.
-	st, err := f.changeLocked(func(st *freshState) { st.Tasks, st.Spec, st.Ops = st.Tasks+1, "", nil })
+	st, err := f.changeLocked(func(st *FreshTask) { st.Tasks, st.Spec, st.Ops = st.Tasks+1, "", nil })
 	if err != nil {
 		return nil, err
 	}
@@ -289,7 +260,7 @@ func (f *freshRun) checkState(data []byte) error {
 		return err
 	}
 	if len(st.Attachment) > 0 {
-		if err := json.Unmarshal(st.Attachment, &freshState{}); err != nil {
+		if err := json.Unmarshal(st.Attachment, &FreshTask{}); err != nil {
 			return fmt.Errorf("fresh task state: %w", err)
 		}
 	}

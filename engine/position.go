@@ -5,20 +5,23 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 
-	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/transcript"
 )
 
-// position is where a stored session is in its transcript: how many
-// events were applied and a hash chained over them (each event without
-// its line number), so a resumed run can tell the same transcript (skip
-// what was applied) from a continuation of it (apply everything).
-type position struct {
-	Events int    `json:"events"`
-	Chain  string `json:"chain"`
+// TranscriptPosition is where a stored session is in its transcript: how
+// many events were applied and a hash chained over them (each event
+// without its line number), so a resumed run can tell the same transcript
+// (skip what was applied) from a continuation of it (apply everything).
+type TranscriptPosition struct {
+	Events int
+	Chain  string
+}
+
+// next is the position after ev.
+func (p TranscriptPosition) next(ev transcript.Event) TranscriptPosition {
+	return TranscriptPosition{Events: p.Events + 1, Chain: chained(p.Chain, ev)}
 }
 
 // chained returns the chain after ev.
@@ -31,26 +34,13 @@ func chained(chain string, ev transcript.Event) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// storedPosition reads the session's position (zero when it has none).
-func storedPosition(s *host.Session) (position, error) {
-	var p position
-	raw := s.Position()
-	if len(raw) == 0 {
-		return p, nil
-	}
-	if err := json.Unmarshal(raw, &p); err != nil || p.Events < 0 {
-		return p, fmt.Errorf("stored transcript position %s: not a position", raw)
-	}
-	return p, nil
-}
-
 // resume reads from rd the events a session at p applied, when rd's
 // transcript begins with exactly those (the same transcript, crashed or
 // stopped anywhere, even between a tool call and its result): start is
 // then p.Events, with the prepare events among them and the last one's
 // line, and rd is at the next event. Otherwise start is 0 and the caller
 // applies the transcript from its start (it continues the stored one).
-func resume(p position, rd EventReader) (start, prepares, lastLine int, err error) {
+func resume(p TranscriptPosition, rd EventReader) (start, prepares, lastLine int, err error) {
 	if p.Events == 0 {
 		return 0, 0, 0, nil
 	}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -112,11 +111,13 @@ func (r *replay) run(ctx context.Context, open func() (EventReader, error)) (err
 	defer func() { err = errors.Join(err, rd.Close()) }()
 	tracked := s.engine.HasStore()
 	var start, prepares, lastLine int
-	var pos position
+	var rec Record
+	var pos TranscriptPosition
 	if tracked {
-		if pos, err = storedPosition(s.host); err != nil {
+		if rec, err = s.Record(); err != nil {
 			return err
 		}
+		pos = rec.Transcript
 		if start, prepares, lastLine, err = resume(pos, rd); err != nil {
 			return err
 		}
@@ -146,9 +147,9 @@ func (r *replay) run(ctx context.Context, open func() (EventReader, error)) (err
 		}
 		lastLine = ev.Line
 		if tracked {
-			pos = position{Events: pos.Events + 1, Chain: chained(pos.Chain, ev)}
-			b, _ := json.Marshal(pos)
-			if err := s.host.SetPosition(b); err != nil {
+			pos = pos.next(ev)
+			rec.Transcript = pos
+			if err := s.SetRecord(rec); err != nil {
 				return err
 			}
 		}
@@ -162,7 +163,7 @@ func (r *replay) run(ctx context.Context, open func() (EventReader, error)) (err
 			return fmt.Errorf("%s:%d: %s: %w", r.opts.File, ev.Line, ev.Type, err)
 		}
 		if tracked {
-			if err := s.host.SavePosition(); err != nil {
+			if err := s.SaveRecord(); err != nil {
 				return fmt.Errorf("%s:%d: %w", r.opts.File, ev.Line, err)
 			}
 		}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/ctxhost/ctxhost/config"
@@ -68,15 +67,15 @@ func (e *Engine) initSession(s *host.Session) error {
 
 // CreateOptions tune CreateSession.
 type CreateOptions struct {
-	// Position is saved with the session's first write (see
-	// host.Session.SetPosition).
-	Position json.RawMessage
+	// Record is saved with the session's first write (see
+	// Session.SetRecord).
+	Record Record
 	// SystemPrompt and Instructions replace the profile's when not empty.
 	SystemPrompt string
 	Instructions string
 }
 
-// CreateSession creates session id like NewSession, with opts.Position set
+// CreateSession creates session id like NewSession, with opts.Record set
 // before the first change so that the store never holds the session
 // without it, and saves it in one store write (with a store, the session
 // is stored, whole, when CreateSession returns). With a store holding state for id it fails with
@@ -99,8 +98,8 @@ func (e *Engine) CreateSession(id string, opts CreateOptions) (*Session, error) 
 	}
 	// One store write: a crash leaves the session stored whole or not at all.
 	err = s.Batch(func() error {
-		if opts.Position != nil {
-			if err := s.SetPosition(opts.Position); err != nil {
+		if pos := opts.Record.position(); pos != nil {
+			if err := s.SetPosition(pos); err != nil {
 				return err
 			}
 		}

@@ -9,7 +9,6 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/ctxhost/ctxhost/engine"
-	"github.com/ctxhost/ctxhost/record"
 	"github.com/ctxhost/ctxhost/server/callpath"
 )
 
@@ -68,9 +67,9 @@ func (s *Server) WithSession(ctx context.Context, id, profile string, fn func(*e
 		if eng == nil {
 			return fmt.Errorf("no running context profile %q", profile)
 		}
-		es, cerr := eng.CreateSession(id, engine.CreateOptions{Position: position{Profile: profile}.encode()})
+		es, cerr := eng.CreateSession(id, engine.CreateOptions{Record: engine.Record{Profile: profile}})
 		switch {
-		case errors.Is(cerr, record.ErrStored) || errors.Is(cerr, record.ErrVersionConflict): // another server created it first
+		case errors.Is(cerr, engine.ErrStored) || errors.Is(cerr, engine.ErrVersionConflict): // another server created it first
 			if e, err = s.session(ctx, id); err != nil {
 				return err
 			}
@@ -88,7 +87,7 @@ func (s *Server) WithSession(ctx context.Context, id, profile string, fn func(*e
 			Err: fmt.Errorf("session %q belongs to context profile %q, not %q (the upstream's)", id, e.profile, profile)}
 	}
 	err = fn(e.es)
-	if errors.Is(err, record.ErrNotPersisted) || errors.Is(err, record.ErrVersionConflict) || errors.Is(err, callpath.ErrUnsaved) {
+	if errors.Is(err, engine.ErrNotPersisted) || errors.Is(err, engine.ErrVersionConflict) || errors.Is(err, callpath.ErrUnsaved) {
 		s.unload(ctx, id) // memory may hold what the store does not: the next call reads the store
 	}
 	return err

@@ -8,35 +8,33 @@ import (
 
 	"github.com/ctxhost/ctxhost/api/servicev1"
 	"github.com/ctxhost/ctxhost/engine"
-	"github.com/ctxhost/ctxhost/host"
-	"github.com/ctxhost/ctxhost/sdk"
 )
 
 // toMessage converts an API message to the sdk's.
-func toMessage(m *servicev1.Message) sdk.Message {
-	out := sdk.Message{ID: m.GetId(), Role: m.GetRole(), Name: m.GetName(), SpeakerType: m.GetSpeakerType(),
+func toMessage(m *servicev1.Message) engine.Message {
+	out := engine.Message{ID: m.GetId(), Role: m.GetRole(), Name: m.GetName(), SpeakerType: m.GetSpeakerType(),
 		Content: m.GetContent(), ToolCallID: m.GetToolCallId(), ToolName: m.GetToolName(),
 		Metadata: m.GetMetadata(), Kind: m.GetKind(), Pinned: m.GetPinned(), Parts: toParts(m.GetParts())}
 	for _, tc := range m.GetToolCalls() {
-		out.ToolCalls = append(out.ToolCalls, sdk.ToolCall{ID: tc.GetId(), Name: tc.GetName(), Arguments: tc.GetArguments(), Signature: tc.GetSignature()})
+		out.ToolCalls = append(out.ToolCalls, engine.ToolCall{ID: tc.GetId(), Name: tc.GetName(), Arguments: tc.GetArguments(), Signature: tc.GetSignature()})
 	}
 	return out
 }
 
-func toParts(ps []*servicev1.Part) []sdk.Part {
+func toParts(ps []*servicev1.Part) []engine.Part {
 	if len(ps) == 0 {
 		return nil
 	}
-	out := make([]sdk.Part, len(ps))
+	out := make([]engine.Part, len(ps))
 	for i, p := range ps {
-		out[i] = sdk.Part{Type: p.GetType(), Text: p.GetText(), MediaType: p.GetMediaType(), Data: p.GetData(), URL: p.GetUrl(),
+		out[i] = engine.Part{Type: p.GetType(), Text: p.GetText(), MediaType: p.GetMediaType(), Data: p.GetData(), URL: p.GetUrl(),
 			Width: int(p.GetWidth()), Height: int(p.GetHeight()), Detail: p.GetDetail(), Pages: int(p.GetPages()), Title: p.GetTitle(),
 			Signature: p.GetSignature(), Opaque: p.GetOpaque(), Provider: p.GetProvider()}
 	}
 	return out
 }
 
-func fromParts(ps []sdk.Part) []*servicev1.Part {
+func fromParts(ps []engine.Part) []*servicev1.Part {
 	if len(ps) == 0 {
 		return nil
 	}
@@ -50,7 +48,7 @@ func fromParts(ps []sdk.Part) []*servicev1.Part {
 }
 
 // fromMessage converts an sdk message to the API's.
-func fromMessage(m sdk.Message) *servicev1.Message {
+func fromMessage(m engine.Message) *servicev1.Message {
 	out := &servicev1.Message{Id: m.ID, Role: m.Role, Name: m.Name, SpeakerType: m.SpeakerType, Content: m.Content,
 		ToolCallId: m.ToolCallID, ToolName: m.ToolName, Metadata: m.Metadata, Kind: m.Kind, Pinned: m.Pinned, Parts: fromParts(m.Parts)}
 	for _, tc := range m.ToolCalls {
@@ -59,22 +57,13 @@ func fromMessage(m sdk.Message) *servicev1.Message {
 	return out
 }
 
-func toBudget(b sdk.Budget) *servicev1.Budget {
+func toBudget(b engine.Budget) *servicev1.Budget {
 	return &servicev1.Budget{Window: int64(b.Window), Reserved: int64(b.Reserved), Available: int64(b.Available),
 		Used: int64(b.Used), CalibratedUsed: int64(b.CalibratedUsed), Calibration: b.Calibration,
 		Utilization: b.Utilization, Status: b.Status, Overhead: int64(b.Overhead)}
 }
 
-func toComponents(us []host.ComponentUsage) []*servicev1.ComponentTokens {
-	out := make([]*servicev1.ComponentTokens, 0, len(us))
-	for _, u := range us {
-		out = append(out, &servicev1.ComponentTokens{Name: u.Name, Slot: string(u.Slot), Priority: int32(u.Priority),
-			Compactable: u.Compactable, Tokens: int64(u.Tokens)})
-	}
-	return out
-}
-
-func toCompaction(r *host.CompactionReport) *servicev1.Compaction {
+func toCompaction(r *engine.CompactionReport) *servicev1.Compaction {
 	if r == nil {
 		return nil
 	}
@@ -107,14 +96,18 @@ func toPrepareResponse(t engine.Turn) *servicev1.PrepareResponse {
 		out.Fresh = &servicev1.FreshTask{TaskId: tc.Task.ID, ContextId: tc.ContextID, Valid: t.Fresh.Validation.Valid,
 			TokenCount: int64(t.Fresh.Validation.TokenCount), MaxTokens: int64(t.Fresh.Validation.MaxTokens),
 			Suggestions: t.Fresh.Validation.Suggestions}
-		out.Action = string(host.ActionContinue)
+		out.Action = t.Action()
 		return out
 	}
 	p := t.Prepared
 	out.Budget, out.Before = toBudget(p.Budget), toBudget(p.Before)
-	out.Components = toComponents(p.Usage)
+	out.Components = make([]*servicev1.ComponentTokens, 0, len(p.Usage))
+	for _, u := range p.Usage {
+		out.Components = append(out.Components, &servicev1.ComponentTokens{Name: u.Name, Slot: string(u.Slot), Priority: int32(u.Priority),
+			Compactable: u.Compactable, Tokens: int64(u.Tokens)})
+	}
 	out.Compaction = toCompaction(p.Compaction)
-	out.Action = string(p.Action)
+	out.Action = t.Action()
 	out.Warnings = p.Warnings
 	if p.Cache != nil {
 		m := p.Cache.Managed

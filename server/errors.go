@@ -11,10 +11,6 @@ import (
 
 	"github.com/ctxhost/ctxhost/api/servicev1"
 	"github.com/ctxhost/ctxhost/engine"
-	"github.com/ctxhost/ctxhost/host"
-	"github.com/ctxhost/ctxhost/host/team"
-	"github.com/ctxhost/ctxhost/record"
-	"github.com/ctxhost/ctxhost/sdk"
 )
 
 // SequenceHeader carries the session's current sequence on an ABORTED
@@ -75,8 +71,8 @@ func (e errTemporary) Unwrap() error { return e.err }
 // caller's input is wrong, the data is damaged or nothing is stored.
 func temporary(err error) error {
 	var ce *connect.Error
-	if err == nil || errors.As(err, &ce) || errors.Is(err, record.ErrDamaged) || errors.Is(err, record.ErrNotStored) ||
-		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, record.ErrVersionConflict) {
+	if err == nil || errors.As(err, &ce) || errors.Is(err, engine.ErrDamaged) || errors.Is(err, engine.ErrNotStored) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, engine.ErrVersionConflict) {
 		return err
 	}
 	var inv errInvalid
@@ -100,7 +96,7 @@ func (s *Server) toConnect(ctx context.Context, procedure string, err error) err
 	code := connect.CodeInternal
 	var tmp errTemporary
 	switch {
-	case errors.Is(err, record.ErrDamaged):
+	case errors.Is(err, engine.ErrDamaged):
 		s.log.Error("stored session damaged: not served", "procedure", procedure, "error", err)
 		return connect.NewError(connect.CodeDataLoss, errors.New("the stored session is damaged and is not served (see the server log)"))
 	case errors.Is(err, context.Canceled):
@@ -114,25 +110,25 @@ func (s *Server) toConnect(ctx context.Context, procedure string, err error) err
 		return connect.NewError(connect.CodeUnavailable, fmt.Errorf("%w; nothing was applied, retry the call", err))
 	case errors.Is(err, context.DeadlineExceeded):
 		code = connect.CodeDeadlineExceeded
-	case errors.Is(err, record.ErrVersionConflict):
+	case errors.Is(err, engine.ErrVersionConflict):
 		code = connect.CodeAborted
 		err = errors.New("another writer changed the session first; retry the call")
-	case errors.Is(err, record.ErrNotPersisted):
+	case errors.Is(err, engine.ErrNotPersisted):
 		s.log.Error("save failed", "procedure", procedure, "error", err)
 		s.health.failed(time.Now(), "a change could not be saved")
 		return connect.NewError(connect.CodeUnavailable, errors.New("the change could not be saved; it was not applied, retry the call"))
-	case errors.Is(err, host.ErrNoSession), errors.Is(err, record.ErrNotStored):
+	case errors.Is(err, engine.ErrNoSession), errors.Is(err, engine.ErrNotStored):
 		code = connect.CodeNotFound
-	case errors.Is(err, record.ErrStored):
+	case errors.Is(err, engine.ErrStored):
 		code = connect.CodeAlreadyExists
-	case errors.Is(err, host.ErrOverWindow), errors.Is(err, host.ErrTargetNotMet):
+	case errors.Is(err, engine.ErrOverWindow), errors.Is(err, engine.ErrTargetNotMet):
 		code = connect.CodeFailedPrecondition
-	case errors.Is(err, sdk.ErrInvalidArgs), errors.Is(err, sdk.ErrUnknownOp), errors.Is(err, team.ErrInvalidMessage),
-		errors.Is(err, team.ErrUnknownAgent):
+	case errors.Is(err, engine.ErrInvalidArgs), errors.Is(err, engine.ErrUnknownOp), errors.Is(err, engine.ErrInvalidMessage),
+		errors.Is(err, engine.ErrUnknownAgent):
 		code = connect.CodeInvalidArgument
-	case errors.Is(err, sdk.ErrNotFound):
+	case errors.Is(err, engine.ErrNotFound):
 		code = connect.CodeNotFound
-	case errors.Is(err, host.ErrPluginDead), errors.Is(err, engine.ErrPluginUnavailable):
+	case errors.Is(err, engine.ErrPluginDead), errors.Is(err, engine.ErrPluginUnavailable):
 		code = connect.CodeUnavailable
 		s.health.failed(time.Now(), "a plugin is not available")
 	case errors.As(err, &tmp):

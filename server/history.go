@@ -8,8 +8,6 @@ import (
 
 	"github.com/ctxhost/ctxhost/api/servicev1"
 	"github.com/ctxhost/ctxhost/engine"
-	"github.com/ctxhost/ctxhost/record"
-	"github.com/ctxhost/ctxhost/sdk"
 )
 
 // SetTools replaces the session's tool definitions, tool choice and
@@ -49,7 +47,7 @@ func (s *Server) ClearHistory(ctx context.Context, req *connect.Request[servicev
 // writeErr classifies a session change's error: a failure to save stays
 // as it is, anything else is the caller's invalid argument.
 func writeErr(err error) error {
-	if err != nil && !errors.Is(err, record.ErrNotPersisted) {
+	if err != nil && !errors.Is(err, engine.ErrNotPersisted) {
 		return invalid(err)
 	}
 	return err
@@ -99,24 +97,24 @@ func (s *Server) FormatHistory(ctx context.Context, req *connect.Request[service
 }
 
 // toRequestTools converts the API's tools to the sdk's.
-func toRequestTools(m *servicev1.SetToolsRequest) (sdk.RequestTools, error) {
-	var out sdk.RequestTools
+func toRequestTools(m *servicev1.SetToolsRequest) (engine.RequestTools, error) {
+	var out engine.RequestTools
 	for _, t := range m.GetTools() {
 		params, err := fromValue(t.GetParameters())
 		if err != nil {
 			return out, err
 		}
-		out.Tools = append(out.Tools, sdk.ToolDefinition{Name: t.GetName(), Description: t.GetDescription(), Parameters: params})
+		out.Tools = append(out.Tools, engine.ToolDefinition{Name: t.GetName(), Description: t.GetDescription(), Parameters: params})
 	}
 	if c := m.GetToolChoice(); c != nil {
-		out.ToolChoice = &sdk.ToolChoice{Mode: c.GetMode(), Name: c.GetName()}
+		out.ToolChoice = &engine.ToolChoice{Mode: c.GetMode(), Name: c.GetName()}
 	}
 	if f := m.GetResponseFormat(); f != nil {
 		schema, err := fromValue(f.GetSchema())
 		if err != nil {
 			return out, err
 		}
-		out.ResponseFormat = &sdk.ResponseFormat{Name: f.GetName(), Schema: schema, Strict: f.GetStrict()}
+		out.ResponseFormat = &engine.ResponseFormat{Name: f.GetName(), Schema: schema, Strict: f.GetStrict()}
 	}
 	return out, nil
 }

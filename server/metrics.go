@@ -10,7 +10,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ctxhost/ctxhost/engine"
-	"github.com/ctxhost/ctxhost/host"
 )
 
 // Metrics are the server's Prometheus metrics, in a registry of their own.
@@ -57,13 +56,9 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.registry }
 // watch counts the compactions and plugin restarts of e's sessions.
 func (m *Metrics) watch(e *engine.Engine) {
 	profile := e.Context.Name
-	cancel := e.Host.Subscribe(func(ev host.Event) {
-		switch ev.Type {
-		case host.EventCompacted:
-			m.compactions.WithLabelValues(profile).Inc()
-		case host.EventPluginRestarted:
-			m.restarts.WithLabelValues(profile, ev.Plugin).Inc()
-		}
+	cancel := e.Watch(engine.Watcher{
+		Compacted:       func(string) { m.compactions.WithLabelValues(profile).Inc() },
+		PluginRestarted: func(plugin string) { m.restarts.WithLabelValues(profile, plugin).Inc() },
 	})
 	m.mu.Lock()
 	m.cancel = append(m.cancel, cancel)

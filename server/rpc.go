@@ -16,16 +16,13 @@ import (
 	"github.com/ctxhost/ctxhost/api/servicev1"
 	"github.com/ctxhost/ctxhost/api/servicev1/servicev1connect"
 	"github.com/ctxhost/ctxhost/engine"
-	"github.com/ctxhost/ctxhost/host"
-	"github.com/ctxhost/ctxhost/record"
 )
 
 var _ servicev1connect.ContextServiceHandler = (*Server)(nil)
 
 func (s *Server) info(e *entry, id string) *servicev1.SessionInfo {
-	hs := e.es.Host()
-	info := &servicev1.SessionInfo{SessionId: id, Profile: e.profile, Sequence: hs.StoredVersion(),
-		Messages: int32(len(hs.History())), Plugins: hs.Plugins(), Strategy: hs.Strategy(),
+	info := &servicev1.SessionInfo{SessionId: id, Profile: e.profile, Sequence: e.es.StoredVersion(),
+		Messages: int32(e.es.MessageCount()), Plugins: e.es.Plugins(), Strategy: e.es.Strategy(),
 		MultiAgent: e.es.IsTeam(), Fresh: e.es.IsFresh()}
 	if e.es.IsTeam() {
 		for _, a := range e.engine.Config.Agents {
@@ -65,14 +62,14 @@ func (s *Server) CreateSession(ctx context.Context, req *connect.Request[service
 	if connect.CodeOf(err) != connect.CodeNotFound {
 		return nil, err
 	}
-	pos := position{Profile: profile}
+	rec := engine.Record{Profile: profile}
 	if key != "" {
-		pos = pos.with(keyRecord{Key: key, Seq: 1, Digest: digest})
+		rec = rec.WithKey(engine.KeyRecord{Key: key, Seq: 1, Digest: digest})
 	}
-	es, err := eng.CreateSession(id, engine.CreateOptions{Position: pos.encode(),
+	es, err := eng.CreateSession(id, engine.CreateOptions{Record: rec,
 		SystemPrompt: m.GetSystemPrompt(), Instructions: m.GetInstructions()})
 	if err != nil {
-		if errors.Is(err, record.ErrStored) || errors.Is(err, record.ErrVersionConflict) {
+		if errors.Is(err, engine.ErrStored) || errors.Is(err, engine.ErrVersionConflict) {
 			// Another server created it first: with this key, that
 			// was this call.
 			if e, lerr := s.session(ctx, id); lerr == nil {
@@ -91,9 +88,9 @@ func (s *Server) CreateSession(ctx context.Context, req *connect.Request[service
 // when key created it (the same request), else ALREADY_EXISTS.
 func (s *Server) createdBefore(e *entry, id, key, digest string) (*connect.Response[servicev1.SessionInfo], error) {
 	if key != "" {
-		pos, err := decodePosition(e.es.Host().Position())
-		if rec := pos.find(key); err == nil && rec != nil {
-			if err := rec.check(digest); err != nil {
+		r, err := e.es.Record()
+		if rec := r.Key(key); err == nil && rec != nil {
+			if err := checkKey(rec, digest); err != nil {
 				return nil, err
 			}
 			info := s.info(e, id)
@@ -116,7 +113,7 @@ func (s *Server) GetSession(ctx context.Context, req *connect.Request[servicev1.
 }
 
 // ListSessions pages through the session ids: those the store lists
-// (when it can: record.SessionLister) and those held in memory.
+// (when it can: engine.ListStored) and those held in memory.
 func (s *Server) ListSessions(ctx context.Context, req *connect.Request[servicev1.ListSessionsRequest]) (*connect.Response[servicev1.ListSessionsResponse], error) {
 	limit := int(req.Msg.GetLimit())
 	if limit < 0 || limit > 1000 {
@@ -126,14 +123,12 @@ func (s *Server) ListSessions(ctx context.Context, req *connect.Request[servicev
 		limit = 100
 	}
 	seen := map[string]bool{}
-	if l, ok := s.store.(record.SessionLister); ok {
-		ids, err := l.List(ctx)
-		if err != nil {
-			return nil, temporary(fmt.Errorf("list stored sessions: %w", err))
-		}
-		for _, id := range ids {
-			seen[id] = true
-		}
+	stored, _, err := engine.ListStored(ctx, s.store)
+	if err != nil {
+		return nil, temporary(err)
+	}
+	for _, id := range stored {
+		seen[id] = true
 	}
 	s.mu.Lock()
 	for id := range s.open {
@@ -175,7 +170,7 @@ func (s *Server) DeleteSession(ctx context.Context, req *connect.Request[service
 	delete(s.open, id)
 	s.mu.Unlock()
 	_ = e.es.Close(ctx)
-	if err := e.engine.Host.EndSession(ctx, id); err != nil && !errors.Is(err, host.ErrNoSession) {
+	if err := e.engine.EndSession(ctx, id); err != nil && !errors.Is(err, engine.ErrNoSession) {
 		return nil, err
 	}
 	return connect.NewResponse(&servicev1.DeleteSessionResponse{Deleted: true}), nil
@@ -228,7 +223,7 @@ func (s *Server) SetText(ctx context.Context, req *connect.Request[servicev1.Set
 		return nil, invalidf("text %v: want TEXT_SYSTEM_PROMPT, TEXT_INSTRUCTIONS, TEXT_INPUT or TEXT_TEAM_TASK", req.Msg.GetText())
 	}
 	return s.simpleWrite(ctx, id, req.Msg.GetWrite(), req.Msg, func(w *write) error {
-		if err := set(w.e.es); err != nil && !errors.Is(err, record.ErrNotPersisted) {
+		if err := set(w.e.es); err != nil && !errors.Is(err, engine.ErrNotPersisted) {
 			return invalid(err)
 		} else if err != nil {
 			return err
@@ -280,8 +275,8 @@ func (s *Server) ApplyOp(ctx context.Context, req *connect.Request[servicev1.App
 		out.Replayed = true
 		return connect.NewResponse(out), nil
 	}
-	if !slices.Contains(w.hs.Plugins(), plugin) && w.e.engine.UnavailablePluginNamed(plugin) == nil {
-		return nil, invalidf("unknown plugin %q (bound: %s)", plugin, strings.Join(w.hs.Plugins(), ", "))
+	if plugins := w.e.es.Plugins(); !slices.Contains(plugins, plugin) && w.e.engine.UnavailablePluginNamed(plugin) == nil {
+		return nil, invalidf("unknown plugin %q (bound: %s)", plugin, strings.Join(plugins, ", "))
 	}
 	var out json.RawMessage
 	seq, err := s.single(ctx, w, func() error {
@@ -316,7 +311,7 @@ func (s *Server) ReportUsage(ctx context.Context, req *connect.Request[servicev1
 	var warning string
 	res, err := s.simpleWrite(ctx, id, req.Msg.GetWrite(), req.Msg, func(w *write) error {
 		err := w.e.es.ReportUsage(int(p), int(c))
-		warning = w.hs.CalibrationWarning()
+		warning = w.e.es.CalibrationWarning()
 		return err
 	})
 	if err == nil && warning != "" {
@@ -344,10 +339,10 @@ func (s *Server) Compact(ctx context.Context, req *connect.Request[servicev1.Com
 	if w.e.es.IsFresh() {
 		return nil, failedPreconditionf("session %q builds fresh task contexts: there is no conversation to compact", id)
 	}
-	var report *host.CompactionReport
+	var report *engine.CompactionReport
 	seq, err := s.single(ctx, w, func() error {
 		var err error
-		report, err = w.hs.Compact(ctx)
+		report, err = w.e.es.Compact(ctx)
 		return err
 	})
 	if err != nil {
@@ -359,7 +354,7 @@ func (s *Server) Compact(ctx context.Context, req *connect.Request[servicev1.Com
 // ImportState replaces the session's state with an exported one.
 func (s *Server) ImportState(ctx context.Context, req *connect.Request[servicev1.ImportStateRequest]) (*connect.Response[servicev1.WriteResponse], error) {
 	id := req.Msg.GetSessionId()
-	var state map[string]json.RawMessage
+	var state map[string]json.RawMessage // checked before the session is loaded
 	if err := json.Unmarshal(req.Msg.GetState(), &state); err != nil {
 		return nil, invalidf("state: not an exported session state: %v", err)
 	}
@@ -369,15 +364,10 @@ func (s *Server) ImportState(ctx context.Context, req *connect.Request[servicev1
 	}
 	defer unlock()
 	return s.simpleWrite(ctx, id, req.Msg.GetWrite(), req.Msg, func(w *write) error {
-		// The session keeps its own profile and keys: the imported
-		// state's position is replaced by the one this write saves.
-		state["position"] = w.hs.Position()
-		data, err := json.Marshal(state)
-		if err != nil {
-			return invalid(err)
-		}
-		if err := w.e.es.RestoreState(ctx, data); err != nil {
-			if errors.Is(err, record.ErrNotPersisted) {
+		// The session keeps its own record (profile and keys): the
+		// imported state's is replaced by the one this write saves.
+		if err := w.e.es.ImportState(ctx, req.Msg.GetState()); err != nil {
+			if errors.Is(err, engine.ErrNotPersisted) {
 				return err
 			}
 			return invalid(err)
@@ -454,12 +444,11 @@ func (s *Server) Inspect(ctx context.Context, req *connect.Request[servicev1.Ins
 		return nil, err
 	}
 	defer unlock()
-	hs := e.es.Host()
-	b, warnings, err := hs.Budget(ctx)
+	b, warnings, err := e.es.Budget(ctx)
 	if err != nil {
 		return nil, err
 	}
-	m := hs.Metrics()
+	m := e.es.Metrics()
 	out := &servicev1.InspectResponse{Session: s.info(e, id), Budget: toBudget(b), Warnings: warnings,
 		Prepares: int64(m.Prepares), Compactions: int64(m.Compactions)}
 	for _, c := range b.Components {
@@ -467,7 +456,7 @@ func (s *Server) Inspect(ctx context.Context, req *connect.Request[servicev1.Ins
 	}
 	var x strings.Builder
 	fmt.Fprintf(&x, "session %s (profile %s, strategy %s): %d of %d available tokens used (%.0f%%, %s), calibration %.2f.\n",
-		id, e.profile, hs.Strategy(), b.CalibratedUsed, b.Available, 100*b.Utilization, b.Status, b.Calibration)
+		id, e.profile, e.es.Strategy(), b.CalibratedUsed, b.Available, 100*b.Utilization, b.Status, b.Calibration)
 	for _, c := range b.Components {
 		fmt.Fprintf(&x, "  %-16s %6d tokens\n", c.Name, c.Tokens)
 	}
@@ -496,11 +485,11 @@ func (s *Server) ExportState(ctx context.Context, req *connect.Request[servicev1
 		return nil, err
 	}
 	defer unlock()
-	data, err := e.es.Host().ExportState(ctx)
+	data, err := e.es.ExportState(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return connect.NewResponse(&servicev1.ExportStateResponse{Sequence: e.es.Host().StoredVersion(), State: data}), nil
+	return connect.NewResponse(&servicev1.ExportStateResponse{Sequence: e.es.StoredVersion(), State: data}), nil
 }
 
 // ListEvents lists the stored events after the last snapshot.
@@ -516,16 +505,16 @@ func (s *Server) ListEvents(ctx context.Context, req *connect.Request[servicev1.
 	if limit == 0 {
 		limit = 100
 	}
-	st, err := s.store.Load(ctx, id)
-	if errors.Is(err, record.ErrNotStored) {
+	st, err := engine.LoadEvents(ctx, s.store, id)
+	if errors.Is(err, engine.ErrNotStored) {
 		return nil, notFound(id)
 	}
 	if err != nil {
-		return nil, temporary(fmt.Errorf("load session %q: %w", id, err))
+		return nil, temporary(err)
 	}
-	out := &servicev1.ListEventsResponse{FirstAvailable: st.SnapshotVersion + 1, Sequence: st.Version()}
+	out := &servicev1.ListEventsResponse{FirstAvailable: st.First, Sequence: st.Version()}
 	for i, b := range st.Events {
-		seq := st.SnapshotVersion + uint64(i) + 1
+		seq := st.First + uint64(i)
 		if seq <= req.Msg.GetAfter() {
 			continue
 		}
@@ -558,7 +547,7 @@ func (s *Server) readiness(ctx context.Context) *servicev1.HealthResponse {
 		out.Status = "NOT_SERVING"
 		out.Problems = append(out.Problems, "shutting down")
 	}
-	if _, err := record.StoredVersionOf(ctx, s.store, "ctxhost.readiness"); err != nil {
+	if _, err := engine.StoredVersion(ctx, s.store, "ctxhost.readiness"); err != nil {
 		out.Status = "NOT_SERVING"
 		s.log.Warn("readiness: store does not answer", "error", err)
 		out.Problems = append(out.Problems, "the store does not answer")

@@ -3,8 +3,8 @@
 // running engine per context profile, sessions saved to one shared store.
 //
 // Durability: a session's profile and its recent idempotency keys (with
-// their answers) are kept in the session's position
-// (host.Session.SetPosition), which the host saves in the same store write
+// their answers) are kept in the session's record
+// (engine.Session.SetRecord), which is saved in the same store write
 // as the change it goes with; so after a restart a stored session is
 // opened with its profile, and a retried write is answered from its key.
 // A key's record keeps the digest of its request: the key sent again with
@@ -13,13 +13,13 @@
 // bounded (Limits): messages and bytes per append, the wait for a
 // session's lock, and the caller's context. A failure that may pass (the
 // store or a plugin did not answer) is UNAVAILABLE and shows on /readyz; a
-// stored session that fails its checks (record.ErrDamaged) is DATA_LOSS and
+// stored session that fails its checks (engine.ErrDamaged) is DATA_LOSS and
 // is never served.
 // Sequence numbers are the session's stored version
-// (host.Session.StoredVersion). Calls for one session are serialized;
+// (engine.Session.StoredVersion). Calls for one session are serialized;
 // different sessions run in parallel. Several processes may share one
 // store: before each call a session whose stored version moved is
-// reloaded, and a save that loses a race (record.ErrVersionConflict)
+// reloaded, and a save that loses a race (engine.ErrVersionConflict)
 // unloads the session and fails with ABORTED so the client retries.
 package server
 
@@ -35,8 +35,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ctxhost/ctxhost/engine"
-	"github.com/ctxhost/ctxhost/host"
-	"github.com/ctxhost/ctxhost/record"
 )
 
 // Options configure New.
@@ -46,13 +44,13 @@ type Options struct {
 	Engines  map[string]*engine.Engine
 	Profiles []string
 	// Store is the store every engine saves to (required).
-	Store record.Store
+	Store engine.Store
 	// Logger receives the access log and internal errors (default: discard).
 	Logger hclog.Logger
 	// Limits bound each call (zero fields: their defaults).
 	Limits Limits
 	// Shared forces the stored-version check before every call even for
-	// a store this process writes alone (record.IsExclusive: the file store,
+	// a store this process writes alone (engine.IsExclusive: the file store,
 	// a SQLite store locked alone); it is always made for other stores.
 	Shared bool
 }
@@ -61,7 +59,7 @@ type Options struct {
 type Server struct {
 	engines  map[string]*engine.Engine
 	profiles []string
-	store    record.Store
+	store    engine.Store
 	log      hclog.Logger
 	shared   bool
 	limits   Limits
@@ -108,7 +106,7 @@ func New(opts Options) (*Server, error) {
 		log = hclog.NewNullLogger()
 	}
 	s := &Server{engines: opts.Engines, profiles: opts.Profiles, store: opts.Store, log: log,
-		shared: opts.Shared || !record.IsExclusive(opts.Store), locks: map[string]*sessionLock{}, open: map[string]*entry{},
+		shared: opts.Shared || !engine.IsExclusive(opts.Store), locks: map[string]*sessionLock{}, open: map[string]*entry{},
 		limits: opts.Limits.withDefaults(), metrics: newMetrics()}
 	for _, p := range opts.Profiles {
 		s.metrics.watch(opts.Engines[p])
@@ -131,7 +129,7 @@ func (s *Server) Close(ctx context.Context) {
 	s.mu.Unlock()
 	for id, e := range open {
 		_ = e.es.Close(ctx)
-		_ = e.engine.Host.Unload(ctx, id)
+		_ = e.engine.Unload(ctx, id)
 	}
 	s.metrics.stop()
 }
@@ -208,7 +206,7 @@ func (s *Server) unload(ctx context.Context, id string) {
 		return
 	}
 	_ = e.es.Close(ctx)
-	if err := e.engine.Host.Unload(context.WithoutCancel(ctx), id); err != nil && !errors.Is(err, host.ErrNoSession) {
+	if err := e.engine.Unload(context.WithoutCancel(ctx), id); err != nil && !errors.Is(err, engine.ErrNoSession) {
 		s.log.Warn("unload session", "session", id, "error", err)
 	}
 }
@@ -240,11 +238,11 @@ func (s *Server) session(ctx context.Context, id string) (*entry, error) {
 		if !s.shared {
 			return e, nil
 		}
-		v, err := record.StoredVersionOf(context.WithoutCancel(ctx), s.store, id)
+		v, err := engine.StoredVersion(context.WithoutCancel(ctx), s.store, id)
 		if err != nil {
 			return nil, temporary(fmt.Errorf("read stored version of %q: %w", id, err))
 		}
-		if v == e.es.Host().StoredVersion() {
+		if v == e.es.StoredVersion() {
 			return e, nil
 		}
 		s.unload(ctx, id)
@@ -252,18 +250,16 @@ func (s *Server) session(ctx context.Context, id string) (*entry, error) {
 			return nil, notFound(id)
 		}
 	}
-	st, err := s.store.Load(ctx, id)
-	if errors.Is(err, record.ErrNotStored) {
+	rec, err := engine.StoredRecord(ctx, s.store, id)
+	switch {
+	case errors.Is(err, engine.ErrNotStored):
 		return nil, notFound(id)
+	case errors.Is(err, engine.ErrDamaged):
+		return nil, err
+	case err != nil:
+		return nil, temporary(err)
 	}
-	if err != nil {
-		return nil, temporary(fmt.Errorf("load session %q: %w", id, err))
-	}
-	pos, err := storedPosition(st)
-	if err != nil {
-		return nil, fmt.Errorf("session %q: %w: %w", id, record.ErrDamaged, err)
-	}
-	profile := pos.Profile
+	profile := rec.Profile
 	if profile == "" {
 		profile = s.profiles[0]
 	}
@@ -276,7 +272,7 @@ func (s *Server) session(ctx context.Context, id string) (*entry, error) {
 		return nil, temporary(fmt.Errorf("open session %q: %w", id, err))
 	}
 	if !restored { // deleted meanwhile
-		_ = eng.Host.Unload(context.WithoutCancel(ctx), id)
+		_ = eng.Unload(context.WithoutCancel(ctx), id)
 		return nil, notFound(id)
 	}
 	e := &entry{profile: profile, engine: eng, es: es, tags: tagMemo{}}

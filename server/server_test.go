@@ -235,7 +235,7 @@ func BenchmarkPrepareService(b *testing.B) {
 	b.Run("in-process", func(b *testing.B) {
 		run++
 		e := s.engines["first"]
-		es, err := e.CreateSession(fmt.Sprintf("bench-inproc-%d", run), engine.CreateOptions{Position: []byte(`{"profile":"first"}`)})
+		es, err := e.CreateSession(fmt.Sprintf("bench-inproc-%d", run), engine.CreateOptions{Record: engine.Record{Profile: "first"}})
 		if err != nil {
 			b.Fatal(err)
 		}

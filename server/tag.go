@@ -52,8 +52,8 @@ func tagSum(h hash.Hash, size int) string {
 const tagMark = 32 << 10
 
 // tagMemo remembers, for each agent of a session, the last payload the
-// service tagged: its number in the host session (host.Prepared
-// PayloadID), its tag, and the hash state at every tagMark bytes of it.
+// service tagged: its number in the session (the turn's
+// Prepared.PayloadID), its tag, and the hash state at every tagMark bytes of it.
 // A payload sent again is not hashed again, and one that repeats the
 // start of the last one (Prepared.Extends, Repeats) is hashed from the
 // last state within what it repeats: a turn that appends to a long
@@ -61,7 +61,7 @@ const tagMark = 32 << 10
 type tagMemo map[string]*taggedPayload
 
 type taggedPayload struct {
-	id        uint64 // host.Prepared.PayloadID; 0: not known
+	id        uint64 // the turn's Prepared.PayloadID; 0: not known
 	tag       string
 	size      int
 	mediaType string

@@ -2,31 +2,26 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strconv"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ctxhost/ctxhost/api/servicev1"
-	"github.com/ctxhost/ctxhost/host"
-	"github.com/ctxhost/ctxhost/record"
-	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/engine"
 )
 
 // write is one write call in progress on a locked, loaded session.
 type write struct {
 	id     string
 	e      *entry
-	hs     *host.Session
-	before uint64          // stored version before the call
-	raw    json.RawMessage // the position before the call
-	pos    position
+	before uint64        // stored version before the call
+	rec    engine.Record // the session's record before the call
 	key    string
 	digest string // of the request, kept with the key
 	// partial is the record of an AppendMessages with this key that
 	// stopped part way (resumed, not answered).
-	partial *keyRecord
+	partial *engine.KeyRecord
 }
 
 // beginWrite loads session id and checks the write options. A non-nil
@@ -35,7 +30,7 @@ type write struct {
 //
 // A key already used for a request with other content is refused: the
 // digest of the request is kept with the key.
-func (s *Server) beginWrite(ctx context.Context, id string, opts *servicev1.WriteOptions, req proto.Message) (*write, *keyRecord, error) {
+func (s *Server) beginWrite(ctx context.Context, id string, opts *servicev1.WriteOptions, req proto.Message) (*write, *engine.KeyRecord, error) {
 	key := opts.GetIdempotencyKey()
 	if len(key) > maxKeyBytes {
 		return nil, nil, invalidf("idempotency_key: %d bytes, at most %d", len(key), maxKeyBytes)
@@ -44,18 +39,17 @@ func (s *Server) beginWrite(ctx context.Context, id string, opts *servicev1.Writ
 	if err != nil {
 		return nil, nil, err
 	}
-	hs := e.es.Host()
-	w := &write{id: id, e: e, hs: hs, before: hs.StoredVersion(), raw: hs.Position(), key: key}
-	if key != "" { // only a keyed write reads or changes the position
+	w := &write{id: id, e: e, before: e.es.StoredVersion(), key: key}
+	if key != "" { // only a keyed write reads or changes the record
 		w.digest = requestDigest(req)
-		if w.pos, err = decodePosition(w.raw); err != nil {
+		if w.rec, err = e.es.Record(); err != nil {
 			return nil, nil, err
 		}
-		if w.pos.Profile == "" {
-			w.pos.Profile = e.profile
+		if w.rec.Profile == "" {
+			w.rec.Profile = e.profile
 		}
-		if rec := w.pos.find(key); rec != nil {
-			if err := rec.check(w.digest); err != nil {
+		if rec := w.rec.Key(key); rec != nil {
+			if err := checkKey(rec, w.digest); err != nil {
 				return nil, nil, err
 			}
 			if rec.Seq != 0 {
@@ -70,20 +64,23 @@ func (s *Server) beginWrite(ctx context.Context, id string, opts *servicev1.Writ
 	return w, nil, nil
 }
 
-// mark sets the position the next save writes: the key's record rec
+// mark sets the record the next save writes: with the key's answer rec
 // (nothing without a key).
-func (w *write) mark(rec keyRecord) error {
+func (w *write) mark(rec engine.KeyRecord) error {
 	if w.key == "" {
 		return nil
 	}
 	rec.Key, rec.Digest = w.key, w.digest
-	return w.hs.SetPosition(w.pos.with(rec).encode())
+	return w.e.es.SetRecord(w.rec.WithKey(rec))
 }
+
+// unmark sets the record back to the one before the call.
+func (w *write) unmark() error { return w.e.es.SetRecord(w.rec) }
 
 // single makes one change that saves once: the key's answer is recorded
 // with sequence before+1 in the change's own save.
 func (s *Server) single(ctx context.Context, w *write, change func() error) (uint64, error) {
-	rec := keyRecord{Seq: w.before + 1}
+	rec := engine.KeyRecord{Seq: w.before + 1}
 	if err := w.mark(rec); err != nil {
 		return 0, err
 	}
@@ -93,33 +90,33 @@ func (s *Server) single(ctx context.Context, w *write, change func() error) (uin
 // finish completes a write: on error the key is forgotten (and the
 // session unloaded when its memory is ahead of its store); on success
 // the recorded answer is corrected when the change saved other than once.
-func (s *Server) finish(ctx context.Context, w *write, rec keyRecord, err error) (uint64, error) {
+func (s *Server) finish(ctx context.Context, w *write, rec engine.KeyRecord, err error) (uint64, error) {
 	if err != nil {
-		if errors.Is(err, record.ErrNotPersisted) {
+		if errors.Is(err, engine.ErrNotPersisted) {
 			s.unload(ctx, w.id)
 			return 0, err
 		}
 		if w.key != "" {
-			_ = w.hs.SetPosition(w.raw)
-			if w.hs.StoredVersion() != w.before { // the failed call saved something with the key
-				if serr := w.hs.SavePosition(); serr != nil {
+			_ = w.unmark()
+			if w.e.es.StoredVersion() != w.before { // the failed call saved something with the key
+				if serr := w.e.es.SaveRecord(); serr != nil {
 					s.unload(ctx, w.id)
 				}
 			}
 		}
 		return 0, err
 	}
-	v := w.hs.StoredVersion()
+	v := w.e.es.StoredVersion()
 	if w.key != "" && v != rec.Seq {
 		rec.Seq = v + 1
 		if err := w.mark(rec); err != nil {
 			return 0, err
 		}
-		if err := w.hs.SavePosition(); err != nil {
+		if err := w.e.es.SaveRecord(); err != nil {
 			s.unload(ctx, w.id)
 			return 0, err
 		}
-		v = w.hs.StoredVersion()
+		v = w.e.es.StoredVersion()
 	}
 	return v, nil
 }
@@ -139,12 +136,12 @@ func (s *Server) appendMessages(ctx context.Context, w *write, msgs []*servicev1
 		}
 	}
 	seq := w.before + 1
-	batch := make([]sdk.Message, 0, len(msgs)-start)
+	batch := make([]engine.Message, 0, len(msgs)-start)
 	taken := map[string]bool{}
 	for i := start; i < len(msgs); i++ {
 		m := toMessage(msgs[i])
 		if m.ID == "" {
-			m.ID = newID(w.hs, seq, taken)
+			m.ID = newID(w.e.es, seq, taken)
 		}
 		taken[m.ID] = true
 		batch = append(batch, m)
@@ -153,17 +150,17 @@ func (s *Server) appendMessages(ctx context.Context, w *write, msgs []*servicev1
 	if err := ctx.Err(); err != nil {
 		return 0, nil, err
 	}
-	rec := keyRecord{IDs: ids, Seq: seq}
+	rec := engine.KeyRecord{IDs: ids, Seq: seq}
 	if err := w.mark(rec); err != nil {
 		return 0, nil, err
 	}
 	if len(batch) > 0 {
 		if _, err := w.e.es.AddMessages(batch); err != nil {
-			if errors.Is(err, record.ErrNotPersisted) {
+			if errors.Is(err, engine.ErrNotPersisted) {
 				s.unload(ctx, w.id)
 				return 0, nil, err
 			}
-			_ = w.hs.SetPosition(w.raw)
+			_ = w.unmark()
 			return 0, nil, invalid(err)
 		}
 	}
@@ -173,11 +170,11 @@ func (s *Server) appendMessages(ctx context.Context, w *write, msgs []*servicev1
 
 // newID returns "m<seq>", or "m<seq>.N" when the history or the call
 // holds it.
-func newID(hs *host.Session, seq uint64, taken map[string]bool) string {
+func newID(es *engine.Session, seq uint64, taken map[string]bool) string {
 	id := "m" + strconv.FormatUint(seq, 10)
 	base := id
 	for n := 1; ; n++ {
-		if _, inHistory := hs.Message(id); !inHistory && !taken[id] {
+		if !es.HasMessage(id) && !taken[id] {
 			return id
 		}
 		id = base + "." + strconv.Itoa(n)

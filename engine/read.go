@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/ctxhost/ctxhost/host"
+)
+
+// StoredVersion is the version of the session's last save (0: never
+// saved); it grows by one with every save.
+func (s *Session) StoredVersion() uint64 { return s.host.StoredVersion() }
+
+// MessageCount is how many messages the history holds.
+func (s *Session) MessageCount() int { return len(s.host.History()) }
+
+// HasMessage reports whether the history holds a message with id.
+func (s *Session) HasMessage(id string) bool { _, ok := s.host.Message(id); return ok }
+
+// Plugins lists the session's plugin binding names in binding order.
+func (s *Session) Plugins() []string { return s.host.Plugins() }
+
+// Strategy names the session's compaction strategy.
+func (s *Session) Strategy() string { return s.host.Strategy() }
+
+// CalibrationWarning describes a calibration clamped at its bound by the
+// last reported usage ("" otherwise).
+func (s *Session) CalibrationWarning() string { return s.host.CalibrationWarning() }
+
+// Budget counts the context as it stands, without preparing a turn: the
+// budget with every component's tokens, and the warnings of gathering it.
+func (s *Session) Budget(ctx context.Context) (Budget, []string, error) { return s.host.Budget(ctx) }
+
+// Metrics returns a copy of the session's counters.
+func (s *Session) Metrics() SessionMetrics { return s.host.Metrics() }
+
+// Compact compacts the conversation down to the strategy's target now,
+// outside a turn.
+func (s *Session) Compact(ctx context.Context) (*CompactionReport, error) { return s.host.Compact(ctx) }
+
+// ExportState returns the session's whole state as versioned JSON
+// (RestoreState and ImportState read it back).
+func (s *Session) ExportState(ctx context.Context) ([]byte, error) { return s.host.ExportState(ctx) }
+
+// Action is the turn's pressure action ("continue" for a fresh task
+// context, which starts from scratch).
+func (t Turn) Action() string {
+	if t.Prepared == nil {
+		return string(host.ActionContinue)
+	}
+	return string(t.Prepared.Action)
+}
+
+// Unload drops session id from memory; its stored state stays.
+func (e *Engine) Unload(ctx context.Context, id string) error { return e.Host.Unload(ctx, id) }
+
+// EndSession ends session id and deletes its stored state.
+func (e *Engine) EndSession(ctx context.Context, id string) error { return e.Host.EndSession(ctx, id) }
+
+// Watcher is called on events of every session of an engine; a nil func
+// is not called. Calls are synchronous and must not call back into the
+// session.
+type Watcher struct {
+	// Compacted follows each compaction.
+	Compacted func(session string)
+	// PluginRestarted follows each relaunch of a dead plugin.
+	PluginRestarted func(plugin string)
+}
+
+// Watch calls w's funcs on the engine's events until cancel is called.
+func (e *Engine) Watch(w Watcher) (cancel func()) {
+	return e.Host.Subscribe(func(ev host.Event) {
+		switch {
+		case ev.Type == host.EventCompacted && w.Compacted != nil:
+			w.Compacted(ev.Session)
+		case ev.Type == host.EventPluginRestarted && w.PluginRestarted != nil:
+			w.PluginRestarted(ev.Plugin)
+		}
+	})
+}

@@ -1,0 +1,59 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ctxhost/ctxhost/record"
+)
+
+// Store keeps sessions as a versioned snapshot and a log of events (see
+// package store for the SQLite, PostgreSQL and file stores). Several
+// engines of one process share one store through Options.Store.
+type Store = record.Store
+
+// IsExclusive reports whether st says this process alone writes it: a
+// session held in memory then needs no version check before each call.
+func IsExclusive(st Store) bool { return record.IsExclusive(st) }
+
+// StoredVersion returns session id's current version in st (0: st does
+// not hold it), without loading the session when st can tell.
+func StoredVersion(ctx context.Context, st Store, id string) (uint64, error) {
+	return record.StoredVersionOf(ctx, st, id)
+}
+
+// ListStored returns the ids of the sessions st holds, sorted bytewise;
+// ok is false when st cannot list them.
+func ListStored(ctx context.Context, st Store) (ids []string, ok bool, err error) {
+	l, ok := st.(record.SessionLister)
+	if !ok {
+		return nil, false, nil
+	}
+	ids, err = l.List(ctx)
+	if err != nil {
+		return nil, true, fmt.Errorf("list stored sessions: %w", err)
+	}
+	return ids, true, nil
+}
+
+// StoredEvents are the events a store holds for a session after its last
+// snapshot.
+type StoredEvents struct {
+	// First is the version of Events[0] (the snapshot's version + 1).
+	First uint64
+	// Events are the stored events in order, as JSON.
+	Events [][]byte
+}
+
+// Version is the session's current version.
+func (se StoredEvents) Version() uint64 { return se.First - 1 + uint64(len(se.Events)) }
+
+// LoadEvents returns the events st holds for session id after its last
+// snapshot; an error wraps ErrNotStored when st holds nothing for id.
+func LoadEvents(ctx context.Context, st Store, id string) (StoredEvents, error) {
+	stored, err := st.Load(ctx, id)
+	if err != nil {
+		return StoredEvents{}, fmt.Errorf("load session %q: %w", id, err)
+	}
+	return StoredEvents{First: stored.SnapshotVersion + 1, Events: stored.Events}, nil
+}
