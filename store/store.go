@@ -47,6 +47,20 @@ type Store interface {
 	record.Store
 	record.SessionLister
 	io.Closer
+	// Claim declares how this process uses the store until Close: alone
+	// (shared false), or shared with other processes that each check a
+	// session's version before every call. A SQLite file is locked one
+	// way or the other; a directory of files belongs to one process and
+	// cannot be shared; PostgreSQL is always shared. A store that cannot
+	// be used as asked returns an error for which ClaimRefused is true.
+	Claim(shared bool) error
+}
+
+// ClaimRefused reports whether err is Claim's refusal to use the store as
+// asked (not a failure to reach it): a SQLite file another process uses
+// the other way, or a directory of files asked to be shared.
+func ClaimRefused(err error) bool {
+	return errors.Is(err, sqlite.ErrLocked) || errors.Is(err, filestore.ErrNotShared)
 }
 
 // Kind is a storage backend.

@@ -18,12 +18,9 @@ import (
 
 	"github.com/ctxhost/ctxhost/config"
 	"github.com/ctxhost/ctxhost/engine"
-	"github.com/ctxhost/ctxhost/record"
 	"github.com/ctxhost/ctxhost/server"
 	"github.com/ctxhost/ctxhost/server/callpath"
 	"github.com/ctxhost/ctxhost/store"
-	"github.com/ctxhost/ctxhost/store/filestore"
-	"github.com/ctxhost/ctxhost/store/sqlite"
 )
 
 // tokenEnv names the environment variable holding the bearer token when
@@ -76,7 +73,10 @@ func cmdServe(args []string, std stdio) error {
 		return fmt.Errorf("open store: %w", err)
 	}
 	defer closeStore(st)
-	if err := claimStore(st, sc.SharedStore); err != nil {
+	if err := st.Claim(sc.SharedStore); err != nil {
+		if store.ClaimRefused(err) {
+			return &usageError{err: fmt.Errorf("%w: every ctxhost serve on one SQLite file needs shared_store = true in its server block, and a directory of files serves one process (or give each its own store)", err)}
+		}
 		return err
 	}
 	logger := engine.NewLogger(cfg.Host, std.err)
@@ -220,34 +220,11 @@ func loopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-func closeStore(st record.Store) {
-	if c, ok := st.(io.Closer); ok {
-		if err := c.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
-			fmt.Fprintf(os.Stderr, "ctxhost: close store: %v\n", err)
-		}
+// closeStore closes the store serve opened (closed already: nothing to say).
+func closeStore(st io.Closer) {
+	if err := st.Close(); err != nil && !errors.Is(err, os.ErrClosed) {
+		fmt.Fprintf(os.Stderr, "ctxhost: close store: %v\n", err)
 	}
-}
-
-// claimStore declares how this process uses its store: a SQLite file is
-// locked alone, or shared with the other serve processes when
-// shared_store is set (then each checks a session's version before every
-// call). A directory of files belongs to one process; PostgreSQL is
-// always shared.
-func claimStore(st store.Store, shared bool) error {
-	switch st := st.(type) {
-	case *sqlite.Store:
-		if err := st.Lock(shared); err != nil {
-			if errors.Is(err, sqlite.ErrLocked) {
-				return &usageError{err: fmt.Errorf("%w: every ctxhost serve on one SQLite file needs shared_store = true in its server block (or give each its own store)", err)}
-			}
-			return err
-		}
-	case *filestore.Store:
-		if shared {
-			return usageErrorf("shared_store: the store %s is a directory of files, which belongs to one process; share a SQLite file or a PostgreSQL database", st.Dir())
-		}
-	}
-	return nil
 }
 
 // setMemoryLimit sets the Go runtime's soft memory limit to limit bytes

@@ -619,3 +619,16 @@ func EscapeSessionID(id string) string {
 
 // Exclusive reports true: a directory belongs to one host at a time.
 func (s *Store) Exclusive() bool { return true }
+
+// ErrNotShared is returned (wrapped) by Claim asked to share the store.
+var ErrNotShared = errors.New("a directory of files belongs to one process and cannot be shared")
+
+// Claim accepts this process alone on the store; a directory of files
+// cannot be shared (ErrNotShared): share a SQLite file or a PostgreSQL
+// database.
+func (s *Store) Claim(shared bool) error {
+	if shared {
+		return fmt.Errorf("file store %s: %w; share a SQLite file or a PostgreSQL database", s.dir, ErrNotShared)
+	}
+	return nil
+}

@@ -111,6 +111,10 @@ func firstSchema(searchPath string) string {
 // server's default search_path).
 func (s *Store) Schema() string { return s.schema }
 
+// Claim accepts either use: a PostgreSQL database is always shared, and
+// every call checks the session's stored version.
+func (s *Store) Claim(bool) error { return nil }
+
 // Close closes the store's connections. It returns nil; the error lets a
 // Store be used as an io.Closer.
 func (s *Store) Close() error {

@@ -45,6 +45,9 @@ func (s *Store) Lock(shared bool) error {
 	return nil
 }
 
+// Claim declares how this process uses the store (Lock).
+func (s *Store) Claim(shared bool) error { return s.Lock(shared) }
+
 // Exclusive reports whether this process holds the store alone (Lock
 // with shared false succeeded and the store is open).
 func (s *Store) Exclusive() bool {
