@@ -60,6 +60,15 @@ func (f *freshRun) reload() error {
 	return nil
 }
 
+// task is the next task as it stands.
+func (f *freshRun) task() FreshTask {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	t := f.state
+	t.Ops = slices.Clone(t.Ops)
+	return t
+}
+
 // FreshTurn is one task context built by a fresh profile.
 type FreshTurn struct {
 	Task       *fresh.TaskContext

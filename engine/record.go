@@ -162,8 +162,18 @@ func freshTaskOf(s *host.Session) (FreshTask, error) {
 }
 
 // Record returns the session's record as last set (or opened from the
-// store).
-func (s *Session) Record() (Record, error) { return recordOf(s.host) }
+// store), with a fresh profile's next task as it stands.
+func (s *Session) Record() (Record, error) {
+	r, err := recordOf(s.host)
+	if err != nil {
+		return Record{}, err
+	}
+	if f, ok := s.mode.(*freshRun); ok {
+		task := f.task()
+		r.Fresh = &task
+	}
+	return r, nil
+}
 
 // SetRecord sets the caller parts of the session's record (all but
 // Fresh). It is saved with the next change the session saves, in the same

@@ -113,3 +113,73 @@ host { store = %q }
 		}
 	}
 }
+
+// TestFreshRecord: a fresh profile's record carries its next task as it
+// stands, and the same task once the session is opened again.
+func TestFreshRecord(t *testing.T) {
+	ctx := context.Background()
+	storeDir := filepath.Join(t.TempDir(), "state")
+	hcl := fmt.Sprintf(`
+model "m" {
+  context_window        = 2400
+  reserved_for_response = 600
+}
+plugin "plan" { path = %q }
+assembler "claude" { path = %q }
+context "tasks" {
+  model         = "m"
+  mode          = "fresh"
+  assembler     = "claude"
+  system_prompt = "one task at a time"
+  fresh {
+    system_prompt_tokens = 120
+    task_spec_tokens     = 150
+    reserved_tokens      = 600
+    shares = { plan = 1.0 }
+  }
+}
+host { store = %q }
+`, planBinary, claudeBinary, storeDir)
+	logger := NewLogger(config.Host{LogLevel: "error"}, &syncBuffer{})
+	want := FreshTask{System: "one task at a time", Spec: "fix the limiter",
+		Ops: []FreshOp{{Plugin: "plan", Op: "set_plan", Args: []byte(`{"goal":"g","tasks":[{"id":"t1","title":"do"}]}`)}}}
+	first, err := Start(ctx, load(t, hcl), Options{Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := first.NewSession("f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetInput(want.Spec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Apply(ctx, "plan", "set_plan", want.Ops[0].Args); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string, s *Session) {
+		t.Helper()
+		r, err := s.Record()
+		if err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		if r.Fresh == nil {
+			t.Fatalf("%s: no fresh task in the record", when)
+		}
+		if diff := cmp.Diff(want, *r.Fresh); diff != "" {
+			t.Errorf("%s: fresh task (-want +got):\n%s", when, diff)
+		}
+	}
+	check("before the store", s)
+	first.Close()
+	second, err := Start(ctx, load(t, hcl), Options{Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	s, restored, err := second.OpenSession(ctx, "f")
+	if err != nil || !restored {
+		t.Fatalf("open: restored %v, %v", restored, err)
+	}
+	check("opened again", s)
+}
