@@ -170,7 +170,6 @@ func dsn(path string) string {
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", BusyTimeout.Milliseconds()))
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(FULL)")
-	q.Add("_pragma", "wal_autocheckpoint(8000)")
 	return "file:" + esc + "?" + q.Encode()
 }
 
