@@ -194,6 +194,11 @@ func (anthropicDialect) build(req *request, payload []byte) ([]byte, error) {
 	return merge(req.fields, p, []string{"system", "messages"}, append([]string{"model"}, anthropicToolFields...)), nil
 }
 
+// countBody is the count_tokens request for a built Messages request: the
+// same body (the caller's count fields with the managed system and
+// messages).
+func (anthropicDialect) countBody(_ *request, built []byte) ([]byte, error) { return built, nil }
+
 func (anthropicDialect) upstreamPath(r *http.Request, _ *request) string { return r.URL.RequestURI() }
 
 func anthropicError(status int, msg string) []byte {

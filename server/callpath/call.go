@@ -89,10 +89,25 @@ type call struct {
 	status int
 	// held is the number of history messages the conversation came to.
 	held int
+	// unparsed is the body read but not understood as a conversation.
+	unparsed []byte
 }
 
 // serve runs the call: read, reconcile and prepare, send, relay, record.
 func (c *call) serve() error {
+	if err := c.read(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(c.r.Context(), c.u.Timeout)
+	defer cancel()
+	return c.h.sessions.WithSession(ctx, c.session, c.u.Profile, func(es *engine.Session) error {
+		return c.turn(ctx, es)
+	})
+}
+
+// read checks the caller's token, reads and parses the request and names
+// its session.
+func (c *call) read() error {
 	if !c.h.authorized(c.r) {
 		return failf(http.StatusUnauthorized, "unauthorized", "missing or wrong ctxhost token (send it in the %s header)", TokenHeader)
 	}
@@ -105,54 +120,27 @@ func (c *call) serve() error {
 		return failf(http.StatusBadRequest, "bad_request", "read request: %v", err)
 	}
 	if c.req, err = parse(c.d, c.r, body); err != nil {
+		c.unparsed = body
 		return failf(http.StatusBadRequest, "bad_request", "%v", err)
 	}
 	c.session = c.r.Header.Get(SessionHeader)
 	if c.session == "" {
 		c.session = deriveSession(c.u, c.req)
 	}
-	ctx, cancel := context.WithTimeout(c.r.Context(), c.u.Timeout)
-	defer cancel()
-	return c.h.sessions.WithSession(ctx, c.session, c.u.Profile, func(es *engine.Session) error {
-		return c.turn(ctx, es)
-	})
+	return nil
 }
 
 // turn runs the call on its session, holding the session's lock.
 func (c *call) turn(ctx context.Context, es *engine.Session) error {
-	c.w.Header().Set(SessionHeader, c.session)
-	var turn engine.Turn
-	// The conversation's changes and the prepared turn are held in memory
-	// and saved with the answer (record), in one store write: nothing is
-	// written before the call goes upstream.
-	err := es.Hold(func() error {
-		if err := setTools(es, c.req.tools); err != nil {
-			return failf(http.StatusBadRequest, "bad_request", "tools: %v", err)
-		}
-		replaced, err := c.reconcile(es)
-		if err != nil {
-			return err
-		}
-		if replaced {
-			c.h.metrics.replaced(c.u.Name)
-			c.w.Header().Set(HistoryHeader, "replaced")
-		}
-		if turn, err = es.Prepare(ctx, ""); err != nil {
-			return failf(http.StatusUnprocessableEntity, "prepare", "ctxhost could not fit the conversation: %v", err)
-		}
-		return nil
-	})
+	turn, err := c.prepare(ctx, es)
 	if err != nil {
-		return errors.Join(err, ErrUnsaved) // what it changed is in memory only
+		return err
+	}
+	out, err := c.upstreamBody(turn)
+	if err != nil {
+		return err
 	}
 	p := turn.Prepared
-	if _, ok := c.d.(responsesDialect); ok {
-		c.req.reasoning = reasoningIndex(p.Components)
-	}
-	out, err := c.d.build(c.req, p.Payload)
-	if err != nil {
-		return fmt.Errorf("build the upstream request: %w", err)
-	}
 	callerTokens := p.Before.Used
 	if p.Cache != nil {
 		callerTokens = p.Cache.Unmanaged.Total // the whole conversation as the caller sent it
@@ -174,6 +162,50 @@ func (c *call) turn(ctx context.Context, es *engine.Session) error {
 		err = c.relayWhole(res, a, es)
 	}
 	return err
+}
+
+// prepare reconciles the caller's conversation with the session and
+// prepares its context, holding every change in memory: they are saved
+// with the answer (record), in one store write, so nothing is written
+// before the call goes upstream. An error is joined with ErrUnsaved.
+func (c *call) prepare(ctx context.Context, es *engine.Session) (engine.Turn, error) {
+	c.w.Header().Set(SessionHeader, c.session)
+	var turn engine.Turn
+	err := es.Hold(func() error {
+		if err := setTools(es, c.req.tools); err != nil {
+			return failf(http.StatusBadRequest, "bad_request", "tools: %v", err)
+		}
+		replaced, err := c.reconcile(es)
+		if err != nil {
+			return err
+		}
+		if replaced {
+			c.h.metrics.replaced(c.u.Name)
+			c.w.Header().Set(HistoryHeader, "replaced")
+		}
+		if turn, err = es.Prepare(ctx, ""); err != nil {
+			return failf(http.StatusUnprocessableEntity, "prepare", "ctxhost could not fit the conversation: %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return turn, errors.Join(err, ErrUnsaved) // what it changed is in memory only
+	}
+	return turn, nil
+}
+
+// upstreamBody is the request sent upstream for a prepared turn: the
+// caller's with the managed context in place of its own.
+func (c *call) upstreamBody(turn engine.Turn) ([]byte, error) {
+	p := turn.Prepared
+	if _, ok := c.d.(responsesDialect); ok {
+		c.req.reasoning = reasoningIndex(p.Components)
+	}
+	out, err := c.d.build(c.req, p.Payload)
+	if err != nil {
+		return nil, fmt.Errorf("build the upstream request: %w", err)
+	}
+	return out, nil
 }
 
 func statusReason(code int) string {

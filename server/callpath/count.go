@@ -1,55 +1,125 @@
 package callpath
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
+
+	"github.com/ctxhost/ctxhost/engine"
 )
 
-// countTokens forwards a token count call (Anthropic's count_tokens,
-// Gemini's countTokens) unchanged: it counts the conversation as the
-// caller holds it and changes no session.
+// counter is a dialect whose token count call can count the managed
+// context: countBody turns the upstream request built for a prepared turn
+// into the provider's count request.
+type counter interface {
+	countBody(req *request, built []byte) ([]byte, error)
+}
+
+// errCounted ends a count call's session work: the count went to the
+// caller and what the prepare changed in memory is dropped (with
+// ErrUnsaved, the session is unloaded and its next call reads the store).
+var errCounted = errors.New("token count answered; the session's changes are dropped")
+
+// countTokens answers a token count call (Anthropic's count_tokens,
+// Gemini's countTokens) for the context ctxhost would send: the
+// conversation is reconciled with its session and prepared as a call
+// would be, the provider counts the request built from it, and nothing
+// is kept — the session is as before (its next call reads it from the
+// store). A body that is not a conversation this endpoint manages (a
+// Gemini generateContentRequest) is forwarded unchanged.
 func (h *Handler) countTokens(u *upstream, d dialect, endpoint string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		status, err := h.forward(w, r, u, d)
+		c := &call{h: h, u: u, r: r, w: w, d: d}
+		err := c.count()
 		outcome := "ok"
 		if err != nil {
 			var ce *callError
-			if !errors.As(err, &ce) {
+			var se *SessionError
+			switch {
+			case errors.As(err, &ce):
+			case errors.As(err, &se):
+				ce = &callError{status: se.Status, reason: "session", err: err}
+			default:
 				ce = &callError{status: http.StatusInternalServerError, reason: "internal", err: err}
 			}
 			outcome = ce.reason
 			h.metrics.failed(u.Name, ce.reason)
-			if status == 0 {
+			if !c.wrote {
 				writeBody(w, ce.status, d.errorBody(ce.status, ce.Error()))
 			}
 		}
 		h.metrics.called(u.Name, endpoint)
-		h.log.Info("call", "upstream", u.Name, "endpoint", endpoint, "outcome", outcome, "status", status)
+		h.log.Info("call", "upstream", u.Name, "endpoint", endpoint, "session", c.session, "outcome", outcome, "status", c.status)
 	})
 }
 
-// forward passes a call to the upstream as it is and its answer back;
-// status is the status written (0: none).
-func (h *Handler) forward(w http.ResponseWriter, r *http.Request, u *upstream, d dialect) (int, error) {
-	if !h.authorized(r) {
-		return 0, failf(http.StatusUnauthorized, "unauthorized", "missing or wrong ctxhost token (send it in the %s header)", TokenHeader)
+// count runs a token count call: managed when the dialect can count and
+// the body is a conversation, forwarded otherwise.
+func (c *call) count() error {
+	cd, ok := c.d.(counter)
+	if !ok {
+		return c.forward()
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBytes))
-	if err != nil {
-		return 0, failf(http.StatusBadRequest, "bad_request", "read request: %v", err)
+	if err := c.read(); err != nil {
+		if c.unparsed != nil { // not a conversation ctxhost reads: the provider judges it
+			return c.forwardBody(c.unparsed)
+		}
+		return err
 	}
-	c := &call{h: h, u: u, r: r, w: w, d: d}
-	res, err := c.send(r.Context(), body)
+	ctx, cancel := context.WithTimeout(c.r.Context(), c.u.Timeout)
+	defer cancel()
+	err := c.h.sessions.WithSession(ctx, c.session, c.u.Profile, func(es *engine.Session) error {
+		turn, err := c.prepare(ctx, es)
+		if err != nil {
+			return err
+		}
+		built, err := c.upstreamBody(turn)
+		if err != nil {
+			return errors.Join(err, ErrUnsaved)
+		}
+		body, err := cd.countBody(c.req, built)
+		if err != nil {
+			return errors.Join(fmt.Errorf("build the count request: %w", err), ErrUnsaved)
+		}
+		return errors.Join(c.forwardBody(body), errCounted, ErrUnsaved)
+	})
+	if errors.Is(err, errCounted) {
+		var ce *callError
+		if errors.As(err, &ce) {
+			return ce
+		}
+		return nil
+	}
+	return err
+}
+
+// forward passes the call to the upstream as it is and its answer back.
+func (c *call) forward() error {
+	if !c.h.authorized(c.r) {
+		return failf(http.StatusUnauthorized, "unauthorized", "missing or wrong ctxhost token (send it in the %s header)", TokenHeader)
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(c.w, c.r.Body, c.h.maxBytes))
 	if err != nil {
-		return 0, err
+		return failf(http.StatusBadRequest, "bad_request", "read request: %v", err)
+	}
+	return c.forwardBody(body)
+}
+
+// forwardBody sends body upstream and passes the answer back whole.
+func (c *call) forwardBody(body []byte) error {
+	res, err := c.send(c.r.Context(), body)
+	if err != nil {
+		return err
 	}
 	defer res.Body.Close()
-	copyResponseHeaders(w.Header(), res.Header)
-	w.WriteHeader(res.StatusCode)
-	_, _ = io.Copy(w, res.Body)
+	copyResponseHeaders(c.w.Header(), res.Header)
+	c.status, c.wrote = res.StatusCode, true
+	c.w.WriteHeader(res.StatusCode)
+	_, _ = io.Copy(c.w, res.Body)
 	if res.StatusCode != http.StatusOK {
-		return res.StatusCode, &callError{status: res.StatusCode, reason: statusReason(res.StatusCode), err: errors.New("upstream answered " + res.Status)}
+		return &callError{status: res.StatusCode, reason: statusReason(res.StatusCode), err: errors.New("upstream answered " + res.Status)}
 	}
-	return res.StatusCode, nil
+	return nil
 }

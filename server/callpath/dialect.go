@@ -46,6 +46,8 @@ type conv struct {
 	// reasoning holds the history's reasoning items by assistant turn
 	// (Responses only; see reasoningIndex).
 	reasoning map[string][]string
+	// model is the model the path names (Gemini).
+	model string
 }
 
 // request is a caller's request read by a dialect.
@@ -69,6 +71,8 @@ type request struct {
 	// reasoning holds the history's reasoning items by assistant turn
 	// (Responses only; see reasoningIndex).
 	reasoning map[string][]string
+	// model is the model the path names (Gemini).
+	model string
 }
 
 // parse reads a caller's request: its fields and head; the conversation

@@ -1,6 +1,7 @@
 package callpath
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -52,7 +53,7 @@ func geminiCall(r *http.Request) (model string, stream bool, err error) {
 	switch {
 	case !ok || model == "":
 		return "", false, errors.New("want /v1beta/models/MODEL:generateContent or :streamGenerateContent")
-	case method == "generateContent":
+	case method == "generateContent", method == "countTokens":
 		return model, false, nil
 	case method == "streamGenerateContent":
 		if r.URL.Query().Get("alt") != "sse" {
@@ -60,13 +61,13 @@ func geminiCall(r *http.Request) (model string, stream bool, err error) {
 		}
 		return model, true, nil
 	}
-	return "", false, fmt.Errorf("method %q is not served by ctxhost (generateContent, streamGenerateContent)", method)
+	return "", false, fmt.Errorf("method %q is not served by ctxhost (generateContent, streamGenerateContent, countTokens)", method)
 }
 
 func (geminiDialect) field() string { return "contents" }
 
 func (geminiDialect) head(r *http.Request, fields object) (*request, error) {
-	_, stream, err := geminiCall(r)
+	model, stream, err := geminiCall(r)
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +75,7 @@ func (geminiDialect) head(r *http.Request, fields object) (*request, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := &request{stream: stream, tools: tools}
+	req := &request{stream: stream, tools: tools, model: model}
 	if raw := fields.get("systemInstruction"); raw != nil {
 		var sys geminiContent
 		if err := json.Unmarshal(raw, &sys); err != nil {
@@ -212,6 +213,32 @@ func (geminiDialect) build(req *request, payload []byte) ([]byte, error) {
 		return nil, fmt.Errorf("assembled payload: %w", err)
 	}
 	return merge(req.fields, p, []string{"contents", "systemInstruction"}, append([]string{"model"}, geminiToolFields...)), nil
+}
+
+// countBody is the countTokens request for a built generateContent body:
+// countTokens takes contents alone, or a whole request (system
+// instruction, tools) as its generateContentRequest, with the model.
+func (geminiDialect) countBody(req *request, built []byte) ([]byte, error) {
+	o, err := parseObject(built)
+	if err != nil {
+		return nil, err
+	}
+	if len(o) == 1 && o[0].key == "contents" {
+		return built, nil
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"generateContentRequest":{`)
+	if o.get("model") == nil {
+		m, _ := json.Marshal("models/" + req.model)
+		b.WriteString(`"model":`)
+		b.Write(m)
+		if len(o) > 0 {
+			b.WriteByte(',')
+		}
+	}
+	b.Write(bytes.TrimSpace(built)[1:]) // the members and the closing brace
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 func (geminiDialect) upstreamPath(r *http.Request, _ *request) string { return r.URL.RequestURI() }

@@ -66,3 +66,23 @@ func TestAnthropicToolErrorKept(t *testing.T) {
 		t.Error("a tool result whose is_error changed is taken for the same message")
 	}
 }
+
+// TestGeminiCountBody: countTokens takes contents alone as they are, and
+// anything more as a generateContentRequest naming the model.
+func TestGeminiCountBody(t *testing.T) {
+	req := &request{model: "gemini-2.5-flash"}
+	for _, c := range []struct{ built, want string }{
+		{`{"contents":[1]}`, `{"contents":[1]}`},
+		{`{"contents":[1],"systemInstruction":{"parts":[]}}`,
+			`{"generateContentRequest":{"model":"models/gemini-2.5-flash","contents":[1],"systemInstruction":{"parts":[]}}}`},
+		{`{"model":"models/x","contents":[1],"tools":[]}`, `{"generateContentRequest":{"model":"models/x","contents":[1],"tools":[]}}`},
+	} {
+		got, err := geminiDialect{}.countBody(req, []byte(c.built))
+		if err != nil || string(got) != c.want {
+			t.Errorf("countBody(%s) = %s, %v; want %s", c.built, got, err, c.want)
+		}
+		if !json.Valid(got) {
+			t.Errorf("countBody(%s) is not JSON: %s", c.built, got)
+		}
+	}
+}
