@@ -19,6 +19,28 @@ type runShape struct {
 	pinned []bool // the message is never omitted (the task, pinned ones)
 	demos  int    // the leading demonstrations, omitted whatever is recent
 	turns  []shapeTurn
+	// cuts: messages shown cut from a turn on (cutShape); lowered: the
+	// bound reads every shared prefix, however short (see cutShape).
+	cuts    []shapeCut
+	lowered bool
+}
+
+// shapeCut is a message shown cut from a turn on: from turn (0-based) on,
+// message msg counts at most tokens.
+type shapeCut struct{ turn, msg, tokens int }
+
+// tokensAt is tokens with the cuts made up to turn t applied.
+func (sh runShape) tokensAt(tokens []int, t int) []int {
+	out := tokens
+	for _, c := range sh.cuts {
+		if c.turn <= t && c.tokens < out[c.msg] {
+			if &out[0] == &tokens[0] {
+				out = append([]int(nil), tokens...)
+			}
+			out[c.msg] = c.tokens
+		}
+	}
+	return out
 }
 
 // shapeTurn is one turn of a runShape.
@@ -83,34 +105,75 @@ func shapeOf(t testing.TB, run realRun) runShape {
 func cutToFit(sh runShape, available, preserve int) (runShape, bool) {
 	cutAny := false
 	tokens := append([]int(nil), sh.tokens...)
-	for _, tt := range sh.turns {
+	for t, tt := range sh.turns {
 		m := tt.messages
 		shown := func(i int) bool { return sh.pinned[i] || i >= max(0, m-preserve) && i >= min(sh.demos, m) }
+		at := sh.tokensAt(tokens, t) // with the cuts made by then
 		total := tt.head + tt.tail
 		for i := range m {
 			if shown(i) {
-				total += tokens[i]
+				total += at[i]
 			}
 		}
 		for over := total - available; over > 0; {
 			largest := -1
 			for i := range m {
-				if shown(i) && tokens[i] > 0 && (largest < 0 || sh.pinned[largest] && !sh.pinned[i] ||
-					sh.pinned[largest] == sh.pinned[i] && tokens[i] > tokens[largest]) {
+				if shown(i) && at[i] > 0 && (largest < 0 || sh.pinned[largest] && !sh.pinned[i] ||
+					sh.pinned[largest] == sh.pinned[i] && at[i] > at[largest]) {
 					largest = i
 				}
 			}
 			if largest < 0 {
 				break
 			}
-			cut := min(over, tokens[largest])
-			tokens[largest] -= cut
+			cut := min(over, at[largest])
+			tokens[largest] = at[largest] - cut
+			if &at[0] != &tokens[0] {
+				at[largest] -= cut
+			}
 			over -= cut
 			cutAny = true
 		}
 	}
 	sh.tokens = tokens
 	return sh, cutAny
+}
+
+// cutShape is sh with the cuts a policy made (cuts: each time it showed
+// a message cut shorter than before, ids the messages' in order): from
+// the turn it showed one cut on, the message counts as shown then. On a
+// run where the window cuts, the hindsight bound of the shape cut that
+// way is a lower bound for the policy. The same omission schedule on the
+// cut shape pays no more on any turn: a turn costs write x total -
+// (write - read) x read; the shape holds every message at most as large
+// as the policy's payload does on that turn, and what it reads is at
+// least what the policy reads of the same messages, so what the shape
+// reads fewer (its messages smaller) is no more than what it sends
+// fewer. A message the previous payload held, shown cut shorter, changes
+// the payload there: on that turn the shape reads nothing from that
+// message on either. Prefixes under the provider's cacheable minimum are
+// read in the shape, so that a smaller prefix never costs more. cutToFit
+// still applies and only lowers it.
+func cutShape(sh runShape, ids []string, cuts []cutSeen) runShape {
+	index := make(map[string]int, len(ids))
+	for i, id := range ids {
+		index[id] = i
+	}
+	sh.cuts = nil
+	for _, c := range cuts {
+		if i, ok := index[c.id]; ok && i < len(sh.tokens) {
+			sh.cuts = append(sh.cuts, shapeCut{turn: c.turn, msg: i, tokens: c.tokens})
+		}
+	}
+	sh.lowered = true
+	return sh
+}
+
+// cutSeen is a message shown cut: from turn (0-based) on, message id was
+// shown with at most tokens.
+type cutSeen struct {
+	turn, tokens int
+	id           string
 }
 
 // hindsightBound is, for every turn t, a lower bound on what a policy
@@ -171,18 +234,24 @@ func hindsightBoundOf(sh runShape, available int, warning float64, preserve int,
 	}
 	sh, _ = cutToFit(sh, available, preserve)
 	p.Granularity = 1 // every shared token read: the marker, counted as nothing, may fill a step
+	if sh.lowered {
+		p.MinCacheable = 0 // so that a smaller message never makes the bound dearer
+	}
 	n := len(sh.tokens)
 	all := make([]int, n+1)    // all[i]: tokens of the messages before i
 	pinned := make([]int, n+1) // pinned[i]: tokens of the pinned messages before i
 	free := make([]int, n+1)   // free[i]: messages before i that may be omitted
-	for i, tk := range sh.tokens {
-		all[i+1], pinned[i+1], free[i+1] = all[i]+tk, pinned[i], free[i]
-		if sh.pinned[i] {
-			pinned[i+1] += tk
-		} else {
-			free[i+1]++
+	sums := func(tokens []int) {
+		for i, tk := range tokens {
+			all[i+1], pinned[i+1], free[i+1] = all[i]+tk, pinned[i], free[i]
+			if sh.pinned[i] {
+				pinned[i+1] += tk
+			} else {
+				free[i+1]++
+			}
 		}
 	}
+	sums(sh.tokens)
 	// firstOmittable[f] is the first message at or after f that may be omitted.
 	firstOmittable := make([]int, n+1)
 	firstOmittable[n] = n
@@ -190,6 +259,17 @@ func hindsightBoundOf(sh runShape, available int, warning float64, preserve int,
 		firstOmittable[i] = firstOmittable[i+1]
 		if !sh.pinned[i] {
 			firstOmittable[i] = i
+		}
+	}
+	// recut[t] is the first message the previous turn held that turn t
+	// shows cut shorter (-1: none).
+	recut := make([]int, len(sh.turns))
+	for t := range recut {
+		recut[t] = -1
+		for _, c := range sh.cuts {
+			if c.turn == t && t > 0 && c.msg < sh.turns[t-1].messages && (recut[t] < 0 || c.msg < recut[t]) {
+				recut[t] = c.msg
+			}
 		}
 	}
 	inf := math.Inf(1)
@@ -201,6 +281,9 @@ func hindsightBoundOf(sh runShape, available int, warning float64, preserve int,
 	prev := map[int]state{}
 	over := false
 	for t, tt := range sh.turns {
+		if len(sh.cuts) > 0 {
+			sums(sh.tokensAt(sh.tokens, t)) // the messages as cut by then
+		}
 		m := tt.messages
 		over = over || float64(tt.total) >= warning*float64(available) || tt.total > available
 		deepest := max(0, m-preserve, min(sh.demos, m))
@@ -234,6 +317,15 @@ func hindsightBoundOf(sh runShape, available int, warning float64, preserve int,
 				if free[g] != free[f] {
 					// The first change is the first message omitted anew.
 					shared = tt.head + pinned[firstOmittable[g]]
+				}
+				if j := recut[t]; j >= 0 {
+					// A message the previous payload held is cut anew: the
+					// payload changes there at the latest.
+					before := pinned[j]
+					if j >= f {
+						before = pinned[f] + all[j] - all[f]
+					}
+					shared = min(shared, tt.head+before)
 				}
 				c = min(c, ps.cost+p.Cost(total, min(shared, stable)).Cost)
 			}

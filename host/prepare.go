@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ctxhost/ctxhost/host/history"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
@@ -177,7 +178,7 @@ func (t *turn) compactTurn(ctx context.Context, cs []countedComponent, out *Prep
 	if err != nil {
 		return fmt.Errorf("prepare %q: %w", s.id, err)
 	}
-	out.Compaction = t.fitWindow(cs, out.Compaction, out.Before)
+	out.Compaction = t.fitWindow(cs, out.Compaction, out.Before, d.Room)
 
 	return nil
 }
@@ -228,9 +229,12 @@ func (t *turn) carryOut(ctx context.Context, d Decision, cs []countedComponent, 
 
 // fitWindow is the last resort for a context still over the window after
 // the strategy's compaction: the history cuts its largest messages head +
-// tail (the task and pinned ones last). The step is added to report (a
-// new one when the strategy did not compact).
-func (t *turn) fitWindow(cs []countedComponent, report *CompactionReport, before sdk.Budget) *CompactionReport {
+// tail (the task and pinned ones last). With room (Decision.Room) it
+// first cuts the messages that are not pinned until room calibrated
+// tokens are free under the available budget, so the cut rewrites
+// nothing before the first of them. The steps are added to report (a new
+// one when the strategy did not compact).
+func (t *turn) fitWindow(cs []countedComponent, report *CompactionReport, before sdk.Budget, room int) *CompactionReport {
 	s := t.s
 	b := t.budgetOf(finalComponents(cs))
 	if b.CalibratedUsed <= b.Available {
@@ -240,23 +244,39 @@ func (t *turn) fitWindow(cs []countedComponent, report *CompactionReport, before
 		if !cs[i].isHistory() {
 			continue
 		}
-		prev := cs[i].tokens
+		if room > 0 {
+			need := uncalibrate(b.CalibratedUsed-b.Available+room, s.usage.Calibration) + 1
+			report = t.cutStep(cs, i, report, before, b.Available, need, s.hist.CutUnpinned)
+			if b = t.budgetOf(finalComponents(cs)); b.CalibratedUsed <= b.Available {
+				return report
+			}
+		}
 		need := uncalibrate(b.CalibratedUsed-b.Available, s.usage.Calibration) + 1
-		res := s.hist.Cut(need)
-		if len(res.CutIDs) == 0 {
-			return report
-		}
-		cs[i] = t.historyComponent()
-		if report == nil {
-			report = &CompactionReport{Reason: "window: the context does not fit", Target: b.Available, Before: before.Used, Deficit: need}
-		}
-		st := CompactionStep{Component: cs[i].comp.Name, Action: "cut", Asked: need, Claimed: res.Freed, Freed: prev - cs[i].tokens, Log: res.Log}
-		report.Steps = append(report.Steps, st)
-		report.Freed += st.Freed
-		report.After = report.Before - report.Freed
-		report.Met = report.Freed >= report.Deficit
-		s.metrics.FreedByComponent[st.Component] += st.Freed
+		report = t.cutStep(cs, i, report, before, b.Available, need, s.hist.Cut)
 	}
+	return report
+}
+
+// cutStep has the history component cs[i] cut need tokens by cut and
+// adds the step to report (a new one when nil); it changes nothing when
+// cut cuts nothing.
+func (t *turn) cutStep(cs []countedComponent, i int, report *CompactionReport, before sdk.Budget, available, need int, cut func(int) history.Step) *CompactionReport {
+	s := t.s
+	prev := cs[i].tokens
+	res := cut(need)
+	if len(res.CutIDs) == 0 {
+		return report
+	}
+	cs[i] = t.historyComponent()
+	if report == nil {
+		report = &CompactionReport{Reason: "window: the context does not fit", Target: available, Before: before.Used, Deficit: need}
+	}
+	st := CompactionStep{Component: cs[i].comp.Name, Action: "cut", Asked: need, Claimed: res.Freed, Freed: prev - cs[i].tokens, Log: res.Log}
+	report.Steps = append(report.Steps, st)
+	report.Freed += st.Freed
+	report.After = report.Before - report.Freed
+	report.Met = report.Freed >= report.Deficit
+	s.metrics.FreedByComponent[st.Component] += st.Freed
 	return report
 }
 

@@ -215,6 +215,16 @@ type realResult struct {
 	compactedAt         []int
 	firstSpeculative    bool
 	forcedRoom          []int
+	// Forced compactions of the cache strategy that had the window cut;
+	// of those, the ones that left less room than a turn of the observed
+	// growth (capped at the target) though the cut could free more.
+	forcedCuts, cutShort int
+	// The ids of the messages in order; each time a message was shown cut
+	// (head + tail) shorter than before, the turn and its tokens
+	// (cutShape).
+	ids      []string
+	cutShown []cutSeen
+	leastCut map[string]int
 }
 
 // realPreserve is the replays' preserve_recent: compaction never touches
@@ -287,6 +297,7 @@ func replayDeciding(t testing.TB, run realRun, window int, strategy string, deci
 		if err != nil {
 			t.Fatal(err)
 		}
+		r.ids = append(r.ids, added.ID)
 		unmanaged += assembly.OpenAIChatFraming.MessageTokens(enc.Count, added)
 		if s.hist.Kind(added.ID) == sdk.KindObservation {
 			observations = append(observations, added.ID)
@@ -354,6 +365,19 @@ func (r *realResult) check(t testing.TB, s *Session, p *Prepared, enc tokenizer.
 			}
 		}
 	}
+	if each, _ := s.hist.ViewCounts(); len(each) == len(view) {
+		for i, m := range view {
+			if m.ID != "" && strings.Contains(m.Content, fmt.Sprintf("tokens cut from message %s;", m.ID)) {
+				if n, ok := r.leastCut[m.ID]; !ok || each[i] < n {
+					if r.leastCut == nil {
+						r.leastCut = map[string]int{}
+					}
+					r.leastCut[m.ID] = each[i]
+					r.cutShown = append(r.cutShown, cutSeen{turn: r.turns - 1, tokens: each[i], id: m.ID})
+				}
+			}
+		}
+	}
 	if c := p.Compaction; c != nil && c.Freed > 0 {
 		r.compactions++
 		forced := p.Before.CalibratedUsed > p.Before.Available
@@ -369,6 +393,9 @@ func (r *realResult) check(t testing.TB, s *Session, p *Prepared, enc tokenizer.
 			if g := meanGrowth(s.pressure.Growth); g > 0 {
 				r.forcedRoom = append(r.forcedRoom, (p.Budget.Available-p.Budget.CalibratedUsed)/g)
 			}
+			if s.cfg.Strategy.Name == StrategyCache {
+				r.checkCutRoom(s, p)
+			}
 		} else {
 			r.speculative++
 		}
@@ -381,6 +408,30 @@ func (r *realResult) check(t testing.TB, s *Session, p *Prepared, enc tokenizer.
 		if !c.Met {
 			r.floor = c.After
 		}
+	}
+}
+
+// checkCutRoom counts a forced compaction of the cache strategy whose
+// window cut, and whether it left a turn of the observed growth free
+// under the available budget (never more than down to the target): its
+// first cut, of the messages that are not pinned, asks for that room,
+// and when it frees all it asked (it could cut enough), the room must be
+// there.
+func (r *realResult) checkCutRoom(s *Session, p *Prepared) {
+	var cuts []CompactionStep
+	for _, st := range p.Compaction.Steps {
+		if st.Action == "cut" {
+			cuts = append(cuts, st)
+		}
+	}
+	if len(cuts) == 0 {
+		return
+	}
+	r.forcedCuts++
+	b := p.Budget
+	want := min(meanGrowth(s.pressure.Growth), b.Available-fraction(b.Available, s.cfg.Strategy.Target))
+	if b.Available-b.CalibratedUsed < want && cuts[0].Freed >= cuts[0].Asked {
+		r.cutShort++
 	}
 }
 
@@ -445,7 +496,12 @@ type runCosts struct {
 	results map[string]realResult
 	bound   []float64 // hindsightBound: over every schedule
 	kept    []float64 // over the schedules never dearer than the unmanaged history while it fits (keepsUnmanaged)
-	cut     bool      // the window must cut messages: the bounds are approximate (cutToFit)
+	// cut: the window cuts messages; the bounds are then those of the run
+	// cut as the cache strategy cut it (cutShape), and own holds each
+	// strategy's bounds of the run cut as it cut it (over every schedule,
+	// then over those that keep to the unmanaged cost).
+	cut bool
+	own map[string][2][]float64
 }
 
 // replayCosts replays every run at every window with every strategy
@@ -457,17 +513,28 @@ func replayCosts(t *testing.T, runs []realRun, windows []int, pricing sdk.Pricin
 		shape := shapeOf(t, run)
 		for _, window := range windows {
 			available := window - 1000
-			_, cut := cutToFit(shape, available, realPreserve)
-			rc := runCosts{run: run.name, window: window, results: map[string]realResult{}, cut: cut,
-				bound: hindsightBoundOf(shape, available, DefaultWarning, realPreserve, pricing, anySchedule),
-				kept:  hindsightBoundOf(shape, available, DefaultWarning, realPreserve, pricing, keepsUnmanaged)}
+			rc := runCosts{run: run.name, window: window, results: map[string]realResult{}}
 			for _, strategy := range realStrategies {
 				t.Run(fmt.Sprintf("%s/%d/%s", run.name, window, strategy), func(t *testing.T) {
 					r := replayPriced(t, run, window, strategy, &pricing)
 					rc.results[strategy] = r
 					checkReal(t, strategy, r)
+					rc.cut = rc.cut || len(r.cutShown) > 0
 				})
 			}
+			if _, cut := cutToFit(shape, available, realPreserve); !cut && !rc.cut {
+				rc.bound = hindsightBoundOf(shape, available, DefaultWarning, realPreserve, pricing, anySchedule)
+				rc.kept = hindsightBoundOf(shape, available, DefaultWarning, realPreserve, pricing, keepsUnmanaged)
+				table = append(table, rc)
+				continue
+			}
+			rc.cut, rc.own = true, map[string][2][]float64{}
+			for strategy, r := range rc.results {
+				sh := cutShape(shape, r.ids, r.cutShown)
+				rc.own[strategy] = [2][]float64{hindsightBoundOf(sh, available, DefaultWarning, realPreserve, pricing, anySchedule),
+					hindsightBoundOf(sh, available, DefaultWarning, realPreserve, pricing, keepsUnmanaged)}
+			}
+			rc.bound, rc.kept = rc.own[StrategyCache][0], rc.own[StrategyCache][1]
 			table = append(table, rc)
 		}
 	}
@@ -475,17 +542,23 @@ func replayCosts(t *testing.T, runs []realRun, windows []int, pricing sdk.Pricin
 }
 
 // What the cache strategy is held to, over the windows checkCosts is
-// given, on the runs whose bounds are exact (no cut): summed over the runs
-// at most costSumLimit of their bounds over the schedules that keep to
-// the unmanaged cost while it fits (the least an online policy keeping
-// that promise can pay), no run above costRunLimit of its own. The goal
+// given: summed over the runs where the window cuts nothing, at most
+// costSumLimit of their bounds over the schedules that keep to the
+// unmanaged cost while it fits (the least an online policy keeping that
+// promise can pay), no such run above costRunLimit of its own. The goal
 // for a run is 1.15 (costGoalRun): on the reference runs one run reaches
-// 1.150 at 8,000 tokens, and on SWE-agent runs the strategy was not tuned
-// on a few reach 1.19 (the table counts the runs over the goal). The
-// table reports the cost over the bound over every schedule beside it.
+// 1.150 at 8,000 tokens (the table counts the runs over the goal). Runs
+// where the window cuts are held to looser limits, costCutRunLimit each
+// and costAllSumLimit summed with the others: their bounds take each cut
+// as the strategy made it, which a schedule knowing the run could have
+// made elsewhere; on the generated runs with growth spurts the cache
+// strategy reaches 1.21. The table reports the cost over the bound over
+// every schedule beside it.
 const (
-	costSumLimit = 1.05
-	costRunLimit = 1.16
+	costSumLimit    = 1.05
+	costRunLimit    = 1.16
+	costCutRunLimit = 1.22
+	costAllSumLimit = 1.06
 )
 
 // costGoalRun is the goal for one run's cost over its bound.
@@ -517,46 +590,51 @@ func keptUnmanaged(r realResult) bool {
 //     fitted, less than the bound over the schedules that do;
 //   - the cache strategy is never dearer than the unmanaged history while
 //     that fits the available budget;
-//   - its forced compactions leave nothing the history could still omit;
+//   - its forced compactions leave nothing the history could still omit,
+//     and those that cut leave a turn of the observed growth free
+//     (checkCutRoom);
 //   - a speculative first compaction costs no more on its turn than
 //     leaving the history unmanaged would have;
 //   - it keeps the prefix on at least 95% of the turns that do not compact;
 //   - at the windows given, it costs no more summed than any other
-//     strategy, at most costSumLimit of the summed bounds that keep to the
-//     unmanaged cost, and at most costRunLimit of each run's.
+//     strategy, and at most the limits of costSumLimit and the others of
+//     the bounds that keep to the unmanaged cost.
 //
 // It logs the table: run, window, then per strategy cost / unmanaged and
 // cost / bound (over every schedule), and for the cache strategy cost /
-// the bound that keeps to the unmanaged cost; then the sums. On a run
-// where even the deepest view must be cut to fit, the bounds are
-// approximate (cutToFit): the run is reported, "(cut)", but neither
-// checked against them nor summed.
+// the bound that keeps to the unmanaged cost; then the sums. A run where
+// the window cuts messages is marked "(cut)": each strategy is checked
+// against the bounds of the run cut as it cut it (cutShape), and the
+// table's bounds are those of the run cut as the cache strategy cut it;
+// it is summed as the others.
 func checkCosts(t *testing.T, table []runCosts, goalWindows []int) {
 	t.Helper()
 	const tolerance = 1e-9
 	sums := map[int]map[string]float64{}
 	bounds, kepts := map[int]float64{}, map[int]float64{}
 	runs, overAny, overKept := map[int]int{}, map[int]int{}, map[int]int{}
+	uncut, uncutKept, uncutRuns := map[int]float64{}, map[int]float64{}, map[int]int{} // the cache strategy on the runs where nothing is cut
 	for _, rc := range table {
 		if len(rc.bound) == 0 {
 			t.Logf("%s/%d: no turns", rc.run, rc.window)
 			continue
 		}
 		for strategy, r := range rc.results {
-			if rc.cut {
-				break // where the window cuts, the bound is approximate
-			}
 			kept := keptUnmanaged(r)
+			bound, keptBound := rc.bound, rc.kept
+			if rc.cut { // each strategy against the run cut as it cut it
+				bound, keptBound = rc.own[strategy][0], rc.own[strategy][1]
+			}
 			var sum float64
 			for i, c := range r.costs {
 				sum += c
-				if i < len(rc.bound) && sum < rc.bound[i]*(1-tolerance) {
-					t.Errorf("%s/%d/%s: %.1f paid for the first %d turns, under the hindsight bound %.1f", rc.run, rc.window, strategy, sum, i+1, rc.bound[i])
+				if i < len(bound) && sum < bound[i]*(1-tolerance) {
+					t.Errorf("%s/%d/%s: %.1f paid for the first %d turns, under the hindsight bound %.1f", rc.run, rc.window, strategy, sum, i+1, bound[i])
 					break
 				}
-				if kept && i < len(rc.kept) && sum < rc.kept[i]*(1-tolerance) {
+				if kept && i < len(keptBound) && sum < keptBound[i]*(1-tolerance) {
 					t.Errorf("%s/%d/%s: %.1f paid for the first %d turns, never dearer than the unmanaged history while it fitted, under the bound for such schedules %.1f",
-						rc.run, rc.window, strategy, sum, i+1, rc.kept[i])
+						rc.run, rc.window, strategy, sum, i+1, keptBound[i])
 					break
 				}
 			}
@@ -577,6 +655,9 @@ func checkCosts(t *testing.T, table []runCosts, goalWindows []int) {
 				t.Errorf("%s: %.1f for the first %d turns, dearer than the unmanaged history (%.1f), which fitted", name, managed, i+1, unmanaged)
 				break
 			}
+		}
+		if c.cutShort > 0 {
+			t.Errorf("%s: %d of %d forced compactions that cut left less than a turn of the observed growth free", name, c.cutShort, c.forcedCuts)
 		}
 		if c.notDeepest > 0 {
 			t.Errorf("%s: %d of %d forced compactions left messages the history could still omit", name, c.notDeepest, c.forced)
@@ -606,12 +687,13 @@ func checkCosts(t *testing.T, table []runCosts, goalWindows []int) {
 		if len(c.forcedRoom) > 0 {
 			room = fmt.Sprint(slices.Min(c.forcedRoom))
 		}
-		t.Logf("%s  (cache: %d forced, %d speculative compactions; fewest turns of room after a forced one %s)", row, c.forced, c.speculative, room)
+		t.Logf("%s  (cache: %d forced, %d of them cut, %d speculative compactions; fewest turns of room after a forced one %s)", row, c.forced, c.forcedCuts, c.speculative, room)
+		limit := costRunLimit
 		if rc.cut {
-			continue
+			limit = costCutRunLimit
 		}
-		if c.cost > costRunLimit*kept {
-			t.Errorf("%s: %.0f, %.3f of the bound %.0f for schedules that keep to the unmanaged cost, over %.2f", name, c.cost, c.cost/kept, kept, costRunLimit)
+		if c.cost > limit*kept {
+			t.Errorf("%s: %.0f, %.3f of the bound %.0f for schedules that keep to the unmanaged cost, over %.2f", name, c.cost, c.cost/kept, kept, limit)
 		}
 		if sums[rc.window] == nil {
 			sums[rc.window] = map[string]float64{}
@@ -622,6 +704,11 @@ func checkCosts(t *testing.T, table []runCosts, goalWindows []int) {
 		bounds[rc.window] += bound
 		kepts[rc.window] += kept
 		runs[rc.window]++
+		if !rc.cut {
+			uncut[rc.window] += c.cost
+			uncutKept[rc.window] += kept
+			uncutRuns[rc.window]++
+		}
 		if c.cost > costGoalRun*bound {
 			overAny[rc.window]++
 		}
@@ -644,9 +731,15 @@ func checkCosts(t *testing.T, table []runCosts, goalWindows []int) {
 		t.Logf("%s kept %.3f", row, sum[StrategyCache]/kept)
 		t.Logf("%-60s %6d  cache: %d of %d runs over %.2f of their bound, %d over %.2f of the bound that keeps to the unmanaged cost",
 			"runs over the goal", window, overAny[window], runs[window], costGoalRun, overKept[window], costGoalRun)
-		if sum[StrategyCache] > costSumLimit*kept {
+		t.Logf("%-60s %6d  cache: %.3f of the bounds that keep to the unmanaged cost summed over the %d runs where nothing is cut",
+			"runs where nothing is cut", window, uncut[window]/uncutKept[window], uncutRuns[window])
+		if sum[StrategyCache] > costAllSumLimit*kept {
 			t.Errorf("%d: the cache strategy costs %.0f summed, %.3f of the summed bounds that keep to the unmanaged cost %.0f, over %.2f",
-				window, sum[StrategyCache], sum[StrategyCache]/kept, kept, costSumLimit)
+				window, sum[StrategyCache], sum[StrategyCache]/kept, kept, costAllSumLimit)
+		}
+		if uncut[window] > costSumLimit*uncutKept[window] {
+			t.Errorf("%d: the cache strategy costs %.0f summed over the runs where nothing is cut, %.3f of their summed bounds that keep to the unmanaged cost %.0f, over %.2f",
+				window, uncut[window], uncut[window]/uncutKept[window], uncutKept[window], costSumLimit)
 		}
 	}
 }

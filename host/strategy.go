@@ -74,6 +74,10 @@ type Decision struct {
 	// Deep asks the history for at least its deepest step (see
 	// DeepStep), whatever Target leaves to free.
 	Deep bool
+	// Room: when the context still does not fit after the compaction and
+	// the window must cut messages, it cuts this many calibrated tokens
+	// more than it must, so that the next turn need not cut again.
+	Room int
 }
 
 func newStrategy(cfg StrategyConfig) (Strategy, error) {
@@ -194,7 +198,17 @@ func fraction(n int, f float64) int { return int(math.Floor(float64(n) * f)) }
 //     keeps the preserved messages as they are frees more or rewrites
 //     less, so the next forced compaction is as far away as any such
 //     policy can put it: the reason says how many turns that is at the
-//     observed growth (the mean of the recent turns').
+//     observed growth (the mean of the recent turns'). When even that
+//     does not fit (the preserved messages and the task fill the window),
+//     the window must cut messages head + tail, and it cuts a turn of the
+//     observed growth more (Decision.Room, never below the target), the
+//     largest messages that are not pinned first, so the task before them
+//     is not written again: at the observed growth the next turn neither
+//     cuts nor compacts again, where cutting only what is over has every
+//     following turn cut and rewrite the recent messages once more. When
+//     the deepest step fits, it cuts nothing: the preserved recent
+//     messages are kept whole, though the next turn may then be forced
+//     again, as it is for every schedule that keeps them whole.
 //   - Speculative, while the context has always fitted: below the budget
 //     (from the warning threshold on) it compacts only when the deepest
 //     step is cheaper already on the turn it is taken: what it stops
@@ -236,14 +250,18 @@ func (c cacheAware) Decide(in StrategyInput) Decision {
 	deep := in.Deep
 	if b.CalibratedUsed > b.Available {
 		if deep.Free <= 0 {
-			return Decision{Compact: true, Target: target,
+			return Decision{Compact: true, Target: target, Room: cutRoom(b.Available, target, in.Growth),
 				Reason: fmt.Sprintf("cache: %d tokens do not fit the available %d; nothing left for the window to omit, down to %d (target %.2f)",
 					b.CalibratedUsed, b.Available, target, c.target)}
 		}
 		after := b.CalibratedUsed - deep.Free
-		return Decision{Compact: true, Deep: true, Target: min(target, after),
-			Reason: fmt.Sprintf("cache: %d tokens do not fit the available %d; the deepest step frees %d and keeps %d after its first change; %s",
-				b.CalibratedUsed, b.Available, deep.Free, deep.Keep, turnsOfRoom(b.Available-after, in.Growth))}
+		reason := fmt.Sprintf("cache: %d tokens do not fit the available %d; the deepest step frees %d and keeps %d after its first change; %s",
+			b.CalibratedUsed, b.Available, deep.Free, deep.Keep, turnsOfRoom(b.Available-after, in.Growth))
+		room := cutRoom(b.Available, target, in.Growth)
+		if after > b.Available && room > 0 {
+			reason += fmt.Sprintf("; the window must cut, and cuts %d tokens more: a turn of the observed growth", room)
+		}
+		return Decision{Compact: true, Deep: true, Target: min(target, after), Room: room, Reason: reason}
 	}
 	if b.Utilization < in.Thresholds.Warning || deep.Free < max(in.MinFree, 1) {
 		return Decision{}
@@ -264,6 +282,14 @@ func (c cacheAware) Decide(in StrategyInput) Decision {
 			"%.0f units fewer read each turn, and the %.0f units of writing instead of reading the %d it keeps after its first change "+
 			"are paid back within the %d turns left before the budget forces a compaction (%d tokens of room at the observed growth of %d)",
 			b.Utilization, in.Thresholds.Warning, deep.Free, saved, premium, deep.Keep, h, b.Available-b.CalibratedUsed, meanGrowth(in.Growth))}
+}
+
+// cutRoom is the room a forced compaction asks the window's cut to leave
+// when it must cut: a turn of the observed growth, so that at that growth
+// the next turn fits, but never below the target (0 when no growth was
+// observed).
+func cutRoom(available, target int, growth []int) int {
+	return min(meanGrowth(growth), max(available-target, 0))
 }
 
 // paybackHorizon is the turns left before the context outgrows the

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -199,6 +200,26 @@ func TestCacheStrategy(t *testing.T) {
 	}
 	if d := c.Decide(StrategyInput{Budget: budgetAt(1100, 1000), Thresholds: th}); !d.Compact || d.Deep || d.Target != 500 {
 		t.Errorf("over the budget, nothing for the window: %+v, want down to the target", d)
+	}
+	// Whatever the window must cut, it cuts a turn of the observed growth
+	// more, never below the target.
+	for _, tt := range []struct {
+		deep   DeepStep
+		growth []int
+		room   int
+	}{
+		{DeepStep{Free: 50, Keep: 900}, []int{90, 110}, 100},
+		{DeepStep{}, []int{120}, 120},
+		{DeepStep{Free: 50, Keep: 900}, []int{900, 700}, 500}, // the target is 500
+		{DeepStep{Free: 50, Keep: 900}, nil, 0},
+	} {
+		d := c.Decide(StrategyInput{Budget: budgetAt(1100, 1000), Thresholds: th, Deep: tt.deep, Growth: tt.growth, Turns: 5})
+		if !d.Compact || d.Room != tt.room {
+			t.Errorf("over the budget with the deep step %+v and growth %v: %+v, want room %d", tt.deep, tt.growth, d, tt.room)
+		}
+		if tt.deep.Free > 0 && tt.room > 0 && !strings.Contains(d.Reason, fmt.Sprintf("cuts %d tokens more", tt.room)) {
+			t.Errorf("reason %q does not say the room", d.Reason)
+		}
 	}
 }
 

@@ -12,8 +12,11 @@ import (
 // (its steps three times over), a short one (its first three steps), the
 // long one with one huge observation late (about 3,000 tokens, three
 // steps before its end), and the long one with growth spurts (every
-// fourth observation five times its size). A run that ends right after a
-// compaction needs no variation of its own: the checks hold on every
+// fourth observation five times its size), and the long one with its
+// preserved recent messages filling most of an 8,000-token window (every
+// observation of its second half about 1,200 tokens: the deepest step
+// fits, but leaves less than a turn of room). A run that ends right after
+// a compaction needs no variation of its own: the checks hold on every
 // shorter run a run contains (see checkCosts).
 func runVariations(runs []realRun) []realRun {
 	var out []realRun
@@ -28,6 +31,7 @@ func runVariations(runs []realRun) []realRun {
 			realRun{name: base + "/short", system: run.system, messages: firstSteps(run.messages, 3)},
 			realRun{name: base + "/long+late-huge", system: run.system, messages: hugeObservation(long, 3, 3000)},
 			realRun{name: base + "/long+spurts", system: run.system, messages: growthSpurts(long, 4, 5)},
+			realRun{name: base + "/long+full-recent", system: run.system, messages: largeLateObservations(long, 1200)},
 		)
 	}
 	return out
@@ -108,11 +112,7 @@ func hugeObservation(msgs []sdk.Message, stepsFromEnd, tokens int) []sdk.Message
 			continue
 		}
 		if seen++; seen == stepsFromEnd+1 {
-			var b strings.Builder
-			for line := 0; b.Len() < tokens*4; line++ {
-				fmt.Fprintf(&b, "src/marshmallow/fields.py:%d:        value = self._deserialize(value, attr, data, **kwargs)  # %x\n", line+1, line*7919)
-			}
-			out[i].Content = b.String()
+			out[i].Content = listing(tokens, 0)
 			return out
 		}
 	}
@@ -129,6 +129,28 @@ func growthSpurts(msgs []sdk.Message, every, times int) []sdk.Message {
 		}
 		if seen++; seen%every == 0 {
 			out[i].Content = strings.Repeat(m.Content+"\n", times)
+		}
+	}
+	return out
+}
+
+// listing is a grep listing of about tokens tokens, its lines numbered
+// from first.
+func listing(tokens, first int) string {
+	var b strings.Builder
+	for line := first; b.Len() < tokens*4; line++ {
+		fmt.Fprintf(&b, "src/marshmallow/fields.py:%d:        value = self._deserialize(value, attr, data, **kwargs)  # %x\n", line+1, line*7919)
+	}
+	return b.String()
+}
+
+// largeLateObservations is msgs with every observation of its second
+// half replaced by one of about tokens tokens.
+func largeLateObservations(msgs []sdk.Message, tokens int) []sdk.Message {
+	out := append([]sdk.Message(nil), msgs...)
+	for i := len(out) / 2; i < len(out); i++ {
+		if isObservation(out[i]) {
+			out[i].Content = listing(tokens, i*1000)
 		}
 	}
 	return out

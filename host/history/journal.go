@@ -14,6 +14,7 @@ const (
 	OpCompact     = "compact"      // Compact(N)
 	OpCompactLate = "compact_late" // CompactLate(N)
 	OpCut         = "cut"          // Cut(N)
+	OpCutUnpinned = "cut_unpinned" // CutUnpinned(N)
 )
 
 // Op is one change made to a History, as its call: Replay of the same ops
@@ -24,7 +25,7 @@ const (
 type Op struct {
 	Kind    string       `json:"kind"`
 	Message *sdk.Message `json:"message,omitempty"` // OpAdd: the message as given to Add
-	N       int          `json:"n,omitempty"`       // OpMask, OpCompact, OpCompactLate, OpCut
+	N       int          `json:"n,omitempty"`       // OpMask, OpCompact, OpCompactLate, OpCut, OpCutUnpinned
 }
 
 // SetJournal makes the History tell fn every change (nil: stop), after a
@@ -66,6 +67,8 @@ func (h *History) Replay(op Op) error {
 		h.CompactLate(op.N)
 	case OpCut:
 		h.Cut(op.N)
+	case OpCutUnpinned:
+		h.CutUnpinned(op.N)
 	default:
 		return fmt.Errorf("replay: unknown history op %q", op.Kind)
 	}

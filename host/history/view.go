@@ -672,17 +672,25 @@ func (h *History) omitTo(end int) int {
 // originals stay retrievable with Get.
 func (h *History) Cut(need int) Step {
 	h.record(Op{Kind: OpCut, N: need})
-	return h.cutView(need)
+	return h.cutView(need, true)
 }
 
-func (h *History) cutView(need int) Step {
+// CutUnpinned is Cut without the task and pinned messages: it cuts only
+// the others, so it changes nothing a provider's prompt cache holds
+// before the first of them.
+func (h *History) CutUnpinned(need int) Step {
+	h.record(Op{Kind: OpCutUnpinned, N: need})
+	return h.cutView(need, false)
+}
+
+func (h *History) cutView(need int, pinned bool) Step {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if need <= 0 {
 		return Step{Log: "nothing to free"}
 	}
 	before := h.viewTokens
-	step := Step{CutIDs: h.cutLargest(need)}
+	step := Step{CutIDs: h.cutLargest(need, pinned)}
 	step.Freed = before - h.viewTokens
 	if len(step.CutIDs) > 0 {
 		h.viewChanged()
@@ -692,12 +700,13 @@ func (h *History) cutView(need int) Step {
 }
 
 // cutLargest cuts shown messages head + tail, the largest first (pinned
-// ones only after all others), until need tokens are freed or no message
-// can be cut further. It returns the ids cut.
-func (h *History) cutLargest(need int) []string {
+// ones only after all others, and only when pinned is set), until need
+// tokens are freed or no message can be cut further. It returns the ids
+// cut.
+func (h *History) cutLargest(need int, pinned bool) []string {
 	var cands []int
 	for i := range h.entries {
-		if e := &h.entries[i]; !e.hidden && !e.masked && h.effTokens(i) > 2*minCutTokens {
+		if e := &h.entries[i]; !e.hidden && !e.masked && h.effTokens(i) > 2*minCutTokens && (pinned || !h.pinned(i)) {
 			cands = append(cands, i) // a message cut before may be cut shorter
 		}
 	}
