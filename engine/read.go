@@ -17,14 +17,14 @@ func (s *Session) MessageCount() int { return len(s.host.History()) }
 func (s *Session) HasMessage(id string) bool { _, ok := s.host.Message(id); return ok }
 
 // Plugins lists the session's plugin binding names in binding order.
-func (s *Session) Plugins() []string { return s.host.Plugins() }
+func (s *Session) Plugins() []string { return s.host.Config().PluginNames() }
 
 // Strategy names the session's compaction strategy.
-func (s *Session) Strategy() string { return s.host.Strategy() }
+func (s *Session) Strategy() string { return s.host.Config().Strategy.Name }
 
 // CalibrationWarning describes a calibration clamped at its bound by the
 // last reported usage ("" otherwise).
-func (s *Session) CalibrationWarning() string { return s.host.CalibrationWarning() }
+func (s *Session) CalibrationWarning() string { return s.host.Usage().Warning }
 
 // Budget counts the context as it stands, without preparing a turn: the
 // budget with every component's tokens, and the warnings of gathering it.

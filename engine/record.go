@@ -158,7 +158,8 @@ func freshTaskOf(s *host.Session) (FreshTask, error) {
 	if r.Fresh != nil {
 		return *r.Fresh, nil
 	}
-	return FreshTask{System: s.SystemPrompt(), Instructions: s.Instructions()}, nil
+	texts := s.Texts()
+	return FreshTask{System: texts.SystemPrompt, Instructions: texts.Instructions}, nil
 }
 
 // Record returns the session's record as last set (or opened from the

@@ -230,7 +230,7 @@ func (s *Session) skipUnavailable(plugin, op string) bool {
 }
 
 func (s *Session) toolOutputBinding() string {
-	if slices.Contains(s.host.Plugins(), ToolOutputsPlugin) {
+	if slices.Contains(s.host.Config().PluginNames(), ToolOutputsPlugin) {
 		return ToolOutputsPlugin
 	}
 	for _, p := range s.engine.Plugins {

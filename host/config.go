@@ -287,3 +287,12 @@ func (s StrategyConfig) validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// PluginNames lists the plugin bindings' names in binding order.
+func (c Config) PluginNames() []string {
+	names := make([]string, len(c.Plugins))
+	for i, b := range c.Plugins {
+		names[i] = b.Name
+	}
+	return names
+}

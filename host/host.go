@@ -159,7 +159,7 @@ func (h *Host) OpenSession(ctx context.Context, id string, cfg Config) (s *Sessi
 	if !found {
 		return s, false, nil
 	}
-	if err := s.restoreStored(ctx, stored); err != nil {
+	if err := restoreStored(ctx, s, stored); err != nil {
 		h.mu.Lock()
 		delete(h.sessions, id)
 		h.mu.Unlock()
@@ -189,5 +189,29 @@ func (h *Host) unstore(id string) error {
 	if err := h.store.Delete(context.Background(), id); err != nil {
 		return fmt.Errorf("end session %q: %w", id, err)
 	}
+	return nil
+}
+
+// restoreStored restores into s a session the store holds: its snapshot,
+// then every event after it, replayed (plugin calls included) in order.
+// The caller has not locked s.
+func restoreStored(ctx context.Context, s *Session, stored record.StoredSession) error {
+	err := s.rec.journal.Replay(stored, func(snapshot []byte) error {
+		return s.restore(ctx, snapshot, false)
+	}, func(b []byte) error {
+		ev, err := decodeEvent(b)
+		if err != nil {
+			return err
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return ev.replay(ctx, s)
+	})
+	if err != nil {
+		return fmt.Errorf("restore %q: %w", s.id, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rec.saved(s.usage, s.pressure)
 	return nil
 }

@@ -517,7 +517,7 @@ func (t *turn) trimmedBudget(b sdk.Budget, usage []ComponentUsage) sdk.Budget {
 func (s *Session) Budget(ctx context.Context) (sdk.Budget, []string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := s.newTurn(ctx, sdk.AgentIdentity{})
+	t := newTurn(ctx, s, sdk.AgentIdentity{})
 	cs, warnings, _, err := t.gather(ctx, nil)
 	if err != nil {
 		return sdk.Budget{}, warnings, fmt.Errorf("budget %q: %w", s.id, err)
@@ -531,7 +531,7 @@ func (s *Session) Budget(ctx context.Context) (sdk.Budget, []string, error) {
 func (s *Session) Compact(ctx context.Context) (*CompactionReport, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := s.newTurn(ctx, sdk.AgentIdentity{})
+	t := newTurn(ctx, s, sdk.AgentIdentity{})
 	cs, _, _, err := t.gather(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("compact %q: %w", s.id, err)

@@ -221,7 +221,8 @@ func TestReportUsageCalibration(t *testing.T) {
 	}
 	must(t, s.ReportUsage(150, 20))
 	must(t, s.ReportUsage(150, 30)) // prompt set, not summed
-	prompt, completion, cal := s.Usage()
+	u := s.Usage()
+	prompt, completion, cal := u.Prompt, u.CompletionTotal, u.Calibration
 	if prompt != 150 || completion != 50 || cal != 1.5 {
 		t.Errorf("usage = %d, %d, %g; want 150, 50, 1.5", prompt, completion, cal)
 	}
@@ -244,11 +245,11 @@ func TestClampedCalibrationWarns(t *testing.T) {
 	_, err := s.Prepare(ctx, sdk.AgentIdentity{})
 	must(t, err)
 	must(t, s.ReportUsage(300, 0))
-	if w := s.CalibrationWarning(); w != "" {
+	if w := s.Usage().Warning; w != "" {
 		t.Errorf("calibration 3, within bounds: warning %q", w)
 	}
 	must(t, s.ReportUsage(1000, 0)) // 10x: clamped at 4
-	if w := s.CalibrationWarning(); !strings.Contains(w, "clamped at 4") || !strings.Contains(w, "1000 prompt tokens for 100") {
+	if w := s.Usage().Warning; !strings.Contains(w, "clamped at 4") || !strings.Contains(w, "1000 prompt tokens for 100") {
 		t.Errorf("clamped calibration: warning %q", w)
 	}
 	p, err := s.Prepare(ctx, sdk.AgentIdentity{})
@@ -292,7 +293,7 @@ func TestCalibrationNeverBelowExactCount(t *testing.T) {
 			p, err := s.Prepare(context.Background(), sdk.AgentIdentity{})
 			must(t, err)
 			must(t, s.ReportUsage(p.Budget.Used/2, 1))
-			if _, _, cal := s.Usage(); cal != tc.want {
+			if cal := s.Usage().Calibration; cal != tc.want {
 				t.Errorf("calibration = %g, want %g", cal, tc.want)
 			}
 		})

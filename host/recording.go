@@ -296,34 +296,10 @@ func (s *Session) Position() json.RawMessage {
 	return append(json.RawMessage(nil), s.rec.position...)
 }
 
-// restoreStored restores a session the store holds: its snapshot, then
-// every event after it, replayed (plugin calls included) in order. The
-// caller has not locked s.
-func (s *Session) restoreStored(ctx context.Context, st record.StoredSession) error {
-	err := s.rec.journal.Replay(st, func(snapshot []byte) error {
-		return s.restore(ctx, snapshot, false)
-	}, func(event []byte) error {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.replayEvent(ctx, event)
-	})
-	if err != nil {
-		return fmt.Errorf("restore %q: %w", s.id, err)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.rec.saved(s.usage, s.pressure)
-	return nil
-}
-
-// replayEvent applies one stored event; the caller holds s.mu.
-func (s *Session) replayEvent(ctx context.Context, b []byte) error {
-	ev, err := decodeEvent(b)
-	if err != nil {
-		return err
-	}
+// replay applies the stored event to s, whose lock the caller holds.
+func (ev storedEvent) replay(ctx context.Context, s *Session) error {
 	for _, op := range ev.Ops {
-		if err := s.replayOp(ctx, op); err != nil {
+		if err := op.replay(ctx, s); err != nil {
 			return err
 		}
 	}
@@ -351,7 +327,9 @@ func decodeEvent(b []byte) (storedEvent, error) {
 	return ev, nil
 }
 
-func (s *Session) replayOp(ctx context.Context, op journalOp) error {
+// replay makes the change op records again in s, whose lock the caller
+// holds.
+func (op journalOp) replay(ctx context.Context, s *Session) error {
 	switch {
 	case op.Set != "":
 		t := countedText{op.Text, s.counter.Count(op.Text)}

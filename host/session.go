@@ -168,22 +168,40 @@ func newSession(id string, cfg Config, ev *events) (*Session, error) {
 // ID returns the session id.
 func (s *Session) ID() string { return s.id }
 
-// Config returns the session's configuration (defaults applied).
+// Texts are a session's core texts as last set.
+type Texts struct {
+	SystemPrompt, Instructions, Input string
+	// TeamTask is a multi-agent session's team task ("" when none).
+	TeamTask string
+}
+
+// Texts returns the session's core texts.
+func (s *Session) Texts() Texts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Texts{SystemPrompt: s.system.text, Instructions: s.instructions.text, Input: s.input.text, TeamTask: s.teamTask.text}
+}
+
+// Config returns the session's configuration (defaults applied; its
+// strategy as last set).
 func (s *Session) Config() Config {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cfg
 }
 
-func (s *Session) setText(dst *countedText, what, text string) error {
+// setText sets a core text, counted by count (nil: as plain text),
+// journals and saves it.
+func (s *Session) setText(dst *countedText, what, text string, count func(string) countedText) error {
 	if !utf8.ValidString(text) {
 		return fmt.Errorf("set %s: text is not valid UTF-8", what)
 	}
-	return s.setCounted(dst, what, countedText{text: text, tokens: s.counter.Count(text)})
-}
-
-// setCounted sets a core text counted by the caller, journals and saves it.
-func (s *Session) setCounted(dst *countedText, what string, t countedText) error {
+	t := countedText{text: text}
+	if count != nil {
+		t = count(text)
+	} else {
+		t.tokens = s.counter.Count(text)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	*dst = t
@@ -196,16 +214,16 @@ func (s *Session) setCounted(dst *countedText, what string, t countedText) error
 
 // SetSystemPrompt sets the system prompt (priority 0, never compacted).
 func (s *Session) SetSystemPrompt(text string) error {
-	return s.setText(&s.system, "system prompt", text)
+	return s.setText(&s.system, "system prompt", text, nil)
 }
 
 // SetInstructions sets the instructions (priority 0, never compacted).
 func (s *Session) SetInstructions(text string) error {
-	return s.setText(&s.instructions, "instructions", text)
+	return s.setText(&s.instructions, "instructions", text, nil)
 }
 
 // SetInput sets this turn's input (priority 0, never compacted).
-func (s *Session) SetInput(text string) error { return s.setText(&s.input, "input", text) }
+func (s *Session) SetInput(text string) error { return s.setText(&s.input, "input", text, nil) }
 
 // SetTools sets the request's tool definitions, tool choice and response
 // schema (never compacted; counted as their JSON). A zero r clears them.
@@ -221,7 +239,9 @@ func (s *Session) SetTools(r sdk.RequestTools) error {
 	if err != nil {
 		return fmt.Errorf("set tools: %w", err)
 	}
-	return s.setCounted(&s.tools, "tools", countTools(s.counter, s.cfg.History.Options.Framing, text))
+	return s.setText(&s.tools, "tools", text, func(text string) countedText {
+		return countTools(s.counter, s.cfg.History.Options.Framing, text)
+	})
 }
 
 // countTools counts the tools component: its JSON, plus the framing's
@@ -243,15 +263,6 @@ func (s *Session) Tools() sdk.RequestTools {
 	r, _ := sdk.ParseTools(text) // written by SetTools or a checked restore
 	return r
 }
-
-// SystemPrompt returns the system prompt.
-func (s *Session) SystemPrompt() string { s.mu.Lock(); defer s.mu.Unlock(); return s.system.text }
-
-// Instructions returns the instructions.
-func (s *Session) Instructions() string { s.mu.Lock(); defer s.mu.Unlock(); return s.instructions.text }
-
-// Input returns the current input.
-func (s *Session) Input() string { s.mu.Lock(); defer s.mu.Unlock(); return s.input.text }
 
 // AddMessage validates m and appends it to the history; it returns the
 // stored message with its id. An invalid message is rejected and nothing
@@ -310,13 +321,6 @@ func (s *Session) HistoryEntries(from, to int) []history.EntryInfo {
 	return s.hist.Entries(from, to)
 }
 
-// RecentHistory returns the last n messages.
-func (s *Session) RecentHistory(n int) []sdk.Message {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.hist.Recent(n)
-}
-
 // Message returns one message by id, in full even when masked or omitted.
 func (s *Session) Message(id string) (sdk.Message, bool) {
 	s.mu.Lock()
@@ -364,16 +368,6 @@ func (s *Session) SetStrategy(cfg StrategyConfig) error {
 		return fmt.Errorf("set strategy: %w", err)
 	}
 	return nil
-}
-
-// Strategy returns the current strategy's name.
-func (s *Session) Strategy() string { s.mu.Lock(); defer s.mu.Unlock(); return s.strategy.Name() }
-
-// Plugins lists the session's plugin binding names in binding order.
-func (s *Session) Plugins() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.plugins.names()
 }
 
 // Apply runs op with JSON args on the bound plugin named plugin. An unknown
@@ -450,16 +444,6 @@ func (s *Session) ReportUsage(prompt, completion int) error {
 // maxCalibration bounds the calibration ReportUsage derives.
 const maxCalibration = 4
 
-// CalibrationWarning describes the calibration when the last reported
-// usage put it at its upper bound (a provider figure over 4× the host's
-// count is clamped, so the budget plans with less than the report says);
-// "" otherwise. Prepare carries the same warning while it lasts.
-func (s *Session) CalibrationWarning() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.usage.warning()
-}
-
 // warning describes the calibration when the last reported usage put it
 // at its upper bound; "" otherwise.
 func (u usage) warning() string {
@@ -470,12 +454,27 @@ func (u usage) warning() string {
 		maxCalibration, u.ReportedPrompt, u.LastCounted, float64(u.ReportedPrompt)/float64(u.LastCounted))
 }
 
-// Usage reports the last reported prompt tokens, the completion tokens so
-// far and the calibration ratio.
-func (s *Session) Usage() (prompt, completionTotal int, calibration float64) {
+// UsageReport is what the provider reported for a session's calls and the
+// calibration the host derived from it.
+type UsageReport struct {
+	// Prompt is the last reported prompt tokens; CompletionTotal the
+	// completion tokens so far.
+	Prompt, CompletionTotal int
+	// Calibration is the ratio the budget applies to the host's counts.
+	Calibration float64
+	// Warning describes the calibration when the last report put it at
+	// its upper bound (a provider figure over 4× the host's count is
+	// clamped, so the budget plans with less than the report says); ""
+	// otherwise. Prepare carries the same warning while it lasts.
+	Warning string
+}
+
+// Usage reports the provider's usage so far and the calibration.
+func (s *Session) Usage() UsageReport {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.usage.ReportedPrompt, s.usage.CompletionTotal, s.usage.Calibration
+	u := s.usage
+	return UsageReport{Prompt: u.ReportedPrompt, CompletionTotal: u.CompletionTotal, Calibration: u.Calibration, Warning: u.warning()}
 }
 
 // Metrics returns a copy of the session's counters.

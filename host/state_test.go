@@ -63,8 +63,8 @@ func TestStateRoundTrip(t *testing.T) {
 	if !bytes.Equal(p1.Payload, p2.Payload) {
 		t.Errorf("restored session prepares a different payload")
 	}
-	if dst.Strategy() != StrategyGraduated {
-		t.Errorf("strategy %q not restored", dst.Strategy())
+	if dst.Config().Strategy.Name != StrategyGraduated {
+		t.Errorf("strategy %q not restored", dst.Config().Strategy.Name)
 	}
 	if d := cmp.Diff(src.History(), dst.History()); d != "" {
 		t.Errorf("history (-src +dst):\n%s", d)

@@ -446,12 +446,12 @@ func TestFailingStoreSurfacesError(t *testing.T) {
 			_, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "hi"})
 			return err
 		}, func() bool { return len(s.History()) == 1 }},
-		{"SetInput", func() error { return s.SetInput("in") }, func() bool { return s.Input() == "in" }},
+		{"SetInput", func() error { return s.SetInput("in") }, func() bool { return s.Texts().Input == "in" }},
 		{"Apply", func() error { return addNote(ctx, s, "notes", "n") }, func() bool {
 			p, _ := s.Prepare(ctx, sdk.AgentIdentity{})
 			return p != nil && strings.Contains(string(p.Payload), "n")
 		}},
-		{"ReportUsage", func() error { return s.ReportUsage(5, 7) }, func() bool { _, c, _ := s.Usage(); return c == 7 }},
+		{"ReportUsage", func() error { return s.ReportUsage(5, 7) }, func() bool { return s.Usage().CompletionTotal == 7 }},
 		{"ClearHistory", func() error { return s.ClearHistory() }, func() bool { return len(s.History()) == 0 }},
 	}
 	for _, tt := range tests {

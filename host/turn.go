@@ -15,12 +15,12 @@ func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepar
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	windDown := s.pressure.WindDownIssued
-	out, err := s.newTurn(ctx, agent).prepare()
+	out, err := newTurn(ctx, s, agent).prepare()
 	if errors.Is(err, errRenderedOver) {
 		// The rendering's overhead is measured now: the turn again,
 		// compacting for it (what the first try compacted stays).
 		s.pressure.WindDownIssued = windDown
-		out, err = s.newTurn(ctx, agent).prepare()
+		out, err = newTurn(ctx, s, agent).prepare()
 	}
 	return out, err
 }
@@ -55,8 +55,8 @@ type turn struct {
 	out   *Prepared
 }
 
-// newTurn starts a turn of agent; the caller holds s.mu.
-func (s *Session) newTurn(ctx context.Context, agent sdk.AgentIdentity) *turn {
+// newTurn starts a turn of agent in s, whose lock the caller holds.
+func newTurn(ctx context.Context, s *Session, agent sdk.AgentIdentity) *turn {
 	return &turn{s: s, ctx: ctx, agent: agent, out: &Prepared{}}
 }
 

@@ -67,11 +67,8 @@ func (s *Session) SetTeamTask(text string) error {
 	if strings.TrimSpace(text) == "" {
 		text = ""
 	}
-	return s.setText(&s.teamTask, "team task", text)
+	return s.setText(&s.teamTask, "team task", text, nil)
 }
-
-// TeamTask returns the team task ("" when none is set).
-func (s *Session) TeamTask() string { s.mu.Lock(); defer s.mu.Unlock(); return s.teamTask.text }
 
 // viewFor returns agent's view, or nil for a turn of the session's own
 // context (no viewer, or no agent named).

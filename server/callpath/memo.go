@@ -61,7 +61,7 @@ func (m memo) tail(seed maphash.Seed, raw json.RawMessage) (json.RawMessage, boo
 // reconcile). It sets the request's turns and c.held.
 func (c *call) reconcile(es *engine.Session) (replaced bool, err error) {
 	hs := es.Host()
-	if c.req.hasSystem && hs.SystemPrompt() != c.req.system {
+	if c.req.hasSystem && hs.Texts().SystemPrompt != c.req.system {
 		if err := es.SetSystemPrompt(c.req.system); err != nil {
 			return false, failf(400, "bad_request", "system text: %v", err)
 		}

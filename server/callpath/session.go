@@ -52,7 +52,7 @@ func deriveSession(u *upstream, req *request) string {
 // plugin state stays.
 func reconcile(es *engine.Session, req *request) (replaced bool, err error) {
 	hs := es.Host()
-	if req.hasSystem && hs.SystemPrompt() != req.system { // a system text the conversation opens with
+	if req.hasSystem && hs.Texts().SystemPrompt != req.system { // a system text the conversation opens with
 		if err := es.SetSystemPrompt(req.system); err != nil {
 			return false, fmt.Errorf("system text: %w", err)
 		}
