@@ -77,3 +77,14 @@ func (e *Engine) Watch(w Watcher) (cancel func()) {
 		}
 	})
 }
+
+// Messages returns the history's messages as held, in order (the
+// caller must not change them).
+func (s *Session) Messages() []Message { return s.host.History() }
+
+// SystemPrompt returns the session's system prompt.
+func (s *Session) SystemPrompt() string { return s.host.Texts().SystemPrompt }
+
+// Tools returns the function tools, tool choice and response schema the
+// session's budget counts.
+func (s *Session) Tools() RequestTools { return s.host.Tools() }

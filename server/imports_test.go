@@ -14,34 +14,41 @@ const module = "github.com/ctxhost/ctxhost/"
 // engine, which is the only way into the host, the plugins and the store.
 var allowedImports = []string{"engine", "api", "config", "server"}
 
+// callpathImports are those of the call path: the engine's and the
+// plain message types (sdk) with the LRU cache of its memos.
+var callpathImports = append([]string{"sdk", "internal/lru"}, allowedImports...)
+
 // TestImportsOnlyEngine fails naming every package of the module that
-// server imports other than the engine, the API, the configuration and
-// its own subpackages.
+// server (or its call path) imports other than the engine, the API, the
+// configuration and its own subpackages (the call path also sdk's plain
+// types and the LRU cache).
 func TestImportsOnlyEngine(t *testing.T) {
-	pkg, err := build.Default.ImportDir(".", 0)
-	if err != nil {
-		t.Fatalf("read the package's imports: %v", err)
-	}
-	if len(pkg.GoFiles) == 0 {
-		t.Fatal("no Go files found in the package")
-	}
-	var bad []string
-	for _, path := range pkg.Imports {
-		rel, ok := strings.CutPrefix(path, module)
-		if !ok {
-			continue // the standard library or another module
+	for dir, allowedHere := range map[string][]string{".": allowedImports, "callpath": callpathImports} {
+		pkg, err := build.Default.ImportDir(dir, 0)
+		if err != nil {
+			t.Fatalf("read the imports of %s: %v", dir, err)
 		}
-		if !allowed(rel) {
-			bad = append(bad, path)
+		if len(pkg.GoFiles) == 0 {
+			t.Fatalf("no Go files found in %s", dir)
 		}
-	}
-	if len(bad) > 0 {
-		t.Errorf("package server imports %v; it may import only %v of this module (and their subpackages): reach the rest through the engine",
-			bad, allowedImports)
+		var bad []string
+		for _, path := range pkg.Imports {
+			rel, ok := strings.CutPrefix(path, module)
+			if !ok {
+				continue // the standard library or another module
+			}
+			if !allowed(rel, allowedHere) {
+				bad = append(bad, path)
+			}
+		}
+		if len(bad) > 0 {
+			t.Errorf("package %s imports %v; it may import only %v of this module (and their subpackages): reach the rest through the engine",
+				pkg.ImportPath, bad, allowedHere)
+		}
 	}
 }
 
-func allowed(rel string) bool {
+func allowed(rel string, allowedImports []string) bool {
 	for _, a := range allowedImports {
 		if rel == a || strings.HasPrefix(rel, a+"/") {
 			return true

@@ -60,16 +60,15 @@ func (m memo) tail(seed maphash.Seed, raw json.RawMessage) (json.RawMessage, boo
 // its tail when the session's memo applies, else whole (see the package
 // reconcile). It sets the request's turns and c.held.
 func (c *call) reconcile(es *engine.Session) (replaced bool, err error) {
-	hs := es.Host()
-	if c.req.hasSystem && hs.Texts().SystemPrompt != c.req.system {
+	if c.req.hasSystem && es.SystemPrompt() != c.req.system {
 		if err := es.SetSystemPrompt(c.req.system); err != nil {
 			return false, failf(400, "bad_request", "system text: %v", err)
 		}
 	}
-	if m, ok := c.h.memos.Get(c.session); ok && m.version == hs.StoredVersion() {
+	if m, ok := c.h.memos.Get(c.session); ok && m.version == es.StoredVersion() {
 		if tail, ok := m.tail(c.h.seed, c.req.raw); ok {
 			if t, err := c.d.conversation(tail, m.turns); err == nil {
-				held := hs.History()
+				held := es.Messages()
 				if len(held) >= m.held && startsWith(t.messages, held[m.held:]) {
 					for i := len(held) - m.held; i < len(t.messages); i++ {
 						if _, err := es.AddMessage(t.messages[i]); err != nil {
@@ -106,5 +105,5 @@ func (c *call) remember(es *engine.Session) {
 		return
 	}
 	c.h.memos.Put(c.session, memo{prefixLen: len(p), prefixHash: maphash.Bytes(c.h.seed, p), turns: c.req.turns,
-		held: c.held, version: es.Host().StoredVersion()})
+		held: c.held, version: es.StoredVersion()})
 }

@@ -51,16 +51,15 @@ func deriveSession(u *upstream, req *request) string {
 // history is replaced by the conversation (replaced: true); the session's
 // plugin state stays.
 func reconcile(es *engine.Session, req *request) (replaced bool, err error) {
-	hs := es.Host()
-	if req.hasSystem && hs.Texts().SystemPrompt != req.system { // a system text the conversation opens with
+	if req.hasSystem && es.SystemPrompt() != req.system { // a system text the conversation opens with
 		if err := es.SetSystemPrompt(req.system); err != nil {
 			return false, fmt.Errorf("system text: %w", err)
 		}
 	}
-	held := hs.History()
+	held := es.Messages()
 	from := len(held)
 	if len(held) > len(req.messages) || !samePrefix(held, req.messages) {
-		if err := hs.ClearHistory(); err != nil {
+		if err := es.ClearHistory(); err != nil {
 			return false, fmt.Errorf("replace the history: %w", err)
 		}
 		from, replaced = 0, true

@@ -20,7 +20,7 @@ func setTools(es *engine.Session, rt sdk.RequestTools) error {
 	if err != nil {
 		return err
 	}
-	if have, err := sdk.ToolsText(es.Host().Tools()); err == nil && have == want {
+	if have, err := sdk.ToolsText(es.Tools()); err == nil && have == want {
 		return nil
 	}
 	return es.SetTools(rt)
