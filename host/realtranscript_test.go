@@ -614,6 +614,7 @@ func checkCosts(t *testing.T, table []runCosts, goalWindows []int) {
 	bounds, kepts := map[int]float64{}, map[int]float64{}
 	runs, overAny, overKept := map[int]int{}, map[int]int{}, map[int]int{}
 	uncut, uncutKept, uncutRuns := map[int]float64{}, map[int]float64{}, map[int]int{} // the cache strategy on the runs where nothing is cut
+	unmanagedSums := map[int]float64{}                                                 // what the unmanaged history cost, summed
 	for _, rc := range table {
 		if len(rc.bound) == 0 {
 			t.Logf("%s/%d: no turns", rc.run, rc.window)
@@ -703,6 +704,7 @@ func checkCosts(t *testing.T, table []runCosts, goalWindows []int) {
 		}
 		bounds[rc.window] += bound
 		kepts[rc.window] += kept
+		unmanagedSums[rc.window] += c.unmanagedCost
 		runs[rc.window]++
 		if !rc.cut {
 			uncut[rc.window] += c.cost
@@ -729,6 +731,11 @@ func checkCosts(t *testing.T, table []runCosts, goalWindows []int) {
 			}
 		}
 		t.Logf("%s kept %.3f", row, sum[StrategyCache]/kept)
+		row = fmt.Sprintf("%-60s %6d", "summed (cost / unmanaged, / the bound that keeps to it)", window)
+		for _, strategy := range realStrategies {
+			row += fmt.Sprintf("  %s %.3f %.3f", strategy, sum[strategy]/unmanagedSums[window], sum[strategy]/kept)
+		}
+		t.Logf("%s", row)
 		t.Logf("%-60s %6d  cache: %d of %d runs over %.2f of their bound, %d over %.2f of the bound that keeps to the unmanaged cost",
 			"runs over the goal", window, overAny[window], runs[window], costGoalRun, overKept[window], costGoalRun)
 		t.Logf("%-60s %6d  cache: %.3f of the bounds that keep to the unmanaged cost summed over the %d runs where nothing is cut",
