@@ -6,30 +6,6 @@ import (
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
-// budgetOf is the session's budget of counted components: with a
-// plain-text format, the rendering's own tokens (labels, section headers,
-// separators) as last measured are part of the overhead.
-func (t *turn) budgetOf(counted []countedComponent) sdk.Budget {
-	s := t.s
-	b := budgetOf(s.cfg, s.usage.Calibration, counted)
-	if s.pressure.RenderGap > 0 && s.cfg.rendersText() {
-		b = t.withRenderGap(b, b.Used)
-	}
-	return b
-}
-
-// withRenderGap is b, whose components count components tokens, with the
-// session's current render gap as the rendering's overhead.
-func (t *turn) withRenderGap(b sdk.Budget, components int) sdk.Budget {
-	s := t.s
-	b.Overhead += components + s.pressure.RenderGap - b.Used
-	b.Used = components + s.pressure.RenderGap
-	b.CalibratedUsed = calibrate(b.Used, b.Calibration)
-	b.Utilization = float64(b.CalibratedUsed) / float64(b.Available)
-	b.Status = statusOf(b.Utilization, s.cfg.Thresholds)
-	return b
-}
-
 // budgetOf computes the budget of components counted in tokens. Utilization
 // and status use the calibrated figure (raw × calibration); Used stays raw.
 func budgetOf(cfg Config, calibration float64, counted []countedComponent) sdk.Budget {

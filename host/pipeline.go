@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ctxhost/ctxhost/host/history"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
@@ -232,4 +233,150 @@ func (t *turn) compactPlugin(ctx context.Context, c *countedComponent, ask int) 
 		c.comp, c.tokens = *after, tokens
 	}
 	return st
+}
+
+// compactTurn is the strategy's decision and the compaction it asks for,
+// then the window's last resort: it fills out.Compaction and its
+// warnings, and changes cs in place.
+func (t *turn) compactTurn(ctx context.Context, cs []countedComponent, out *Prepared) error {
+	s := t.s
+	d := s.strategy.Decide(StrategyInput{Budget: out.Before, Thresholds: s.cfg.Thresholds, Action: out.Action,
+		Growth: s.pressure.Growth, Floor: s.pressure.Floor, MinFree: s.cfg.Strategy.minFree(out.Before),
+		Deep: t.deepStepUnder(out.Before), Pricing: s.cfg.Pricing, Turns: s.pressure.Turns, Outgrown: s.pressure.Outgrown})
+	if out.Before.CalibratedUsed > out.Before.Available {
+		s.pressure.Outgrown = true
+	}
+	report, err := t.carryOut(ctx, d, cs, out.Before)
+	if report != nil {
+		out.Compaction = report
+		for _, st := range report.Steps {
+			if st.Discarded != "" { // the turn differs from one where the plugin answered
+				out.Warnings = append(out.Warnings, fmt.Sprintf("compaction of %q discarded (its component is kept as it was): %s", st.Component, st.Discarded))
+			}
+			if st.retried != nil {
+				out.Warnings = append(out.Warnings, retriedWarning(fmt.Sprintf("plugin %q: compact", st.Component), st.retried))
+			}
+		}
+		s.pressure.Floor = 0
+		if !report.Met && d.Compact {
+			s.pressure.Floor = calibrate(report.After, s.usage.Calibration)
+		}
+		if !report.Met {
+			if s.cfg.FailOnUnmetTarget {
+				return fmt.Errorf("prepare %q: %w: %s", s.id, ErrTargetNotMet, report)
+			}
+			out.Warnings = append(out.Warnings, fmt.Sprintf("%v: %s", ErrTargetNotMet, report))
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("prepare %q: %w", s.id, err)
+	}
+	out.Compaction = t.fitWindow(cs, out.Compaction, out.Before, d.Room)
+
+	return nil
+}
+
+// carryOut carries out a strategy's decision: the graduated history masking,
+// then the pipeline down to the target. It returns nil when nothing was
+// done.
+func (t *turn) carryOut(ctx context.Context, d Decision, cs []countedComponent, before sdk.Budget) (*CompactionReport, error) {
+	s := t.s
+	report := &CompactionReport{Reason: d.Reason, Target: d.Target, Before: before.Used}
+	if d.MaskHistory > 0 {
+		for i := range cs {
+			if cs[i].isHistory() {
+				prev := cs[i].tokens
+				res := s.hist.MaskOldest(d.MaskHistory)
+				cs[i] = t.historyComponent()
+				st := CompactionStep{Component: cs[i].comp.Name, Action: "mask", Freed: prev - cs[i].tokens, Log: res.Log}
+				report.Steps = append(report.Steps, st)
+				report.Freed += st.Freed
+				s.metrics.FreedByComponent[st.Component] += st.Freed
+			}
+		}
+	}
+	if d.Compact {
+		used := 0
+		for _, c := range cs {
+			used += c.tokens
+		}
+		report.Deficit = used - uncalibrate(d.Target, s.usage.Calibration)
+		if d.Deep {
+			report.Deficit = max(report.Deficit, t.deepStep().free)
+		}
+		if report.Deficit > 0 {
+			t.compact(ctx, cs, report.Deficit, report)
+		}
+	}
+	if len(report.Steps) == 0 && report.Deficit <= 0 {
+		return nil, nil
+	}
+	report.After = report.Before - report.Freed
+	report.Met = report.Freed >= report.Deficit
+	if len(report.Steps) > 0 {
+		s.metrics.Compactions++
+		s.events.emit(Event{Type: EventCompacted, Session: s.id, Compaction: report})
+	}
+	return report, nil
+}
+
+// fitWindow is the last resort for a context still over the window after
+// the strategy's compaction: the history cuts its largest messages head +
+// tail (the task and pinned ones last). With room (Decision.Room) it
+// first cuts the messages that are not pinned until room calibrated
+// tokens are free under the available budget, so the cut rewrites
+// nothing before the first of them. The steps are added to report (a new
+// one when the strategy did not compact).
+func (t *turn) fitWindow(cs []countedComponent, report *CompactionReport, before sdk.Budget, room int) *CompactionReport {
+	s := t.s
+	b := t.budgetOf(finalComponents(cs))
+	if b.CalibratedUsed <= b.Available {
+		return report
+	}
+	for i := range cs {
+		if !cs[i].isHistory() {
+			continue
+		}
+		if room > 0 {
+			need := uncalibrate(b.CalibratedUsed-b.Available+room, s.usage.Calibration) + 1
+			report = t.cutStep(cs, i, report, before, b.Available, need, s.hist.CutUnpinned)
+			if b = t.budgetOf(finalComponents(cs)); b.CalibratedUsed <= b.Available {
+				return report
+			}
+		}
+		need := uncalibrate(b.CalibratedUsed-b.Available, s.usage.Calibration) + 1
+		report = t.cutStep(cs, i, report, before, b.Available, need, s.hist.Cut)
+	}
+	return report
+}
+
+// cutStep has the history component cs[i] cut need tokens by cut and
+// adds the step to report (a new one when nil); it changes nothing when
+// cut cuts nothing.
+func (t *turn) cutStep(cs []countedComponent, i int, report *CompactionReport, before sdk.Budget, available, need int, cut func(int) history.Step) *CompactionReport {
+	s := t.s
+	prev := cs[i].tokens
+	res := cut(need)
+	if len(res.CutIDs) == 0 {
+		return report
+	}
+	cs[i] = t.historyComponent()
+	if report == nil {
+		report = &CompactionReport{Reason: "window: the context does not fit", Target: available, Before: before.Used, Deficit: need}
+	}
+	st := CompactionStep{Component: cs[i].comp.Name, Action: "cut", Asked: need, Claimed: res.Freed, Freed: prev - cs[i].tokens, Log: res.Log}
+	report.Steps = append(report.Steps, st)
+	report.Freed += st.Freed
+	report.After = report.Before - report.Freed
+	report.Met = report.Freed >= report.Deficit
+	s.metrics.FreedByComponent[st.Component] += st.Freed
+	return report
+}
+
+// minFree is the least a proactive compaction must be able to free.
+func (c StrategyConfig) minFree(b sdk.Budget) int {
+	if c.MinFree > 0 {
+		return c.MinFree
+	}
+	return fraction(b.Available, DefaultMinFreeShare)
 }

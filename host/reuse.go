@@ -46,22 +46,6 @@ type lastTurn struct {
 	stable, unmanagedStable int
 }
 
-// keyOf is the turnKey of final with budget b.
-func (t *turn) keyOf(final []countedComponent, b sdk.Budget) turnKey {
-	s := t.s
-	k := turnKey{hist: s.hist, histVersion: s.hist.Version(), budget: b,
-		texts: [4]string{s.system.text, s.instructions.text, s.input.text, s.teamTask.text}}
-	k.comps = make([]componentKey, len(final))
-	for i, c := range final {
-		ck := componentKey{name: c.comp.Name, slot: c.comp.Slot, priority: c.comp.Priority, compactable: c.comp.Compactable, tokens: c.tokens}
-		if c.plugin != nil {
-			ck.answer = c.plugin.last
-		}
-		k.comps[i] = ck
-	}
-	return k
-}
-
 func (a turnKey) equal(b turnKey) bool {
 	return a.hist == b.hist && a.histVersion == b.histVersion && a.texts == b.texts &&
 		slices.Equal(a.comps, b.comps) && budgetEqual(a.budget, b.budget)
@@ -73,63 +57,11 @@ func budgetEqual(a, b sdk.Budget) bool {
 		a.Calibration == b.Calibration && a.Overhead == b.Overhead && slices.Equal(a.Components, b.Components)
 }
 
-// reusedTurn returns the last turn of agent when this one (final, b) is
-// the same; nil otherwise, or for an agent's view (rebuilt every turn).
-func (t *turn) reusedTurn(agent string, view *AgentView, key turnKey) *lastTurn {
-	s := t.s
-	if view != nil {
-		return nil
-	}
-	last := s.lastTurns[agent]
-	if last == nil || !last.key.equal(key) {
-		return nil
-	}
-	return last
-}
-
-// rememberTurn keeps this turn's assembly for the next prepare of agent.
-func (t *turn) rememberTurn(agent string, key turnKey, out *Prepared) {
-	s := t.s
-	if s.lastTurns == nil {
-		s.lastTurns = map[string]*lastTurn{}
-	}
-	last := &lastTurn{key: key, id: out.PayloadID, result: sdk.AssembleResult{Payload: out.Payload, MediaType: out.MediaType, System: out.System, HasSystem: out.HasSystem}}
-	if track := s.caches[agent]; track != nil {
-		last.stable, last.unmanagedStable = track.stable, track.unmanagedTotal
-	}
-	s.lastTurns[agent] = last
-}
-
-// markSavedTurn records, in the state the end of this prepare saves, the
-// turn it prepared: the stored version before that save, the agent and a
-// digest of the budget. A session opened again from its store holds no
-// last turn (reusedTurn) to compare its next turn with; these tell it
-// when that turn is the same one again (repeatsSavedTurn). A turn reused
-// with nothing to save keeps the mark it has: the stored state is still
-// that turn's. An agent's view is never reused: it clears the mark.
-func (t *turn) markSavedTurn(agent string, view *AgentView, b sdk.Budget) {
-	s := t.s
-	if s.rec.journal == nil || view != nil || s.rec.version() == 0 {
-		s.pressure.TurnVersion, s.pressure.TurnAgent, s.pressure.TurnBudget = 0, "", 0
-		return
-	}
-	s.pressure.TurnVersion, s.pressure.TurnAgent, s.pressure.TurnBudget = s.rec.version(), agent, budgetDigest(b)
-}
-
 // holdsTurn tells, before a prepare, whether the store holds the turn p
 // marks (markSavedTurn) and nothing after it (no message, text, op, usage
 // report or compaction since).
 func (r *recording) holdsTurn(p pressureState) bool {
 	return r.journal != nil && p.TurnVersion != 0 && r.version() == p.TurnVersion+1 && len(r.pending) == 0
-}
-
-// repeatsSavedTurn tells whether this turn (b, after compaction) is the
-// marked one again: the same agent and budget. Only the bookkeeping uses
-// it; the turn is assembled anew (assemblers are deterministic: the
-// payload is the same).
-func (t *turn) repeatsSavedTurn(agent string, view *AgentView, b sdk.Budget) bool {
-	s := t.s
-	return view == nil && s.pressure.TurnAgent == agent && s.pressure.TurnBudget == budgetDigest(b)
 }
 
 // budgetDigest is a 64-bit FNV-1a digest of every field of b.
@@ -155,22 +87,6 @@ func budgetDigest(b sdk.Budget) uint64 {
 		num(uint64(c.Tokens))
 	}
 	return h.Sum64()
-}
-
-// cacheAgain is the cache report of a turn that sends the last payload
-// again: its whole stable part is the shared prefix.
-func (t *turn) cacheAgain(last *lastTurn, b sdk.Budget) *CacheReport {
-	s := t.s
-	p := s.cfg.Pricing
-	if p == nil {
-		return nil
-	}
-	volatile := b.Used - last.stable
-	r := &CacheReport{Pricing: *p, PrefixKept: true,
-		Managed:   p.Cost(b.Used, last.stable),
-		Unmanaged: p.Cost(last.unmanagedStable+volatile, last.unmanagedStable)}
-	r.UnmanagedFits = calibrate(r.Unmanaged.Total, s.usage.Calibration) <= b.Available
-	return r
 }
 
 // deepStep is History.DeepStep, remembered for the history's version (it

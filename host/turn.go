@@ -239,3 +239,162 @@ func (t *turn) record() error {
 	}
 	return nil
 }
+
+// keyOf is the turnKey of final with budget b.
+func (t *turn) keyOf(final []countedComponent, b sdk.Budget) turnKey {
+	s := t.s
+	k := turnKey{hist: s.hist, histVersion: s.hist.Version(), budget: b,
+		texts: [4]string{s.system.text, s.instructions.text, s.input.text, s.teamTask.text}}
+	k.comps = make([]componentKey, len(final))
+	for i, c := range final {
+		ck := componentKey{name: c.comp.Name, slot: c.comp.Slot, priority: c.comp.Priority, compactable: c.comp.Compactable, tokens: c.tokens}
+		if c.plugin != nil {
+			ck.answer = c.plugin.last
+		}
+		k.comps[i] = ck
+	}
+	return k
+}
+
+// reusedTurn returns the last turn of agent when this one (final, b) is
+// the same; nil otherwise, or for an agent's view (rebuilt every turn).
+func (t *turn) reusedTurn(agent string, view *AgentView, key turnKey) *lastTurn {
+	s := t.s
+	if view != nil {
+		return nil
+	}
+	last := s.lastTurns[agent]
+	if last == nil || !last.key.equal(key) {
+		return nil
+	}
+	return last
+}
+
+// rememberTurn keeps this turn's assembly for the next prepare of agent.
+func (t *turn) rememberTurn(agent string, key turnKey, out *Prepared) {
+	s := t.s
+	if s.lastTurns == nil {
+		s.lastTurns = map[string]*lastTurn{}
+	}
+	last := &lastTurn{key: key, id: out.PayloadID, result: sdk.AssembleResult{Payload: out.Payload, MediaType: out.MediaType, System: out.System, HasSystem: out.HasSystem}}
+	if track := s.caches[agent]; track != nil {
+		last.stable, last.unmanagedStable = track.stable, track.unmanagedTotal
+	}
+	s.lastTurns[agent] = last
+}
+
+// markSavedTurn records, in the state the end of this prepare saves, the
+// turn it prepared: the stored version before that save, the agent and a
+// digest of the budget. A session opened again from its store holds no
+// last turn (reusedTurn) to compare its next turn with; these tell it
+// when that turn is the same one again (repeatsSavedTurn). A turn reused
+// with nothing to save keeps the mark it has: the stored state is still
+// that turn's. An agent's view is never reused: it clears the mark.
+func (t *turn) markSavedTurn(agent string, view *AgentView, b sdk.Budget) {
+	s := t.s
+	if s.rec.journal == nil || view != nil || s.rec.version() == 0 {
+		s.pressure.TurnVersion, s.pressure.TurnAgent, s.pressure.TurnBudget = 0, "", 0
+		return
+	}
+	s.pressure.TurnVersion, s.pressure.TurnAgent, s.pressure.TurnBudget = s.rec.version(), agent, budgetDigest(b)
+}
+
+// repeatsSavedTurn tells whether this turn (b, after compaction) is the
+// marked one again: the same agent and budget. Only the bookkeeping uses
+// it; the turn is assembled anew (assemblers are deterministic: the
+// payload is the same).
+func (t *turn) repeatsSavedTurn(agent string, view *AgentView, b sdk.Budget) bool {
+	s := t.s
+	return view == nil && s.pressure.TurnAgent == agent && s.pressure.TurnBudget == budgetDigest(b)
+}
+
+// cacheAgain is the cache report of a turn that sends the last payload
+// again: its whole stable part is the shared prefix.
+func (t *turn) cacheAgain(last *lastTurn, b sdk.Budget) *CacheReport {
+	s := t.s
+	p := s.cfg.Pricing
+	if p == nil {
+		return nil
+	}
+	volatile := b.Used - last.stable
+	r := &CacheReport{Pricing: *p, PrefixKept: true,
+		Managed:   p.Cost(b.Used, last.stable),
+		Unmanaged: p.Cost(last.unmanagedStable+volatile, last.unmanagedStable)}
+	r.UnmanagedFits = calibrate(r.Unmanaged.Total, s.usage.Calibration) <= b.Available
+	return r
+}
+
+// budgetOf is the session's budget of counted components: with a
+// plain-text format, the rendering's own tokens (labels, section headers,
+// separators) as last measured are part of the overhead.
+func (t *turn) budgetOf(counted []countedComponent) sdk.Budget {
+	s := t.s
+	b := budgetOf(s.cfg, s.usage.Calibration, counted)
+	if s.pressure.RenderGap > 0 && s.cfg.rendersText() {
+		b = t.withRenderGap(b, b.Used)
+	}
+	return b
+}
+
+// withRenderGap is b, whose components count components tokens, with the
+// session's current render gap as the rendering's overhead.
+func (t *turn) withRenderGap(b sdk.Budget, components int) sdk.Budget {
+	s := t.s
+	b.Overhead += components + s.pressure.RenderGap - b.Used
+	b.Used = components + s.pressure.RenderGap
+	b.CalibratedUsed = calibrate(b.Used, b.Calibration)
+	b.Utilization = float64(b.CalibratedUsed) / float64(b.Available)
+	b.Status = statusOf(b.Utilization, s.cfg.Thresholds)
+	return b
+}
+
+func (t *turn) emitBudget(b sdk.Budget) {
+	s := t.s
+	switch b.Status {
+	case sdk.StatusWarning:
+		s.events.emit(Event{Type: EventBudgetWarning, Session: s.id, Budget: &b})
+	case sdk.StatusCritical:
+		s.events.emit(Event{Type: EventBudgetCritical, Session: s.id, Budget: &b})
+	}
+}
+
+// recordGrowth remembers how much the context grew since the last prepare.
+func (t *turn) recordGrowth(used int) {
+	s := t.s
+	if !s.pressure.Prepared {
+		return
+	}
+	g := append(s.pressure.Growth, max(used-s.pressure.LastUsed, 0))
+	if n := s.cfg.Strategy.AdaptiveWindow; len(g) > n {
+		g = g[len(g)-n:]
+	}
+	s.pressure.Growth = g
+}
+
+func finalComponents(cs []countedComponent) []countedComponent {
+	out := make([]countedComponent, 0, len(cs))
+	for _, c := range cs {
+		if !c.dropped {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// overWindow returns the error for a context over the available budget
+// (nil when it fits), naming what could not be made smaller.
+func overWindow(b sdk.Budget, final []countedComponent) *OverWindowError {
+	if b.CalibratedUsed <= b.Available {
+		return nil
+	}
+	e := &OverWindowError{Used: b.CalibratedUsed, Available: b.Available}
+	for _, c := range final {
+		if c.tokens > 0 {
+			e.Stuck = append(e.Stuck, fmt.Sprintf("%s (%d tokens)", c.comp.Name, c.tokens))
+		}
+	}
+	if b.Overhead > 0 {
+		e.Stuck = append(e.Stuck, fmt.Sprintf("provider framing (%d tokens)", b.Overhead))
+	}
+	return e
+}
