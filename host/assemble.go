@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/ctxhost/ctxhost/sdk"
 )
@@ -173,48 +172,4 @@ func (t *turn) checkRendered(out *Prepared, growthBefore []int) error {
 	}
 	return &OverWindowError{Used: calibrate(rendered, out.Budget.Calibration), Available: out.Budget.Available,
 		Stuck: []string{fmt.Sprintf("the format's rendering (%d tokens of labels and separators)", gap)}}
-}
-
-// notifyPrepared calls the Prepared hook of every plugin that has one
-// due (boundPlugin.hookDue) concurrently; failures become warnings.
-func (t *turn) notifyPrepared(ctx context.Context, b sdk.Budget) []string {
-	s := t.s
-	due := make([]bool, len(s.plugins.all))
-	some := false
-	for i, p := range s.plugins.all {
-		due[i] = p.hookDue()
-		some = some || due[i]
-	}
-	if !some {
-		return nil
-	}
-	errs := make([]error, len(s.plugins.all))
-	var wg sync.WaitGroup
-	for i, p := range s.plugins.all {
-		if !due[i] {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, errs[i] = callWithDeadline(ctx, p.binding.Timeout, func(ctx context.Context) (struct{}, error) {
-				return struct{}{}, p.binding.Plugin.Prepared(ctx, s.id, b)
-			})
-		}()
-	}
-	wg.Wait()
-	var warnings []string
-	for i, err := range errs {
-		p := s.plugins.all[i]
-		if err == nil && due[i] {
-			p.hooked = true
-			s.rec.addPlugin(p, journalOp{Prepared: &b})
-		}
-		if err != nil {
-			name := p.binding.Name
-			s.events.emit(Event{Type: EventPluginFailed, Session: s.id, Plugin: name, Err: err})
-			warnings = append(warnings, fmt.Sprintf("plugin %q: prepared hook: %v", name, err))
-		}
-	}
-	return warnings
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ctxhost/ctxhost/sdk"
@@ -190,4 +191,48 @@ func (b *bindings) named(name string) (*boundPlugin, error) {
 	names := b.names()
 	sort.Strings(names)
 	return nil, fmt.Errorf("unknown plugin %q (bound: %s)", name, strings.Join(names, ", "))
+}
+
+// notifyPrepared calls the Prepared hook of every plugin that has one
+// due (boundPlugin.hookDue) concurrently, recording each call that
+// succeeded in rec; failures become warnings.
+func (bs *bindings) notifyPrepared(ctx context.Context, b sdk.Budget, rec *recording) []string {
+	due := make([]bool, len(bs.all))
+	some := false
+	for i, p := range bs.all {
+		due[i] = p.hookDue()
+		some = some || due[i]
+	}
+	if !some {
+		return nil
+	}
+	errs := make([]error, len(bs.all))
+	var wg sync.WaitGroup
+	for i, p := range bs.all {
+		if !due[i] {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = callWithDeadline(ctx, p.binding.Timeout, func(ctx context.Context) (struct{}, error) {
+				return struct{}{}, p.binding.Plugin.Prepared(ctx, bs.session, b)
+			})
+		}()
+	}
+	wg.Wait()
+	var warnings []string
+	for i, err := range errs {
+		p := bs.all[i]
+		if err == nil && due[i] {
+			p.hooked = true
+			rec.addPlugin(p, journalOp{Prepared: &b})
+		}
+		if err != nil {
+			name := p.binding.Name
+			bs.events.emit(Event{Type: EventPluginFailed, Session: bs.session, Plugin: name, Err: err})
+			warnings = append(warnings, fmt.Sprintf("plugin %q: prepared hook: %v", name, err))
+		}
+	}
+	return warnings
 }

@@ -174,7 +174,7 @@ func (t *turn) sendAgain() {
 	out.Cache = t.cacheAgain(last, out.Budget)
 	out.Payload, out.MediaType, out.System, out.HasSystem = last.result.Payload, last.result.MediaType, last.result.System, last.result.HasSystem
 	out.PayloadID, out.Extends, out.Repeats = last.id, last.id, len(last.result.Payload)
-	out.Warnings = append(out.Warnings, t.notifyPrepared(t.ctx, out.Budget)...)
+	out.Warnings = append(out.Warnings, t.s.plugins.notifyPrepared(t.ctx, out.Budget, &t.s.rec)...)
 }
 
 // assembleTurn has the assembler build the payload while the Prepared
@@ -189,7 +189,8 @@ func (t *turn) assembleTurn() error {
 	// trim, which only the assembly can tell).
 	hookBudget := out.Budget
 	hookWarnings := make(chan []string, 1)
-	go func() { hookWarnings <- t.notifyPrepared(t.ctx, hookBudget) }()
+	ctx := t.ctx
+	go func() { hookWarnings <- s.plugins.notifyPrepared(ctx, hookBudget, &s.rec) }()
 	if s.cfg.ReusePayload {
 		// The assembly may be built in the last payload's memory: it
 		// cannot be sent again, even if this turn fails.
