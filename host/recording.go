@@ -58,12 +58,36 @@ type appliedOp struct {
 	Args json.RawMessage `json:"args,omitempty"`
 }
 
-// recording is what a session hands its store at the points where a turn's
-// effects must be made durable: the changes since the last save, the
-// caller's position and attachment saved with them, and the store's
-// journal of the session (nil: no store, nothing is kept).
+// Recorder makes one session's changes durable: the session calls it at
+// the points where a call's effects must survive a restart, and as the
+// session is opened again. record.Journal is the Recorder over a
+// record.Store (what Options.Store gives every session).
+type Recorder interface {
+	// Save writes the changes since the last save: the event event
+	// encodes, or the whole state state exports when the recorder
+	// writes a snapshot instead. A failure wraps record.ErrNotPersisted.
+	Save(ctx context.Context, event func() ([]byte, error), state func(context.Context) ([]byte, error)) error
+	// Stale makes the next save a snapshot: the session changed in a way
+	// no event describes.
+	Stale()
+	// Current reports whether the stored session is as of the last save
+	// and the next save may be an event.
+	Current() bool
+	// Version is the session's version in the store (0: not stored).
+	Version() uint64
+	// Replay rebuilds the session from what the store holds: restore
+	// gets the snapshot, apply every event after it in order.
+	Replay(stored record.StoredSession, restore func(snapshot []byte) error, apply func(event []byte) error) error
+}
+
+var _ Recorder = (*record.Journal)(nil)
+
+// recording is what a session hands its recorder at the points where a
+// call's effects must be made durable: the changes since the last save,
+// the caller's position and attachment saved with them, and the recorder
+// (nil: no store, nothing is kept).
 type recording struct {
-	journal *record.Journal
+	journal Recorder
 	// pending are the changes not saved yet.
 	pending []journalOp
 	// holding: the changes of a Batch in progress are saved when it ends.
