@@ -34,23 +34,7 @@ func (h *Handler) endpoint(u *upstream, d dialect) http.Handler {
 		start := time.Now()
 		c := &call{h: h, u: u, d: d, w: w, r: r}
 		err := c.serve()
-		outcome := "ok"
-		if err != nil {
-			var ce *callError
-			var se *SessionError
-			switch {
-			case errors.As(err, &ce):
-			case errors.As(err, &se):
-				ce = &callError{status: se.Status, reason: "session", err: err}
-			default:
-				ce = &callError{status: http.StatusInternalServerError, reason: "internal", err: err}
-			}
-			outcome = ce.reason
-			h.metrics.failed(u.Name, ce.reason)
-			if !c.wrote {
-				writeBody(w, ce.status, d.errorBody(ce.status, ce.Error()))
-			}
-		}
+		outcome := c.finish(err)
 		h.metrics.called(u.Name, d.endpoint())
 		// never the query (a Gemini key may be in it) nor a header
 		h.log.Info("call", "upstream", u.Name, "endpoint", d.endpoint(), "session", c.session, "outcome", outcome,
@@ -59,6 +43,29 @@ func (h *Handler) endpoint(u *upstream, d dialect) http.Handler {
 			panic(http.ErrAbortHandler) // cut the connection: the caller must not take the stream for whole
 		}
 	})
+}
+
+// finish answers a call that failed before its answer went out with the
+// error in the provider's shape, counts the failure, and returns the
+// call's outcome for the log ("ok" without an error).
+func (c *call) finish(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	var ce *callError
+	var se *SessionError
+	switch {
+	case errors.As(err, &ce):
+	case errors.As(err, &se):
+		ce = &callError{status: se.Status, reason: "session", err: err}
+	default:
+		ce = &callError{status: http.StatusInternalServerError, reason: "internal", err: err}
+	}
+	c.h.metrics.failed(c.u.Name, ce.reason)
+	if !c.wrote {
+		writeBody(c.w, ce.status, c.d.errorBody(ce.status, ce.Error()))
+	}
+	return ce.reason
 }
 
 func errText(err error) string {

@@ -32,24 +32,7 @@ var errCounted = errors.New("token count answered; the session's changes are dro
 func (h *Handler) countTokens(u *upstream, d dialect, endpoint string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := &call{h: h, u: u, r: r, w: w, d: d}
-		err := c.count()
-		outcome := "ok"
-		if err != nil {
-			var ce *callError
-			var se *SessionError
-			switch {
-			case errors.As(err, &ce):
-			case errors.As(err, &se):
-				ce = &callError{status: se.Status, reason: "session", err: err}
-			default:
-				ce = &callError{status: http.StatusInternalServerError, reason: "internal", err: err}
-			}
-			outcome = ce.reason
-			h.metrics.failed(u.Name, ce.reason)
-			if !c.wrote {
-				writeBody(w, ce.status, d.errorBody(ce.status, ce.Error()))
-			}
-		}
+		outcome := c.finish(c.count())
 		h.metrics.called(u.Name, endpoint)
 		h.log.Info("call", "upstream", u.Name, "endpoint", endpoint, "session", c.session, "outcome", outcome, "status", c.status)
 	})
