@@ -88,3 +88,12 @@ func (s *Session) SystemPrompt() string { return s.host.Texts().SystemPrompt }
 // Tools returns the function tools, tool choice and response schema the
 // session's budget counts.
 func (s *Session) Tools() RequestTools { return s.host.Tools() }
+
+// PayloadsBuiltIn reports whether the session's payloads (its profile's
+// default route) come from a first-party assembler built into this
+// process, whose output a caller may take as well-formed without
+// checking it again.
+func (s *Session) PayloadsBuiltIn() bool {
+	asm, ok := s.engine.Assemblers[s.engine.Context.Assembler]
+	return ok && asm.Config.Builtin != ""
+}

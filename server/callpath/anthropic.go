@@ -187,7 +187,7 @@ func anthropicSource(b anthropicBlock) (sdk.Part, error) {
 }
 
 func (anthropicDialect) build(req *request, payload []byte) ([]byte, error) {
-	p, err := parseObject(payload)
+	p, err := parsePayload(req, payload, "messages")
 	if err != nil {
 		return nil, fmt.Errorf("assembled payload: %w", err)
 	}

@@ -143,7 +143,7 @@ func (c *call) turn(ctx context.Context, es *engine.Session) error {
 	if err != nil {
 		return err
 	}
-	out, err := c.upstreamBody(turn)
+	out, err := c.upstreamBody(es, turn)
 	if err != nil {
 		return err
 	}
@@ -203,8 +203,9 @@ func (c *call) prepare(ctx context.Context, es *engine.Session) (engine.Turn, er
 
 // upstreamBody is the request sent upstream for a prepared turn: the
 // caller's with the managed context in place of its own.
-func (c *call) upstreamBody(turn engine.Turn) ([]byte, error) {
+func (c *call) upstreamBody(es *engine.Session, turn engine.Turn) ([]byte, error) {
 	p := turn.Prepared
+	c.req.builtInPayload = es.PayloadsBuiltIn()
 	if _, ok := c.d.(responsesDialect); ok {
 		c.req.reasoning = reasoningIndex(p.Components)
 	}

@@ -58,7 +58,7 @@ func (c *call) count() error {
 		if err != nil {
 			return err
 		}
-		built, err := c.upstreamBody(turn)
+		built, err := c.upstreamBody(es, turn)
 		if err != nil {
 			return errors.Join(err, ErrUnsaved)
 		}

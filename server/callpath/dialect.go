@@ -48,6 +48,9 @@ type conv struct {
 	reasoning map[string][]string
 	// model is the model the path names (Gemini).
 	model string
+	// builtInPayload: the session's payloads come from an assembler built
+	// into this process (see parsePayload).
+	builtInPayload bool
 }
 
 // request is a caller's request read by a dialect.
@@ -73,12 +76,15 @@ type request struct {
 	reasoning map[string][]string
 	// model is the model the path names (Gemini).
 	model string
+	// builtInPayload: the session's payloads come from an assembler built
+	// into this process (see parsePayload).
+	builtInPayload bool
 }
 
 // parse reads a caller's request: its fields and head; the conversation
 // is decoded later (decode), or only its new tail (see memo).
 func parse(d dialect, r *http.Request, body []byte) (*request, error) {
-	fields, err := parseObject(body)
+	fields, err := parseRequest(body, d.field())
 	if err != nil {
 		return nil, err
 	}

@@ -208,7 +208,7 @@ func answerCall(calls *[]sdk.ToolCall, id, name string) string {
 }
 
 func (geminiDialect) build(req *request, payload []byte) ([]byte, error) {
-	p, err := parseObject(payload)
+	p, err := parsePayload(req, payload, "contents")
 	if err != nil {
 		return nil, fmt.Errorf("assembled payload: %w", err)
 	}

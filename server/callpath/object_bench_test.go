@@ -24,18 +24,25 @@ func chatBody(n int) []byte {
 }
 
 // BenchmarkParseObject reads a body's top-level members; its cost per
-// byte is what a long conversation adds to every call.
+// byte is what a long conversation adds to every call. validating is
+// parseObject, delimiting parseRequest (the caller's body: the messages
+// delimited, validated when decoded).
 func BenchmarkParseObject(b *testing.B) {
 	for _, n := range []int{10, 1000} {
 		body := chatBody(n)
-		b.Run(fmt.Sprintf("turns=%d", n), func(b *testing.B) {
-			b.SetBytes(int64(len(body)))
-			for b.Loop() {
-				if _, err := parseObject(body); err != nil {
-					b.Fatal(err)
+		for _, p := range []struct {
+			name  string
+			parse func([]byte) (object, error)
+		}{{"validating", parseObject}, {"delimiting", func(d []byte) (object, error) { return parseRequest(d, "messages") }}} {
+			b.Run(fmt.Sprintf("%s/turns=%d", p.name, n), func(b *testing.B) {
+				b.SetBytes(int64(len(body)))
+				for b.Loop() {
+					if _, err := p.parse(body); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 

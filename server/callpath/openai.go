@@ -158,7 +158,7 @@ func chatContent(raw json.RawMessage) (*content, bool, error) {
 }
 
 func (chatDialect) build(req *request, payload []byte) ([]byte, error) {
-	p, err := parseObject(payload)
+	p, err := parsePayload(req, payload, "messages")
 	if err != nil {
 		return nil, fmt.Errorf("assembled payload: %w", err)
 	}

@@ -1,0 +1,161 @@
+package callpath
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// parseRequest reads a caller's JSON object as parseObject does, but
+// the member named conversation (the message array, nearly all of a long
+// conversation's bytes) is only delimited here, not validated: every byte
+// of it is decoded (or, for a known prefix, matched by hash against bytes
+// decoded on an earlier call) when the conversation is reconciled, so a
+// second validating pass over it would only double the cost of a large
+// body. Every other member is validated (json.Valid), names must be
+// strings and appear once.
+func parseRequest(data []byte, conversation string) (object, error) {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return nil, errors.New("the body is not a JSON object")
+	}
+	i = skipSpace(data, i+1)
+	var o object
+	if i < len(data) && data[i] == '}' {
+		i++
+	} else {
+		for {
+			if i >= len(data) || data[i] != '"' {
+				return nil, errors.New("read JSON: an object member's name is not a string")
+			}
+			end, err := skipString(data, i)
+			if err != nil {
+				return nil, err
+			}
+			var key string
+			if err := json.Unmarshal(data[i:end], &key); err != nil {
+				return nil, fmt.Errorf("read JSON: member name: %w", err)
+			}
+			i = skipSpace(data, end)
+			if i >= len(data) || data[i] != ':' {
+				return nil, fmt.Errorf("read JSON field %q: no colon after the name", key)
+			}
+			i = skipSpace(data, i+1)
+			start := i
+			if i, err = skipValue(data, i); err != nil {
+				return nil, fmt.Errorf("read JSON field %q: %w", key, err)
+			}
+			v := data[start:i]
+			if key != conversation && !json.Valid(v) {
+				return nil, fmt.Errorf("read JSON field %q: invalid JSON", key)
+			}
+			if o.index(key) >= 0 {
+				return nil, fmt.Errorf("field %q appears twice", key)
+			}
+			o = append(o, member{key: key, value: json.RawMessage(v)})
+			i = skipSpace(data, i)
+			if i < len(data) && data[i] == ',' {
+				i = skipSpace(data, i+1)
+				continue
+			}
+			if i < len(data) && data[i] == '}' {
+				i++
+				break
+			}
+			return nil, errors.New("read JSON: an object member is not followed by a comma or the closing brace")
+		}
+	}
+	if len(bytes.TrimSpace(data[i:])) > 0 {
+		return nil, errors.New("data after the JSON object")
+	}
+	return o, nil
+}
+
+func skipSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index after the string that opens at data[i]
+// (a quote): its closing quote is the first one not escaped by an odd
+// run of backslashes.
+func skipString(data []byte, i int) (int, error) {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(data[j:], '"')
+		if k < 0 {
+			return 0, errors.New("read JSON: unterminated string")
+		}
+		j += k
+		n := 0
+		for b := j - 1; b > i && data[b] == '\\'; b-- {
+			n++
+		}
+		j++
+		if n%2 == 0 {
+			return j, nil
+		}
+	}
+}
+
+// skipValue returns the index after the JSON value that starts at data[i],
+// found by its structure alone: strings are skipped whole, brackets and
+// braces counted, anything else runs to the next delimiter. It does not
+// validate what it skips.
+func skipValue(data []byte, i int) (int, error) {
+	if i >= len(data) {
+		return 0, errors.New("read JSON: a value is missing")
+	}
+	switch data[i] {
+	case '"':
+		return skipString(data, i)
+	case '{', '[':
+		depth := 0
+		for i < len(data) {
+			switch data[i] {
+			case '"':
+				end, err := skipString(data, i)
+				if err != nil {
+					return 0, err
+				}
+				i = end
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1, nil
+				}
+			}
+			i++
+		}
+		return 0, errors.New("read JSON: unterminated array or object")
+	case ',', '}', ']', ':':
+		return 0, errors.New("read JSON: a value is missing")
+	}
+	j := i
+	for j < len(data) {
+		switch data[j] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return j, nil
+		}
+		j++
+	}
+	return j, nil
+}
+
+// parsePayload reads an assembled payload. One from a first-party
+// assembler built into this process (req.builtInPayload) is well formed
+// by construction (its bytes are what its golden and schema tests check),
+// so its conversation member (field) is only delimited; any other is
+// validated whole, as a plugin's answer is never trusted.
+func parsePayload(req *request, payload []byte, field string) (object, error) {
+	if req.builtInPayload {
+		return parseRequest(payload, field)
+	}
+	return parseObject(payload)
+}

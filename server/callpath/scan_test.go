@@ -1,0 +1,87 @@
+package callpath
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// randomJSON is a random JSON value with odd spacing, escapes (quotes and
+// backslashes among them) and nesting.
+func randomJSON(rng *rand.Rand, depth int) string {
+	sp := func() string { return []string{"", " ", "\n\t", "  \r\n"}[rng.IntN(4)] }
+	switch k := rng.IntN(7); {
+	case depth > 3 || k == 0:
+		return []string{"0", "-1.5e3", "true", "false", "null", "12345678901234567890"}[rng.IntN(6)]
+	case k <= 2:
+		b, _ := json.Marshal([]string{`plain`, `a "quoted" word`, `back\slash\`, `\\"`, `]}{[,:`, "tab\tnew\nline", "é ☃"}[rng.IntN(7)])
+		return string(b)
+	case k <= 4:
+		n := rng.IntN(4)
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = sp() + randomJSON(rng, depth+1) + sp()
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	default:
+		n := rng.IntN(4)
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = sp() + fmt.Sprintf("%q", fmt.Sprintf("k%d\\\"", i)) + sp() + ":" + sp() + randomJSON(rng, depth+1)
+		}
+		return "{" + strings.Join(parts, ",") + "}"
+	}
+}
+
+// TestParseRequestMatchesParseObject: on valid bodies the delimiting
+// parse finds exactly the members, values and order of the validating
+// one; on invalid ones it refuses what the validating one refuses, but
+// for the conversation member's content, which reconciliation decodes.
+func TestParseRequestMatchesParseObject(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 25))
+	for n := range 3000 {
+		var parts []string
+		for i := range rng.IntN(5) {
+			parts = append(parts, fmt.Sprintf(" %q : %s ", fmt.Sprintf("m%d", i), randomJSON(rng, 0)))
+		}
+		body := "{" + strings.Join(parts, ",") + "}\n"
+		want, err := parseObject([]byte(body))
+		if err != nil {
+			t.Fatalf("case %d: parseObject refused a valid body %q: %v", n, body, err)
+		}
+		got, err := parseRequest([]byte(body), "m1")
+		if err != nil {
+			t.Fatalf("case %d: parseRequest refused %q: %v", n, body, err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("case %d: %d members, want %d: %q", n, len(got), len(want), body)
+		}
+		for i := range want {
+			if got[i].key != want[i].key || string(got[i].value) != string(want[i].value) {
+				t.Fatalf("case %d member %d: %s:%s, want %s:%s", n, i, got[i].key, got[i].value, want[i].key, want[i].value)
+			}
+		}
+	}
+	for _, bad := range []string{`{"a":1,"a":2}`, `{"a":1} x`, `[1]`, `{"a":}`, `{"a":1,}`, `{"a":"\x01"}`, `{"a" 1}`, `{a:1}`,
+		`{"a":[1,2}`, `{"a":"x`, `{"a":1 "b":2}`, `{"a":tru}`, `{"messages":[1],"a":[}`, ``, `{`} {
+		if _, err := parseRequest([]byte(bad), "messages"); err == nil {
+			t.Errorf("parseRequest(%q) took it", bad)
+		}
+	}
+}
+
+// A conversation the delimiting parse took without validating is refused
+// when it is decoded.
+func TestUnvalidatedConversationRefusedOnDecode(t *testing.T) {
+	for _, bad := range []string{`[{"role":"user","content":"a"},}]`, `[{"role":"user","content":"a` + "\x01" + `"}]`, `[{"role":"user" "content":"a"}]`, `[{]`} {
+		o, err := parseRequest([]byte(`{"model":"m","messages":`+bad+`}`), "messages")
+		if err != nil {
+			continue // refused already
+		}
+		if err := decode(chatDialect{}, &request{raw: o.get("messages")}); err == nil {
+			t.Errorf("the conversation %q was decoded", bad)
+		}
+	}
+}
