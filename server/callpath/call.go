@@ -98,6 +98,8 @@ type call struct {
 	held int
 	// unparsed is the body read but not understood as a conversation.
 	unparsed []byte
+	// counting: a token count call, which keeps none of its changes.
+	counting bool
 }
 
 // serve runs the call: read, reconcile and prepare, send, relay, record.
@@ -187,7 +189,9 @@ func (c *call) prepare(ctx context.Context, es *engine.Session) (engine.Turn, er
 			return err
 		}
 		if replaced {
-			c.h.metrics.replaced(c.u.Name)
+			if !c.counting { // a count keeps nothing: the history was not replaced
+				c.h.metrics.replaced(c.u.Name)
+			}
 			c.w.Header().Set(HistoryHeader, "replaced")
 		}
 		if turn, err = es.Prepare(ctx, ""); err != nil {

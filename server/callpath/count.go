@@ -31,7 +31,7 @@ var errCounted = errors.New("token count answered; the session's changes are dro
 // Gemini generateContentRequest) is forwarded unchanged.
 func (h *Handler) countTokens(u *upstream, d dialect, endpoint string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c := &call{h: h, u: u, r: r, w: w, d: d}
+		c := &call{h: h, u: u, r: r, w: w, d: d, counting: true}
 		outcome := c.finish(c.count())
 		h.metrics.called(u.Name, endpoint)
 		h.log.Info("call", "upstream", u.Name, "endpoint", endpoint, "session", c.session, "outcome", outcome, "status", c.status)
