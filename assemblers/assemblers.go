@@ -4,37 +4,21 @@
 package assemblers
 
 import (
-	"fmt"
-	"slices"
-	"strings"
-
 	"github.com/ctxhost/ctxhost/assemblers/claude"
 	"github.com/ctxhost/ctxhost/assemblers/codex"
 	"github.com/ctxhost/ctxhost/assemblers/gemini"
+	"github.com/ctxhost/ctxhost/internal/builtin"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
-var builtin = map[string]func() sdk.Assembler{
+var set = builtin.Set[sdk.Assembler]{
 	"claude": func() sdk.Assembler { return claude.New() },
 	"codex":  func() sdk.Assembler { return codex.New() },
 	"gemini": func() sdk.Assembler { return gemini.New() },
 }
 
 // Names returns the first-party assemblers' names, sorted.
-func Names() []string {
-	out := make([]string, 0, len(builtin))
-	for n := range builtin {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
-}
+func Names() []string { return set.Names() }
 
 // New returns a new instance of the first-party assembler named name.
-func New(name string) (sdk.Assembler, error) {
-	mk, ok := builtin[name]
-	if !ok {
-		return nil, fmt.Errorf("no built-in assembler %q (there are %s)", name, strings.Join(Names(), ", "))
-	}
-	return mk(), nil
-}
+func New(name string) (sdk.Assembler, error) { return set.New("assembler", name) }

@@ -445,3 +445,18 @@ func find[T any](items []T, name string, nameOf func(T) string) T {
 	var zero T
 	return zero
 }
+
+// RunsFrom names what runs the plugin, for messages: its binary, or
+// "built in: NAME".
+func (p *Plugin) RunsFrom() string { return runsFrom(p.Path, p.Builtin) }
+
+// RunsFrom names what runs the assembler, for messages: its binary, or
+// "built in: NAME".
+func (a *Assembler) RunsFrom() string { return runsFrom(a.Path, a.Builtin) }
+
+func runsFrom(path, builtin string) string {
+	if builtin != "" {
+		return "built in: " + builtin
+	}
+	return path
+}

@@ -144,7 +144,7 @@ func (e *Engine) start(ctx context.Context) error {
 			launched = append(launched, p)
 			running = append(running, r)
 		case p.Required:
-			fatal = append(fatal, fmt.Errorf("required plugin %q (%s) failed to start: %w", p.Name, where(p.Path, p.Builtin), r.err))
+			fatal = append(fatal, fmt.Errorf("required plugin %q (%s) failed to start: %w", p.Name, p.RunsFrom(), r.err))
 		default:
 			u := &UnavailablePlugin{Config: p, Err: r.err, Attempts: r.attempts}
 			e.Unavailable = append(e.Unavailable, u)
@@ -154,7 +154,7 @@ func (e *Engine) start(ctx context.Context) error {
 	for i, asm := range assemblers {
 		r := results[len(plugins)+i]
 		if r.err != nil {
-			fatal = append(fatal, fmt.Errorf("assembler %q (%s) failed to start: %w", asm.Name, where(asm.Path, asm.Builtin), r.err))
+			fatal = append(fatal, fmt.Errorf("assembler %q (%s) failed to start: %w", asm.Name, asm.RunsFrom(), r.err))
 			continue
 		}
 		if r.client == nil { // built in: nothing to supervise
@@ -192,7 +192,7 @@ func (e *Engine) start(ctx context.Context) error {
 		check := host.PluginBinding{Name: p.Name, Plugin: clients[i], Priority: p.Priority, Compactable: p.Compactable}
 		if err := host.CheckBinding(check); err != nil {
 			if p.Required {
-				return fmt.Errorf("required plugin %q (%s): %w", p.Name, where(p.Path, p.Builtin), err)
+				return fmt.Errorf("required plugin %q (%s): %w", p.Name, p.RunsFrom(), err)
 			}
 			running[i].kill()
 			e.Unavailable = append(e.Unavailable, &UnavailablePlugin{Config: p, Err: err})

@@ -57,7 +57,7 @@ func Describe(ctx context.Context, cfg *config.Config, logger hclog.Logger) ([]P
 			launched = append(launched, p)
 			clients = append(clients, r.plugin)
 		case p.Required:
-			fatal = append(fatal, fmt.Errorf("required plugin %q (%s) failed to start: %w", p.Name, where(p.Path, p.Builtin), r.err))
+			fatal = append(fatal, fmt.Errorf("required plugin %q (%s) failed to start: %w", p.Name, p.RunsFrom(), r.err))
 		default:
 			plugins[i].Unavailable = r.err
 		}
@@ -66,7 +66,7 @@ func Describe(ctx context.Context, cfg *config.Config, logger hclog.Logger) ([]P
 	for i, asm := range cfg.Assemblers {
 		r := results[len(cfg.Plugins)+i]
 		if r.err != nil {
-			fatal = append(fatal, fmt.Errorf("assembler %q (%s) failed to start: %w", asm.Name, where(asm.Path, asm.Builtin), r.err))
+			fatal = append(fatal, fmt.Errorf("assembler %q (%s) failed to start: %w", asm.Name, asm.RunsFrom(), r.err))
 			continue
 		}
 		assemblers[i] = AssemblerDescription{Config: asm, Info: r.assembler.Info()}

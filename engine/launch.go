@@ -43,15 +43,6 @@ func pluginSpec(p *config.Plugin, logger hclog.Logger) pluginhost.Spec {
 		Logger: logger, NoAutoMTLS: !p.AutoMTLS, Env: envList(p.Env)}
 }
 
-// where names what runs a plugin or assembler, for messages: its binary,
-// or "built in: NAME".
-func where(path, builtin string) string {
-	if builtin != "" {
-		return "built in: " + builtin
-	}
-	return path
-}
-
 // envList is env as KEY=VALUE entries, sorted by key.
 func envList(env map[string]string) []string {
 	keys := make([]string, 0, len(env))

@@ -43,7 +43,7 @@ func startError(w io.Writer, cfg *config.Config, err error) error {
 
 func printPlugins(w io.Writer, plugins []engine.PluginDescription) {
 	for _, p := range plugins {
-		fmt.Fprintf(w, "plugin %q  (%s)\n", p.Config.Name, runsFrom(p.Config.Path, p.Config.Builtin))
+		fmt.Fprintf(w, "plugin %q  (%s)\n", p.Config.Name, p.Config.RunsFrom())
 		if p.Unavailable != nil {
 			fmt.Fprintf(w, "  unavailable: %v\n  required:    false (runs without it)\n\n", p.Unavailable)
 			continue
@@ -76,7 +76,7 @@ func printPlugins(w io.Writer, plugins []engine.PluginDescription) {
 
 func printAssemblers(w io.Writer, assemblers []engine.AssemblerDescription) {
 	for _, a := range assemblers {
-		fmt.Fprintf(w, "assembler %q  (%s)\n", a.Config.Name, runsFrom(a.Config.Path, a.Config.Builtin))
+		fmt.Fprintf(w, "assembler %q  (%s)\n", a.Config.Name, a.Config.RunsFrom())
 		fmt.Fprintf(w, "  kind:        assembler\n  name:        %s\n  version:     %s\n", a.Info.Name, orDash(a.Info.Version))
 		if a.Info.Description != "" {
 			fmt.Fprintf(w, "  description: %s\n", a.Info.Description)
@@ -105,13 +105,4 @@ func overridden(set bool, declared string) string {
 		return ""
 	}
 	return "  (set in HCL; the plugin declares " + declared + ")"
-}
-
-// runsFrom names what runs a plugin or assembler: its binary, or
-// "built in: NAME".
-func runsFrom(path, builtin string) string {
-	if builtin != "" {
-		return "built in: " + builtin
-	}
-	return path
 }

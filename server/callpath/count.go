@@ -14,6 +14,7 @@ import (
 // context: countBody turns the upstream request built for a prepared turn
 // into the provider's count request.
 type counter interface {
+	dialect
 	countBody(req *request, built []byte) ([]byte, error)
 }
 
@@ -29,22 +30,18 @@ var errCounted = errors.New("token count answered; the session's changes are dro
 // is kept — the session is as before (its next call reads it from the
 // store). A body that is not a conversation this endpoint manages (a
 // Gemini generateContentRequest) is forwarded unchanged.
-func (h *Handler) countTokens(u *upstream, d dialect, endpoint string) http.Handler {
+func (h *Handler) countTokens(u *upstream, d counter, endpoint string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := &call{h: h, u: u, r: r, w: w, d: d, counting: true}
-		outcome := c.finish(c.count())
+		outcome := c.finish(c.count(d))
 		h.metrics.called(u.Name, endpoint)
 		h.log.Info("call", "upstream", u.Name, "endpoint", endpoint, "session", c.session, "outcome", outcome, "status", c.status)
 	})
 }
 
-// count runs a token count call: managed when the dialect can count and
-// the body is a conversation, forwarded otherwise.
-func (c *call) count() error {
-	cd, ok := c.d.(counter)
-	if !ok {
-		return c.forward()
-	}
+// count runs a token count call: managed when the body is a
+// conversation, forwarded otherwise.
+func (c *call) count(cd counter) error {
 	if err := c.read(); err != nil {
 		if c.unparsed != nil { // not a conversation ctxhost reads: the provider judges it
 			return c.forwardBody(c.unparsed)
@@ -76,18 +73,6 @@ func (c *call) count() error {
 		return nil
 	}
 	return err
-}
-
-// forward passes the call to the upstream as it is and its answer back.
-func (c *call) forward() error {
-	if !c.h.authorized(c.r) {
-		return failf(http.StatusUnauthorized, "unauthorized", "missing or wrong ctxhost token (send it in the %s header)", TokenHeader)
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.w, c.r.Body, c.h.maxBytes))
-	if err != nil {
-		return failf(http.StatusBadRequest, "bad_request", "read request: %v", err)
-	}
-	return c.forwardBody(body)
 }
 
 // forwardBody sends body upstream and passes the answer back whole.
