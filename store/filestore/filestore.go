@@ -175,9 +175,13 @@ type logInfo struct {
 
 // read reads the session's files. A log that seems cut because another
 // Store instance replaced the snapshot between the reads of the two files
-// is read again.
+// is read again, for as long as each new read finds a newer snapshot: a
+// writer snapshotting back to back can overtake a slow reader many times
+// in a row (seen under the race detector), and every retry needs the
+// writer to have made progress, so the loop ends when the writer pauses
+// (maxSnapshotRaces bounds it against a writer that never does).
 func (f *Store) read(id string) (st record.StoredSession, log logInfo, err error) {
-	for range 8 {
+	for range maxSnapshotRaces {
 		st, log, err = f.readOnce(id)
 		var cut *cutError
 		if !errors.As(err, &cut) {
@@ -190,6 +194,10 @@ func (f *Store) read(id string) (st record.StoredSession, log logInfo, err error
 	}
 	return st, log, err
 }
+
+// maxSnapshotRaces bounds how often read starts again because a writer
+// replaced the snapshot while it read.
+const maxSnapshotRaces = 1000
 
 // cutError is a log ending before the version its header names.
 type cutError struct{ snapshot, end, witness uint64 }
