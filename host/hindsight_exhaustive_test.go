@@ -25,6 +25,9 @@ func randomShape(rng *rand.Rand) runShape {
 		sh.tokens[0] = 300 + rng.IntN(3000)
 		sh.pinned[0] = false
 	}
+	if rng.IntN(2) == 0 {
+		sh.marker = 5 + rng.IntN(40)
+	}
 	head, m := 50+rng.IntN(1500), 1+rng.IntN(3)
 	for m <= n && len(sh.turns) < 7 {
 		tail := 5 + rng.IntN(60)
@@ -80,6 +83,9 @@ func exhaustiveBound(sh runShape, available int, warning float64, preserve int, 
 					continue
 				}
 				total += sh.tokens[i]
+			}
+			if omittedNow > 0 {
+				total += sh.marker
 			}
 			if total > available && (f < deepest || !over) {
 				continue

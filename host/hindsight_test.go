@@ -23,6 +23,9 @@ type runShape struct {
 	// bound reads every shared prefix, however short (see cutShape).
 	cuts    []shapeCut
 	lowered bool
+	// marker: the fewest tokens the omission marker counts (the history
+	// shows one in every view that omits a message, whatever it omits).
+	marker int
 }
 
 // shapeCut is a message shown cut from a turn on: from turn (0-based) on,
@@ -65,6 +68,12 @@ func shapeOf(t testing.TB, run realRun) runShape {
 		t.Fatal(err)
 	}
 	var sh runShape
+	for n := 1; n <= len(run.messages); n++ { // the marker for any count it may show
+		tokens := s.hist.Count(sdk.Message{Role: sdk.RoleSystem, Content: history.OmittedMarker(n)})
+		if n == 1 || tokens < sh.marker {
+			sh.marker = tokens
+		}
+	}
 	answered := false
 	for i, m := range run.messages {
 		answered = answered || answersAction(run.messages, i)
@@ -187,7 +196,9 @@ type cutSeen struct {
 // messages (leading demonstrations may go whenever), and it fits the
 // available budget (messages the window must cut for even the deepest
 // view to fit are taken as cut from the start: cutToFit). Every bound is
-// on the cheap side: the omission marker costs nothing, a tool call may be
+// on the cheap side: the omission marker counts the fewest tokens it may
+// (the history shows one in every view that omits a message, and a
+// masked observation's placeholder is larger), a tool call may be
 // parted from its result, a turn whose view does not change reads the
 // whole previous payload, one that changes reads everything before the
 // first message it omits anew (all of it read, whatever the provider's
@@ -233,7 +244,7 @@ func hindsightBoundOf(sh runShape, available int, warning float64, preserve int,
 		unmanaged[t], fitted[t] = sum, fits
 	}
 	sh, _ = cutToFit(sh, available, preserve)
-	p.Granularity = 1 // every shared token read: the marker, counted as nothing, may fill a step
+	p.Granularity = 1 // every shared token read, whatever the provider's caching step
 	if sh.lowered {
 		p.MinCacheable = 0 // so that a smaller message never makes the bound dearer
 	}
@@ -299,6 +310,9 @@ func hindsightBoundOf(sh runShape, available int, warning float64, preserve int,
 				continue
 			}
 			shown := all[m] - all[f] + pinned[f]
+			if free[f] > 0 {
+				shown += sh.marker // the view omits a message: the marker stands for it
+			}
 			total := tt.head + shown + tt.tail
 			if total > available && (f < deepest || !over) {
 				continue
