@@ -65,6 +65,9 @@ type Engine struct {
 	registry      *pluginhost.Registry
 	closeOnce     sync.Once
 	store         store.Store // nil without one; closed by Close
+	// saved is where sessions are saved: store, or Options.Store; nil
+	// without a store.
+	saved record.Store
 }
 
 // Options tune Start.
@@ -117,8 +120,12 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 			hs = st
 		}
 	}
+	hopts := host.Options{Logger: logger}
+	if hs != nil {
+		hopts.Recorders = journals{hs}
+	}
 	e := &Engine{Config: cfg, Context: c, Logger: logger, sessionConfig: sc, registry: &pluginhost.Registry{},
-		Host: host.New(host.Options{Logger: logger, Store: hs}), Assemblers: map[string]*Assembler{}, store: st}
+		Host: host.New(hopts), Assemblers: map[string]*Assembler{}, store: st, saved: hs}
 	if err := e.start(ctx); err != nil {
 		e.Close()
 		return nil, err

@@ -188,19 +188,16 @@ func (s *Session) SaveRecord() error { return s.host.SavePosition() }
 
 // ImportState replaces the session's state with an exported one (see
 // RestoreState) but keeps the session's own caller record: the exported
-// state's is replaced by the one set now, saved in the same write.
+// state's is replaced by the one the session holds, saved in the same
+// write.
 func (s *Session) ImportState(ctx context.Context, data []byte) error {
-	var state map[string]json.RawMessage
-	if err := json.Unmarshal(data, &state); err != nil {
-		return fmt.Errorf("import %q: not an exported session state: %w", s.ID(), err)
-	}
-	// The host exports the record under "position" (host.Session.SetPosition).
-	state["position"] = s.host.Position()
-	data, err := json.Marshal(state)
-	if err != nil {
-		return fmt.Errorf("import %q: %w", s.ID(), err)
-	}
-	return s.RestoreState(ctx, data)
+	own := s.host.Position()
+	return s.host.Batch(func() error {
+		if err := s.RestoreState(ctx, data); err != nil {
+			return err
+		}
+		return s.host.SetPosition(own)
+	})
 }
 
 // StoredRecord reads the caller record st holds for session id without
@@ -212,30 +209,27 @@ func StoredRecord(ctx context.Context, st Store, id string) (Record, error) {
 	if err != nil {
 		return Record{}, fmt.Errorf("load session %q: %w", id, err)
 	}
-	var with struct {
-		Position json.RawMessage `json:"position"`
-	}
 	damaged := func(what string, err error) (Record, error) {
 		return Record{}, fmt.Errorf("session %q: %w: %s: %w", id, ErrDamaged, what, err)
 	}
 	for i := len(stored.Events) - 1; i >= 0; i-- {
-		with.Position = nil
-		if err := json.Unmarshal(stored.Events[i], &with); err != nil {
+		pos, err := host.RecordedPosition(stored.Events[i])
+		if err != nil {
 			return damaged("stored event", err)
 		}
-		if len(with.Position) > 0 && string(with.Position) != "null" {
-			r, err := decodeRecord(with.Position, nil)
+		if pos != nil {
+			r, err := decodeRecord(pos, nil)
 			if err != nil {
 				return damaged("stored event", err)
 			}
 			return r, nil
 		}
 	}
-	with.Position = nil
-	if err := json.Unmarshal(stored.Snapshot, &with); err != nil {
+	pos, err := host.RecordedPosition(stored.Snapshot)
+	if err != nil {
 		return damaged("stored snapshot", err)
 	}
-	r, err := decodeRecord(with.Position, nil)
+	r, err := decodeRecord(pos, nil)
 	if err != nil {
 		return damaged("stored snapshot", err)
 	}

@@ -90,7 +90,7 @@ host { store = %q }
 	}
 	defer second.Close()
 	for id, want := range map[string]Record{"replayed": wantReplay, "served": wantService} {
-		stored, err := StoredRecord(ctx, second.Host.Store(), id)
+		stored, err := StoredRecord(ctx, second.saved, id)
 		if err != nil {
 			t.Fatalf("%s: stored record: %v", id, err)
 		}
@@ -182,4 +182,67 @@ host { store = %q }
 		t.Fatalf("open: restored %v, %v", restored, err)
 	}
 	check("opened again", s)
+}
+
+// TestImportStateKeepsRecord: an imported state brings its messages but
+// not the record of the session it was exported from; the importing
+// session's own record stays, in memory and in the store, and one store
+// write saves both.
+func TestImportStateKeepsRecord(t *testing.T) {
+	ctx := context.Background()
+	hcl := fmt.Sprintf(`
+model "m" { context_window = 10000 }
+context "c" { model = "m" }
+host { store = %q }
+`, filepath.Join(t.TempDir(), "state"))
+	e, err := Start(ctx, load(t, hcl), Options{Logger: NewLogger(config.Host{LogLevel: "error"}, &syncBuffer{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	from, err := e.CreateSession("from", CreateOptions{Record: wantReplay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := from.AddMessage(Message{Role: "user", Content: "exported"}); err != nil {
+		t.Fatal(err)
+	}
+	exported, err := from.ExportState(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	into, err := e.CreateSession("into", CreateOptions{Record: wantService})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := into.StoredVersion()
+	if err := into.ImportState(ctx, exported); err != nil {
+		t.Fatal(err)
+	}
+	if got := into.StoredVersion(); got != before+1 {
+		t.Errorf("import saved versions %d..%d; want one write", before, got)
+	}
+	got, err := into.Record()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wantService, got); diff != "" {
+		t.Errorf("record after import (-want +got):\n%s", diff)
+	}
+	stored, err := StoredRecord(ctx, e.saved, "into")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wantService, stored); diff != "" {
+		t.Errorf("stored record after import (-want +got):\n%s", diff)
+	}
+	if into.MessageCount() != 1 {
+		t.Errorf("imported %d messages, want 1", into.MessageCount())
+	}
+	if err := into.ImportState(ctx, []byte(`{"version":99}`)); err == nil {
+		t.Error("a state of an unknown version was imported")
+	}
+	if got, _ := into.Record(); !cmp.Equal(wantService, got) {
+		t.Errorf("a refused import changed the record to %+v", got)
+	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ctxhost/ctxhost/config"
 	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/record"
 	"github.com/ctxhost/ctxhost/store"
 )
 
@@ -25,10 +26,16 @@ func openStore(ctx context.Context, h config.Host, ignore bool) (store.Store, er
 
 // HasStore reports whether the engine's sessions are saved to a store (the
 // host block's store, unless Options.IgnoreStore).
-func (e *Engine) HasStore() bool { return e.Host.Store() != nil }
+func (e *Engine) HasStore() bool { return e.saved != nil }
 
-// Stored reports whether the store holds state for session id.
-func (e *Engine) Stored(id string) (bool, error) { return e.Host.Stored(id) }
+// Stored reports whether the store holds state for session id (always
+// false without a store).
+func (e *Engine) Stored(id string) (bool, error) {
+	if e.saved == nil {
+		return false, nil
+	}
+	return record.Stored(context.Background(), e.saved, id)
+}
 
 // OpenSession opens session id through the store: a stored session is
 // restored as it was saved (its system prompt and instructions included);

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/record"
 )
 
@@ -11,6 +12,29 @@ import (
 // package store for the SQLite, PostgreSQL and file stores). Several
 // engines of one process share one store through Options.Store.
 type Store = record.Store
+
+// journals are the host's recorders over a store: a record.Journal per
+// session, which appends one event per save and writes a snapshot of the
+// whole state from time to time.
+type journals struct{ st record.Store }
+
+var _ host.Recorder = (*record.Journal)(nil)
+
+func (j journals) Create(ctx context.Context, id string) (host.Recorder, error) {
+	r, err := record.Create(ctx, j.st, id, 0)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (j journals) Open(ctx context.Context, id string) (host.Recorder, bool, error) {
+	r, found, err := record.Open(ctx, j.st, id, 0)
+	if err != nil {
+		return nil, false, err
+	}
+	return r, found, nil
+}
 
 // IsExclusive reports whether st says this process alone writes it: a
 // session held in memory then needs no version check before each call.

@@ -1,9 +1,33 @@
 package host
 
-// SetSnapshotFloor sets the log size under which no snapshot is written,
-// for tests; the returned function puts the default back.
-func SetSnapshotFloor(n int) (restore func()) {
-	old := snapshotFloor
-	snapshotFloor = n
-	return func() { snapshotFloor = old }
+import (
+	"context"
+
+	"github.com/ctxhost/ctxhost/record"
+)
+
+// Journals are the Recorders over st that the tests use: a record.Journal
+// per session, writing a snapshot when the log would outgrow floor bytes
+// (0: record.DefaultSnapshotFloor).
+func Journals(st record.Store, floor int) Recorders { return journals{st, floor} }
+
+type journals struct {
+	st    record.Store
+	floor int
+}
+
+func (j journals) Create(ctx context.Context, id string) (Recorder, error) {
+	r, err := record.Create(ctx, j.st, id, j.floor)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (j journals) Open(ctx context.Context, id string) (Recorder, bool, error) {
+	r, found, err := record.Open(ctx, j.st, id, j.floor)
+	if err != nil {
+		return nil, false, err
+	}
+	return r, found, nil
 }

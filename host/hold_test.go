@@ -13,7 +13,7 @@ import (
 // a failed Batch saves nothing.
 func TestHoldThenBatchSavesOnce(t *testing.T) {
 	ctx := context.Background()
-	store, s := newStoredSession(t)
+	store, s := newStoredSession(t, 0)
 	before := store.saves
 	err := s.Hold(func() error {
 		if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "fix the parser"}); err != nil {

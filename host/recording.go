@@ -9,14 +9,8 @@ import (
 	"fmt"
 
 	"github.com/ctxhost/ctxhost/host/history"
-	"github.com/ctxhost/ctxhost/record"
 	"github.com/ctxhost/ctxhost/sdk"
 )
-
-// snapshotFloor is the least size of a session's event log before a save
-// writes a new snapshot instead of appending (record.DefaultSnapshotFloor;
-// tests lower it).
-var snapshotFloor = record.DefaultSnapshotFloor
 
 // EventVersion is the version of the stored event format.
 const EventVersion = 1
@@ -58,14 +52,26 @@ type appliedOp struct {
 	Args json.RawMessage `json:"args,omitempty"`
 }
 
+// Recorders give a host's sessions their Recorders (record.Journals over a
+// store, as the engine wires them).
+type Recorders interface {
+	// Create returns the recorder of a new session id; it fails when
+	// the recorders already hold state for id.
+	Create(ctx context.Context, id string) (Recorder, error)
+	// Open returns the recorder of session id and whether it holds
+	// state for id, which its Replay then rebuilds.
+	Open(ctx context.Context, id string) (r Recorder, found bool, err error)
+}
+
 // Recorder makes one session's changes durable: the session calls it at
 // the points where a call's effects must survive a restart, and as the
-// session is opened again. record.Journal is the Recorder over a
-// record.Store (what Options.Store gives every session).
+// session is opened again. The events and snapshots it writes are the
+// session's own encoding (storedEvent, ExportState): opaque bytes to it.
 type Recorder interface {
 	// Save writes the changes since the last save: the event event
 	// encodes, or the whole state state exports when the recorder
-	// writes a snapshot instead. A failure wraps record.ErrNotPersisted.
+	// writes a snapshot instead. A failure leaves the change applied in
+	// memory only; its error says so.
 	Save(ctx context.Context, event func() ([]byte, error), state func(context.Context) ([]byte, error)) error
 	// Stale makes the next save a snapshot: the session changed in a way
 	// no event describes.
@@ -75,12 +81,12 @@ type Recorder interface {
 	Current() bool
 	// Version is the session's version in the store (0: not stored).
 	Version() uint64
-	// Replay rebuilds the session from what the store holds: restore
-	// gets the snapshot, apply every event after it in order.
-	Replay(stored record.StoredSession, restore func(snapshot []byte) error, apply func(event []byte) error) error
+	// Replay rebuilds the session from what Recorders.Open found:
+	// restore gets the snapshot, apply every event after it in order.
+	Replay(restore func(snapshot []byte) error, apply func(event []byte) error) error
+	// Delete forgets the session's stored state.
+	Delete(ctx context.Context) error
 }
-
-var _ Recorder = (*record.Journal)(nil)
 
 // recording is what a session hands its recorder at the points where a
 // call's effects must be made durable: the changes since the last save,
@@ -90,8 +96,9 @@ type recording struct {
 	journal Recorder
 	// pending are the changes not saved yet.
 	pending []journalOp
-	// holding: the changes of a Batch in progress are saved when it ends.
-	holding bool
+	// holding counts the Batch and Hold calls in progress: their changes
+	// are saved when the outermost Batch ends, or with the next save.
+	holding int
 	// position is the caller's position (SetPosition); positionSaved
 	// tells whether the store holds it.
 	position      json.RawMessage
@@ -159,15 +166,15 @@ func compactHash(r sdk.CompactResult) string {
 }
 
 // persist saves the changes since the last save (none: nothing to do):
-// one appended event, or a snapshot of the whole session when the journal
-// decides so (record.Journal.Save). The caller holds s.mu.
+// one appended event, or a snapshot of the whole session when the
+// recorder decides so (Recorder.Save). The caller holds s.mu.
 func (s *Session) persist() error {
 	r := &s.rec
 	if r.journal == nil || s.ended {
 		r.pending = nil
 		return nil
 	}
-	if r.unchanged(s.usage, s.pressure) || r.holding {
+	if r.unchanged(s.usage, s.pressure) || r.holding > 0 {
 		return nil
 	}
 	ctx := context.Background()
@@ -186,16 +193,17 @@ func (s *Session) persist() error {
 // Batch runs f, whose changes to the session are saved together in one
 // store write when it returns instead of one write each, so a crash
 // leaves all of them stored or none. When f fails nothing is saved (the
-// changes it made stay in memory: unload the session to drop them). The
+// changes it made stay in memory: unload the session to drop them). A
+// Batch inside another Batch or a Hold saves with the outer one. The
 // caller serializes the session's calls; f may call any method of s.
 func (s *Session) Batch(f func() error) error {
 	s.mu.Lock()
-	s.rec.holding = true
+	s.rec.holding++
 	s.mu.Unlock()
 	err := f()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.rec.holding = false
+	s.rec.holding--
 	if err != nil {
 		return err
 	}
@@ -212,11 +220,11 @@ func (s *Session) Batch(f func() error) error {
 // serializes the session's calls; f may call any method of s.
 func (s *Session) Hold(f func() error) error {
 	s.mu.Lock()
-	s.rec.holding = true
+	s.rec.holding++
 	s.mu.Unlock()
 	err := f()
 	s.mu.Lock()
-	s.rec.holding = false
+	s.rec.holding--
 	s.mu.Unlock()
 	return err
 }
@@ -320,6 +328,22 @@ func (s *Session) Position() json.RawMessage {
 	return append(json.RawMessage(nil), s.rec.position...)
 }
 
+// RecordedPosition returns the caller's position (SetPosition) that one
+// recorded event or snapshot of a session carries; nil when it carries
+// none. A caller reads it from a stored session without opening it.
+func RecordedPosition(b []byte) (json.RawMessage, error) {
+	var with struct {
+		Position json.RawMessage `json:"position"`
+	}
+	if err := json.Unmarshal(b, &with); err != nil {
+		return nil, err
+	}
+	if len(with.Position) == 0 || string(with.Position) == "null" {
+		return nil, nil
+	}
+	return with.Position, nil
+}
+
 // replay applies the stored event to s, whose lock the caller holds.
 func (ev storedEvent) replay(ctx context.Context, s *Session) error {
 	for _, op := range ev.Ops {
@@ -394,8 +418,8 @@ func (op journalOp) replay(ctx context.Context, s *Session) error {
 	return nil
 }
 
-// StoredVersion is the session's version in the host's store: it grows by
-// one with every save (0: not stored, or no store). A caller that shares
+// StoredVersion is the session's version in its recorder's store: it grows
+// by one with every save (0: not stored, or no recorder). A caller that shares
 // the store with other hosts compares it with the store's to tell that
 // another host changed the session since.
 func (s *Session) StoredVersion() uint64 {

@@ -43,7 +43,7 @@ func TestReopenedSessionPreparesAsLive(t *testing.T) {
 					t.Fatal(err)
 				}
 				store := &memoryStore{sessions: map[string]*record.StoredSession{}}
-				reopened, err := New(Options{Store: store}).NewSession("reopened", cfg)
+				reopened, err := New(Options{Recorders: Journals(store, 0)}).NewSession("reopened", cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -61,7 +61,7 @@ func TestReopenedSessionPreparesAsLive(t *testing.T) {
 				reopen := func() {
 					t.Helper()
 					cfg.Assembler = NewLocalAssemblerForTest()
-					s, restored, err := New(Options{Store: store}).OpenSession(ctx, "reopened", cfg)
+					s, restored, err := New(Options{Recorders: Journals(store, 0)}).OpenSession(ctx, "reopened", cfg)
 					if err != nil || !restored {
 						t.Fatalf("reopen: restored %v, %v", restored, err)
 					}

@@ -266,8 +266,8 @@ func (s *Session) Tools() sdk.RequestTools {
 
 // AddMessage validates m and appends it to the history; it returns the
 // stored message with its id. An invalid message is rejected and nothing
-// is stored. With a store, an error wrapping ErrNotPersisted comes with
-// the stored message: it was added.
+// is stored. With a recorder, a failed save's error comes with the stored
+// message: it was added.
 func (s *Session) AddMessage(m sdk.Message) (sdk.Message, error) {
 	s.mu.Lock()
 	stored, err := s.hist.Add(m)
@@ -288,8 +288,8 @@ func (s *Session) AddMessage(m sdk.Message) (sdk.Message, error) {
 
 // AddMessages validates msgs and appends them in order, all or none: an
 // invalid one (its index named in the error) leaves the history as it
-// was. With a store they are saved in one write; an error wrapping
-// ErrNotPersisted comes with the stored messages: they were added.
+// was. With a recorder they are saved in one write; a failed save's error
+// comes with the stored messages: they were added.
 func (s *Session) AddMessages(msgs []sdk.Message) ([]sdk.Message, error) {
 	s.mu.Lock()
 	stored, err := s.hist.AddAll(msgs)
@@ -336,7 +336,7 @@ func (s *Session) FormatHistory(opts history.FormatOptions) string {
 }
 
 // ClearHistory removes every message. The error is only ever a failure to
-// save the state (ErrNotPersisted): the history is cleared regardless.
+// save the state (the recorder's): the history is cleared regardless.
 func (s *Session) ClearHistory() error {
 	s.mu.Lock()
 	s.hist.Clear()
@@ -373,8 +373,8 @@ func (s *Session) SetStrategy(cfg StrategyConfig) error {
 // Apply runs op with JSON args on the bound plugin named plugin. An unknown
 // plugin is an error naming it; the plugin's own errors (sdk.ErrUnknownOp,
 // sdk.ErrInvalidArgs, sdk.ErrNotFound) pass through for errors.Is. The
-// plugin's cached component is invalidated. With a store, an error
-// wrapping ErrNotPersisted comes with the op's result: the op was applied.
+// plugin's cached component is invalidated. With a recorder, a failed
+// save's error comes with the op's result: the op was applied.
 func (s *Session) Apply(ctx context.Context, plugin, op string, args json.RawMessage) (json.RawMessage, error) {
 	if len(args) > 0 && !json.Valid(args) {
 		return nil, fmt.Errorf("apply %s.%s: %w", plugin, op, sdk.InvalidArgs("args are not valid JSON"))
@@ -529,9 +529,17 @@ func restartPlan(all []sdk.Message, cfg Config) RestartPlan {
 	}
 }
 
-func (s *Session) end(ctx context.Context) error {
+// end ends the session: its plugins drop it and, with forget, its
+// recorder deletes its stored state.
+func (s *Session) end(ctx context.Context, forget bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ended = true
-	return s.plugins.end(ctx)
+	err := s.plugins.end(ctx)
+	if forget && s.rec.journal != nil {
+		if derr := s.rec.journal.Delete(context.Background()); derr != nil {
+			err = errors.Join(err, fmt.Errorf("delete stored state: %w", derr))
+		}
+	}
+	return err
 }

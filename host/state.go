@@ -94,8 +94,8 @@ func (s *Session) exportLocked(ctx context.Context, stateOf func(context.Context
 // RestoreState replaces the session's state with an exported one (possibly
 // from another session id). Invalid state is rejected before anything
 // changes; if a plugin rejects its state, the plugins already restored are
-// rolled back and the session is unchanged. With a store, an error
-// wrapping ErrNotPersisted means the state was restored but not saved.
+// rolled back and the session is unchanged. With a recorder, a failed
+// save's error means the state was restored but not saved.
 func (s *Session) RestoreState(ctx context.Context, data []byte) error {
 	return s.restore(ctx, data, true)
 }

@@ -32,7 +32,7 @@ func BenchmarkStorePerTurn(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		h := host.New(host.Options{Store: fs})
+		h := host.New(host.Options{Recorders: host.Journals(fs, 0)})
 		cfg := host.Config{
 			Window: 1 << 30, Encoding: tokenizer.Approximate,
 			Plugins:   []host.PluginBinding{{Name: "notes", Plugin: sdk.NewLocalPlugin(notesPlugin{name: "notes"})}},

@@ -176,10 +176,10 @@ func newStoreRig(t *testing.T, h *host.Host) *storeRig {
 
 // newStoredSession is session "s1" of a host saving to a new memStore,
 // with the storeRig's plugins.
-func newStoredSession(t *testing.T) (*memStore, *host.Session) {
+func newStoredSession(t *testing.T, floor int) (*memStore, *host.Session) {
 	t.Helper()
 	store := newMemStore()
-	h := host.New(host.Options{Store: store})
+	h := host.New(host.Options{Recorders: host.Journals(store, floor)})
 	s, err := h.NewSession("s1", newStoreRig(t, h).cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -191,7 +191,7 @@ func newStoredSession(t *testing.T) (*memStore, *host.Session) {
 // plugin instances, as a restarted process does.
 func reopenStored(t *testing.T, store *memStore, id string) *host.Session {
 	t.Helper()
-	h := host.New(host.Options{Store: store})
+	h := host.New(host.Options{Recorders: host.Journals(store, 0)})
 	s, restored, err := h.OpenSession(context.Background(), id, newStoreRig(t, h).cfg)
 	if err != nil || !restored {
 		t.Fatalf("reopen %q: restored %v, %v", id, restored, err)
@@ -265,19 +265,19 @@ func storeSteps(snapshot *[]byte) []struct {
 // one save is made, and a new host with new plugin instances opening the
 // session from the store (snapshot plus replayed events) holds exactly what
 // a fresh ExportState of the live session gives. Most saves are appended
-// events: snapshots are rare.
+// events: snapshots are rare (with a floor of 1 byte, a snapshot is
+// written as soon as the log would outgrow the last one).
 func TestPersistAfterEachCall(t *testing.T) {
-	for _, floor := range []int{64 << 10, 0} {
+	for _, floor := range []int{64 << 10, 1} {
 		t.Run(fmt.Sprint("snapshot floor ", floor), func(t *testing.T) {
-			defer host.SetSnapshotFloor(floor)()
-			testPersistAfterEachCall(t, floor > 0)
+			testPersistAfterEachCall(t, floor)
 		})
 	}
 }
 
-func testPersistAfterEachCall(t *testing.T, fewSnapshots bool) {
+func testPersistAfterEachCall(t *testing.T, floor int) {
 	ctx := context.Background()
-	store, s := newStoredSession(t)
+	store, s := newStoredSession(t, floor)
 	var snapshot []byte
 	for round := range 3 {
 		for _, step := range storeSteps(&snapshot) {
@@ -294,7 +294,7 @@ func testPersistAfterEachCall(t *testing.T, fewSnapshots bool) {
 			if store.saves != before+1 {
 				t.Errorf("%s: %d saves, want 1", step.name, store.saves-before)
 			}
-			h2 := host.New(host.Options{Store: store})
+			h2 := host.New(host.Options{Recorders: host.Journals(store, floor)})
 			s2, restored, err := h2.OpenSession(ctx, "s1", newStoreRig(t, h2).cfg)
 			if err != nil || !restored {
 				t.Fatalf("round %d, %s: reopen: restored %v, %v", round, step.name, restored, err)
@@ -315,7 +315,7 @@ func testPersistAfterEachCall(t *testing.T, fewSnapshots bool) {
 	// A snapshot for the new session and for each RestoreState; every
 	// other save is an appended event (unless snapshots are made as soon as
 	// the log is as large as the snapshot).
-	if fewSnapshots && store.snapshots > 4 {
+	if fewSnapshots := floor > 1; fewSnapshots && store.snapshots > 4 {
 		t.Errorf("%d snapshots in %d saves; want at most 4 (creation, RestoreState x3)", store.snapshots, store.saves)
 	}
 }
@@ -325,7 +325,7 @@ func testPersistAfterEachCall(t *testing.T, fewSnapshots bool) {
 // supervisor already fetched it after an Apply.
 func TestPersistReusesKeptState(t *testing.T) {
 	ctx := context.Background()
-	h := host.New(host.Options{Store: newMemStore()})
+	h := host.New(host.Options{Recorders: host.Journals(newMemStore(), 0)})
 	rig := newStoreRig(t, h)
 	s, err := h.NewSession("s1", rig.cfg)
 	if err != nil {
@@ -374,7 +374,7 @@ func TestRestoreIntoNewHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := host.New(host.Options{Store: storeA})
+	a := host.New(host.Options{Recorders: host.Journals(storeA, 0)})
 	sa, err := a.NewSession("run/1", newStoreRig(t, a).cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -390,7 +390,7 @@ func TestRestoreIntoNewHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := host.New(host.Options{Store: storeB})
+	b := host.New(host.Options{Recorders: host.Journals(storeB, 0)})
 	cfgB := newStoreRig(t, b).cfg
 	if _, err := b.NewSession("run/1", cfgB); !errors.Is(err, record.ErrStored) {
 		t.Fatalf("NewSession over a stored session: %v, want ErrStored", err)
@@ -422,10 +422,10 @@ func TestRestoreIntoNewHost(t *testing.T) {
 	if err := b.EndSession(ctx, "run/1"); err != nil {
 		t.Fatal(err)
 	}
-	if stored, err := b.Stored("run/1"); err != nil || stored {
-		t.Errorf("after EndSession: stored %v, %v", stored, err)
+	if _, err := storeB.Load(ctx, "run/1"); !errors.Is(err, record.ErrNotStored) {
+		t.Errorf("after EndSession: load: %v, want not stored", err)
 	}
-	c := host.New(host.Options{Store: storeB})
+	c := host.New(host.Options{Recorders: host.Journals(storeB, 0)})
 	if _, restored, err := c.OpenSession(ctx, "run/1", newStoreRig(t, c).cfg); err != nil || restored {
 		t.Errorf("OpenSession after EndSession: restored %v, %v; want a new session", restored, err)
 	}
@@ -435,7 +435,7 @@ func TestRestoreIntoNewHost(t *testing.T) {
 // returns an error wrapping ErrNotPersisted, and its change is applied.
 func TestFailingStoreSurfacesError(t *testing.T) {
 	ctx := context.Background()
-	store, s := newStoredSession(t)
+	store, s := newStoredSession(t, 0)
 	store.fail = errors.New("disk full")
 	tests := []struct {
 		name    string
@@ -476,7 +476,7 @@ func TestFailingStoreSurfacesError(t *testing.T) {
 func TestRepeatedTurnSavesNothing(t *testing.T) {
 	ctx := context.Background()
 	store := newMemStore()
-	h := host.New(host.Options{Store: store})
+	h := host.New(host.Options{Recorders: host.Journals(store, 0)})
 	rig := newStoreRig(t, h)
 	cfg := rig.cfg
 	cfg.Plugins = nil // the rig's plugins count Prepared calls in their state
@@ -551,7 +551,7 @@ func TestRepeatedTurnSavesNothing(t *testing.T) {
 // exported state, and must be JSON.
 func TestAttachment(t *testing.T) {
 	ctx := context.Background()
-	store, s := newStoredSession(t)
+	store, s := newStoredSession(t, 0)
 	if err := s.SaveAttachment(json.RawMessage(`{"tasks":`)); err == nil {
 		t.Fatal("SaveAttachment took text that is not JSON")
 	}

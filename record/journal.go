@@ -27,6 +27,9 @@ type Journal struct {
 	// save failed, or something changed that no event says), so the next
 	// save is a snapshot.
 	stale bool
+	// loaded is what the store held when Open found the session, until
+	// Replay applies it.
+	loaded *StoredSession
 }
 
 // NewJournal returns the journal of session id in st, not stored yet.
@@ -91,23 +94,46 @@ func (j *Journal) Current() bool { return j.version > 0 && !j.stale }
 // every save (0: not stored).
 func (j *Journal) Version() uint64 { return j.version }
 
-// Load returns what the store holds for the session; found is false when
-// it holds nothing.
-func Load(ctx context.Context, st Store, id string) (stored StoredSession, found bool, err error) {
-	stored, err = st.Load(ctx, id)
+// Create returns the journal of a new session id in st, or an error
+// wrapping ErrStored when st already holds state for id (that session is
+// continued with Open, or ended first). floor is as for NewJournal.
+func Create(ctx context.Context, st Store, id string, floor int) (*Journal, error) {
+	stored, err := Stored(ctx, st, id)
 	if err != nil {
-		if isNotStored(err) {
-			return StoredSession{}, false, nil
-		}
-		return StoredSession{}, false, err
+		return nil, err
 	}
-	return stored, true, nil
+	if stored {
+		return nil, fmt.Errorf("%w (open it, or end it first)", ErrStored)
+	}
+	return NewJournal(st, id, floor), nil
 }
 
-// Replay rebuilds the session from what the store holds: restore gets the
-// snapshot, apply every event after it in order (an error names the
-// event's version). The journal then continues from the stored version.
-func (j *Journal) Replay(stored StoredSession, restore func(snapshot []byte) error, apply func(event []byte) error) error {
+// Open returns the journal of session id in st and whether st holds state
+// for it; when it does, Replay rebuilds the session from what Open read.
+// floor is as for NewJournal.
+func Open(ctx context.Context, st Store, id string, floor int) (j *Journal, found bool, err error) {
+	j = NewJournal(st, id, floor)
+	stored, err := st.Load(ctx, id)
+	switch {
+	case isNotStored(err):
+		return j, false, nil
+	case err != nil:
+		return nil, false, err
+	}
+	j.loaded = &stored
+	return j, true, nil
+}
+
+// Replay rebuilds the session from what the store held when Open found it:
+// restore gets the snapshot, apply every event after it in order (an
+// error names the event's version). The journal then continues from the
+// stored version.
+func (j *Journal) Replay(restore func(snapshot []byte) error, apply func(event []byte) error) error {
+	if j.loaded == nil {
+		return fmt.Errorf("replay %q: nothing was read from the store", j.id)
+	}
+	stored := *j.loaded
+	j.loaded = nil
 	if err := restore(stored.Snapshot); err != nil {
 		return err
 	}

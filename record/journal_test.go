@@ -99,17 +99,24 @@ func TestJournalReplay(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	stored, found, err := record.Load(ctx, st, "s")
-	if err != nil || !found {
-		t.Fatalf("load: found %v, %v", found, err)
+	open := func() *record.Journal {
+		t.Helper()
+		j, found, err := record.Open(ctx, st, "s", 0)
+		if err != nil || !found {
+			t.Fatalf("open: found %v, %v", found, err)
+		}
+		return j
 	}
 	var got bytes.Buffer
-	again := record.NewJournal(st, "s", 0)
-	err = again.Replay(stored, func(b []byte) error { got.Write(b); return nil }, func(b []byte) error { got.Write(b); return nil })
+	again := open()
+	err := again.Replay(func(b []byte) error { got.Write(b); return nil }, func(b []byte) error { got.Write(b); return nil })
 	if err != nil || got.String() != "snapbc" || again.Version() != 3 || !again.Current() {
 		t.Fatalf("replayed %q, version %d, err %v; want snapbc, 3", got.String(), again.Version(), err)
 	}
-	err = record.NewJournal(st, "s", 0).Replay(stored, func([]byte) error { return nil }, func(b []byte) error {
+	if err := again.Replay(func([]byte) error { return nil }, func([]byte) error { return nil }); err == nil {
+		t.Fatal("a second replay of one read succeeded")
+	}
+	err = open().Replay(func([]byte) error { return nil }, func(b []byte) error {
 		if string(b) == "c" {
 			return errors.New("bad")
 		}
@@ -118,7 +125,13 @@ func TestJournalReplay(t *testing.T) {
 	if err == nil || err.Error() != "event 3: bad" {
 		t.Fatalf("replay of a bad event: %v, want event 3: bad", err)
 	}
-	if _, found, err := record.Load(ctx, &memStore{}, "t"); found || err != nil {
-		t.Fatalf("load of nothing: found %v, %v", found, err)
+	if j, found, err := record.Open(ctx, &memStore{}, "t", 0); found || err != nil || j.Version() != 0 {
+		t.Fatalf("open of nothing: found %v, %v", found, err)
+	}
+	if _, err := record.Create(ctx, st, "s", 0); !errors.Is(err, record.ErrStored) {
+		t.Fatalf("create of a stored session: %v, want ErrStored", err)
+	}
+	if j, err := record.Create(ctx, &memStore{}, "t", 0); err != nil || j.Version() != 0 {
+		t.Fatalf("create of a new session: %v", err)
 	}
 }

@@ -73,7 +73,11 @@ func (c *countingStore) Snapshot(ctx context.Context, id string, expected uint64
 // plays one turn on each, so that the measured turns append to stored
 // sessions.
 func turnSessions(b *testing.B, st record.Store, n int) []*host.Session {
-	h := host.New(host.Options{Store: st})
+	var opts host.Options
+	if st != nil {
+		opts.Recorders = journals{st}
+	}
+	h := host.New(opts)
 	sessions := make([]*host.Session, n)
 	var wg sync.WaitGroup
 	for i := range sessions {
@@ -258,4 +262,24 @@ func BenchmarkPacedTurns(b *testing.B) {
 			b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
 		})
 	}
+}
+
+// journals are the host's recorders over st, as the engine wires them: a
+// record.Journal per session.
+type journals struct{ st record.Store }
+
+func (j journals) Create(ctx context.Context, id string) (host.Recorder, error) {
+	r, err := record.Create(ctx, j.st, id, 0)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func (j journals) Open(ctx context.Context, id string) (host.Recorder, bool, error) {
+	r, found, err := record.Open(ctx, j.st, id, 0)
+	if err != nil {
+		return nil, false, err
+	}
+	return r, found, nil
 }

@@ -9,26 +9,37 @@ import (
 	"testing"
 )
 
-// clean are the package patterns that must not depend, outside their tests,
-// on any package matched by forbidden.
-var clean = []string{
-	"github.com/ctxhost/ctxhost/sdk",
-	"github.com/ctxhost/ctxhost/sdk/assembly/...",
-	"github.com/ctxhost/ctxhost/host/...",
-	"github.com/ctxhost/ctxhost/assemblers/...",
-	"github.com/ctxhost/ctxhost/contextplugins/...",
-	"github.com/ctxhost/ctxhost/record",
+const module = "github.com/ctxhost/ctxhost"
+
+// A rule keeps the packages matched by patterns (outside their tests) from
+// depending on any package under forbidden: through any chain of imports,
+// or, with direct set, in their own imports only.
+type rule struct {
+	patterns  []string
+	forbidden []string // import-path prefixes: a path matches one itself or below it
+	direct    bool
+	why       string
 }
 
-// forbidden are import-path prefixes (a path matches one itself or below it).
-var forbidden = []string{
-	"google.golang.org/grpc",
-	"github.com/hashicorp/go-plugin",
-	"github.com/ctxhost/ctxhost/internal/wire/pb",
-}
+var rules = []rule{{
+	patterns: []string{
+		module + "/sdk",
+		module + "/sdk/assembly/...",
+		module + "/host/...",
+		module + "/assemblers/...",
+		module + "/contextplugins/...",
+		module + "/record",
+	},
+	forbidden: []string{"google.golang.org/grpc", "github.com/hashicorp/go-plugin", module + "/internal/wire/pb"},
+	why:       "must not import gRPC, go-plugin or the generated wire code",
+}, {
+	patterns:  []string{module + "/host/..."},
+	forbidden: []string{module + "/record", module + "/store"},
+	why:       "is the context manager only: durability reaches it through its Recorder interface, wired by the engine",
+}}
 
-func isForbidden(path string) bool {
-	for _, f := range forbidden {
+func (r rule) isForbidden(path string) bool {
+	for _, f := range r.forbidden {
 		if path == f || strings.HasPrefix(path, f+"/") {
 			return true
 		}
@@ -36,10 +47,10 @@ func isForbidden(path string) bool {
 	return false
 }
 
-// TestNoTransportDeps runs `go list -deps -test=false` on the clean
-// packages and fails naming every forbidden dependency with the import
-// chain that brings it in.
-func TestNoTransportDeps(t *testing.T) {
+// TestLayers runs `go list` on each rule's packages (-deps -test=false
+// unless the rule is about direct imports) and fails naming every
+// forbidden dependency with the import chain that brings it in.
+func TestLayers(t *testing.T) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		msg := "the go command is not on PATH; the dependency check needs it"
@@ -48,7 +59,18 @@ func TestNoTransportDeps(t *testing.T) {
 		}
 		t.Skip(msg)
 	}
-	args := append([]string{"list", "-deps", "-test=false", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}"}, clean...)
+	for _, r := range rules {
+		checkRule(t, goBin, r)
+	}
+}
+
+func checkRule(t *testing.T, goBin string, r rule) {
+	t.Helper()
+	args := []string{"list", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}"}
+	if !r.direct {
+		args = append(args, "-deps", "-test=false")
+	}
+	args = append(args, r.patterns...)
 	cmd := exec.Command(goBin, args...)
 	cmd.Env = append(os.Environ(), "GOPROXY=off") // the module cache has everything; never the network
 	var stderr bytes.Buffer
@@ -69,27 +91,26 @@ func TestNoTransportDeps(t *testing.T) {
 	}
 	roots := rootsOf(imports, order)
 	if len(roots) == 0 {
-		t.Fatalf("go list found none of %v", clean)
+		t.Fatalf("go list found none of %v", r.patterns)
 	}
 	// Name each forbidden package a permitted one imports (not the whole
 	// tree below it).
 	entries := map[string]bool{}
+	var found []string
 	for _, p := range order {
 		for _, d := range imports[p] {
-			if !isForbidden(p) && isForbidden(d) {
+			if !r.isForbidden(p) && r.isForbidden(d) && !entries[d] {
 				entries[d] = true
+				found = append(found, d)
 			}
 		}
 	}
 	var bad []string
-	for _, p := range order {
-		if entries[p] {
-			bad = append(bad, strings.Join(chain(imports, roots, p), " -> "))
-		}
+	for _, p := range found {
+		bad = append(bad, strings.Join(chain(imports, roots, p), " -> "))
 	}
 	if len(bad) > 0 {
-		t.Errorf("%v must not import gRPC, go-plugin or the generated wire code; found:\n  %s",
-			clean, strings.Join(bad, "\n  "))
+		t.Errorf("%v %s; found:\n  %s", r.patterns, r.why, strings.Join(bad, "\n  "))
 	}
 }
 
