@@ -51,10 +51,24 @@ func (t Turn) Action() string {
 }
 
 // Unload drops session id from memory; its stored state stays.
-func (e *Engine) Unload(ctx context.Context, id string) error { return e.Host.Unload(ctx, id) }
+// The assemblers drop what they keep for it (sdk.SessionReleaser).
+func (e *Engine) Unload(ctx context.Context, id string) error {
+	defer e.releaseAssemblers(id)
+	return e.Host.Unload(ctx, id)
+}
 
 // EndSession ends session id and deletes its stored state.
-func (e *Engine) EndSession(ctx context.Context, id string) error { return e.Host.EndSession(ctx, id) }
+func (e *Engine) EndSession(ctx context.Context, id string) error {
+	defer e.releaseAssemblers(id)
+	return e.Host.EndSession(ctx, id)
+}
+
+// releaseAssemblers tells the assemblers that session id left memory.
+func (e *Engine) releaseAssemblers(id string) {
+	if e.Router != nil {
+		e.Router.ReleaseSession(id)
+	}
+}
 
 // Watcher is called on events of every session of an engine; a nil func
 // is not called. Calls are synchronous and must not call back into the

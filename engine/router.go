@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/sdk"
@@ -41,6 +43,18 @@ func (r *Router) Route(agent string) Route {
 
 // Info describes the default assembler.
 func (r *Router) Info() sdk.AssemblerInfo { return r.def.Assembler.Info() }
+
+// ReleaseSession releases session on every route's assembler that keeps
+// state per session (sdk.SessionReleaser), each once.
+func (r *Router) ReleaseSession(session string) {
+	done := map[host.Assembler]bool{}
+	for _, route := range append([]Route{r.def}, slices.Collect(maps.Values(r.agents))...) {
+		if rel, ok := route.Assembler.(sdk.SessionReleaser); ok && !done[route.Assembler] {
+			done[route.Assembler] = true
+			rel.ReleaseSession(session)
+		}
+	}
+}
 
 // Assemble assembles with the route of req.Agent.Name; the route's format
 // and options replace the request's.

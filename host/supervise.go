@@ -402,5 +402,16 @@ func (a *AssemblerSupervisor) Assemble(ctx context.Context, req sdk.AssembleRequ
 	return retryDead(ctx, a.proc, func(p Assembler) (sdk.AssembleResult, error) { return p.Assemble(ctx, req) })
 }
 
+// ReleaseSession passes the release on to the current process's client
+// (see sdk.SessionReleaser).
+func (a *AssemblerSupervisor) ReleaseSession(session string) {
+	a.proc.mu.Lock()
+	p := a.proc.current
+	a.proc.mu.Unlock()
+	if r, ok := p.(sdk.SessionReleaser); ok {
+		r.ReleaseSession(session)
+	}
+}
+
 // Restarts returns how many times the assembler was relaunched.
 func (a *AssemblerSupervisor) Restarts() int { return a.proc.restarted() }

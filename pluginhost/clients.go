@@ -273,6 +273,15 @@ func (a *AssemblerClient) Assemble(ctx context.Context, req sdk.AssembleRequest)
 	return out, nil
 }
 
+// ReleaseSession forgets the requests and payloads kept for session's
+// streams on this side (its next request goes whole). The process keeps
+// its own streams until they are the least recently used.
+func (a *AssemblerClient) ReleaseSession(session string) {
+	if a.deltas != nil {
+		a.deltas.Release(session)
+	}
+}
+
 // Deltas returns the Deltas the client sends deltas with, nil when the
 // assembler does not declare the delta capability.
 func (a *AssemblerClient) Deltas() *Deltas { return a.deltas }

@@ -72,6 +72,11 @@ func NewDeltas(streams int) *Deltas {
 	return &Deltas{streams: lru.New[deltaKey, *deltaStream](streams)}
 }
 
+// Release forgets session's streams: their next requests go whole.
+func (d *Deltas) Release(session string) {
+	d.streams.DeleteFunc(func(k deltaKey) bool { return k.session == session })
+}
+
 // Reset forgets every stream, so that the next request of each goes
 // whole: a relaunched assembler holds none of them. A call under way on a
 // stream finishes on the stream it started with, which is no longer kept.

@@ -277,6 +277,15 @@ func NewLocalAssembler(a Assembler) *LocalAssembler {
 // payload for.
 const localJoinStreams = 256
 
+// ReleaseSession drops the payloads joined for session's streams and,
+// when the assembler is a SessionReleaser, what it keeps for session.
+func (l *LocalAssembler) ReleaseSession(session string) {
+	l.joins.DeleteFunc(func(k joinKey) bool { return k.session == session })
+	if r, ok := l.asm.(SessionReleaser); ok {
+		r.ReleaseSession(session)
+	}
+}
+
 // Info returns the assembler's description with ProtocolVersion set.
 func (l *LocalAssembler) Info() AssemblerInfo { return l.info }
 

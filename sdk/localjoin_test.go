@@ -74,3 +74,46 @@ func TestLocalAssemblerJoinsInPlace(t *testing.T) {
 		t.Errorf("the payload moved to new memory %d times in 300 appends; want it built in place", moved)
 	}
 }
+
+// releasingAssembler is a headAssembler that drops a session's head when
+// released.
+type releasingAssembler struct {
+	headAssembler
+	released []string
+}
+
+func (r *releasingAssembler) ReleaseSession(session string) {
+	r.released = append(r.released, session)
+	delete(r.heads, session)
+}
+
+// TestLocalAssemblerReleaseSession: a released session's next payload
+// repeats nothing of its last one (the joined payload is dropped) and the
+// assembler is told; another session's stream stays.
+func TestLocalAssemblerReleaseSession(t *testing.T) {
+	inner := &releasingAssembler{headAssembler: headAssembler{heads: map[string][]byte{}}}
+	a := sdk.NewLocalAssembler(inner)
+	msgs := []sdk.Message{{Role: sdk.RoleUser, Content: "a"}}
+	turn := func(session string) sdk.AssembleResult {
+		t.Helper()
+		msgs = append(msgs[:len(msgs):len(msgs)], sdk.Message{Role: sdk.RoleUser, Content: "b"})
+		res, err := a.Assemble(context.Background(), sdk.AssembleRequest{Session: session, ReusePayload: true,
+			Components: []sdk.Component{{Name: sdk.ComponentHistory, Slot: sdk.SlotHistory, Messages: msgs}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	turn("s")
+	turn("t")
+	a.ReleaseSession("s")
+	if res := turn("s"); res.Repeats != 0 || string(res.Payload) != "a"+strings.Repeat("b", len(msgs)-1)+"]" {
+		t.Errorf("after release: repeats %d, payload %q", res.Repeats, res.Payload)
+	}
+	if res := turn("t"); res.Repeats == 0 {
+		t.Error("releasing s dropped t's stream")
+	}
+	if len(inner.released) != 1 || inner.released[0] != "s" {
+		t.Errorf("the assembler was told %v, want [s]", inner.released)
+	}
+}

@@ -54,6 +54,17 @@ type Closer interface {
 	Close() error
 }
 
+// SessionReleaser is implemented by an Assembler that keeps state per
+// session, such as the payload it built last for each stream to extend
+// on the next turn. The host calls ReleaseSession when it no longer holds
+// the session in memory (unloaded or ended); the assembler drops what it
+// keeps for it, and the session's next request, if any, is built whole.
+// It must be safe to call for a session the assembler never saw, and
+// concurrently with Assemble.
+type SessionReleaser interface {
+	ReleaseSession(session string)
+}
+
 // Assembler is what an assembler author implements.
 type Assembler interface {
 	Describe() AssemblerInfo

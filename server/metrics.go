@@ -20,6 +20,7 @@ type Metrics struct {
 	compactions *prometheus.CounterVec
 	restarts    *prometheus.CounterVec
 	tokensUsed  *prometheus.HistogramVec
+	unloaded    prometheus.Counter
 
 	mu     sync.Mutex
 	cancel []func()
@@ -39,8 +40,10 @@ func newMetrics() *Metrics {
 		// as the configuration's profiles however many sessions come.
 		tokensUsed: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ctxhost_prepare_tokens_used",
 			Help: "Tokens used by each prepared context, by context profile.", Buckets: prometheus.ExponentialBuckets(256, 2, 12)}, []string{"profile"}),
+		unloaded: prometheus.NewCounter(prometheus.CounterOpts{Name: "ctxhost_sessions_unloaded_total",
+			Help: "Idle sessions unloaded from memory (their stored state kept) to stay under the memory limit."}),
 	}
-	m.registry.MustRegister(m.rpcs, m.prepare, m.compactions, m.restarts, m.tokensUsed,
+	m.registry.MustRegister(m.rpcs, m.prepare, m.compactions, m.restarts, m.tokensUsed, m.unloaded,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -70,6 +70,7 @@ type Server struct {
 	mu    sync.Mutex
 	locks map[string]*sessionLock
 	open  map[string]*entry
+	res   *resident
 }
 
 // entry is a session held in memory with the engine of its profile.
@@ -79,6 +80,7 @@ type entry struct {
 	es      *engine.Session
 	tags    tagMemo // guarded by the session's lock
 	answers answers // guarded by the session's lock
+	used    uint64  // when it was last used (resident.clock; guarded by Server.mu)
 }
 
 // sessionLock serializes the calls of one session id (a call holds the
@@ -107,11 +109,12 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{engines: opts.Engines, profiles: opts.Profiles, store: opts.Store, log: log,
 		shared: opts.Shared || !engine.IsExclusive(opts.Store), locks: map[string]*sessionLock{}, open: map[string]*entry{},
-		limits: opts.Limits.withDefaults(), metrics: newMetrics()}
+		limits: opts.Limits.withDefaults(), metrics: newMetrics(), res: newResident()}
 	for _, p := range opts.Profiles {
 		s.metrics.watch(opts.Engines[p])
 	}
 	s.ready.Store(true)
+	s.startTrimming()
 	return s, nil
 }
 
@@ -123,6 +126,7 @@ func (s *Server) SetReady(ready bool) { s.ready.Store(ready) }
 
 // Close unloads every session held in memory (their stored state stays).
 func (s *Server) Close(ctx context.Context) {
+	s.stopTrimming()
 	s.mu.Lock()
 	open := s.open
 	s.open = map[string]*entry{}
@@ -152,27 +156,12 @@ func checkID(id string) error {
 // no longer than ctx lives; call the returned function to release it. A
 // session busy past the limit is UNAVAILABLE (retry later).
 func (s *Server) lock(ctx context.Context, id string) (func(), error) {
-	s.mu.Lock()
-	l, ok := s.locks[id]
-	if !ok {
-		l = &sessionLock{sem: make(chan struct{}, 1)}
-		s.locks[id] = l
-	}
-	l.refs++
-	s.mu.Unlock()
-	release := func() {
-		s.mu.Lock()
-		l.refs--
-		if l.refs == 0 {
-			delete(s.locks, id)
-		}
-		s.mu.Unlock()
-	}
+	l, release := s.sessionLock(id)
 	timer := time.NewTimer(s.limits.LockWait)
 	defer timer.Stop()
 	select {
 	case l.sem <- struct{}{}:
-		return func() { <-l.sem; release() }, nil
+		return func() { <-l.sem; release(); s.afterCall() }, nil
 	case <-ctx.Done():
 		release()
 		return nil, ctx.Err()
@@ -183,14 +172,52 @@ func (s *Server) lock(ctx context.Context, id string) (func(), error) {
 	}
 }
 
+// sessionLock returns session id's lock, counted as held or awaited
+// until release is called.
+func (s *Server) sessionLock(id string) (l *sessionLock, release func()) {
+	s.mu.Lock()
+	l, ok := s.locks[id]
+	if !ok {
+		l = &sessionLock{sem: make(chan struct{}, 1)}
+		s.locks[id] = l
+	}
+	l.refs++
+	s.mu.Unlock()
+	return l, func() {
+		s.mu.Lock()
+		l.refs--
+		if l.refs == 0 {
+			delete(s.locks, id)
+		}
+		s.mu.Unlock()
+	}
+}
+
+// tryLock takes session id's lock if it is free, without waiting.
+func (s *Server) tryLock(id string) (unlock func(), ok bool) {
+	l, release := s.sessionLock(id)
+	select {
+	case l.sem <- struct{}{}:
+		return func() { <-l.sem; release() }, true
+	default:
+		release()
+		return nil, false
+	}
+}
+
 func (s *Server) cached(id string) *entry {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.open[id]
+	e := s.open[id]
+	if e != nil {
+		s.used(e)
+	}
+	return e
 }
 
 func (s *Server) remember(id string, e *entry) {
 	s.mu.Lock()
+	s.used(e)
 	s.open[id] = e
 	s.mu.Unlock()
 }

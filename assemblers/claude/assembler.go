@@ -39,6 +39,17 @@ var _ sdk.RequestReader = (*Assembler)(nil)
 // New returns the Claude assembler.
 func New() *Assembler { return &Assembler{} }
 
+var _ sdk.SessionReleaser = (*Assembler)(nil)
+
+// ReleaseSession drops the payload parts kept for session's streams (the
+// host no longer holds the session in memory).
+func (*Assembler) ReleaseSession(session string) {
+	apiCache.Release(session)
+	apiHeads.Release(session)
+	apiScans.Release(session)
+	conversations.Release(session)
+}
+
 var formats = assembly.Formats{
 	{FormatInfo: sdk.FormatInfo{Name: FormatAPI, MediaType: "application/json", Description: "the JSON body of the Anthropic Messages API", Framing: assembly.Framed(assembly.ClaudeMessagesFraming), Pricing: assembly.Priced(assembly.AnthropicPricing)},
 		Build: func(req sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {

@@ -33,6 +33,16 @@ var _ sdk.RequestReader = (*Assembler)(nil)
 // New returns the Codex assembler.
 func New() *Assembler { return &Assembler{} }
 
+var _ sdk.SessionReleaser = (*Assembler)(nil)
+
+// ReleaseSession drops the payload parts kept for session's streams (the
+// host no longer holds the session in memory).
+func (*Assembler) ReleaseSession(session string) {
+	apiCache.Release(session)
+	apiHeads.Release(session)
+	conversations.Release(session)
+}
+
 var formats = assembly.Formats{
 	{FormatInfo: sdk.FormatInfo{Name: FormatAPI, MediaType: "application/json", Description: "the JSON body of OpenAI Chat Completions (CreateChatCompletionRequest)", Framing: assembly.Framed(assembly.OpenAIChatFraming), Pricing: assembly.Priced(assembly.OpenAIPricing)},
 		Build: func(req sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {

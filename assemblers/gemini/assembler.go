@@ -26,6 +26,16 @@ var _ sdk.RequestReader = (*Assembler)(nil)
 // New returns the Gemini assembler.
 func New() *Assembler { return &Assembler{} }
 
+var _ sdk.SessionReleaser = (*Assembler)(nil)
+
+// ReleaseSession drops the payload parts kept for session's streams (the
+// host no longer holds the session in memory).
+func (*Assembler) ReleaseSession(session string) {
+	apiCache.Release(session)
+	apiHeads.Release(session)
+	conversations.Release(session)
+}
+
 var formats = assembly.Formats{
 	{FormatInfo: sdk.FormatInfo{Name: FormatAPI, MediaType: "application/json", Description: "the JSON body of Gemini generateContent (v1beta)", Framing: assembly.Framed(assembly.GeminiContentsFraming), Pricing: assembly.Priced(assembly.GeminiPricing)},
 		Build: func(req sdk.AssembleRequest, parts assembly.Parts) (sdk.AssembleResult, error) {

@@ -22,7 +22,7 @@ import (
 // startQuickStandin starts the stand-in in its benchmark mode: every Chat
 // Completions call answered with a tool call at once, nothing checked or
 // counted, so that a call's time is the transport's and ctxhost's.
-func startQuickStandin(b *testing.B) string {
+func startQuickStandin(b testing.TB) string {
 	b.Helper()
 	cmd := exec.Command(standinBinary(b), "-quick")
 	var stderr syncBuffer
@@ -138,7 +138,9 @@ func chatPost(b *testing.B, client *http.Client, url string, body []byte) ([]byt
 //   - overhead: the per-call overhead (through - direct) of a
 //     1,000-message conversation over a 10-message one, x-10, with a
 //     window that holds both whole (a second serve), so that ctxhost
-//     sends upstream what the direct call sends.
+//     sends upstream what the direct call sends. cpu-x-10 is the same
+//     ratio of the serve process's CPU per call, which the machine's load
+//     does not move (with assembler processes, theirs is not in it).
 //
 // Each conversation grows by a tool call and its result per call and
 // starts again (a new session, seeded outside the timings) every 8 calls.
@@ -294,8 +296,10 @@ func benchCallPath(b *testing.B, builtin bool) {
 		if err := os.WriteFile(wideCfg, []byte(wide), 0o600); err != nil {
 			b.Fatal(err)
 		}
-		through = "http://" + startServe(b, nil, "-config", wideCfg).addr
-		var over10, over1000 time.Duration
+		wideServe := startServe(b, nil, "-config", wideCfg)
+		through = "http://" + wideServe.addr
+		pid := wideServe.cmd.Process.Pid
+		var over10, over1000, cpu10, cpu1000 time.Duration
 		var small, large pair
 		i := 0
 		for b.Loop() {
@@ -303,14 +307,24 @@ func benchCallPath(b *testing.B, builtin bool) {
 				small, large = fresh(10), fresh(1000)
 			}
 			i++
+			cpu0 := processCPU(pid)
 			v, d := call(small, false)
+			cpu1 := processCPU(pid)
 			over10 += v - d
 			v, d = call(large, false)
+			cpu10, cpu1000 = cpu10+cpu1-cpu0, cpu1000+processCPU(pid)-cpu1
 			over1000 += v - d
 		}
 		b.ReportMetric(float64(over1000)/float64(over10), "x-10")
 		b.ReportMetric(float64(over10)/float64(i)/1e3, "us-10")
 		b.ReportMetric(float64(over1000)/float64(i)/1e3, "us-1000")
+		// The serve process's CPU per call (all threads): what a call
+		// costs ctxhost whatever the load does to the wall clock. With
+		// assembler processes their CPU is not in it.
+		if cpu10 > 0 {
+			b.ReportMetric(float64(cpu1000)/float64(cpu10), "cpu-x-10")
+			b.ReportMetric(float64(cpu1000)/float64(i)/1e3, "cpu-us-1000")
+		}
 	})
 }
 

@@ -118,6 +118,12 @@ func (st *cacheStream[F]) keep(msgs []sdk.Message, same int, immutable bool) {
 
 // stream returns the stream of key, created (evicting the least recently
 // used one when full) if needed.
+// Release drops what the cache keeps for session's streams (every agent
+// and format).
+func (c *MessageCache[F]) Release(session string) {
+	c.streams.DeleteFunc(func(k streamKey) bool { return k.session == session })
+}
+
 func (c *MessageCache[F]) stream(key streamKey) *cacheStream[F] {
 	return c.streams.GetOrAdd(key, func() *cacheStream[F] { return &cacheStream[F]{} })
 }

@@ -26,6 +26,9 @@ func NewConversationCache(streams int) *ConversationCache {
 	return &ConversationCache{cache: NewMessageCache[renderedMessage](streams)}
 }
 
+// Release drops what the cache keeps for session's streams.
+func (c *ConversationCache) Release(session string) { c.cache.Release(session) }
+
 // Render is RenderConversation(msgs), reusing the renderings of the
 // messages the last request of req's stream had.
 func (c *ConversationCache) Render(req sdk.AssembleRequest, msgs []sdk.Message) string {

@@ -88,6 +88,12 @@ func (c *HeadCache[F, S]) Head(req sdk.AssembleRequest, prefix []byte, init S, f
 	return st.buf[:len(st.buf):len(st.buf)], st.state
 }
 
+// Release drops the heads kept for session's streams (every agent and
+// format). Heads already handed out stay as they are.
+func (c *HeadCache[F, S]) Release(session string) {
+	c.streams.DeleteFunc(func(k streamKey) bool { return k.session == session })
+}
+
 // extendsFrags reports whether frags repeats kept (the same array, at
 // least as long), or kept is empty.
 func extendsFrags[F any](frags, kept []F) bool {
@@ -114,6 +120,9 @@ func NewFoldCache[F any, A comparable](streams int, step func(acc *A, i int, f F
 		return b
 	})}
 }
+
+// Release drops the values kept for session's streams.
+func (c *FoldCache[F, A]) Release(session string) { c.heads.Release(session) }
 
 // Fold returns frags folded from init, reusing what the last call of
 // req's stream folded when init is the same and frags extend its

@@ -112,3 +112,35 @@ func TestFoldCache(t *testing.T) {
 		t.Errorf("a new array: %d after %d steps, want 17 after 3", got, steps)
 	}
 }
+
+// TestCachesRelease: Release drops one session's streams (every agent),
+// so its next call joins and derives from scratch; other sessions keep
+// theirs.
+func TestCachesRelease(t *testing.T) {
+	joined := 0
+	heads := NewHeadCache(0, func(b []byte, _ *struct{}, _ int, f string) []byte { joined++; return append(b, f...) })
+	derived := 0
+	msgs := NewMessageCache[string](0)
+	frags := []string{"a", "b", "c"}
+	history := []sdk.Message{{Role: sdk.RoleUser, Content: "a"}, {Role: sdk.RoleAssistant, Content: "b"}}
+	derive := func(_ int, m sdk.Message, _ *MessageContext) string { derived++; return m.Content }
+	s, other := sdk.AssembleRequest{Session: "s"}, sdk.AssembleRequest{Session: "t", Agent: sdk.AgentIdentity{Name: "x"}}
+	sAgent := sdk.AssembleRequest{Session: "s", Agent: sdk.AgentIdentity{Name: "x"}}
+	for _, r := range []sdk.AssembleRequest{s, sAgent, other} {
+		heads.Head(r, nil, struct{}{}, frags)
+		msgs.Derive(r, history, derive)
+	}
+	heads.Release("s")
+	msgs.Release("s")
+	for _, c := range []struct {
+		r    sdk.AssembleRequest
+		want int
+	}{{s, 3}, {sAgent, 3}, {other, 0}} {
+		joined, derived = 0, 0
+		heads.Head(c.r, nil, struct{}{}, frags)
+		msgs.Derive(c.r, history, derive)
+		if joined != c.want || derived != c.want*2/3 {
+			t.Errorf("session %q agent %q after releasing s: %d joined, %d derived; want %d and %d", c.r.Session, c.r.Agent.Name, joined, derived, c.want, c.want*2/3)
+		}
+	}
+}

@@ -114,13 +114,28 @@ func (c *call) serve() error {
 	})
 }
 
+// readBody reads r whole: into one array of the declared length when it
+// is known and within max (the server ends a body at its declared
+// length), where io.ReadAll would grow and copy its buffer a dozen times
+// for a megabyte body.
+func readBody(r io.Reader, declared, max int64) ([]byte, error) {
+	if declared <= 0 || declared > max {
+		return io.ReadAll(r)
+	}
+	body := make([]byte, declared)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return nil, err
+	}
+	return body, nil
+}
+
 // read checks the caller's token, reads and parses the request and names
 // its session.
 func (c *call) read() error {
 	if !c.h.authorized(c.r) {
 		return failf(http.StatusUnauthorized, "unauthorized", "missing or wrong ctxhost token (send it in the %s header)", TokenHeader)
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(c.w, c.r.Body, c.h.maxBytes))
+	body, err := readBody(http.MaxBytesReader(c.w, c.r.Body, c.h.maxBytes), c.r.ContentLength, c.h.maxBytes)
 	if err != nil {
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {
