@@ -96,7 +96,11 @@ func (t *turn) deepStep() deepMemo {
 	v := s.hist.Version()
 	if s.deep.hist != s.hist || s.deep.version != v || !s.deep.valid {
 		free, keep := s.hist.DeepStep()
-		s.deep = deepMemo{hist: s.hist, version: v, valid: true, free: free, keep: keep}
+		demos := 0
+		if free > 0 {
+			demos = s.hist.DropFirstTokens()
+		}
+		s.deep = deepMemo{hist: s.hist, version: v, valid: true, free: free, keep: keep, demos: demos}
 	}
 	return s.deep
 }
@@ -110,7 +114,8 @@ func (t *turn) deepStepUnder(b sdk.Budget) DeepStep {
 		return DeepStep{}
 	}
 	d := t.deepStep()
-	return DeepStep{Free: calibrate(d.free, s.usage.Calibration), Keep: calibrate(d.keep, s.usage.Calibration)}
+	return DeepStep{Free: calibrate(d.free, s.usage.Calibration), Keep: calibrate(d.keep, s.usage.Calibration),
+		Demonstrations: calibrate(d.demos, s.usage.Calibration)}
 }
 
 type deepMemo struct {
@@ -118,6 +123,7 @@ type deepMemo struct {
 	version    uint64
 	valid      bool
 	free, keep int
+	demos      int // tokens of the demonstrations the step omits
 }
 
 // payloadLinks numbers a session's assembled payloads and remembers each

@@ -60,6 +60,10 @@ type DeepStep struct {
 	// the first message it changes on (the omission marker included),
 	// which a provider's prompt cache must take again.
 	Free, Keep int
+	// Demonstrations is the tokens of the demonstrations it omits (0 once
+	// they have been): messages the agent does not need to go on, which
+	// every later turn would read again.
+	Demonstrations int
 }
 
 // Decision is a strategy's answer.
@@ -219,6 +223,15 @@ func fraction(n int, f float64) int { return int(math.Floor(float64(n) * f)) }
 //     any turn, so no later turn's saving is counted: a speculative
 //     compaction never makes a run dearer than appending would have,
 //     even when the run ends right after it.
+//   - Demonstrations, while the context fits: when the deepest step omits
+//     the demonstrations (which the agent does not need to go on, and
+//     every later turn would read again) and what it costs on its turn
+//     over appending is less than what the next turn reads fewer, it is
+//     taken on that turn. A run that goes on one more turn is then no
+//     dearer than appending; one that ends on that very turn is dearer by
+//     less than one turn's reading of what the step stopped sending. On
+//     a run that goes on, waiting costs a turn's reading of them for
+//     every turn waited, and more to write once the history has grown.
 //   - Speculative, once the context has outgrown the budget (a forced
 //     compaction came before, so the run is no longer one the history
 //     fits): it takes the deepest step when it pays back within the
@@ -234,12 +247,13 @@ func fraction(n int, f float64) int { return int(math.Floor(float64(n) * f)) }
 //   - Otherwise it only appends, and the provider's cache keeps the prefix.
 //
 // Together: on a run whose history always fits it costs no more than the
-// unmanaged history, on every turn the run may end; the decision and its
-// arithmetic are in the reason. What it does not promise is a constant
-// ratio to the cheapest schedule chosen knowing the whole run: that
-// schedule may compact before the run first outgrows the budget on a
-// turn where it pays only if the run goes on, which no rule keeping the
-// promise above may do.
+// unmanaged history, on every turn the run may end but the one it drops
+// demonstrations ahead on (there by less than the next turn saves); the
+// decision and its arithmetic are in the reason. What it does not
+// promise is a constant ratio to the cheapest schedule chosen knowing the
+// whole run: that schedule may omit history before the run first
+// outgrows the budget on a turn where it pays only if the run goes on,
+// which no rule keeping the promise above may do.
 type cacheAware struct{ target float64 }
 
 func (cacheAware) Name() string { return StrategyCache }
@@ -272,6 +286,13 @@ func (c cacheAware) Decide(in StrategyInput) Decision {
 			Reason: fmt.Sprintf("cache: utilization %.2f >= warning %.2f; the deepest step frees %d tokens, %.0f units fewer read this turn, "+
 				"more than the %.0f units of writing instead of reading the %d it keeps after its first change",
 				b.Utilization, in.Thresholds.Warning, deep.Free, saved, premium, deep.Keep)}
+	}
+	if next := nextTurnSaving(in); deep.Demonstrations > 0 && premium-saved < next {
+		return Decision{Compact: true, Deep: true, Target: b.CalibratedUsed - deep.Free,
+			Reason: fmt.Sprintf("cache: utilization %.2f >= warning %.2f; the deepest step omits %d tokens of demonstrations and frees %d tokens in all; "+
+				"the %.0f units of writing instead of reading the %d it keeps after its first change, less the %.0f units fewer read this turn, "+
+				"are paid back by the %.0f units fewer read on the next turn",
+				b.Utilization, in.Thresholds.Warning, deep.Demonstrations, deep.Free, premium, deep.Keep, saved, next)}
 	}
 	h := paybackHorizon(in)
 	if !in.Outgrown || h < 0 || premium > saved*float64(h+1) {
@@ -326,6 +347,24 @@ func meanGrowth(growth []int) int {
 	return (sum + len(growth) - 1) / len(growth)
 }
 
+// nextTurnSaving is what the deepest step taken now saves on the next
+// turn if that turn only appends: the previous payload read whole, with
+// and without the tokens the step stops sending (what the next turn adds
+// costs the same either way).
+func nextTurnSaving(in StrategyInput) float64 {
+	p := pricingOrDefault(in.Pricing)
+	used := in.Budget.CalibratedUsed
+	return p.Cost(used, used).Cost - p.Cost(used-in.Deep.Free, used-in.Deep.Free).Cost
+}
+
+// pricingOrDefault is p, or Anthropic's prices when p is nil (unknown).
+func pricingOrDefault(p *sdk.Pricing) sdk.Pricing {
+	if p == nil {
+		return sdk.Pricing{Input: 1, CacheRead: 0.1, CacheWrite: 1.25, MinCacheable: 1024}
+	}
+	return *p
+}
+
 // speculativePremium prices the deepest step on this turn against only
 // appending: premium is what writing costs over reading for the tokens it
 // keeps after its first change, less those new this turn (written
@@ -336,10 +375,7 @@ func meanGrowth(growth []int) int {
 // sending. Later turns save as much again each, until the next compaction,
 // but the run may end first: they are not counted.
 func speculativePremium(in StrategyInput) (premium, saved float64) {
-	p := sdk.Pricing{Input: 1, CacheRead: 0.1, CacheWrite: 1.25, MinCacheable: 1024} // Anthropic's, when unknown
-	if in.Pricing != nil {
-		p = *in.Pricing
-	}
+	p := pricingOrDefault(in.Pricing)
 	write := p.CacheWrite
 	if write == 0 {
 		write = p.Input

@@ -227,7 +227,8 @@ func TestCacheStrategy(t *testing.T) {
 // when it is cheaper already on its own turn: 0.1 x freed > (1.25 - 0.1)
 // x (kept after the first change - grown this turn), plus the prefix
 // before the change when the provider would not cache it. A step that
-// pays only by the next turn is not taken: the run may end first; once
+// pays only by the next turn is not taken (the run may end first) unless
+// it omits demonstrations; once
 // the context has outgrown the budget, one that pays back before the
 // budget would force a compaction at the observed growth is.
 func TestCacheStrategyDeepStepPays(t *testing.T) {
@@ -256,6 +257,8 @@ func TestCacheStrategyDeepStepPays(t *testing.T) {
 			Outgrown: true}, true}, // 92 <= 50 x (1 + 200/20)
 		{"outgrown, not paid back before the budget forces one", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 300}, Growth: []int{100}, Turns: 5,
 			Outgrown: true}, false}, // 230 > 50 x (1 + 200/100)
+		{"demonstrations, paid back by the next turn", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 100, Demonstrations: 400}, Growth: []int{20}, Turns: 5}, true},       // 92 - 50 < 50
+		{"demonstrations, not paid back by the next turn", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 300, Demonstrations: 400}, Growth: []int{100}, Turns: 5}, false}, // 230 - 50 > 50
 		{"outgrown, no growth observed", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 100}, Turns: 5, Outgrown: true}, false},
 	} {
 		tt.in.Thresholds = th
@@ -346,5 +349,51 @@ func TestCacheStrategySpeculationPaysBackWithinHorizon(t *testing.T) {
 	}
 	if taken == 0 || only == 0 {
 		t.Fatalf("%d speculative compactions, %d only once the context outgrew the budget: the cases do not exercise the rule", taken, only)
+	}
+}
+
+// Demonstrations the cache strategy drops ahead of need, while the
+// context fits, pay back by the next turn: what dropping them costs on
+// its turn over appending, priced by sdk.Pricing.Cost, is less than what
+// the next turn then reads fewer if it only appends (whatever it adds),
+// so a run is dearer than its unmanaged history only if it ends on that
+// very turn, and by less than one turn's reading of what was dropped.
+// Without demonstrations in the step the rule is not taken.
+func TestCacheStrategyDropsDemonstrationsThatPayBackByTheNextTurn(t *testing.T) {
+	c := cacheAware{target: 0.5}
+	rng := rand.New(rand.NewPCG(28, 3))
+	prices := []sdk.Pricing{assembly.AnthropicPricing, assembly.OpenAIPricing, assembly.GeminiPricing}
+	taken := 0
+	for range 20000 {
+		p := prices[rng.IntN(len(prices))]
+		available := 2000 + rng.IntN(60000)
+		used := available*7/10 + rng.IntN(available*3/10+1)
+		free := 1 + rng.IntN(used)
+		keep := rng.IntN(used - free + 1)
+		grown := rng.IntN(keep + 1)
+		in := StrategyInput{Budget: budgetAt(used, available), Thresholds: Thresholds{0.7, 0.9}, Deep: DeepStep{Free: free, Keep: keep},
+			Growth: []int{grown}, Pricing: &p, Turns: 1 + rng.IntN(50)}
+		if c.Decide(in).Compact {
+			continue // paid on its own turn (TestCacheStrategySpeculationNeverDearer)
+		}
+		in.Deep.Demonstrations = 1 + rng.IntN(free)
+		d := c.Decide(in)
+		if !d.Compact {
+			continue
+		}
+		taken++
+		before := used - free - keep
+		over := p.Cost(used-free, before).Cost - p.Cost(used, used-grown).Cost
+		next := rng.IntN(available)
+		saved := p.Cost(used+next, used).Cost - p.Cost(used-free+next, used-free).Cost
+		if !d.Deep || over >= saved {
+			t.Fatalf("%+v: dropping the demonstrations costs %.1f over appending on its turn, not less than the %.1f the next turn reads fewer (%s)", in, over, saved, d.Reason)
+		}
+		if !strings.Contains(d.Reason, "paid back by the") {
+			t.Fatalf("reason %q does not say the payback", d.Reason)
+		}
+	}
+	if taken == 0 {
+		t.Fatal("no demonstrations dropped ahead: the cases do not exercise the rule")
 	}
 }
