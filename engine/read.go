@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"math"
 
 	"github.com/ctxhost/ctxhost/host"
 )
@@ -11,7 +12,10 @@ import (
 func (s *Session) StoredVersion() uint64 { return s.host.StoredVersion() }
 
 // MessageCount is how many messages the history holds.
-func (s *Session) MessageCount() int { return len(s.host.History()) }
+func (s *Session) MessageCount() int {
+	_, n := s.host.HistoryFrom(math.MaxInt)
+	return n
+}
 
 // HasMessage reports whether the history holds a message with id.
 func (s *Session) HasMessage(id string) bool { _, ok := s.host.Message(id); return ok }
@@ -95,6 +99,10 @@ func (e *Engine) Watch(w Watcher) (cancel func()) {
 // Messages returns the history's messages as held, in order (the
 // caller must not change them).
 func (s *Session) Messages() []Message { return s.host.History() }
+
+// MessagesFrom returns the session's messages at positions from on (none
+// when from is past the last) and how many it holds.
+func (s *Session) MessagesFrom(from int) ([]Message, int) { return s.host.HistoryFrom(from) }
 
 // SystemPrompt returns the session's system prompt.
 func (s *Session) SystemPrompt() string { return s.host.Texts().SystemPrompt }

@@ -313,6 +313,15 @@ func (s *Session) AddMessages(msgs []sdk.Message) ([]sdk.Message, error) {
 // History returns every message, including masked and omitted ones.
 func (s *Session) History() []sdk.Message { s.mu.Lock(); defer s.mu.Unlock(); return s.hist.All() }
 
+// HistoryFrom returns the stored messages at positions from on (none when
+// from is past the last) and how many the history holds: a caller that
+// knows the first from needs no copy of them.
+func (s *Session) HistoryFrom(from int) (msgs []sdk.Message, total int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hist.From(from)
+}
+
 // HistoryEntries returns the stored messages at positions [from, to) as
 // given, with their resolved kinds and how the context shows each.
 func (s *Session) HistoryEntries(from, to int) []history.EntryInfo {

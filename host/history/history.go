@@ -272,6 +272,14 @@ func (h *History) Recent(n int) []sdk.Message {
 	return h.messages(max(0, len(h.entries)-n))
 }
 
+// From returns the messages at positions from on (none when from is
+// Len or more) and how many messages there are in all.
+func (h *History) From(from int) ([]sdk.Message, int) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.messages(min(max(from, 0), len(h.entries))), len(h.entries)
+}
+
 func (h *History) messages(from int) []sdk.Message {
 	out := make([]sdk.Message, 0, len(h.entries)-from)
 	for i := from; i < len(h.entries); i++ {

@@ -179,6 +179,19 @@ func TestRecentAndLen(t *testing.T) {
 	if h.Len() != 3 {
 		t.Errorf("Len = %d", h.Len())
 	}
+	for _, tc := range []struct {
+		from int
+		want []string
+	}{{-1, []string{"a", "b", "c"}}, {0, []string{"a", "b", "c"}}, {2, []string{"c"}}, {3, nil}, {9, nil}} {
+		msgs, total := h.From(tc.from)
+		var got []string
+		for _, m := range msgs {
+			got = append(got, m.Content)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" || total != 3 {
+			t.Errorf("From(%d): total %d (-want +got):\n%s", tc.from, total, diff)
+		}
+	}
 }
 
 func TestOptionsDefaults(t *testing.T) {

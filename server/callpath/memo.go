@@ -68,9 +68,9 @@ func (c *call) reconcile(es *engine.Session) (replaced bool, err error) {
 	if m, ok := c.h.memos.Get(c.session); ok && m.version == es.StoredVersion() {
 		if tail, ok := m.tail(c.h.seed, c.req.raw); ok {
 			if t, err := c.d.conversation(tail, m.turns); err == nil {
-				held := es.Messages()
-				if len(held) >= m.held && startsWith(t.messages, held[m.held:]) {
-					for i := len(held) - m.held; i < len(t.messages); i++ {
+				since, held := es.MessagesFrom(m.held)
+				if held >= m.held && startsWith(t.messages, since) {
+					for i := len(since); i < len(t.messages); i++ {
 						if _, err := es.AddMessage(t.messages[i]); err != nil {
 							return false, failf(400, "bad_request", "message %d: %v", m.turns+i, err)
 						}
