@@ -6,6 +6,8 @@
 //	info, err := c.CreateSession(ctx, "run-42", "")
 //	seq, err := c.Append(ctx, "run-42", client.WriteOptions{}, sdk.Message{Role: "user", Content: "fix the bug"})
 //	turn, err := c.Prepare(ctx, "run-42", "")
+//	// or both in one call and one store write:
+//	turn, err = c.Turn(ctx, "run-42", "", client.WriteOptions{}, toolResult)
 //	// send turn.Payload to the model, then
 //	err = c.ReportUsage(ctx, "run-42", promptTokens, completionTokens)
 //
@@ -209,9 +211,30 @@ func (c *Client) ReportUsage(ctx context.Context, id string, prompt, completion 
 // Prepare completes it from the held one, so a turn that appends to a
 // long conversation carries only what it appended.
 func (c *Client) Prepare(ctx context.Context, id, agent string) (*servicev1.PrepareResponse, error) {
-	key := payloadKey{id, agent}
+	return c.prepare(ctx, &servicev1.PrepareRequest{SessionId: id, Agent: agent})
+}
+
+// Turn is an agent's turn in one call: msgs appended to session id, in
+// order, then the context of its next turn prepared (for agent, in a
+// multi-agent profile; "" otherwise), both saved in one store write, so
+// the turn costs one round trip and one sync where Append then Prepare
+// cost two of each. The answer is Prepare's, with the stored ids of msgs
+// (MessageIds) and the session's new sequence; when a message is invalid
+// or the turn fails, nothing of it is applied.
+func (c *Client) Turn(ctx context.Context, id, agent string, w WriteOptions, msgs ...sdk.Message) (*servicev1.PrepareResponse, error) {
+	req := &servicev1.PrepareRequest{SessionId: id, Agent: agent, Write: w.proto()}
+	for _, m := range msgs {
+		req.Messages = append(req.Messages, toProto(m))
+	}
+	return c.prepare(ctx, req)
+}
+
+// prepare sends msg, naming the payload held for its session and agent,
+// and completes the answer's payload from the held one.
+func (c *Client) prepare(ctx context.Context, msg *servicev1.PrepareRequest) (*servicev1.PrepareResponse, error) {
+	id := msg.SessionId
+	key := payloadKey{id, msg.Agent}
 	held := c.payloads.get(key)
-	msg := &servicev1.PrepareRequest{SessionId: id, Agent: agent}
 	if held != nil {
 		msg.KnownPayloadTag, msg.AcceptPayloadSuffix = held.tag, true
 	}

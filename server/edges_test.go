@@ -282,3 +282,64 @@ func TestStoreFailuresAreUnavailableAndDamageIsDataLoss(t *testing.T) {
 		t.Fatalf("readiness after the store came back: %v", r)
 	}
 }
+
+func TestTurnAppendsAndPreparesInOneSave(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	fs, err := filestore.New(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &countingStore{Store: fs}
+	c := client(t, newTestServerOn(t, dir, st))
+	created, err := c.CreateSession(ctx, req(&servicev1.CreateSessionRequest{SessionId: "a"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	saves := st.saves.Load()
+	turn := &servicev1.PrepareRequest{SessionId: "a", Messages: userMessages("look at parse.go", "the parser drops a token"),
+		Write: &servicev1.WriteOptions{IdempotencyKey: "t1"}}
+	res, err := c.Prepare(ctx, req(turn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := st.saves.Load() - saves; n != 1 || res.Msg.Sequence != created.Msg.Sequence+1 {
+		t.Fatalf("a turn of two messages: %d saves, sequence %d; want 1 save and sequence %d", n, res.Msg.Sequence, created.Msg.Sequence+1)
+	}
+	if want := []string{"m2", "m2.1"}; fmt.Sprint(res.Msg.MessageIds) != fmt.Sprint(want) {
+		t.Fatalf("message ids %v, want %v", res.Msg.MessageIds, want)
+	}
+	if !strings.Contains(res.Msg.Payload, "the parser drops a token") {
+		t.Fatalf("the turn's payload misses its messages:\n%s", res.Msg.Payload)
+	}
+	again, err := c.Prepare(ctx, req(turn))
+	if err != nil || !again.Msg.Replayed || fmt.Sprint(again.Msg.MessageIds) != fmt.Sprint(res.Msg.MessageIds) ||
+		again.Msg.Payload != res.Msg.Payload || st.saves.Load()-saves != 1 {
+		t.Fatalf("the turn retried with its key: replayed %v, ids %v, %d saves, %v", again.Msg.GetReplayed(), again.Msg.GetMessageIds(), st.saves.Load()-saves, err)
+	}
+	bad := append(userMessages("fine"), &servicev1.Message{Role: "nobody", Content: "bad"})
+	_, err = c.Prepare(ctx, req(&servicev1.PrepareRequest{SessionId: "a", Messages: bad}))
+	if connect.CodeOf(err) != connect.CodeInvalidArgument || !strings.Contains(err.Error(), "message 1") {
+		t.Fatalf("a turn with an invalid second message: %v", err)
+	}
+	info, err := c.GetSession(ctx, req(&servicev1.GetSessionRequest{SessionId: "a"}))
+	if err != nil || info.Msg.Messages != 2 || info.Msg.Sequence != res.Msg.Sequence || st.saves.Load()-saves != 1 {
+		t.Fatalf("after a refused turn: %v, %d saves, %v; want 2 messages at sequence %d", info.Msg, st.saves.Load()-saves, err, res.Msg.Sequence)
+	}
+	// A server started again over the store holds the turn whole: the
+	// messages, and the prepared turn's figures (the state it exports),
+	// and it prepares the same payload.
+	live, err := c.ExportState(ctx, req(&servicev1.ExportStateRequest{SessionId: "a"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2 := client(t, newTestServerOn(t, t.TempDir(), fs))
+	stored, err := c2.ExportState(ctx, req(&servicev1.ExportStateRequest{SessionId: "a"}))
+	if err != nil || string(stored.Msg.State) != string(live.Msg.State) {
+		t.Fatalf("the state read again from the store differs from the live one (%v):\n%s\n%s", err, stored.Msg.GetState(), live.Msg.State)
+	}
+	reopened, err := c2.Prepare(ctx, req(&servicev1.PrepareRequest{SessionId: "a", KnownPayloadTag: res.Msg.PayloadTag}))
+	if err != nil || !reopened.Msg.PayloadUnchanged {
+		t.Fatalf("the turn prepared again after a restart: unchanged %v, %v", reopened.Msg.GetPayloadUnchanged(), err)
+	}
+}

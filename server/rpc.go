@@ -378,7 +378,12 @@ func (s *Server) ImportState(ctx context.Context, req *connect.Request[servicev1
 
 // Prepare builds the context of the next turn.
 func (s *Server) Prepare(ctx context.Context, req *connect.Request[servicev1.PrepareRequest]) (*connect.Response[servicev1.PrepareResponse], error) {
-	id, agent := req.Msg.GetSessionId(), req.Msg.GetAgent()
+	id, agent, msgs := req.Msg.GetSessionId(), req.Msg.GetAgent(), req.Msg.GetMessages()
+	if len(msgs) > 0 {
+		if err := s.limits.checkAppend(msgs); err != nil {
+			return nil, err
+		}
+	}
 	unlock, err := s.lock(ctx, id)
 	if err != nil {
 		return nil, err
@@ -391,7 +396,7 @@ func (s *Server) Prepare(ctx context.Context, req *connect.Request[servicev1.Pre
 	if rec != nil {
 		out, _ := w.e.answers.find(w.key, rec.Seq).(*servicev1.PrepareResponse)
 		if out == nil { // answered before this server started: prepare again without the key
-			out = &servicev1.PrepareResponse{Sequence: rec.Seq}
+			out = &servicev1.PrepareResponse{Sequence: rec.Seq, MessageIds: rec.IDs}
 		}
 		out.Replayed = true
 		return connect.NewResponse(out), nil
@@ -399,13 +404,22 @@ func (s *Server) Prepare(ctx context.Context, req *connect.Request[servicev1.Pre
 	if agent != "" && !w.e.es.IsFresh() && (!w.e.es.IsTeam() || w.e.engine.Config.Agent(agent) == nil) {
 		return nil, invalidf("agent %q: not an agent of context profile %q", agent, w.e.profile)
 	}
-	var turn engine.Turn
+	var (
+		turn engine.Turn
+		seq  uint64
+		ids  []string
+	)
 	timer := s.metrics.prepareTimer(w.e.profile)
-	seq, err := s.single(ctx, w, func() error {
+	prepare := func() error {
 		var err error
 		turn, err = w.e.es.Prepare(ctx, agent)
 		return err
-	})
+	}
+	if len(msgs) > 0 {
+		seq, ids, err = s.appendAndPrepare(ctx, w, msgs, prepare)
+	} else {
+		seq, err = s.single(ctx, w, prepare)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -419,7 +433,7 @@ func (s *Server) Prepare(ctx context.Context, req *connect.Request[servicev1.Pre
 	tag := w.e.tags.tag(agent, link, payload, mediaType, system, hasSystem)
 	known := held != "" && held == tag
 	out := toPrepareResponse(turn)
-	out.Sequence, out.PayloadTag, out.PayloadUnchanged = seq, tag, known
+	out.Sequence, out.PayloadTag, out.PayloadUnchanged, out.MessageIds = seq, tag, known, ids
 	switch {
 	case known:
 	case req.Msg.GetAcceptPayloadSuffix() && held != "" && last != nil && held == last.tag && last.id == link.extends:

@@ -135,22 +135,11 @@ func (s *Server) appendMessages(ctx context.Context, w *write, msgs []*servicev1
 			return 0, nil, invalidf("idempotency_key %q was used for a different call", w.key)
 		}
 	}
-	seq := w.before + 1
-	batch := make([]engine.Message, 0, len(msgs)-start)
-	taken := map[string]bool{}
-	for i := start; i < len(msgs); i++ {
-		m := toMessage(msgs[i])
-		if m.ID == "" {
-			m.ID = newID(w.e.es, seq, taken)
-		}
-		taken[m.ID] = true
-		batch = append(batch, m)
-		ids = append(ids, m.ID)
-	}
+	batch, ids := newMessages(w, msgs[start:], ids)
 	if err := ctx.Err(); err != nil {
 		return 0, nil, err
 	}
-	rec := engine.KeyRecord{IDs: ids, Seq: seq}
+	rec := engine.KeyRecord{IDs: ids, Seq: w.before + 1}
 	if err := w.mark(rec); err != nil {
 		return 0, nil, err
 	}
@@ -163,6 +152,56 @@ func (s *Server) appendMessages(ctx context.Context, w *write, msgs []*servicev1
 			_ = w.unmark()
 			return 0, nil, invalid(err)
 		}
+	}
+	seq, err := s.finish(ctx, w, rec, nil)
+	return seq, ids, err
+}
+
+// newMessages converts msgs, giving each message without an id the one
+// the save after w's session version will store it under (newID), and
+// returns them with ids, extended by their ids in order.
+func newMessages(w *write, msgs []*servicev1.Message, ids []string) ([]engine.Message, []string) {
+	seq := w.before + 1
+	batch := make([]engine.Message, 0, len(msgs))
+	taken := map[string]bool{}
+	for _, pm := range msgs {
+		m := toMessage(pm)
+		if m.ID == "" {
+			m.ID = newID(w.e.es, seq, taken)
+		}
+		taken[m.ID] = true
+		batch = append(batch, m)
+		ids = append(ids, m.ID)
+	}
+	return batch, ids
+}
+
+// appendAndPrepare adds msgs (all or none, ids as appendMessages gives
+// them) and runs prepare, saving both in one store write: an agent's
+// turn in one sync. When either fails nothing is saved, and the session,
+// whose memory may then be ahead of its store, is unloaded (the next call
+// reads it again as stored).
+func (s *Server) appendAndPrepare(ctx context.Context, w *write, msgs []*servicev1.Message, prepare func() error) (uint64, []string, error) {
+	if w.partial != nil {
+		return 0, nil, invalidf("idempotency_key %q was used for a different call", w.key)
+	}
+	batch, ids := newMessages(w, msgs, nil)
+	if err := ctx.Err(); err != nil {
+		return 0, nil, err
+	}
+	rec := engine.KeyRecord{IDs: ids, Seq: w.before + 1}
+	if err := w.mark(rec); err != nil {
+		return 0, nil, err
+	}
+	err := w.e.es.Batch(func() error {
+		if _, err := w.e.es.AddMessages(batch); err != nil {
+			return invalid(err)
+		}
+		return prepare()
+	})
+	if err != nil {
+		s.unload(ctx, w.id)
+		return 0, nil, err
 	}
 	seq, err := s.finish(ctx, w, rec, nil)
 	return seq, ids, err

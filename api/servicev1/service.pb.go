@@ -2162,8 +2162,15 @@ type PrepareRequest struct {
 	// the answer carries only what follows them (payload_prefix). Callers
 	// that leave it unset always get the whole payload.
 	AcceptPayloadSuffix bool `protobuf:"varint,5,opt,name=accept_payload_suffix,json=acceptPayloadSuffix,proto3" json:"accept_payload_suffix,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// Messages appended before the context is prepared, in order, in the
+	// same store write as the turn: an agent's turn (the tool's result
+	// added, the next context prepared) in one call and one sync. They are
+	// checked as AppendMessages checks them and get ids the same way
+	// (message_ids); when one is invalid or the turn fails, nothing of the
+	// call is applied.
+	Messages      []*Message `protobuf:"bytes,6,rep,name=messages,proto3" json:"messages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PrepareRequest) Reset() {
@@ -2229,6 +2236,13 @@ func (x *PrepareRequest) GetAcceptPayloadSuffix() bool {
 		return x.AcceptPayloadSuffix
 	}
 	return false
+}
+
+func (x *PrepareRequest) GetMessages() []*Message {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
 }
 
 type ComponentTokens struct {
@@ -2780,6 +2794,8 @@ type PrepareResponse struct {
 	// them. 0: the payload field holds the whole payload (or, with
 	// payload_unchanged, nothing).
 	PayloadPrefix uint64 `protobuf:"varint,18,opt,name=payload_prefix,json=payloadPrefix,proto3" json:"payload_prefix,omitempty"`
+	// The stored ids of the request's messages, in order.
+	MessageIds    []string `protobuf:"bytes,19,rep,name=message_ids,json=messageIds,proto3" json:"message_ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2938,6 +2954,13 @@ func (x *PrepareResponse) GetPayloadPrefix() uint64 {
 		return x.PayloadPrefix
 	}
 	return 0
+}
+
+func (x *PrepareResponse) GetMessageIds() []string {
+	if x != nil {
+		return x.MessageIds
+	}
+	return nil
 }
 
 type InspectRequest struct {
@@ -3617,14 +3640,15 @@ const file_ctxhost_service_v1_service_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\fR\x05state\x126\n" +
-	"\x05write\x18\x03 \x01(\v2 .ctxhost.service.v1.WriteOptionsR\x05write\"\xdd\x01\n" +
+	"\x05write\x18\x03 \x01(\v2 .ctxhost.service.v1.WriteOptionsR\x05write\"\x96\x02\n" +
 	"\x0ePrepareRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x126\n" +
 	"\x05write\x18\x03 \x01(\v2 .ctxhost.service.v1.WriteOptionsR\x05write\x12*\n" +
 	"\x11known_payload_tag\x18\x04 \x01(\tR\x0fknownPayloadTag\x122\n" +
-	"\x15accept_payload_suffix\x18\x05 \x01(\bR\x13acceptPayloadSuffix\"\x8f\x01\n" +
+	"\x15accept_payload_suffix\x18\x05 \x01(\bR\x13acceptPayloadSuffix\x127\n" +
+	"\bmessages\x18\x06 \x03(\v2\x1b.ctxhost.service.v1.MessageR\bmessages\"\x8f\x01\n" +
 	"\x0fComponentTokens\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04slot\x18\x02 \x01(\tR\x04slot\x12\x1a\n" +
@@ -3673,7 +3697,7 @@ const file_ctxhost_service_v1_service_proto_rawDesc = "" +
 	"tokenCount\x12\x1d\n" +
 	"\n" +
 	"max_tokens\x18\x05 \x01(\x03R\tmaxTokens\x12 \n" +
-	"\vsuggestions\x18\x06 \x03(\tR\vsuggestions\"\xd7\x05\n" +
+	"\vsuggestions\x18\x06 \x03(\tR\vsuggestions\"\xf8\x05\n" +
 	"\x0fPrepareResponse\x12\x1a\n" +
 	"\bsequence\x18\x01 \x01(\x04R\bsequence\x12\x18\n" +
 	"\apayload\x18\x02 \x01(\tR\apayload\x12\x1d\n" +
@@ -3700,7 +3724,9 @@ const file_ctxhost_service_v1_service_proto_rawDesc = "" +
 	"\vpayload_tag\x18\x10 \x01(\tR\n" +
 	"payloadTag\x12+\n" +
 	"\x11payload_unchanged\x18\x11 \x01(\bR\x10payloadUnchanged\x12%\n" +
-	"\x0epayload_prefix\x18\x12 \x01(\x04R\rpayloadPrefix\"/\n" +
+	"\x0epayload_prefix\x18\x12 \x01(\x04R\rpayloadPrefix\x12\x1f\n" +
+	"\vmessage_ids\x18\x13 \x03(\tR\n" +
+	"messageIds\"/\n" +
 	"\x0eInspectRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"\xb9\x02\n" +
@@ -3860,63 +3886,64 @@ var file_ctxhost_service_v1_service_proto_depIdxs = []int32{
 	36, // 21: ctxhost.service.v1.CompactResponse.compaction:type_name -> ctxhost.service.v1.Compaction
 	1,  // 22: ctxhost.service.v1.ImportStateRequest.write:type_name -> ctxhost.service.v1.WriteOptions
 	1,  // 23: ctxhost.service.v1.PrepareRequest.write:type_name -> ctxhost.service.v1.WriteOptions
-	35, // 24: ctxhost.service.v1.Compaction.steps:type_name -> ctxhost.service.v1.CompactionStep
-	34, // 25: ctxhost.service.v1.PrepareResponse.budget:type_name -> ctxhost.service.v1.Budget
-	34, // 26: ctxhost.service.v1.PrepareResponse.before:type_name -> ctxhost.service.v1.Budget
-	33, // 27: ctxhost.service.v1.PrepareResponse.components:type_name -> ctxhost.service.v1.ComponentTokens
-	36, // 28: ctxhost.service.v1.PrepareResponse.compaction:type_name -> ctxhost.service.v1.Compaction
-	37, // 29: ctxhost.service.v1.PrepareResponse.cache:type_name -> ctxhost.service.v1.CacheCost
-	38, // 30: ctxhost.service.v1.PrepareResponse.fresh:type_name -> ctxhost.service.v1.FreshTask
-	4,  // 31: ctxhost.service.v1.InspectResponse.session:type_name -> ctxhost.service.v1.SessionInfo
-	34, // 32: ctxhost.service.v1.InspectResponse.budget:type_name -> ctxhost.service.v1.Budget
-	33, // 33: ctxhost.service.v1.InspectResponse.components:type_name -> ctxhost.service.v1.ComponentTokens
-	50, // 34: ctxhost.service.v1.Event.event:type_name -> google.protobuf.Value
-	45, // 35: ctxhost.service.v1.ListEventsResponse.events:type_name -> ctxhost.service.v1.Event
-	3,  // 36: ctxhost.service.v1.ContextService.CreateSession:input_type -> ctxhost.service.v1.CreateSessionRequest
-	5,  // 37: ctxhost.service.v1.ContextService.GetSession:input_type -> ctxhost.service.v1.GetSessionRequest
-	6,  // 38: ctxhost.service.v1.ContextService.ListSessions:input_type -> ctxhost.service.v1.ListSessionsRequest
-	8,  // 39: ctxhost.service.v1.ContextService.DeleteSession:input_type -> ctxhost.service.v1.DeleteSessionRequest
-	13, // 40: ctxhost.service.v1.ContextService.AppendMessages:input_type -> ctxhost.service.v1.AppendMessagesRequest
-	15, // 41: ctxhost.service.v1.ContextService.SetText:input_type -> ctxhost.service.v1.SetTextRequest
-	26, // 42: ctxhost.service.v1.ContextService.ApplyOp:input_type -> ctxhost.service.v1.ApplyOpRequest
-	28, // 43: ctxhost.service.v1.ContextService.ReportUsage:input_type -> ctxhost.service.v1.ReportUsageRequest
-	29, // 44: ctxhost.service.v1.ContextService.Compact:input_type -> ctxhost.service.v1.CompactRequest
-	31, // 45: ctxhost.service.v1.ContextService.ImportState:input_type -> ctxhost.service.v1.ImportStateRequest
-	19, // 46: ctxhost.service.v1.ContextService.SetTools:input_type -> ctxhost.service.v1.SetToolsRequest
-	20, // 47: ctxhost.service.v1.ContextService.ClearHistory:input_type -> ctxhost.service.v1.ClearHistoryRequest
-	32, // 48: ctxhost.service.v1.ContextService.Prepare:input_type -> ctxhost.service.v1.PrepareRequest
-	40, // 49: ctxhost.service.v1.ContextService.Inspect:input_type -> ctxhost.service.v1.InspectRequest
-	42, // 50: ctxhost.service.v1.ContextService.ExportState:input_type -> ctxhost.service.v1.ExportStateRequest
-	44, // 51: ctxhost.service.v1.ContextService.ListEvents:input_type -> ctxhost.service.v1.ListEventsRequest
-	21, // 52: ctxhost.service.v1.ContextService.GetHistory:input_type -> ctxhost.service.v1.GetHistoryRequest
-	24, // 53: ctxhost.service.v1.ContextService.FormatHistory:input_type -> ctxhost.service.v1.FormatHistoryRequest
-	47, // 54: ctxhost.service.v1.ContextService.Health:input_type -> ctxhost.service.v1.HealthRequest
-	47, // 55: ctxhost.service.v1.ContextService.Ready:input_type -> ctxhost.service.v1.HealthRequest
-	4,  // 56: ctxhost.service.v1.ContextService.CreateSession:output_type -> ctxhost.service.v1.SessionInfo
-	4,  // 57: ctxhost.service.v1.ContextService.GetSession:output_type -> ctxhost.service.v1.SessionInfo
-	7,  // 58: ctxhost.service.v1.ContextService.ListSessions:output_type -> ctxhost.service.v1.ListSessionsResponse
-	9,  // 59: ctxhost.service.v1.ContextService.DeleteSession:output_type -> ctxhost.service.v1.DeleteSessionResponse
-	14, // 60: ctxhost.service.v1.ContextService.AppendMessages:output_type -> ctxhost.service.v1.AppendMessagesResponse
-	2,  // 61: ctxhost.service.v1.ContextService.SetText:output_type -> ctxhost.service.v1.WriteResponse
-	27, // 62: ctxhost.service.v1.ContextService.ApplyOp:output_type -> ctxhost.service.v1.ApplyOpResponse
-	2,  // 63: ctxhost.service.v1.ContextService.ReportUsage:output_type -> ctxhost.service.v1.WriteResponse
-	30, // 64: ctxhost.service.v1.ContextService.Compact:output_type -> ctxhost.service.v1.CompactResponse
-	2,  // 65: ctxhost.service.v1.ContextService.ImportState:output_type -> ctxhost.service.v1.WriteResponse
-	2,  // 66: ctxhost.service.v1.ContextService.SetTools:output_type -> ctxhost.service.v1.WriteResponse
-	2,  // 67: ctxhost.service.v1.ContextService.ClearHistory:output_type -> ctxhost.service.v1.WriteResponse
-	39, // 68: ctxhost.service.v1.ContextService.Prepare:output_type -> ctxhost.service.v1.PrepareResponse
-	41, // 69: ctxhost.service.v1.ContextService.Inspect:output_type -> ctxhost.service.v1.InspectResponse
-	43, // 70: ctxhost.service.v1.ContextService.ExportState:output_type -> ctxhost.service.v1.ExportStateResponse
-	46, // 71: ctxhost.service.v1.ContextService.ListEvents:output_type -> ctxhost.service.v1.ListEventsResponse
-	23, // 72: ctxhost.service.v1.ContextService.GetHistory:output_type -> ctxhost.service.v1.GetHistoryResponse
-	25, // 73: ctxhost.service.v1.ContextService.FormatHistory:output_type -> ctxhost.service.v1.FormatHistoryResponse
-	48, // 74: ctxhost.service.v1.ContextService.Health:output_type -> ctxhost.service.v1.HealthResponse
-	48, // 75: ctxhost.service.v1.ContextService.Ready:output_type -> ctxhost.service.v1.HealthResponse
-	56, // [56:76] is the sub-list for method output_type
-	36, // [36:56] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	12, // 24: ctxhost.service.v1.PrepareRequest.messages:type_name -> ctxhost.service.v1.Message
+	35, // 25: ctxhost.service.v1.Compaction.steps:type_name -> ctxhost.service.v1.CompactionStep
+	34, // 26: ctxhost.service.v1.PrepareResponse.budget:type_name -> ctxhost.service.v1.Budget
+	34, // 27: ctxhost.service.v1.PrepareResponse.before:type_name -> ctxhost.service.v1.Budget
+	33, // 28: ctxhost.service.v1.PrepareResponse.components:type_name -> ctxhost.service.v1.ComponentTokens
+	36, // 29: ctxhost.service.v1.PrepareResponse.compaction:type_name -> ctxhost.service.v1.Compaction
+	37, // 30: ctxhost.service.v1.PrepareResponse.cache:type_name -> ctxhost.service.v1.CacheCost
+	38, // 31: ctxhost.service.v1.PrepareResponse.fresh:type_name -> ctxhost.service.v1.FreshTask
+	4,  // 32: ctxhost.service.v1.InspectResponse.session:type_name -> ctxhost.service.v1.SessionInfo
+	34, // 33: ctxhost.service.v1.InspectResponse.budget:type_name -> ctxhost.service.v1.Budget
+	33, // 34: ctxhost.service.v1.InspectResponse.components:type_name -> ctxhost.service.v1.ComponentTokens
+	50, // 35: ctxhost.service.v1.Event.event:type_name -> google.protobuf.Value
+	45, // 36: ctxhost.service.v1.ListEventsResponse.events:type_name -> ctxhost.service.v1.Event
+	3,  // 37: ctxhost.service.v1.ContextService.CreateSession:input_type -> ctxhost.service.v1.CreateSessionRequest
+	5,  // 38: ctxhost.service.v1.ContextService.GetSession:input_type -> ctxhost.service.v1.GetSessionRequest
+	6,  // 39: ctxhost.service.v1.ContextService.ListSessions:input_type -> ctxhost.service.v1.ListSessionsRequest
+	8,  // 40: ctxhost.service.v1.ContextService.DeleteSession:input_type -> ctxhost.service.v1.DeleteSessionRequest
+	13, // 41: ctxhost.service.v1.ContextService.AppendMessages:input_type -> ctxhost.service.v1.AppendMessagesRequest
+	15, // 42: ctxhost.service.v1.ContextService.SetText:input_type -> ctxhost.service.v1.SetTextRequest
+	26, // 43: ctxhost.service.v1.ContextService.ApplyOp:input_type -> ctxhost.service.v1.ApplyOpRequest
+	28, // 44: ctxhost.service.v1.ContextService.ReportUsage:input_type -> ctxhost.service.v1.ReportUsageRequest
+	29, // 45: ctxhost.service.v1.ContextService.Compact:input_type -> ctxhost.service.v1.CompactRequest
+	31, // 46: ctxhost.service.v1.ContextService.ImportState:input_type -> ctxhost.service.v1.ImportStateRequest
+	19, // 47: ctxhost.service.v1.ContextService.SetTools:input_type -> ctxhost.service.v1.SetToolsRequest
+	20, // 48: ctxhost.service.v1.ContextService.ClearHistory:input_type -> ctxhost.service.v1.ClearHistoryRequest
+	32, // 49: ctxhost.service.v1.ContextService.Prepare:input_type -> ctxhost.service.v1.PrepareRequest
+	40, // 50: ctxhost.service.v1.ContextService.Inspect:input_type -> ctxhost.service.v1.InspectRequest
+	42, // 51: ctxhost.service.v1.ContextService.ExportState:input_type -> ctxhost.service.v1.ExportStateRequest
+	44, // 52: ctxhost.service.v1.ContextService.ListEvents:input_type -> ctxhost.service.v1.ListEventsRequest
+	21, // 53: ctxhost.service.v1.ContextService.GetHistory:input_type -> ctxhost.service.v1.GetHistoryRequest
+	24, // 54: ctxhost.service.v1.ContextService.FormatHistory:input_type -> ctxhost.service.v1.FormatHistoryRequest
+	47, // 55: ctxhost.service.v1.ContextService.Health:input_type -> ctxhost.service.v1.HealthRequest
+	47, // 56: ctxhost.service.v1.ContextService.Ready:input_type -> ctxhost.service.v1.HealthRequest
+	4,  // 57: ctxhost.service.v1.ContextService.CreateSession:output_type -> ctxhost.service.v1.SessionInfo
+	4,  // 58: ctxhost.service.v1.ContextService.GetSession:output_type -> ctxhost.service.v1.SessionInfo
+	7,  // 59: ctxhost.service.v1.ContextService.ListSessions:output_type -> ctxhost.service.v1.ListSessionsResponse
+	9,  // 60: ctxhost.service.v1.ContextService.DeleteSession:output_type -> ctxhost.service.v1.DeleteSessionResponse
+	14, // 61: ctxhost.service.v1.ContextService.AppendMessages:output_type -> ctxhost.service.v1.AppendMessagesResponse
+	2,  // 62: ctxhost.service.v1.ContextService.SetText:output_type -> ctxhost.service.v1.WriteResponse
+	27, // 63: ctxhost.service.v1.ContextService.ApplyOp:output_type -> ctxhost.service.v1.ApplyOpResponse
+	2,  // 64: ctxhost.service.v1.ContextService.ReportUsage:output_type -> ctxhost.service.v1.WriteResponse
+	30, // 65: ctxhost.service.v1.ContextService.Compact:output_type -> ctxhost.service.v1.CompactResponse
+	2,  // 66: ctxhost.service.v1.ContextService.ImportState:output_type -> ctxhost.service.v1.WriteResponse
+	2,  // 67: ctxhost.service.v1.ContextService.SetTools:output_type -> ctxhost.service.v1.WriteResponse
+	2,  // 68: ctxhost.service.v1.ContextService.ClearHistory:output_type -> ctxhost.service.v1.WriteResponse
+	39, // 69: ctxhost.service.v1.ContextService.Prepare:output_type -> ctxhost.service.v1.PrepareResponse
+	41, // 70: ctxhost.service.v1.ContextService.Inspect:output_type -> ctxhost.service.v1.InspectResponse
+	43, // 71: ctxhost.service.v1.ContextService.ExportState:output_type -> ctxhost.service.v1.ExportStateResponse
+	46, // 72: ctxhost.service.v1.ContextService.ListEvents:output_type -> ctxhost.service.v1.ListEventsResponse
+	23, // 73: ctxhost.service.v1.ContextService.GetHistory:output_type -> ctxhost.service.v1.GetHistoryResponse
+	25, // 74: ctxhost.service.v1.ContextService.FormatHistory:output_type -> ctxhost.service.v1.FormatHistoryResponse
+	48, // 75: ctxhost.service.v1.ContextService.Health:output_type -> ctxhost.service.v1.HealthResponse
+	48, // 76: ctxhost.service.v1.ContextService.Ready:output_type -> ctxhost.service.v1.HealthResponse
+	57, // [57:77] is the sub-list for method output_type
+	37, // [37:57] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_ctxhost_service_v1_service_proto_init() }

@@ -9,6 +9,7 @@ import (
 
 	"connectrpc.com/connect"
 
+	"github.com/ctxhost/ctxhost/api/servicev1"
 	"github.com/ctxhost/ctxhost/client"
 	"github.com/ctxhost/ctxhost/sdk"
 )
@@ -58,6 +59,20 @@ func TestServeGoClient(t *testing.T) {
 			}
 			if _, err := c.ReportUsage(ctx, id, turn.Budget.GetUsed()+20, 10); err != nil {
 				t.Fatal(err)
+			}
+			// A turn in one call: the tool's result appended and the next
+			// context prepared, in one store write (the sequence moves by
+			// one); the client completes the payload from the one it holds.
+			before, err := c.Raw.GetSession(ctx, connect.NewRequest(&servicev1.GetSessionRequest{SessionId: id}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			one, err := c.Turn(ctx, id, "", client.WriteOptions{ExpectedSequence: before.Msg.Sequence},
+				sdk.Message{Role: sdk.RoleUser, Content: "the parser drops the last token"})
+			if err != nil || len(one.MessageIds) != 1 || one.Sequence != before.Msg.Sequence+1 ||
+				!strings.HasPrefix(one.Payload, turn.Payload[:strings.Index(turn.Payload, "fix the parser")]) ||
+				!strings.Contains(one.Payload, "the parser drops the last token") || !strings.Contains(one.Payload, "reproduce") {
+				t.Fatalf("turn: ids %v, sequence %d (was %d), %v\n%s", one.GetMessageIds(), one.GetSequence(), before.Msg.Sequence, err, one.GetPayload())
 			}
 			// Tools and a message with parts go through whole; the
 			// history reads them back as given.
