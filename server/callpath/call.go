@@ -143,7 +143,7 @@ func (c *call) read() error {
 		}
 		return failf(http.StatusBadRequest, "bad_request", "read request: %v", err)
 	}
-	if c.req, err = parse(c.d, c.r, body); err != nil {
+	if c.req, err = parseKnown(c.d, c.r, body, c.h.known.length); err != nil {
 		c.unparsed = body
 		return failf(http.StatusBadRequest, "bad_request", "%v", err)
 	}
@@ -317,5 +317,6 @@ func (c *call) record(es *engine.Session, a answer) error {
 		c.h.metrics.usage(c.u.Name, u)
 	}
 	c.remember(es)
+	c.h.known.add(arrayPrefix(c.req.raw))
 	return nil
 }

@@ -84,7 +84,13 @@ type request struct {
 // parse reads a caller's request: its fields and head; the conversation
 // is decoded later (decode), or only its new tail (see memo).
 func parse(d dialect, r *http.Request, body []byte) (*request, error) {
-	fields, err := parseRequest(body, d.field())
+	return parseKnown(d, r, body, nil)
+}
+
+// parseKnown is parse with the conversation's known prefix skipped
+// (parseRequestKnown).
+func parseKnown(d dialect, r *http.Request, body []byte, known func([]byte) int) (*request, error) {
+	fields, err := parseRequestKnown(body, d.field(), known)
 	if err != nil {
 		return nil, err
 	}

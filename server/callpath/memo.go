@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 
 	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/internal/lru"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
@@ -106,4 +107,52 @@ func (c *call) remember(es *engine.Session) {
 	}
 	c.h.memos.Put(c.session, memo{prefixLen: len(p), prefixHash: maphash.Bytes(c.h.seed, p), turns: c.req.turns,
 		held: c.held, version: es.StoredVersion()})
+}
+
+// knownPrefixes remembers the conversation arrays of recent calls (up to
+// their closing brackets), found by the hash of their opening bytes, so
+// that the next call of a conversation, whose array starts with the last
+// one's bytes, has only its new elements delimited when its body is read:
+// the known bytes are matched by a hash (much faster than scanning their
+// structure) and were delimited and decoded whole on an earlier call.
+// It knows nothing of sessions, so it works before the session is named.
+type knownPrefixes struct {
+	seed     maphash.Seed
+	prefixes *lru.Cache[uint64, knownPrefix]
+}
+
+// knownPrefix is one array prefix: its length and hash.
+type knownPrefix struct {
+	len  int
+	hash uint64
+}
+
+// openingBytes is how many leading bytes of an array find its known
+// prefix (fewer when the prefix is shorter).
+const openingBytes = 1024
+
+func newKnownPrefixes(seed maphash.Seed) *knownPrefixes {
+	return &knownPrefixes{seed: seed, prefixes: lru.New[uint64, knownPrefix](memoSize)}
+}
+
+// add remembers prefix (an array without its closing bracket; nil is
+// ignored).
+func (k *knownPrefixes) add(prefix []byte) {
+	if len(prefix) <= openingBytes { // a short array is cheap to scan
+		return
+	}
+	k.prefixes.Put(maphash.Bytes(k.seed, prefix[:openingBytes]), knownPrefix{len: len(prefix), hash: maphash.Bytes(k.seed, prefix)})
+}
+
+// length is how many leading bytes of array (from its opening bracket
+// on) are a known prefix, 0 when none is.
+func (k *knownPrefixes) length(array []byte) int {
+	if len(array) <= openingBytes {
+		return 0
+	}
+	p, ok := k.prefixes.Get(maphash.Bytes(k.seed, array[:openingBytes]))
+	if !ok || p.len >= len(array) || maphash.Bytes(k.seed, array[:p.len]) != p.hash {
+		return 0
+	}
+	return p.len
 }

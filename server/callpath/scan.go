@@ -16,6 +16,14 @@ import (
 // body. Every other member is validated (json.Valid), names must be
 // strings and appear once.
 func parseRequest(data []byte, conversation string) (object, error) {
+	return parseRequestKnown(data, conversation, nil)
+}
+
+// parseRequestKnown is parseRequest where known, when not nil, tells how
+// many leading bytes of the conversation array (given from its opening
+// bracket to the end of data) are an array prefix already delimited on an
+// earlier call (0: none); delimiting goes on after them.
+func parseRequestKnown(data []byte, conversation string, known func(array []byte) int) (object, error) {
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return nil, errors.New("the body is not a JSON object")
@@ -43,7 +51,16 @@ func parseRequest(data []byte, conversation string) (object, error) {
 			}
 			i = skipSpace(data, i+1)
 			start := i
-			if i, err = skipValue(data, i); err != nil {
+			if n := 0; key == conversation && known != nil && i < len(data) && data[i] == '[' {
+				if n = known(data[i:]); n > 0 {
+					i, err = skipContainer(data, i+n, 1)
+				} else {
+					i, err = skipValue(data, i)
+				}
+			} else {
+				i, err = skipValue(data, i)
+			}
+			if err != nil {
 				return nil, fmt.Errorf("read JSON field %q: %w", key, err)
 			}
 			v := data[start:i]
@@ -113,27 +130,7 @@ func skipValue(data []byte, i int) (int, error) {
 	case '"':
 		return skipString(data, i)
 	case '{', '[':
-		depth := 0
-		for i < len(data) {
-			switch data[i] {
-			case '"':
-				end, err := skipString(data, i)
-				if err != nil {
-					return 0, err
-				}
-				i = end
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1, nil
-				}
-			}
-			i++
-		}
-		return 0, errors.New("read JSON: unterminated array or object")
+		return skipContainer(data, i, 0)
 	case ',', '}', ']', ':':
 		return 0, errors.New("read JSON: a value is missing")
 	}
@@ -146,6 +143,32 @@ func skipValue(data []byte, i int) (int, error) {
 		j++
 	}
 	return j, nil
+}
+
+// skipContainer returns the index after the array or object that data[i]
+// is in, depth levels deep (0: it opens at data[i]), counting brackets and
+// braces outside strings.
+func skipContainer(data []byte, i, depth int) (int, error) {
+	for i < len(data) {
+		switch data[i] {
+		case '"':
+			end, err := skipString(data, i)
+			if err != nil {
+				return 0, err
+			}
+			i = end
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1, nil
+			}
+		}
+		i++
+	}
+	return 0, errors.New("read JSON: unterminated array or object")
 }
 
 // parsePayload reads an assembled payload. One from a first-party

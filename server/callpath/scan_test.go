@@ -3,6 +3,7 @@ package callpath
 import (
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -83,5 +84,38 @@ func TestUnvalidatedConversationRefusedOnDecode(t *testing.T) {
 		if err := decode(chatDialect{}, &request{raw: o.get("messages")}); err == nil {
 			t.Errorf("the conversation %q was decoded", bad)
 		}
+	}
+}
+
+// TestKnownPrefixSkipped: a body whose conversation array starts with an
+// array remembered from an earlier call is read as parseRequest reads it,
+// with the known bytes matched by hash (a copy of the prefix with one
+// byte changed is not known, and is delimited); an unterminated tail
+// after a known prefix is refused.
+func TestKnownPrefixSkipped(t *testing.T) {
+	var msgs []string
+	for i := range 40 {
+		msgs = append(msgs, fmt.Sprintf(`{"role":"tool","tool_call_id":"c%d","content":"line [%d] {\"x\": \"]\"}\n"}`, i, i))
+	}
+	first := "[" + strings.Join(msgs[:30], ",") + "]"
+	k := newKnownPrefixes(maphash.MakeSeed())
+	k.add(arrayPrefix(json.RawMessage(first)))
+	next := `{"model":"m","messages":` + "[" + strings.Join(msgs, ",") + `] , "stream":false}`
+	var matched int
+	known := func(a []byte) int { matched = k.length(a); return matched }
+	got, err := parseRequestKnown([]byte(next), "messages", known)
+	want, _ := parseRequest([]byte(next), "messages")
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("with the known prefix: %v %v, want %v", got, err, want)
+	}
+	if matched != len(arrayPrefix(json.RawMessage(first))) {
+		t.Errorf("%d bytes matched, want the whole prefix %d", matched, len(arrayPrefix(json.RawMessage(first))))
+	}
+	changed := strings.Replace(next, `"c29"`, `"c2X"`, 1)
+	if _, err := parseRequestKnown([]byte(changed), "messages", known); err != nil || matched != 0 {
+		t.Errorf("a prefix one byte off: matched %d, err %v; want 0 matched and read", matched, err)
+	}
+	if _, err := parseRequestKnown([]byte(`{"messages":`+strings.TrimSuffix(first, "]")+`,{"role":"user","content":"x"}`), "messages", known); err == nil || matched == 0 {
+		t.Errorf("an unterminated array after a known prefix: matched %d, err %v", matched, err)
 	}
 }
