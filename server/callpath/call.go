@@ -224,7 +224,7 @@ func (c *call) prepare(ctx context.Context, es *engine.Session) (engine.Turn, er
 // caller's with the managed context in place of its own.
 func (c *call) upstreamBody(es *engine.Session, turn engine.Turn) ([]byte, error) {
 	p := turn.Prepared
-	c.req.builtInPayload = es.PayloadsBuiltIn()
+	c.req.builtInPayload, c.req.payloads = es.PayloadsBuiltIn(), c.h.payloads
 	if _, ok := c.d.(responsesDialect); ok {
 		c.req.reasoning = reasoningIndex(p.Components)
 	}

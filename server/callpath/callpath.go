@@ -126,6 +126,7 @@ type Handler struct {
 	metrics   *Metrics
 	memos     *lru.Cache[string, memo]
 	known     *knownPrefixes
+	payloads  *knownPrefixes
 	seed      maphash.Seed
 }
 
@@ -159,7 +160,7 @@ func New(opts Options) (*Handler, error) {
 	h := &Handler{upstreams: map[string]*upstream{}, sessions: opts.Sessions, token: opts.Token, maxBytes: max,
 		log: log, client: &http.Client{Transport: tr}, metrics: newMetrics(),
 		memos: lru.New[string, memo](memoSize), seed: maphash.MakeSeed()}
-	h.known = newKnownPrefixes(h.seed)
+	h.known, h.payloads = newKnownPrefixes(h.seed), newKnownPrefixes(h.seed)
 	for _, u := range opts.Upstreams {
 		if h.upstreams[u.Kind] != nil {
 			return nil, fmt.Errorf("upstream %q: a second upstream of kind %q", u.Name, u.Kind)

@@ -79,6 +79,9 @@ type request struct {
 	// builtInPayload: the session's payloads come from an assembler built
 	// into this process (see parsePayload).
 	builtInPayload bool
+	// payloads are the conversation prefixes of payloads validated on
+	// earlier calls (see parsePayload); nil: none.
+	payloads *knownPrefixes
 }
 
 // parse reads a caller's request: its fields and head; the conversation

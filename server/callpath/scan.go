@@ -174,11 +174,55 @@ func skipContainer(data []byte, i, depth int) (int, error) {
 // parsePayload reads an assembled payload. One from a first-party
 // assembler built into this process (req.builtInPayload) is well formed
 // by construction (its bytes are what its golden and schema tests check),
-// so its conversation member (field) is only delimited; any other is
-// validated whole, as a plugin's answer is never trusted.
+// so its conversation member (field) is only delimited. Any other is
+// validated, as a plugin's answer is never trusted: every member but the
+// conversation as parseRequest does, and the conversation whole, or, when
+// it starts with the conversation of a payload validated on an earlier
+// call (req.payloads, matched by hash), only the elements after those:
+// an array prefix that was valid followed by valid elements is a valid
+// array.
 func parsePayload(req *request, payload []byte, field string) (object, error) {
 	if req.builtInPayload {
 		return parseRequest(payload, field)
 	}
-	return parseObject(payload)
+	var known func([]byte) int
+	matched := 0
+	if req.payloads != nil {
+		known = func(array []byte) int { matched = req.payloads.length(array); return matched }
+	}
+	o, err := parseRequestKnown(payload, field, known)
+	if err != nil {
+		return nil, err
+	}
+	conv := o.get(field)
+	if conv == nil {
+		return o, nil
+	}
+	if !validConversation(conv, matched) {
+		return nil, fmt.Errorf("read JSON field %q: invalid JSON", field)
+	}
+	if req.payloads != nil {
+		req.payloads.add(arrayPrefix(conv))
+	}
+	return o, nil
+}
+
+// validConversation reports whether array is valid JSON when its first
+// known bytes are an array prefix (without its closing bracket) already
+// validated: then only what follows is checked, as an array of its own.
+func validConversation(array []byte, known int) bool {
+	if known == 0 {
+		return json.Valid(array)
+	}
+	rest := bytes.TrimLeft(array[known:], " \t\r\n")
+	switch {
+	case len(rest) > 0 && rest[0] == ']' && len(bytes.TrimSpace(rest[1:])) == 0:
+		return true
+	case len(rest) > 0 && rest[0] == ',':
+		tail := make([]byte, 0, len(rest))
+		if json.Valid(append(append(tail, '['), rest[1:]...)) {
+			return true
+		}
+	}
+	return json.Valid(array) // the last known element may go on (a number's digits)
 }

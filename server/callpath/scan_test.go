@@ -119,3 +119,30 @@ func TestKnownPrefixSkipped(t *testing.T) {
 		t.Errorf("an unterminated array after a known prefix: matched %d, err %v", matched, err)
 	}
 }
+
+// TestValidConversationFromKnownPrefix: with a known prefix (a valid
+// array's, without its closing bracket) the validation of what follows
+// answers as json.Valid on the whole array, on random arrays and on
+// random damage after the prefix.
+func TestValidConversationFromKnownPrefix(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 27))
+	for n := range 3000 {
+		var elems []string
+		for range 1 + rng.IntN(6) {
+			elems = append(elems, randomJSON(rng, 1))
+		}
+		k := 1 + rng.IntN(len(elems))
+		prefix := arrayPrefix(json.RawMessage("[" + strings.Join(elems[:k], ",") + "]"))
+		array := []byte(string(prefix) + "]")
+		if k < len(elems) {
+			array = []byte(string(prefix) + " ," + strings.Join(elems[k:], ",") + "]")
+		}
+		if rng.IntN(3) == 0 { // damage after the prefix
+			at := len(prefix) + rng.IntN(len(array)-len(prefix))
+			array[at] = "]},:x\"["[rng.IntN(7)]
+		}
+		if got, want := validConversation(array, len(prefix)), json.Valid(array); got != want {
+			t.Fatalf("case %d: %q with known prefix %q: %v, json.Valid %v", n, array, prefix, got, want)
+		}
+	}
+}
