@@ -156,6 +156,7 @@ func concurrentTurns(b *testing.B, store record.Store, n int, turn func(context.
 	st := &countingStore{Store: store}
 	sessions := turnSessions(b, st, n)
 	st.writes.Store(0)
+	syncs0 := syncsOf(store)
 	lat := make([]time.Duration, b.N)
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -187,6 +188,24 @@ func concurrentTurns(b *testing.B, store record.Store, n int, turn func(context.
 	b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
 	b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
 	b.ReportMetric(float64(st.writes.Load())/float64(b.N), "writes/turn")
+	reportSharing(b, store, syncs0, st.writes.Load())
+}
+
+// syncsOf is how many syncs store has made (0 for a store that does not
+// say).
+func syncsOf(store record.Store) uint64 {
+	if s, ok := store.(interface{ Syncs() uint64 }); ok {
+		return s.Syncs()
+	}
+	return 0
+}
+
+// reportSharing reports the writes per sync since syncs0 (the group
+// commit's batch), for a store that counts its syncs.
+func reportSharing(b *testing.B, store record.Store, syncs0 uint64, writes int64) {
+	if n := syncsOf(store) - syncs0; n > 0 {
+		b.ReportMetric(float64(writes)/float64(n), "writes/sync")
+	}
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -301,6 +320,7 @@ func pacedTurns(b *testing.B, store record.Store, turn func(context.Context, *ho
 	st := &countingStore{Store: store}
 	sessions := turnSessions(b, st, pacedSessions)
 	st.writes.Store(0)
+	syncs0 := syncsOf(store)
 	rounds := max(1, (b.N+pacedSessions-1)/pacedSessions)
 	lat := make([]time.Duration, rounds*pacedSessions)
 	var wg sync.WaitGroup
@@ -332,4 +352,5 @@ func pacedTurns(b *testing.B, store record.Store, turn func(context.Context, *ho
 	b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
 	b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
 	b.ReportMetric(float64(st.writes.Load())/float64(len(lat)), "writes/turn")
+	reportSharing(b, store, syncs0, st.writes.Load())
 }

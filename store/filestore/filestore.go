@@ -93,6 +93,12 @@ type Store struct {
 	sessions map[string]*session
 }
 
+// Syncs is how many syncs of the file system (or, where syncfs(2) is
+// missing, rounds of file syncs) the store has begun: concurrent writes
+// share one, so the writes made over the syncs they took tell how well
+// they shared them.
+func (f *Store) Syncs() uint64 { return f.group.syncs() }
+
 // session is what the Store knows of one stored session.
 type session struct {
 	mu      sync.Mutex

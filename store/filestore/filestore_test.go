@@ -296,3 +296,25 @@ func TestOldFormatLogGetsAHeader(t *testing.T) {
 		t.Errorf("after the snapshot: Load = %+v, %v", st, err)
 	}
 }
+
+// TestSyncsCountSyncs: each write waits for a sync that began after it,
+// so writes made one after another take one each at least.
+func TestSyncsCountSyncs(t *testing.T) {
+	ctx := context.Background()
+	s, err := filestore.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Snapshot(ctx, "a", 0, []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	before := s.Syncs()
+	for v := range uint64(5) {
+		if err := s.Append(ctx, "a", v+1, []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := s.Syncs() - before; n < 5 {
+		t.Fatalf("5 writes one after another: %d syncs, want 5 or more", n)
+	}
+}

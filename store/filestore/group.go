@@ -32,6 +32,13 @@ type syncGroup struct {
 	timer   *time.Timer
 }
 
+// syncs is how many syncs the group has begun.
+func (g *syncGroup) syncs() uint64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.started
+}
+
 // pendingFile is a file the next sync fsyncs; owned ones it closes.
 type pendingFile struct {
 	f     *os.File

@@ -39,6 +39,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ctxhost/ctxhost/record"
@@ -107,6 +108,9 @@ type Store struct {
 	closed  bool
 	wake    chan struct{}
 	stopped chan struct{}
+	// commits counts the transactions the committer has run (each one
+	// sync of the log when it commits).
+	commits atomic.Uint64
 	// stmts are the committer's statements, prepared once (see stmt).
 	stmtMu sync.Mutex
 	stmts  map[string]*sql.Stmt
@@ -285,6 +289,12 @@ func (s *Store) write(ctx context.Context, f func(tx *sql.Tx) error) error {
 	return <-req.done
 }
 
+// Syncs is how many transactions the store's committer has run, each
+// committing a batch of concurrent writes with one sync of the database's
+// log: the writes made over the syncs they took tell how well they shared
+// them. Writes of other processes sharing the file are not counted.
+func (s *Store) Syncs() uint64 { return s.commits.Load() }
+
 // commitLoop is the committer: it commits the queued writes in batches
 // until the Store is closed and the queue is empty.
 func (s *Store) commitLoop() {
@@ -307,6 +317,7 @@ func (s *Store) commitLoop() {
 			s.queue = nil
 		}
 		s.qmu.Unlock()
+		s.commits.Add(1)
 		s.commit(batch)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ctxhost/ctxhost/record"
@@ -167,4 +168,42 @@ func TestLogCheckpointed(t *testing.T) {
 		t.Fatalf("the write-ahead log is %d KiB after %d KiB written", fi.Size()>>10, writers*each*len(event)>>10)
 	}
 	t.Logf("write-ahead log: %d KiB after %d KiB written", fi.Size()>>10, writers*each*len(event)>>10)
+}
+
+// TestSyncsCountCommits: writes made one after another commit one by one,
+// each its own transaction and sync; concurrent ones may share them, but
+// never take more than one each.
+func TestSyncsCountCommits(t *testing.T) {
+	ctx := context.Background()
+	s, err := sqlite.New(filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Snapshot(ctx, "a", 0, []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	before := s.Syncs()
+	for v := range uint64(5) {
+		if err := s.Append(ctx, "a", v+1, []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := s.Syncs() - before; n != 5 {
+		t.Fatalf("5 writes one after another: %d syncs, want 5", n)
+	}
+	var wg sync.WaitGroup
+	for i := range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.Snapshot(ctx, fmt.Sprint("c", i), 0, []byte(`{}`)); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := s.Syncs() - before - 5; n < 1 || n > 40 {
+		t.Fatalf("40 concurrent writes: %d syncs, want 1 to 40", n)
+	}
 }
