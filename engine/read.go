@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/report"
 )
 
 // StoredVersion is the version of the session's last save (0: never
@@ -22,6 +23,20 @@ func (s *Session) HasMessage(id string) bool { _, ok := s.host.Message(id); retu
 
 // Plugins lists the session's plugin binding names in binding order.
 func (s *Session) Plugins() []string { return s.host.Config().PluginNames() }
+
+// Encoding names the tokenizer encoding the session counts with.
+func (s *Session) Encoding() string { return s.host.Config().Encoding }
+
+// Thresholds are the utilizations at which the session's budget status
+// becomes warning and critical.
+func (s *Session) Thresholds() (warning, critical float64) {
+	t := s.host.Config().Thresholds
+	return t.Warning, t.Critical
+}
+
+// KindInference names how the history infers its messages' kinds ("off",
+// "chat", ...; see the history block).
+func (s *Session) KindInference() string { return s.host.Config().History.Options.Infer }
 
 // Strategy names the session's compaction strategy.
 func (s *Session) Strategy() string { return s.host.Config().Strategy.Name }
@@ -49,7 +64,7 @@ func (s *Session) ExportState(ctx context.Context) ([]byte, error) { return s.ho
 // context, which starts from scratch).
 func (t Turn) Action() string {
 	if t.Prepared == nil {
-		return string(host.ActionContinue)
+		return string(report.ActionContinue)
 	}
 	return string(t.Prepared.Action)
 }

@@ -64,7 +64,7 @@ type Turn struct {
 	// Assembler names the assembler that built the payload.
 	Assembler string
 	// Prepared is the conversation turn; nil for a fresh task context.
-	Prepared *host.Prepared
+	Prepared *Prepared
 	// Fresh is the task context of a fresh profile's turn, or nil.
 	Fresh *FreshTurn
 }

@@ -1,14 +1,14 @@
 package engine
 
 import (
-	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/report"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
 // The engine's callers exchange these values with sessions. They are the
-// plugin SDK's and the host's own types (plugins and assemblers see the
-// same values), named here so that callers of the engine need no other
-// package.
+// plugin SDK's types (plugins and assemblers see the same values) and
+// package report's (what a turn reports), named here so that callers of
+// the engine need no other package.
 type (
 	// Message is one message of a conversation.
 	Message = sdk.Message
@@ -27,8 +27,22 @@ type (
 	ResponseFormat = sdk.ResponseFormat
 	// Budget is a turn's token budget: window, reserve, use, calibration.
 	Budget = sdk.Budget
+	// Prepared is a conversation turn's context: payload, budget,
+	// per-component usage, compaction, pressure action, cache cost.
+	Prepared = report.Prepared
+	// ComponentUsage is what one component cost in a turn.
+	ComponentUsage = report.ComponentUsage
 	// CompactionReport is what one compaction did, step by step.
-	CompactionReport = host.CompactionReport
+	CompactionReport = report.CompactionReport
+	// CompactionStep is one component's part in a compaction.
+	CompactionStep = report.CompactionStep
+	// CacheReport is a turn's cost with prompt caching, beside the
+	// unmanaged history's.
+	CacheReport = report.CacheReport
+	// PressureAction is what the agent loop should do about the budget.
+	PressureAction = report.PressureAction
+	// ViewReport is the view a multi-agent turn was assembled from.
+	ViewReport = report.ViewReport
 	// SessionMetrics are a session's counters (Session.Metrics).
-	SessionMetrics = host.Metrics
+	SessionMetrics = report.Metrics
 )

@@ -5,24 +5,6 @@ import (
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
-// CacheReport is what one prepared context costs with prompt caching, and
-// what the unmanaged history (every message, nothing compacted, no window)
-// would have cost at the same turn.
-type CacheReport struct {
-	Pricing sdk.Pricing
-	// Managed is this payload: its prefix shared with the previous payload
-	// of the same session and agent, split into cache read / write /
-	// uncached tokens, and its cost units.
-	Managed sdk.CacheCost
-	// PrefixKept: this payload starts with the whole previous one except
-	// its final message (context and input), so the provider's cache hits.
-	PrefixKept bool
-	// Unmanaged is the same turn with the whole history appended as is.
-	Unmanaged sdk.CacheCost
-	// UnmanagedFits: the unmanaged history would fit the available budget.
-	UnmanagedFits bool
-}
-
 // cacheUnit is one stable piece of a payload, in order: the request
 // framing, each system-slot component, then each history message; the
 // final message (context and input) is volatile and left out. A unit is

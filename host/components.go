@@ -71,7 +71,7 @@ func (t *turn) gather(ctx context.Context, view *AgentView) ([]countedComponent,
 		if a.cutOff != nil {
 			s.events.emit(Event{Type: EventCallRetried, Session: s.id, Plugin: p.binding.Name, Err: a.cutOff})
 			if a.err == nil {
-				warnings = append(warnings, retriedWarning(fmt.Sprintf("plugin %q: component", p.binding.Name), a.cutOff))
+				warnings = append(warnings, retriedWarning(fmt.Sprintf("plugin %q: component", p.binding.Name), a.cutOff.Error()))
 			}
 		}
 		if a.err == nil && a.f.comp != nil && names[a.f.comp.Name] {

@@ -112,18 +112,8 @@ func (e *events) logEvent(ev Event) {
 	}
 }
 
-// Metrics are a session's counters.
-type Metrics struct {
-	Prepares    int
-	Compactions int
-	// FreedByComponent is the measured tokens freed per component, summed
-	// over every compaction.
-	FreedByComponent map[string]int
-	// LastPrepare is the per-component tokens of the last prepared context.
-	LastPrepare []sdk.ComponentTokens
-}
-
-func (m Metrics) clone() Metrics {
+// cloneMetrics is a copy of m that shares nothing with it.
+func cloneMetrics(m Metrics) Metrics {
 	out := m
 	out.FreedByComponent = make(map[string]int, len(m.FreedByComponent))
 	for k, v := range m.FreedByComponent {

@@ -6,54 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/ctxhost/ctxhost/host/history"
 	"github.com/ctxhost/ctxhost/sdk"
 )
-
-// CompactionStep records one component's part in a compaction.
-type CompactionStep struct {
-	Component string
-	Action    string        // "compact", or "mask" for the graduated strategy's history masking
-	Asked     int           // tokens asked for (the remaining deficit)
-	Claimed   int           // tokens the component said it freed (never trusted)
-	Freed     int           // tokens freed as measured by the host
-	Duration  time.Duration // wall time of the call and the recount
-	Log       string        // the component's own account
-	Discarded string        // why the answer was discarded (the previous component is kept)
-
-	retried error // the first attempt's cut-off, when the answer came on a retry
-}
-
-// CompactionReport is the log of one compaction.
-type CompactionReport struct {
-	Reason string
-	// Decision is the strategy's account of why it compacted (or masked).
-	Decision string
-	Target   int // calibrated tokens to get down to
-	Before   int // raw tokens used before
-	After    int // raw tokens used after
-	Deficit  int // raw tokens that had to be freed
-	Freed    int // raw tokens freed, measured
-	Met      bool
-	Steps    []CompactionStep
-}
-
-// String renders the report as one line per step, for warnings and logs.
-func (r *CompactionReport) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "needed %d tokens, freed %d (%d -> %d)", r.Deficit, r.Freed, r.Before, r.After)
-	for _, st := range r.Steps {
-		fmt.Fprintf(&b, "; %s: %s asked %d, claimed %d, freed %d", st.Component, st.Action, st.Asked, st.Claimed, st.Freed)
-		if st.Discarded != "" {
-			fmt.Fprintf(&b, " (discarded: %s)", st.Discarded)
-		}
-	}
-	return b.String()
-}
 
 // compactionOrder returns the indexes of the compactable components,
 // highest priority first, ties by name. Priority 0 is never compacted.
@@ -191,7 +149,7 @@ func (t *turn) compactPlugin(ctx context.Context, c *countedComponent, ask int) 
 		s.events.emit(Event{Type: EventCallRetried, Session: s.id, Plugin: p.binding.Name, Err: err})
 		first := err
 		if res, err = callWithDeadline(ctx, p.binding.Timeout, call); err == nil {
-			st.retried = first
+			st.Retried = first.Error()
 		} else {
 			err = fmt.Errorf("%w (retried once; first attempt %v)", err, first)
 		}
@@ -253,8 +211,8 @@ func (t *turn) compactTurn(ctx context.Context, cs []countedComponent, out *Prep
 			if st.Discarded != "" { // the turn differs from one where the plugin answered
 				out.Warnings = append(out.Warnings, fmt.Sprintf("compaction of %q discarded (its component is kept as it was): %s", st.Component, st.Discarded))
 			}
-			if st.retried != nil {
-				out.Warnings = append(out.Warnings, retriedWarning(fmt.Sprintf("plugin %q: compact", st.Component), st.retried))
+			if st.Retried != "" {
+				out.Warnings = append(out.Warnings, retriedWarning(fmt.Sprintf("plugin %q: compact", st.Component), st.Retried))
 			}
 		}
 		s.pressure.Floor = 0

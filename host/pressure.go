@@ -7,18 +7,6 @@ import (
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
-// PressureAction is the graduated answer to context pressure, returned
-// with every prepare whatever the strategy, so an agent loop can act on it.
-type PressureAction string
-
-// The pressure actions, by utilization zone.
-const (
-	ActionContinue PressureAction = "continue"  // below the warning threshold
-	ActionMask     PressureAction = "mask"      // warning <= utilization < critical
-	ActionWindDown PressureAction = "wind_down" // first time at or above critical
-	ActionRestart  PressureAction = "restart"   // at or above critical again
-)
-
 // pressureOf returns the action for a calibrated utilization (measured
 // before compaction) and whether a wind-down has now been issued. The
 // wind-down flag stays set until the session restarts (Session.Restart).
@@ -32,13 +20,6 @@ func pressureOf(utilization float64, t Thresholds, windDownIssued bool) (Pressur
 		return ActionWindDown, true
 	}
 	return ActionRestart, true
-}
-
-// RestartPlan is what a graduated restart carries into the fresh context:
-// the last turns and a system notification that says what happened.
-type RestartPlan struct {
-	CarryOver    []sdk.Message
-	Notification string
 }
 
 // carryOver returns the messages of the last n user turns (a turn starts at

@@ -142,6 +142,6 @@ func callRetryingOnce[T any](ctx context.Context, timeout time.Duration, fn func
 
 // retriedWarning is the warning of a read-only call that answered on its
 // retry after the first attempt was cut off.
-func retriedWarning(what string, cutOff error) string {
-	return fmt.Sprintf("%s: %v; answered when retried", what, cutOff)
+func retriedWarning(what string, cutOff string) string {
+	return fmt.Sprintf("%s: %s; answered when retried", what, cutOff)
 }

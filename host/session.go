@@ -487,7 +487,7 @@ func (s *Session) Usage() UsageReport {
 }
 
 // Metrics returns a copy of the session's counters.
-func (s *Session) Metrics() Metrics { s.mu.Lock(); defer s.mu.Unlock(); return s.metrics.clone() }
+func (s *Session) Metrics() Metrics { s.mu.Lock(); defer s.mu.Unlock(); return cloneMetrics(s.metrics) }
 
 // Restart performs a graduated restart: the history is replaced
 // by a restart notification followed by the last CarryoverTurns user turns,

@@ -12,31 +12,6 @@ import (
 // session's team task (Session.SetTeamTask) in an agent's view.
 const ComponentTeamTask = sdk.ComponentTeamTask
 
-// AgentView is what one agent of a multi-agent session sees in place of
-// the session's own system prompt, instructions, history and input: a
-// Viewer derives it from the session's messages each turn. The plugin
-// components are the same for every agent.
-type AgentView struct {
-	// SystemPrompt and Instructions are the agent's system instruction
-	// and instruction-file text (empty parts are left out).
-	SystemPrompt, Instructions string
-	// TeamTask is the session's team task as the agent sees it.
-	TeamTask string
-	// History is the agent's context window, oldest first: the history
-	// component of its payload.
-	History []sdk.Message
-	// Input is the current message (the input component); Current is the
-	// message it comes from, nil when the conversation is empty.
-	Input   string
-	Current *sdk.Message
-	// MaxBytes bounds the payload plus the system text handed over
-	// separately; when it is over, the oldest History messages are
-	// dropped (the fewest that make it fit). 0: no bound.
-	MaxBytes int
-	// Warnings are added to the turn's warnings (a fallback assembler).
-	Warnings []string
-}
-
 // Viewer derives an agent's view of a multi-agent session (Config.Viewer).
 // messages yields the session's messages newest first, read-only: a
 // viewer stops as soon as it has its window, so the cost of a view does
@@ -44,16 +19,6 @@ type AgentView struct {
 // none). An unknown agent is an error naming the members.
 type Viewer interface {
 	View(agent sdk.AgentIdentity, messages iter.Seq[sdk.Message], teamTask string) (AgentView, error)
-}
-
-// ViewReport describes the view a multi-agent turn was assembled from
-// (Prepared.View).
-type ViewReport struct {
-	AgentView
-	// Dropped is the number of oldest History messages left out to meet
-	// MaxBytes; Bytes is the payload size plus the separate system text.
-	Dropped int
-	Bytes   int
 }
 
 // ErrPayloadTooLarge is wrapped by Prepare's error when an agent's payload

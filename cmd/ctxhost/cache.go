@@ -5,7 +5,7 @@ import (
 	"io"
 	"math"
 
-	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
@@ -17,7 +17,7 @@ type cacheRecord struct {
 	UnmanagedFits bool          `json:"unmanaged_fits"`
 }
 
-func newCacheRecord(c *host.CacheReport) *cacheRecord {
+func newCacheRecord(c *engine.CacheReport) *cacheRecord {
 	if c == nil {
 		return nil
 	}
@@ -57,7 +57,7 @@ type cacheSummary struct {
 }
 
 // add counts one turn (nil: the turn had no cache report).
-func (s *cacheSummary) add(c *host.CacheReport) {
+func (s *cacheSummary) add(c *engine.CacheReport) {
 	if c == nil {
 		return
 	}
@@ -70,7 +70,7 @@ func (s *cacheSummary) add(c *host.CacheReport) {
 }
 
 // printCache prints a turn's cache line.
-func printCache(w io.Writer, c *host.CacheReport) {
+func printCache(w io.Writer, c *engine.CacheReport) {
 	if c == nil {
 		return
 	}

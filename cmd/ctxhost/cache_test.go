@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
@@ -21,7 +21,7 @@ func TestPrintCache(t *testing.T) {
 		{4000, 0, "0 of 4,000 tok shared; read 0, write 0, uncached 4,000: 4,000 units (unmanaged 4,000)", "minimum"},
 	} {
 		var b strings.Builder
-		printCache(&b, &host.CacheReport{Pricing: p, PrefixKept: tc.shared > 0, Managed: p.Cost(tc.total, tc.shared), Unmanaged: p.Cost(tc.total, 0)})
+		printCache(&b, &engine.CacheReport{Pricing: p, PrefixKept: tc.shared > 0, Managed: p.Cost(tc.total, tc.shared), Unmanaged: p.Cost(tc.total, 0)})
 		if !strings.Contains(b.String(), tc.want) || (tc.not != "" && strings.Contains(b.String(), tc.not)) {
 			t.Errorf("cache line %q: want %q, without %q", b.String(), tc.want, tc.not)
 		}

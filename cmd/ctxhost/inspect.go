@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/ctxhost/ctxhost/engine"
-	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/host/fresh"
 	"github.com/ctxhost/ctxhost/host/history"
 	"github.com/ctxhost/ctxhost/sdk"
@@ -50,12 +49,12 @@ func cmdInspect(args []string, std stdio) error {
 		fmt.Fprint(out, fresh.Explain(ft.Validation))
 		return nil
 	}
-	explain(out, st.engine.Context.Name, st.session.Host().Config(), t.Prepared)
+	explain(out, st.engine.Context.Name, st.session, t.Prepared)
 	entries, _, err := st.session.History(engine.HistoryQuery{})
 	if err != nil {
 		return err
 	}
-	explainKinds(out, st.session.Host().Config().History.Options.Infer, entries)
+	explainKinds(out, st.session.KindInference(), entries)
 	return nil
 }
 
@@ -117,10 +116,10 @@ func idList(ids []string) string {
 // explain prints the budget, per-component tokens, the compaction and why,
 // warnings, and suggestions an operator can act on (which plugin to
 // shrink, which limit to raise).
-func explain(w io.Writer, profile string, cfg host.Config, p *host.Prepared) {
+func explain(w io.Writer, profile string, s *engine.Session, p *engine.Prepared) {
 	b := p.Budget
 	fmt.Fprintf(w, "context %q: window %s, reserved %s, available %s (%s)\n", profile,
-		thousands(b.Window), thousands(b.Reserved), thousands(b.Available), cfg.Encoding)
+		thousands(b.Window), thousands(b.Reserved), thousands(b.Available), s.Encoding())
 	fmt.Fprintf(w, "valid: %t\n", fits(b))
 	fmt.Fprintf(w, "before compaction: %s tok (%.0f%%)   after: %s tok (%.0f%%, %s)   calibration x%.2f   action: %s\n\n",
 		thousands(p.Before.CalibratedUsed), 100*p.Before.Utilization, thousands(b.CalibratedUsed),
@@ -154,16 +153,18 @@ func explain(w io.Writer, profile string, cfg host.Config, p *host.Prepared) {
 			fmt.Fprintf(w, "  - %s\n", warn)
 		}
 	}
-	if s := suggestions(cfg, p); len(s) > 0 {
+	warning, critical := s.Thresholds()
+	if lines := suggestions(warning, critical, p); len(lines) > 0 {
 		fmt.Fprintln(w, "\nsuggestions:")
-		for _, line := range s {
+		for _, line := range lines {
 			fmt.Fprintf(w, "  - %s\n", line)
 		}
 	}
 }
 
 // suggestions derives advice from the prepared context.
-func suggestions(cfg host.Config, p *host.Prepared) []string {
+// warning and critical are the profile's utilization thresholds.
+func suggestions(warning, critical float64, p *engine.Prepared) []string {
 	b := p.Budget
 	var out []string
 	fixed := 0
@@ -188,9 +189,9 @@ func suggestions(cfg host.Config, p *host.Prepared) []string {
 	if b.Calibration > 1.5 {
 		out = append(out, fmt.Sprintf("the provider reports %.1fx the tokens the host counts: check the model's encoding", b.Calibration))
 	}
-	if b.Utilization >= cfg.Thresholds.Critical {
+	if b.Utilization >= critical {
 		out = append(out, "utilization is above the critical threshold: the agent should wind down or restart with a fresh context")
-	} else if p.Compaction == nil && b.Utilization < cfg.Thresholds.Warning/2 && b.Window > 0 {
+	} else if p.Compaction == nil && b.Utilization < warning/2 && b.Window > 0 {
 		out = append(out, "the context uses less than half of the warning threshold: a smaller, cheaper model window would do")
 	}
 	return out

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/ctxhost/ctxhost/engine"
-	"github.com/ctxhost/ctxhost/host"
 )
 
 const barWidth = 24
@@ -46,7 +45,7 @@ func printTurn(w io.Writer, t engine.Turn) {
 	printAgentView(w, t)
 }
 
-func printCompaction(w io.Writer, c *host.CompactionReport) {
+func printCompaction(w io.Writer, c *engine.CompactionReport) {
 	met := "target met"
 	if !c.Met {
 		met = "TARGET NOT MET"
@@ -79,7 +78,7 @@ func bar(tokens, available int) string {
 	return strings.Repeat("█", filled) + strings.Repeat("░", barWidth-filled)
 }
 
-func nameWidth(usage []host.ComponentUsage) int {
+func nameWidth(usage []engine.ComponentUsage) int {
 	w := 8
 	for _, u := range usage {
 		w = max(w, len(u.Name))

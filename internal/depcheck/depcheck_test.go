@@ -18,7 +18,9 @@ type rule struct {
 	patterns  []string
 	forbidden []string // import-path prefixes: a path matches one itself or below it
 	direct    bool
-	why       string
+	// exact: a forbidden path matches itself only, not the packages below it.
+	exact bool
+	why   string
 }
 
 var rules = []rule{{
@@ -29,6 +31,7 @@ var rules = []rule{{
 		module + "/assemblers/...",
 		module + "/contextplugins/...",
 		module + "/record",
+		module + "/report",
 	},
 	forbidden: []string{"google.golang.org/grpc", "github.com/hashicorp/go-plugin", module + "/internal/wire/pb"},
 	why:       "must not import gRPC, go-plugin or the generated wire code",
@@ -36,11 +39,21 @@ var rules = []rule{{
 	patterns:  []string{module + "/host/..."},
 	forbidden: []string{module + "/record", module + "/store"},
 	why:       "is the context manager only: durability reaches it through its Recorder interface, wired by the engine",
+}, {
+	patterns:  []string{module + "/report"},
+	forbidden: []string{module + "/host", module + "/engine"},
+	why:       "is plain data the host, the engine and the commands share: it depends on neither",
+}, {
+	patterns:  []string{module + "/cmd/ctxhost"},
+	forbidden: []string{module + "/host", module + "/record"},
+	direct:    true,
+	exact:     true,
+	why:       "reaches sessions through the engine only",
 }}
 
 func (r rule) isForbidden(path string) bool {
 	for _, f := range r.forbidden {
-		if path == f || strings.HasPrefix(path, f+"/") {
+		if path == f || !r.exact && strings.HasPrefix(path, f+"/") {
 			return true
 		}
 	}
