@@ -165,31 +165,6 @@ func compactHash(r sdk.CompactResult) string {
 	return resultHash(b)
 }
 
-// persist saves the changes since the last save (none: nothing to do):
-// one appended event, or a snapshot of the whole session when the
-// recorder decides so (Recorder.Save). The caller holds s.mu.
-func (s *Session) persist() error {
-	r := &s.rec
-	if r.journal == nil || s.ended {
-		r.pending = nil
-		return nil
-	}
-	if r.unchanged(s.usage, s.pressure) || r.holding > 0 {
-		return nil
-	}
-	ctx := context.Background()
-	err := r.journal.Save(ctx, func() ([]byte, error) {
-		return json.Marshal(storedEvent{Version: EventVersion, Ops: r.pending, Usage: s.usage, Pressure: s.pressure, Position: r.newPosition(), Attachment: r.newAttachment()})
-	}, func(ctx context.Context) ([]byte, error) {
-		return s.exportLocked(ctx, s.plugins.stateNow)
-	})
-	if err != nil {
-		return err
-	}
-	r.saved(s.usage, s.pressure)
-	return nil
-}
-
 // Batch runs f, whose changes to the session are saved together in one
 // store write when it returns instead of one write each, so a crash
 // leaves all of them stored or none. When f fails nothing is saved (the
@@ -227,22 +202,6 @@ func (s *Session) Hold(f func() error) error {
 	s.rec.holding--
 	s.mu.Unlock()
 	return err
-}
-
-// saved forgets what the last save wrote.
-func (r *recording) saved(u usage, p pressureState) {
-	r.pending = r.pending[:0]
-	r.positionSaved, r.attachmentSaved = true, true
-	r.savedUsage, r.savedPressure = u, p.clone()
-}
-
-// unchanged tells whether the store already holds everything an event
-// would carry: no pending change, the position saved, the same usage u
-// and pressure state p. A turn repeated with nothing changed then writes
-// nothing.
-func (r *recording) unchanged(u usage, p pressureState) bool {
-	return r.journal != nil && r.journal.Current() && len(r.pending) == 0 && r.positionSaved && r.attachmentSaved &&
-		u == r.savedUsage && p.equal(r.savedPressure)
 }
 
 // newPosition is the position to save with the next event: nil when the

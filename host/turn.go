@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -239,6 +240,50 @@ func (t *turn) record() error {
 		return fmt.Errorf("prepare %q: %w", s.id, err)
 	}
 	return nil
+}
+
+// persist is the save that ends the record stage, and every other call
+// that changes the session: the changes since the last save (none:
+// nothing to do) go to the session's Recorder as one event (storedEvent,
+// recording.go), or as a snapshot of the whole session when the recorder
+// decides so. Inside a Batch or Hold it waits for the outer save. The
+// caller holds s.mu.
+func (s *Session) persist() error {
+	r := &s.rec
+	if r.journal == nil || s.ended {
+		r.pending = nil
+		return nil
+	}
+	if r.unchanged(s.usage, s.pressure) || r.holding > 0 {
+		return nil
+	}
+	ctx := context.Background()
+	err := r.journal.Save(ctx, func() ([]byte, error) {
+		return json.Marshal(storedEvent{Version: EventVersion, Ops: r.pending, Usage: s.usage, Pressure: s.pressure, Position: r.newPosition(), Attachment: r.newAttachment()})
+	}, func(ctx context.Context) ([]byte, error) {
+		return s.exportLocked(ctx, s.plugins.stateNow)
+	})
+	if err != nil {
+		return err
+	}
+	r.saved(s.usage, s.pressure)
+	return nil
+}
+
+// saved forgets what the last save wrote.
+func (r *recording) saved(u usage, p pressureState) {
+	r.pending = r.pending[:0]
+	r.positionSaved, r.attachmentSaved = true, true
+	r.savedUsage, r.savedPressure = u, p.clone()
+}
+
+// unchanged tells whether the store already holds everything an event
+// would carry: no pending change, the position saved, the same usage u
+// and pressure state p. A turn repeated with nothing changed then writes
+// nothing.
+func (r *recording) unchanged(u usage, p pressureState) bool {
+	return r.journal != nil && r.journal.Current() && len(r.pending) == 0 && r.positionSaved && r.attachmentSaved &&
+		u == r.savedUsage && p.equal(r.savedPressure)
 }
 
 // keyOf is the turnKey of final with budget b.
