@@ -35,6 +35,7 @@ type loadRun struct {
 	acked   map[string][][]string
 	refused map[string][][]string
 	odd     atomic.Int64 // answers no append should get
+	turns   atomic.Int64 // acknowledged appends made by a turn (Prepare)
 }
 
 func (r *loadRun) addr() string {
@@ -46,9 +47,15 @@ func (r *loadRun) addr() string {
 // worker appends batches of 1 to 4 messages to session sid, each with its
 // own idempotency key, one in ten with an invalid last message; a call cut
 // off by a kill (or answered UNAVAILABLE) is sent again, with its key,
-// until it gets an answer.
+// until it gets an answer. Even workers append with AppendMessages, odd
+// ones take a turn in one call (Prepare with the messages, one store
+// write for both).
 func (r *loadRun) worker(w int, sid string, until time.Time) {
 	rng := rand.New(rand.NewPCG(uint64(w), 26))
+	method := "AppendMessages"
+	if w%2 == 1 {
+		method = "Prepare"
+	}
 	for i := 0; time.Now().Before(until); i++ {
 		n := 1 + rng.IntN(4)
 		var msgs []map[string]any
@@ -65,7 +72,7 @@ func (r *loadRun) worker(w int, sid string, until time.Time) {
 		body := mustJSON(map[string]any{"sessionId": sid, "messages": msgs, "write": map[string]any{"idempotencyKey": fmt.Sprintf("k%d", i)}})
 		giveUp := until.Add(time.Minute)
 		for {
-			a := call(r.addr(), "AppendMessages", body)
+			a := call(r.addr(), method, body)
 			code := a.code
 			if a.err != nil {
 				code = "transport"
@@ -74,6 +81,9 @@ func (r *loadRun) worker(w int, sid string, until time.Time) {
 			retry := a.err != nil || code == "unavailable" || code == "aborted" || code == "http-502" || code == "http-503"
 			switch {
 			case a.status == 200 && !invalid:
+				if method == "Prepare" {
+					r.turns.Add(1)
+				}
 				r.ackMu.Lock()
 				r.acked[sid] = append(r.acked[sid], contents)
 				r.ackMu.Unlock()
@@ -221,9 +231,9 @@ func runLoadWith(t *testing.T, store string, opts loadOptions) *loadRun {
 	r.mu.Unlock()
 	tl := r.check(sessions)
 	internal := r.answers.get("internal") + r.answers.get("http-500")
-	t.Logf("REPORT %s: %d kill -9, %d workers, %d s: %d messages acknowledged; lost %d, duplicated %d, partially applied %d, extra %d; "+
+	t.Logf("REPORT %s: %d kill -9, %d workers, %d s: %d messages acknowledged (%d calls of them turns); lost %d, duplicated %d, partially applied %d, extra %d; "+
 		"internal answers %d; answers %v; server peak RSS %d MiB",
-		t.Name(), r.kills, workers, seconds, tl.acked, tl.lost, tl.duplicated, tl.partial, tl.extra, internal, r.answers.String(), r.peak>>20)
+		t.Name(), r.kills, workers, seconds, tl.acked, r.turns.Load(), tl.lost, tl.duplicated, tl.partial, tl.extra, internal, r.answers.String(), r.peak>>20)
 	if tl.lost+tl.duplicated+tl.partial+tl.extra+internal != 0 || r.odd.Load() != 0 {
 		t.Errorf("lost %d, duplicated %d, partially applied %d, extra %d, internal %d, odd answers %d: want all 0",
 			tl.lost, tl.duplicated, tl.partial, tl.extra, internal, r.odd.Load())
