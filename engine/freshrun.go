@@ -75,6 +75,10 @@ type FreshTurn struct {
 	Validation fresh.Validation
 }
 
+// Explain is the task context's breakdown in words: its budget, its
+// warnings and the suggestions they call for.
+func (ft *FreshTurn) Explain() string { return fresh.Explain(ft.Validation) }
+
 // Payload is the payload of a fresh turn ("" media type without one).
 func (ft *FreshTurn) Payload() ([]byte, string) {
 	if ft.Task.Payload == nil {

@@ -7,6 +7,23 @@ import (
 	"github.com/ctxhost/ctxhost/host/history"
 )
 
+// HistoryEntry is one stored message with the kind it was given and how
+// the context shows it (Shown: one of the Shown values).
+type HistoryEntry = history.EntryInfo
+
+// How the context shows a stored message (HistoryEntry.Shown).
+const (
+	ShownWhole    = history.ShownWhole
+	ShownMasked   = history.ShownMasked
+	ShownCut      = history.ShownCut
+	ShownStripped = history.ShownStripped
+	ShownOmitted  = history.ShownOmitted
+)
+
+// InferOff is the kind inference that gives unlabelled messages the kind
+// their role gives (Session.KindInference).
+const InferOff = history.InferOff
+
 // HistoryQuery selects stored messages: by ids, else the positions
 // [From, To) (To 0: the end); Query keeps those whose text contains it
 // (case-insensitive); Limit caps the answer (0: none).
@@ -20,7 +37,7 @@ type HistoryQuery struct {
 // History returns the stored messages q selects, as given (also those the
 // context shows masked, cut, stripped or omitted: their originals), and
 // the number of messages in the history. An unknown id is an error.
-func (s *Session) History(q HistoryQuery) ([]history.EntryInfo, int, error) {
+func (s *Session) History(q HistoryQuery) ([]HistoryEntry, int, error) {
 	all := s.host.HistoryEntries(0, int(^uint(0)>>1))
 	if len(q.IDs) > 0 {
 		byID := make(map[string]history.EntryInfo, len(all))

@@ -55,3 +55,16 @@ func (v *agentViewer) View(agent sdk.AgentIdentity, messages iter.Seq[sdk.Messag
 	}
 	return view, err
 }
+
+// TeamView is what one agent of a multi-agent turn saw: its window of team
+// messages, the current message, the team task and its system texts.
+type TeamView = team.View
+
+// TeamView is the view this multi-agent turn was assembled from; ok is
+// false for any other turn.
+func (t Turn) TeamView() (v TeamView, ok bool) {
+	if t.Prepared == nil || t.Prepared.View == nil {
+		return TeamView{}, false
+	}
+	return team.FromHost(t.Agent, t.Prepared.View.AgentView), true
+}

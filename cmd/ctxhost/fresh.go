@@ -6,17 +6,16 @@ import (
 	"strings"
 
 	"github.com/ctxhost/ctxhost/engine"
-	"github.com/ctxhost/ctxhost/host/fresh"
 )
 
 // printFreshTurn prints a fresh task context: the task, the breakdown with
-// its warnings and suggestions (fresh.Explain), then the payload.
+// its warnings and suggestions (FreshTurn.Explain), then the payload.
 func printFreshTurn(w io.Writer, t engine.Turn) {
 	ft := t.Fresh
 	tc := ft.Task
 	fmt.Fprintf(w, "turn %d (line %d)  task %s  agent %s  context %s: %s / %s tok\n", t.Number, t.Line, tc.Task.ID,
 		tc.Task.AgentID, tc.ContextID, thousands(ft.Validation.TokenCount), thousands(ft.Validation.MaxTokens))
-	fmt.Fprint(w, indentBy("  ", fresh.Explain(ft.Validation)))
+	fmt.Fprint(w, indentBy("  ", ft.Explain()))
 	if p := tc.Payload; p != nil {
 		if p.HasSystem {
 			fmt.Fprintf(w, "    --- system (separate) ---\n%s\n", indent(p.System))

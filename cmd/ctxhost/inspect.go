@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"github.com/ctxhost/ctxhost/engine"
-	"github.com/ctxhost/ctxhost/host/fresh"
-	"github.com/ctxhost/ctxhost/host/history"
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/transcript"
 )
@@ -46,7 +44,7 @@ func cmdInspect(args []string, std stdio) error {
 	if ft := t.Fresh; ft != nil {
 		fmt.Fprintf(out, "context %q (fresh): task %s for agent %s, context %s\n", st.engine.Context.Name,
 			ft.Task.Task.ID, ft.Task.Task.AgentID, ft.Task.ContextID)
-		fmt.Fprint(out, fresh.Explain(ft.Validation))
+		fmt.Fprint(out, ft.Explain())
 		return nil
 	}
 	explain(out, st.engine.Context.Name, st.session, t.Prepared)
@@ -61,12 +59,12 @@ func cmdInspect(args []string, std stdio) error {
 // explainKinds prints how each message kind was decided: per kind, the
 // messages that said theirs and those inferred (by the profile's infer
 // rule, or from the role), with their ids, and how the context shows them.
-func explainKinds(w io.Writer, infer string, entries []history.EntryInfo) {
+func explainKinds(w io.Writer, infer string, entries []engine.HistoryEntry) {
 	if len(entries) == 0 {
 		return
 	}
 	if infer == "" {
-		infer = history.InferOff
+		infer = engine.InferOff
 	}
 	type group struct {
 		labelled, inferred []string
@@ -93,7 +91,7 @@ func explainKinds(w io.Writer, infer string, entries []history.EntryInfo) {
 			continue
 		}
 		fmt.Fprintf(w, "  %-13s %4d  labelled %s  inferred %s  shown", k, len(g.labelled)+len(g.inferred), idList(g.labelled), idList(g.inferred))
-		for _, s := range []string{history.ShownWhole, history.ShownMasked, history.ShownCut, history.ShownStripped, history.ShownOmitted} {
+		for _, s := range []string{engine.ShownWhole, engine.ShownMasked, engine.ShownCut, engine.ShownStripped, engine.ShownOmitted} {
 			if n := g.shown[s]; n > 0 {
 				fmt.Fprintf(w, " %s %d", s, n)
 			}

@@ -6,19 +6,18 @@ import (
 	"strings"
 
 	"github.com/ctxhost/ctxhost/engine"
-	"github.com/ctxhost/ctxhost/host/team"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
 // printAgentView prints the view of a multi-agent turn: the context the
 // agent saw, its current message and the payload its assembler built.
 func printAgentView(w io.Writer, t engine.Turn) {
-	agent, p := t.Agent, t.Prepared
+	p := t.Prepared
 	if p.View == nil {
 		return
 	}
 	tp := p.View
-	v := team.FromHost(agent, tp.AgentView)
+	v, _ := t.TeamView()
 	fmt.Fprintf(w, "  view of %s (assembler %s, %d bytes", v.Agent, t.Assembler, tp.Bytes)
 	if tp.Dropped > 0 {
 		fmt.Fprintf(w, ", %d oldest context messages dropped", tp.Dropped)
@@ -66,12 +65,12 @@ func newViewMessage(m sdk.Message) viewMessage {
 }
 
 func newViewRecord(t engine.Turn) *viewRecord {
-	agent, p := t.Agent, t.Prepared
+	p := t.Prepared
 	if p.View == nil {
 		return nil
 	}
 	tp := p.View
-	v := team.FromHost(agent, tp.AgentView)
+	v, _ := t.TeamView()
 	rec := &viewRecord{Agent: v.Agent, ContextMessages: []viewMessage{}, CurrentMessage: v.CurrentMessage,
 		Assembler: t.Assembler, Bytes: tp.Bytes, Dropped: tp.Dropped, MediaType: p.MediaType, Warnings: tp.Warnings}
 	for _, m := range v.ContextMessages {

@@ -18,9 +18,7 @@ type rule struct {
 	patterns  []string
 	forbidden []string // import-path prefixes: a path matches one itself or below it
 	direct    bool
-	// exact: a forbidden path matches itself only, not the packages below it.
-	exact bool
-	why   string
+	why       string
 }
 
 var rules = []rule{{
@@ -47,13 +45,12 @@ var rules = []rule{{
 	patterns:  []string{module + "/cmd/ctxhost"},
 	forbidden: []string{module + "/host", module + "/record"},
 	direct:    true,
-	exact:     true,
 	why:       "reaches sessions through the engine only",
 }}
 
 func (r rule) isForbidden(path string) bool {
 	for _, f := range r.forbidden {
-		if path == f || !r.exact && strings.HasPrefix(path, f+"/") {
+		if path == f || strings.HasPrefix(path, f+"/") {
 			return true
 		}
 	}

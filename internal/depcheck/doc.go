@@ -5,5 +5,5 @@
 // transport packages (sdk/serve, pluginhost, internal/wire) may import;
 // the host does not depend on durability (record, store), which the engine
 // wires into it; and the command (cmd/ctxhost) reaches sessions through
-// the engine, never importing host or record itself.
+// the engine, never importing host, its subpackages or record itself.
 package depcheck
