@@ -30,6 +30,9 @@ type syncGroup struct {
 	err     error
 	files   []pendingFile // to fsync with the next sync (not on Linux)
 	timer   *time.Timer
+	// witness counts the timer's syncs set or under way, which Close
+	// waits for before it closes dir.
+	witness sync.WaitGroup
 }
 
 // syncs is how many syncs the group has begun.
@@ -97,7 +100,9 @@ func (g *syncGroup) Soon(path string) {
 		}
 	}
 	if g.timer == nil {
+		g.witness.Add(1)
 		g.timer = time.AfterFunc(witnessDelay, func() {
+			defer g.witness.Done()
 			g.mu.Lock()
 			g.timer = nil
 			g.mu.Unlock()
@@ -127,18 +132,20 @@ func (g *syncGroup) syncNow(files []pendingFile) error {
 	return errors.Join(errs...)
 }
 
-// Close stops the pending witness sync, syncing now instead.
+// Close stops the pending witness sync, syncing now instead, and waits
+// for one the timer already began before it closes the directory.
 func (g *syncGroup) Close() error {
 	g.mu.Lock()
-	pending := g.timer != nil
+	pending := g.timer != nil && g.timer.Stop()
 	if pending {
-		g.timer.Stop()
-		g.timer = nil
+		g.witness.Done() // stopped before it ran
 	}
+	g.timer = nil
 	g.mu.Unlock()
 	var err error
 	if pending {
 		err = g.Sync(nil)
 	}
+	g.witness.Wait()
 	return errors.Join(err, g.dir.Close())
 }
