@@ -49,7 +49,7 @@ type Engine struct {
 	Config  *config.Config
 	Context *config.Context
 	Logger  hclog.Logger
-	Host    *host.Host
+	core    *host.Host // the sessions' host: reached through the engine only
 	// Plugins are the profile's running plugins, in the profile's order.
 	Plugins []*Plugin
 	// Unavailable are the profile's optional plugins that failed to
@@ -125,7 +125,7 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 		hopts.Recorders = journals{hs}
 	}
 	e := &Engine{Config: cfg, Context: c, Logger: logger, sessionConfig: sc, registry: &pluginhost.Registry{},
-		Host: host.New(hopts), Assemblers: map[string]*Assembler{}, store: st, saved: hs}
+		core: host.New(hopts), Assemblers: map[string]*Assembler{}, store: st, saved: hs}
 	if err := e.start(ctx); err != nil {
 		e.Close()
 		return nil, err
@@ -241,7 +241,7 @@ func (e *Engine) supervise(ctx context.Context, p *config.Plugin, first host.Con
 		}
 		return cl.Context, nil
 	}
-	sup, err := e.Host.Supervise(ctx, p.Name, launch, host.SuperviseOptions{Logger: e.Logger.Named(p.Name), RestoreTimeout: p.RestoreTimeout,
+	sup, err := e.core.Supervise(ctx, p.Name, launch, host.SuperviseOptions{Logger: e.Logger.Named(p.Name), RestoreTimeout: p.RestoreTimeout,
 		OnRestart: func(name string, cause error) { e.Logger.Warn("plugin restarted", "plugin", name, "cause", cause) }})
 	if err != nil {
 		return nil, err
@@ -278,7 +278,7 @@ func (e *Engine) superviseAssembler(ctx context.Context, asm *config.Assembler, 
 		}
 		return cl.Assembler, nil
 	}
-	return e.Host.SuperviseAssembler(ctx, asm.Name, launch, host.SuperviseOptions{Logger: e.Logger.Named(asm.Name),
+	return e.core.SuperviseAssembler(ctx, asm.Name, launch, host.SuperviseOptions{Logger: e.Logger.Named(asm.Name),
 		OnRestart: func(name string, cause error) {
 			e.Logger.Warn("assembler restarted", "assembler", name, "cause", cause)
 		}})
@@ -365,7 +365,7 @@ func pricing(hcl *config.Pricing, def *sdk.Pricing) *sdk.Pricing {
 // system prompt and its instructions. With a store holding state for id it
 // fails with an error wrapping record.ErrStored (see OpenSession).
 func (e *Engine) NewSession(id string) (*Session, error) {
-	s, err := e.Host.NewSession(id, e.SessionConfig())
+	s, err := e.core.NewSession(id, e.SessionConfig())
 	if err != nil {
 		return nil, fmt.Errorf("new session %q: %w", id, err)
 	}

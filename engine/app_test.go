@@ -284,7 +284,7 @@ host { log_level = "warn" }
 	if _, err := s.Apply(ctx, "plan", "set_plan", []byte(`{"goal":"ship","tasks":[{"id":"t1","title":"write it"}]}`)); err != nil {
 		t.Fatal(err)
 	}
-	p, err := s.Host().Prepare(ctx, sdk.AgentIdentity{})
+	p, err := s.host.Prepare(ctx, sdk.AgentIdentity{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +325,7 @@ host { store = %q }
 	if _, err := s.Apply(ctx, "plan", "set_plan", []byte(`{"goal":"persist me","tasks":[{"id":"t1","title":"do"}]}`)); err != nil {
 		t.Fatal(err)
 	}
-	want, err := s.Host().Prepare(ctx, sdk.AgentIdentity{})
+	want, err := s.host.Prepare(ctx, sdk.AgentIdentity{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +343,7 @@ host { store = %q }
 	if err != nil || !restored {
 		t.Fatalf("second open: restored %v, %v", restored, err)
 	}
-	got, err := s2.Host().Prepare(ctx, sdk.AgentIdentity{})
+	got, err := s2.host.Prepare(ctx, sdk.AgentIdentity{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,7 +86,7 @@ agent "sarah" {
 			}
 		}
 		for b.Loop() {
-			if _, err := s.Host().Prepare(ctx, sdk.AgentIdentity{}); err != nil {
+			if _, err := s.host.Prepare(ctx, sdk.AgentIdentity{}); err != nil {
 				b.Fatal(err)
 			}
 			if _, err := a.Router.Assemble(ctx, req); err != nil {

@@ -73,13 +73,13 @@ func (t Turn) Action() string {
 // The assemblers drop what they keep for it (sdk.SessionReleaser).
 func (e *Engine) Unload(ctx context.Context, id string) error {
 	defer e.releaseAssemblers(id)
-	return e.Host.Unload(ctx, id)
+	return e.core.Unload(ctx, id)
 }
 
 // EndSession ends session id and deletes its stored state.
 func (e *Engine) EndSession(ctx context.Context, id string) error {
 	defer e.releaseAssemblers(id)
-	return e.Host.EndSession(ctx, id)
+	return e.core.EndSession(ctx, id)
 }
 
 // releaseAssemblers tells the assemblers that session id left memory.
@@ -101,7 +101,7 @@ type Watcher struct {
 
 // Watch calls w's funcs on the engine's events until cancel is called.
 func (e *Engine) Watch(w Watcher) (cancel func()) {
-	return e.Host.Subscribe(func(ev host.Event) {
+	return e.core.Subscribe(func(ev host.Event) {
 		switch {
 		case ev.Type == host.EventCompacted && w.Compacted != nil:
 			w.Compacted(ev.Session)

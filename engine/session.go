@@ -195,9 +195,6 @@ func (e *Engine) wrap(s *host.Session) (*Session, error) {
 	return es, nil
 }
 
-// Host returns the host session: the conversation's state, its history
-// and its configuration.
-func (s *Session) Host() *host.Session { return s.host }
 
 // ID returns the session id.
 func (s *Session) ID() string { return s.host.ID() }

@@ -42,7 +42,7 @@ func (e *Engine) Stored(id string) (bool, error) {
 // otherwise a new one is made as NewSession makes it. restored reports
 // which. Without a store it is NewSession.
 func (e *Engine) OpenSession(ctx context.Context, id string) (es *Session, restored bool, err error) {
-	s, restored, err := e.Host.OpenSession(ctx, id, e.SessionConfig())
+	s, restored, err := e.core.OpenSession(ctx, id, e.SessionConfig())
 	if err != nil {
 		return nil, false, err
 	}
@@ -88,12 +88,12 @@ type CreateOptions struct {
 // is stored, whole, when CreateSession returns). With a store holding state for id it fails with
 // an error wrapping record.ErrStored.
 func (e *Engine) CreateSession(id string, opts CreateOptions) (*Session, error) {
-	s, err := e.Host.NewSession(id, e.SessionConfig())
+	s, err := e.core.NewSession(id, e.SessionConfig())
 	if err != nil {
 		return nil, fmt.Errorf("new session %q: %w", id, err)
 	}
 	fail := func(err error) (*Session, error) {
-		_ = e.Host.Unload(context.Background(), id) // keep what another host may have stored
+		_ = e.core.Unload(context.Background(), id) // keep what another host may have stored
 		return nil, err
 	}
 	system, instructions := e.Context.SystemPrompt, e.Context.Instructions

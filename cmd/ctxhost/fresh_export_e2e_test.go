@@ -44,7 +44,7 @@ func TestFreshStateTravelsWithExport(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	state, err := from.Host().ExportState(ctx)
+	state, err := from.ExportState(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -421,7 +421,7 @@ func startGrowthEngine(b *testing.B, path string, builtin bool) growthTurns {
 	return func(b *testing.B, n int) func(bool) {
 		if last := open[n]; last != nil {
 			_ = last.Close(ctx)
-			if err := e.Host.EndSession(ctx, last.Host().ID()); err != nil {
+			if err := e.EndSession(ctx, last.ID()); err != nil {
 				b.Fatal(err)
 			}
 		}

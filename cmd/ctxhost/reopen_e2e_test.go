@@ -67,7 +67,7 @@ func TestReopenedSessionsPrepareAsLive(t *testing.T) {
 				if err := reopened.Close(ctx); err != nil {
 					t.Fatal(err)
 				}
-				if err := e.Host.Unload(ctx, "reopened"); err != nil {
+				if err := e.Unload(ctx, "reopened"); err != nil {
 					t.Fatal(err)
 				}
 				s, restored, err := e.OpenSession(ctx, "reopened")

@@ -21,7 +21,6 @@ import (
 
 	"github.com/ctxhost/ctxhost/config"
 	"github.com/ctxhost/ctxhost/engine"
-	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
@@ -150,7 +149,7 @@ func replay(t *testing.T, steps []step, onStart func(*engine.Engine), beforeEven
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := es.Host()
+	s := es
 	if onStart != nil {
 		onStart(a)
 	}
@@ -178,7 +177,7 @@ func replay(t *testing.T, steps []step, onStart func(*engine.Engine), beforeEven
 	return out
 }
 
-func do(ctx context.Context, s *host.Session, st step, out *outcome) error {
+func do(ctx context.Context, s *engine.Session, st step, out *outcome) error {
 	switch {
 	case st.msg != nil:
 		m, err := s.AddMessage(*st.msg)
@@ -187,10 +186,11 @@ func do(ctx context.Context, s *host.Session, st step, out *outcome) error {
 		}
 		return err
 	case st.prepare:
-		p, err := s.Prepare(ctx, sdk.AgentIdentity{})
+		turn, err := s.Prepare(ctx, "")
 		if err != nil {
 			return err
 		}
+		p := turn.Prepared
 		w := slices.Clone(p.Warnings)
 		if p.Compaction != nil {
 			for _, c := range p.Compaction.Steps {
