@@ -195,7 +195,6 @@ func (e *Engine) wrap(s *host.Session) (*Session, error) {
 	return es, nil
 }
 
-
 // ID returns the session id.
 func (s *Session) ID() string { return s.host.ID() }
 
