@@ -163,9 +163,11 @@ func TestHindsightBoundExhaustive(t *testing.T) {
 }
 
 // randomDecisions masks and omits at random from the warning threshold
-// on, never more than the history's deepest step, and compacts whenever
-// the context does not fit: a policy no strategy here is, to find a
-// schedule the hindsight bound does not account for.
+// on, never more than the history's deepest step, and when the context
+// does not fit compacts, or (one time in three) leaves it to the
+// window's cut, with some room or none, omitting nothing: a policy no
+// strategy here is, to find a schedule the hindsight bound does not
+// account for.
 type randomDecisions struct{ rng *rand.Rand }
 
 func (randomDecisions) Name() string { return "random" }
@@ -173,6 +175,9 @@ func (randomDecisions) Name() string { return "random" }
 func (r randomDecisions) Decide(in StrategyInput) Decision {
 	b := in.Budget
 	if b.CalibratedUsed > b.Available {
+		if r.rng.IntN(3) == 0 { // the window cuts, with room or not, and nothing is omitted
+			return Decision{Room: r.rng.IntN(max(b.Available/4, 1))}
+		}
 		return Decision{Compact: true, Target: b.Available, Deep: r.rng.IntN(2) == 0}
 	}
 	if b.Utilization < in.Thresholds.Warning || r.rng.IntN(3) != 0 {

@@ -338,6 +338,9 @@ func hindsightBoundOf(sh runShape, available int, warning float64, preserve int,
 					before := pinned[j]
 					if j >= f {
 						before = pinned[f] + all[j] - all[f]
+						if free[f] > 0 {
+							before += sh.marker // the marker stands before the messages from f on
+						}
 					}
 					shared = min(shared, tt.head+before)
 				}
