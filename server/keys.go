@@ -24,14 +24,16 @@ func checkKey(r *engine.KeyRecord, digest string) error {
 
 // requestDigest identifies a request's content: the SHA-256 of its type
 // and deterministic encoding, without its write options or idempotency
-// key (a retry may change neither, but they are not content).
+// key (a retry may change neither, but they are not content), nor a
+// Prepare's naming of the payload its caller holds (a retry whose client
+// lost the answer, or started again, holds another one).
 func requestDigest(req proto.Message) string {
 	if req == nil {
 		return ""
 	}
 	m := proto.Clone(req)
 	fields := m.ProtoReflect().Descriptor().Fields()
-	for _, name := range []protoreflect.Name{"write", "idempotency_key"} {
+	for _, name := range []protoreflect.Name{"write", "idempotency_key", "known_payload_tag", "accept_payload_suffix"} {
 		if f := fields.ByName(name); f != nil {
 			m.ProtoReflect().Clear(f)
 		}

@@ -395,8 +395,12 @@ func (s *Server) Prepare(ctx context.Context, req *connect.Request[servicev1.Pre
 	}
 	if rec != nil {
 		out, _ := w.e.answers.find(w.key, rec.Seq).(*servicev1.PrepareResponse)
-		if out == nil { // answered before this server started: prepare again without the key
+		switch {
+		case out == nil: // answered before this server started: prepare again without the key
 			out = &servicev1.PrepareResponse{Sequence: rec.Seq, MessageIds: rec.IDs}
+		case out.PayloadTag != "" && out.PayloadTag == req.Msg.GetKnownPayloadTag():
+			// The answer was kept whole; the retry holds its payload.
+			out.Payload, out.System, out.PayloadUnchanged = "", "", true
 		}
 		out.Replayed = true
 		return connect.NewResponse(out), nil
@@ -433,7 +437,16 @@ func (s *Server) Prepare(ctx context.Context, req *connect.Request[servicev1.Pre
 	tag := w.e.tags.tag(agent, link, payload, mediaType, system, hasSystem)
 	known := held != "" && held == tag
 	out := toPrepareResponse(turn)
-	out.Sequence, out.PayloadTag, out.PayloadUnchanged, out.MessageIds = seq, tag, known, ids
+	out.Sequence, out.PayloadTag, out.MessageIds = seq, tag, ids
+	if w.key != "" {
+		// A keyed retry may hold another payload than this call (its
+		// answer lost, or its client started again): the answer is kept
+		// whole and given back relative to what the retry holds.
+		out.Payload, out.System = string(payload), system
+		w.e.answers.keep(w.key, seq, out)
+		out.Payload, out.System = "", ""
+	}
+	out.PayloadUnchanged = known
 	switch {
 	case known:
 	case req.Msg.GetAcceptPayloadSuffix() && held != "" && last != nil && held == last.tag && last.id == link.extends:
@@ -446,7 +459,6 @@ func (s *Server) Prepare(ctx context.Context, req *connect.Request[servicev1.Pre
 	if turn.Prepared != nil {
 		s.metrics.tokens(w.e.profile, turn.Prepared.Budget.Used)
 	}
-	w.e.answers.keep(w.key, seq, out)
 	return connect.NewResponse(out), nil
 }
 

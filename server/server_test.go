@@ -375,3 +375,48 @@ func TestKeyedRetryGetsTheWholeAnswer(t *testing.T) {
 		t.Fatalf("prepare retried after a restart: %v %v", late, err)
 	}
 }
+
+// TestKeyedTurnRetriedHoldingAnotherPayload: a keyed one-call turn whose
+// first call named the payload its client held is retried by a client
+// that holds nothing (started again) and by one that holds the turn's
+// own answer: both are replayed, not refused as another request; the
+// first gets the whole payload, the second is told it holds it.
+func TestKeyedTurnRetriedHoldingAnotherPayload(t *testing.T) {
+	ctx := context.Background()
+	c := client(t, newTestServer(t, t.TempDir()))
+	if _, err := c.CreateSession(ctx, req(&servicev1.CreateSessionRequest{SessionId: "a"})); err != nil {
+		t.Fatal(err)
+	}
+	before, err := c.Prepare(ctx, req(&servicev1.PrepareRequest{SessionId: "a", Messages: []*servicev1.Message{{Role: "user", Content: "task"}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	turn := func(held string) *servicev1.PrepareResponse {
+		t.Helper()
+		out, err := c.Prepare(ctx, req(&servicev1.PrepareRequest{SessionId: "a", KnownPayloadTag: held, AcceptPayloadSuffix: held != "",
+			Messages: []*servicev1.Message{{Role: "assistant", Content: "reading"}, {Role: "user", Content: "file body"}},
+			Write:    &servicev1.WriteOptions{IdempotencyKey: "turn-1"}}))
+		if err != nil {
+			t.Fatalf("turn holding %q: %v", held, err)
+		}
+		return out.Msg
+	}
+	first := turn(before.Msg.PayloadTag)
+	want := first.Payload // the payload the first call answered, whole
+	if n := first.PayloadPrefix; n > 0 {
+		want = before.Msg.Payload[:n] + first.Payload
+	}
+	again := turn("")
+	if !again.Replayed || again.Sequence != first.Sequence || len(again.MessageIds) != 2 || again.PayloadUnchanged || again.Payload != want || again.PayloadPrefix != 0 {
+		t.Fatalf("retried holding nothing: replayed %v, sequence %d (first %d), ids %v, unchanged %v, %d payload bytes after %d",
+			again.Replayed, again.Sequence, first.Sequence, again.MessageIds, again.PayloadUnchanged, len(again.Payload), again.PayloadPrefix)
+	}
+	held := turn(first.PayloadTag)
+	if !held.Replayed || !held.PayloadUnchanged || held.Payload != "" || held.PayloadTag != first.PayloadTag {
+		t.Fatalf("retried holding the answer: replayed %v, unchanged %v, %d payload bytes", held.Replayed, held.PayloadUnchanged, len(held.Payload))
+	}
+	info, err := c.GetSession(ctx, req(&servicev1.GetSessionRequest{SessionId: "a"}))
+	if err != nil || info.Msg.Messages != 3 {
+		t.Fatalf("the turn was applied more than once: %d messages, %v", info.Msg.GetMessages(), err)
+	}
+}

@@ -5,8 +5,10 @@
 It creates a session, gives it a plan and a task, then runs three turns:
 prepare the context, "call the model" (a canned answer here), append the
 answer and a tool result, report the usage the provider would have
-reported. It also shows a retried append applied once (idempotency key)
-and a stale expected sequence refused with HTTP 409.
+reported. Then one turn in a single call (turn: append and prepare saved
+together), retried with its key and applied once. It also shows a retried
+append applied once (idempotency key) and a stale expected sequence
+refused with HTTP 409.
 """
 
 import os
@@ -51,6 +53,19 @@ def main():
         c.append(sid, {"role": "assistant", "content": "Running the tests (turn %d)." % turn})
         c.append(sid, {"role": "user", "kind": "observation", "content": "FAIL parser_test.go:12 (turn %d)" % turn})
         c.report_usage(sid, int(budget.get("used", "0")) + 40, 25)
+
+    # The same turn in one call: the model's answer and the tool's result
+    # appended and the next context prepared, saved in one store write.
+    # Retried with its key (the answer was lost, say), it is applied once.
+    key = uuid.uuid4().hex
+    step = [{"role": "assistant", "content": "Patching the parser."},
+            {"role": "user", "kind": "observation", "content": "ok parser_test.go"}]
+    one = c.turn(sid, *step, idempotency_key=key)
+    retried = c.turn(sid, *step, idempotency_key=key)
+    print("one-call turn: ids %d, sequence %s then %s, replayed %s, same payload %s" % (
+        len(one.get("messageIds", [])), one.get("sequence"), retried.get("sequence"),
+        retried.get("replayed", False),
+        one["payload"] == Client(url, token=os.environ.get("CTXHOST_TOKEN")).prepare(sid)["payload"]))
 
     key = uuid.uuid4().hex
     first, _ = c.append(sid, {"role": "user", "content": "once"}, idempotency_key=key)

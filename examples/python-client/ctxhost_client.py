@@ -184,9 +184,26 @@ class Client:
         the held one is put back; when it starts with the held one's first
         bytes, the service sends only what follows them (payloadPrefix
         says how many) and the payload is completed from the held one."""
-        key = (session_id, agent)
+        return self._prepare({"session_id": session_id, "agent": agent})
+
+    def turn(self, session_id, *messages, agent="", expected_sequence=0, idempotency_key=""):
+        """An agent's turn in one call: messages (dicts, as append takes
+        them) appended in order, then the context of the next turn
+        prepared, both saved in one store write, so the turn costs one
+        round trip and one sync where append then prepare cost two of
+        each. The answer is prepare's (its payload completed from the held
+        one likewise), with the stored ids of the messages (messageIds)
+        and the session's new sequence; when a message is invalid or the
+        turn fails, nothing of it is applied. With an idempotency key a
+        retry is answered from the first call and applied once."""
+        return self._prepare({"session_id": session_id, "agent": agent, "messages": list(messages),
+                              "write": self._write(expected_sequence, idempotency_key)})
+
+    def _prepare(self, body):
+        """Sends a Prepare body, naming the payload held for its session and
+        agent, and completes the answer's payload from the held one."""
+        key = (body["session_id"], body.get("agent", ""))
         held = self._payloads.get(key)
-        body = {"session_id": session_id, "agent": agent}
         if held:
             body["known_payload_tag"] = held[0]
             body["accept_payload_suffix"] = True

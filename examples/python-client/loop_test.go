@@ -128,8 +128,8 @@ func TestClientConnections(t *testing.T) {
 }
 
 // TestAgentLoop runs agent_loop.py against a real server: a session, a
-// plan, three prepared turns with usage reports, an idempotent retry and
-// a stale expected sequence.
+// plan, three prepared turns with usage reports, a one-call turn retried
+// with its key, an idempotent retry and a stale expected sequence.
 func TestAgentLoop(t *testing.T) {
 	needPython(t)
 	url := serve(t, binaries(t))
@@ -156,8 +156,12 @@ func TestAgentLoop(t *testing.T) {
 		}
 	}
 	m := regexp.MustCompile(`idempotent append: sequence (\d+) then (\d+), (\d+) messages`).FindStringSubmatch(got)
-	if m == nil || m[1] != m[2] || m[3] != "8" {
-		t.Errorf("idempotent append not applied once (want equal sequences and 8 messages):\n%s", got)
+	if m == nil || m[1] != m[2] || m[3] != "10" {
+		t.Errorf("idempotent append not applied once (want equal sequences and 10 messages):\n%s", got)
+	}
+	one := regexp.MustCompile(`one-call turn: ids (\d+), sequence (\d+) then (\d+), replayed (\w+), same payload (\w+)`).FindStringSubmatch(got)
+	if one == nil || one[1] != "2" || one[2] != one[3] || one[4] != "True" || one[5] != "True" {
+		t.Errorf("the one-call turn: want 2 ids, its retry replayed at the same sequence, and the payload a later prepare gives:\n%s", got)
 	}
 }
 
