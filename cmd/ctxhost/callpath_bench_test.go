@@ -141,6 +141,11 @@ func chatPost(b *testing.B, client *http.Client, url string, body []byte) ([]byt
 //     sends upstream what the direct call sends. cpu-x-10 is the same
 //     ratio of the serve process's CPU per call, which the machine's load
 //     does not move (with assembler processes, theirs is not in it).
+//     Each conversation's calls run back to back, a block of one size
+//     then a block of the other: when the sizes alternated call by call,
+//     the small call met what the large one left running in serve (its
+//     record's sync, its garbage) and the ratio read 0.75-0.94 where
+//     each size paying for its own is 2.1-2.9.
 //
 // Each conversation grows by a tool call and its result per call and
 // starts again (a new session, seeded outside the timings) every 8 calls.
@@ -299,21 +304,29 @@ func benchCallPath(b *testing.B, builtin bool) {
 		wideServe := startServe(b, nil, "-config", wideCfg)
 		through = "http://" + wideServe.addr
 		pid := wideServe.cmd.Process.Pid
+		// Each conversation's 8 calls run back to back, as an agent's
+		// do, so that each call meets what the one before it left
+		// running in serve (its record's sync, its garbage): a call of
+		// one size never pays for the other's. The sizes alternate
+		// block by block, so that the machine's load weighs on both.
 		var over10, over1000, cpu10, cpu1000 time.Duration
-		var small, large pair
 		i := 0
 		for b.Loop() {
-			if i%8 == 0 {
-				small, large = fresh(10), fresh(1000)
+			for _, size := range []int{10, 1000} {
+				p := fresh(size)
+				time.Sleep(20 * time.Millisecond) // the seeding's own background work is no timed call's
+				for range 8 {
+					cpu0 := processCPU(pid)
+					v, d := call(p, false)
+					cpu := processCPU(pid) - cpu0
+					if size == 10 {
+						over10, cpu10 = over10+v-d, cpu10+cpu
+					} else {
+						over1000, cpu1000 = over1000+v-d, cpu1000+cpu
+					}
+				}
 			}
-			i++
-			cpu0 := processCPU(pid)
-			v, d := call(small, false)
-			cpu1 := processCPU(pid)
-			over10 += v - d
-			v, d = call(large, false)
-			cpu10, cpu1000 = cpu10+cpu1-cpu0, cpu1000+processCPU(pid)-cpu1
-			over1000 += v - d
+			i += 8
 		}
 		b.ReportMetric(float64(over1000)/float64(over10), "x-10")
 		b.ReportMetric(float64(over10)/float64(i)/1e3, "us-10")
