@@ -143,10 +143,12 @@ func (c *call) read() error {
 		}
 		return failf(http.StatusBadRequest, "bad_request", "read request: %v", err)
 	}
-	if c.req, err = parseKnown(c.d, c.r, body, c.h.known.length); err != nil {
+	var known knownPrefix
+	if c.req, err = parseKnown(c.d, c.r, body, func(array []byte) int { known = c.h.known.match(array); return known.len }); err != nil {
 		c.unparsed = body
 		return failf(http.StatusBadRequest, "bad_request", "%v", err)
 	}
+	c.req.known = known
 	c.session = c.r.Header.Get(SessionHeader)
 	if c.session == "" {
 		c.session = deriveSession(c.u, c.req)
@@ -317,6 +319,5 @@ func (c *call) record(es *engine.Session, a answer) error {
 		c.h.metrics.usage(c.u.Name, u)
 	}
 	c.remember(es)
-	c.h.known.add(arrayPrefix(c.req.raw))
 	return nil
 }

@@ -190,7 +190,7 @@ func TestMemoTail(t *testing.T) {
 		{`[{"a":1}, {"b":2}{"c":3}]`, ``, false},
 		{`[{"a":1}]`, ``, false},
 	} {
-		tail, ok := m.tail(seed, json.RawMessage(c.next))
+		tail, ok := m.tail(seed, json.RawMessage(c.next), knownPrefix{})
 		if ok != c.ok || string(tail) != c.tail {
 			t.Errorf("tail of %s: %q %v, want %q %v", c.next, tail, ok, c.tail, c.ok)
 		}

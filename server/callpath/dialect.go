@@ -82,6 +82,9 @@ type request struct {
 	// payloads are the conversation prefixes of payloads validated on
 	// earlier calls (see parsePayload); nil: none.
 	payloads *knownPrefixes
+	// known is the known prefix the conversation array starts with (its
+	// len 0: none; see knownPrefixes).
+	known knownPrefix
 }
 
 // parse reads a caller's request: its fields and head; the conversation

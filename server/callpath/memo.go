@@ -42,8 +42,15 @@ func arrayPrefix(raw json.RawMessage) []byte {
 
 // tail returns the elements of raw after the remembered prefix, as an
 // array (ok: raw starts with the prefix).
-func (m memo) tail(seed maphash.Seed, raw json.RawMessage) (json.RawMessage, bool) {
-	if m.prefixLen == 0 || len(raw) <= m.prefixLen || maphash.Bytes(seed, raw[:m.prefixLen]) != m.prefixHash {
+//
+// known is the known prefix raw was found to start with when it was read
+// (its len 0: none): when it is the memo's, its bytes are not hashed
+// again.
+func (m memo) tail(seed maphash.Seed, raw json.RawMessage, known knownPrefix) (json.RawMessage, bool) {
+	if m.prefixLen == 0 || len(raw) <= m.prefixLen {
+		return nil, false
+	}
+	if (known.len != m.prefixLen || known.hash != m.prefixHash) && maphash.Bytes(seed, raw[:m.prefixLen]) != m.prefixHash {
 		return nil, false
 	}
 	rest := bytes.TrimLeft(raw[m.prefixLen:], " \t\r\n")
@@ -67,7 +74,7 @@ func (c *call) reconcile(es *engine.Session) (replaced bool, err error) {
 		}
 	}
 	if m, ok := c.h.memos.Get(c.session); ok && m.version == es.StoredVersion() {
-		if tail, ok := m.tail(c.h.seed, c.req.raw); ok {
+		if tail, ok := m.tail(c.h.seed, c.req.raw, c.req.known); ok {
 			if t, err := c.d.conversation(tail, m.turns); err == nil {
 				since, held := es.MessagesFrom(m.held)
 				if held >= m.held && startsWith(t.messages, since) {
@@ -99,13 +106,19 @@ func startsWith(msgs, held []sdk.Message) bool {
 	return len(msgs) >= len(held) && samePrefix(held, msgs[:len(held)])
 }
 
-// remember keeps the memo of a call that recorded its answer.
+// remember keeps the memo of a call that recorded its answer, and its
+// conversation's array as a known prefix (hashed on from the known prefix
+// it started with).
 func (c *call) remember(es *engine.Session) {
 	p := arrayPrefix(c.req.raw)
-	if p == nil || c.req.turns == 0 {
+	if p == nil {
 		return
 	}
-	c.h.memos.Put(c.session, memo{prefixLen: len(p), prefixHash: maphash.Bytes(c.h.seed, p), turns: c.req.turns,
+	known := c.h.known.add(p, c.req.known)
+	if c.req.turns == 0 {
+		return
+	}
+	c.h.memos.Put(c.session, memo{prefixLen: known.len, prefixHash: known.hash, turns: c.req.turns,
 		held: c.held, version: es.StoredVersion()})
 }
 
@@ -116,15 +129,20 @@ func (c *call) remember(es *engine.Session) {
 // the known bytes are matched by a hash (much faster than scanning their
 // structure) and were delimited and decoded whole on an earlier call.
 // It knows nothing of sessions, so it works before the session is named.
+// Each prefix keeps its hash's state, so that the next prefix, which
+// extends it, is hashed from there: a call hashes its conversation once
+// (to match the known part) plus what it added.
 type knownPrefixes struct {
 	seed     maphash.Seed
 	prefixes *lru.Cache[uint64, knownPrefix]
 }
 
-// knownPrefix is one array prefix: its length and hash.
+// knownPrefix is one array prefix: its length and hash, and the state of
+// the hash after its bytes.
 type knownPrefix struct {
-	len  int
-	hash uint64
+	len   int
+	hash  uint64
+	state maphash.Hash
 }
 
 // openingBytes is how many leading bytes of an array find its known
@@ -136,23 +154,35 @@ func newKnownPrefixes(seed maphash.Seed) *knownPrefixes {
 }
 
 // add remembers prefix (an array without its closing bracket; nil is
-// ignored).
-func (k *knownPrefixes) add(prefix []byte) {
-	if len(prefix) <= openingBytes { // a short array is cheap to scan
-		return
+// ignored), extending from, a known prefix it starts with (its len 0:
+// none), and returns it, hashed.
+func (k *knownPrefixes) add(prefix []byte, from knownPrefix) knownPrefix {
+	p := from
+	if p.len == 0 || p.len > len(prefix) {
+		p = knownPrefix{}
+		p.state.SetSeed(k.seed)
 	}
-	k.prefixes.Put(maphash.Bytes(k.seed, prefix[:openingBytes]), knownPrefix{len: len(prefix), hash: maphash.Bytes(k.seed, prefix)})
+	_, _ = p.state.Write(prefix[p.len:])
+	p.len, p.hash = len(prefix), p.state.Sum64()
+	if len(prefix) > openingBytes { // a short array is cheap to scan
+		k.prefixes.Put(maphash.Bytes(k.seed, prefix[:openingBytes]), p)
+	}
+	return p
 }
 
-// length is how many leading bytes of array (from its opening bracket
-// on) are a known prefix, 0 when none is.
-func (k *knownPrefixes) length(array []byte) int {
+// match returns the known prefix that array (from its opening bracket on)
+// starts with; its len is 0 when there is none.
+func (k *knownPrefixes) match(array []byte) knownPrefix {
 	if len(array) <= openingBytes {
-		return 0
+		return knownPrefix{}
 	}
 	p, ok := k.prefixes.Get(maphash.Bytes(k.seed, array[:openingBytes]))
 	if !ok || p.len >= len(array) || maphash.Bytes(k.seed, array[:p.len]) != p.hash {
-		return 0
+		return knownPrefix{}
 	}
-	return p.len
+	return p
 }
+
+// length is how many leading bytes of array are a known prefix (match's
+// length).
+func (k *knownPrefixes) length(array []byte) int { return k.match(array).len }

@@ -81,7 +81,11 @@ func (o object) get(key string) json.RawMessage {
 // nor in skip are added when the caller has none of that name.
 func merge(caller, payload object, managed, skip []string) []byte {
 	var b bytes.Buffer
-	b.Grow(len(payload.get("messages")) + 1024)
+	size := 1024
+	for _, key := range managed {
+		size += len(payload.get(key))
+	}
+	b.Grow(size)
 	b.WriteByte('{')
 	n := 0
 	write := func(key string, v json.RawMessage) {

@@ -174,7 +174,8 @@ func skipContainer(data []byte, i, depth int) (int, error) {
 // parsePayload reads an assembled payload. One from a first-party
 // assembler built into this process (req.builtInPayload) is well formed
 // by construction (its bytes are what its golden and schema tests check),
-// so its conversation member (field) is only delimited. Any other is
+// so its conversation member (field) is only delimited (its known
+// prefix, as a caller's, matched by hash). Any other is
 // validated, as a plugin's answer is never trusted: every member but the
 // conversation as parseRequest does, and the conversation whole, or, when
 // it starts with the conversation of a payload validated on an earlier
@@ -182,13 +183,10 @@ func skipContainer(data []byte, i, depth int) (int, error) {
 // an array prefix that was valid followed by valid elements is a valid
 // array.
 func parsePayload(req *request, payload []byte, field string) (object, error) {
-	if req.builtInPayload {
-		return parseRequest(payload, field)
-	}
 	var known func([]byte) int
-	matched := 0
+	var matched knownPrefix
 	if req.payloads != nil {
-		known = func(array []byte) int { matched = req.payloads.length(array); return matched }
+		known = func(array []byte) int { matched = req.payloads.match(array); return matched.len }
 	}
 	o, err := parseRequestKnown(payload, field, known)
 	if err != nil {
@@ -198,11 +196,13 @@ func parsePayload(req *request, payload []byte, field string) (object, error) {
 	if conv == nil {
 		return o, nil
 	}
-	if !validConversation(conv, matched) {
+	if !req.builtInPayload && !validConversation(conv, matched.len) {
 		return nil, fmt.Errorf("read JSON field %q: invalid JSON", field)
 	}
 	if req.payloads != nil {
-		req.payloads.add(arrayPrefix(conv))
+		if p := arrayPrefix(conv); p != nil {
+			req.payloads.add(p, matched)
+		}
 	}
 	return o, nil
 }

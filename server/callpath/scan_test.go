@@ -99,7 +99,7 @@ func TestKnownPrefixSkipped(t *testing.T) {
 	}
 	first := "[" + strings.Join(msgs[:30], ",") + "]"
 	k := newKnownPrefixes(maphash.MakeSeed())
-	k.add(arrayPrefix(json.RawMessage(first)))
+	k.add(arrayPrefix(json.RawMessage(first)), knownPrefix{})
 	next := `{"model":"m","messages":` + "[" + strings.Join(msgs, ",") + `] , "stream":false}`
 	var matched int
 	known := func(a []byte) int { matched = k.length(a); return matched }
@@ -144,5 +144,33 @@ func TestValidConversationFromKnownPrefix(t *testing.T) {
 		if got, want := validConversation(array, len(prefix)), json.Valid(array); got != want {
 			t.Fatalf("case %d: %q with known prefix %q: %v, json.Valid %v", n, array, prefix, got, want)
 		}
+	}
+}
+
+// TestKnownPrefixExtended: a prefix added from the known prefix it
+// starts with is hashed as if from scratch, and is found by the next
+// array that starts with it.
+func TestKnownPrefixExtended(t *testing.T) {
+	var msgs []string
+	for i := range 60 {
+		msgs = append(msgs, fmt.Sprintf(`{"role":"user","content":"message %d"}`, i))
+	}
+	seed := maphash.MakeSeed()
+	k := newKnownPrefixes(seed)
+	array := func(n int) []byte { return []byte("[" + strings.Join(msgs[:n], ",") + "]") }
+	first := k.add(arrayPrefix(array(30)), knownPrefix{})
+	m := k.match(array(45))
+	if m.len != first.len || m.hash != first.hash {
+		t.Fatalf("the 45-message array matched %d bytes, want the 30-message prefix's %d", m.len, first.len)
+	}
+	next := k.add(arrayPrefix(array(45)), m)
+	if want := maphash.Bytes(seed, arrayPrefix(array(45))); next.hash != want || next.len != len(arrayPrefix(array(45))) {
+		t.Errorf("extended hash %x (len %d), want %x", next.hash, next.len, want)
+	}
+	if got := k.match(array(60)); got.len != next.len {
+		t.Errorf("the 60-message array matched %d bytes, want the extended prefix's %d", got.len, next.len)
+	}
+	if got := k.add(arrayPrefix(array(20)), next); got.hash != maphash.Bytes(seed, arrayPrefix(array(20))) {
+		t.Error("a shorter array added from a longer known prefix is not hashed from scratch")
 	}
 }
