@@ -14,6 +14,7 @@ import (
 
 	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/host/plaintext"
+	"github.com/ctxhost/ctxhost/internal/pacing"
 	"github.com/ctxhost/ctxhost/internal/pgtest"
 	"github.com/ctxhost/ctxhost/record"
 	"github.com/ctxhost/ctxhost/sdk"
@@ -322,30 +323,13 @@ func pacedTurns(b *testing.B, store record.Store, turn func(context.Context, *ho
 	st.writes.Store(0)
 	syncs0 := syncsOf(store)
 	rounds := max(1, (b.N+pacedSessions-1)/pacedSessions)
-	lat := make([]time.Duration, rounds*pacedSessions)
-	var wg sync.WaitGroup
 	cpu0 := cpuTime()
 	b.ResetTimer()
-	start := time.Now()
-	for k, s := range sessions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			due := start.Add(perSession * time.Duration(k) / pacedSessions)
-			for r := range rounds {
-				time.Sleep(time.Until(due))
-				if err := turn(b.Context(), s, r+1); err != nil {
-					b.Error(err)
-					return
-				}
-				lat[r*pacedSessions+k] = time.Since(due)
-				due = due.Add(perSession)
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
+	lat, elapsed, err := pacing.Run(pacedSessions, rounds, perSession, func(k, r int) error { return turn(b.Context(), sessions[k], r+1) })
 	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
 	slices.Sort(lat)
 	b.ReportMetric(ms(cpuTime()-cpu0)/float64(len(lat)), "cpu-ms/turn")
 	b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "turns/s")

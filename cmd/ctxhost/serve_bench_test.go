@@ -25,6 +25,7 @@ import (
 	"github.com/ctxhost/ctxhost/client"
 	"github.com/ctxhost/ctxhost/config"
 	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/internal/pacing"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
@@ -421,30 +422,13 @@ func BenchmarkServePacedTurns(b *testing.B) {
 					return
 				}
 				rounds := max(1, (b.N+sessionsN-1)/sessionsN)
-				lat := make([]time.Duration, rounds*sessionsN)
-				var wg sync.WaitGroup
 				cpu0 := readCPUSplit(srv.cmd.Process.Pid)
 				b.ResetTimer()
-				start := time.Now()
-				for k, id := range ids {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						due := start.Add(perSession * time.Duration(k) / sessionsN)
-						for r := range rounds {
-							time.Sleep(time.Until(due))
-							if err := kind.turn(ctx, c, id, r+1); err != nil {
-								b.Error(err)
-								return
-							}
-							lat[r*sessionsN+k] = time.Since(due)
-							due = due.Add(perSession)
-						}
-					}()
-				}
-				wg.Wait()
-				elapsed := time.Since(start)
+				lat, elapsed, err := pacing.Run(sessionsN, rounds, perSession, func(k, r int) error { return kind.turn(ctx, c, ids[k], r+1) })
 				b.StopTimer()
+				if err != nil {
+					b.Fatal(err)
+				}
 				turnFigures(b, lat, elapsed, cpu0, srv.cmd.Process.Pid)
 			})
 		}

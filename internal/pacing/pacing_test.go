@@ -1,0 +1,35 @@
+package pacing
+
+import (
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestRunPacesEverySession: every session takes every round, turns come
+// no sooner than due, and the first error is returned with the failing
+// session stopped.
+func TestRunPacesEverySession(t *testing.T) {
+	var turns atomic.Int64
+	start := time.Now()
+	lat, elapsed, err := Run(10, 3, 20*time.Millisecond, func(k, r int) error { turns.Add(1); return nil })
+	if err != nil || turns.Load() != 30 || len(lat) != 30 {
+		t.Fatalf("%d turns, %d latencies, %v; want 30, 30, nil", turns.Load(), len(lat), err)
+	}
+	if elapsed < 2*20*time.Millisecond || time.Since(start) < elapsed {
+		t.Errorf("3 rounds of a 20 ms period took %s: the turns were not paced", elapsed)
+	}
+	boom := errors.New("boom")
+	turns.Store(0)
+	_, _, err = Run(4, 5, time.Millisecond, func(k, r int) error {
+		turns.Add(1)
+		if k == 2 && r == 1 {
+			return boom
+		}
+		return nil
+	})
+	if !errors.Is(err, boom) || turns.Load() != 4*5-3 {
+		t.Errorf("err %v after %d turns; want boom after 17 (session 2 stops after its second)", err, turns.Load())
+	}
+}
