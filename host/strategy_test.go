@@ -272,23 +272,33 @@ func TestCacheStrategyDeepStepPays(t *testing.T) {
 	}
 }
 
+// randomSpeculationTurn is a random turn the cache strategy may compact
+// on without being forced: a context from 70 % of the available budget to
+// all of it, a deepest step freeing and keeping some of it, the last
+// turn's growth (Growth[0]) within what the step keeps, at one provider's
+// prices (returned too, as in.Pricing points at it).
+func randomSpeculationTurn(rng *rand.Rand) (StrategyInput, sdk.Pricing) {
+	prices := []sdk.Pricing{assembly.AnthropicPricing, assembly.OpenAIPricing, assembly.GeminiPricing}
+	p := prices[rng.IntN(len(prices))]
+	available := 2000 + rng.IntN(60000)
+	used := available*7/10 + rng.IntN(available*3/10+1)
+	free := 1 + rng.IntN(used)
+	keep := rng.IntN(used - free + 1)
+	grown := rng.IntN(keep + 1)
+	return StrategyInput{Budget: budgetAt(used, available), Thresholds: Thresholds{0.7, 0.9}, Deep: DeepStep{Free: free, Keep: keep},
+		Growth: []int{grown}, Pricing: &p, Turns: 1 + rng.IntN(50)}, p
+}
+
 // Whatever the context, a speculative compaction of the cache strategy
 // costs no more on its turn, priced by sdk.Pricing.Cost, than only
 // appending would have: the run may end right after it.
 func TestCacheStrategySpeculationNeverDearer(t *testing.T) {
 	c := cacheAware{target: 0.5}
 	rng := rand.New(rand.NewPCG(28, 1))
-	prices := []sdk.Pricing{assembly.AnthropicPricing, assembly.OpenAIPricing, assembly.GeminiPricing}
 	taken := 0
 	for range 20000 {
-		p := prices[rng.IntN(len(prices))]
-		available := 2000 + rng.IntN(60000)
-		used := available*7/10 + rng.IntN(available*3/10+1)
-		free := 1 + rng.IntN(used)
-		keep := rng.IntN(used - free + 1)
-		grown := rng.IntN(keep + 1)
-		in := StrategyInput{Budget: budgetAt(used, available), Thresholds: Thresholds{0.7, 0.9}, Deep: DeepStep{Free: free, Keep: keep},
-			Growth: []int{grown}, Pricing: &p, Turns: 1 + rng.IntN(50)}
+		in, p := randomSpeculationTurn(rng)
+		used, free, keep, grown := in.Budget.CalibratedUsed, in.Deep.Free, in.Deep.Keep, in.Growth[0]
 		d := c.Decide(in)
 		if !d.Compact {
 			continue
@@ -314,18 +324,12 @@ func TestCacheStrategySpeculationNeverDearer(t *testing.T) {
 func TestCacheStrategySpeculationPaysBackWithinHorizon(t *testing.T) {
 	c := cacheAware{target: 0.5}
 	rng := rand.New(rand.NewPCG(28, 2))
-	prices := []sdk.Pricing{assembly.AnthropicPricing, assembly.OpenAIPricing, assembly.GeminiPricing}
 	taken, only := 0, 0
 	for range 20000 {
-		p := prices[rng.IntN(len(prices))]
-		available := 2000 + rng.IntN(60000)
-		used := available*7/10 + rng.IntN(available*3/10+1)
-		free := 1 + rng.IntN(used)
-		keep := rng.IntN(used - free + 1)
-		grown := rng.IntN(keep + 1)
+		in, p := randomSpeculationTurn(rng)
+		available, used, free, keep, grown := in.Budget.Available, in.Budget.CalibratedUsed, in.Deep.Free, in.Deep.Keep, in.Growth[0]
 		growth := []int{rng.IntN(available / 4), rng.IntN(available / 4), grown}
-		in := StrategyInput{Budget: budgetAt(used, available), Thresholds: Thresholds{0.7, 0.9}, Deep: DeepStep{Free: free, Keep: keep},
-			Growth: growth, Pricing: &p, Turns: 1 + rng.IntN(50), Outgrown: true}
+		in.Growth, in.Outgrown = growth, true
 		d := c.Decide(in)
 		if !d.Compact {
 			continue
@@ -362,17 +366,10 @@ func TestCacheStrategySpeculationPaysBackWithinHorizon(t *testing.T) {
 func TestCacheStrategyDropsDemonstrationsThatPayBackByTheNextTurn(t *testing.T) {
 	c := cacheAware{target: 0.5}
 	rng := rand.New(rand.NewPCG(28, 3))
-	prices := []sdk.Pricing{assembly.AnthropicPricing, assembly.OpenAIPricing, assembly.GeminiPricing}
 	taken := 0
 	for range 20000 {
-		p := prices[rng.IntN(len(prices))]
-		available := 2000 + rng.IntN(60000)
-		used := available*7/10 + rng.IntN(available*3/10+1)
-		free := 1 + rng.IntN(used)
-		keep := rng.IntN(used - free + 1)
-		grown := rng.IntN(keep + 1)
-		in := StrategyInput{Budget: budgetAt(used, available), Thresholds: Thresholds{0.7, 0.9}, Deep: DeepStep{Free: free, Keep: keep},
-			Growth: []int{grown}, Pricing: &p, Turns: 1 + rng.IntN(50)}
+		in, p := randomSpeculationTurn(rng)
+		available, used, free, keep, grown := in.Budget.Available, in.Budget.CalibratedUsed, in.Deep.Free, in.Deep.Keep, in.Growth[0]
 		if c.Decide(in).Compact {
 			continue // paid on its own turn (TestCacheStrategySpeculationNeverDearer)
 		}

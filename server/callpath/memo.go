@@ -182,7 +182,3 @@ func (k *knownPrefixes) match(array []byte) knownPrefix {
 	}
 	return p
 }
-
-// length is how many leading bytes of array are a known prefix (match's
-// length).
-func (k *knownPrefixes) length(array []byte) int { return k.match(array).len }

@@ -102,7 +102,7 @@ func TestKnownPrefixSkipped(t *testing.T) {
 	k.add(arrayPrefix(json.RawMessage(first)), knownPrefix{})
 	next := `{"model":"m","messages":` + "[" + strings.Join(msgs, ",") + `] , "stream":false}`
 	var matched int
-	known := func(a []byte) int { matched = k.length(a); return matched }
+	known := func(a []byte) int { matched = k.match(a).len; return matched }
 	got, err := parseRequestKnown([]byte(next), "messages", known)
 	want, _ := parseRequest([]byte(next), "messages")
 	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
