@@ -438,11 +438,13 @@ func (s *Server) Prepare(ctx context.Context, req *connect.Request[servicev1.Pre
 	known := held != "" && held == tag
 	out := toPrepareResponse(turn)
 	out.Sequence, out.PayloadTag, out.MessageIds = seq, tag, ids
+	var whole string // the payload as a string, made once
 	if w.key != "" {
 		// A keyed retry may hold another payload than this call (its
 		// answer lost, or its client started again): the answer is kept
 		// whole and given back relative to what the retry holds.
-		out.Payload, out.System = string(payload), system
+		whole = string(payload)
+		out.Payload, out.System = whole, system
 		w.e.answers.keep(w.key, seq, out)
 		out.Payload, out.System = "", ""
 	}
@@ -454,7 +456,10 @@ func (s *Server) Prepare(ctx context.Context, req *connect.Request[servicev1.Pre
 		n := suffixFrom(link, payload)
 		out.Payload, out.PayloadPrefix, out.System = string(payload[n:]), uint64(n), system
 	default:
-		out.Payload, out.System = string(payload), system
+		if whole == "" {
+			whole = string(payload)
+		}
+		out.Payload, out.System = whole, system
 	}
 	if turn.Prepared != nil {
 		s.metrics.tokens(w.e.profile, turn.Prepared.Budget.Used)
