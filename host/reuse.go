@@ -107,10 +107,11 @@ func (t *turn) deepStep() deepMemo {
 
 // deepStepUnder is the deepest history step in calibrated tokens for a
 // strategy to weigh, when the context b is at the warning threshold or
-// over the available budget; zero below, where no strategy needs it.
+// over the available budget, or has outgrown it on an earlier turn; zero
+// otherwise, where no strategy needs it.
 func (t *turn) deepStepUnder(b sdk.Budget) DeepStep {
 	s := t.s
-	if b.Utilization < s.cfg.Thresholds.Warning && b.CalibratedUsed <= b.Available {
+	if b.Utilization < s.cfg.Thresholds.Warning && b.CalibratedUsed <= b.Available && !s.pressure.Outgrown {
 		return DeepStep{}
 	}
 	d := t.deepStep()

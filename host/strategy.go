@@ -40,8 +40,9 @@ type StrategyInput struct {
 	// the prompt prefix it rewrites.
 	MinFree int
 	// Deep is what the deepest step the history may take would do now,
-	// in calibrated tokens (zero below the warning threshold, where it is
-	// not worked out); Pricing the provider's prompt-caching prices (nil:
+	// in calibrated tokens (zero below the warning threshold while the
+	// context has never outgrown the budget, where it is not worked out);
+	// Pricing the provider's prompt-caching prices (nil:
 	// unknown); Turns the turns prepared before this one in the session's
 	// life (saved with it; a turn prepared again unchanged is not counted).
 	Deep    DeepStep
@@ -244,6 +245,15 @@ func fraction(n int, f float64) int { return int(math.Floor(float64(n) * f)) }
 //     premium. It so picks, before each forced compaction, a turn whose
 //     recent messages are few tokens or new anyway, instead of the turn
 //     the budget runs out on, whose recent messages are whatever they are.
+//     Below the warning threshold, once the context has outgrown the
+//     budget, it takes the deepest step when it pays back by the next
+//     turn: its premium less what it stops reading on its turn is under
+//     what the next turn reads fewer. A run that goes on is then no
+//     dearer than appending from the next turn on; one that ends on that
+//     very turn is dearer by less than one turn's reading of what the
+//     step stopped sending. Such a turn is often one whose recent
+//     messages are few tokens, which the step keeps, where the one the
+//     budget would force later keeps whatever has come since.
 //   - Otherwise it only appends, and the provider's cache keeps the prefix.
 //
 // Together: on a run whose history always fits it costs no more than the
@@ -277,10 +287,21 @@ func (c cacheAware) Decide(in StrategyInput) Decision {
 		}
 		return Decision{Compact: true, Deep: true, Target: min(target, after), Room: room, Reason: reason}
 	}
-	if b.Utilization < in.Thresholds.Warning || deep.Free < max(in.MinFree, 1) {
+	below := b.Utilization < in.Thresholds.Warning
+	if below && !in.Outgrown || deep.Free < max(in.MinFree, 1) {
 		return Decision{}
 	}
 	premium, saved := speculativePremium(in)
+	if below {
+		if next := nextTurnSaving(in); premium-saved < next {
+			return Decision{Compact: true, Deep: true, Target: b.CalibratedUsed - deep.Free,
+				Reason: fmt.Sprintf("cache: the context outgrew the budget before; utilization %.2f under warning %.2f; the deepest step frees %d tokens; "+
+					"the %.0f units of writing instead of reading the %d it keeps after its first change, less the %.0f units fewer read this turn, "+
+					"are paid back by the %.0f units fewer read on the next turn",
+					b.Utilization, in.Thresholds.Warning, deep.Free, premium, deep.Keep, saved, next)}
+		}
+		return Decision{}
+	}
 	if premium < saved {
 		return Decision{Compact: true, Deep: true, Target: b.CalibratedUsed - deep.Free,
 			Reason: fmt.Sprintf("cache: utilization %.2f >= warning %.2f; the deepest step frees %d tokens, %.0f units fewer read this turn, "+

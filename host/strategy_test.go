@@ -230,7 +230,8 @@ func TestCacheStrategy(t *testing.T) {
 // pays only by the next turn is not taken (the run may end first) unless
 // it omits demonstrations; once
 // the context has outgrown the budget, one that pays back before the
-// budget would force a compaction at the observed growth is.
+// budget would force a compaction at the observed growth is, and under
+// the warning line one that pays back by the next turn.
 func TestCacheStrategyDeepStepPays(t *testing.T) {
 	c := cacheAware{target: 0.5}
 	th := Thresholds{0.7, 0.9}
@@ -260,6 +261,11 @@ func TestCacheStrategyDeepStepPays(t *testing.T) {
 		{"demonstrations, paid back by the next turn", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 100, Demonstrations: 400}, Growth: []int{20}, Turns: 5}, true},       // 92 - 50 < 50
 		{"demonstrations, not paid back by the next turn", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 300, Demonstrations: 400}, Growth: []int{100}, Turns: 5}, false}, // 230 - 50 > 50
 		{"outgrown, no growth observed", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 100}, Turns: 5, Outgrown: true}, false},
+		{"outgrown, under the warning line, paid back by the next turn", StrategyInput{Budget: budgetAt(600, 1000), Deep: DeepStep{Free: 400, Keep: 50}, Growth: []int{20}, Turns: 5,
+			Outgrown: true}, true}, // 34.5 - 40 < 40
+		{"outgrown, under the warning line, not paid back by the next turn", StrategyInput{Budget: budgetAt(600, 1000), Deep: DeepStep{Free: 400, Keep: 100}, Growth: []int{20}, Turns: 5,
+			Outgrown: true}, false}, // 92 - 40 > 40
+		{"under the warning line, never outgrown", StrategyInput{Budget: budgetAt(600, 1000), Deep: DeepStep{Free: 400, Keep: 10}, Growth: []int{20}, Turns: 5}, false},
 	} {
 		tt.in.Thresholds = th
 		if tt.in.Pricing == nil {
@@ -281,7 +287,7 @@ func randomSpeculationTurn(rng *rand.Rand) (StrategyInput, sdk.Pricing) {
 	prices := []sdk.Pricing{assembly.AnthropicPricing, assembly.OpenAIPricing, assembly.GeminiPricing}
 	p := prices[rng.IntN(len(prices))]
 	available := 2000 + rng.IntN(60000)
-	used := available*7/10 + rng.IntN(available*3/10+1)
+	used := (available*7+9)/10 + rng.IntN(available*3/10) // at least 70 %
 	free := 1 + rng.IntN(used)
 	keep := rng.IntN(used - free + 1)
 	grown := rng.IntN(keep + 1)
@@ -392,5 +398,49 @@ func TestCacheStrategyDropsDemonstrationsThatPayBackByTheNextTurn(t *testing.T) 
 	}
 	if taken == 0 {
 		t.Fatal("no demonstrations dropped ahead: the cases do not exercise the rule")
+	}
+}
+
+// Under the warning line the cache strategy compacts only once the
+// context has outgrown the budget, and then only a deep step that pays
+// back by the next turn: what it costs on its turn over appending,
+// priced by sdk.Pricing.Cost, is less than what the next turn then reads
+// fewer if it only appends (whatever it adds), so a run that ends on
+// that turn is dearer by less than one turn's reading of what the step
+// stopped sending, and its reason says so.
+func TestCacheStrategyUnderTheWarningLinePaysBackByTheNextTurn(t *testing.T) {
+	c := cacheAware{target: 0.5}
+	rng := rand.New(rand.NewPCG(28, 4))
+	taken := 0
+	for range 20000 {
+		in, p := randomSpeculationTurn(rng)
+		available := in.Budget.Available
+		used := 1 + rng.IntN(available*7/10-1) // under the warning line
+		in.Budget = budgetAt(used, available)
+		free := 1 + rng.IntN(used)
+		keep := rng.IntN(used - free + 1)
+		grown := rng.IntN(keep + 1)
+		in.Deep, in.Growth = DeepStep{Free: free, Keep: keep}, []int{grown}
+		if d := c.Decide(in); d.Compact {
+			t.Fatalf("%+v: compacted under the warning line a context that never outgrew the budget (%s)", in, d.Reason)
+		}
+		in.Outgrown = true
+		d := c.Decide(in)
+		if !d.Compact {
+			continue
+		}
+		taken++
+		over := p.Cost(used-free, used-free-keep).Cost - p.Cost(used, used-grown).Cost
+		next := rng.IntN(available)
+		saved := p.Cost(used+next, used).Cost - p.Cost(used-free+next, used-free).Cost
+		if !d.Deep || d.Target != used-free || over >= saved {
+			t.Fatalf("%+v: the deep step costs %.1f over appending on its turn, not less than the %.1f the next turn reads fewer (%s)", in, over, saved, d.Reason)
+		}
+		if !strings.Contains(d.Reason, "under warning") || !strings.Contains(d.Reason, "fewer read on the next turn") {
+			t.Fatalf("reason %q does not say the payback", d.Reason)
+		}
+	}
+	if taken == 0 {
+		t.Fatal("no compaction under the warning line: the cases do not exercise the rule")
 	}
 }
