@@ -186,10 +186,10 @@ func anthropicSource(b anthropicBlock) (sdk.Part, error) {
 	return sdk.Part{}, fmt.Errorf("%s source type %q is not supported by ctxhost", b.Type, b.Source.Type)
 }
 
-func (anthropicDialect) build(req *request, payload []byte) ([]byte, error) {
+func (anthropicDialect) build(req *request, payload []byte) (body, error) {
 	p, err := parsePayload(req, payload, "messages")
 	if err != nil {
-		return nil, fmt.Errorf("assembled payload: %w", err)
+		return body{}, fmt.Errorf("assembled payload: %w", err)
 	}
 	return merge(req.fields, p, []string{"system", "messages"}, append([]string{"model"}, anthropicToolFields...)), nil
 }

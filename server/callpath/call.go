@@ -1,7 +1,6 @@
 package callpath
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -100,6 +99,8 @@ type call struct {
 	unparsed []byte
 	// counting: a token count call, which keeps none of its changes.
 	counting bool
+	// payloadID is the host's number of the payload sent upstream.
+	payloadID uint64
 }
 
 // serve runs the call: read, reconcile and prepare, send, relay, record.
@@ -172,7 +173,8 @@ func (c *call) turn(ctx context.Context, es *engine.Session) error {
 		callerTokens = p.Cache.Unmanaged.Total // the whole conversation as the caller sent it
 	}
 	c.h.metrics.prepared(c.u.Name, callerTokens, p.Budget.Used)
-	res, err := c.send(ctx, out)
+	res, sent, err := c.send(ctx, out)
+	defer sent.detach() // before the session, and the payload's memory, go to the next call
 	if err != nil {
 		return err
 	}
@@ -224,15 +226,19 @@ func (c *call) prepare(ctx context.Context, es *engine.Session) (engine.Turn, er
 
 // upstreamBody is the request sent upstream for a prepared turn: the
 // caller's with the managed context in place of its own.
-func (c *call) upstreamBody(es *engine.Session, turn engine.Turn) ([]byte, error) {
+func (c *call) upstreamBody(es *engine.Session, turn engine.Turn) (body, error) {
 	p := turn.Prepared
 	c.req.builtInPayload, c.req.payloads = es.PayloadsBuiltIn(), c.h.payloads
+	if m, ok := c.h.memos.Get(c.session); ok {
+		c.req.payloadKnown = func(at int) int { return m.payload.known(es, p, at) }
+	}
+	c.payloadID = p.PayloadID
 	if _, ok := c.d.(responsesDialect); ok {
 		c.req.reasoning = reasoningIndex(p.Components)
 	}
 	out, err := c.d.build(c.req, p.Payload)
 	if err != nil {
-		return nil, fmt.Errorf("build the upstream request: %w", err)
+		return body{}, fmt.Errorf("build the upstream request: %w", err)
 	}
 	return out, nil
 }
@@ -247,20 +253,25 @@ func statusReason(code int) string {
 	return "upstream_4xx"
 }
 
-// send posts body to the upstream with the caller's headers.
-func (c *call) send(ctx context.Context, body []byte) (*http.Response, error) {
+// send posts b to the upstream with the caller's headers. The transport
+// may go on reading b after the response is in: the caller detaches the
+// readers returned before the memory of b's parts may be reused.
+func (c *call) send(ctx context.Context, b body) (*http.Response, *bodyReaders, error) {
+	sent := &bodyReaders{b: b}
 	url := c.u.base + c.d.upstreamPath(c.r, c.req)
-	out, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	r, _ := sent.open() // not detached yet
+	out, err := http.NewRequestWithContext(ctx, http.MethodPost, url, r)
 	if err != nil {
-		return nil, fmt.Errorf("upstream request: %w", err)
+		return nil, sent, fmt.Errorf("upstream request: %w", err)
 	}
+	out.GetBody = func() (io.ReadCloser, error) { return sent.open() }
 	copyRequestHeaders(out.Header, c.r.Header)
-	out.ContentLength = int64(len(body))
+	out.ContentLength = int64(b.len())
 	res, err := c.h.client.Do(out)
 	if err != nil {
-		return nil, failf(http.StatusBadGateway, "transport", "upstream %q unreachable: %v", c.u.Name, redactURL(err))
+		return nil, sent, failf(http.StatusBadGateway, "transport", "upstream %q unreachable: %v", c.u.Name, redactURL(err))
 	}
-	return res, nil
+	return res, sent, nil
 }
 
 // relayError passes an upstream error answer to the caller: its status,

@@ -161,7 +161,7 @@ func TestMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := string(merge(caller, payload, []string{"system", "messages"}, []string{"model"}))
+	got := string(merge(caller, payload, []string{"system", "messages"}, []string{"model"}).bytes())
 	want := `{"model":"mine","messages":[2,3],"temperature":0.20,"metadata":{"a":"b"},"max_tokens":99,"prompt_cache_key":"k"}`
 	if got != want {
 		t.Errorf("merge:\n got %s\nwant %s", got, want)

@@ -59,11 +59,11 @@ func (c *call) count(cd counter) error {
 		if err != nil {
 			return errors.Join(err, ErrUnsaved)
 		}
-		body, err := cd.countBody(c.req, built)
+		counted, err := cd.countBody(c.req, built.bytes())
 		if err != nil {
 			return errors.Join(fmt.Errorf("build the count request: %w", err), ErrUnsaved)
 		}
-		return errors.Join(c.forwardBody(body), errCounted, ErrUnsaved)
+		return errors.Join(c.forwardBody(counted), errCounted, ErrUnsaved)
 	})
 	if errors.Is(err, errCounted) {
 		var ce *callError
@@ -77,7 +77,8 @@ func (c *call) count(cd counter) error {
 
 // forwardBody sends body upstream and passes the answer back whole.
 func (c *call) forwardBody(body []byte) error {
-	res, err := c.send(c.r.Context(), body)
+	res, sent, err := c.send(c.r.Context(), oneBody(body))
+	defer sent.detach()
 	if err != nil {
 		return err
 	}

@@ -22,7 +22,8 @@ type dialect interface {
 	conversation(raw json.RawMessage, first int) (conv, error)
 	// build returns the upstream body: the caller's fields with the
 	// assembled payload's managed fields in place of the caller's.
-	build(req *request, payload []byte) ([]byte, error)
+	// Its long values may be the payload's and the caller's own bytes.
+	build(req *request, payload []byte) (body, error)
 	// upstreamPath is the path and query the upstream request goes to.
 	upstreamPath(r *http.Request, req *request) string
 	// newAnswer returns an empty answer to fill from the upstream's.
@@ -82,6 +83,14 @@ type request struct {
 	// payloads are the conversation prefixes of payloads validated on
 	// earlier calls (see parsePayload); nil: none.
 	payloads *knownPrefixes
+	// payloadKnown, when not nil, is how many leading bytes of the
+	// payload's conversation array, found at byte at of the payload, are
+	// known without reading them (see payloadLink); 0: none.
+	payloadKnown func(at int) int
+	// payloadAt and payloadPrefix are where parsePayload found the
+	// payload's conversation array and its length without the closing
+	// bracket (0: none).
+	payloadAt, payloadPrefix int
 	// known is the known prefix the conversation array starts with (its
 	// len 0: none; see knownPrefixes).
 	known knownPrefix

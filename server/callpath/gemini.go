@@ -207,10 +207,10 @@ func answerCall(calls *[]sdk.ToolCall, id, name string) string {
 	return "unanswered-" + name
 }
 
-func (geminiDialect) build(req *request, payload []byte) ([]byte, error) {
+func (geminiDialect) build(req *request, payload []byte) (body, error) {
 	p, err := parsePayload(req, payload, "contents")
 	if err != nil {
-		return nil, fmt.Errorf("assembled payload: %w", err)
+		return body{}, fmt.Errorf("assembled payload: %w", err)
 	}
 	return merge(req.fields, p, []string{"contents", "systemInstruction"}, append([]string{"model"}, geminiToolFields...)), nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"hash/maphash"
+	"weak"
 
 	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/internal/lru"
@@ -26,6 +27,32 @@ type memo struct {
 	turns      int    // the provider's elements in them
 	held       int    // history messages they came to
 	version    uint64 // the session's stored version after the call
+	// payload is where the call's payload held its conversation.
+	payload payloadLink
+}
+
+// payloadLink is where a payload the call path read held its conversation
+// array: at byte at, prefix bytes long without its closing bracket. The
+// host numbers a session's payloads and says how many leading bytes a
+// payload repeats of the last one (Prepared.Extends, Repeats): when they
+// cover the last payload's array prefix, the new payload holds the same
+// prefix at the same place, delimited and validated already, and is read
+// from its end on without hashing or scanning what it repeats. The
+// numbers are those of one loaded session (es): a session read again from
+// the store numbers its payloads anew.
+type payloadLink struct {
+	es         weak.Pointer[engine.Session]
+	id         uint64
+	at, prefix int
+}
+
+// known is how many bytes of the array at byte at of the payload prepared
+// as p are known from the link (0: none).
+func (l payloadLink) known(es *engine.Session, p *engine.Prepared, at int) int {
+	if l.id == 0 || l.es.Value() != es || p.Extends != l.id || at != l.at || l.at+l.prefix > p.Repeats {
+		return 0
+	}
+	return l.prefix
 }
 
 // memoSize bounds the sessions remembered.
@@ -118,8 +145,11 @@ func (c *call) remember(es *engine.Session) {
 	if c.req.turns == 0 {
 		return
 	}
-	c.h.memos.Put(c.session, memo{prefixLen: known.len, prefixHash: known.hash, turns: c.req.turns,
-		held: c.held, version: es.StoredVersion()})
+	m := memo{prefixLen: known.len, prefixHash: known.hash, turns: c.req.turns, held: c.held, version: es.StoredVersion()}
+	if c.req.payloadPrefix > 0 && c.payloadID != 0 {
+		m.payload = payloadLink{es: weak.Make(es), id: c.payloadID, at: c.req.payloadAt, prefix: c.req.payloadPrefix}
+	}
+	c.h.memos.Put(c.session, m)
 }
 
 // knownPrefixes remembers the conversation arrays of recent calls (up to

@@ -78,25 +78,15 @@ func (o object) get(key string) json.RawMessage {
 // payload: each managed field of the payload replaces the caller's (in
 // the caller's place, or added at the end), a managed field the payload
 // leaves out is dropped. Fields of the payload that are neither managed
-// nor in skip are added when the caller has none of that name.
-func merge(caller, payload object, managed, skip []string) []byte {
-	var b bytes.Buffer
-	size := 1024
-	for _, key := range managed {
-		size += len(payload.get(key))
-	}
-	b.Grow(size)
-	b.WriteByte('{')
+// nor in skip are added when the caller has none of that name. The body's
+// long values are the caller's and the payload's own bytes (see body).
+func merge(caller, payload object, managed, skip []string) body {
+	var bb bodyBuilder
+	bb.writeByte('{')
 	n := 0
 	write := func(key string, v json.RawMessage) {
-		if n > 0 {
-			b.WriteByte(',')
-		}
+		bb.member(n == 0, key, v)
 		n++
-		k, _ := json.Marshal(key)
-		b.Write(k)
-		b.WriteByte(':')
-		b.Write(v)
 	}
 	done := map[string]bool{}
 	for _, m := range caller {
@@ -116,8 +106,8 @@ func merge(caller, payload object, managed, skip []string) []byte {
 		}
 		write(m.key, m.value)
 	}
-	b.WriteByte('}')
-	return b.Bytes()
+	bb.writeByte('}')
+	return bb.body()
 }
 
 func contains(list []string, s string) bool {

@@ -157,10 +157,10 @@ func chatContent(raw json.RawMessage) (*content, bool, error) {
 	return c, true, nil
 }
 
-func (chatDialect) build(req *request, payload []byte) ([]byte, error) {
+func (chatDialect) build(req *request, payload []byte) (body, error) {
 	p, err := parsePayload(req, payload, "messages")
 	if err != nil {
-		return nil, fmt.Errorf("assembled payload: %w", err)
+		return body{}, fmt.Errorf("assembled payload: %w", err)
 	}
 	return merge(req.fields, p, []string{"messages"}, append([]string{"model"}, chatToolFields...)), nil
 }

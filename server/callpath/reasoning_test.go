@@ -46,7 +46,7 @@ func TestResponsesReasoningBackInPlace(t *testing.T) {
 	var body struct {
 		Input []map[string]any `json:"input"`
 	}
-	if err := json.Unmarshal(out, &body); err != nil {
+	if err := json.Unmarshal(out.bytes(), &body); err != nil {
 		t.Fatal(err)
 	}
 	var got []string

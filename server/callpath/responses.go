@@ -190,12 +190,12 @@ func responsesContent(raw json.RawMessage, c *content) error {
 // build turns the assembled Chat Completions payload into Responses
 // input: the leading system message becomes instructions, the other
 // messages input items.
-func (responsesDialect) build(req *request, payload []byte) ([]byte, error) {
+func (responsesDialect) build(req *request, payload []byte) (body, error) {
 	var p struct {
 		Messages []chatMessage `json:"messages"`
 	}
 	if err := json.Unmarshal(payload, &p); err != nil {
-		return nil, fmt.Errorf("assembled payload: %w", err)
+		return body{}, fmt.Errorf("assembled payload: %w", err)
 	}
 	var instructions json.RawMessage
 	msgs := p.Messages
@@ -228,7 +228,7 @@ func (responsesDialect) build(req *request, payload []byte) ([]byte, error) {
 	}
 	input, err := json.Marshal(items)
 	if err != nil {
-		return nil, err
+		return body{}, err
 	}
 	managed := object{{key: "input", value: input}}
 	if instructions != nil {

@@ -179,16 +179,28 @@ func skipContainer(data []byte, i, depth int) (int, error) {
 // validated, as a plugin's answer is never trusted: every member but the
 // conversation as parseRequest does, and the conversation whole, or, when
 // it starts with the conversation of a payload validated on an earlier
-// call (req.payloads, matched by hash), only the elements after those:
-// an array prefix that was valid followed by valid elements is a valid
-// array.
+// call, only the elements after those: an array prefix that was valid
+// followed by valid elements is a valid array. The payload is known to
+// start so by the host's word that it repeats the last payload's bytes
+// (req.payloadKnown, see payloadLink), or else by matching a hash
+// (req.payloads).
 func parsePayload(req *request, payload []byte, field string) (object, error) {
-	var known func([]byte) int
 	var matched knownPrefix
-	if req.payloads != nil {
-		known = func(array []byte) int { matched = req.payloads.match(array); return matched.len }
-	}
-	o, err := parseRequestKnown(payload, field, known)
+	known, linked, at := 0, false, -1
+	o, err := parseRequestKnown(payload, field, func(array []byte) int {
+		at = len(payload) - len(array)
+		if req.payloadKnown != nil {
+			if n := req.payloadKnown(at); n > 0 && n < len(array) {
+				known, linked = n, true
+				return n
+			}
+		}
+		if req.payloads != nil {
+			matched = req.payloads.match(array)
+			known = matched.len
+		}
+		return known
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -196,11 +208,12 @@ func parsePayload(req *request, payload []byte, field string) (object, error) {
 	if conv == nil {
 		return o, nil
 	}
-	if !req.builtInPayload && !validConversation(conv, matched.len) {
+	if !req.builtInPayload && !validConversation(conv, known) {
 		return nil, fmt.Errorf("read JSON field %q: invalid JSON", field)
 	}
-	if req.payloads != nil {
-		if p := arrayPrefix(conv); p != nil {
+	if p := arrayPrefix(conv); p != nil && at >= 0 {
+		req.payloadAt, req.payloadPrefix = at, len(p)
+		if !linked && req.payloads != nil {
 			req.payloads.add(p, matched)
 		}
 	}
