@@ -98,17 +98,28 @@ func (r *bodyReader) Read(p []byte) (int, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n := 0
-	for n < len(p) && len(r.parts) > 0 {
-		c := copy(p[n:], r.parts[0])
-		n += c
+	for _, part := range r.parts {
+		if n == len(p) {
+			break
+		}
+		n += copy(p[n:], part)
+	}
+	r.consume(n)
+	if n == 0 && len(r.parts) == 0 && len(p) > 0 {
+		return 0, io.EOF
+	}
+	return n, nil
+}
+
+// consume drops the first n bytes of what is left to read.
+func (r *bodyReader) consume(n int) {
+	for n > 0 && len(r.parts) > 0 {
+		c := min(n, len(r.parts[0]))
+		n -= c
 		if r.parts[0] = r.parts[0][c:]; len(r.parts[0]) == 0 {
 			r.parts = r.parts[1:]
 		}
 	}
-	if n == 0 && len(r.parts) == 0 {
-		return 0, io.EOF
-	}
-	return n, nil
 }
 
 // Close drops what is left: the transport is done with the body.

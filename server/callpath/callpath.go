@@ -193,7 +193,7 @@ func New(opts Options) (*Handler, error) {
 // newTransport is a transport for many concurrent calls to few hosts.
 func newTransport() *http.Transport {
 	return &http.Transport{
-		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:           dialUpload(&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}),
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          256,
 		MaxIdleConnsPerHost:   64,
