@@ -251,9 +251,16 @@ func fraction(n int, f float64) int { return int(math.Floor(float64(n) * f)) }
 //     what the next turn reads fewer. A run that goes on is then no
 //     dearer than appending from the next turn on; one that ends on that
 //     very turn is dearer by less than one turn's reading of what the
-//     step stopped sending. Such a turn is often one whose recent
-//     messages are few tokens, which the step keeps, where the one the
-//     budget would force later keeps whatever has come since.
+//     step stopped sending. It also takes it there when it frees at
+//     least a turn of the observed growth and its premium is at most
+//     what writing a turn of that growth instead of reading it costs:
+//     a run that ends on that turn is dearer than appending by no more
+//     than that, and a compaction the budget forces, which the step puts
+//     off by a turn at least, rewrites the preserved recent messages as
+//     they are then: at the observed growth, a turn of it for every
+//     action and observation they hold but the newest. Such a turn is
+//     one whose recent messages are few tokens, which the step keeps,
+//     where the one the budget would force keeps whatever has come since.
 //   - Otherwise it only appends, and the provider's cache keeps the prefix.
 //
 // Together: on a run whose history always fits it costs no more than the
@@ -302,6 +309,15 @@ func (c cacheAware) Decide(in StrategyInput) Decision {
 					"the %.0f units of writing instead of reading the %d it keeps after its first change, less the %.0f units fewer read this turn, "+
 					"are paid back by the %.0f units fewer read on the next turn",
 					b.Utilization, in.Thresholds.Warning, deep.Free, premium, deep.Keep, saved, next)}
+		}
+		if g := meanGrowth(in.Growth); g > 0 && deep.Free >= g {
+			if turn := turnPremium(in.Pricing, g); premium <= turn {
+				return Decision{Compact: true, Deep: true, Target: b.CalibratedUsed - deep.Free,
+					Reason: fmt.Sprintf("cache: the context outgrew the budget before; utilization %.2f under warning %.2f; the deepest step frees %d tokens, "+
+						"at least a turn of the observed growth of %d, and the %.0f units of writing instead of reading the %d it keeps after its first change "+
+						"are at most the %.0f of writing a turn of that growth instead of reading it",
+						b.Utilization, in.Thresholds.Warning, deep.Free, g, premium, deep.Keep, turn)}
+			}
 		}
 		return Decision{}
 	}
@@ -387,6 +403,17 @@ func pricingOrDefault(p *sdk.Pricing) sdk.Pricing {
 		return sdk.Pricing{Input: 1, CacheRead: 0.1, CacheWrite: 1.25, MinCacheable: 1024}
 	}
 	return *p
+}
+
+// turnPremium is what writing tokens costs over reading them under p
+// (nil: Anthropic's prices).
+func turnPremium(p *sdk.Pricing, tokens int) float64 {
+	q := pricingOrDefault(p)
+	write := q.CacheWrite
+	if write == 0 {
+		write = q.Input
+	}
+	return (write - q.CacheRead) * float64(tokens)
 }
 
 // speculativePremium prices the deepest step on this turn against only

@@ -231,7 +231,8 @@ func TestCacheStrategy(t *testing.T) {
 // it omits demonstrations; once
 // the context has outgrown the budget, one that pays back before the
 // budget would force a compaction at the observed growth is, and under
-// the warning line one that pays back by the next turn.
+// the warning line one that pays back by the next turn or frees a turn of
+// the observed growth for no more than writing that turn would cost.
 func TestCacheStrategyDeepStepPays(t *testing.T) {
 	c := cacheAware{target: 0.5}
 	th := Thresholds{0.7, 0.9}
@@ -266,6 +267,12 @@ func TestCacheStrategyDeepStepPays(t *testing.T) {
 		{"outgrown, under the warning line, not paid back by the next turn", StrategyInput{Budget: budgetAt(600, 1000), Deep: DeepStep{Free: 400, Keep: 100}, Growth: []int{20}, Turns: 5,
 			Outgrown: true}, false}, // 92 - 40 > 40
 		{"under the warning line, never outgrown", StrategyInput{Budget: budgetAt(600, 1000), Deep: DeepStep{Free: 400, Keep: 10}, Growth: []int{20}, Turns: 5}, false},
+		{"outgrown, under the warning line, no dearer than writing a turn of growth", StrategyInput{Budget: budgetAt(600, 1000), Deep: DeepStep{Free: 400, Keep: 120}, Growth: []int{200, 200, 20}, Turns: 5,
+			Outgrown: true}, true}, // 115 - 40 > 40, 115 <= 1.15 x 140
+		{"outgrown, under the warning line, dearer than writing a turn of growth", StrategyInput{Budget: budgetAt(600, 1000), Deep: DeepStep{Free: 400, Keep: 200}, Growth: []int{200, 200, 20}, Turns: 5,
+			Outgrown: true}, false}, // 207 > 1.15 x 140
+		{"outgrown, under the warning line, frees less than a turn of growth", StrategyInput{Budget: budgetAt(600, 1000), Deep: DeepStep{Free: 100, Keep: 120}, Growth: []int{200, 200, 20}, Turns: 5,
+			Outgrown: true}, false}, // 100 < 140
 	} {
 		tt.in.Thresholds = th
 		if tt.in.Pricing == nil {
@@ -403,15 +410,18 @@ func TestCacheStrategyDropsDemonstrationsThatPayBackByTheNextTurn(t *testing.T) 
 
 // Under the warning line the cache strategy compacts only once the
 // context has outgrown the budget, and then only a deep step that pays
-// back by the next turn: what it costs on its turn over appending,
-// priced by sdk.Pricing.Cost, is less than what the next turn then reads
-// fewer if it only appends (whatever it adds), so a run that ends on
-// that turn is dearer by less than one turn's reading of what the step
-// stopped sending, and its reason says so.
+// back by the next turn (what it costs on its turn over appending, priced
+// by sdk.Pricing.Cost, is less than what the next turn then reads fewer
+// if it only appends, whatever it adds: a run that ends on that turn is
+// dearer by less than one turn's reading of what the step stopped
+// sending), or one that frees at least a turn of the observed growth and
+// costs on its turn, over appending and what it stops reading, no more
+// than writing a turn of that growth instead of reading it; its reason
+// says which.
 func TestCacheStrategyUnderTheWarningLinePaysBackByTheNextTurn(t *testing.T) {
 	c := cacheAware{target: 0.5}
 	rng := rand.New(rand.NewPCG(28, 4))
-	taken := 0
+	byNext, byGrowth := 0, 0
 	for range 20000 {
 		in, p := randomSpeculationTurn(rng)
 		available := in.Budget.Available
@@ -420,7 +430,8 @@ func TestCacheStrategyUnderTheWarningLinePaysBackByTheNextTurn(t *testing.T) {
 		free := 1 + rng.IntN(used)
 		keep := rng.IntN(used - free + 1)
 		grown := rng.IntN(keep + 1)
-		in.Deep, in.Growth = DeepStep{Free: free, Keep: keep}, []int{grown}
+		growth := []int{rng.IntN(available / 8), rng.IntN(available / 8), grown}
+		in.Deep, in.Growth = DeepStep{Free: free, Keep: keep}, growth
 		if d := c.Decide(in); d.Compact {
 			t.Fatalf("%+v: compacted under the warning line a context that never outgrew the budget (%s)", in, d.Reason)
 		}
@@ -429,18 +440,36 @@ func TestCacheStrategyUnderTheWarningLinePaysBackByTheNextTurn(t *testing.T) {
 		if !d.Compact {
 			continue
 		}
-		taken++
-		over := p.Cost(used-free, used-free-keep).Cost - p.Cost(used, used-grown).Cost
-		next := rng.IntN(available)
-		saved := p.Cost(used+next, used).Cost - p.Cost(used-free+next, used-free).Cost
-		if !d.Deep || d.Target != used-free || over >= saved {
-			t.Fatalf("%+v: the deep step costs %.1f over appending on its turn, not less than the %.1f the next turn reads fewer (%s)", in, over, saved, d.Reason)
+		if !d.Deep || d.Target != used-free || !strings.Contains(d.Reason, "under warning") {
+			t.Fatalf("%+v: %+v, want the deep step under the warning line", in, d)
 		}
-		if !strings.Contains(d.Reason, "under warning") || !strings.Contains(d.Reason, "fewer read on the next turn") {
-			t.Fatalf("reason %q does not say the payback", d.Reason)
+		over := p.Cost(used-free, used-free-keep).Cost - p.Cost(used, used-grown).Cost
+		switch {
+		case strings.Contains(d.Reason, "fewer read on the next turn"):
+			byNext++
+			next := rng.IntN(available)
+			saved := p.Cost(used+next, used).Cost - p.Cost(used-free+next, used-free).Cost
+			if over >= saved {
+				t.Fatalf("%+v: the deep step costs %.1f over appending on its turn, not less than the %.1f the next turn reads fewer (%s)", in, over, saved, d.Reason)
+			}
+		case strings.Contains(d.Reason, "a turn of the observed growth"):
+			byGrowth++
+			g := meanGrowth(growth)
+			write := p.CacheWrite
+			if write == 0 {
+				write = p.Input
+			}
+			stopped := p.CacheRead * float64(free)     // what it stops reading this turn
+			turn := (write - p.CacheRead) * float64(g) // writing a turn of growth instead of reading it
+			if free < g || over+stopped > turn+1e-9 {
+				t.Fatalf("%+v: the deep step frees %d of a turn's growth %d and costs %.1f over appending and what it stops reading, over the %.1f of writing that turn (%s)",
+					in, free, g, over+stopped, turn, d.Reason)
+			}
+		default:
+			t.Fatalf("reason %q does not say why", d.Reason)
 		}
 	}
-	if taken == 0 {
-		t.Fatal("no compaction under the warning line: the cases do not exercise the rule")
+	if byNext == 0 || byGrowth == 0 {
+		t.Fatalf("%d compactions under the warning line paid back by the next turn, %d no dearer than a turn of growth: the cases do not exercise the rule", byNext, byGrowth)
 	}
 }
