@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/ctxhost/ctxhost/engine"
@@ -34,6 +35,7 @@ func (h *Handler) endpoint(u *upstream, d dialect) http.Handler {
 		c := &call{h: h, u: u, d: d, w: w, r: r}
 		err := c.serve()
 		outcome := c.finish(err)
+		c.release()
 		h.metrics.called(u.Name, d.endpoint())
 		// never the query (a Gemini key may be in it) nor a header
 		h.log.Info("call", "upstream", u.Name, "endpoint", d.endpoint(), "session", c.session, "outcome", outcome,
@@ -95,8 +97,9 @@ type call struct {
 	status int
 	// held is the number of history messages the conversation came to.
 	held int
-	// unparsed is the body read but not understood as a conversation.
-	unparsed []byte
+	// body is the request body read (see release); unparsed is the body
+	// when it is not understood as a conversation.
+	body, unparsed []byte
 	// counting: a token count call, which keeps none of its changes.
 	counting bool
 	// payloadID is the host's number of the payload sent upstream.
@@ -118,16 +121,65 @@ func (c *call) serve() error {
 // readBody reads r whole: into one array of the declared length when it
 // is known and within max (the server ends a body at its declared
 // length), where io.ReadAll would grow and copy its buffer a dozen times
-// for a megabyte body.
+// for a megabyte body; a large one into an array of the pool (bodies),
+// which the call gives back when it ends (release).
 func readBody(r io.Reader, declared, max int64) ([]byte, error) {
 	if declared <= 0 || declared > max {
 		return io.ReadAll(r)
 	}
-	body := make([]byte, declared)
+	body := getBody(int(declared))
 	if _, err := io.ReadFull(r, body); err != nil {
+		putBody(body)
 		return nil, err
 	}
 	return body, nil
+}
+
+// bodies pools the arrays large request bodies are read into. A call's
+// body is garbage once the call ends: what the session keeps is decoded
+// from it (json.Unmarshal copies every string and raw value), never a
+// slice of it, and the readers of the upstream body, whose parts may be
+// slices of it, are detached before the call ends. A megabyte array made
+// and zeroed on every call, then collected, is otherwise most of what a
+// long conversation's call costs beyond its bytes' reading and writing.
+var bodies sync.Pool
+
+// pooledBody is the smallest body read into an array of the pool.
+const pooledBody = 64 << 10
+
+// poisonBodies, set by tests, has release write over a body before the
+// pool takes it, so that any slice of it kept past its call shows.
+var poisonBodies bool
+
+func getBody(n int) []byte {
+	if n >= pooledBody {
+		if b, ok := bodies.Get().(*[]byte); ok && cap(*b) >= n {
+			return (*b)[:n]
+		}
+	}
+	return make([]byte, n)
+}
+
+func putBody(b []byte) {
+	if cap(b) < pooledBody {
+		return
+	}
+	if poisonBodies {
+		b = b[:cap(b)]
+		for i := range b {
+			b[i] = '!'
+		}
+	}
+	bodies.Put(&b)
+}
+
+// release gives the call's body back to the pool (bodies): the call is
+// over, and nothing holds a slice of it.
+func (c *call) release() {
+	if c.body != nil {
+		putBody(c.body)
+		c.body, c.req, c.unparsed = nil, nil, nil
+	}
 }
 
 // read checks the caller's token, reads and parses the request and names
@@ -144,6 +196,7 @@ func (c *call) read() error {
 		}
 		return failf(http.StatusBadRequest, "bad_request", "read request: %v", err)
 	}
+	c.body = body
 	var known knownPrefix
 	if c.req, err = parseKnown(c.d, c.r, body, func(array []byte) int { known = c.h.known.match(array); return known.len }); err != nil {
 		c.unparsed = body

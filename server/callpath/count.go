@@ -34,6 +34,7 @@ func (h *Handler) countTokens(u *upstream, d counter, endpoint string) http.Hand
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := &call{h: h, u: u, r: r, w: w, d: d, counting: true}
 		outcome := c.finish(c.count(d))
+		c.release()
 		h.metrics.called(u.Name, endpoint)
 		h.log.Info("call", "upstream", u.Name, "endpoint", endpoint, "session", c.session, "outcome", outcome, "status", c.status)
 	})
