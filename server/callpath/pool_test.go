@@ -89,6 +89,9 @@ func TestBodyPool(t *testing.T) {
 	if b[0] != '!' || c.body != nil {
 		t.Fatal("the body did not go back to the pool")
 	}
+	if next := getBody(len(big) + 100); cap(next) < len(big)+100 || cap(b) < len(big)+100 {
+		t.Fatalf("a body a little larger than the last has no room: cap %d", cap(b))
+	}
 	small, err := readBody(strings.NewReader("{}"), 2, 1<<20)
 	if err != nil || string(small) != "{}" || cap(small) >= pooledBody {
 		t.Fatalf("a small body: %q (cap %d), %v", small, cap(small), err)
