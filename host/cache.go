@@ -41,7 +41,9 @@ func (t *cacheTrack) unit(i int) cacheUnit {
 }
 
 // cacheReport measures the final components against the previous prepare
-// for agent and remembers them for the next one. A turn that only
+// for agent and remembers them for the next one; when the unmanaged
+// history would not have fitted the available budget, the session's
+// context has outgrown it (StrategyInput.Outgrown). A turn that only
 // appended to the history compares the system units and takes the
 // history's shared part whole (the view's epoch says it is unchanged), so
 // its cost does not grow with the history.
@@ -68,6 +70,11 @@ func (t *turn) cacheReport(agent string, final []countedComponent, b sdk.Budget)
 		Managed:   p.Cost(b.Used, shared),
 		Unmanaged: p.Cost(cur.unmanagedTotal+volatile, unmanagedShared)}
 	r.UnmanagedFits = calibrate(r.Unmanaged.Total, s.usage.Calibration) <= b.Available
+	if !r.UnmanagedFits {
+		// The run is no longer one whose history fits: the strategy is
+		// held to the unmanaged cost no more (see cacheAware).
+		s.pressure.Outgrown = true
+	}
 	s.caches[agent] = cur
 	return r
 }

@@ -92,8 +92,9 @@ type pressureState struct {
 	// payload measured; the budget counts it as overhead.
 	RenderGap int `json:"render_gap,omitempty"`
 	// Outgrown: some turn's context did not fit the available budget
-	// before its compaction (the cache strategy speculates more freely
-	// once the history has outgrown the window).
+	// before its compaction, or its unmanaged history would not have (the
+	// cache strategy speculates more freely once the history has outgrown
+	// the window).
 	Outgrown bool `json:"outgrown,omitempty"`
 }
 

@@ -49,7 +49,9 @@ type StrategyInput struct {
 	Pricing *sdk.Pricing
 	Turns   int
 	// Outgrown: on an earlier turn the context did not fit the available
-	// budget before its compaction (saved with the session).
+	// budget before its compaction, or the unmanaged history (every
+	// message, nothing compacted) would not have, with prompt caching
+	// priced (saved with the session).
 	Outgrown bool
 }
 
@@ -234,7 +236,8 @@ func fraction(n int, f float64) int { return int(math.Floor(float64(n) * f)) }
 //     a run that goes on, waiting costs a turn's reading of them for
 //     every turn waited, and more to write once the history has grown.
 //   - Speculative, once the context has outgrown the budget (a forced
-//     compaction came before, so the run is no longer one the history
+//     compaction came before, or the unmanaged history would not have
+//     fitted on an earlier turn, so the run is no longer one the history
 //     fits): it takes the deepest step when it pays back within the
 //     turns left before the budget would force the next one at the
 //     observed growth (the room left over the mean growth, h turns):

@@ -473,3 +473,55 @@ func TestCacheStrategyUnderTheWarningLinePaysBackByTheNextTurn(t *testing.T) {
 		t.Fatalf("%d compactions under the warning line paid back by the next turn, %d no dearer than a turn of growth: the cases do not exercise the rule", byNext, byGrowth)
 	}
 }
+
+// outgrownSeen records, for every decision, whether the strategy was told
+// the context had outgrown the budget, and whether it did not fit then.
+type outgrownSeen struct {
+	Strategy
+	outgrown, over *[]bool
+}
+
+func (o outgrownSeen) Decide(in StrategyInput) Decision {
+	*o.outgrown = append(*o.outgrown, in.Outgrown)
+	*o.over = append(*o.over, in.Budget.CalibratedUsed > in.Budget.Available)
+	return o.Strategy.Decide(in)
+}
+
+// The cache strategy is told the context has outgrown the budget from the
+// turn after the first on which either the context did not fit before its
+// compaction or the unmanaged history would not have fitted, and not
+// before: on a run whose unmanaged history fits it stays held to the
+// unmanaged cost, and on one where it does not, it is not held to it any
+// longer once that is known, even where its own compactions kept the
+// context in the budget.
+func TestCacheStrategyOutgrownOnceTheUnmanagedHistoryDoesNotFit(t *testing.T) {
+	pricing := assembly.AnthropicPricing
+	unmanagedOnly := 0
+	for _, run := range append(realRuns(t), runVariations(realRuns(t))...) {
+		if !strings.HasSuffix(run.name, "/tools") && !strings.HasSuffix(run.name, "/long") {
+			continue
+		}
+		for _, window := range []int{8000, 16000, 32000} {
+			var outgrown, over []bool
+			r := replayDeciding(t, run, window, StrategyCache, outgrownSeen{cacheAware{target: realTarget(StrategyCache)}, &outgrown, &over}, &pricing)
+			if len(outgrown) != len(r.unmanagedFits) {
+				t.Fatalf("%s/%d: %d decisions for %d turns", run.name, window, len(outgrown), len(r.unmanagedFits))
+			}
+			want, forced := false, false
+			for i := range outgrown {
+				if outgrown[i] != want {
+					t.Fatalf("%s/%d: turn %d told outgrown %v, want %v (unmanaged fitted %v, the context did not fit %v)",
+						run.name, window, i+1, outgrown[i], want, r.unmanagedFits[:i], over[:i])
+				}
+				forced = forced || over[i]
+				if !r.unmanagedFits[i] && !want && !forced {
+					unmanagedOnly++
+				}
+				want = want || over[i] || !r.unmanagedFits[i]
+			}
+		}
+	}
+	if unmanagedOnly == 0 {
+		t.Fatal("no run whose unmanaged history outgrew the budget before its context did: the cases do not exercise the rule")
+	}
+}
