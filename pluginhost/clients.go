@@ -11,6 +11,7 @@ import (
 	"github.com/ctxhost/ctxhost/internal/wire"
 	"github.com/ctxhost/ctxhost/internal/wire/pb"
 	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 )
 
@@ -32,6 +33,15 @@ type Process struct {
 	pc         *plugin.Client
 	cmd        *exec.Cmd
 	shutdown   time.Duration // graceful shutdown bound; 0: the default
+	log        hclog.Logger  // the plugin's logger (nil: none)
+}
+
+// logger is the plugin's logger, or one that drops everything.
+func (p *Process) logger() hclog.Logger {
+	if p == nil || p.log == nil {
+		return hclog.NewNullLogger()
+	}
+	return p.log
 }
 
 // Name is the plugin's configured name.
@@ -228,6 +238,9 @@ type AssemblerClient struct {
 	rpc    pb.AssemblerClient
 	info   sdk.AssemblerInfo
 	deltas *Deltas // nil: the assembler takes whole requests only
+	// release: the assembler drops a session's state when told (see
+	// ReleaseSession).
+	release bool
 }
 
 // Info returns the description the assembler gave at launch.
@@ -242,6 +255,7 @@ func (a *AssemblerClient) describe(ctx context.Context, d *Deltas) (sdk.Assemble
 	if err != nil {
 		return sdk.AssemblerInfo{}, err
 	}
+	a.release = wire.HasCapability(info, wire.CapRelease)
 	if wire.HasCapability(info, wire.CapAssembleDelta) {
 		if a.deltas = d; d == nil {
 			a.deltas = NewDeltas(0)
@@ -276,11 +290,28 @@ func (a *AssemblerClient) Assemble(ctx context.Context, req sdk.AssembleRequest)
 // ReleaseSession forgets the requests and payloads kept for session's
 // streams on this side (its next request goes whole). The process keeps
 // its own streams until they are the least recently used.
+//
+// An assembler with the release capability is told too, so that it drops
+// the streams' bases and its own caches for session (within
+// releaseTimeout; a failure only leaves them to its least recently used
+// rule, and is logged).
 func (a *AssemblerClient) ReleaseSession(session string) {
+	var ids []string
 	if a.deltas != nil {
-		a.deltas.Release(session)
+		ids = a.deltas.Release(session)
+	}
+	if !a.release {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	defer cancel()
+	if _, err := a.rpc.Release(ctx, &pb.ReleaseRequest{SessionId: session, BaseIds: ids}); err != nil {
+		a.logger().Debug("release failed", "session", session, "error", a.wrap("Release", err))
 	}
 }
+
+// releaseTimeout bounds the call that tells an assembler a session left.
+const releaseTimeout = 5 * time.Second
 
 // Deltas returns the Deltas the client sends deltas with, nil when the
 // assembler does not declare the delta capability.

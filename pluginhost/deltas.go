@@ -72,9 +72,18 @@ func NewDeltas(streams int) *Deltas {
 	return &Deltas{streams: lru.New[deltaKey, *deltaStream](streams)}
 }
 
-// Release forgets session's streams: their next requests go whole.
-func (d *Deltas) Release(session string) {
-	d.streams.DeleteFunc(func(k deltaKey) bool { return k.session == session })
+// Release forgets session's streams, whose next requests go whole, and
+// returns their base ids.
+func (d *Deltas) Release(session string) []string {
+	var ids []string
+	d.streams.DeleteValues(func(k deltaKey, st *deltaStream) bool {
+		if k.session != session {
+			return false
+		}
+		ids = append(ids, st.id)
+		return true
+	})
+	return ids
 }
 
 // Reset forgets every stream, so that the next request of each goes

@@ -69,7 +69,7 @@ func Launch(ctx context.Context, spec Spec) (*Client, error) {
 	stderr := &stderrTail{max: 8 << 10}
 	cfg.Stderr = stderr
 	pc := plugin.NewClient(cfg)
-	proc := &Process{name: spec.Name, path: spec.Path, pc: pc, cmd: cfg.Cmd, shutdown: spec.ShutdownTimeout}
+	proc := &Process{name: spec.Name, path: spec.Path, pc: pc, cmd: cfg.Cmd, shutdown: spec.ShutdownTimeout, log: cfg.Logger}
 	rpc, err := pc.Client()
 	if err != nil {
 		pc.Kill() // waits until stderr is read to the end

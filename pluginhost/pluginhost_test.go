@@ -303,6 +303,43 @@ func TestAssembler(t *testing.T) {
 	}
 }
 
+// TestAssemblerRelease: a session that leaves the host's memory leaves
+// the assembler process's too: the host forgets its delta stream and
+// tells the process, which drops the stream's base and calls the
+// assembler's ReleaseSession; the session's next request goes whole.
+func TestAssemblerRelease(t *testing.T) {
+	var out syncBuffer
+	s := spec("upper", "CTXHOST_TEST_MODE=assembler", sdk.EnvLogLevel+"=debug")
+	s.Kind = pluginhost.KindAssembler
+	s.Logger = hclog.New(&hclog.LoggerOptions{Name: "host", Output: &out, Level: hclog.Trace})
+	c, err := pluginhost.Launch(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Kill()
+	a := c.Assembler
+	req := sdk.AssembleRequest{Session: "s1", Format: "text", Components: []sdk.Component{{Name: "a", Text: "ab"}}}
+	for range 2 {
+		if _, err := a.Assemble(context.Background(), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := a.Deltas().Stats(); st.Deltas != 1 {
+		t.Fatalf("the second request did not go as a delta: %+v", st)
+	}
+	a.ReleaseSession("s1")
+	waitFor(t, "the release in the process's log", func() bool {
+		log := out.String()
+		return strings.Contains(log, "upper released session s1") && strings.Contains(log, "released: session=s1 streams=1")
+	})
+	if _, err := a.Assemble(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if st := a.Deltas().Stats(); st.Deltas != 1 || st.Resent != 0 {
+		t.Errorf("the request after the release did not go whole: %+v", st)
+	}
+}
+
 func TestRegistryKillAllAndSignal(t *testing.T) {
 	var reg pluginhost.Registry
 	clients, err := reg.LaunchAll(context.Background(), []pluginhost.Spec{spec("a"), spec("b")})

@@ -78,6 +78,28 @@ func (c *Cache[K, V]) DeleteFunc(del func(K) bool) {
 	}
 }
 
+// DeleteValues drops every value that del reports true for, given its key.
+func (c *Cache[K, V]) DeleteValues(del func(K, V) bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, e := range c.items {
+		if del(k, e.Value.(*entry[K, V]).val) {
+			c.order.Remove(e)
+			delete(c.items, k)
+		}
+	}
+}
+
+// Delete drops the value of key, if any.
+func (c *Cache[K, V]) Delete(key K) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.items[key]; ok {
+		c.order.Remove(e)
+		delete(c.items, key)
+	}
+}
+
 // Len is the number of values held.
 func (c *Cache[K, V]) Len() int {
 	c.mu.Lock()

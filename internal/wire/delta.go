@@ -13,6 +13,11 @@ import (
 // against it (AssembleRequest.delta).
 const CapAssembleDelta = "delta"
 
+// CapRelease is the AssemblerInfo capability of an assembler that drops
+// what it keeps for a session when told that the session left the
+// host's memory (Assembler.Release).
+const CapRelease = "release"
+
 // HasCapability reports whether an assembler's wire description declares
 // capability c.
 func HasCapability(info *pb.AssemblerInfo, c string) bool {

@@ -49,6 +49,13 @@ func newBases(max int) *bases {
 	return &bases{streams: lru.New[string, *base](max)}
 }
 
+// drop forgets the streams of ids.
+func (bs *bases) drop(ids []string) {
+	for _, id := range ids {
+		bs.streams.Delete(id)
+	}
+}
+
 // get returns the stream of id, created (dropping the least recently used
 // one when full) if needed.
 func (bs *bases) get(id string) *base {

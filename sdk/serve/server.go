@@ -118,7 +118,19 @@ func (s *assemblerServer) Describe(context.Context, *pb.Empty) (*pb.AssemblerInf
 	if s.bases != nil {
 		info.Capabilities = append(info.Capabilities, wire.CapAssembleDelta)
 	}
+	info.Capabilities = append(info.Capabilities, wire.CapRelease)
 	return info, nil
+}
+
+// Release drops the streams' bases the host names and what the assembler
+// keeps for the session (sdk.LocalAssembler.ReleaseSession).
+func (s *assemblerServer) Release(_ context.Context, req *pb.ReleaseRequest) (*pb.Empty, error) {
+	if s.bases != nil {
+		s.bases.drop(req.GetBaseIds())
+	}
+	s.local.ReleaseSession(req.GetSessionId())
+	s.log.Debug("released", "session", req.GetSessionId(), "streams", len(req.GetBaseIds()))
+	return &pb.Empty{}, nil
 }
 
 func (s *assemblerServer) Assemble(ctx context.Context, req *pb.AssembleRequest) (*pb.AssembleResponse, error) {

@@ -2544,6 +2544,61 @@ func (x *AssembleResponse) GetPayloadPrefix() uint64 {
 	return 0
 }
 
+// ReleaseRequest tells an assembler that a session left the host's
+// memory: what it keeps for the session (its streams' bases, by the
+// host's base ids, and its own caches) can go.
+type ReleaseRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	BaseIds       []string               `protobuf:"bytes,2,rep,name=base_ids,json=baseIds,proto3" json:"base_ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReleaseRequest) Reset() {
+	*x = ReleaseRequest{}
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReleaseRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReleaseRequest) ProtoMessage() {}
+
+func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReleaseRequest.ProtoReflect.Descriptor instead.
+func (*ReleaseRequest) Descriptor() ([]byte, []int) {
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *ReleaseRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ReleaseRequest) GetBaseIds() []string {
+	if x != nil {
+		return x.BaseIds
+	}
+	return nil
+}
+
 var File_ctxhost_plugin_v1_plugin_proto protoreflect.FileDescriptor
 
 const file_ctxhost_plugin_v1_plugin_proto_rawDesc = "" +
@@ -2765,7 +2820,11 @@ const file_ctxhost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x06system\x18\x03 \x01(\tR\x06system\x12\x1d\n" +
 	"\n" +
 	"has_system\x18\x04 \x01(\bR\thasSystem\x12%\n" +
-	"\x0epayload_prefix\x18\x05 \x01(\x04R\rpayloadPrefix*K\n" +
+	"\x0epayload_prefix\x18\x05 \x01(\x04R\rpayloadPrefix\"J\n" +
+	"\x0eReleaseRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x19\n" +
+	"\bbase_ids\x18\x02 \x03(\tR\abaseIds*K\n" +
 	"\x0fProtocolVersion\x12 \n" +
 	"\x1cPROTOCOL_VERSION_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12PROTOCOL_VERSION_1\x10\x012\xcc\x05\n" +
@@ -2779,10 +2838,11 @@ const file_ctxhost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x05State\x12!.ctxhost.plugin.v1.SessionRequest\x1a .ctxhost.plugin.v1.StateResponse\x12F\n" +
 	"\aRestore\x12!.ctxhost.plugin.v1.RestoreRequest\x1a\x18.ctxhost.plugin.v1.Empty\x12I\n" +
 	"\n" +
-	"EndSession\x12!.ctxhost.plugin.v1.SessionRequest\x1a\x18.ctxhost.plugin.v1.Empty2\xa8\x01\n" +
+	"EndSession\x12!.ctxhost.plugin.v1.SessionRequest\x1a\x18.ctxhost.plugin.v1.Empty2\xf0\x01\n" +
 	"\tAssembler\x12F\n" +
 	"\bDescribe\x12\x18.ctxhost.plugin.v1.Empty\x1a .ctxhost.plugin.v1.AssemblerInfo\x12S\n" +
-	"\bAssemble\x12\".ctxhost.plugin.v1.AssembleRequest\x1a#.ctxhost.plugin.v1.AssembleResponseB0Z.github.com/ctxhost/ctxhost/internal/wire/pb;pbb\x06proto3"
+	"\bAssemble\x12\".ctxhost.plugin.v1.AssembleRequest\x1a#.ctxhost.plugin.v1.AssembleResponse\x12F\n" +
+	"\aRelease\x12!.ctxhost.plugin.v1.ReleaseRequest\x1a\x18.ctxhost.plugin.v1.EmptyB0Z.github.com/ctxhost/ctxhost/internal/wire/pb;pbb\x06proto3"
 
 var (
 	file_ctxhost_plugin_v1_plugin_proto_rawDescOnce sync.Once
@@ -2797,7 +2857,7 @@ func file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_ctxhost_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_ctxhost_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_ctxhost_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_ctxhost_plugin_v1_plugin_proto_goTypes = []any{
 	(ProtocolVersion)(0),      // 0: ctxhost.plugin.v1.ProtocolVersion
 	(*Empty)(nil),             // 1: ctxhost.plugin.v1.Empty
@@ -2834,17 +2894,18 @@ var file_ctxhost_plugin_v1_plugin_proto_goTypes = []any{
 	(*ComponentChange)(nil),   // 32: ctxhost.plugin.v1.ComponentChange
 	(*AppendedMessages)(nil),  // 33: ctxhost.plugin.v1.AppendedMessages
 	(*AssembleResponse)(nil),  // 34: ctxhost.plugin.v1.AssembleResponse
-	nil,                       // 35: ctxhost.plugin.v1.Message.MetadataEntry
-	nil,                       // 36: ctxhost.plugin.v1.Component.MetadataEntry
-	nil,                       // 37: ctxhost.plugin.v1.AssembleRequest.OptionsEntry
+	(*ReleaseRequest)(nil),    // 35: ctxhost.plugin.v1.ReleaseRequest
+	nil,                       // 36: ctxhost.plugin.v1.Message.MetadataEntry
+	nil,                       // 37: ctxhost.plugin.v1.Component.MetadataEntry
+	nil,                       // 38: ctxhost.plugin.v1.AssembleRequest.OptionsEntry
 }
 var file_ctxhost_plugin_v1_plugin_proto_depIdxs = []int32{
 	2,  // 0: ctxhost.plugin.v1.Message.tool_calls:type_name -> ctxhost.plugin.v1.ToolCall
-	35, // 1: ctxhost.plugin.v1.Message.metadata:type_name -> ctxhost.plugin.v1.Message.MetadataEntry
+	36, // 1: ctxhost.plugin.v1.Message.metadata:type_name -> ctxhost.plugin.v1.Message.MetadataEntry
 	3,  // 2: ctxhost.plugin.v1.Message.parts:type_name -> ctxhost.plugin.v1.Part
 	4,  // 3: ctxhost.plugin.v1.MessageList.messages:type_name -> ctxhost.plugin.v1.Message
 	5,  // 4: ctxhost.plugin.v1.Component.messages:type_name -> ctxhost.plugin.v1.MessageList
-	36, // 5: ctxhost.plugin.v1.Component.metadata:type_name -> ctxhost.plugin.v1.Component.MetadataEntry
+	37, // 5: ctxhost.plugin.v1.Component.metadata:type_name -> ctxhost.plugin.v1.Component.MetadataEntry
 	7,  // 6: ctxhost.plugin.v1.Budget.components:type_name -> ctxhost.plugin.v1.ComponentBudget
 	9,  // 7: ctxhost.plugin.v1.PluginInfo.ops:type_name -> ctxhost.plugin.v1.OpInfo
 	10, // 8: ctxhost.plugin.v1.PluginInfo.config_schema:type_name -> ctxhost.plugin.v1.ConfigField
@@ -2859,7 +2920,7 @@ var file_ctxhost_plugin_v1_plugin_proto_depIdxs = []int32{
 	6,  // 17: ctxhost.plugin.v1.AssembleRequest.components:type_name -> ctxhost.plugin.v1.Component
 	8,  // 18: ctxhost.plugin.v1.AssembleRequest.budget:type_name -> ctxhost.plugin.v1.Budget
 	29, // 19: ctxhost.plugin.v1.AssembleRequest.agent:type_name -> ctxhost.plugin.v1.AgentIdentity
-	37, // 20: ctxhost.plugin.v1.AssembleRequest.options:type_name -> ctxhost.plugin.v1.AssembleRequest.OptionsEntry
+	38, // 20: ctxhost.plugin.v1.AssembleRequest.options:type_name -> ctxhost.plugin.v1.AssembleRequest.OptionsEntry
 	31, // 21: ctxhost.plugin.v1.AssembleRequest.delta:type_name -> ctxhost.plugin.v1.AssembleDelta
 	32, // 22: ctxhost.plugin.v1.AssembleDelta.components:type_name -> ctxhost.plugin.v1.ComponentChange
 	6,  // 23: ctxhost.plugin.v1.ComponentChange.full:type_name -> ctxhost.plugin.v1.Component
@@ -2876,19 +2937,21 @@ var file_ctxhost_plugin_v1_plugin_proto_depIdxs = []int32{
 	13, // 34: ctxhost.plugin.v1.ContextPlugin.EndSession:input_type -> ctxhost.plugin.v1.SessionRequest
 	1,  // 35: ctxhost.plugin.v1.Assembler.Describe:input_type -> ctxhost.plugin.v1.Empty
 	30, // 36: ctxhost.plugin.v1.Assembler.Assemble:input_type -> ctxhost.plugin.v1.AssembleRequest
-	11, // 37: ctxhost.plugin.v1.ContextPlugin.Describe:output_type -> ctxhost.plugin.v1.PluginInfo
-	1,  // 38: ctxhost.plugin.v1.ContextPlugin.Configure:output_type -> ctxhost.plugin.v1.Empty
-	15, // 39: ctxhost.plugin.v1.ContextPlugin.Component:output_type -> ctxhost.plugin.v1.ComponentResponse
-	17, // 40: ctxhost.plugin.v1.ContextPlugin.Compact:output_type -> ctxhost.plugin.v1.CompactResponse
-	19, // 41: ctxhost.plugin.v1.ContextPlugin.Apply:output_type -> ctxhost.plugin.v1.ApplyResponse
-	21, // 42: ctxhost.plugin.v1.ContextPlugin.Prepared:output_type -> ctxhost.plugin.v1.PreparedResponse
-	23, // 43: ctxhost.plugin.v1.ContextPlugin.State:output_type -> ctxhost.plugin.v1.StateResponse
-	1,  // 44: ctxhost.plugin.v1.ContextPlugin.Restore:output_type -> ctxhost.plugin.v1.Empty
-	1,  // 45: ctxhost.plugin.v1.ContextPlugin.EndSession:output_type -> ctxhost.plugin.v1.Empty
-	28, // 46: ctxhost.plugin.v1.Assembler.Describe:output_type -> ctxhost.plugin.v1.AssemblerInfo
-	34, // 47: ctxhost.plugin.v1.Assembler.Assemble:output_type -> ctxhost.plugin.v1.AssembleResponse
-	37, // [37:48] is the sub-list for method output_type
-	26, // [26:37] is the sub-list for method input_type
+	35, // 37: ctxhost.plugin.v1.Assembler.Release:input_type -> ctxhost.plugin.v1.ReleaseRequest
+	11, // 38: ctxhost.plugin.v1.ContextPlugin.Describe:output_type -> ctxhost.plugin.v1.PluginInfo
+	1,  // 39: ctxhost.plugin.v1.ContextPlugin.Configure:output_type -> ctxhost.plugin.v1.Empty
+	15, // 40: ctxhost.plugin.v1.ContextPlugin.Component:output_type -> ctxhost.plugin.v1.ComponentResponse
+	17, // 41: ctxhost.plugin.v1.ContextPlugin.Compact:output_type -> ctxhost.plugin.v1.CompactResponse
+	19, // 42: ctxhost.plugin.v1.ContextPlugin.Apply:output_type -> ctxhost.plugin.v1.ApplyResponse
+	21, // 43: ctxhost.plugin.v1.ContextPlugin.Prepared:output_type -> ctxhost.plugin.v1.PreparedResponse
+	23, // 44: ctxhost.plugin.v1.ContextPlugin.State:output_type -> ctxhost.plugin.v1.StateResponse
+	1,  // 45: ctxhost.plugin.v1.ContextPlugin.Restore:output_type -> ctxhost.plugin.v1.Empty
+	1,  // 46: ctxhost.plugin.v1.ContextPlugin.EndSession:output_type -> ctxhost.plugin.v1.Empty
+	28, // 47: ctxhost.plugin.v1.Assembler.Describe:output_type -> ctxhost.plugin.v1.AssemblerInfo
+	34, // 48: ctxhost.plugin.v1.Assembler.Assemble:output_type -> ctxhost.plugin.v1.AssembleResponse
+	1,  // 49: ctxhost.plugin.v1.Assembler.Release:output_type -> ctxhost.plugin.v1.Empty
+	38, // [38:50] is the sub-list for method output_type
+	26, // [26:38] is the sub-list for method input_type
 	26, // [26:26] is the sub-list for extension type_name
 	26, // [26:26] is the sub-list for extension extendee
 	0,  // [0:26] is the sub-list for field type_name
@@ -2914,7 +2977,7 @@ func file_ctxhost_plugin_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxhost_plugin_v1_plugin_proto_rawDesc), len(file_ctxhost_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   37,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

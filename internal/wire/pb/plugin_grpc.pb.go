@@ -437,6 +437,7 @@ var ContextPlugin_ServiceDesc = grpc.ServiceDesc{
 const (
 	Assembler_Describe_FullMethodName = "/ctxhost.plugin.v1.Assembler/Describe"
 	Assembler_Assemble_FullMethodName = "/ctxhost.plugin.v1.Assembler/Assemble"
+	Assembler_Release_FullMethodName  = "/ctxhost.plugin.v1.Assembler/Release"
 )
 
 // AssemblerClient is the client API for Assembler service.
@@ -447,6 +448,9 @@ const (
 type AssemblerClient interface {
 	Describe(ctx context.Context, in *Empty, opts ...grpc.CallOption) (*AssemblerInfo, error)
 	Assemble(ctx context.Context, in *AssembleRequest, opts ...grpc.CallOption) (*AssembleResponse, error)
+	// Release is called only on an assembler with the "release"
+	// capability; what it releases is rebuilt from whole requests.
+	Release(ctx context.Context, in *ReleaseRequest, opts ...grpc.CallOption) (*Empty, error)
 }
 
 type assemblerClient struct {
@@ -477,6 +481,16 @@ func (c *assemblerClient) Assemble(ctx context.Context, in *AssembleRequest, opt
 	return out, nil
 }
 
+func (c *assemblerClient) Release(ctx context.Context, in *ReleaseRequest, opts ...grpc.CallOption) (*Empty, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Empty)
+	err := c.cc.Invoke(ctx, Assembler_Release_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AssemblerServer is the server API for Assembler service.
 // All implementations must embed UnimplementedAssemblerServer
 // for forward compatibility.
@@ -485,6 +499,9 @@ func (c *assemblerClient) Assemble(ctx context.Context, in *AssembleRequest, opt
 type AssemblerServer interface {
 	Describe(context.Context, *Empty) (*AssemblerInfo, error)
 	Assemble(context.Context, *AssembleRequest) (*AssembleResponse, error)
+	// Release is called only on an assembler with the "release"
+	// capability; what it releases is rebuilt from whole requests.
+	Release(context.Context, *ReleaseRequest) (*Empty, error)
 	mustEmbedUnimplementedAssemblerServer()
 }
 
@@ -500,6 +517,9 @@ func (UnimplementedAssemblerServer) Describe(context.Context, *Empty) (*Assemble
 }
 func (UnimplementedAssemblerServer) Assemble(context.Context, *AssembleRequest) (*AssembleResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Assemble not implemented")
+}
+func (UnimplementedAssemblerServer) Release(context.Context, *ReleaseRequest) (*Empty, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Release not implemented")
 }
 func (UnimplementedAssemblerServer) mustEmbedUnimplementedAssemblerServer() {}
 func (UnimplementedAssemblerServer) testEmbeddedByValue()                   {}
@@ -558,6 +578,24 @@ func _Assembler_Assemble_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Assembler_Release_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReleaseRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AssemblerServer).Release(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Assembler_Release_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AssemblerServer).Release(ctx, req.(*ReleaseRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Assembler_ServiceDesc is the grpc.ServiceDesc for Assembler service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -572,6 +610,10 @@ var Assembler_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Assemble",
 			Handler:    _Assembler_Assemble_Handler,
+		},
+		{
+			MethodName: "Release",
+			Handler:    _Assembler_Release_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

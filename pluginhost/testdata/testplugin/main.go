@@ -116,3 +116,8 @@ func (upper) Assemble(_ context.Context, req sdk.AssembleRequest) (sdk.AssembleR
 	}
 	return sdk.AssembleResult{Payload: []byte(b.String()), MediaType: "text/plain"}, nil
 }
+
+// ReleaseSession says on stderr that session was released.
+func (upper) ReleaseSession(session string) {
+	fmt.Fprintf(os.Stderr, "upper released session %s\n", session)
+}
