@@ -122,15 +122,25 @@ func (c *call) serve() error {
 // is known and within max (the server ends a body at its declared
 // length), where io.ReadAll would grow and copy its buffer a dozen times
 // for a megabyte body; a large one into an array of the pool (bodies),
-// which the call gives back when it ends (release).
-func readBody(r io.Reader, declared, max int64) ([]byte, error) {
+// which the call gives back when it ends (release). arrived, when not
+// nil, is given the body read so far after each read.
+func readBody(r io.Reader, declared, max int64, arrived func([]byte)) ([]byte, error) {
 	if declared <= 0 || declared > max {
 		return io.ReadAll(r)
 	}
 	body := getBody(int(declared))
-	if _, err := io.ReadFull(r, body); err != nil {
-		putBody(body)
-		return nil, err
+	for n := 0; n < len(body); {
+		k, err := r.Read(body[n:])
+		if n += k; k > 0 && arrived != nil {
+			arrived(body[:n])
+		}
+		if err != nil && (n < len(body) || err != io.EOF) {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			putBody(body)
+			return nil, err
+		}
 	}
 	return body, nil
 }
@@ -192,7 +202,8 @@ func (c *call) read() error {
 	if !c.h.authorized(c.r) {
 		return failf(http.StatusUnauthorized, "unauthorized", "missing or wrong ctxhost token (send it in the %s header)", TokenHeader)
 	}
-	body, err := readBody(http.MaxBytesReader(c.w, c.r.Body, c.h.maxBytes), c.r.ContentLength, c.h.maxBytes)
+	arriving := c.h.known.arriving(c.d.field())
+	body, err := readBody(http.MaxBytesReader(c.w, c.r.Body, c.h.maxBytes), c.r.ContentLength, c.h.maxBytes, arriving.feed)
 	if err != nil {
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {
@@ -202,7 +213,13 @@ func (c *call) read() error {
 	}
 	c.body = body
 	var known knownPrefix
-	if c.req, err = parseKnown(c.d, c.r, body, func(array []byte) int { known = c.h.known.match(array); return known.len }); err != nil {
+	if c.req, err = parseKnown(c.d, c.r, body, func(array []byte) int {
+		var decided bool
+		if known, decided = arriving.finish(body, len(body)-len(array)); !decided {
+			known = c.h.known.match(array)
+		}
+		return known.len
+	}); err != nil {
 		c.unparsed = body
 		return failf(http.StatusBadRequest, "bad_request", "%v", err)
 	}

@@ -80,7 +80,7 @@ func TestBodyPool(t *testing.T) {
 	poisonBodies = true
 	defer func() { poisonBodies = false }()
 	big := strings.Repeat("a", pooledBody)
-	b, err := readBody(strings.NewReader(big), int64(len(big)), 1<<20)
+	b, err := readBody(strings.NewReader(big), int64(len(big)), 1<<20, nil)
 	if err != nil || string(b) != big {
 		t.Fatalf("read %d bytes, %v", len(b), err)
 	}
@@ -92,11 +92,11 @@ func TestBodyPool(t *testing.T) {
 	if next := getBody(len(big) + 100); cap(next) < len(big)+100 || cap(b) < len(big)+100 {
 		t.Fatalf("a body a little larger than the last has no room: cap %d", cap(b))
 	}
-	small, err := readBody(strings.NewReader("{}"), 2, 1<<20)
+	small, err := readBody(strings.NewReader("{}"), 2, 1<<20, nil)
 	if err != nil || string(small) != "{}" || cap(small) >= pooledBody {
 		t.Fatalf("a small body: %q (cap %d), %v", small, cap(small), err)
 	}
-	if _, err := readBody(strings.NewReader(big[:100]), int64(len(big)), 1<<20); err == nil {
+	if _, err := readBody(strings.NewReader(big[:100]), int64(len(big)), 1<<20, nil); err == nil {
 		t.Fatal("a short body read without an error")
 	}
 }
