@@ -3,6 +3,7 @@ package host
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -42,19 +43,26 @@ func randomShape(rng *rand.Rand) runShape {
 }
 
 // exhaustiveBound is what hindsightBoundOf works out, by trying every
-// schedule of frontiers the bound ranges over, one by one: for every
-// turn, the least any schedule pays up to it.
+// schedule of frontiers the bound ranges over, one by one, each with
+// every payload excess over its views (below the caching step, the same
+// while a view is unchanged): for every turn, the least any schedule
+// pays up to it.
 func exhaustiveBound(sh runShape, available int, warning float64, preserve int, p sdk.Pricing, class scheduleClass) []float64 {
 	orig := sh
 	sh, _ = cutToFit(sh, available, preserve)
-	q := p
-	q.Granularity = 1
+	q, step := p, max(p.Granularity, 1)
+	if step > 1 {
+		q.MinCacheable = 0
+	}
 	best := make([]float64, len(sh.turns))
 	for t := range best {
 		best[t] = math.Inf(1)
 	}
-	var try func(t, prevF, prevStable int, cost, unmanaged float64, fitted, over bool, unmanagedStable int)
-	try = func(t, prevF, prevStable int, cost, unmanaged float64, fitted, over bool, unmanagedStable int) {
+	// paid[d] is what the schedule has cost so far with the payload d
+	// tokens over its view since the view last changed (the cheapest d
+	// before that, among those kept to the unmanaged cost).
+	var try func(t, prevF, prevStable int, paid []float64, unmanaged float64, fitted, over bool, unmanagedStable int)
+	try = func(t, prevF, prevStable int, paid []float64, unmanaged float64, fitted, over bool, unmanagedStable int) {
 		if t == len(sh.turns) {
 			return
 		}
@@ -91,29 +99,35 @@ func exhaustiveBound(sh runShape, available int, warning float64, preserve int, 
 				continue
 			}
 			stable := total - tt.tail
-			c := 0.0
-			switch {
-			case t == 0:
-				c = q.Cost(total, 0).Cost
-			case omittedNow == omittedBefore:
-				c = q.Cost(total, min(prevStable, stable)).Cost
-			default:
-				shared := tt.head // the pinned messages before the first one omitted anew
-				for i := range firstNew {
-					if sh.pinned[i] {
-						shared += sh.tokens[i]
+			next, alive := make([]float64, step), false
+			for d := range step {
+				switch {
+				case t == 0:
+					next[d] = q.Cost(total+d, 0).Cost
+				case omittedNow == omittedBefore: // the same view, the same excess
+					next[d] = paid[d] + q.Cost(total+d, min(prevStable, stable)+d).Cost
+				default:
+					shared := tt.head // the pinned messages before the first one omitted anew
+					for i := range firstNew {
+						if sh.pinned[i] {
+							shared += sh.tokens[i]
+						}
 					}
+					next[d] = slices.Min(paid) + q.Cost(total+d, min(shared, stable)+d).Cost
 				}
-				c = q.Cost(total, min(shared, stable)).Cost
+				if class == keepsUnmanaged && fitted && next[d] > unmanaged*(1+1e-12) {
+					next[d] = math.Inf(1)
+				}
+				alive = alive || !math.IsInf(next[d], 1)
 			}
-			if class == keepsUnmanaged && fitted && cost+c > unmanaged*(1+1e-12) {
+			if !alive {
 				continue
 			}
-			best[t] = min(best[t], cost+c)
-			try(t+1, f, stable, cost+c, unmanaged, fitted, over, ot.total-ot.tail)
+			best[t] = min(best[t], slices.Min(next))
+			try(t+1, f, stable, next, unmanaged, fitted, over, ot.total-ot.tail)
 		}
 	}
-	try(0, 0, 0, 0, 0, true, false, 0)
+	try(0, 0, 0, nil, 0, true, false, 0)
 	return best
 }
 
@@ -227,15 +241,28 @@ func (r randomKeeping) Decide(in StrategyInput) Decision {
 // (randomKeeping) check the bound that keeps to the unmanaged cost where
 // it is above the other: some of them must have compacted while the
 // unmanaged history fitted, on a run and window where keeping to it
-// raises the bound.
+// raises the bound. It does so with Anthropic's prices and with OpenAI's,
+// whose cache is read in whole steps of 128 tokens (the bound's payload
+// excess over its view, see hindsightBoundOf).
 func TestHindsightBoundHoldsForRandomPolicies(t *testing.T) {
-	pricing := assembly.AnthropicPricing
 	seeds := 3
 	if testing.Short() {
 		seeds = 1
 	}
+	runs := append(realRuns(t), runVariations(realRuns(t))...)
+	for _, prices := range []struct {
+		name    string
+		pricing sdk.Pricing
+	}{{"anthropic", assembly.AnthropicPricing}, {"openai", assembly.OpenAIPricing}} {
+		t.Run(prices.name, func(t *testing.T) { checkBoundForRandomPolicies(t, runs, prices.pricing, seeds) })
+	}
+}
+
+// checkBoundForRandomPolicies is TestHindsightBoundHoldsForRandomPolicies
+// with prompt caching priced by pricing.
+func checkBoundForRandomPolicies(t *testing.T, runs []realRun, pricing sdk.Pricing, seeds int) {
 	checked, kept, cutChecked, keptChecked := 0, 0, 0, 0
-	for _, run := range append(realRuns(t), runVariations(realRuns(t))...) {
+	for _, run := range runs {
 		if !strings.HasSuffix(run.name, "/tools") && !strings.HasSuffix(run.name, "/user-observations") &&
 			!strings.HasSuffix(run.name, "/long+spurts") && !strings.HasSuffix(run.name, "/long+late-huge") {
 			continue

@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/ctxhost/ctxhost/host/history"
@@ -201,11 +202,25 @@ type cutSeen struct {
 // masked observation's placeholder is larger), a tool call may be
 // parted from its result, a turn whose view does not change reads the
 // whole previous payload, one that changes reads everything before the
-// first message it omits anew (all of it read, whatever the provider's
-// caching step), and compacting below the
-// warning threshold is allowed. A policy that masks observations instead of
+// first message it omits anew (in whole caching steps, see below), and
+// compacting below the warning threshold is allowed. A policy that masks observations instead of
 // omitting them shows more tokens after a change no later than the
 // omission's, so it pays no less.
+//
+// A provider that reads its cache only in whole steps of Granularity
+// tokens (OpenAI's 128) reads, of the shared prefix, whole steps only;
+// a policy whose payload is d tokens over its view (a larger marker or
+// placeholder) shares at most d more (what it reads beyond the view it
+// also sends beyond it), and those d may complete a step the view's
+// prefix falls short of. So the bound ranges over that excess too: a
+// view's turns are priced as a payload of d more tokens sharing d more,
+// the same d on every turn the view does not change (the policy only
+// appends, the excess stays where it was), any d on a turn it changes.
+// An excess of d+g costs no less than one of d on every turn (g more
+// sent, at most g more read), so 0 <= d < g is all it tries; with
+// Granularity over 1 the bound reads a prefix under the provider's
+// cacheable minimum too, which keeps that true. With Granularity 1 no
+// excess makes a payload cheaper, and d is 0.
 //
 // It is hindsightBoundOf(..., anySchedule): a bound for every policy.
 func hindsightBound(sh runShape, available int, warning float64, preserve int, p sdk.Pricing) []float64 {
@@ -244,8 +259,8 @@ func hindsightBoundOf(sh runShape, available int, warning float64, preserve int,
 		unmanaged[t], fitted[t] = sum, fits
 	}
 	sh, _ = cutToFit(sh, available, preserve)
-	p.Granularity = 1 // every shared token read, whatever the provider's caching step
-	if sh.lowered {
+	step := max(p.Granularity, 1) // the excesses a policy's payload may have, modulo the caching step
+	if sh.lowered || step > 1 {
 		p.MinCacheable = 0 // so that a smaller message never makes the bound dearer
 	}
 	n := len(sh.tokens)
@@ -285,9 +300,10 @@ func hindsightBoundOf(sh runShape, available int, warning float64, preserve int,
 	}
 	inf := math.Inf(1)
 	type state struct {
-		cost   float64
-		stable int // tokens of the payload before its final message
+		cost   []float64 // cost[d]: the payload d tokens over the view's (see granularExcess)
+		stable int       // tokens of the payload before its final message
 	}
+	price := func(total, shared, d int) float64 { return p.Cost(total+d, shared+d).Cost }
 	best := make([]float64, len(sh.turns))
 	prev := map[int]state{}
 	over := false
@@ -318,19 +334,25 @@ func hindsightBoundOf(sh runShape, available int, warning float64, preserve int,
 				continue
 			}
 			stable := total - tt.tail
+			st := state{cost: make([]float64, step), stable: stable}
 			if t == 0 {
-				cur[f] = state{cost: p.Cost(total, 0).Cost, stable: stable}
+				for d := range step {
+					st.cost[d] = p.Cost(total+d, 0).Cost
+				}
+				cur[f] = st
 				continue
 			}
-			c := inf
+			for d := range step {
+				st.cost[d] = inf
+			}
 			for g, ps := range prev {
 				if g > f {
 					continue
 				}
-				shared := ps.stable // the same view: the whole previous payload
+				shared, same := ps.stable, true // the same view: the whole previous payload
 				if free[g] != free[f] {
 					// The first change is the first message omitted anew.
-					shared = tt.head + pinned[firstOmittable[g]]
+					shared, same = tt.head+pinned[firstOmittable[g]], false
 				}
 				if j := recut[t]; j >= 0 {
 					// A message the previous payload held is cut anew: the
@@ -342,24 +364,39 @@ func hindsightBoundOf(sh runShape, available int, warning float64, preserve int,
 							before += sh.marker // the marker stands before the messages from f on
 						}
 					}
-					shared = min(shared, tt.head+before)
+					shared, same = min(shared, tt.head+before), false
 				}
-				c = min(c, ps.cost+p.Cost(total, min(shared, stable)).Cost)
+				shared = min(shared, stable)
+				if same { // the policy only appends: its excess is what it was
+					for d := range step {
+						st.cost[d] = min(st.cost[d], ps.cost[d]+price(total, shared, d))
+					}
+					continue
+				}
+				least := slices.Min(ps.cost) // a new view: any excess
+				for d := range step {
+					st.cost[d] = min(st.cost[d], least+price(total, shared, d))
+				}
 			}
-			if c < inf {
-				cur[f] = state{cost: c, stable: stable}
+			if slices.Min(st.cost) < inf {
+				cur[f] = st
 			}
 		}
 		if class == keepsUnmanaged && fitted[t] {
 			for f, st := range cur {
-				if st.cost > unmanaged[t]*(1+1e-12) {
+				for d, c := range st.cost {
+					if c > unmanaged[t]*(1+1e-12) {
+						st.cost[d] = inf
+					}
+				}
+				if slices.Min(st.cost) == inf {
 					delete(cur, f)
 				}
 			}
 		}
 		best[t] = inf
 		for _, st := range cur {
-			best[t] = min(best[t], st.cost)
+			best[t] = min(best[t], slices.Min(st.cost))
 		}
 		prev = cur
 	}

@@ -473,12 +473,13 @@ var realStrategies = []string{StrategyLazy, StrategyProactive, StrategyAdaptive,
 // could not reach its target, not again until the context has grown by
 // min_free over what it reached, unless the window forces it), and the
 // prefix is kept on at least 90% of the turns that did not compact. With
-// prompt caching priced as Anthropic prices it, each run's cost is checked
-// against its hindsight bound and the cache strategy against its
-// promises (checkCosts).
+// prompt caching priced as CTXHOST_PRICING names (Anthropic's prices by
+// default; pricingFromEnv), each run's cost is checked against its
+// hindsight bound and the cache strategy against its promises
+// (checkCosts).
 func TestRealTranscripts(t *testing.T) {
 	runs := append(realRuns(t), runVariations(realRuns(t))...)
-	table := replayCosts(t, runs, []int{8000, 16000, 32000}, assembly.AnthropicPricing)
+	table := replayCosts(t, runs, []int{8000, 16000, 32000}, pricingFromEnv(t))
 	checkCosts(t, table, []int{8000, 16000, 32000})
 }
 
@@ -496,18 +497,24 @@ func TestLocalTrajectoryCosts(t *testing.T) {
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no .traj files in %s: %v", dir, err)
 	}
-	pricing := assembly.AnthropicPricing
+	runs := realRunsOf(t, paths)
+	checkCosts(t, replayCosts(t, runs, []int{8000, 16000, 32000}, pricingFromEnv(t)), []int{8000, 16000, 32000})
+}
+
+// pricingFromEnv is the price list CTXHOST_PRICING names: anthropic (the
+// default), openai or gemini.
+func pricingFromEnv(t *testing.T) sdk.Pricing {
 	switch name := os.Getenv("CTXHOST_PRICING"); name {
 	case "", "anthropic":
+		return assembly.AnthropicPricing
 	case "openai":
-		pricing = assembly.OpenAIPricing
+		return assembly.OpenAIPricing
 	case "gemini":
-		pricing = assembly.GeminiPricing
+		return assembly.GeminiPricing
 	default:
 		t.Fatalf("CTXHOST_PRICING %q: want anthropic, openai or gemini", name)
 	}
-	runs := realRunsOf(t, paths)
-	checkCosts(t, replayCosts(t, runs, []int{8000, 16000, 32000}, pricing), []int{8000, 16000, 32000})
+	return sdk.Pricing{}
 }
 
 // runCosts is what every strategy cost on one run at one window, and the
