@@ -191,7 +191,11 @@ type cutSeen struct {
 // ended there: the cheapest schedule of omissions chosen knowing the whole
 // run. It is a shortest path over the views an omitting policy can show:
 // nothing is omitted until the unmanaged history reaches the warning
-// utilization (no strategy may compact a history that fits under it);
+// utilization (the bound is for policies that leave a history that fits
+// under it whole, as every strategy here but the adaptive one, which
+// compacts ahead of predicted growth, does: allowing it would make the
+// bound the cost of omitting early on a run that goes on long, a bound
+// for a different promise);
 // from then on the view omits every message before a frontier that may
 // move forward only, but never a pinned message nor the latest preserve
 // messages (leading demonstrations may go whenever), and it fits the
