@@ -48,6 +48,12 @@ type StrategyInput struct {
 	Deep    DeepStep
 	Pricing *sdk.Pricing
 	Turns   int
+	// Shared is the tokens of the previous payload before its final
+	// message, as the cache report counts them (uncalibrated): the prefix
+	// this turn's payload shares with it when it only appends (0:
+	// unknown). With Deep.Before it tells what of each prefix a provider
+	// that reads its cache in whole steps, from a minimum, leaves unread.
+	Shared int
 	// Outgrown: on an earlier turn the context did not fit the available
 	// budget before its compaction, or the unmanaged history (every
 	// message, nothing compacted) would not have, with prompt caching
@@ -67,6 +73,10 @@ type DeepStep struct {
 	// they have been): messages the agent does not need to go on, which
 	// every later turn would read again.
 	Demonstrations int
+	// Before is the tokens of the payload before its first change, as the
+	// cache report counts them (uncalibrated): the prefix the payload it
+	// leaves shares with the previous one (0: unknown).
+	Before int
 }
 
 // Decision is a strategy's answer.
@@ -221,8 +231,11 @@ func fraction(n int, f float64) int { return int(math.Floor(float64(n) * f)) }
 //     step is cheaper already on the turn it is taken: what it stops
 //     sending, at the read price, is more than the premium of writing
 //     instead of reading what it keeps after its first change (the tokens
-//     new this turn are written anyway; a prefix left under the
-//     provider's cacheable minimum is written too). A run may end after
+//     new this turn are written anyway; what the provider leaves unread of
+//     the prefix the step's payload shares, all of it under its cacheable
+//     minimum, else what falls short of a whole caching step, is written
+//     too, less what it leaves unread of the prefix appending shares,
+//     which appending writes). A run may end after
 //     any turn, so no later turn's saving is counted: a speculative
 //     compaction never makes a run dearer than appending would have,
 //     even when the run ends right after it.
@@ -306,7 +319,7 @@ func (c cacheAware) Decide(in StrategyInput) Decision {
 	}
 	premium, saved := speculativePremium(in)
 	if below {
-		if next := nextTurnSaving(in); premium-saved < next {
+		if next := nextTurnSaving(in); less(premium-saved, next) {
 			return Decision{Compact: true, Deep: true, Target: b.CalibratedUsed - deep.Free,
 				Reason: fmt.Sprintf("cache: the context outgrew the budget before; utilization %.2f under warning %.2f; the deepest step frees %d tokens; "+
 					"the %.0f units of writing instead of reading the %d it keeps after its first change, less the %.0f units fewer read this turn, "+
@@ -324,13 +337,13 @@ func (c cacheAware) Decide(in StrategyInput) Decision {
 		}
 		return Decision{}
 	}
-	if premium < saved {
+	if less(premium, saved) {
 		return Decision{Compact: true, Deep: true, Target: b.CalibratedUsed - deep.Free,
 			Reason: fmt.Sprintf("cache: utilization %.2f >= warning %.2f; the deepest step frees %d tokens, %.0f units fewer read this turn, "+
 				"more than the %.0f units of writing instead of reading the %d it keeps after its first change",
 				b.Utilization, in.Thresholds.Warning, deep.Free, saved, premium, deep.Keep)}
 	}
-	if next := nextTurnSaving(in); deep.Demonstrations > 0 && premium-saved < next {
+	if next := nextTurnSaving(in); deep.Demonstrations > 0 && less(premium-saved, next) {
 		return Decision{Compact: true, Deep: true, Target: b.CalibratedUsed - deep.Free,
 			Reason: fmt.Sprintf("cache: utilization %.2f >= warning %.2f; the deepest step omits %d tokens of demonstrations and frees %d tokens in all; "+
 				"the %.0f units of writing instead of reading the %d it keeps after its first change, less the %.0f units fewer read this turn, "+
@@ -346,6 +359,12 @@ func (c cacheAware) Decide(in StrategyInput) Decision {
 			"%.0f units fewer read each turn, and the %.0f units of writing instead of reading the %d it keeps after its first change "+
 			"are paid back within the %d turns left before the budget forces a compaction (%d tokens of room at the observed growth of %d)",
 			b.Utilization, in.Thresholds.Warning, deep.Free, saved, premium, deep.Keep, h, b.Available-b.CalibratedUsed, meanGrowth(in.Growth))}
+}
+
+// less tells whether a is less than b by more than the rounding of the
+// sums they come from (costs equal but for it are not less).
+func less(a, b float64) bool {
+	return a < b-1e-9*max(1, math.Abs(b))
 }
 
 // cutRoom is the room a forced compaction asks the window's cut to leave
@@ -422,11 +441,14 @@ func turnPremium(p *sdk.Pricing, tokens int) float64 {
 // speculativePremium prices the deepest step on this turn against only
 // appending: premium is what writing costs over reading for the tokens it
 // keeps after its first change, less those new this turn (written
-// anyway), plus the prefix before the change when that falls under the
-// provider's cacheable minimum, or what of it is short of a whole
-// caching step (nothing at all on a first turn, which
-// nothing is cached for); saved is the read price of the tokens it stops
-// sending. Later turns save as much again each, until the next compaction,
+// anyway), plus what the provider leaves unread of the prefix before the
+// change (all of it under the cacheable minimum, else what is short of a
+// whole caching step) less what it leaves unread of the prefix appending
+// shares, when the session tells both (StrategyInput.Shared,
+// DeepStep.Before; otherwise the prefix before the change is worked out
+// from the counts, and appending's taken to leave nothing unread);
+// nothing at all on a first turn, which nothing is cached for. saved is
+// the read price of the tokens it stops sending. Later turns save as much again each, until the next compaction,
 // but the run may end first: they are not counted.
 func speculativePremium(in StrategyInput) (premium, saved float64) {
 	p := pricingOrDefault(in.Pricing)
@@ -443,6 +465,12 @@ func speculativePremium(in StrategyInput) (premium, saved float64) {
 		grown = in.Growth[n-1]
 	}
 	rewritten := max(in.Deep.Keep-grown, 0)
+	if in.Shared > 0 && in.Deep.Before > 0 {
+		// What the provider leaves unread of the prefix the step's payload
+		// shares, over what it leaves unread of appending's.
+		rewritten += unread(p, min(in.Deep.Before, in.Shared)) - unread(p, in.Shared)
+		return (write - p.CacheRead) * float64(rewritten), saved
+	}
 	switch before := max(in.Budget.CalibratedUsed-in.Deep.Free-in.Deep.Keep, 0); {
 	case before < p.MinCacheable:
 		rewritten += before
@@ -450,4 +478,17 @@ func speculativePremium(in StrategyInput) (premium, saved float64) {
 		rewritten += before % p.Granularity // read only in whole steps
 	}
 	return (write - p.CacheRead) * float64(rewritten), saved
+}
+
+// unread is what p leaves unread of a shared prefix of n tokens: all of
+// it under the cacheable minimum, else what is short of a whole caching
+// step.
+func unread(p sdk.Pricing, n int) int {
+	switch {
+	case n < p.MinCacheable:
+		return n
+	case p.Granularity > 1:
+		return n % p.Granularity
+	}
+	return 0
 }

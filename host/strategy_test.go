@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -289,7 +290,10 @@ func TestCacheStrategyDeepStepPays(t *testing.T) {
 // on without being forced: a context from 70 % of the available budget to
 // all of it, a deepest step freeing and keeping some of it, the last
 // turn's growth (Growth[0]) within what the step keeps, at one provider's
-// prices (returned too, as in.Pricing points at it).
+// prices (returned too, as in.Pricing points at it). The previous payload
+// is the context less that growth, read again when the turn only appends;
+// the step's payload shares what is shown before its first change. One
+// turn in two says so (StrategyInput.Shared, DeepStep.Before).
 func randomSpeculationTurn(rng *rand.Rand) (StrategyInput, sdk.Pricing) {
 	prices := []sdk.Pricing{assembly.AnthropicPricing, assembly.OpenAIPricing, assembly.GeminiPricing}
 	p := prices[rng.IntN(len(prices))]
@@ -298,8 +302,39 @@ func randomSpeculationTurn(rng *rand.Rand) (StrategyInput, sdk.Pricing) {
 	free := 1 + rng.IntN(used)
 	keep := rng.IntN(used - free + 1)
 	grown := rng.IntN(keep + 1)
-	return StrategyInput{Budget: budgetAt(used, available), Thresholds: Thresholds{0.7, 0.9}, Deep: DeepStep{Free: free, Keep: keep},
-		Growth: []int{grown}, Pricing: &p, Turns: 1 + rng.IntN(50)}, p
+	in := StrategyInput{Budget: budgetAt(used, available), Thresholds: Thresholds{0.7, 0.9}, Deep: DeepStep{Free: free, Keep: keep},
+		Growth: []int{grown}, Pricing: &p, Turns: 1 + rng.IntN(50)}
+	if rng.IntN(2) == 0 && used-grown > 0 && used-free-keep > 0 {
+		in.Shared, in.Deep.Before = used-grown, used-free-keep
+	}
+	return in, p
+}
+
+// Told what appending would share and what the deepest step's payload
+// would (StrategyInput.Shared, DeepStep.Before), the cache strategy's
+// premium less what the step stops reading is exactly what the step costs
+// on its turn over appending, priced by sdk.Pricing.Cost: with OpenAI's
+// 128-token caching steps, what each prefix leaves short of a whole step
+// is counted, the appending one's too.
+func TestCacheStrategyPremiumIsTheTurnsExtraCost(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 5))
+	told := map[int]int{}
+	for range 20000 {
+		in, p := randomSpeculationTurn(rng)
+		if in.Shared == 0 {
+			continue
+		}
+		told[p.Granularity]++
+		used, free, grown := in.Budget.CalibratedUsed, in.Deep.Free, in.Growth[0]
+		premium, saved := speculativePremium(in)
+		extra := p.Cost(used-free, in.Deep.Before).Cost - p.Cost(used, used-grown).Cost
+		if math.Abs(premium-saved-extra) > 1e-6 {
+			t.Fatalf("%+v (%+v): premium %.1f less %.1f saved, the step costs %.1f over appending", in, p, premium, saved, extra)
+		}
+	}
+	if told[128] == 0 || told[1] == 0 {
+		t.Fatalf("cases by caching step %v: the cases do not exercise it", told)
+	}
 }
 
 // Whatever the context, a speculative compaction of the cache strategy
@@ -524,4 +559,61 @@ func TestCacheStrategyOutgrownOnceTheUnmanagedHistoryDoesNotFit(t *testing.T) {
 	if unmanagedOnly == 0 {
 		t.Fatal("no run whose unmanaged history outgrew the budget before its context did: the cases do not exercise the rule")
 	}
+}
+
+// inputsSeen is a strategy that records what it was told and decided.
+type inputsSeen struct {
+	Strategy
+	in  *[]StrategyInput
+	out *[]Decision
+}
+
+func (s inputsSeen) Decide(in StrategyInput) Decision {
+	d := s.Strategy.Decide(in)
+	*s.in, *s.out = append(*s.in, in), append(*s.out, d)
+	return d
+}
+
+// What the cache strategy is told appending would share (StrategyInput
+// Shared) and what its deepest step's payload would (DeepStep.Before) is
+// what the cache report then measures: on a turn that only appends, the
+// prefix it shares is Shared; on one it takes the deepest step without
+// being forced, it is Before. Checked on real runs with OpenAI's prices,
+// whose 128-token caching steps make the premium depend on them.
+func TestCacheStrategyIsToldTheSharedPrefixes(t *testing.T) {
+	pricing := assembly.OpenAIPricing
+	appended, stepped := 0, 0
+	for _, run := range append(realRuns(t), runVariations(realRuns(t))...) {
+		if !strings.HasSuffix(run.name, "/tools") && !strings.HasSuffix(run.name, "/long") {
+			continue
+		}
+		for _, window := range []int{8000, 16000} {
+			var ins []StrategyInput
+			var outs []Decision
+			r := replayDeciding(t, run, window, StrategyCache, inputsSeen{cacheAware{target: realTarget(StrategyCache)}, &ins, &outs}, &pricing)
+			if len(ins) != len(r.shared) {
+				t.Fatalf("%s/%d: %d decisions for %d turns", run.name, window, len(ins), len(r.shared))
+			}
+			for i, in := range ins {
+				d, name := outs[i], fmt.Sprintf("%s/%d turn %d", run.name, window, i+1)
+				switch {
+				case i == 0:
+				case !d.Compact && in.Budget.CalibratedUsed <= in.Budget.Available:
+					appended++
+					if in.Shared != r.shared[i] {
+						t.Fatalf("%s: told appending shares %d, it shared %d", name, in.Shared, r.shared[i])
+					}
+				case d.Deep && in.Budget.CalibratedUsed <= in.Budget.Available:
+					stepped++
+					if in.Deep.Before != r.shared[i] {
+						t.Fatalf("%s: told the deepest step shares %d, it shared %d (%s)", name, in.Deep.Before, r.shared[i], d.Reason)
+					}
+				}
+			}
+		}
+	}
+	if appended == 0 || stepped == 0 {
+		t.Fatalf("%d appending turns, %d deep steps not forced: the cases do not exercise it", appended, stepped)
+	}
+	t.Logf("%d appending turns, %d deep steps not forced", appended, stepped)
 }
