@@ -107,11 +107,12 @@ func (t *turn) deepStep() deepMemo {
 
 // deepStepUnder is the deepest history step in calibrated tokens for a
 // strategy to weigh, when the context b is at the warning threshold or
-// over the available budget, or has outgrown it on an earlier turn; zero
-// otherwise, where no strategy needs it.
+// over the available budget, or has outgrown it on an earlier turn, or the
+// session has cost less than the unmanaged history so far (its credit);
+// zero otherwise, where no strategy needs it.
 func (t *turn) deepStepUnder(b sdk.Budget) DeepStep {
 	s := t.s
-	if b.Utilization < s.cfg.Thresholds.Warning && b.CalibratedUsed <= b.Available && !s.pressure.Outgrown {
+	if b.Utilization < s.cfg.Thresholds.Warning && b.CalibratedUsed <= b.Available && !s.pressure.Outgrown && s.pressure.Credit <= 0 {
 		return DeepStep{}
 	}
 	d := t.deepStep()

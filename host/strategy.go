@@ -41,7 +41,8 @@ type StrategyInput struct {
 	MinFree int
 	// Deep is what the deepest step the history may take would do now,
 	// in calibrated tokens (zero below the warning threshold while the
-	// context has never outgrown the budget, where it is not worked out);
+	// context has never outgrown the budget and the session has no
+	// credit, where it is not worked out);
 	// Pricing the provider's prompt-caching prices (nil:
 	// unknown); Turns the turns prepared before this one in the session's
 	// life (saved with it; a turn prepared again unchanged is not counted).
@@ -59,6 +60,10 @@ type StrategyInput struct {
 	// message, nothing compacted) would not have, with prompt caching
 	// priced (saved with the session).
 	Outgrown bool
+	// Credit is what the session's payloads have cost less than the
+	// unmanaged history's would have, summed over the turns before this
+	// one, with prompt caching priced (saved with the session).
+	Credit float64
 }
 
 // DeepStep is the deepest step the history may take (history.DeepStep):
@@ -277,6 +282,16 @@ func fraction(n int, f float64) int { return int(math.Floor(float64(n) * f)) }
 //     action and observation they hold but the newest. Such a turn is
 //     one whose recent messages are few tokens, which the step keeps,
 //     where the one the budget would force keeps whatever has come since.
+//   - Spending its credit, while the context has always fitted: once the
+//     session has cost less than the unmanaged history would have, summed
+//     over its turns (StrategyInput.Credit: after a compaction, each turn
+//     reads fewer tokens than the unmanaged history's), the rules for an
+//     outgrown context above apply, under the warning line too, to a step
+//     whose cost on its turn over appending is within that credit (less
+//     creditMargin, what a payload that only appends may cost over the
+//     unmanaged history's on a turn with a caching step over 1): a run
+//     that ends on that turn still costs no more than the unmanaged
+//     history.
 //   - Otherwise it only appends, and the provider's cache keeps the prefix.
 //
 // Together: on a run whose history always fits it costs no more than the
@@ -314,25 +329,37 @@ func (c cacheAware) Decide(in StrategyInput) Decision {
 		return Decision{Compact: true, Deep: true, Target: min(target, after), Room: room, Reason: reason}
 	}
 	below := b.Utilization < in.Thresholds.Warning
-	if below && !in.Outgrown || deep.Free < max(in.MinFree, 1) {
+	if below && !in.Outgrown && in.Credit <= 0 || deep.Free < max(in.MinFree, 1) {
 		return Decision{}
 	}
 	premium, saved := speculativePremium(in)
+	// Free to speculate: the run is no longer one the history fits, or
+	// what the step costs on its turn over appending is within what the
+	// session has cost less than the unmanaged history so far.
+	free, why := in.Outgrown, "the context outgrew the budget before"
+	if !free && premium-saved <= in.Credit-creditMargin(in.Pricing) {
+		free = true
+		why = fmt.Sprintf("the %.0f units the step costs this turn over appending are within the %.0f the session has cost less than the unmanaged history",
+			premium-saved, in.Credit)
+	}
+	if below && !free {
+		return Decision{}
+	}
 	if below {
 		if next := nextTurnSaving(in); less(premium-saved, next) {
 			return Decision{Compact: true, Deep: true, Target: b.CalibratedUsed - deep.Free,
-				Reason: fmt.Sprintf("cache: the context outgrew the budget before; utilization %.2f under warning %.2f; the deepest step frees %d tokens; "+
+				Reason: fmt.Sprintf("cache: %s; utilization %.2f under warning %.2f; the deepest step frees %d tokens; "+
 					"the %.0f units of writing instead of reading the %d it keeps after its first change, less the %.0f units fewer read this turn, "+
 					"are paid back by the %.0f units fewer read on the next turn",
-					b.Utilization, in.Thresholds.Warning, deep.Free, premium, deep.Keep, saved, next)}
+					why, b.Utilization, in.Thresholds.Warning, deep.Free, premium, deep.Keep, saved, next)}
 		}
 		if g := meanGrowth(in.Growth); g > 0 && deep.Free >= g {
 			if turn := turnPremium(in.Pricing, g); premium <= turn {
 				return Decision{Compact: true, Deep: true, Target: b.CalibratedUsed - deep.Free,
-					Reason: fmt.Sprintf("cache: the context outgrew the budget before; utilization %.2f under warning %.2f; the deepest step frees %d tokens, "+
+					Reason: fmt.Sprintf("cache: %s; utilization %.2f under warning %.2f; the deepest step frees %d tokens, "+
 						"at least a turn of the observed growth of %d, and the %.0f units of writing instead of reading the %d it keeps after its first change "+
 						"are at most the %.0f of writing a turn of that growth instead of reading it",
-						b.Utilization, in.Thresholds.Warning, deep.Free, g, premium, deep.Keep, turn)}
+						why, b.Utilization, in.Thresholds.Warning, deep.Free, g, premium, deep.Keep, turn)}
 			}
 		}
 		return Decision{}
@@ -351,14 +378,27 @@ func (c cacheAware) Decide(in StrategyInput) Decision {
 				b.Utilization, in.Thresholds.Warning, deep.Demonstrations, deep.Free, premium, deep.Keep, saved, next)}
 	}
 	h := paybackHorizon(in)
-	if !in.Outgrown || h < 0 || premium > saved*float64(h+1) {
+	if !free || h < 0 || premium > saved*float64(h+1) {
 		return Decision{}
 	}
 	return Decision{Compact: true, Deep: true, Target: b.CalibratedUsed - deep.Free,
-		Reason: fmt.Sprintf("cache: the context outgrew the budget before; utilization %.2f >= warning %.2f; the deepest step frees %d tokens, "+
+		Reason: fmt.Sprintf("cache: %s; utilization %.2f >= warning %.2f; the deepest step frees %d tokens, "+
 			"%.0f units fewer read each turn, and the %.0f units of writing instead of reading the %d it keeps after its first change "+
 			"are paid back within the %d turns left before the budget forces a compaction (%d tokens of room at the observed growth of %d)",
-			b.Utilization, in.Thresholds.Warning, deep.Free, saved, premium, deep.Keep, h, b.Available-b.CalibratedUsed, meanGrowth(in.Growth))}
+			why, b.Utilization, in.Thresholds.Warning, deep.Free, saved, premium, deep.Keep, h, b.Available-b.CalibratedUsed, meanGrowth(in.Growth))}
+}
+
+// creditMargin is what of the credit a speculative compaction leaves
+// unspent under p (nil: Anthropic's prices): with a caching step over 1,
+// a payload that only appends may read up to a step less than the
+// unmanaged history's, which reads a longer prefix, and costs that much
+// more on its turn.
+func creditMargin(p *sdk.Pricing) float64 {
+	q := pricingOrDefault(p)
+	if q.Granularity <= 1 {
+		return 0
+	}
+	return turnPremium(p, q.Granularity-1)
 }
 
 // less tells whether a is less than b by more than the rounding of the

@@ -578,7 +578,9 @@ func (s inputsSeen) Decide(in StrategyInput) Decision {
 // Shared) and what its deepest step's payload would (DeepStep.Before) is
 // what the cache report then measures: on a turn that only appends, the
 // prefix it shares is Shared; on one it takes the deepest step without
-// being forced, it is Before. Checked on real runs with OpenAI's prices,
+// being forced, it is Before. Its credit (StrategyInput.Credit) is what
+// the reports' costs summed over the turns before fall short of the
+// unmanaged history's. Checked on real runs with OpenAI's prices,
 // whose 128-token caching steps make the premium depend on them.
 func TestCacheStrategyIsToldTheSharedPrefixes(t *testing.T) {
 	pricing := assembly.OpenAIPricing
@@ -594,8 +596,13 @@ func TestCacheStrategyIsToldTheSharedPrefixes(t *testing.T) {
 			if len(ins) != len(r.shared) {
 				t.Fatalf("%s/%d: %d decisions for %d turns", run.name, window, len(ins), len(r.shared))
 			}
+			credit := 0.0
 			for i, in := range ins {
 				d, name := outs[i], fmt.Sprintf("%s/%d turn %d", run.name, window, i+1)
+				if math.Abs(in.Credit-credit) > 1e-6*max(1, math.Abs(credit)) {
+					t.Fatalf("%s: told the session has cost %.1f less than the unmanaged history, the reports say %.1f", name, in.Credit, credit)
+				}
+				credit += r.unmanagedCosts[i] - r.costs[i]
 				switch {
 				case i == 0:
 				case !d.Compact && in.Budget.CalibratedUsed <= in.Budget.Available:
@@ -616,4 +623,53 @@ func TestCacheStrategyIsToldTheSharedPrefixes(t *testing.T) {
 		t.Fatalf("%d appending turns, %d deep steps not forced: the cases do not exercise it", appended, stepped)
 	}
 	t.Logf("%d appending turns, %d deep steps not forced", appended, stepped)
+}
+
+// While the context has always fitted, a compaction of the cache strategy
+// that costs more on its turn than appending spends no more than the
+// session's credit (what it has cost less than the unmanaged history so
+// far) less creditMargin, above the warning line or under it: a run that
+// ends on that turn costs no more than the unmanaged history. Without
+// credit it takes only steps cheaper already on their turn.
+func TestCacheStrategySpendsNoMoreThanItsCredit(t *testing.T) {
+	c := cacheAware{target: 0.5}
+	rng := rand.New(rand.NewPCG(28, 6))
+	spent, under := 0, 0
+	for range 40000 {
+		in, p := randomSpeculationTurn(rng)
+		if rng.IntN(2) == 0 { // under the warning line
+			used := in.Budget.CalibratedUsed
+			in.Budget = budgetAt(used, used*100/(30+rng.IntN(40)))
+		}
+		if rng.IntN(4) > 0 {
+			in.Credit = float64(rng.IntN(4000))
+		}
+		d := c.Decide(in)
+		if !d.Compact {
+			continue
+		}
+		used, free, keep, grown := in.Budget.CalibratedUsed, in.Deep.Free, in.Deep.Keep, in.Growth[0]
+		before := used - free - keep
+		if in.Deep.Before > 0 {
+			before = in.Deep.Before
+		}
+		extra := p.Cost(used-free, before).Cost - p.Cost(used, used-grown).Cost
+		if extra <= 1e-9 {
+			continue
+		}
+		if extra > in.Credit-creditMargin(&p)+1e-6 {
+			t.Fatalf("%+v (%+v): the step costs %.1f over appending on its turn, more than the credit %.1f less %.1f (%s)",
+				in, p, extra, in.Credit, creditMargin(&p), d.Reason)
+		}
+		spent++
+		if in.Budget.Utilization < in.Thresholds.Warning {
+			under++
+		}
+		if !strings.Contains(d.Reason, "the session has cost less than the unmanaged history") {
+			t.Fatalf("reason %q does not say the credit", d.Reason)
+		}
+	}
+	if spent == 0 || under == 0 {
+		t.Fatalf("%d steps spent credit, %d under the warning line: the cases do not exercise the rule", spent, under)
+	}
 }
