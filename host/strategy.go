@@ -64,6 +64,9 @@ type StrategyInput struct {
 	// unmanaged history's would have, summed over the turns before this
 	// one, with prompt caching priced (saved with the session).
 	Credit float64
+	// Preserve is how many of the most recent messages the history never
+	// compacts (preserve_recent).
+	Preserve int
 }
 
 // DeepStep is the deepest step the history may take (history.DeepStep):
@@ -266,6 +269,12 @@ func fraction(n int, f float64) int { return int(math.Floor(float64(n) * f)) }
 //     premium. It so picks, before each forced compaction, a turn whose
 //     recent messages are few tokens or new anyway, instead of the turn
 //     the budget runs out on, whose recent messages are whatever they are.
+//     And it takes it there only when its premium is at most what writing
+//     instead of reading the recent messages costs at the observed growth
+//     (preserve_recent messages, a turn of the growth for each action and
+//     observation they hold, recentTurns): a step that keeps more has a
+//     spike among the recent messages, which leaves them within that many
+//     turns, after which the step frees it instead of writing it again.
 //     Below the warning threshold, once the context has outgrown the
 //     budget, it takes the deepest step when it pays back by the next
 //     turn: its premium less what it stops reading on its turn is under
@@ -381,11 +390,21 @@ func (c cacheAware) Decide(in StrategyInput) Decision {
 	if !free || h < 0 || premium > saved*float64(h+1) {
 		return Decision{}
 	}
+	if n := recentTurns(in.Preserve); premium > turnPremium(in.Pricing, n*meanGrowth(in.Growth)) {
+		return Decision{} // a spike among the recent messages: they leave the preserved ones within n turns
+	}
 	return Decision{Compact: true, Deep: true, Target: b.CalibratedUsed - deep.Free,
 		Reason: fmt.Sprintf("cache: %s; utilization %.2f >= warning %.2f; the deepest step frees %d tokens, "+
 			"%.0f units fewer read each turn, and the %.0f units of writing instead of reading the %d it keeps after its first change "+
 			"are paid back within the %d turns left before the budget forces a compaction (%d tokens of room at the observed growth of %d)",
 			why, b.Utilization, in.Thresholds.Warning, deep.Free, saved, premium, deep.Keep, h, b.Available-b.CalibratedUsed, meanGrowth(in.Growth))}
+}
+
+// recentTurns is how many turns of the observed growth the preserve most
+// recent messages hold: each turn adds an action and an observation (at
+// least one turn).
+func recentTurns(preserve int) int {
+	return max((preserve+1)/2, 1)
 }
 
 // creditMargin is what of the credit a speculative compaction leaves

@@ -257,7 +257,9 @@ func TestCacheStrategyDeepStepPays(t *testing.T) {
 		{"no write premium, does not pay", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 300}, Growth: []int{100}, Turns: 5,
 			Pricing: &sdk.Pricing{Input: 1, CacheRead: 0.25}}, false}, // 150 > 125
 		{"outgrown, pays back within the horizon", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 100}, Growth: []int{20}, Turns: 5,
-			Outgrown: true}, true}, // 92 <= 50 x (1 + 200/20)
+			Outgrown: true, Preserve: 10}, true}, // 92 <= 50 x (1 + 200/20), 92 <= 1.15 x 5 x 20
+		{"outgrown, pays back within the horizon, a spike among the recent messages", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 300}, Growth: []int{20}, Turns: 5,
+			Outgrown: true, Preserve: 10}, false}, // 322 <= 50 x (1 + 200/20), 322 > 1.15 x 5 x 20
 		{"outgrown, not paid back before the budget forces one", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 300}, Growth: []int{100}, Turns: 5,
 			Outgrown: true}, false}, // 230 > 50 x (1 + 200/100)
 		{"demonstrations, paid back by the next turn", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 100, Demonstrations: 400}, Growth: []int{20}, Turns: 5}, true},       // 92 - 50 < 50
@@ -672,4 +674,42 @@ func TestCacheStrategySpendsNoMoreThanItsCredit(t *testing.T) {
 	if spent == 0 || under == 0 {
 		t.Fatalf("%d steps spent credit, %d under the warning line: the cases do not exercise the rule", spent, under)
 	}
+}
+
+// Once the context has outgrown the budget, the cache strategy takes a
+// step that pays back within the horizon only when its premium is at most
+// what writing instead of reading the preserved recent messages costs at
+// the observed growth (a turn of it for each action and observation they
+// hold): a step that keeps more has a spike among them, which leaves them
+// within that many turns, and is left to a later turn.
+func TestCacheStrategyLeavesASpikeToLeaveTheRecentMessages(t *testing.T) {
+	c := cacheAware{target: 0.5}
+	rng := rand.New(rand.NewPCG(28, 7))
+	taken, deferred := 0, 0
+	for range 40000 {
+		in, _ := randomSpeculationTurn(rng)
+		available := in.Budget.Available
+		in.Growth = []int{1 + rng.IntN(available/8), 1 + rng.IntN(available/8), in.Growth[0]}
+		in.Outgrown, in.Preserve = true, rng.IntN(13)
+		premium, saved := speculativePremium(in)
+		h := paybackHorizon(in)
+		limit := turnPremium(in.Pricing, recentTurns(in.Preserve)*meanGrowth(in.Growth))
+		d := c.Decide(in)
+		switch {
+		case d.Compact && strings.Contains(d.Reason, "paid back within"):
+			taken++
+			if premium > limit {
+				t.Fatalf("%+v: premium %.1f over the %.1f of writing the recent messages at the observed growth (%s)", in, premium, limit, d.Reason)
+			}
+		case !less(premium, saved) && h >= 0 && premium <= saved*float64(h+1) && premium > limit:
+			deferred++
+			if d.Compact {
+				t.Fatalf("%+v: premium %.1f over the %.1f of writing the recent messages at the observed growth, taken (%s)", in, premium, limit, d.Reason)
+			}
+		}
+	}
+	if taken == 0 || deferred == 0 {
+		t.Fatalf("%d steps taken within the horizon, %d left for a spike: the cases do not exercise the rule", taken, deferred)
+	}
+	t.Logf("%d steps taken within the horizon, %d left for a spike", taken, deferred)
 }
