@@ -70,6 +70,7 @@ func (t *turn) cacheReport(agent string, final []countedComponent, b sdk.Budget)
 		Managed:   p.Cost(b.Used, shared),
 		Unmanaged: p.Cost(cur.unmanagedTotal+volatile, unmanagedShared)}
 	r.UnmanagedFits = calibrate(r.Unmanaged.Total, s.usage.Calibration) <= b.Available
+	s.pressure.Credit += r.Unmanaged.Cost - r.Managed.Cost
 	if !r.UnmanagedFits {
 		// The run is no longer one whose history fits: the strategy is
 		// held to the unmanaged cost no more (see cacheAware).

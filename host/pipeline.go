@@ -200,7 +200,8 @@ func (t *turn) compactTurn(ctx context.Context, cs []countedComponent, out *Prep
 	s := t.s
 	d := s.strategy.Decide(StrategyInput{Budget: out.Before, Thresholds: s.cfg.Thresholds, Action: out.Action,
 		Growth: s.pressure.Growth, Floor: s.pressure.Floor, MinFree: s.cfg.Strategy.minFree(out.Before),
-		Deep: t.deepStepUnder(out.Before), Pricing: s.cfg.Pricing, Turns: s.pressure.Turns, Outgrown: s.pressure.Outgrown})
+		Deep: t.deepStepUnder(out.Before), Pricing: s.cfg.Pricing, Turns: s.pressure.Turns, Outgrown: s.pressure.Outgrown,
+		Shared: t.appendShared(), Credit: s.pressure.Credit, Preserve: s.hist.PreserveRecent()})
 	if out.Before.CalibratedUsed > out.Before.Available {
 		s.pressure.Outgrown = true
 	}

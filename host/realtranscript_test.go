@@ -211,6 +211,7 @@ type realResult struct {
 	warned, early bool
 	// Turn by turn (a run may end after any turn: each prefix is a run):
 	costs, unmanagedCosts []float64 // cost units, managed and unmanaged
+	shared                []int     // the prefix each payload shared with the previous one
 	unmanagedFits         []bool    // the unmanaged history fitted the available budget
 	// Compactions that changed the history view: forced (the context
 	// did not fit) and speculative; forced ones after which the history
@@ -368,6 +369,7 @@ func (r *realResult) check(t testing.TB, s *Session, p *Prepared, enc tokenizer.
 	}
 	if c := p.Cache; c != nil {
 		r.costs = append(r.costs, c.Managed.Cost)
+		r.shared = append(r.shared, c.Managed.SharedPrefix)
 		r.unmanagedCosts = append(r.unmanagedCosts, c.Unmanaged.Cost)
 		r.unmanagedFits = append(r.unmanagedFits, c.UnmanagedFits)
 		r.cost += c.Managed.Cost

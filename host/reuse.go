@@ -107,16 +107,32 @@ func (t *turn) deepStep() deepMemo {
 
 // deepStepUnder is the deepest history step in calibrated tokens for a
 // strategy to weigh, when the context b is at the warning threshold or
-// over the available budget, or has outgrown it on an earlier turn; zero
-// otherwise, where no strategy needs it.
+// over the available budget, or has outgrown it on an earlier turn, or the
+// session has cost less than the unmanaged history so far (its credit);
+// zero otherwise, where no strategy needs it.
 func (t *turn) deepStepUnder(b sdk.Budget) DeepStep {
 	s := t.s
-	if b.Utilization < s.cfg.Thresholds.Warning && b.CalibratedUsed <= b.Available && !s.pressure.Outgrown {
+	if b.Utilization < s.cfg.Thresholds.Warning && b.CalibratedUsed <= b.Available && !s.pressure.Outgrown && s.pressure.Credit <= 0 {
 		return DeepStep{}
 	}
 	d := t.deepStep()
-	return DeepStep{Free: calibrate(d.free, s.usage.Calibration), Keep: calibrate(d.keep, s.usage.Calibration),
+	step := DeepStep{Free: calibrate(d.free, s.usage.Calibration), Keep: calibrate(d.keep, s.usage.Calibration),
 		Demonstrations: calibrate(d.demos, s.usage.Calibration)}
+	if prev := t.lastCached(); prev != nil && d.free > 0 {
+		// The system units as the previous payload had them, then the
+		// history shown before the step's first change.
+		step.Before = prev.stable - prev.historyTokens + s.hist.ViewTokens() - d.free - d.keep
+	}
+	return step
+}
+
+// lastCached is what the cache report remembers of the agent's previous
+// payload, when this turn's history view is the session's (nil otherwise).
+func (t *turn) lastCached() *cacheTrack {
+	if t.view != nil {
+		return nil
+	}
+	return t.s.caches[t.agent.Name]
 }
 
 type deepMemo struct {
@@ -161,3 +177,13 @@ func (l *payloadLinks) next(agent string, repeats int, trimmed bool) (id, extend
 // lost forgets an agent's last payload: an assembly failed, and what its
 // stream holds is not known.
 func (l *payloadLinks) lost(agent string) { delete(l.of, agent) }
+
+// appendShared is the prefix this turn's payload shares with the agent's
+// previous one when it only appends (StrategyInput.Shared): the previous
+// payload before its final message; 0 when unknown.
+func (t *turn) appendShared() int {
+	if prev := t.lastCached(); prev != nil {
+		return prev.stable
+	}
+	return 0
+}

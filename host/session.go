@@ -96,6 +96,12 @@ type pressureState struct {
 	// cache strategy speculates more freely once the history has outgrown
 	// the window).
 	Outgrown bool `json:"outgrown,omitempty"`
+	// Credit is what the session's payloads have cost less than the
+	// unmanaged history's would have, summed over its turns, with prompt
+	// caching priced (the cache strategy may spend it on a compaction
+	// that pays back later without costing more than the unmanaged
+	// history so far).
+	Credit float64 `json:"credit,omitempty"`
 }
 
 // restored is p as read from a store or an exported state. A state saved
@@ -118,7 +124,7 @@ func (p pressureState) clone() pressureState {
 func (p pressureState) equal(q pressureState) bool {
 	return p.WindDownIssued == q.WindDownIssued && p.LastUsed == q.LastUsed && p.Prepared == q.Prepared &&
 		p.Floor == q.Floor && p.Turns == q.Turns && p.TurnVersion == q.TurnVersion && p.TurnAgent == q.TurnAgent &&
-		p.TurnBudget == q.TurnBudget && p.Outgrown == q.Outgrown && slices.Equal(p.Growth, q.Growth)
+		p.TurnBudget == q.TurnBudget && p.Outgrown == q.Outgrown && p.Credit == q.Credit && slices.Equal(p.Growth, q.Growth)
 }
 
 func newSession(id string, cfg Config, ev *events) (*Session, error) {

@@ -41,18 +41,32 @@ type StrategyInput struct {
 	MinFree int
 	// Deep is what the deepest step the history may take would do now,
 	// in calibrated tokens (zero below the warning threshold while the
-	// context has never outgrown the budget, where it is not worked out);
+	// context has never outgrown the budget and the session has no
+	// credit, where it is not worked out);
 	// Pricing the provider's prompt-caching prices (nil:
 	// unknown); Turns the turns prepared before this one in the session's
 	// life (saved with it; a turn prepared again unchanged is not counted).
 	Deep    DeepStep
 	Pricing *sdk.Pricing
 	Turns   int
+	// Shared is the tokens of the previous payload before its final
+	// message, as the cache report counts them (uncalibrated): the prefix
+	// this turn's payload shares with it when it only appends (0:
+	// unknown). With Deep.Before it tells what of each prefix a provider
+	// that reads its cache in whole steps, from a minimum, leaves unread.
+	Shared int
 	// Outgrown: on an earlier turn the context did not fit the available
 	// budget before its compaction, or the unmanaged history (every
 	// message, nothing compacted) would not have, with prompt caching
 	// priced (saved with the session).
 	Outgrown bool
+	// Credit is what the session's payloads have cost less than the
+	// unmanaged history's would have, summed over the turns before this
+	// one, with prompt caching priced (saved with the session).
+	Credit float64
+	// Preserve is how many of the most recent messages the history never
+	// compacts (preserve_recent).
+	Preserve int
 }
 
 // DeepStep is the deepest step the history may take (history.DeepStep):
@@ -67,6 +81,10 @@ type DeepStep struct {
 	// they have been): messages the agent does not need to go on, which
 	// every later turn would read again.
 	Demonstrations int
+	// Before is the tokens of the payload before its first change, as the
+	// cache report counts them (uncalibrated): the prefix the payload it
+	// leaves shares with the previous one (0: unknown).
+	Before int
 }
 
 // Decision is a strategy's answer.
@@ -221,8 +239,11 @@ func fraction(n int, f float64) int { return int(math.Floor(float64(n) * f)) }
 //     step is cheaper already on the turn it is taken: what it stops
 //     sending, at the read price, is more than the premium of writing
 //     instead of reading what it keeps after its first change (the tokens
-//     new this turn are written anyway; a prefix left under the
-//     provider's cacheable minimum is written too). A run may end after
+//     new this turn are written anyway; what the provider leaves unread of
+//     the prefix the step's payload shares, all of it under its cacheable
+//     minimum, else what falls short of a whole caching step, is written
+//     too, less what it leaves unread of the prefix appending shares,
+//     which appending writes). A run may end after
 //     any turn, so no later turn's saving is counted: a speculative
 //     compaction never makes a run dearer than appending would have,
 //     even when the run ends right after it.
@@ -248,6 +269,12 @@ func fraction(n int, f float64) int { return int(math.Floor(float64(n) * f)) }
 //     premium. It so picks, before each forced compaction, a turn whose
 //     recent messages are few tokens or new anyway, instead of the turn
 //     the budget runs out on, whose recent messages are whatever they are.
+//     And it takes it there only when its premium is at most what writing
+//     instead of reading the recent messages costs at the observed growth
+//     (preserve_recent messages, a turn of the growth for each action and
+//     observation they hold, recentTurns): a step that keeps more has a
+//     spike among the recent messages, which leaves them within that many
+//     turns, after which the step frees it instead of writing it again.
 //     Below the warning threshold, once the context has outgrown the
 //     budget, it takes the deepest step when it pays back by the next
 //     turn: its premium less what it stops reading on its turn is under
@@ -264,6 +291,16 @@ func fraction(n int, f float64) int { return int(math.Floor(float64(n) * f)) }
 //     action and observation they hold but the newest. Such a turn is
 //     one whose recent messages are few tokens, which the step keeps,
 //     where the one the budget would force keeps whatever has come since.
+//   - Spending its credit, while the context has always fitted: once the
+//     session has cost less than the unmanaged history would have, summed
+//     over its turns (StrategyInput.Credit: after a compaction, each turn
+//     reads fewer tokens than the unmanaged history's), the rules for an
+//     outgrown context above apply, under the warning line too, to a step
+//     whose cost on its turn over appending is within that credit (less
+//     creditMargin, what a payload that only appends may cost over the
+//     unmanaged history's on a turn with a caching step over 1): a run
+//     that ends on that turn still costs no more than the unmanaged
+//     history.
 //   - Otherwise it only appends, and the provider's cache keeps the prefix.
 //
 // Together: on a run whose history always fits it costs no more than the
@@ -301,36 +338,48 @@ func (c cacheAware) Decide(in StrategyInput) Decision {
 		return Decision{Compact: true, Deep: true, Target: min(target, after), Room: room, Reason: reason}
 	}
 	below := b.Utilization < in.Thresholds.Warning
-	if below && !in.Outgrown || deep.Free < max(in.MinFree, 1) {
+	if below && !in.Outgrown && in.Credit <= 0 || deep.Free < max(in.MinFree, 1) {
 		return Decision{}
 	}
 	premium, saved := speculativePremium(in)
+	// Free to speculate: the run is no longer one the history fits, or
+	// what the step costs on its turn over appending is within what the
+	// session has cost less than the unmanaged history so far.
+	free, why := in.Outgrown, "the context outgrew the budget before"
+	if !free && premium-saved <= in.Credit-creditMargin(in.Pricing) {
+		free = true
+		why = fmt.Sprintf("the %.0f units the step costs this turn over appending are within the %.0f the session has cost less than the unmanaged history",
+			premium-saved, in.Credit)
+	}
+	if below && !free {
+		return Decision{}
+	}
 	if below {
-		if next := nextTurnSaving(in); premium-saved < next {
+		if next := nextTurnSaving(in); less(premium-saved, next) {
 			return Decision{Compact: true, Deep: true, Target: b.CalibratedUsed - deep.Free,
-				Reason: fmt.Sprintf("cache: the context outgrew the budget before; utilization %.2f under warning %.2f; the deepest step frees %d tokens; "+
+				Reason: fmt.Sprintf("cache: %s; utilization %.2f under warning %.2f; the deepest step frees %d tokens; "+
 					"the %.0f units of writing instead of reading the %d it keeps after its first change, less the %.0f units fewer read this turn, "+
 					"are paid back by the %.0f units fewer read on the next turn",
-					b.Utilization, in.Thresholds.Warning, deep.Free, premium, deep.Keep, saved, next)}
+					why, b.Utilization, in.Thresholds.Warning, deep.Free, premium, deep.Keep, saved, next)}
 		}
 		if g := meanGrowth(in.Growth); g > 0 && deep.Free >= g {
 			if turn := turnPremium(in.Pricing, g); premium <= turn {
 				return Decision{Compact: true, Deep: true, Target: b.CalibratedUsed - deep.Free,
-					Reason: fmt.Sprintf("cache: the context outgrew the budget before; utilization %.2f under warning %.2f; the deepest step frees %d tokens, "+
+					Reason: fmt.Sprintf("cache: %s; utilization %.2f under warning %.2f; the deepest step frees %d tokens, "+
 						"at least a turn of the observed growth of %d, and the %.0f units of writing instead of reading the %d it keeps after its first change "+
 						"are at most the %.0f of writing a turn of that growth instead of reading it",
-						b.Utilization, in.Thresholds.Warning, deep.Free, g, premium, deep.Keep, turn)}
+						why, b.Utilization, in.Thresholds.Warning, deep.Free, g, premium, deep.Keep, turn)}
 			}
 		}
 		return Decision{}
 	}
-	if premium < saved {
+	if less(premium, saved) {
 		return Decision{Compact: true, Deep: true, Target: b.CalibratedUsed - deep.Free,
 			Reason: fmt.Sprintf("cache: utilization %.2f >= warning %.2f; the deepest step frees %d tokens, %.0f units fewer read this turn, "+
 				"more than the %.0f units of writing instead of reading the %d it keeps after its first change",
 				b.Utilization, in.Thresholds.Warning, deep.Free, saved, premium, deep.Keep)}
 	}
-	if next := nextTurnSaving(in); deep.Demonstrations > 0 && premium-saved < next {
+	if next := nextTurnSaving(in); deep.Demonstrations > 0 && less(premium-saved, next) {
 		return Decision{Compact: true, Deep: true, Target: b.CalibratedUsed - deep.Free,
 			Reason: fmt.Sprintf("cache: utilization %.2f >= warning %.2f; the deepest step omits %d tokens of demonstrations and frees %d tokens in all; "+
 				"the %.0f units of writing instead of reading the %d it keeps after its first change, less the %.0f units fewer read this turn, "+
@@ -338,14 +387,43 @@ func (c cacheAware) Decide(in StrategyInput) Decision {
 				b.Utilization, in.Thresholds.Warning, deep.Demonstrations, deep.Free, premium, deep.Keep, saved, next)}
 	}
 	h := paybackHorizon(in)
-	if !in.Outgrown || h < 0 || premium > saved*float64(h+1) {
+	if !free || h < 0 || premium > saved*float64(h+1) {
 		return Decision{}
 	}
+	if n := recentTurns(in.Preserve); premium > turnPremium(in.Pricing, n*meanGrowth(in.Growth)) {
+		return Decision{} // a spike among the recent messages: they leave the preserved ones within n turns
+	}
 	return Decision{Compact: true, Deep: true, Target: b.CalibratedUsed - deep.Free,
-		Reason: fmt.Sprintf("cache: the context outgrew the budget before; utilization %.2f >= warning %.2f; the deepest step frees %d tokens, "+
+		Reason: fmt.Sprintf("cache: %s; utilization %.2f >= warning %.2f; the deepest step frees %d tokens, "+
 			"%.0f units fewer read each turn, and the %.0f units of writing instead of reading the %d it keeps after its first change "+
 			"are paid back within the %d turns left before the budget forces a compaction (%d tokens of room at the observed growth of %d)",
-			b.Utilization, in.Thresholds.Warning, deep.Free, saved, premium, deep.Keep, h, b.Available-b.CalibratedUsed, meanGrowth(in.Growth))}
+			why, b.Utilization, in.Thresholds.Warning, deep.Free, saved, premium, deep.Keep, h, b.Available-b.CalibratedUsed, meanGrowth(in.Growth))}
+}
+
+// recentTurns is how many turns of the observed growth the preserve most
+// recent messages hold: each turn adds an action and an observation (at
+// least one turn).
+func recentTurns(preserve int) int {
+	return max((preserve+1)/2, 1)
+}
+
+// creditMargin is what of the credit a speculative compaction leaves
+// unspent under p (nil: Anthropic's prices): with a caching step over 1,
+// a payload that only appends may read up to a step less than the
+// unmanaged history's, which reads a longer prefix, and costs that much
+// more on its turn.
+func creditMargin(p *sdk.Pricing) float64 {
+	q := pricingOrDefault(p)
+	if q.Granularity <= 1 {
+		return 0
+	}
+	return turnPremium(p, q.Granularity-1)
+}
+
+// less tells whether a is less than b by more than the rounding of the
+// sums they come from (costs equal but for it are not less).
+func less(a, b float64) bool {
+	return a < b-1e-9*max(1, math.Abs(b))
 }
 
 // cutRoom is the room a forced compaction asks the window's cut to leave
@@ -422,11 +500,14 @@ func turnPremium(p *sdk.Pricing, tokens int) float64 {
 // speculativePremium prices the deepest step on this turn against only
 // appending: premium is what writing costs over reading for the tokens it
 // keeps after its first change, less those new this turn (written
-// anyway), plus the prefix before the change when that falls under the
-// provider's cacheable minimum, or what of it is short of a whole
-// caching step (nothing at all on a first turn, which
-// nothing is cached for); saved is the read price of the tokens it stops
-// sending. Later turns save as much again each, until the next compaction,
+// anyway), plus what the provider leaves unread of the prefix before the
+// change (all of it under the cacheable minimum, else what is short of a
+// whole caching step) less what it leaves unread of the prefix appending
+// shares, when the session tells both (StrategyInput.Shared,
+// DeepStep.Before; otherwise the prefix before the change is worked out
+// from the counts, and appending's taken to leave nothing unread);
+// nothing at all on a first turn, which nothing is cached for. saved is
+// the read price of the tokens it stops sending. Later turns save as much again each, until the next compaction,
 // but the run may end first: they are not counted.
 func speculativePremium(in StrategyInput) (premium, saved float64) {
 	p := pricingOrDefault(in.Pricing)
@@ -443,6 +524,12 @@ func speculativePremium(in StrategyInput) (premium, saved float64) {
 		grown = in.Growth[n-1]
 	}
 	rewritten := max(in.Deep.Keep-grown, 0)
+	if in.Shared > 0 && in.Deep.Before > 0 {
+		// What the provider leaves unread of the prefix the step's payload
+		// shares, over what it leaves unread of appending's.
+		rewritten += unread(p, min(in.Deep.Before, in.Shared)) - unread(p, in.Shared)
+		return (write - p.CacheRead) * float64(rewritten), saved
+	}
 	switch before := max(in.Budget.CalibratedUsed-in.Deep.Free-in.Deep.Keep, 0); {
 	case before < p.MinCacheable:
 		rewritten += before
@@ -450,4 +537,17 @@ func speculativePremium(in StrategyInput) (premium, saved float64) {
 		rewritten += before % p.Granularity // read only in whole steps
 	}
 	return (write - p.CacheRead) * float64(rewritten), saved
+}
+
+// unread is what p leaves unread of a shared prefix of n tokens: all of
+// it under the cacheable minimum, else what is short of a whole caching
+// step.
+func unread(p sdk.Pricing, n int) int {
+	switch {
+	case n < p.MinCacheable:
+		return n
+	case p.Granularity > 1:
+		return n % p.Granularity
+	}
+	return 0
 }

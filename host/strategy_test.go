@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -256,7 +257,9 @@ func TestCacheStrategyDeepStepPays(t *testing.T) {
 		{"no write premium, does not pay", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 300}, Growth: []int{100}, Turns: 5,
 			Pricing: &sdk.Pricing{Input: 1, CacheRead: 0.25}}, false}, // 150 > 125
 		{"outgrown, pays back within the horizon", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 100}, Growth: []int{20}, Turns: 5,
-			Outgrown: true}, true}, // 92 <= 50 x (1 + 200/20)
+			Outgrown: true, Preserve: 10}, true}, // 92 <= 50 x (1 + 200/20), 92 <= 1.15 x 5 x 20
+		{"outgrown, pays back within the horizon, a spike among the recent messages", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 300}, Growth: []int{20}, Turns: 5,
+			Outgrown: true, Preserve: 10}, false}, // 322 <= 50 x (1 + 200/20), 322 > 1.15 x 5 x 20
 		{"outgrown, not paid back before the budget forces one", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 300}, Growth: []int{100}, Turns: 5,
 			Outgrown: true}, false}, // 230 > 50 x (1 + 200/100)
 		{"demonstrations, paid back by the next turn", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 100, Demonstrations: 400}, Growth: []int{20}, Turns: 5}, true},       // 92 - 50 < 50
@@ -289,7 +292,10 @@ func TestCacheStrategyDeepStepPays(t *testing.T) {
 // on without being forced: a context from 70 % of the available budget to
 // all of it, a deepest step freeing and keeping some of it, the last
 // turn's growth (Growth[0]) within what the step keeps, at one provider's
-// prices (returned too, as in.Pricing points at it).
+// prices (returned too, as in.Pricing points at it). The previous payload
+// is the context less that growth, read again when the turn only appends;
+// the step's payload shares what is shown before its first change. One
+// turn in two says so (StrategyInput.Shared, DeepStep.Before).
 func randomSpeculationTurn(rng *rand.Rand) (StrategyInput, sdk.Pricing) {
 	prices := []sdk.Pricing{assembly.AnthropicPricing, assembly.OpenAIPricing, assembly.GeminiPricing}
 	p := prices[rng.IntN(len(prices))]
@@ -298,8 +304,39 @@ func randomSpeculationTurn(rng *rand.Rand) (StrategyInput, sdk.Pricing) {
 	free := 1 + rng.IntN(used)
 	keep := rng.IntN(used - free + 1)
 	grown := rng.IntN(keep + 1)
-	return StrategyInput{Budget: budgetAt(used, available), Thresholds: Thresholds{0.7, 0.9}, Deep: DeepStep{Free: free, Keep: keep},
-		Growth: []int{grown}, Pricing: &p, Turns: 1 + rng.IntN(50)}, p
+	in := StrategyInput{Budget: budgetAt(used, available), Thresholds: Thresholds{0.7, 0.9}, Deep: DeepStep{Free: free, Keep: keep},
+		Growth: []int{grown}, Pricing: &p, Turns: 1 + rng.IntN(50)}
+	if rng.IntN(2) == 0 && used-grown > 0 && used-free-keep > 0 {
+		in.Shared, in.Deep.Before = used-grown, used-free-keep
+	}
+	return in, p
+}
+
+// Told what appending would share and what the deepest step's payload
+// would (StrategyInput.Shared, DeepStep.Before), the cache strategy's
+// premium less what the step stops reading is exactly what the step costs
+// on its turn over appending, priced by sdk.Pricing.Cost: with OpenAI's
+// 128-token caching steps, what each prefix leaves short of a whole step
+// is counted, the appending one's too.
+func TestCacheStrategyPremiumIsTheTurnsExtraCost(t *testing.T) {
+	rng := rand.New(rand.NewPCG(28, 5))
+	told := map[int]int{}
+	for range 20000 {
+		in, p := randomSpeculationTurn(rng)
+		if in.Shared == 0 {
+			continue
+		}
+		told[p.Granularity]++
+		used, free, grown := in.Budget.CalibratedUsed, in.Deep.Free, in.Growth[0]
+		premium, saved := speculativePremium(in)
+		extra := p.Cost(used-free, in.Deep.Before).Cost - p.Cost(used, used-grown).Cost
+		if math.Abs(premium-saved-extra) > 1e-6 {
+			t.Fatalf("%+v (%+v): premium %.1f less %.1f saved, the step costs %.1f over appending", in, p, premium, saved, extra)
+		}
+	}
+	if told[128] == 0 || told[1] == 0 {
+		t.Fatalf("cases by caching step %v: the cases do not exercise it", told)
+	}
 }
 
 // Whatever the context, a speculative compaction of the cache strategy
@@ -524,4 +561,155 @@ func TestCacheStrategyOutgrownOnceTheUnmanagedHistoryDoesNotFit(t *testing.T) {
 	if unmanagedOnly == 0 {
 		t.Fatal("no run whose unmanaged history outgrew the budget before its context did: the cases do not exercise the rule")
 	}
+}
+
+// inputsSeen is a strategy that records what it was told and decided.
+type inputsSeen struct {
+	Strategy
+	in  *[]StrategyInput
+	out *[]Decision
+}
+
+func (s inputsSeen) Decide(in StrategyInput) Decision {
+	d := s.Strategy.Decide(in)
+	*s.in, *s.out = append(*s.in, in), append(*s.out, d)
+	return d
+}
+
+// What the cache strategy is told appending would share (StrategyInput
+// Shared) and what its deepest step's payload would (DeepStep.Before) is
+// what the cache report then measures: on a turn that only appends, the
+// prefix it shares is Shared; on one it takes the deepest step without
+// being forced, it is Before. Its credit (StrategyInput.Credit) is what
+// the reports' costs summed over the turns before fall short of the
+// unmanaged history's. Checked on real runs with OpenAI's prices,
+// whose 128-token caching steps make the premium depend on them.
+func TestCacheStrategyIsToldTheSharedPrefixes(t *testing.T) {
+	pricing := assembly.OpenAIPricing
+	appended, stepped := 0, 0
+	for _, run := range append(realRuns(t), runVariations(realRuns(t))...) {
+		if !strings.HasSuffix(run.name, "/tools") && !strings.HasSuffix(run.name, "/long") {
+			continue
+		}
+		for _, window := range []int{8000, 16000} {
+			var ins []StrategyInput
+			var outs []Decision
+			r := replayDeciding(t, run, window, StrategyCache, inputsSeen{cacheAware{target: realTarget(StrategyCache)}, &ins, &outs}, &pricing)
+			if len(ins) != len(r.shared) {
+				t.Fatalf("%s/%d: %d decisions for %d turns", run.name, window, len(ins), len(r.shared))
+			}
+			credit := 0.0
+			for i, in := range ins {
+				d, name := outs[i], fmt.Sprintf("%s/%d turn %d", run.name, window, i+1)
+				if math.Abs(in.Credit-credit) > 1e-6*max(1, math.Abs(credit)) {
+					t.Fatalf("%s: told the session has cost %.1f less than the unmanaged history, the reports say %.1f", name, in.Credit, credit)
+				}
+				credit += r.unmanagedCosts[i] - r.costs[i]
+				switch {
+				case i == 0:
+				case !d.Compact && in.Budget.CalibratedUsed <= in.Budget.Available:
+					appended++
+					if in.Shared != r.shared[i] {
+						t.Fatalf("%s: told appending shares %d, it shared %d", name, in.Shared, r.shared[i])
+					}
+				case d.Deep && in.Budget.CalibratedUsed <= in.Budget.Available:
+					stepped++
+					if in.Deep.Before != r.shared[i] {
+						t.Fatalf("%s: told the deepest step shares %d, it shared %d (%s)", name, in.Deep.Before, r.shared[i], d.Reason)
+					}
+				}
+			}
+		}
+	}
+	if appended == 0 || stepped == 0 {
+		t.Fatalf("%d appending turns, %d deep steps not forced: the cases do not exercise it", appended, stepped)
+	}
+	t.Logf("%d appending turns, %d deep steps not forced", appended, stepped)
+}
+
+// While the context has always fitted, a compaction of the cache strategy
+// that costs more on its turn than appending spends no more than the
+// session's credit (what it has cost less than the unmanaged history so
+// far) less creditMargin, above the warning line or under it: a run that
+// ends on that turn costs no more than the unmanaged history. Without
+// credit it takes only steps cheaper already on their turn.
+func TestCacheStrategySpendsNoMoreThanItsCredit(t *testing.T) {
+	c := cacheAware{target: 0.5}
+	rng := rand.New(rand.NewPCG(28, 6))
+	spent, under := 0, 0
+	for range 40000 {
+		in, p := randomSpeculationTurn(rng)
+		if rng.IntN(2) == 0 { // under the warning line
+			used := in.Budget.CalibratedUsed
+			in.Budget = budgetAt(used, used*100/(30+rng.IntN(40)))
+		}
+		if rng.IntN(4) > 0 {
+			in.Credit = float64(rng.IntN(4000))
+		}
+		d := c.Decide(in)
+		if !d.Compact {
+			continue
+		}
+		used, free, keep, grown := in.Budget.CalibratedUsed, in.Deep.Free, in.Deep.Keep, in.Growth[0]
+		before := used - free - keep
+		if in.Deep.Before > 0 {
+			before = in.Deep.Before
+		}
+		extra := p.Cost(used-free, before).Cost - p.Cost(used, used-grown).Cost
+		if extra <= 1e-9 {
+			continue
+		}
+		if extra > in.Credit-creditMargin(&p)+1e-6 {
+			t.Fatalf("%+v (%+v): the step costs %.1f over appending on its turn, more than the credit %.1f less %.1f (%s)",
+				in, p, extra, in.Credit, creditMargin(&p), d.Reason)
+		}
+		spent++
+		if in.Budget.Utilization < in.Thresholds.Warning {
+			under++
+		}
+		if !strings.Contains(d.Reason, "the session has cost less than the unmanaged history") {
+			t.Fatalf("reason %q does not say the credit", d.Reason)
+		}
+	}
+	if spent == 0 || under == 0 {
+		t.Fatalf("%d steps spent credit, %d under the warning line: the cases do not exercise the rule", spent, under)
+	}
+}
+
+// Once the context has outgrown the budget, the cache strategy takes a
+// step that pays back within the horizon only when its premium is at most
+// what writing instead of reading the preserved recent messages costs at
+// the observed growth (a turn of it for each action and observation they
+// hold): a step that keeps more has a spike among them, which leaves them
+// within that many turns, and is left to a later turn.
+func TestCacheStrategyLeavesASpikeToLeaveTheRecentMessages(t *testing.T) {
+	c := cacheAware{target: 0.5}
+	rng := rand.New(rand.NewPCG(28, 7))
+	taken, deferred := 0, 0
+	for range 40000 {
+		in, _ := randomSpeculationTurn(rng)
+		available := in.Budget.Available
+		in.Growth = []int{1 + rng.IntN(available/8), 1 + rng.IntN(available/8), in.Growth[0]}
+		in.Outgrown, in.Preserve = true, rng.IntN(13)
+		premium, saved := speculativePremium(in)
+		h := paybackHorizon(in)
+		limit := turnPremium(in.Pricing, recentTurns(in.Preserve)*meanGrowth(in.Growth))
+		d := c.Decide(in)
+		switch {
+		case d.Compact && strings.Contains(d.Reason, "paid back within"):
+			taken++
+			if premium > limit {
+				t.Fatalf("%+v: premium %.1f over the %.1f of writing the recent messages at the observed growth (%s)", in, premium, limit, d.Reason)
+			}
+		case !less(premium, saved) && h >= 0 && premium <= saved*float64(h+1) && premium > limit:
+			deferred++
+			if d.Compact {
+				t.Fatalf("%+v: premium %.1f over the %.1f of writing the recent messages at the observed growth, taken (%s)", in, premium, limit, d.Reason)
+			}
+		}
+	}
+	if taken == 0 || deferred == 0 {
+		t.Fatalf("%d steps taken within the horizon, %d left for a spike: the cases do not exercise the rule", taken, deferred)
+	}
+	t.Logf("%d steps taken within the horizon, %d left for a spike", taken, deferred)
 }

@@ -398,3 +398,7 @@ func cloneMessage(m sdk.Message) sdk.Message {
 	}
 	return m
 }
+
+// PreserveRecent is how many of the most recent messages compaction never
+// touches (Options.PreserveRecent with its default resolved).
+func (h *History) PreserveRecent() int { return h.opts.PreserveRecent }
