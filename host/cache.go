@@ -1,6 +1,11 @@
 package host
 
 import (
+	"slices"
+	"strings"
+
+	"github.com/cespare/xxhash/v2"
+
 	"github.com/ctxhost/ctxhost/host/history"
 	"github.com/ctxhost/ctxhost/sdk"
 )
@@ -9,11 +14,100 @@ import (
 // framing, each system-slot component, then each history message; the
 // final message (context and input) is volatile and left out. A unit is
 // the same as the previous payload's when its key and text are: comparing
-// the strings the view shares with the last one costs no hashing.
+// the strings the view shares with the last one costs no hashing. A
+// system unit is compared by a digest of its text (sum), which a session
+// saves (savedTrack).
 type cacheUnit struct {
 	key    string // component name, or message id ("" for the omission marker)
-	text   string // component text or message content as shown
+	text   string // message content as shown (history units)
+	sum    uint64 // the digest of a system unit's text
 	tokens int
+}
+
+// savedTrack is what a session saves of an agent's last cacheTrack, so
+// that a session opened again from its store weighs its next turn as the
+// live one would: the system units, how many messages of the history's
+// view the payload held, and its totals. It is saved only while the view
+// has changed by appends alone since that payload, when those messages
+// are the first of the view restored with the session; otherwise the live
+// session does not compare with that payload either (cacheReport).
+type savedTrack struct {
+	Agent          string      `json:"agent"`
+	System         []savedUnit `json:"system"`
+	Messages       int         `json:"messages"`
+	HistoryTokens  int         `json:"history_tokens"`
+	Stable         int         `json:"stable"`
+	UnmanagedTotal int         `json:"unmanaged_total"`
+}
+
+// savedUnit is a saved system unit.
+type savedUnit struct {
+	Key    string `json:"key"`
+	Sum    uint64 `json:"sum"`
+	Tokens int    `json:"tokens"`
+}
+
+// saved is t as a session saves it, for agent; ok is false when t is not
+// of the session's view (an agent's own view), which is not saved.
+func (t *cacheTrack) saved(agent string) (savedTrack, bool) {
+	if t.epoch == 0 {
+		return savedTrack{}, false
+	}
+	st := savedTrack{Agent: agent, Messages: len(t.history), HistoryTokens: t.historyTokens, Stable: t.stable, UnmanagedTotal: t.unmanagedTotal}
+	for _, u := range t.system {
+		st.System = append(st.System, savedUnit{Key: u.key, Sum: u.sum, Tokens: u.tokens})
+	}
+	return st, true
+}
+
+// savedTracks is what s saves of its agents' last payloads: those made of
+// the view as it is (changed by appends alone since).
+func (s *Session) savedTracks() []savedTrack {
+	if len(s.caches) == 0 {
+		return nil
+	}
+	epoch := s.hist.Epoch()
+	var out []savedTrack
+	for agent, t := range s.caches {
+		if t.epoch != epoch {
+			continue
+		}
+		if st, ok := t.saved(agent); ok {
+			out = append(out, st)
+		}
+	}
+	slices.SortFunc(out, func(a, b savedTrack) int { return strings.Compare(a.Agent, b.Agent) })
+	return out
+}
+
+// pressureToSave is the pressure state as the session saves it, with its
+// agents' last payloads (savedTracks).
+func (s *Session) pressureToSave() pressureState {
+	p := s.pressure
+	p.Tracks = s.savedTracks()
+	return p
+}
+
+// restoreTracks rebuilds the agents' last payloads from what the session
+// saved of them and its restored view.
+func (s *Session) restoreTracks(saved []savedTrack) {
+	s.caches = nil
+	if len(saved) == 0 {
+		return
+	}
+	v := s.hist.Shared()
+	s.caches = map[string]*cacheTrack{}
+	for _, st := range saved {
+		if st.Messages > len(v.Messages) {
+			continue
+		}
+		t := &cacheTrack{history: v.Messages[:st.Messages:st.Messages], each: v.Tokens[:st.Messages:st.Messages], epoch: v.Epoch,
+			historyTokens: st.HistoryTokens, stable: st.Stable, unmanagedTotal: st.UnmanagedTotal}
+		for _, u := range st.System {
+			t.system = append(t.system, cacheUnit{key: u.Key, sum: u.Sum, tokens: u.Tokens})
+		}
+		s.caches[st.Agent] = t
+	}
 }
 
 // cacheTrack is what the previous prepare of one agent looked like: its
@@ -58,6 +152,11 @@ func (t *turn) cacheReport(agent string, final []countedComponent, b sdk.Budget)
 		s.caches = map[string]*cacheTrack{}
 	}
 	prev := s.caches[agent]
+	if prev != nil && prev.epoch != 0 && prev.epoch != t.startEpoch {
+		// The view changed other than by appends since that payload: a
+		// session opened again from its store would not know it.
+		prev = nil
+	}
 	shared, kept, unmanagedShared := 0, prev != nil, 0
 	if prev != nil {
 		shared, kept = sharedPrefix(prev, cur)
@@ -89,7 +188,7 @@ func cacheTrackOf(h *history.History, final []countedComponent, b sdk.Budget) *c
 	for _, c := range final {
 		switch {
 		case c.comp.Slot == sdk.SlotSystem:
-			t.system = append(t.system, cacheUnit{key: c.comp.Name, text: c.comp.Text, tokens: c.tokens})
+			t.system = append(t.system, cacheUnit{key: c.comp.Name, sum: xxhash.Sum64String(c.comp.Text), tokens: c.tokens})
 		case c.isHistory():
 			t.history, t.each = c.comp.Messages, v.Tokens
 			if sameSlice(c.comp.Messages, v.Messages) {
@@ -123,7 +222,7 @@ func sharedPrefix(prev, cur *cacheTrack) (int, bool) {
 		if i >= cur.len() {
 			return shared, false
 		}
-		if c := cur.unit(i); c.key != u.key || c.text != u.text {
+		if c := cur.unit(i); c.key != u.key || c.text != u.text || c.sum != u.sum {
 			return shared, false
 		}
 		shared += u.tokens
@@ -141,7 +240,7 @@ func sameUnits(a, b []cacheUnit) bool {
 		return false
 	}
 	for i := range a {
-		if a[i].key != b[i].key || a[i].text != b[i].text {
+		if a[i].key != b[i].key || a[i].sum != b[i].sum {
 			return false
 		}
 	}

@@ -190,6 +190,7 @@ func restoreStored(ctx context.Context, s *Session) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.restoreTracks(s.pressure.Tracks)
 	s.rec.saved(s.usage, s.pressure)
 	return nil
 }

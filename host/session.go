@@ -102,6 +102,9 @@ type pressureState struct {
 	// that pays back later without costing more than the unmanaged
 	// history so far).
 	Credit float64 `json:"credit,omitempty"`
+	// Tracks is what the session saved of its agents' last payloads
+	// (savedTrack), set when it is saved; not compared by equal.
+	Tracks []savedTrack `json:"tracks,omitempty"`
 }
 
 // restored is p as read from a store or an exported state. A state saved

@@ -71,7 +71,7 @@ func (s *Session) exportLocked(ctx context.Context, stateOf func(context.Context
 	st := sessionState{
 		Version: StateVersion, Session: s.id,
 		SystemPrompt: s.system.text, Instructions: s.instructions.text, Input: s.input.text, Tools: s.tools.text,
-		TeamTask: s.teamTask.text, Strategy: strategyState(s.cfg.Strategy), History: hist, Usage: s.usage, Pressure: s.pressure,
+		TeamTask: s.teamTask.text, Strategy: strategyState(s.cfg.Strategy), History: hist, Usage: s.usage, Pressure: s.pressureToSave(),
 		Position: s.rec.position, Attachment: s.rec.attachment,
 	}
 	for _, p := range s.plugins.all {
@@ -143,6 +143,7 @@ func (s *Session) restore(ctx context.Context, data []byte, persist bool) error 
 	s.cfg.Strategy, s.strategy = strategyCfg, strategy
 	s.hist = s.rec.follow(hist)
 	s.usage, s.pressure, s.rec.position, s.rec.attachment = st.Usage, st.Pressure.restored(), st.Position, st.Attachment
+	s.restoreTracks(s.pressure.Tracks)
 	s.rec.pending = s.rec.pending[:0]
 	if persist {
 		// An imported state's turn mark names versions of another store.
@@ -210,6 +211,11 @@ func checkFigures(u usage, pr pressureState) error {
 		return fmt.Errorf("negative usage (prompt %d, completion %d, counted %d)", u.ReportedPrompt, u.CompletionTotal, u.LastCounted)
 	case pr.LastUsed < 0 || slices.ContainsFunc(pr.Growth, func(g int) bool { return g < 0 }):
 		return fmt.Errorf("negative pressure figures")
+	case slices.ContainsFunc(pr.Tracks, func(t savedTrack) bool {
+		return t.Messages < 0 || t.HistoryTokens < 0 || t.Stable < 0 || t.UnmanagedTotal < 0 ||
+			slices.ContainsFunc(t.System, func(u savedUnit) bool { return u.Tokens < 0 })
+	}):
+		return fmt.Errorf("negative figures of a saved payload")
 	}
 	return nil
 }

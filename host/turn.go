@@ -54,11 +54,14 @@ type turn struct {
 	last  *lastTurn
 	again bool
 	out   *Prepared
+	// startEpoch is the history view's epoch when the turn began (see
+	// cacheReport).
+	startEpoch uint64
 }
 
 // newTurn starts a turn of agent in s, whose lock the caller holds.
 func newTurn(ctx context.Context, s *Session, agent sdk.AgentIdentity) *turn {
-	return &turn{s: s, ctx: ctx, agent: agent, out: &Prepared{}}
+	return &turn{s: s, ctx: ctx, agent: agent, out: &Prepared{}, startEpoch: s.hist.Epoch()}
 }
 
 // prepare runs the turn's stages in order.
@@ -259,7 +262,7 @@ func (s *Session) persist() error {
 	}
 	ctx := context.Background()
 	err := r.journal.Save(ctx, func() ([]byte, error) {
-		return json.Marshal(storedEvent{Version: EventVersion, Ops: r.pending, Usage: s.usage, Pressure: s.pressure, Position: r.newPosition(), Attachment: r.newAttachment()})
+		return json.Marshal(storedEvent{Version: EventVersion, Ops: r.pending, Usage: s.usage, Pressure: s.pressureToSave(), Position: r.newPosition(), Attachment: r.newAttachment()})
 	}, func(ctx context.Context) ([]byte, error) {
 		return s.exportLocked(ctx, s.plugins.stateNow)
 	})

@@ -306,6 +306,14 @@ func (h *History) Len() int {
 	return len(h.entries)
 }
 
+// Epoch is the view's epoch (see Shared): it changes with every change of
+// the view but an append.
+func (h *History) Epoch() uint64 {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return h.epoch
+}
+
 // Version changes whenever the messages or the view change, so a caller
 // can reuse what it built from View() while Version is unchanged.
 func (h *History) Version() uint64 {
