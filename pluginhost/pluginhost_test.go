@@ -329,8 +329,11 @@ func TestAssemblerRelease(t *testing.T) {
 	}
 	a.ReleaseSession("s1")
 	waitFor(t, "the release in the process's log", func() bool {
-		log := out.String()
-		return strings.Contains(log, "upper released session s1") && strings.Contains(log, "released: session=s1 streams=1")
+		released := false // the serve side's line; its fields come in any order
+		for _, line := range strings.Split(out.String(), "\n") {
+			released = released || strings.Contains(line, "released:") && strings.Contains(line, "session=s1") && strings.Contains(line, "streams=1")
+		}
+		return released && strings.Contains(out.String(), "upper released session s1")
 	})
 	if _, err := a.Assemble(context.Background(), req); err != nil {
 		t.Fatal(err)
