@@ -158,31 +158,13 @@ func concurrentTurns(b *testing.B, store record.Store, n int, turn func(context.
 	sessions := turnSessions(b, st, n)
 	st.writes.Store(0)
 	syncs0 := syncsOf(store)
-	lat := make([]time.Duration, b.N)
-	var next atomic.Int64
-	var wg sync.WaitGroup
 	cpu0 := cpuTime()
 	b.ResetTimer()
-	for _, s := range sessions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := next.Add(1) - 1
-				if i >= int64(b.N) {
-					return
-				}
-				start := time.Now()
-				if err := turn(b.Context(), s, int(i)+1); err != nil {
-					b.Error(err)
-					return
-				}
-				lat[i] = time.Since(start)
-			}
-		}()
-	}
-	wg.Wait()
+	lat, _, err := pacing.Closed(len(sessions), b.N, func(k, i int) error { return turn(b.Context(), sessions[k], i+1) })
 	b.StopTimer()
+	if err != nil {
+		b.Error(err)
+	}
 	slices.Sort(lat)
 	b.ReportMetric(ms(cpuTime()-cpu0)/float64(b.N), "cpu-ms/turn")
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "turns/s")

@@ -364,33 +364,13 @@ func BenchmarkServeConcurrentTurns(b *testing.B) {
 					if b.Failed() {
 						return
 					}
-					lat := make([]time.Duration, b.N)
-					var next atomic.Int64
-					var wg sync.WaitGroup
 					cpu0 := readCPUSplit(srv.cmd.Process.Pid)
 					b.ResetTimer()
-					start := time.Now()
-					for _, id := range ids {
-						wg.Add(1)
-						go func() {
-							defer wg.Done()
-							for {
-								i := next.Add(1) - 1
-								if i >= int64(b.N) {
-									return
-								}
-								t0 := time.Now()
-								if err := kind.turn(ctx, c, id, int(i)+1); err != nil {
-									b.Error(err)
-									return
-								}
-								lat[i] = time.Since(t0)
-							}
-						}()
-					}
-					wg.Wait()
-					elapsed := time.Since(start)
+					lat, elapsed, err := pacing.Closed(len(ids), b.N, func(k, i int) error { return kind.turn(ctx, c, ids[k], i+1) })
 					b.StopTimer()
+					if err != nil {
+						b.Error(err)
+					}
 					turnFigures(b, lat, elapsed, cpu0, srv.cmd.Process.Pid)
 				})
 			}

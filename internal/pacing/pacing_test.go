@@ -33,3 +33,42 @@ func TestRunPacesEverySession(t *testing.T) {
 		t.Errorf("err %v after %d turns; want boom after 17 (session 2 stops after its second)", err, turns.Load())
 	}
 }
+
+// TestClosedPlaysEveryTurnOnce: every turn number is played once, over
+// every session, and the first error is returned with the failing
+// session stopped while the others go on.
+func TestClosedPlaysEveryTurnOnce(t *testing.T) {
+	played := make([]atomic.Int64, 200)
+	var sessions [8]atomic.Int64
+	lat, _, err := Closed(8, 200, func(k, i int) error {
+		played[i].Add(1)
+		sessions[k].Add(1)
+		time.Sleep(time.Millisecond)
+		return nil
+	})
+	if err != nil || len(lat) != 200 {
+		t.Fatalf("%d latencies, %v", len(lat), err)
+	}
+	for i := range played {
+		if n := played[i].Load(); n != 1 || lat[i] < time.Millisecond {
+			t.Fatalf("turn %d played %d times, latency %v", i, n, lat[i])
+		}
+	}
+	for k := range sessions {
+		if sessions[k].Load() == 0 {
+			t.Errorf("session %d played no turn", k)
+		}
+	}
+	boom := errors.New("boom")
+	var after atomic.Int64
+	_, _, err = Closed(4, 100, func(k, i int) error {
+		if i == 50 {
+			return boom
+		}
+		after.Add(1)
+		return nil
+	})
+	if !errors.Is(err, boom) || after.Load() != 99 {
+		t.Fatalf("err %v, %d turns by the other sessions; want boom, 99", err, after.Load())
+	}
+}
