@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -401,5 +402,36 @@ context "c" { model = "m" }
 	u.Drop()
 	if w := a.UnavailableWarnings(); len(w) != 1 || !strings.Contains(w[0], "after 4 attempts") || !strings.Contains(w[0], "2 ops addressed to it dropped") {
 		t.Errorf("warnings %q", w)
+	}
+}
+
+// TestBuiltinAssemblersRunInline: the routes of a built-in assembler and of
+// the plain-text fallback assemble on the turn's goroutine
+// (host.InlineAssembler); an assembler process never does, so its
+// deadline stays enforced.
+func TestBuiltinAssemblersRunInline(t *testing.T) {
+	cfg := load(t, fmt.Sprintf(`
+model "m" { context_window = 10000 }
+assembler "codex" { builtin = "codex" }
+assembler "claude" { path = %q }
+context "c" {
+  model     = "m"
+  assembler = "codex"
+}
+agent "reviewer" {
+  type      = "claude-code"
+  assembler = "claude"
+}
+agent "bot" { type = "custom-bot" }
+`, claudeBinary))
+	a, err := Start(context.Background(), cfg, Options{Logger: NewLogger(config.Host{LogLevel: "error"}, io.Discard)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	for agent, want := range map[string]bool{"": true, "bot": true, "reviewer": false} {
+		if got := a.Router.Inline(agent); got != want {
+			t.Errorf("agent %q (assembler %s) inline = %v, want %v", agent, a.Router.Route(agent).Assembler.Info().Name, got, want)
+		}
 	}
 }

@@ -19,7 +19,9 @@ func startBuiltin(spec launchSpec) launchResult {
 		if err != nil {
 			return launchResult{err: fmt.Errorf("assembler %q: %w", spec.Name, err)}
 		}
-		return launchResult{assembler: sdk.NewLocalAssembler(a)}
+		// A first-party assembler computes on its request alone: the
+		// host calls it on the turn's goroutine.
+		return launchResult{assembler: sdk.NewLocalAssembler(a).RunInline()}
 	}
 	p, err := newBuiltinPlugin(spec.Name, spec.builtin)
 	return launchResult{plugin: p, err: err}

@@ -25,7 +25,7 @@ type Router struct {
 	agents map[string]Route
 }
 
-var _ host.Assembler = (*Router)(nil)
+var _ host.InlineAssembler = (*Router)(nil)
 
 // NewRouter returns a Router whose default route is def.
 func NewRouter(def Route) *Router { return &Router{def: def, agents: map[string]Route{}} }
@@ -54,6 +54,13 @@ func (r *Router) ReleaseSession(session string) {
 			rel.ReleaseSession(session)
 		}
 	}
+}
+
+// Inline reports whether agent's route assembles inline
+// (host.InlineAssembler).
+func (r *Router) Inline(agent string) bool {
+	in, ok := r.Route(agent).Assembler.(host.InlineAssembler)
+	return ok && in.Inline(agent)
 }
 
 // Assemble assembles with the route of req.Agent.Name; the route's format

@@ -43,9 +43,15 @@ func (t *turn) assembleOnce(ctx context.Context, agent sdk.AgentIdentity, out *P
 	a := s.cfg.Assembler
 	req := sdk.AssembleRequest{Components: out.Components, Budget: out.Budget, Agent: agent, Format: s.cfg.Format, Options: s.cfg.AssemblerOptions, Session: s.id,
 		ImmutableMessages: true, ReusePayload: reuse}
-	res, cutOff, err := callRetryingOnce(ctx, s.cfg.AssemblerTimeout, func(ctx context.Context) (sdk.AssembleResult, error) {
-		return a.Assemble(ctx, req)
-	})
+	var res sdk.AssembleResult
+	var cutOff, err error
+	if in, ok := a.(InlineAssembler); ok && in.Inline(agent.Name) {
+		res, err = a.Assemble(ctx, req)
+	} else {
+		res, cutOff, err = callRetryingOnce(ctx, s.cfg.AssemblerTimeout, func(ctx context.Context) (sdk.AssembleResult, error) {
+			return a.Assemble(ctx, req)
+		})
+	}
 	if cutOff != nil {
 		s.events.emit(Event{Type: EventCallRetried, Session: s.id, Plugin: a.Info().Name, Err: cutOff})
 		if err == nil {

@@ -193,6 +193,17 @@ func (b *bindings) named(name string) (*boundPlugin, error) {
 	return nil, fmt.Errorf("unknown plugin %q (bound: %s)", name, strings.Join(names, ", "))
 }
 
+// preparedDue reports whether any plugin's Prepared hook is due this turn
+// (notifyPrepared has a call to make).
+func (bs *bindings) preparedDue() bool {
+	for _, p := range bs.all {
+		if p.hookDue() {
+			return true
+		}
+	}
+	return false
+}
+
 // notifyPrepared calls the Prepared hook of every plugin that has one
 // due (boundPlugin.hookDue) concurrently, recording each call that
 // succeeded in rec; failures become warnings.

@@ -35,6 +35,17 @@ type Assembler interface {
 	Assemble(ctx context.Context, req sdk.AssembleRequest) (sdk.AssembleResult, error)
 }
 
+// InlineAssembler is an Assembler that says, per agent, whether its
+// Assemble may run on the turn's own goroutine: in the host's process,
+// computing on its request alone and never blocking, as ctxhost's built-in
+// assemblers do. Such a call is made without the watchdog goroutine that
+// enforces an assembler's deadline, which would cost a hand-off between
+// threads on every turn and could not stop an in-process call anyway.
+type InlineAssembler interface {
+	Assembler
+	Inline(agent string) bool
+}
+
 // ErrPluginDead is wrapped by transport errors meaning the plugin process is
 // gone (crashed, killed or unreachable): the supervisor restarts it and
 // restores its sessions' state.

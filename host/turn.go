@@ -191,17 +191,22 @@ func (t *turn) assembleTurn() error {
 	// while the assembler works, so they add no round trip to the turn.
 	// They get the budget as compacted (before a multi-agent view's byte
 	// trim, which only the assembly can tell).
-	hookBudget := out.Budget
-	hookWarnings := make(chan []string, 1)
-	ctx := t.ctx
-	go func() { hookWarnings <- s.plugins.notifyPrepared(ctx, hookBudget, &s.rec) }()
+	var hookWarnings chan []string
+	if s.plugins.preparedDue() {
+		hookBudget := out.Budget
+		hookWarnings = make(chan []string, 1)
+		ctx := t.ctx
+		go func() { hookWarnings <- s.plugins.notifyPrepared(ctx, hookBudget, &s.rec) }()
+	}
 	if s.cfg.ReusePayload {
 		// The assembly may be built in the last payload's memory: it
 		// cannot be sent again, even if this turn fails.
 		delete(s.lastTurns, t.agent.Name)
 	}
 	err := t.assemble(t.ctx, t.agent, out)
-	out.Warnings = append(out.Warnings, <-hookWarnings...)
+	if hookWarnings != nil {
+		out.Warnings = append(out.Warnings, <-hookWarnings...)
+	}
 	if err == nil {
 		used := out.Budget.Used
 		if err = t.checkRendered(out, t.growthBefore); out.Budget.Used != used {

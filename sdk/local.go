@@ -248,6 +248,7 @@ type LocalAssembler struct {
 	asm      Assembler
 	info     AssemblerInfo
 	readOnly bool // asm is a RequestReader
+	inline   bool // RunInline
 	// joins keeps, per stream (session and agent), the last payload
 	// joined from a head and a rest for a caller that reuses payloads.
 	joins *lru.Cache[joinKey, *joinStream]
@@ -272,6 +273,19 @@ func NewLocalAssembler(a Assembler) *LocalAssembler {
 	_, readOnly := a.(RequestReader)
 	return &LocalAssembler{asm: a, info: info, readOnly: readOnly, joins: lru.New[joinKey, *joinStream](localJoinStreams)}
 }
+
+// RunInline marks l as an assembler the host may call on the turn's own
+// goroutine, without a watchdog for its deadline: one that computes on its
+// request alone and never blocks, as ctxhost's built-in assemblers do. It
+// returns l. Leave it unset for an assembler that may wait on anything.
+func (l *LocalAssembler) RunInline() *LocalAssembler {
+	l.inline = true
+	return l
+}
+
+// Inline reports whether l was marked with RunInline, for every agent
+// (host.InlineAssembler).
+func (l *LocalAssembler) Inline(string) bool { return l.inline }
 
 // localJoinStreams is how many streams a LocalAssembler keeps a joined
 // payload for.

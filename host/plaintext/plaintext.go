@@ -27,7 +27,7 @@ const (
 // Assembler is the PlainText fallback.
 type Assembler struct{}
 
-var _ host.Assembler = (*Assembler)(nil)
+var _ host.InlineAssembler = (*Assembler)(nil)
 
 // New returns the PlainText fallback assembler.
 func New() *Assembler { return &Assembler{} }
@@ -43,6 +43,10 @@ var formats = assembly.Formats{
 			return sdk.AssembleResult{Payload: []byte(assembly.SystemBody(p.System, contextText, p.Input))}, nil
 		}},
 }
+
+// Inline reports true: the fallback computes on its request alone, so the
+// host calls it on the turn's goroutine (host.InlineAssembler).
+func (*Assembler) Inline(string) bool { return true }
 
 // Info describes the fallback: name "plaintext", one format "text".
 func (*Assembler) Info() sdk.AssemblerInfo {
