@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // post sends a provider call to serve and returns the status, headers
@@ -133,6 +134,42 @@ func TestCallPathUpstreamErrors(t *testing.T) {
 	named["Ctxhost-Session"] = "no spaces allowed"
 	if code, _, body, _ = post(t, url, named, anthropicCall("named-2", false)); code != http.StatusBadRequest {
 		t.Errorf("invalid session name: %d %s", code, body)
+	}
+}
+
+// TestCallPathStreamHeadersBeforeASlowFirstEvent: a streamed answer's
+// status line and headers go out with its first event, but an upstream
+// slow to that event (a model slow to its first token) does not hold them
+// back: the caller has them long before the event, and the stream is
+// whole after it.
+func TestCallPathStreamHeadersBeforeASlowFirstEvent(t *testing.T) {
+	_, srv, _ := startCallPath(t, 3, "")
+	req, err := http.NewRequest(http.MethodPost, "http://"+srv.addr+"/v1/messages", strings.NewReader(anthropicCall("slow-first-1", true)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range anthropicKey {
+		req.Header.Set(k, v)
+	}
+	start := time.Now()
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	headers := time.Since(start)
+	first := make([]byte, 1)
+	if _, err := io.ReadFull(res.Body, first); err != nil {
+		t.Fatal(err)
+	}
+	event := time.Since(start)
+	rest, err := io.ReadAll(res.Body)
+	if err != nil || res.StatusCode != http.StatusOK || !strings.Contains(string(rest), "message_stop") {
+		t.Fatalf("stream: %d %v %s", res.StatusCode, err, rest)
+	}
+	// The stand-in holds its first event 600 ms after its headers.
+	if event < 500*time.Millisecond || headers > event-300*time.Millisecond {
+		t.Errorf("headers after %s, first event after %s: want the headers well before the slow event", headers, event)
 	}
 }
 

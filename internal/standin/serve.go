@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/pkoukk/tiktoken-go"
 	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
@@ -80,6 +81,9 @@ func (s *standin) serve(w http.ResponseWriter, r *http.Request, p provider) {
 	if failWith(w, p, c.Task, v.stream) {
 		return
 	}
+	if strings.HasPrefix(c.Task, "slow-first-") && v.stream {
+		w = slowFirstEvent(w)
+	}
 	rep := reply{prompt: c.Tokens, completion: 24, cacheRead: countTexts(v.texts[:shared])}
 	if turn < s.turns {
 		rep.callID = fmt.Sprintf("call_%02d", turn)
@@ -100,6 +104,34 @@ func (s *standin) quickAnswer(w http.ResponseWriter, r *http.Request, p provider
 	rep := reply{callID: fmt.Sprintf("quick_%d", n), tool: "read_file", args: fmt.Sprintf(`{"path":"src/q%d.py"}`, n),
 		text: "Reading.", prompt: len(body) / 4, completion: 8}
 	p.answer(w, rep, strings.Contains(string(body), `"stream":true`) || strings.Contains(r.URL.RawQuery, "alt=sse"))
+}
+
+// slowFirstEventDelay is how long a "slow-first-..." stream holds its first
+// event after its headers went out, as a model slow to its first token.
+const slowFirstEventDelay = 600 * time.Millisecond
+
+// slowFirstEvent sends w's status line and headers (those of a stream) at
+// once, then waits slowFirstEventDelay: the answer written to the writer
+// returned follows as usual.
+func slowFirstEvent(w http.ResponseWriter) http.ResponseWriter {
+	startSSE(w)
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush()
+	}
+	time.Sleep(slowFirstEventDelay)
+	return headersSent{w}
+}
+
+// headersSent is a ResponseWriter whose headers already went out: a
+// second WriteHeader is not made (net/http would log it as superfluous).
+type headersSent struct{ http.ResponseWriter }
+
+func (headersSent) WriteHeader(int) {}
+
+func (h headersSent) Flush() {
+	if f, ok := h.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 // failWith answers the failures a task id asks for: "rate-limited-..."

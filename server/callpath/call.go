@@ -95,6 +95,8 @@ type call struct {
 	// stream instead).
 	wrote  bool
 	status int
+	// out writes a streamed answer (relayStream).
+	out *streamOut
 	// held is the number of history messages the conversation came to.
 	held int
 	// body is the request body read (see release); unparsed is the body

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/ctxhost/ctxhost/engine"
 )
@@ -25,14 +27,20 @@ var errAborted = errors.New("stream aborted")
 // one that makes the answer whole) only after the answer is recorded. A
 // stream that ends before its last event gets the provider's error event
 // and the connection is cut; nothing of the answer is recorded.
+//
+// The status line and headers go out with the first event, in one write
+// (the caller's first byte comes one write sooner), or on their own when
+// the upstream takes longer than headerWait to its first event.
 func (c *call) relayStream(ctx context.Context, res *http.Response, a answer, es *engine.Session) error {
 	copyResponseHeaders(c.w.Header(), res.Header)
 	c.status = http.StatusOK
 	c.wrote = true
-	c.w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(c.w)
-	_ = rc.Flush()
-	br := bufio.NewReaderSize(res.Body, 64<<10)
+	c.w.WriteHeader(http.StatusOK) // held in the connection's buffer until a flush
+	c.out = &streamOut{w: c.w}
+	c.out.headers = time.AfterFunc(headerWait, c.out.flushHeaders)
+	defer c.out.close()
+	br := getEventReader(res.Body)
+	defer putEventReader(br)
 	var ev []byte // the raw event read so far
 	var name string
 	var data []byte
@@ -101,12 +109,78 @@ func (c *call) dispatch(a answer, es *engine.Session, name string, data, raw []b
 	return false, c.flush(raw)
 }
 
+// flush writes raw to the caller and flushes it, with the status line
+// and headers if they have not gone out yet.
 func (c *call) flush(raw []byte) error {
-	if _, err := c.w.Write(raw); err != nil {
+	if err := c.out.write(raw); err != nil {
 		return &callError{status: 499, reason: "caller_gone", err: err}
 	}
-	_ = http.NewResponseController(c.w).Flush()
 	return nil
+}
+
+// headerWait is how long a stream's status line and headers wait for its
+// first event to go out with them.
+const headerWait = 20 * time.Millisecond
+
+// streamOut is a stream's writer to the caller: the events, and a timer
+// that sends the headers on their own when the first event is late. The
+// lock keeps the timer's flush and the events' writes apart; after close
+// nothing is written (the handler has returned).
+type streamOut struct {
+	mu      sync.Mutex
+	w       http.ResponseWriter
+	headers *time.Timer
+	flushed bool // the headers went out
+	closed  bool
+}
+
+// write writes raw and flushes it.
+func (o *streamOut) write(raw []byte) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.closed {
+		return errStreamClosed
+	}
+	if _, err := o.w.Write(raw); err != nil {
+		return err
+	}
+	o.flushed = true
+	return http.NewResponseController(o.w).Flush()
+}
+
+// flushHeaders sends the headers when no event has taken them yet.
+func (o *streamOut) flushHeaders() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.flushed && !o.closed {
+		o.flushed = true
+		_ = http.NewResponseController(o.w).Flush()
+	}
+}
+
+// close stops the timer and any write after it.
+func (o *streamOut) close() {
+	o.headers.Stop()
+	o.mu.Lock()
+	o.closed = true
+	o.mu.Unlock()
+}
+
+var errStreamClosed = errors.New("stream already closed")
+
+// eventReaders are the buffers streams read their events through: 64 KiB
+// each, which a new one per call would allocate and clear every time.
+var eventReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
+
+func getEventReader(r io.Reader) *bufio.Reader {
+	br := eventReaders.Get().(*bufio.Reader)
+	br.Reset(r)
+	return br
+}
+
+func putEventReader(br *bufio.Reader) {
+	br.Reset(nil)
+	eventReaders.Put(br)
 }
 
 // dropped ends a stream the upstream cut off.
