@@ -20,32 +20,21 @@ import (
 // session stops at its error.
 func Closed(n, turns int, turn func(session, i int) error) (lat []time.Duration, elapsed time.Duration, err error) {
 	lat = make([]time.Duration, turns)
-	var (
-		next  atomic.Int64
-		wg    sync.WaitGroup
-		once  sync.Once
-		start = time.Now()
-	)
-	for k := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= turns {
-					return
-				}
-				t0 := time.Now()
-				if e := turn(k, i); e != nil {
-					once.Do(func() { err = e })
-					return
-				}
-				lat[i] = time.Since(t0)
+	var next atomic.Int64
+	elapsed, err = sessions(n, func(k int, _ time.Time) error {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= turns {
+				return nil
 			}
-		}()
-	}
-	wg.Wait()
-	return lat, time.Since(start), err
+			t0 := time.Now()
+			if err := turn(k, i); err != nil {
+				return err
+			}
+			lat[i] = time.Since(t0)
+		}
+	})
+	return lat, elapsed, err
 }
 
 // Run plays rounds turns on each of n sessions: session k's turn r is due
@@ -54,27 +43,40 @@ func Closed(n, turns int, turn func(session, i int) error) (lat []time.Duration,
 // and the first error a turn returned; a session stops at its error.
 func Run(n, rounds int, period time.Duration, turn func(session, round int) error) (lat []time.Duration, elapsed time.Duration, err error) {
 	lat = make([]time.Duration, rounds*n)
+	elapsed, err = sessions(n, func(k int, start time.Time) error {
+		due := start.Add(period * time.Duration(k) / time.Duration(n))
+		for r := range rounds {
+			time.Sleep(time.Until(due))
+			if err := turn(k, r); err != nil {
+				return err
+			}
+			lat[r*n+k] = time.Since(due)
+			due = due.Add(period)
+		}
+		return nil
+	})
+	return lat, elapsed, err
+}
+
+// sessions runs session(k, start) for k in [0, n), each on a goroutine of
+// its own, all given the same start time, and returns the time all took
+// and the first error one returned.
+func sessions(n int, session func(k int, start time.Time) error) (time.Duration, error) {
 	var (
 		wg    sync.WaitGroup
 		once  sync.Once
+		first error
 		start = time.Now()
 	)
 	for k := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			due := start.Add(period * time.Duration(k) / time.Duration(n))
-			for r := range rounds {
-				time.Sleep(time.Until(due))
-				if e := turn(k, r); e != nil {
-					once.Do(func() { err = e })
-					return
-				}
-				lat[r*n+k] = time.Since(due)
-				due = due.Add(period)
+			if err := session(k, start); err != nil {
+				once.Do(func() { first = err })
 			}
 		}()
 	}
 	wg.Wait()
-	return lat, time.Since(start), err
+	return time.Since(start), first
 }
