@@ -407,7 +407,7 @@ func (r *realResult) check(t testing.TB, s *Session, p *Prepared, enc tokenizer.
 		r.compactedAt = append(r.compactedAt, r.turns)
 		if forced {
 			r.forced++
-			if free, _ := s.hist.DeepStep(); free > 0 {
+			if free, _ := s.hist.DeepStep(); free > 0 && !(cutAlone(p) && p.Before.CalibratedUsed-free > p.Before.Available) {
 				r.notDeepest++
 			}
 			if g := meanGrowth(s.pressure.Growth); g > 0 {
@@ -453,9 +453,27 @@ func (r *realResult) checkCutRoom(s *Session, p *Prepared) {
 	r.forcedCuts++
 	b := p.Budget
 	want := min(meanGrowth(s.pressure.Growth), b.Available-fraction(b.Available, s.cfg.Strategy.Target))
+	if free, _ := s.hist.DeepStep(); free > 0 && cutAlone(p) {
+		want = growthBefore(s.pressure.Growth) // the cut alone: this turn's spike is what it cut
+	}
 	if b.Available-b.CalibratedUsed < want && cuts[0].Freed >= cuts[0].Asked && !cutsPinned(s, cuts[0]) {
 		r.cutShort++
 	}
+}
+
+// cutAlone tells whether the compaction of p is the window's cut alone,
+// with no step before it.
+func cutAlone(p *Prepared) bool {
+	c := p.Compaction
+	if c == nil || len(c.Steps) == 0 {
+		return false
+	}
+	for _, st := range c.Steps {
+		if st.Action != "cut" {
+			return false
+		}
+	}
+	return true
 }
 
 // cutsPinned tells whether the cut step st cut the task or a pinned

@@ -234,6 +234,17 @@ func fraction(n int, f float64) int { return int(math.Floor(float64(n) * f)) }
 //     the deepest step fits, it cuts nothing: the preserved recent
 //     messages are kept whole, though the next turn may then be forced
 //     again, as it is for every schedule that keeps them whole.
+//   - Cut alone: when the window must cut even after the deepest step,
+//     and the cut that step would need (what is over after it and a turn
+//     of the observed growth) leaves, without the step, at least a turn of
+//     the growth observed before this turn free, it leaves the history as
+//     it is and has the window make that cut alone. The observed growth
+//     then counts the spike that is why the window must cut, which the
+//     cut shortens; the step would free less than that spike adds to the
+//     mean, and rewrite everything after the first message it omits. The
+//     cut alone rewrites only what follows the first message it cuts, and
+//     keeps every message the step would have omitted. It is never taken
+//     when the step would omit the demonstrations.
 //   - Speculative, while the context has always fitted: below the budget
 //     (from the warning threshold on) it compacts only when the deepest
 //     step is cheaper already on the turn it is taken: what it stops
@@ -332,6 +343,16 @@ func (c cacheAware) Decide(in StrategyInput) Decision {
 		reason := fmt.Sprintf("cache: %d tokens do not fit the available %d; the deepest step frees %d and keeps %d after its first change; %s",
 			b.CalibratedUsed, b.Available, deep.Free, deep.Keep, turnsOfRoom(b.Available-after, in.Growth))
 		room := cutRoom(b.Available, target, in.Growth)
+		if after > b.Available && room > 0 && deep.Demonstrations == 0 {
+			if before := growthBefore(in.Growth); before > 0 && room-deep.Free >= before {
+				return Decision{Room: room - deep.Free,
+					Reason: fmt.Sprintf("cache: %d tokens do not fit the available %d; the window must cut, and the cut the deepest step would need "+
+						"(what is over after it and %d tokens more, a turn of the observed growth) leaves %d tokens free without the step, "+
+						"at least a turn of the growth of %d observed before this turn; the step would rewrite %d tokens after its first change "+
+						"to free %d, so the window cuts alone",
+						b.CalibratedUsed, b.Available, room, room-deep.Free, before, deep.Keep, deep.Free)}
+			}
+		}
 		if after > b.Available && room > 0 {
 			reason += fmt.Sprintf("; the window must cut, and cuts %d tokens more: a turn of the observed growth", room)
 		}
@@ -453,6 +474,16 @@ func turnsOfRoom(room int, growth []int) string {
 		return fmt.Sprintf("%d tokens of room, no growth observed yet", room)
 	}
 	return fmt.Sprintf("%d tokens of room, %d turns at the observed growth of %d", room, room/g, g)
+}
+
+// growthBefore is the mean growth of the recent turns before the last,
+// rounded up: the growth seen before this turn's (0 when fewer than two
+// turns were observed).
+func growthBefore(growth []int) int {
+	if len(growth) < 2 {
+		return 0
+	}
+	return meanGrowth(growth[:len(growth)-1])
 }
 
 // meanGrowth is the mean of the recent turns' growth, rounded up (0 when

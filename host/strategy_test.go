@@ -224,6 +224,38 @@ func TestCacheStrategy(t *testing.T) {
 	}
 }
 
+// When the window must cut even after the deepest step, and the cut that
+// step would need leaves a turn of the growth seen before this turn free
+// without it (this turn's growth, a spike, is what the window cuts), the
+// cache strategy leaves the history as it is and has the window cut
+// alone, the same tokens; with steady growth, or demonstrations the step
+// would omit, it takes the step.
+func TestCacheStrategyCutsAloneAfterASpike(t *testing.T) {
+	c := cacheAware{target: 0.5}
+	th := Thresholds{0.7, 0.9}
+	spike := []int{40, 60, 500} // mean 200 (the room), 50 before this turn
+	d := c.Decide(StrategyInput{Budget: budgetAt(1400, 1000), Thresholds: th, Deep: DeepStep{Free: 50, Keep: 900}, Growth: spike, Turns: 5})
+	if d.Compact || d.Deep || d.Room != 150 || !strings.Contains(d.Reason, "the window cuts alone") ||
+		!strings.Contains(d.Reason, "leaves 150 tokens free without the step") {
+		t.Errorf("a spike the window must cut: %+v, want the window to cut alone, leaving 150 free", d)
+	}
+	for _, tt := range []struct {
+		name   string
+		deep   DeepStep
+		growth []int
+	}{
+		{"steady growth", DeepStep{Free: 50, Keep: 900}, []int{180, 200, 220}},         // 150 free < 190
+		{"a step that frees the spike's share", DeepStep{Free: 160, Keep: 900}, spike}, // 40 free < 50
+		{"demonstrations ahead", DeepStep{Free: 50, Keep: 900, Demonstrations: 50}, spike},
+		{"one turn of growth seen", DeepStep{Free: 50, Keep: 900}, []int{500}},
+	} {
+		d := c.Decide(StrategyInput{Budget: budgetAt(1400, 1000), Thresholds: th, Deep: tt.deep, Growth: tt.growth, Turns: 5})
+		if !d.Compact || !d.Deep || d.Room != min(meanGrowth(tt.growth), 500) {
+			t.Errorf("%s: %+v, want the deepest step and a turn of the observed growth cut more", tt.name, d)
+		}
+	}
+}
+
 // From the warning line on, the cache strategy takes the deep step only
 // when it is cheaper already on its own turn: 0.1 x freed > (1.25 - 0.1)
 // x (kept after the first change - grown this turn), plus the prefix
