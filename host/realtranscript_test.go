@@ -663,7 +663,8 @@ func keptUnmanaged(r realResult) bool {
 //     demonstrations ahead;
 //   - it keeps the prefix on at least 95% of the turns that do not compact;
 //   - at the windows given, it costs no more summed than any other
-//     strategy, and at most the limits of costSumLimit and the others of
+//     strategy, at most costAllSumLimit of the summed bounds over every
+//     schedule, and at most the limits of costSumLimit and the others of
 //     the bounds that keep to the unmanaged cost.
 //
 // It logs the table: run, window, then per strategy cost / unmanaged and
@@ -827,6 +828,10 @@ func checkCosts(t *testing.T, table []runCosts, goalWindows []int) {
 			"runs over the goal", window, overAny[window], runs[window], costGoalRun, overKept[window], costGoalRun)
 		t.Logf("%-60s %6d  cache: %.3f of the bounds that keep to the unmanaged cost summed over the %d runs where nothing is cut",
 			"runs where nothing is cut", window, uncut[window]/uncutKept[window], uncutRuns[window])
+		if sum[StrategyCache] > costAllSumLimit*bound {
+			t.Errorf("%d: the cache strategy costs %.0f summed, %.3f of the summed bounds over every schedule %.0f, over %.2f",
+				window, sum[StrategyCache], sum[StrategyCache]/bound, bound, costAllSumLimit)
+		}
 		if sum[StrategyCache] > costAllSumLimit*kept {
 			t.Errorf("%d: the cache strategy costs %.0f summed, %.3f of the summed bounds that keep to the unmanaged cost %.0f, over %.2f",
 				window, sum[StrategyCache], sum[StrategyCache]/kept, kept, costAllSumLimit)
