@@ -230,7 +230,7 @@ func (t *turn) compactTurn(ctx context.Context, cs []countedComponent, out *Prep
 	if err != nil {
 		return fmt.Errorf("prepare %q: %w", s.id, err)
 	}
-	out.Compaction = t.fitWindow(cs, out.Compaction, out.Before, d.Room)
+	out.Compaction = t.fitWindow(cs, out.Compaction, out.Before, d)
 
 	return nil
 }
@@ -281,12 +281,18 @@ func (t *turn) carryOut(ctx context.Context, d Decision, cs []countedComponent, 
 
 // fitWindow is the last resort for a context still over the window after
 // the strategy's compaction: the history cuts its largest messages head +
-// tail (the task and pinned ones last). With room (Decision.Room) it
-// first cuts the messages that are not pinned until room calibrated
-// tokens are free under the available budget, so the cut rewrites
-// nothing before the first of them. The steps are added to report (a new
-// one when the strategy did not compact).
-func (t *turn) fitWindow(cs []countedComponent, report *CompactionReport, before sdk.Budget, room int) *CompactionReport {
+// tail (the task and pinned ones last). With room (d.Room) it first cuts
+// the messages that are not pinned until room calibrated tokens are free
+// under the available budget, so the cut rewrites nothing before the
+// first of them. The steps are added to report (a new one when the
+// strategy did not compact, with the decision's reason when it gave one:
+// a decision to let the window cut alone).
+func (t *turn) fitWindow(cs []countedComponent, report *CompactionReport, before sdk.Budget, d Decision) *CompactionReport {
+	room := d.Room
+	reason := "window: the context does not fit"
+	if d.Reason != "" {
+		reason = d.Reason
+	}
 	s := t.s
 	b := t.budgetOf(finalComponents(cs))
 	if b.CalibratedUsed <= b.Available {
@@ -298,21 +304,21 @@ func (t *turn) fitWindow(cs []countedComponent, report *CompactionReport, before
 		}
 		if room > 0 {
 			need := uncalibrate(b.CalibratedUsed-b.Available+room, s.usage.Calibration) + 1
-			report = t.cutStep(cs, i, report, before, b.Available, need, s.hist.CutUnpinned)
+			report = t.cutStep(cs, i, report, reason, before, b.Available, need, s.hist.CutUnpinned)
 			if b = t.budgetOf(finalComponents(cs)); b.CalibratedUsed <= b.Available {
 				return report
 			}
 		}
 		need := uncalibrate(b.CalibratedUsed-b.Available, s.usage.Calibration) + 1
-		report = t.cutStep(cs, i, report, before, b.Available, need, s.hist.Cut)
+		report = t.cutStep(cs, i, report, reason, before, b.Available, need, s.hist.Cut)
 	}
 	return report
 }
 
 // cutStep has the history component cs[i] cut need tokens by cut and
-// adds the step to report (a new one when nil); it changes nothing when
-// cut cuts nothing.
-func (t *turn) cutStep(cs []countedComponent, i int, report *CompactionReport, before sdk.Budget, available, need int, cut func(int) history.Step) *CompactionReport {
+// adds the step to report (a new one with reason when nil); it changes
+// nothing when cut cuts nothing.
+func (t *turn) cutStep(cs []countedComponent, i int, report *CompactionReport, reason string, before sdk.Budget, available, need int, cut func(int) history.Step) *CompactionReport {
 	s := t.s
 	prev := cs[i].tokens
 	res := cut(need)
@@ -321,7 +327,7 @@ func (t *turn) cutStep(cs []countedComponent, i int, report *CompactionReport, b
 	}
 	cs[i] = t.historyComponent()
 	if report == nil {
-		report = &CompactionReport{Reason: "window: the context does not fit", Target: available, Before: before.Used, Deficit: need}
+		report = &CompactionReport{Reason: reason, Target: available, Before: before.Used, Deficit: need}
 	}
 	st := CompactionStep{Component: cs[i].comp.Name, Action: "cut", Asked: need, Claimed: res.Freed, Freed: prev - cs[i].tokens, Log: res.Log}
 	report.Steps = append(report.Steps, st)

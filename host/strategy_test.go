@@ -11,6 +11,7 @@ import (
 	"github.com/ctxhost/ctxhost/host/history"
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/sdk/assembly"
+	"github.com/ctxhost/ctxhost/tokenizer"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -744,4 +745,75 @@ func TestCacheStrategyLeavesASpikeToLeaveTheRecentMessages(t *testing.T) {
 		t.Fatalf("%d steps taken within the horizon, %d left for a spike: the cases do not exercise the rule", taken, deferred)
 	}
 	t.Logf("%d steps taken within the horizon, %d left for a spike", taken, deferred)
+}
+
+// TestCacheCutAloneKeepsTheOlderMessages: on a session whose turns grew
+// little until an observation too large for the window arrived, the
+// cache strategy has the window cut that observation alone. The older
+// messages the deepest step would have omitted stay shown, the payload
+// changes only from the cut message on, and the turn leaves at least a
+// turn of the growth seen before it free.
+func TestCacheCutAloneKeepsTheOlderMessages(t *testing.T) {
+	s, _ := newTestSession(t, Config{Encoding: tokenizer.O200kBase, Window: 2000, Reserved: 200,
+		Strategy: StrategyConfig{Name: StrategyCache}, History: HistoryConfig{Options: history.Options{PreserveRecent: 4}},
+		Assembler: NewLocalAssemblerForTest(), Format: "api"})
+	add := func(m sdk.Message) sdk.Message {
+		t.Helper()
+		added, err := s.AddMessage(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return added
+	}
+	prepare := func() *Prepared {
+		t.Helper()
+		p, err := s.Prepare(context.Background(), sdk.AgentIdentity{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	add(sdk.Message{Role: sdk.RoleUser, Content: "Find why the build fails and fix it."})
+	var ids []string
+	for i := range 4 {
+		id := fmt.Sprintf("c%d", i)
+		add(sdk.Message{Role: sdk.RoleAssistant, ToolCalls: []sdk.ToolCall{{ID: id, Name: "bash", Arguments: `{"command":"ls"}`}}})
+		ids = append(ids, add(sdk.Message{Role: sdk.RoleTool, ToolCallID: id, Content: fmt.Sprintf("file%d.go main.go go.mod", i)}).ID)
+		if p := prepare(); p.Compaction != nil {
+			t.Fatalf("turn %d compacted a context that fits: %+v", i, p.Compaction)
+		}
+	}
+	before := meanGrowth(s.pressure.Growth) // the growth seen before the spike's turn
+	add(sdk.Message{Role: sdk.RoleAssistant, ToolCalls: []sdk.ToolCall{{ID: "big", Name: "bash", Arguments: `{"command":"go build ./..."}`}}})
+	spike := add(sdk.Message{Role: sdk.RoleTool, ToolCallID: "big", Content: strings.Repeat("main.go:12: undefined: frobnicate\n", 400)})
+	prev := s.hist.View()
+	p := prepare()
+	c := p.Compaction
+	if c == nil || !cutAlone(p) || !strings.Contains(c.Reason, "the window cuts alone") {
+		t.Fatalf("the spike did not have the window cut alone: %+v (%s)", c, c.Reason)
+	}
+	if free, _ := s.hist.DeepStep(); free <= 0 {
+		t.Fatalf("nothing left for the deepest step to omit: the test no longer shows a step skipped")
+	}
+	view := s.hist.View()
+	shown := map[string]string{}
+	for _, m := range view {
+		shown[m.ID] = m.Content
+	}
+	for _, id := range ids {
+		if _, ok := shown[id]; !ok {
+			t.Errorf("older message %s was omitted", id)
+		}
+	}
+	if !strings.Contains(shown[spike.ID], "cut from message "+spike.ID) {
+		t.Errorf("the spike was not cut: %.80q", shown[spike.ID])
+	}
+	for i, m := range prev[:len(prev)-1] { // everything before the spike is as it was
+		if view[i].ID != m.ID || view[i].Content != m.Content {
+			t.Errorf("message %d changed before the cut one: %q -> %q", i, m.Content, view[i].Content)
+		}
+	}
+	if free := p.Budget.Available - p.Budget.CalibratedUsed; free < before {
+		t.Errorf("%d tokens free after the cut, less than the %d of a turn of the growth seen before", free, before)
+	}
 }
