@@ -129,7 +129,12 @@ func chatPost(b *testing.B, client *http.Client, url string, body []byte) ([]byt
 //
 //   - whole: a non-streamed call of a 40-message conversation; x-direct is
 //     through / direct, added-rt what ctxhost adds in empty round trips
-//     (GET /healthz of the serve process), added-saves the same in
+//     (GET /healthz of the serve process), prepare-us the mean time the
+//     calls took to prepare by serve's own histogram
+//     (ctxhost_upstream_prepare_seconds; the assembler's round trip is in
+//     it with assembler processes) and added-rt-beyond-prepare what
+//     ctxhost adds besides the prepare, in round trips: the goal is at
+//     most one. added-saves is what ctxhost adds in
 //     one-write RPCs (ReportUsage: a round trip and one synchronous store
 //     commit, save-us without the round trip). A call saves twice: its
 //     new messages with the prepared turn, then the answer with its usage;
@@ -138,7 +143,11 @@ func chatPost(b *testing.B, client *http.Client, url string, body []byte) ([]byt
 //   - overhead: the per-call overhead (through - direct) of a
 //     1,000-message conversation over a 10-message one, x-10, with a
 //     window that holds both whole (a second serve), so that ctxhost
-//     sends upstream what the direct call sends. cpu-x-10 is the same
+//     sends upstream what the direct call sends; x-10-8k the same at the
+//     8k window, where the long conversation goes upstream compacted
+//     (the direct call uploads it whole, ctxhost a window of it, so its
+//     overhead is ctxhost's own work with the upload's difference taken
+//     off). cpu-x-10 is the same
 //     ratio of the serve process's CPU per call, which the machine's load
 //     does not move (with assembler processes, theirs is not in it).
 //     Each conversation's calls run back to back, a block of one size
@@ -244,13 +253,24 @@ func benchCallPath(b *testing.B, builtin bool) {
 		return time.Since(start)
 	}
 	rpc("CreateSession", `{"session_id":"bench-save"}`)
+	// preparing is the time serve's histogram says the calls between two
+	// readings took to prepare (ctxhost_upstream_prepare_seconds).
+	prepared := func() time.Duration {
+		m := getText(b, through+"/metrics", "")
+		return time.Duration(1e9 * metricValue(m, `ctxhost_upstream_prepare_seconds_sum{upstream="openai"}`))
+	}
 	b.Run("whole", func(b *testing.B) {
-		var via, direct, rt, save time.Duration
+		var via, direct, rt, save, prep time.Duration
 		var p pair
 		i := 0
+		prep0 := time.Duration(0)
 		for b.Loop() {
 			if i%8 == 0 {
+				if i > 0 {
+					prep += prepared() - prep0 // the timed calls' prepares, the seeding's left out
+				}
 				p = fresh(40)
+				prep0 = prepared()
 			}
 			i++
 			rt += roundTrip()
@@ -258,8 +278,11 @@ func benchCallPath(b *testing.B, builtin bool) {
 			v, d := call(p, false)
 			via, direct = via+v, direct+d
 		}
+		prep += prepared() - prep0
 		b.ReportMetric(float64(via)/float64(direct), "x-direct")
 		b.ReportMetric(float64(via-direct)/float64(rt), "added-rt")
+		b.ReportMetric(float64(prep)/float64(i)/1e3, "prepare-us")
+		b.ReportMetric(float64(via-direct-prep)/float64(rt), "added-rt-beyond-prepare")
 		b.ReportMetric(float64(via-direct)/float64(save), "added-saves")
 		b.ReportMetric(float64(save-rt)/float64(i)/1e3, "save-us")
 		b.ReportMetric(float64(via-direct)/float64(i)/1e3, "added-us")
@@ -290,8 +313,9 @@ func benchCallPath(b *testing.B, builtin bool) {
 	b.Run("overhead", func(b *testing.B) {
 		// At 8k ctxhost sends the 1,000-message conversation compacted,
 		// a smaller upload than the direct call's, which hides its own
-		// cost; a window that holds the conversation whole makes both
-		// sides send the same bytes upstream.
+		// cost; a window that holds the conversation whole (a second
+		// serve) makes both sides send the same bytes upstream. Both are
+		// measured: x-10 at the wide window, x-10-8k at 8k.
 		wide := strings.Replace(strings.Replace(hcl, "context_window        = 8192", "context_window        = 2000000", 1),
 			"sessions.db", "wide.db", 1)
 		if wide == hcl || !strings.Contains(wide, "2000000") {
@@ -302,43 +326,54 @@ func benchCallPath(b *testing.B, builtin bool) {
 			b.Fatal(err)
 		}
 		wideServe := startServe(b, nil, "-config", wideCfg)
-		through = "http://" + wideServe.addr
-		pid := wideServe.cmd.Process.Pid
 		// Each conversation's 8 calls run back to back, as an agent's
 		// do, so that each call meets what the one before it left
 		// running in serve (its record's sync, its garbage): a call of
-		// one size never pays for the other's. The sizes alternate
-		// block by block, so that the machine's load weighs on both.
-		var over10, over1000, cpu10, cpu1000 time.Duration
+		// one size never pays for the other's. The sizes and windows
+		// alternate block by block, so that the machine's load weighs
+		// on all alike.
+		type window struct {
+			suffix string
+			serve  *served
+			// per-call overhead and serve CPU, by size
+			over, cpu map[int]time.Duration
+		}
+		windows := []*window{{suffix: "", serve: wideServe}, {suffix: "-8k", serve: serve}}
+		for _, w := range windows {
+			w.over, w.cpu = map[int]time.Duration{}, map[int]time.Duration{}
+		}
 		i := 0
 		for b.Loop() {
-			for _, size := range []int{10, 1000} {
-				p := fresh(size)
-				time.Sleep(20 * time.Millisecond) // the seeding's own background work is no timed call's
-				for range 8 {
-					cpu0 := processCPU(pid)
-					v, d := call(p, false)
-					cpu := processCPU(pid) - cpu0
-					if size == 10 {
-						over10, cpu10 = over10+v-d, cpu10+cpu
-					} else {
-						over1000, cpu1000 = over1000+v-d, cpu1000+cpu
+			for _, w := range windows {
+				through = "http://" + w.serve.addr
+				pid := w.serve.cmd.Process.Pid
+				for _, size := range []int{10, 1000} {
+					p := fresh(size)
+					time.Sleep(20 * time.Millisecond) // the seeding's own background work is no timed call's
+					for range 8 {
+						cpu0 := processCPU(pid)
+						v, d := call(p, false)
+						w.cpu[size] += processCPU(pid) - cpu0
+						w.over[size] += v - d
 					}
 				}
 			}
 			i += 8
 		}
-		b.ReportMetric(float64(over1000)/float64(over10), "x-10")
-		b.ReportMetric(float64(over10)/float64(i)/1e3, "us-10")
-		b.ReportMetric(float64(over1000)/float64(i)/1e3, "us-1000")
-		// The serve process's CPU per call (all threads): what a call
-		// costs ctxhost whatever the load does to the wall clock. With
-		// assembler processes their CPU is not in it.
-		if cpu10 > 0 {
-			b.ReportMetric(float64(cpu1000)/float64(cpu10), "cpu-x-10")
-			b.ReportMetric(float64(cpu1000)/float64(i)/1e3, "cpu-us-1000")
+		for _, w := range windows {
+			b.ReportMetric(float64(w.over[1000])/float64(w.over[10]), "x-10"+w.suffix)
+			b.ReportMetric(float64(w.over[10])/float64(i)/1e3, "us-10"+w.suffix)
+			b.ReportMetric(float64(w.over[1000])/float64(i)/1e3, "us-1000"+w.suffix)
+			// The serve process's CPU per call (all threads): what a call
+			// costs ctxhost whatever the load does to the wall clock.
+			// With assembler processes their CPU is not in it.
+			if w.cpu[10] > 0 {
+				b.ReportMetric(float64(w.cpu[1000])/float64(w.cpu[10]), "cpu-x-10"+w.suffix)
+				b.ReportMetric(float64(w.cpu[1000])/float64(i)/1e3, "cpu-us-1000"+w.suffix)
+			}
 		}
 	})
+
 }
 
 // streamedAnswer rebuilds a streamed answer as a whole one (its text and

@@ -296,7 +296,17 @@ func TestCallPathSDKs(t *testing.T) {
 		if v := metricValue(metrics, `ctxhost_upstream_history_replaced_total{upstream="`+up+`"}`); v != 0 {
 			t.Errorf("upstream %s: the history was replaced %v times (an answer sent back was not recognised)", up, v)
 		}
-		t.Logf("upstream %s: caller sent %.0f tokens, ctxhost sent %.0f (%.0f%%), cache read share %.2f", up, caller, sent, 100*sent/caller, read/prompt)
+		// Every call that went upstream was prepared first, and its
+		// preparing is part of what it waited before it was sent.
+		prepared := metricValue(metrics, `ctxhost_upstream_prepare_seconds_count{upstream="`+up+`"}`)
+		preparing := metricValue(metrics, `ctxhost_upstream_prepare_seconds_sum{upstream="`+up+`"}`)
+		held := metricValue(metrics, `ctxhost_upstream_before_send_seconds_sum{upstream="`+up+`"}`)
+		if sentCalls := metricValue(metrics, `ctxhost_upstream_before_send_seconds_count{upstream="`+up+`"}`); prepared < turns || sentCalls != prepared || preparing <= 0 || held <= preparing {
+			t.Errorf("upstream %s: %v calls prepared in %vs, %v sent after %vs held (want at least %d, the same number, and the preparing within the holding)",
+				up, prepared, preparing, sentCalls, held, turns)
+		}
+		t.Logf("upstream %s: caller sent %.0f tokens, ctxhost sent %.0f (%.0f%%), cache read share %.2f; %.0f µs prepared and %.0f µs held before sending per call",
+			up, caller, sent, 100*sent/caller, read/prompt, 1e6*preparing/prepared, 1e6*held/prepared)
 	}
 	for _, line := range strings.Split(metrics, "\n") {
 		if strings.HasPrefix(line, "ctxhost_upstream_") && strings.Contains(line, "session") {

@@ -32,7 +32,7 @@ func failf(status int, reason, format string, a ...any) *callError {
 func (h *Handler) endpoint(u *upstream, d dialect) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		c := &call{h: h, u: u, d: d, w: w, r: r}
+		c := &call{h: h, u: u, d: d, w: w, r: r, start: start}
 		err := c.serve()
 		outcome := c.finish(err)
 		c.release()
@@ -89,6 +89,7 @@ type call struct {
 	d       dialect
 	w       http.ResponseWriter
 	r       *http.Request
+	start   time.Time // the call's arrival
 	req     *request
 	session string
 	// wrote: the answer's status line went out (errors after it end the
@@ -275,6 +276,7 @@ func (c *call) turn(ctx context.Context, es *engine.Session) error {
 func (c *call) prepare(ctx context.Context, es *engine.Session) (engine.Turn, error) {
 	c.w.Header().Set(SessionHeader, c.session)
 	var turn engine.Turn
+	start := time.Now()
 	err := es.Hold(func() error {
 		if err := setTools(es, c.req.tools); err != nil {
 			return failf(http.StatusBadRequest, "bad_request", "tools: %v", err)
@@ -297,6 +299,7 @@ func (c *call) prepare(ctx context.Context, es *engine.Session) (engine.Turn, er
 	if err != nil {
 		return turn, errors.Join(err, ErrUnsaved) // what it changed is in memory only
 	}
+	c.h.metrics.prepareTook(c.u.Name, time.Since(start))
 	return turn, nil
 }
 
@@ -343,6 +346,7 @@ func (c *call) send(ctx context.Context, b body) (*http.Response, *bodyReaders, 
 	out.GetBody = func() (io.ReadCloser, error) { return sent.open() }
 	copyRequestHeaders(out.Header, c.r.Header)
 	out.ContentLength = int64(b.len())
+	c.h.metrics.sending(c.u.Name, time.Since(c.start))
 	res, err := c.h.client.Do(out)
 	if err != nil {
 		return nil, sent, failf(http.StatusBadGateway, "transport", "upstream %q unreachable: %v", c.u.Name, redactURL(err))

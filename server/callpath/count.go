@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/ctxhost/ctxhost/engine"
 )
@@ -32,11 +33,13 @@ var errCounted = errors.New("token count answered; the session's changes are dro
 // Gemini generateContentRequest) is forwarded unchanged.
 func (h *Handler) countTokens(u *upstream, d counter, endpoint string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c := &call{h: h, u: u, r: r, w: w, d: d, counting: true}
+		start := time.Now()
+		c := &call{h: h, u: u, r: r, w: w, d: d, counting: true, start: start}
 		outcome := c.finish(c.count(d))
 		c.release()
 		h.metrics.called(u.Name, endpoint)
-		h.log.Info("call", "upstream", u.Name, "endpoint", endpoint, "session", c.session, "outcome", outcome, "status", c.status)
+		h.log.Info("call", "upstream", u.Name, "endpoint", endpoint, "session", c.session, "outcome", outcome, "status", c.status,
+			"duration", time.Since(start).Round(time.Microsecond).String())
 	})
 }
 

@@ -1,6 +1,10 @@
 package callpath
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // Metrics are the call path's Prometheus metrics, labelled by upstream
 // (never by session, key or caller).
@@ -15,7 +19,13 @@ type Metrics struct {
 	cacheRead  *prometheus.CounterVec
 	cacheWrite *prometheus.CounterVec
 	replacedH  *prometheus.CounterVec
+	prepare    *prometheus.HistogramVec
+	beforeSend *prometheus.HistogramVec
 }
+
+// latencyBuckets are the buckets of the call path's latency histograms:
+// 100 µs to about 6.5 s.
+var latencyBuckets = prometheus.ExponentialBuckets(100e-6, 2, 17)
 
 func newMetrics() *Metrics {
 	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
@@ -32,13 +42,19 @@ func newMetrics() *Metrics {
 		cacheRead:  counter("ctxhost_upstream_cache_read_tokens_total", "Input tokens the upstream reported read from its prompt cache, by upstream; divided by ctxhost_upstream_prompt_tokens_total it is the cache read share."),
 		cacheWrite: counter("ctxhost_upstream_cache_write_tokens_total", "Input tokens the upstream reported written to its prompt cache, by upstream."),
 		replacedH:  counter("ctxhost_upstream_history_replaced_total", "Calls whose conversation no longer started with the session's history (an earlier message edited or removed), so the history was replaced, by upstream."),
+		prepare: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ctxhost_upstream_prepare_seconds",
+			Help:    "Time each call's context took to prepare (the conversation reconciled with its session, compacted and assembled), by upstream.",
+			Buckets: latencyBuckets}, []string{"upstream"}),
+		beforeSend: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ctxhost_upstream_before_send_seconds",
+			Help:    "Time from a call's arrival until its request went upstream (the body read, the session's turn awaited, the context prepared, the request built): the latency ctxhost adds before the provider sees the call, by upstream.",
+			Buckets: latencyBuckets}, []string{"upstream"}),
 	}
 }
 
 // Collectors returns every metric, to register with a registry.
 func (m *Metrics) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.calls, m.errors, m.callerToks, m.sentToks, m.savedToks, m.prompt, m.completion,
-		m.cacheRead, m.cacheWrite, m.replacedH}
+		m.cacheRead, m.cacheWrite, m.replacedH, m.prepare, m.beforeSend}
 }
 
 // declare makes the token counters of upstream show from the start.
@@ -62,6 +78,17 @@ func (m *Metrics) prepared(upstream string, before, after int) {
 	if before > after {
 		m.savedToks.WithLabelValues(upstream).Add(float64(before - after))
 	}
+}
+
+// prepareTook observes how long a call's context took to prepare.
+func (m *Metrics) prepareTook(upstream string, d time.Duration) {
+	m.prepare.WithLabelValues(upstream).Observe(d.Seconds())
+}
+
+// sending observes how long a call was held before its request went
+// upstream.
+func (m *Metrics) sending(upstream string, held time.Duration) {
+	m.beforeSend.WithLabelValues(upstream).Observe(held.Seconds())
 }
 
 func (m *Metrics) usage(upstream string, u usage) {
