@@ -139,6 +139,7 @@ type checkLine struct {
 	Messages int      `json:"messages"`
 	Results  int      `json:"tool_results"`
 	TaskKept bool     `json:"task_kept"`
+	Masked   int      `json:"masked"`
 	Problems []string `json:"problems"`
 	Key      bool     `json:"key"`
 }

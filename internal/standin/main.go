@@ -5,7 +5,7 @@
 // managed context must keep (the window, the task, tool call pairs), logs
 // each check as one JSON line, and answers as a tool-using agent's model
 // would: a tool call per turn until the conversation's last turn, then a
-// text.
+// text (or the answer a request's Standin-Reply header scripts).
 //
 //	standin -openapi openai-openapi.json -log checks.jsonl -window 8192 -turns 40
 //
@@ -122,17 +122,23 @@ type Check struct {
 	Turn     int    `json:"turn"`
 	Stream   bool   `json:"stream"`
 	// Tokens is the request's count by the stand-in's own tokenizer.
-	Tokens   int      `json:"tokens"`
-	Window   int      `json:"window"`
-	Messages int      `json:"messages"`
-	Results  int      `json:"tool_results"`
-	TaskKept bool     `json:"task_kept"`
+	Tokens   int  `json:"tokens"`
+	Window   int  `json:"window"`
+	Messages int  `json:"messages"`
+	Results  int  `json:"tool_results"`
+	TaskKept bool `json:"task_kept"`
+	// Masked counts the messages whose text is a masked output's
+	// placeholder ("[bash output masked: 12 lines, ...]").
+	Masked   int      `json:"masked"`
 	Problems []string `json:"problems,omitempty"`
 	// Key is whether the caller's API key reached the stand-in.
 	Key bool `json:"key"`
 }
 
-var taskRe = regexp.MustCompile(`TASK-ID: ([A-Za-z0-9_-]+)`)
+var (
+	taskRe   = regexp.MustCompile(`TASK-ID: ([A-Za-z0-9_-]+)`)
+	maskedRe = regexp.MustCompile(`^\[\S+ output masked: `)
+)
 
 func (s *standin) record(c *Check) {
 	if s.log == nil {

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/pkoukk/tiktoken-go"
 	tiktokenloader "github.com/pkoukk/tiktoken-go-loader"
@@ -64,6 +67,11 @@ func (s *standin) serve(w http.ResponseWriter, r *http.Request, p provider) {
 		return
 	}
 	c.Stream, c.Messages, c.Results, c.Problems = v.stream, len(v.texts), v.results, v.problems
+	for _, text := range v.texts {
+		if maskedRe.MatchString(text) {
+			c.Masked++
+		}
+	}
 	c.Key = v.key == APIKey
 	all := strings.Join(v.texts, "\n")
 	if m := taskRe.FindStringSubmatch(all); m != nil {
@@ -93,7 +101,36 @@ func (s *standin) serve(w http.ResponseWriter, r *http.Request, p provider) {
 	} else {
 		rep.text = fmt.Sprintf("All %d modules read. TASK COMPLETE.", turn-1)
 	}
+	if scripted := r.Header.Get(ReplyHeader); scripted != "" {
+		var sr scriptedReply
+		raw, err := base64.StdEncoding.DecodeString(scripted)
+		if err == nil {
+			err = json.Unmarshal(raw, &sr)
+		}
+		if err != nil {
+			p.fail(w, http.StatusBadRequest, ReplyHeader+": "+err.Error())
+			return
+		}
+		rep.text, rep.callID, rep.tool, rep.args = sr.Text, sr.ID, sr.Name, sr.Arguments
+	}
 	p.answer(w, rep, v.stream)
+}
+
+// ReplyHeader, when a request carries it, is the answer the stand-in
+// gives in place of its own (a scriptedReply as JSON, in standard
+// base64, so that any text fits in a header): a test replaying a
+// recorded conversation has each call answered with the turn the
+// conversation recorded, so that the next call, which carries that turn,
+// continues it. The request is checked as any other.
+const ReplyHeader = "Standin-Reply"
+
+// scriptedReply is the answer ReplyHeader asks for: a text and at most
+// one tool call (ID, Name and Arguments; none when Name is empty).
+type scriptedReply struct {
+	Text      string `json:"text"`
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
 }
 
 // quickAnswer answers a tool call at once, the request read but not
@@ -207,5 +244,8 @@ func startSSE(w http.ResponseWriter) {
 // halves splits s in two pieces, for streamed deltas.
 func halves(s string) [2]string {
 	n := len(s) / 2
+	for n > 0 && !utf8.RuneStart(s[n]) { // a rune split in two would not survive JSON
+		n--
+	}
 	return [2]string{s[:n], s[n:]}
 }
