@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -55,9 +56,13 @@ func TestCallPathReplaysRealTrajectories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	demo, err := demonstration(trajs)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, window := range []int{8192, 4096} {
 		t.Run(fmt.Sprintf("window=%d", window), func(t *testing.T) {
-			replayTrajectories(t, string(src), trajs, window)
+			replayTrajectories(t, string(src), trajs, demo, window)
 		})
 	}
 }
@@ -65,7 +70,7 @@ func TestCallPathReplaysRealTrajectories(t *testing.T) {
 // replayTrajectories is TestCallPathReplaysRealTrajectories at one window:
 // the quick start's configuration (callpath, examples/callpath.hcl's text)
 // at that window, in front of a stand-in.
-func replayTrajectories(t *testing.T, callpath string, trajs []string, window int) {
+func replayTrajectories(t *testing.T, callpath string, trajs []string, demo string, window int) {
 	si := startStandin(t, window, 1000)
 	hcl := callpath
 	for _, r := range [][2]string{
@@ -73,6 +78,7 @@ func replayTrajectories(t *testing.T, callpath string, trajs []string, window in
 		{"reserved_for_response = 8192", "reserved_for_response = 1024"},
 		{`encoding              = "o200k_base"`, `encoding              = "cl100k_base"`}, // the stand-in's count
 		{`base_url = "https://api.openai.com"`, fmt.Sprintf("base_url = %q", si.url)},
+		{`base_url = "https://api.anthropic.com"`, fmt.Sprintf("base_url = %q", si.url)},
 	} {
 		if !strings.Contains(hcl, r[0]) {
 			t.Fatalf("examples/callpath.hcl has no %q to replace", r[0])
@@ -94,36 +100,38 @@ func replayTrajectories(t *testing.T, callpath string, trajs []string, window in
 	}
 	var runs []run
 	for _, path := range trajs {
-		for _, form := range []string{"recorded", "unlabelled"} {
-			conv, err := loadTrajectoryChat(path, form)
+		for _, form := range []string{"recorded", "unlabelled", "demonstrated"} {
+			traj, err := loadTrajectory(path, strings.Replace(form, "demonstrated", "unlabelled", 1))
 			if err != nil {
 				t.Fatalf("%s: %v", path, err)
 			}
-			if conv == nil {
+			if traj == nil {
 				continue // recorded and unlabelled are one form: no tool calls
 			}
-			r := run{task: conv.task, form: form}
-			for k, m := range conv.messages {
-				if m["role"] != "assistant" {
-					continue
-				}
-				body := map[string]any{"model": "gpt-4o", "messages": conv.messages[:k], "max_tokens": 512}
-				if len(conv.tools) > 0 {
-					body["tools"] = conv.tools
-				}
-				stream := r.calls%3 == 2
-				if stream {
-					body["stream"] = true
-				}
-				replayCall(t, base, body, conv.replies[k], stream)
-				r.calls++
-				r.callerToks = append(r.callerToks, standinCount(t, conv.messages[:k], conv.tools))
+			if form == "demonstrated" {
+				traj.demonstrate(demo)
 			}
-			runs = append(runs, r)
+			for _, d := range replayDialects {
+				conv := d.render(traj, traj.name+"-"+form+"-"+d.name)
+				r := run{task: conv.task, form: form}
+				for k, m := range conv.messages {
+					if m["role"] != "assistant" {
+						continue
+					}
+					stream := r.calls%3 == 2
+					replayCall(t, base, d, conv.body(k, stream), conv.replies[k], stream)
+					r.calls++
+					r.callerToks = append(r.callerToks, conv.count(t, k))
+				}
+				runs = append(runs, r)
+			}
 		}
 	}
 
 	checks := si.checks(t)
+	for _, c := range checks[""] {
+		t.Errorf("a request without its task: %+v", c)
+	}
 	outgrew, compacted := 0, 0
 	masked := map[string]int{} // by form: calls that outgrew the window and went with outputs masked
 	for _, r := range runs {
@@ -164,11 +172,14 @@ func replayTrajectories(t *testing.T, callpath string, trajs []string, window in
 		t.Errorf("calls that outgrew the window with outputs masked: %d recorded, %d unlabelled; want some of each", masked["recorded"], masked["unlabelled"])
 	}
 	metrics := getText(t, base+"/metrics", "")
-	if v := metricValue(metrics, `ctxhost_upstream_history_replaced_total{upstream="openai"}`); v != 0 {
-		t.Errorf("the history was replaced %v times: a recorded answer sent back was not recognised", v)
+	var caller, sent float64
+	for _, up := range []string{"openai", "anthropic"} {
+		if v := metricValue(metrics, `ctxhost_upstream_history_replaced_total{upstream="`+up+`"}`); v != 0 {
+			t.Errorf("%s: the history was replaced %v times: a recorded answer sent back was not recognised", up, v)
+		}
+		caller += metricValue(metrics, `ctxhost_upstream_caller_tokens_total{upstream="`+up+`"}`)
+		sent += metricValue(metrics, `ctxhost_upstream_sent_tokens_total{upstream="`+up+`"}`)
 	}
-	caller := metricValue(metrics, `ctxhost_upstream_caller_tokens_total{upstream="openai"}`)
-	sent := metricValue(metrics, `ctxhost_upstream_sent_tokens_total{upstream="openai"}`)
 	t.Logf("%d runs from %d trajectories: %d calls outgrew the window, %d went smaller, with outputs masked %d recorded and %d unlabelled; ctxhost sent %.0f of the %.0f tokens callers sent (%.0f%%)",
 		len(runs), len(trajs), outgrew, compacted, masked["recorded"], masked["unlabelled"], sent, caller, 100*sent/caller)
 }
@@ -183,16 +194,18 @@ func slicesMax(xs []int) int {
 
 // replayCall posts one call of a replayed conversation with the answer
 // the stand-in must give, and checks the answer ctxhost passed back.
-func replayCall(t *testing.T, base string, body map[string]any, reply map[string]string, stream bool) {
+func replayCall(t *testing.T, base string, d replayDialect, body map[string]any, reply map[string]string, stream bool) {
 	t.Helper()
 	b, err := json.Marshal(body)
 	if err != nil {
 		t.Fatal(err)
 	}
 	scripted, _ := json.Marshal(reply)
-	req, _ := http.NewRequest(http.MethodPost, base+"/v1/chat/completions", bytes.NewReader(b))
+	req, _ := http.NewRequest(http.MethodPost, base+d.path, bytes.NewReader(b))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+standinKey)
+	for k, v := range d.headers {
+		req.Header.Set(k, v)
+	}
 	req.Header.Set("Standin-Reply", base64.StdEncoding.EncodeToString(scripted))
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -201,51 +214,134 @@ func replayCall(t *testing.T, base string, body map[string]any, reply map[string
 	defer res.Body.Close()
 	out, err := io.ReadAll(res.Body)
 	if err != nil || res.StatusCode != http.StatusOK {
-		t.Fatalf("HTTP %d: %s %v", res.StatusCode, out, err)
+		t.Fatalf("%s: HTTP %d: %s %v", d.name, res.StatusCode, out, err)
 	}
 	if stream {
-		if !bytes.Contains(out, []byte("data: [DONE]")) {
-			t.Fatalf("a stream without its end: %s", out)
+		if !bytes.Contains(out, []byte(d.streamEnd)) {
+			t.Fatalf("%s: a stream without its end: %s", d.name, out)
 		}
 		return
 	}
-	var answer struct {
-		Choices []struct {
-			Message struct {
-				Content string `json:"content"`
-			} `json:"message"`
-		} `json:"choices"`
-	}
-	if err := json.Unmarshal(out, &answer); err != nil || len(answer.Choices) != 1 || answer.Choices[0].Message.Content != reply["text"] {
-		t.Fatalf("the answer did not come back as the stand-in gave it: %s (%v)", out, err)
+	if text, err := d.answerText(out); err != nil || text != reply["text"] {
+		t.Fatalf("%s: the answer did not come back as the stand-in gave it: %s (%v)", d.name, out, err)
 	}
 }
 
-// trajectoryChat is a recorded run as an agent sends it to Chat
-// Completions: its messages, the tools its calls name, and for each
-// assistant message the answer (text, tool call) that produced it.
-type trajectoryChat struct {
+// replayDialect is a provider API a trajectory is replayed on.
+type replayDialect struct {
+	name, path string
+	headers    map[string]string
+	// streamEnd is what a whole stream ends with.
+	streamEnd string
+	// render renders a trajectory with its task marked as task's.
+	render func(tr *trajectory, task string) *replayConv
+	// answerText is the text of a whole answer.
+	answerText func(body []byte) (string, error)
+}
+
+var replayDialects = []replayDialect{
+	{name: "chat", path: "/v1/chat/completions", headers: map[string]string{"Authorization": "Bearer " + standinKey},
+		streamEnd: "data: [DONE]", render: renderChat,
+		answerText: func(body []byte) (string, error) {
+			var a struct {
+				Choices []struct {
+					Message struct{ Content string } `json:"message"`
+				} `json:"choices"`
+			}
+			if err := json.Unmarshal(body, &a); err != nil || len(a.Choices) != 1 {
+				return "", fmt.Errorf("%d choices, %v", len(a.Choices), err)
+			}
+			return a.Choices[0].Message.Content, nil
+		}},
+	{name: "anthropic", path: "/v1/messages", headers: map[string]string{"x-api-key": standinKey, "anthropic-version": "2023-06-01"},
+		streamEnd: "event: message_stop", render: renderAnthropic,
+		answerText: func(body []byte) (string, error) {
+			var a struct {
+				Content []struct{ Type, Text string } `json:"content"`
+			}
+			if err := json.Unmarshal(body, &a); err != nil {
+				return "", err
+			}
+			text := ""
+			for _, b := range a.Content {
+				if b.Type == "text" {
+					text += b.Text
+				}
+			}
+			return text, nil
+		}},
+}
+
+// replayConv is a trajectory rendered for one dialect: its messages, and
+// for each assistant message the answer that produced it.
+type replayConv struct {
 	task     string
 	messages []map[string]any
-	tools    []any
 	replies  map[int]map[string]string
+	// body is the request of the call answered by messages[k].
+	body func(k int, stream bool) map[string]any
+	// texts are each message's text as the stand-in reads it (tool calls
+	// and results in it); extra the system text and tool definitions.
+	texts, extra []string
+}
+
+// count is the caller's conversation of the call answered by
+// messages[k], counted as the stand-in counts a request (cl100k_base,
+// four tokens a text, three for the reply).
+func (c *replayConv) count(t *testing.T, k int) int {
+	t.Helper()
+	cl100k.once.Do(func() {
+		tiktoken.SetBpeLoader(tiktokenloader.NewOfflineLoader())
+		cl100k.enc, cl100k.err = tiktoken.GetEncoding("cl100k_base")
+	})
+	if cl100k.err != nil {
+		t.Fatal(cl100k.err)
+	}
+	n := 3
+	for _, s := range append(append([]string(nil), c.extra...), c.texts[:k]...) {
+		n += 4 + len(cl100k.enc.Encode(s, nil, nil))
+	}
+	return n
+}
+
+// cl100k is the encoding replayConv.count counts with, loaded once.
+var cl100k struct {
+	once sync.Once
+	enc  *tiktoken.Tiktoken
+	err  error
+}
+
+// trajectory is a recorded run in one form, provider-neutral.
+type trajectory struct {
+	name  string // its file's, as a task id's characters
+	turns []trajTurn
+	// taskAt is the turn of the task: the last user message before the
+	// first assistant one.
+	taskAt int
+	tools  []string // the names its tool calls use, sorted
+}
+
+// trajTurn is one message: role system, user, assistant or tool; an
+// assistant's call (at most one) or a tool's answer to callID.
+type trajTurn struct {
+	role, text         string
+	callID, name, args string // assistant with a tool call
+	answers            string // tool: the call it answers
 }
 
 // taskIDChars are the characters the stand-in reads in a task id.
 var taskIDChars = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 
-// loadTrajectoryChat reads a .traj file's history as form: "recorded"
-// (tool calls and tool results as the run made them; nil when it made
-// none, since it is then its unlabelled form) or "unlabelled" (each
-// action written into its assistant message, each observation a user
-// message). The task, the last user message before the first assistant
-// one, opens with "TASK-ID: <run>." for the stand-in to find.
-func loadTrajectoryChat(path, form string) (*trajectoryChat, error) {
+// loadTrajectory reads a .traj file's history as form: "recorded" (tool
+// calls and tool results as the run made them; nil when it made none,
+// since it is then its unlabelled form) or "unlabelled" (each action
+// written into its assistant message, each observation a user message).
+func loadTrajectory(path, form string) (*trajectory, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var traj struct {
+	var raw struct {
 		History []struct {
 			Role      string          `json:"role"`
 			Content   json.RawMessage `json:"content"`
@@ -259,35 +355,35 @@ func loadTrajectoryChat(path, form string) (*trajectoryChat, error) {
 			ToolCallIDs []string `json:"tool_call_ids"`
 		} `json:"history"`
 	}
-	if err := json.Unmarshal(data, &traj); err != nil {
+	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, err
 	}
 	calls := false
-	for _, h := range traj.History {
+	for _, h := range raw.History {
 		calls = calls || len(h.ToolCalls) > 0
 	}
 	if form == "recorded" && !calls {
 		return nil, nil
 	}
 	name := strings.TrimSuffix(filepath.Base(path), ".traj")
-	c := &trajectoryChat{task: taskIDChars.ReplaceAllString(name, "_") + "-" + form, replies: map[int]map[string]string{}}
+	tr := &trajectory{name: taskIDChars.ReplaceAllString(name, "_")}
 	tools := map[string]bool{}
-	for _, h := range traj.History {
+	for _, h := range raw.History {
 		text, err := contentText(h.Content)
 		if err != nil {
 			return nil, fmt.Errorf("%s message: %w", h.Role, err)
 		}
-		switch {
-		case h.Role == "tool" && form == "unlabelled":
-			c.messages = append(c.messages, map[string]any{"role": "user", "content": text})
-		case h.Role == "tool":
+		turn := trajTurn{role: h.Role, text: text}
+		switch h.Role {
+		case "system", "user":
+		case "tool":
 			if len(h.ToolCallIDs) != 1 {
 				return nil, fmt.Errorf("a tool message answers %d calls", len(h.ToolCallIDs))
 			}
-			c.messages = append(c.messages, map[string]any{"role": "tool", "tool_call_id": h.ToolCallIDs[0], "content": text})
-		case h.Role == "assistant":
-			reply := map[string]string{"text": text}
-			m := map[string]any{"role": "assistant", "content": text}
+			if turn.answers = h.ToolCallIDs[0]; form == "unlabelled" {
+				turn = trajTurn{role: "user", text: text}
+			}
+		case "assistant":
 			if len(h.ToolCalls) > 1 {
 				return nil, fmt.Errorf("an assistant message makes %d tool calls", len(h.ToolCalls))
 			}
@@ -298,44 +394,184 @@ func loadTrajectoryChat(path, form string) (*trajectoryChat, error) {
 					args = s
 				}
 				if form == "unlabelled" {
-					text += "\n\nAction: " + tc.Function.Name + " " + args
-					reply["text"], m["content"] = text, text
+					turn.text += "\n\nAction: " + tc.Function.Name + " " + args
 					continue
 				}
-				reply["id"], reply["name"], reply["arguments"] = tc.ID, tc.Function.Name, args
-				m["tool_calls"] = []any{map[string]any{"id": tc.ID, "type": "function", "function": map[string]any{"name": tc.Function.Name, "arguments": args}}}
+				turn.callID, turn.name, turn.args = tc.ID, tc.Function.Name, args
 				tools[tc.Function.Name] = true
 			}
-			c.replies[len(c.messages)] = reply
-			c.messages = append(c.messages, m)
-		case h.Role == "system" || h.Role == "user":
-			c.messages = append(c.messages, map[string]any{"role": h.Role, "content": text})
 		default:
 			return nil, fmt.Errorf("a message of role %q", h.Role)
 		}
+		tr.turns = append(tr.turns, turn)
 	}
-	task := -1
-	for i, m := range c.messages {
-		if m["role"] == "assistant" {
+	tr.taskAt = -1
+	for i, turn := range tr.turns {
+		if turn.role == "assistant" {
 			break
 		}
-		if m["role"] == "user" {
-			task = i
+		if turn.role == "user" {
+			tr.taskAt = i
 		}
 	}
-	if task < 0 {
+	if tr.taskAt < 0 {
 		return nil, fmt.Errorf("no user message before the first assistant turn")
 	}
-	c.messages[task]["content"] = "TASK-ID: " + c.task + ".\n" + c.messages[task]["content"].(string)
-	names := make([]string, 0, len(tools))
 	for n := range tools {
-		names = append(names, n)
+		tr.tools = append(tr.tools, n)
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		c.tools = append(c.tools, map[string]any{"type": "function", "function": map[string]any{"name": n, "parameters": map[string]any{"type": "object"}}})
+	sort.Strings(tr.tools)
+	return tr, nil
+}
+
+// demonstration is a demonstration as SWE-agent puts one before the task
+// (an earlier run written out as text): the unlabelled form of the
+// reference run marshmallow-1867_xml_window100 (or of the first run, when
+// it is absent).
+func demonstration(trajs []string) (string, error) {
+	path := trajs[0]
+	for _, p := range trajs {
+		if strings.Contains(filepath.Base(p), "xml_window100") {
+			path = p
+			break
+		}
 	}
-	return c, nil
+	tr, err := loadTrajectory(path, "unlabelled")
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString("Here is a demonstration of how to correctly accomplish this task.\n" +
+		"It is included to show you how to correctly use the interface.\n--- DEMONSTRATION ---\n")
+	for _, turn := range tr.turns[1:] {
+		fmt.Fprintf(&b, "%s:\n%s\n\n", turn.role, turn.text)
+	}
+	b.WriteString("--- END OF DEMONSTRATION ---")
+	return b.String(), nil
+}
+
+// demonstrate puts demo before the task, as a user message of its own.
+func (tr *trajectory) demonstrate(demo string) {
+	tr.turns = slices.Insert(tr.turns, tr.taskAt, trajTurn{role: "user", text: demo})
+	tr.taskAt++
+}
+
+// markTask is the turn's text, the task opening with "TASK-ID: task."
+// for the stand-in to find.
+func (tr *trajectory) markTask(i int, task string) string {
+	if i == tr.taskAt {
+		return "TASK-ID: " + task + ".\n" + tr.turns[i].text
+	}
+	return tr.turns[i].text
+}
+
+// renderChat renders tr for Chat Completions, as the agent sent it.
+func renderChat(tr *trajectory, task string) *replayConv {
+	c := &replayConv{task: task, replies: map[int]map[string]string{}}
+	var tools []any
+	for _, n := range tr.tools {
+		tools = append(tools, map[string]any{"type": "function", "function": map[string]any{"name": n, "parameters": map[string]any{"type": "object"}}})
+	}
+	if len(tools) > 0 {
+		b, _ := json.Marshal(tools)
+		c.extra = append(c.extra, string(b))
+	}
+	for i, turn := range tr.turns {
+		turn.text = tr.markTask(i, task)
+		m := map[string]any{"role": turn.role, "content": turn.text}
+		text := turn.text
+		switch {
+		case turn.role == "tool":
+			m["tool_call_id"] = turn.answers
+		case turn.role == "assistant":
+			reply := map[string]string{"text": turn.text}
+			if turn.name != "" {
+				m["tool_calls"] = []any{map[string]any{"id": turn.callID, "type": "function", "function": map[string]any{"name": turn.name, "arguments": turn.args}}}
+				reply["id"], reply["name"], reply["arguments"] = turn.callID, turn.name, turn.args
+				text += turn.name + turn.args
+			}
+			c.replies[len(c.messages)] = reply
+		}
+		c.messages = append(c.messages, m)
+		c.texts = append(c.texts, text)
+	}
+	c.body = func(k int, stream bool) map[string]any {
+		body := map[string]any{"model": "gpt-4o", "messages": c.messages[:k], "max_tokens": 512}
+		if len(tools) > 0 {
+			body["tools"] = tools
+		}
+		if stream {
+			body["stream"] = true
+		}
+		return body
+	}
+	return c
+}
+
+// renderAnthropic renders tr for the Messages API: the system text apart,
+// tool calls as tool_use blocks and their results as tool_result blocks
+// of the next user message, messages of one role in a row joined (the
+// API alternates roles).
+func renderAnthropic(tr *trajectory, task string) *replayConv {
+	c := &replayConv{task: task, replies: map[int]map[string]string{}}
+	var system []string
+	var tools []any
+	for _, n := range tr.tools {
+		tools = append(tools, map[string]any{"name": n, "input_schema": map[string]any{"type": "object"}})
+	}
+	for i, turn := range tr.turns {
+		turn.text = tr.markTask(i, task)
+		role := turn.role
+		if role == "tool" {
+			role = "user"
+		}
+		if role == "system" {
+			system = append(system, turn.text)
+			continue
+		}
+		var blocks []any
+		text := turn.text
+		switch {
+		case turn.role == "tool":
+			blocks = append(blocks, map[string]any{"type": "tool_result", "tool_use_id": turn.answers, "content": turn.text})
+		case strings.TrimSpace(turn.text) != "":
+			blocks = append(blocks, map[string]any{"type": "text", "text": turn.text})
+		}
+		if turn.name != "" {
+			blocks = append(blocks, map[string]any{"type": "tool_use", "id": turn.callID, "name": turn.name, "input": json.RawMessage(turn.args)})
+			text += turn.name + turn.args
+		}
+		if n := len(c.messages); n > 0 && c.messages[n-1]["role"] == role && turn.role != "assistant" {
+			c.messages[n-1]["content"] = append(c.messages[n-1]["content"].([]any), blocks...)
+			c.texts[n-1] += text
+			continue
+		}
+		if turn.role == "assistant" {
+			reply := map[string]string{"text": turn.text}
+			if turn.name != "" {
+				reply["id"], reply["name"], reply["arguments"] = turn.callID, turn.name, turn.args
+			}
+			c.replies[len(c.messages)] = reply
+		}
+		c.messages = append(c.messages, map[string]any{"role": role, "content": blocks})
+		c.texts = append(c.texts, text)
+	}
+	c.extra = append(c.extra, strings.Join(system, "\n\n"))
+	if len(tools) > 0 {
+		b, _ := json.Marshal(tools)
+		c.extra = append(c.extra, string(b))
+	}
+	c.body = func(k int, stream bool) map[string]any {
+		body := map[string]any{"model": "claude-sonnet-4-5", "max_tokens": 512, "system": strings.Join(system, "\n\n"), "messages": c.messages[:k]}
+		if len(tools) > 0 {
+			body["tools"] = tools
+		}
+		if stream {
+			body["stream"] = true
+		}
+		return body
+	}
+	return c
 }
 
 // contentText is a message's content as text: a string, or the text of
@@ -362,43 +598,4 @@ func contentText(raw json.RawMessage) (string, error) {
 		}
 	}
 	return b.String(), nil
-}
-
-// standinCount counts a conversation as the stand-in counts a request
-// (cl100k_base; four tokens a message, its tool calls' names and
-// arguments in its text; the tool definitions as one more text; three
-// for the reply).
-func standinCount(t *testing.T, messages []map[string]any, tools []any) int {
-	t.Helper()
-	cl100k.once.Do(func() {
-		tiktoken.SetBpeLoader(tiktokenloader.NewOfflineLoader())
-		cl100k.enc, cl100k.err = tiktoken.GetEncoding("cl100k_base")
-	})
-	if cl100k.err != nil {
-		t.Fatal(cl100k.err)
-	}
-	count := func(s string) int { return 4 + len(cl100k.enc.Encode(s, nil, nil)) }
-	n := 3
-	if len(tools) > 0 {
-		b, _ := json.Marshal(tools)
-		n += count(string(b))
-	}
-	for _, m := range messages {
-		text := m["content"].(string)
-		if calls, ok := m["tool_calls"].([]any); ok {
-			for _, c := range calls {
-				fn := c.(map[string]any)["function"].(map[string]any)
-				text += fn["name"].(string) + fn["arguments"].(string)
-			}
-		}
-		n += count(text)
-	}
-	return n
-}
-
-// cl100k is the encoding standinCount counts with, loaded once.
-var cl100k struct {
-	once sync.Once
-	enc  *tiktoken.Tiktoken
-	err  error
 }

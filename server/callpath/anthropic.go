@@ -77,7 +77,14 @@ func (anthropicDialect) conversation(raw json.RawMessage, first int) (conv, erro
 
 // anthropicToMessages converts one message: an assistant turn is one
 // message; a user turn is its tool results (one tool message each), then
-// the rest of its content as one user message.
+// the rest of its content as one user message, or, when that rest is two
+// text blocks or more and nothing else, one user message a block. The API
+// wants roles to alternate, so an agent that has several user messages
+// in a row (instructions or demonstrations, then its task; an observation
+// and what it asks next) sends them as the blocks of one turn: apart,
+// each is inferred, masked, omitted and cut on its own (a cut of the turn
+// whole would take the middle, where the task begins), and the assembler
+// merges them back into one turn of as many blocks.
 func anthropicToMessages(m anthropicMessage) ([]sdk.Message, error) {
 	switch m.Role {
 	case "assistant":
@@ -95,12 +102,36 @@ func anthropicToMessages(m anthropicMessage) ([]sdk.Message, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !c.empty() || len(tools) == 0 {
+		switch texts := textBlocks(c); {
+		case c.empty() && len(tools) > 0:
+		case len(texts) > 1:
+			for _, text := range texts {
+				tools = append(tools, sdk.Message{Role: sdk.RoleUser, Content: text})
+			}
+		default:
 			tools = append(tools, c.message(sdk.RoleUser, "\n"))
 		}
 		return tools, nil
 	}
 	return nil, fmt.Errorf("unknown role %q", m.Role)
+}
+
+// textBlocks is c's text, block by block (blank blocks left out), when
+// c holds text alone; nil when it holds anything else.
+func textBlocks(c *content) []string {
+	if len(c.calls) > 0 {
+		return nil
+	}
+	var texts []string
+	for _, p := range c.parts {
+		if p.Type != sdk.PartText {
+			return nil
+		}
+		if strings.TrimSpace(p.Text) != "" {
+			texts = append(texts, p.Text)
+		}
+	}
+	return texts
 }
 
 // anthropicBlocks reads content (a string or blocks); tool results go to

@@ -277,3 +277,39 @@ func TestTools(t *testing.T) {
 		}
 	}
 }
+
+// TestAnthropicTextBlocksApart: a user turn of text blocks alone is one
+// user message a block (an agent merges its messages into one turn, as
+// the API alternates roles), after the turn's tool results; a turn with
+// an image, or with one text block, stays one message.
+func TestAnthropicTextBlocksApart(t *testing.T) {
+	for _, c := range []struct {
+		name, raw string
+		want      []string // role: content of each message
+	}{
+		{"demonstration and task", `[{"role":"user","content":[{"type":"text","text":"a demonstration"},{"type":"text","text":"TASK: fix it"}]}]`,
+			[]string{"user: a demonstration", "user: TASK: fix it"}},
+		{"results then texts", `[{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"ls","input":{}}]},` +
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"a.go"},{"type":"text","text":"Now read it."},{"type":"text","text":"Be brief."}]}]`,
+			[]string{"assistant: ", "tool: a.go", "user: Now read it.", "user: Be brief."}},
+		{"one text and a blank one", `[{"role":"user","content":[{"type":"text","text":" "},{"type":"text","text":"task"}]}]`,
+			[]string{"user:  \ntask"}},
+		{"a string", `[{"role":"user","content":"task"}]`, []string{"user: task"}},
+	} {
+		got, err := anthropicDialect{}.conversation(json.RawMessage(c.raw), 0)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		var roles []string
+		for _, m := range got.messages {
+			roles = append(roles, m.Role+": "+m.Content)
+		}
+		if strings.Join(roles, "|") != strings.Join(c.want, "|") {
+			t.Errorf("%s: %q, want %q", c.name, roles, c.want)
+		}
+	}
+	got, err := anthropicDialect{}.conversation(json.RawMessage(`[{"role":"user","content":[{"type":"text","text":"see"},{"type":"text","text":"this"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBO"}}]}]`), 0)
+	if err != nil || len(got.messages) != 1 || len(got.messages[0].Parts) != 3 {
+		t.Fatalf("text and an image: %+v, %v", got.messages, err)
+	}
+}
