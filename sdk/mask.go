@@ -19,6 +19,14 @@ const MetaExitCode = "exit_code"
 // of the service sets it from the caller's is_error.
 const MetaToolError = "tool_error"
 
+// MetaResultField is the metadata key that names the field a tool
+// result's text came in, when its caller sent the result as an object of
+// one text field other than "content" (a Gemini functionResponse's
+// response such as {"output": "..."}): the message holds the text alone,
+// which masking and cutting shorten as any text, and the Gemini assembler
+// sends it back under that field.
+const MetaResultField = "result_field"
+
 // MaskInfo describes a tool output being replaced by a placeholder.
 type MaskInfo struct {
 	Tool     string // tool name; "tool" when unknown

@@ -44,9 +44,9 @@ type functionCall struct {
 }
 
 type functionResponse struct {
-	ID       string         `json:"id,omitempty"`
-	Name     string         `json:"name"`
-	Response resultEnvelope `json:"response"`
+	ID       string `json:"id,omitempty"`
+	Name     string `json:"name"`
+	Response any    `json:"response"` // a resultEnvelope, or the result's own JSON object
 }
 
 type resultEnvelope struct {
@@ -59,8 +59,9 @@ func textPart(s string) part { return part{Text: &s} }
 //   - systemInstruction: the system body, left out when empty;
 //   - contents: the history, user turns as role "user", assistant turns as
 //     role "model" (text, then one functionCall part per tool call), tool
-//     results as functionResponse parts {name, response: {content}} in a
-//     user turn, system-role messages (e.g. the omitted-messages marker) as
+//     results as functionResponse parts {name, response} in a user turn
+//     (response: the result itself when it is a JSON object, as Gemini's
+//     callers send it; else {content: its text}), system-role messages (e.g. the omitted-messages marker) as
 //     user text parts; then a final user turn with the team task and
 //     supporting context as one text part and the input as another;
 //   - consecutive turns of one role are merged into one content with
@@ -194,7 +195,7 @@ func deriveFragment(_ int, m sdk.Message, ctx *assembly.MessageContext) fragment
 		parts = []part{{FunctionResponse: &functionResponse{
 			ID:       m.ToolCallID,
 			Name:     ctx.ToolName(m),
-			Response: resultEnvelope{Content: toolText(m)},
+			Response: toolResponse(m),
 		}}}
 		if media := mediaParts(m); len(media) > 0 {
 			parts = append(parts, media...)
@@ -210,6 +211,23 @@ func deriveFragment(_ int, m sdk.Message, ctx *assembly.MessageContext) fragment
 	}
 	f.parts = enc[1 : len(enc)-1] // the parts without the array's brackets
 	return f
+}
+
+// toolResponse is a tool result's functionResponse.response: its text
+// under the field its caller sent it in (sdk.MetaResultField), or its
+// content when that is a JSON object (what Gemini's own callers send, kept
+// as they sent it), else {content: its text}. A masked or cut object is
+// text again, and goes in the envelope.
+func toolResponse(m sdk.Message) any {
+	if field := m.Metadata[sdk.MetaResultField]; field != "" {
+		return map[string]string{field: toolText(m)}
+	}
+	if len(m.Parts) == 0 {
+		if c := strings.TrimSpace(m.Content); strings.HasPrefix(c, "{") && json.Valid([]byte(c)) {
+			return json.RawMessage(c)
+		}
+	}
+	return resultEnvelope{Content: toolText(m)}
 }
 
 // toolText is a tool result's text: its content, or its text parts.

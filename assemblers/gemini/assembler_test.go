@@ -152,6 +152,36 @@ func TestFunctionCallArgs(t *testing.T) {
 	}
 }
 
+// TestFunctionResponseObject: a tool result that is a JSON object (what
+// Gemini's callers send as a functionResponse's response) goes back as
+// that object, not as a string inside {content}; a text result under the
+// field its caller named (sdk.MetaResultField); other text, and a result
+// that is not an object, in {content}.
+func TestFunctionResponseObject(t *testing.T) {
+	req := sdk.AssembleRequest{Format: FormatAPI, Components: []sdk.Component{{
+		Name: sdk.ComponentHistory, Slot: sdk.SlotHistory, Messages: []sdk.Message{
+			{Role: sdk.RoleAssistant, ToolCalls: []sdk.ToolCall{{ID: "a", Name: "ls"}, {ID: "b", Name: "ls"}, {ID: "c", Name: "ls"}, {ID: "d", Name: "ls"}}},
+			{Role: sdk.RoleTool, ToolCallID: "a", Content: `{"output":"a.go\nb.go","exit":0}`},
+			{Role: sdk.RoleTool, ToolCallID: "b", Content: "a.go\nb.go"},
+			{Role: sdk.RoleTool, ToolCallID: "c", Content: `["a.go"]`},
+			{Role: sdk.RoleTool, ToolCallID: "d", Content: "a.go", Metadata: map[string]string{sdk.MetaResultField: "output"}},
+		},
+	}}}
+	got := parseStrict(t, assemble(t, req, FormatAPI).Payload)
+	var responses []string
+	for _, p := range got.GetContents()[1].GetParts() {
+		b, err := protojson.Marshal(p.GetFunctionResponse().GetResponse())
+		if err != nil {
+			t.Fatal(err)
+		}
+		responses = append(responses, strings.ReplaceAll(string(b), " ", ""))
+	}
+	want := []string{`{"exit":0,"output":"a.go\nb.go"}`, `{"content":"a.go\nb.go"}`, `{"content":"[\"a.go\"]"}`, `{"output":"a.go"}`}
+	if diff := cmp.Diff(want, responses); diff != "" {
+		t.Errorf("responses (-want +got):\n%s", diff)
+	}
+}
+
 func TestModelOption(t *testing.T) {
 	for _, tt := range []struct{ option, want string }{
 		{"", ""}, {"gemini-2.5-pro", "models/gemini-2.5-pro"}, {"models/gemini-2.5-flash", "models/gemini-2.5-flash"},

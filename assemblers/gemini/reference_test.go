@@ -2,6 +2,8 @@ package gemini
 
 import (
 	"context"
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/ctxhost/ctxhost/sdk"
@@ -44,10 +46,17 @@ func referenceRequest(p assembly.Parts, model string) ([]byte, error) {
 		case sdk.RoleAssistant:
 			add(roleModel, modelParts(m)...)
 		case sdk.RoleTool:
+			var response any = resultEnvelope{Content: m.Content}
+			if c := strings.TrimSpace(m.Content); strings.HasPrefix(c, "{") && json.Valid([]byte(c)) {
+				response = json.RawMessage(c) // a result that is a JSON object is the response
+			}
+			if field := m.Metadata[sdk.MetaResultField]; field != "" {
+				response = map[string]string{field: m.Content}
+			}
 			add(roleUser, part{FunctionResponse: &functionResponse{
 				ID:       m.ToolCallID,
 				Name:     assembly.ToolName(m, toolNames),
-				Response: resultEnvelope{Content: m.Content},
+				Response: response,
 			}})
 		case sdk.RoleUser:
 			add(roleUser, textPart(assembly.UserText(m)))

@@ -79,6 +79,7 @@ func replayTrajectories(t *testing.T, callpath string, trajs []string, demo stri
 		{`encoding              = "o200k_base"`, `encoding              = "cl100k_base"`}, // the stand-in's count
 		{`base_url = "https://api.openai.com"`, fmt.Sprintf("base_url = %q", si.url)},
 		{`base_url = "https://api.anthropic.com"`, fmt.Sprintf("base_url = %q", si.url)},
+		{`base_url = "https://generativelanguage.googleapis.com"`, fmt.Sprintf("base_url = %q", si.url)},
 	} {
 		if !strings.Contains(hcl, r[0]) {
 			t.Fatalf("examples/callpath.hcl has no %q to replace", r[0])
@@ -97,6 +98,7 @@ func replayTrajectories(t *testing.T, callpath string, trajs []string, demo stri
 		form       string
 		calls      int
 		callerToks []int // the caller's conversation at each call, by the stand-in's rule
+		callerMsgs []int // and its messages
 	}
 	var runs []run
 	for _, path := range trajs {
@@ -114,14 +116,22 @@ func replayTrajectories(t *testing.T, callpath string, trajs []string, demo stri
 			for _, d := range replayDialects {
 				conv := d.render(traj, traj.name+"-"+form+"-"+d.name)
 				r := run{task: conv.task, form: form}
-				for k, m := range conv.messages {
-					if m["role"] != "assistant" {
+				replaced := func() float64 {
+					return metricValue(getText(t, base+"/metrics", ""), `ctxhost_upstream_history_replaced_total{upstream="`+d.upstream+`"}`)
+				}
+				before := replaced()
+				for k := range conv.messages {
+					if conv.replies[k] == nil { // not an assistant's turn
 						continue
 					}
 					stream := r.calls%3 == 2
 					replayCall(t, base, d, conv.body(k, stream), conv.replies[k], stream)
 					r.calls++
 					r.callerToks = append(r.callerToks, conv.count(t, k))
+					r.callerMsgs = append(r.callerMsgs, k)
+				}
+				if n := replaced() - before; n != 0 {
+					t.Errorf("%s: the history was replaced %v times: a recorded answer sent back was not recognised", r.task, n)
 				}
 				runs = append(runs, r)
 			}
@@ -152,8 +162,12 @@ func replayTrajectories(t *testing.T, callpath string, trajs []string, demo stri
 			runMasked = max(runMasked, c.Masked)
 			if r.callerToks[i] > window-1024 { // the conversation as sent would not leave the answer its room
 				outgrew++
-				if c.Tokens >= r.callerToks[i] {
-					t.Errorf("%s call %d: the caller's %d tokens outgrew the window, and %d went upstream", r.task, i+1, r.callerToks[i], c.Tokens)
+				// Gemini's function calls and results are counted as the
+				// stand-in reads them back (protojson), not as sent, so
+				// fewer messages or masked ones say it too.
+				if c.Tokens >= r.callerToks[i] && c.Messages >= r.callerMsgs[i] && c.Masked == 0 {
+					t.Errorf("%s call %d: the caller's %d tokens in %d messages outgrew the window, and %d in %d went upstream",
+						r.task, i+1, r.callerToks[i], r.callerMsgs[i], c.Tokens, c.Messages)
 				} else {
 					compacted++
 				}
@@ -173,10 +187,7 @@ func replayTrajectories(t *testing.T, callpath string, trajs []string, demo stri
 	}
 	metrics := getText(t, base+"/metrics", "")
 	var caller, sent float64
-	for _, up := range []string{"openai", "anthropic"} {
-		if v := metricValue(metrics, `ctxhost_upstream_history_replaced_total{upstream="`+up+`"}`); v != 0 {
-			t.Errorf("%s: the history was replaced %v times: a recorded answer sent back was not recognised", up, v)
-		}
+	for _, up := range []string{"openai", "anthropic", "gemini"} {
 		caller += metricValue(metrics, `ctxhost_upstream_caller_tokens_total{upstream="`+up+`"}`)
 		sent += metricValue(metrics, `ctxhost_upstream_sent_tokens_total{upstream="`+up+`"}`)
 	}
@@ -201,7 +212,14 @@ func replayCall(t *testing.T, base string, d replayDialect, body map[string]any,
 		t.Fatal(err)
 	}
 	scripted, _ := json.Marshal(reply)
-	req, _ := http.NewRequest(http.MethodPost, base+d.path, bytes.NewReader(b))
+	path := d.path
+	if strings.HasSuffix(path, ":") { // Gemini names the method in the path
+		path += "generateContent"
+		if stream {
+			path = strings.TrimSuffix(path, "generateContent") + "streamGenerateContent?alt=sse"
+		}
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+path, bytes.NewReader(b))
 	req.Header.Set("Content-Type", "application/json")
 	for k, v := range d.headers {
 		req.Header.Set(k, v)
@@ -230,6 +248,7 @@ func replayCall(t *testing.T, base string, d replayDialect, body map[string]any,
 // replayDialect is a provider API a trajectory is replayed on.
 type replayDialect struct {
 	name, path string
+	upstream   string // its upstream in examples/callpath.hcl
 	headers    map[string]string
 	// streamEnd is what a whole stream ends with.
 	streamEnd string
@@ -240,7 +259,7 @@ type replayDialect struct {
 }
 
 var replayDialects = []replayDialect{
-	{name: "chat", path: "/v1/chat/completions", headers: map[string]string{"Authorization": "Bearer " + standinKey},
+	{name: "chat", upstream: "openai", path: "/v1/chat/completions", headers: map[string]string{"Authorization": "Bearer " + standinKey},
 		streamEnd: "data: [DONE]", render: renderChat,
 		answerText: func(body []byte) (string, error) {
 			var a struct {
@@ -253,7 +272,7 @@ var replayDialects = []replayDialect{
 			}
 			return a.Choices[0].Message.Content, nil
 		}},
-	{name: "anthropic", path: "/v1/messages", headers: map[string]string{"x-api-key": standinKey, "anthropic-version": "2023-06-01"},
+	{name: "anthropic", upstream: "anthropic", path: "/v1/messages", headers: map[string]string{"x-api-key": standinKey, "anthropic-version": "2023-06-01"},
 		streamEnd: "event: message_stop", render: renderAnthropic,
 		answerText: func(body []byte) (string, error) {
 			var a struct {
@@ -267,6 +286,25 @@ var replayDialects = []replayDialect{
 				if b.Type == "text" {
 					text += b.Text
 				}
+			}
+			return text, nil
+		}},
+	{name: "gemini", upstream: "gemini", path: "/v1beta/models/gemini-2.5-flash:", headers: map[string]string{"x-goog-api-key": standinKey},
+		streamEnd: `"finishReason":"STOP"`, render: renderGemini,
+		answerText: func(body []byte) (string, error) {
+			var a struct {
+				Candidates []struct {
+					Content struct {
+						Parts []struct{ Text string } `json:"parts"`
+					} `json:"content"`
+				} `json:"candidates"`
+			}
+			if err := json.Unmarshal(body, &a); err != nil || len(a.Candidates) != 1 {
+				return "", fmt.Errorf("%d candidates, %v", len(a.Candidates), err)
+			}
+			text := ""
+			for _, p := range a.Candidates[0].Content.Parts {
+				text += p.Text
 			}
 			return text, nil
 		}},
@@ -568,6 +606,70 @@ func renderAnthropic(tr *trajectory, task string) *replayConv {
 		}
 		if stream {
 			body["stream"] = true
+		}
+		return body
+	}
+	return c
+}
+
+// renderGemini renders tr for generateContent: the system text as the
+// system instruction, tool calls as functionCall parts and their results
+// as functionResponse parts of the next user turn, turns of one role in
+// a row joined (as agents' libraries send them).
+func renderGemini(tr *trajectory, task string) *replayConv {
+	c := &replayConv{task: task, replies: map[int]map[string]string{}}
+	var system []string
+	var decls []any
+	for _, n := range tr.tools {
+		decls = append(decls, map[string]any{"name": n, "parameters": map[string]any{"type": "OBJECT"}})
+	}
+	names := map[string]string{} // call id -> tool name
+	for i, turn := range tr.turns {
+		turn.text = tr.markTask(i, task)
+		role := map[string]string{"user": "user", "tool": "user", "assistant": "model"}[turn.role]
+		if turn.role == "system" {
+			system = append(system, turn.text)
+			continue
+		}
+		var parts []any
+		text := turn.text
+		switch {
+		case turn.role == "tool":
+			parts = append(parts, map[string]any{"functionResponse": map[string]any{"name": names[turn.answers], "response": map[string]any{"output": turn.text}}})
+		case strings.TrimSpace(turn.text) != "":
+			parts = append(parts, map[string]any{"text": turn.text})
+		}
+		if turn.name != "" {
+			names[turn.callID] = turn.name
+			parts = append(parts, map[string]any{"functionCall": map[string]any{"name": turn.name, "args": json.RawMessage(turn.args)}})
+			text += turn.name + turn.args
+		}
+		if n := len(c.messages); n > 0 && c.messages[n-1]["role"] == role && turn.role != "assistant" {
+			c.messages[n-1]["parts"] = append(c.messages[n-1]["parts"].([]any), parts...)
+			c.texts[n-1] += text
+			continue
+		}
+		if turn.role == "assistant" {
+			reply := map[string]string{"text": turn.text}
+			if turn.name != "" {
+				reply["id"], reply["name"], reply["arguments"] = turn.callID, turn.name, turn.args
+			}
+			c.replies[len(c.messages)] = reply
+		}
+		c.messages = append(c.messages, map[string]any{"role": role, "parts": parts})
+		c.texts = append(c.texts, text)
+	}
+	c.extra = append(c.extra, strings.Join(system, "\n\n"))
+	var tools []any
+	if len(decls) > 0 {
+		tools = []any{map[string]any{"functionDeclarations": decls}}
+		b, _ := json.Marshal(tools)
+		c.extra = append(c.extra, string(b))
+	}
+	c.body = func(k int, _ bool) map[string]any {
+		body := map[string]any{"systemInstruction": map[string]any{"parts": []any{map[string]any{"text": strings.Join(system, "\n\n")}}}, "contents": c.messages[:k]}
+		if len(tools) > 0 {
+			body["tools"] = tools
 		}
 		return body
 	}

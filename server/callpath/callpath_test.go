@@ -2,6 +2,7 @@ package callpath
 
 import (
 	"encoding/json"
+	"fmt"
 	"hash/maphash"
 	"net/http/httptest"
 	"strings"
@@ -198,7 +199,8 @@ func TestMemoTail(t *testing.T) {
 }
 
 // TestDeriveSession: a conversation keeps its session as it grows; another
-// opening (system text or first user message) gets another.
+// opening (system text or messages before the model's first turn) gets
+// another.
 func TestDeriveSession(t *testing.T) {
 	u := &upstream{Upstream: Upstream{Name: "o", Kind: KindOpenAI, Profile: "p"}}
 	id := func(messages string) string {
@@ -217,9 +219,30 @@ func TestDeriveSession(t *testing.T) {
 		`[{"role":"system","content":"S"},{"role":"user","content":"task B"}]`,
 		`[{"role":"system","content":"T"},{"role":"user","content":"task A"}]`,
 		`[{"role":"user","content":"task A"}]`,
+		`[{"role":"system","content":"S"},{"role":"user","content":"task A"},{"role":"user","content":"task C"}]`,
 	} {
 		if id(other) == first {
 			t.Errorf("%s shares the session of another opening", other)
+		}
+	}
+	// an opening of several messages (a demonstration, the same for every
+	// task, then the task) is the whole opening, before the model's first
+	// turn, not its first message
+	demo := `[{"role":"system","content":"S"},{"role":"user","content":"a demonstration"},{"role":"user","content":"task %s"}`
+	a := id(fmt.Sprintf(demo, "A") + `]`)
+	if b := id(fmt.Sprintf(demo, "B") + `]`); b == a {
+		t.Error("two tasks after the same demonstration share a session")
+	}
+	if grown := id(fmt.Sprintf(demo, "A") + `,{"role":"assistant","content":"ok"},{"role":"user","content":"more"}]`); grown != a {
+		t.Error("a conversation opened by a demonstration left its session as it grew")
+	}
+	for _, c := range []struct {
+		role, typ string
+		model     bool
+	}{{"assistant", "", true}, {"model", "", true}, {"", "function_call", true}, {"", "reasoning", true},
+		{"user", "", false}, {"", "message", false}, {"", "function_call_output", false}, {"", "", false}} {
+		if modelTurn(c.role, c.typ) != c.model {
+			t.Errorf("modelTurn(%q, %q) = %v", c.role, c.typ, !c.model)
 		}
 	}
 	if err := checkIDChars(first); err != nil {
@@ -278,8 +301,8 @@ func TestTools(t *testing.T) {
 	}
 }
 
-// TestAnthropicTextBlocksApart: a user turn of text blocks alone is one
-// user message a block (an agent merges its messages into one turn, as
+// TestAnthropicTextBlocksApart: a user turn of text blocks alone (an
+// Anthropic or Gemini one) is one user message a block (an agent merges its messages into one turn, as
 // the API alternates roles), after the turn's tool results; a turn with
 // an image, or with one text block, stays one message.
 func TestAnthropicTextBlocksApart(t *testing.T) {
@@ -311,5 +334,30 @@ func TestAnthropicTextBlocksApart(t *testing.T) {
 	got, err := anthropicDialect{}.conversation(json.RawMessage(`[{"role":"user","content":[{"type":"text","text":"see"},{"type":"text","text":"this"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBO"}}]}]`), 0)
 	if err != nil || len(got.messages) != 1 || len(got.messages[0].Parts) != 3 {
 		t.Fatalf("text and an image: %+v, %v", got.messages, err)
+	}
+	// Gemini's user contents alike; a model turn's parts stay one message
+	got, err = geminiDialect{}.conversation(json.RawMessage(`[{"role":"user","parts":[{"text":"a demonstration"},{"text":"TASK: fix it"}]},`+
+		`{"role":"model","parts":[{"text":"I will "},{"text":"look."}]}]`), 0)
+	if err != nil || len(got.messages) != 3 || got.messages[0].Content != "a demonstration" || got.messages[1].Content != "TASK: fix it" ||
+		got.messages[2].Content != "I will look." {
+		t.Fatalf("gemini: %+v, %v", got.messages, err)
+	}
+}
+
+// TestGeminiResult: a functionResponse's response of one text field is
+// held as that text (the field named unless it is "content"); any other
+// response as its canonical JSON.
+func TestGeminiResult(t *testing.T) {
+	for _, c := range []struct{ response, content, field string }{
+		{`{"output": "a.go\nb.go"}`, "a.go\nb.go", "output"},
+		{`{"content":"ok"}`, "ok", ""},
+		{`{"output":"a.go","exit":0}`, `{"exit":0,"output":"a.go"}`, ""},
+		{`{"count":3}`, `{"count":3}`, ""},
+		{`"bare"`, `"bare"`, ""},
+	} {
+		content, field, err := geminiResult(json.RawMessage(c.response))
+		if err != nil || content != c.content || field != c.field {
+			t.Errorf("%s: %q, %q, %v; want %q, %q", c.response, content, field, err, c.content, c.field)
+		}
 	}
 }

@@ -100,7 +100,11 @@ func (geminiDialect) conversation(raw json.RawMessage, first int) (conv, error) 
 }
 
 // geminiToMessages converts contents, the first of which is at index
-// first of the conversation. A function call without an id is named
+// first of the conversation. A user content is its function responses
+// (one tool message each), then the rest as one user message, or one
+// user message a text part when the rest is two text parts or more and
+// nothing else (an agent's messages merged into one turn, as Gemini wants
+// turns to alternate; see anthropicToMessages). A function call without an id is named
 // "call-I-K" (the K-th call of content I: how the content's text is split
 // in parts does not change it), and a function response without one
 // answers the oldest waiting call of its name.
@@ -123,7 +127,13 @@ func geminiToMessages(contents []geminiContent, first int) ([]sdk.Message, error
 			}
 		case "user", "":
 			out = append(out, tools...)
-			if !c.empty() || len(tools) == 0 {
+			switch texts := textBlocks(c); {
+			case c.empty() && len(tools) > 0:
+			case len(texts) > 1: // a user message a part: see anthropicToMessages
+				for _, text := range texts {
+					out = append(out, sdk.Message{Role: sdk.RoleUser, Content: text})
+				}
+			default:
 				out = append(out, c.message(sdk.RoleUser, ""))
 			}
 		default:
@@ -131,6 +141,29 @@ func geminiToMessages(contents []geminiContent, first int) ([]sdk.Message, error
 		}
 	}
 	return out, nil
+}
+
+// geminiResult is a functionResponse's response as a tool message's
+// content: the text of an object of one text field (field names it
+// unless it is "content", the field the assembler writes by default), so
+// that the result is masked, cut and counted as the text it is; any other
+// response as its canonical JSON, which the assembler sends back as the
+// object.
+func geminiResult(response json.RawMessage) (content, field string, err error) {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(response, &fields) == nil && len(fields) == 1 {
+		for k, v := range fields {
+			var text string
+			if len(v) > 0 && v[0] == '"' && json.Unmarshal(v, &text) == nil {
+				if k == "content" {
+					k = ""
+				}
+				return text, k, nil
+			}
+		}
+	}
+	content, err = canonicalJSON(response)
+	return content, "", err
 }
 
 // geminiParts reads one content's parts: its text, media and calls, and
@@ -160,12 +193,16 @@ func geminiParts(parts []geminiPart, at int, calls *[]sdk.ToolCall) (*content, [
 			if calls == nil {
 				return nil, nil, errors.New("a functionResponse outside contents")
 			}
-			res, err := canonicalJSON(p.FunctionResponse.Response)
+			res, field, err := geminiResult(p.FunctionResponse.Response)
 			if err != nil {
 				return nil, nil, fmt.Errorf("functionResponse %q response: %w", p.FunctionResponse.Name, err)
 			}
 			id := answerCall(calls, p.FunctionResponse.ID, p.FunctionResponse.Name)
-			tools = append(tools, sdk.Message{Role: sdk.RoleTool, Content: res, ToolCallID: id, ToolName: p.FunctionResponse.Name})
+			m := sdk.Message{Role: sdk.RoleTool, Content: res, ToolCallID: id, ToolName: p.FunctionResponse.Name}
+			if field != "" {
+				m.Metadata = map[string]string{sdk.MetaResultField: field}
+			}
+			tools = append(tools, m)
 		case p.InlineData != nil:
 			typ := sdk.PartDocument
 			if strings.HasPrefix(p.InlineData.MimeType, "image/") {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/sdk"
@@ -14,10 +15,13 @@ import (
 // deriveSession names the session of a call without a session header:
 // the upstream's kind and a digest of the conversation's opening as sent
 // (the upstream, the profile, the system text, and the conversation's
-// elements up to its first user message), so that the calls of one
+// elements before the model's first turn), so that the calls of one
 // conversation share a session and conversations with different openings
-// never do. Conversations that open alike (the same system text and
-// first message) must name their sessions in the header.
+// never do. The opening is every message before the model first speaks,
+// not only the first user message: an agent that opens with a
+// demonstration or instructions, the same for all its tasks, then its
+// task, opens each task differently. Conversations that open alike (the
+// same system text and messages) must name their sessions in the header.
 func deriveSession(u *upstream, req *request) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%d:%s\x00", u.Name, u.Profile, len(req.system), req.system)
@@ -30,17 +34,32 @@ func deriveSession(u *upstream, req *request) string {
 			if dec.Decode(&el) != nil {
 				break
 			}
-			h.Write(el)
 			var head struct {
-				Role string          `json:"role"`
-				Type json.RawMessage `json:"type"`
+				Role string `json:"role"`
+				Type string `json:"type"`
 			}
-			if json.Unmarshal(el, &head) == nil && (head.Role == "user" || head.Role == "" && head.Type == nil) {
+			if json.Unmarshal(el, &head) == nil && modelTurn(head.Role, head.Type) {
 				break
 			}
+			h.Write(el)
+			h.Write([]byte{0})
 		}
 	}
 	return u.Kind + "-" + hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// modelTurn reports whether a conversation element of role and type is
+// the model's: an assistant (Gemini: model) message, or a Responses item
+// the model made (a function call, reasoning, ...: any type but a message
+// or a tool's output).
+func modelTurn(role, typ string) bool {
+	switch {
+	case role == "assistant" || role == "model":
+		return true
+	case role == "" && typ != "" && typ != "message":
+		return !strings.HasSuffix(typ, "_output")
+	}
+	return false
 }
 
 // reconcile brings the session's history and system text in line with the
@@ -87,7 +106,7 @@ func samePrefix(held, msgs []sdk.Message) bool {
 // tool's failure (ids, kinds and other metadata are ctxhost's).
 func sameMessage(a, b *sdk.Message) bool {
 	if a.Role != b.Role || a.Content != b.Content || a.ToolCallID != b.ToolCallID ||
-		a.Metadata[sdk.MetaToolError] != b.Metadata[sdk.MetaToolError] ||
+		a.Metadata[sdk.MetaToolError] != b.Metadata[sdk.MetaToolError] || a.Metadata[sdk.MetaResultField] != b.Metadata[sdk.MetaResultField] ||
 		len(a.ToolCalls) != len(b.ToolCalls) || len(a.Parts) != len(b.Parts) {
 		return false
 	}
