@@ -60,9 +60,10 @@ func textPart(s string) part { return part{Text: &s} }
 //   - contents: the history, user turns as role "user", assistant turns as
 //     role "model" (text, then one functionCall part per tool call), tool
 //     results as functionResponse parts {name, response} in a user turn
-//     (response: the result itself when it is a JSON object, as Gemini's
-//     callers send it; else {content: its text}), system-role messages (e.g. the omitted-messages marker) as
-//     user text parts; then a final user turn with the team task and
+//     (response: the result's text under the field its caller named, the
+//     result itself when it is a JSON object, else {content: its text}),
+//     system-role messages (e.g. the omitted-messages marker) as user
+//     text parts; then a final user turn with the team task and
 //     supporting context as one text part and the input as another;
 //   - consecutive turns of one role are merged into one content with
 //     several parts, as Gemini wants alternating turns;

@@ -103,11 +103,11 @@ func (geminiDialect) conversation(raw json.RawMessage, first int) (conv, error) 
 // first of the conversation. A user content is its function responses
 // (one tool message each), then the rest as one user message, or one
 // user message a text part when the rest is two text parts or more and
-// nothing else (an agent's messages merged into one turn, as Gemini wants
-// turns to alternate; see anthropicToMessages). A function call without an id is named
-// "call-I-K" (the K-th call of content I: how the content's text is split
-// in parts does not change it), and a function response without one
-// answers the oldest waiting call of its name.
+// nothing else (an agent's messages merged into one turn, as Gemini
+// wants turns to alternate; see anthropicToMessages). A function call
+// without an id is named "call-I-K" (the K-th call of content I: how the
+// content's text is split in parts does not change it), and a function
+// response without one answers the oldest waiting call of its name.
 func geminiToMessages(contents []geminiContent, first int) ([]sdk.Message, error) {
 	var out []sdk.Message
 	var calls []sdk.ToolCall
