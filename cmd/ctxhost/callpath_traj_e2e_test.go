@@ -22,24 +22,32 @@ import (
 )
 
 // TestCallPathReplaysRealTrajectories sends real SWE-agent runs through
-// `ctxhost serve`'s OpenAI Chat Completions endpoint as the agent made its
-// model calls: before each recorded assistant turn, the whole conversation
-// so far (every third call streamed), answered by the stand-in with that
+// `ctxhost serve`'s OpenAI Chat Completions, Anthropic Messages and
+// Gemini generateContent endpoints as the agent made its model calls:
+// before each recorded assistant turn, the whole conversation so far
+// (every third call streamed), answered by the stand-in with that
 // recorded turn, so that the next call carries it on. The configuration
 // is the quick start's own, examples/callpath.hcl (built-in assemblers,
 // `infer = "agent"`), at an 8k window and at a 4k one. Each run goes as
-// recorded (tool calls with their results, where it made them) and
-// unlabelled, as an agent without function calling sends it: its actions
-// in the assistant's text, every observation a plain user message.
+// recorded (tool calls with their results, where it made them);
+// unlabelled, as an agent without function calling sends it (its actions
+// in the assistant's text, every observation a plain user message); and
+// demonstrated: unlabelled, after a demonstration of its own message
+// before the task, as SWE-agent opens its runs (an earlier run written
+// out; the same for every run, so that runs under one system prompt open
+// alike but for their task). Anthropic and Gemini get messages of one
+// role in a row as one turn, as agents' libraries send them.
 //
-// Every upstream request must pass OpenAI's schema, fit the window by the
-// stand-in's own count, keep the task and every tool call with its
-// result; no call may find the session's history edited (each recorded
-// answer is recognised when it comes back); every call whose conversation
-// outgrew the window must go upstream smaller. At 8k, where the context
-// fits once older outputs are masked, the unlabelled runs must have
-// observations masked as the recorded ones do (the 4k window omits the
-// older outputs whole, so nothing masked is left to see there).
+// Every upstream request must pass the provider's schema and rules, fit
+// the window by the stand-in's own count, keep the task and every tool
+// call with its result; no call may find the session's history edited
+// (each recorded answer is recognised when it comes back, and no run
+// lands in another's session); every call whose conversation outgrew the
+// window must go upstream smaller (fewer tokens or messages, or outputs
+// masked). At 8k, where the context fits once older outputs are masked,
+// the unlabelled runs must have observations masked as the recorded ones
+// do (the 4k window omits the older outputs whole, so nothing masked is
+// left to see there).
 //
 // CTXHOST_TRAJECTORIES names a folder of more .traj files to replay (runs
 // nobody tuned ctxhost on).
@@ -195,6 +203,7 @@ func replayTrajectories(t *testing.T, callpath string, trajs []string, demo stri
 		len(runs), len(trajs), outgrew, compacted, masked["recorded"], masked["unlabelled"], sent, caller, 100*sent/caller)
 }
 
+// slicesMax is the largest of xs, 0 for none.
 func slicesMax(xs []int) int {
 	m := 0
 	for _, x := range xs {
@@ -258,6 +267,8 @@ type replayDialect struct {
 	answerText func(body []byte) (string, error)
 }
 
+// replayDialects are the APIs TestCallPathReplaysRealTrajectories replays
+// every run on.
 var replayDialects = []replayDialect{
 	{name: "chat", upstream: "openai", path: "/v1/chat/completions", headers: map[string]string{"Authorization": "Bearer " + standinKey},
 		streamEnd: "data: [DONE]", render: renderChat,
