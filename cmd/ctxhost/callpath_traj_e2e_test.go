@@ -557,41 +557,29 @@ func renderChat(tr *trajectory, task string) *replayConv {
 	return c
 }
 
-// renderAnthropic renders tr for the Messages API: the system text apart,
-// tool calls as tool_use blocks and their results as tool_result blocks
-// of the next user message, messages of one role in a row joined (the
-// API alternates roles).
-func renderAnthropic(tr *trajectory, task string) *replayConv {
-	c := &replayConv{task: task, replies: map[int]map[string]string{}}
-	var system []string
-	var tools []any
-	for _, n := range tr.tools {
-		tools = append(tools, map[string]any{"name": n, "input_schema": map[string]any{"type": "object"}})
-	}
+// renderTurns renders tr's turns as messages of role "user" and model
+// (the model's role), each with its blocks (parts) under key: the system
+// text apart, a tool result in the user's turn, turns of one role in a
+// row joined (as agents' libraries send them to APIs whose roles
+// alternate). blocks renders one turn's blocks.
+func renderTurns(tr *trajectory, task, model, key string, blocks func(trajTurn) []any) (c *replayConv, system string) {
+	c = &replayConv{task: task, replies: map[int]map[string]string{}}
+	var systems []string
 	for i, turn := range tr.turns {
 		turn.text = tr.markTask(i, task)
-		role := turn.role
-		if role == "tool" {
-			role = "user"
-		}
-		if role == "system" {
-			system = append(system, turn.text)
+		if turn.role == "system" {
+			systems = append(systems, turn.text)
 			continue
 		}
-		var blocks []any
-		text := turn.text
-		switch {
-		case turn.role == "tool":
-			blocks = append(blocks, map[string]any{"type": "tool_result", "tool_use_id": turn.answers, "content": turn.text})
-		case strings.TrimSpace(turn.text) != "":
-			blocks = append(blocks, map[string]any{"type": "text", "text": turn.text})
+		role, text := "user", turn.text
+		if turn.role == "assistant" {
+			role = model
 		}
 		if turn.name != "" {
-			blocks = append(blocks, map[string]any{"type": "tool_use", "id": turn.callID, "name": turn.name, "input": json.RawMessage(turn.args)})
 			text += turn.name + turn.args
 		}
-		if n := len(c.messages); n > 0 && c.messages[n-1]["role"] == role && turn.role != "assistant" {
-			c.messages[n-1]["content"] = append(c.messages[n-1]["content"].([]any), blocks...)
+		if n := len(c.messages); n > 0 && c.messages[n-1]["role"] == role && role != model {
+			c.messages[n-1][key] = append(c.messages[n-1][key].([]any), blocks(turn)...)
 			c.texts[n-1] += text
 			continue
 		}
@@ -602,16 +590,40 @@ func renderAnthropic(tr *trajectory, task string) *replayConv {
 			}
 			c.replies[len(c.messages)] = reply
 		}
-		c.messages = append(c.messages, map[string]any{"role": role, "content": blocks})
+		c.messages = append(c.messages, map[string]any{"role": role, key: blocks(turn)})
 		c.texts = append(c.texts, text)
 	}
-	c.extra = append(c.extra, strings.Join(system, "\n\n"))
+	system = strings.Join(systems, "\n\n")
+	c.extra = append(c.extra, system)
+	return c, system
+}
+
+// renderAnthropic renders tr for the Messages API: tool calls as tool_use
+// blocks and their results as tool_result blocks (see renderTurns).
+func renderAnthropic(tr *trajectory, task string) *replayConv {
+	c, system := renderTurns(tr, task, "assistant", "content", func(turn trajTurn) []any {
+		var blocks []any
+		switch {
+		case turn.role == "tool":
+			blocks = append(blocks, map[string]any{"type": "tool_result", "tool_use_id": turn.answers, "content": turn.text})
+		case strings.TrimSpace(turn.text) != "":
+			blocks = append(blocks, map[string]any{"type": "text", "text": turn.text})
+		}
+		if turn.name != "" {
+			blocks = append(blocks, map[string]any{"type": "tool_use", "id": turn.callID, "name": turn.name, "input": json.RawMessage(turn.args)})
+		}
+		return blocks
+	})
+	var tools []any
+	for _, n := range tr.tools {
+		tools = append(tools, map[string]any{"name": n, "input_schema": map[string]any{"type": "object"}})
+	}
 	if len(tools) > 0 {
 		b, _ := json.Marshal(tools)
 		c.extra = append(c.extra, string(b))
 	}
 	c.body = func(k int, stream bool) map[string]any {
-		body := map[string]any{"model": "claude-sonnet-4-5", "max_tokens": 512, "system": strings.Join(system, "\n\n"), "messages": c.messages[:k]}
+		body := map[string]any{"model": "claude-sonnet-4-5", "max_tokens": 512, "system": system, "messages": c.messages[:k]}
 		if len(tools) > 0 {
 			body["tools"] = tools
 		}
@@ -625,25 +637,11 @@ func renderAnthropic(tr *trajectory, task string) *replayConv {
 
 // renderGemini renders tr for generateContent: the system text as the
 // system instruction, tool calls as functionCall parts and their results
-// as functionResponse parts of the next user turn, turns of one role in
-// a row joined (as agents' libraries send them).
+// as functionResponse parts (see renderTurns).
 func renderGemini(tr *trajectory, task string) *replayConv {
-	c := &replayConv{task: task, replies: map[int]map[string]string{}}
-	var system []string
-	var decls []any
-	for _, n := range tr.tools {
-		decls = append(decls, map[string]any{"name": n, "parameters": map[string]any{"type": "OBJECT"}})
-	}
 	names := map[string]string{} // call id -> tool name
-	for i, turn := range tr.turns {
-		turn.text = tr.markTask(i, task)
-		role := map[string]string{"user": "user", "tool": "user", "assistant": "model"}[turn.role]
-		if turn.role == "system" {
-			system = append(system, turn.text)
-			continue
-		}
+	c, system := renderTurns(tr, task, "model", "parts", func(turn trajTurn) []any {
 		var parts []any
-		text := turn.text
 		switch {
 		case turn.role == "tool":
 			parts = append(parts, map[string]any{"functionResponse": map[string]any{"name": names[turn.answers], "response": map[string]any{"output": turn.text}}})
@@ -653,32 +651,21 @@ func renderGemini(tr *trajectory, task string) *replayConv {
 		if turn.name != "" {
 			names[turn.callID] = turn.name
 			parts = append(parts, map[string]any{"functionCall": map[string]any{"name": turn.name, "args": json.RawMessage(turn.args)}})
-			text += turn.name + turn.args
 		}
-		if n := len(c.messages); n > 0 && c.messages[n-1]["role"] == role && turn.role != "assistant" {
-			c.messages[n-1]["parts"] = append(c.messages[n-1]["parts"].([]any), parts...)
-			c.texts[n-1] += text
-			continue
-		}
-		if turn.role == "assistant" {
-			reply := map[string]string{"text": turn.text}
-			if turn.name != "" {
-				reply["id"], reply["name"], reply["arguments"] = turn.callID, turn.name, turn.args
-			}
-			c.replies[len(c.messages)] = reply
-		}
-		c.messages = append(c.messages, map[string]any{"role": role, "parts": parts})
-		c.texts = append(c.texts, text)
-	}
-	c.extra = append(c.extra, strings.Join(system, "\n\n"))
+		return parts
+	})
 	var tools []any
-	if len(decls) > 0 {
+	if len(tr.tools) > 0 {
+		var decls []any
+		for _, n := range tr.tools {
+			decls = append(decls, map[string]any{"name": n, "parameters": map[string]any{"type": "OBJECT"}})
+		}
 		tools = []any{map[string]any{"functionDeclarations": decls}}
 		b, _ := json.Marshal(tools)
 		c.extra = append(c.extra, string(b))
 	}
 	c.body = func(k int, _ bool) map[string]any {
-		body := map[string]any{"systemInstruction": map[string]any{"parts": []any{map[string]any{"text": strings.Join(system, "\n\n")}}}, "contents": c.messages[:k]}
+		body := map[string]any{"systemInstruction": map[string]any{"parts": []any{map[string]any{"text": system}}}, "contents": c.messages[:k]}
 		if len(tools) > 0 {
 			body["tools"] = tools
 		}
