@@ -22,8 +22,9 @@ import (
 )
 
 // TestCallPathReplaysRealTrajectories sends real SWE-agent runs through
-// `ctxhost serve`'s OpenAI Chat Completions, Anthropic Messages and
-// Gemini generateContent endpoints as the agent made its model calls:
+// `ctxhost serve`'s OpenAI Chat Completions and Responses, Anthropic
+// Messages and Gemini generateContent endpoints as the agent made its
+// model calls:
 // before each recorded assistant turn, the whole conversation so far
 // (every third call streamed), answered by the stand-in with that
 // recorded turn, so that the next call carries it on. The configuration
@@ -282,6 +283,28 @@ var replayDialects = []replayDialect{
 				return "", fmt.Errorf("%d choices, %v", len(a.Choices), err)
 			}
 			return a.Choices[0].Message.Content, nil
+		}},
+	{name: "responses", upstream: "openai", path: "/v1/responses", headers: map[string]string{"Authorization": "Bearer " + standinKey},
+		streamEnd: "event: response.completed", render: renderResponses,
+		answerText: func(body []byte) (string, error) {
+			var a struct {
+				Output []struct {
+					Type    string
+					Content []struct{ Text string } `json:"content"`
+				} `json:"output"`
+			}
+			if err := json.Unmarshal(body, &a); err != nil {
+				return "", err
+			}
+			text := ""
+			for _, it := range a.Output {
+				for _, c := range it.Content {
+					if it.Type == "message" {
+						text += c.Text
+					}
+				}
+			}
+			return text, nil
 		}},
 	{name: "anthropic", upstream: "anthropic", path: "/v1/messages", headers: map[string]string{"x-api-key": standinKey, "anthropic-version": "2023-06-01"},
 		streamEnd: "event: message_stop", render: renderAnthropic,
@@ -546,6 +569,72 @@ func renderChat(tr *trajectory, task string) *replayConv {
 	}
 	c.body = func(k int, stream bool) map[string]any {
 		body := map[string]any{"model": "gpt-4o", "messages": c.messages[:k], "max_tokens": 512}
+		if len(tools) > 0 {
+			body["tools"] = tools
+		}
+		if stream {
+			body["stream"] = true
+		}
+		return body
+	}
+	return c
+}
+
+// renderResponses renders tr for the Responses API as an agent that
+// keeps no state at OpenAI (store false) sends it: the system text as
+// instructions, every answer's output items sent back as they came (the
+// stand-in's reasoning item with a turn that calls a tool, its message,
+// its function call), the tools' outputs as function_call_output items.
+func renderResponses(tr *trajectory, task string) *replayConv {
+	c := &replayConv{task: task, replies: map[int]map[string]string{}}
+	var system []string
+	for i, turn := range tr.turns {
+		turn.text = tr.markTask(i, task)
+		switch turn.role {
+		case "system":
+			system = append(system, turn.text)
+		case "user":
+			c.messages = append(c.messages, map[string]any{"role": "user", "content": turn.text})
+			c.texts = append(c.texts, turn.text)
+		case "tool":
+			c.messages = append(c.messages, map[string]any{"type": "function_call_output", "call_id": turn.answers, "output": turn.text})
+			c.texts = append(c.texts, turn.text)
+		case "assistant":
+			reply := map[string]string{"text": turn.text}
+			if turn.name != "" {
+				reply["id"], reply["name"], reply["arguments"] = turn.callID, turn.name, turn.args
+				c.messages = append(c.messages, map[string]any{"type": "reasoning", "id": "rs_" + turn.callID, "summary": []any{},
+					"encrypted_content": "enc:" + turn.callID})
+				c.texts = append(c.texts, "")
+			}
+			c.replies[len(c.messages)] = reply
+			c.messages = append(c.messages, map[string]any{"type": "message", "id": "msg_standin", "status": "completed", "role": "assistant",
+				"content": []any{map[string]any{"type": "output_text", "text": turn.text, "annotations": []any{}}}})
+			c.texts = append(c.texts, turn.text)
+			if turn.name != "" {
+				c.messages = append(c.messages, map[string]any{"type": "function_call", "id": "fc_" + turn.callID, "call_id": turn.callID,
+					"name": turn.name, "arguments": turn.args, "status": "completed"})
+				c.texts = append(c.texts, turn.name+turn.args)
+			}
+		}
+	}
+	instructions := strings.Join(system, "\n\n")
+	c.extra = append(c.extra, instructions)
+	var tools []any
+	for _, n := range tr.tools {
+		tools = append(tools, map[string]any{"type": "function", "name": n, "parameters": map[string]any{"type": "object"}, "strict": false})
+	}
+	if len(tools) > 0 {
+		b, _ := json.Marshal(tools)
+		c.extra = append(c.extra, string(b))
+	}
+	c.body = func(k int, stream bool) map[string]any {
+		// the call answered by messages[k] (its message) is made before
+		// the reasoning item that opens the answer
+		if k > 0 && c.messages[k-1]["type"] == "reasoning" {
+			k--
+		}
+		body := map[string]any{"model": "gpt-4.1", "instructions": instructions, "input": c.messages[:k], "max_output_tokens": 512, "store": false}
 		if len(tools) > 0 {
 			body["tools"] = tools
 		}
