@@ -253,8 +253,9 @@ func benchCallPath(b *testing.B, builtin bool) {
 		return time.Since(start)
 	}
 	rpc("CreateSession", `{"session_id":"bench-save"}`)
-	// preparing is the time serve's histogram says the calls between two
-	// readings took to prepare (ctxhost_upstream_prepare_seconds).
+	// prepared is the time serve's histogram says its calls have taken to
+	// prepare so far (ctxhost_upstream_prepare_seconds); two readings
+	// bracket the calls between them.
 	prepared := func() time.Duration {
 		m := getText(b, through+"/metrics", "")
 		return time.Duration(1e9 * metricValue(m, `ctxhost_upstream_prepare_seconds_sum{upstream="openai"}`))
