@@ -65,8 +65,10 @@ func (anthropicDialect) conversation(raw json.RawMessage, first int) (conv, erro
 		return conv{}, fmt.Errorf("messages: %w", err)
 	}
 	out := conv{turns: len(msgs)}
+	opening := first == 0 // no assistant turn yet
 	for i, m := range msgs {
-		ms, err := anthropicToMessages(m)
+		opening = opening && m.Role != "assistant"
+		ms, err := anthropicToMessages(m, opening)
 		if err != nil {
 			return conv{}, fmt.Errorf("messages[%d]: %w", first+i, err)
 		}
@@ -84,8 +86,12 @@ func (anthropicDialect) conversation(raw json.RawMessage, first int) (conv, erro
 // and what it asks next) sends them as the blocks of one turn: apart,
 // each is inferred, masked, omitted and cut on its own (a cut of the turn
 // whole would take the middle, where the task begins), and the assembler
-// merges them back into one turn of as many blocks.
-func anthropicToMessages(m anthropicMessage) ([]sdk.Message, error) {
+// merges them back into one turn of as many blocks. In the conversation's
+// opening (opening: no assistant turn before m) the blocks before the
+// last are labelled instructions: they are what the agent puts before
+// its task (standing instructions, or examples), never the task, and
+// instructions are kept as long as the window allows.
+func anthropicToMessages(m anthropicMessage, opening bool) ([]sdk.Message, error) {
 	switch m.Role {
 	case "assistant":
 		c, err := anthropicBlocks(m.Content, nil)
@@ -105,15 +111,27 @@ func anthropicToMessages(m anthropicMessage) ([]sdk.Message, error) {
 		switch texts := textBlocks(c); {
 		case c.empty() && len(tools) > 0:
 		case len(texts) > 1:
-			for _, text := range texts {
-				tools = append(tools, sdk.Message{Role: sdk.RoleUser, Content: text})
-			}
+			tools = append(tools, textMessages(texts, opening)...)
 		default:
 			tools = append(tools, c.message(sdk.RoleUser, "\n"))
 		}
 		return tools, nil
 	}
 	return nil, fmt.Errorf("unknown role %q", m.Role)
+}
+
+// textMessages are the user messages of a turn's text blocks (see
+// anthropicToMessages): in the opening, all but the last are labelled
+// instructions.
+func textMessages(texts []string, opening bool) []sdk.Message {
+	out := make([]sdk.Message, len(texts))
+	for i, text := range texts {
+		out[i] = sdk.Message{Role: sdk.RoleUser, Content: text}
+		if opening && i < len(texts)-1 {
+			out[i].Kind = sdk.KindInstruction
+		}
+	}
+	return out
 }
 
 // textBlocks is c's text, block by block (blank blocks left out), when
@@ -364,7 +382,7 @@ func (a *anthropicAnswer) event(name string, data []byte) (bool, error) {
 
 func (a *anthropicAnswer) result() (sdk.Message, bool, usage) {
 	raw, _ := json.Marshal(a.blocks)
-	msgs, err := anthropicToMessages(anthropicMessage{Role: "assistant", Content: raw})
+	msgs, err := anthropicToMessages(anthropicMessage{Role: "assistant", Content: raw}, false)
 	if err != nil || len(msgs) != 1 {
 		return sdk.Message{}, false, a.u
 	}

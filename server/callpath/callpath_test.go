@@ -302,7 +302,8 @@ func TestTools(t *testing.T) {
 }
 
 // TestAnthropicTextBlocksApart: a user turn of text blocks alone (an
-// Anthropic or Gemini one) is one user message a block (an agent merges its messages into one turn, as
+// Anthropic or Gemini one) is one user message a block, those before the
+// last labelled instructions while no assistant turn came before (an agent merges its messages into one turn, as
 // the API alternates roles), after the turn's tool results; a turn with
 // an image, or with one text block, stays one message.
 func TestAnthropicTextBlocksApart(t *testing.T) {
@@ -311,7 +312,7 @@ func TestAnthropicTextBlocksApart(t *testing.T) {
 		want      []string // role: content of each message
 	}{
 		{"demonstration and task", `[{"role":"user","content":[{"type":"text","text":"a demonstration"},{"type":"text","text":"TASK: fix it"}]}]`,
-			[]string{"user: a demonstration", "user: TASK: fix it"}},
+			[]string{"user/instruction: a demonstration", "user: TASK: fix it"}},
 		{"results then texts", `[{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"ls","input":{}}]},` +
 			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"a.go"},{"type":"text","text":"Now read it."},{"type":"text","text":"Be brief."}]}]`,
 			[]string{"assistant: ", "tool: a.go", "user: Now read it.", "user: Be brief."}},
@@ -325,6 +326,9 @@ func TestAnthropicTextBlocksApart(t *testing.T) {
 		}
 		var roles []string
 		for _, m := range got.messages {
+			if m.Kind != "" {
+				m.Role += "/" + m.Kind
+			}
 			roles = append(roles, m.Role+": "+m.Content)
 		}
 		if strings.Join(roles, "|") != strings.Join(c.want, "|") {
@@ -338,8 +342,8 @@ func TestAnthropicTextBlocksApart(t *testing.T) {
 	// Gemini's user contents alike; a model turn's parts stay one message
 	got, err = geminiDialect{}.conversation(json.RawMessage(`[{"role":"user","parts":[{"text":"a demonstration"},{"text":"TASK: fix it"}]},`+
 		`{"role":"model","parts":[{"text":"I will "},{"text":"look."}]}]`), 0)
-	if err != nil || len(got.messages) != 3 || got.messages[0].Content != "a demonstration" || got.messages[1].Content != "TASK: fix it" ||
-		got.messages[2].Content != "I will look." {
+	if err != nil || len(got.messages) != 3 || got.messages[0].Content != "a demonstration" || got.messages[0].Kind != sdk.KindInstruction ||
+		got.messages[1].Content != "TASK: fix it" || got.messages[1].Kind != "" || got.messages[2].Content != "I will look." {
 		t.Fatalf("gemini: %+v, %v", got.messages, err)
 	}
 }

@@ -111,8 +111,10 @@ func (geminiDialect) conversation(raw json.RawMessage, first int) (conv, error) 
 func geminiToMessages(contents []geminiContent, first int) ([]sdk.Message, error) {
 	var out []sdk.Message
 	var calls []sdk.ToolCall
+	opening := first == 0 // no model turn yet
 	for k, ct := range contents {
 		i := first + k
+		opening = opening && ct.Role != "model"
 		c, tools, err := geminiParts(ct.Parts, i, &calls)
 		if err != nil {
 			return nil, fmt.Errorf("contents[%d]: %w", i, err)
@@ -130,9 +132,7 @@ func geminiToMessages(contents []geminiContent, first int) ([]sdk.Message, error
 			switch texts := textBlocks(c); {
 			case c.empty() && len(tools) > 0:
 			case len(texts) > 1: // a user message a part: see anthropicToMessages
-				for _, text := range texts {
-					out = append(out, sdk.Message{Role: sdk.RoleUser, Content: text})
-				}
+				out = append(out, textMessages(texts, opening)...)
 			default:
 				out = append(out, c.message(sdk.RoleUser, ""))
 			}
