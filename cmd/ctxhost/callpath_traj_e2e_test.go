@@ -357,6 +357,27 @@ type replayConv struct {
 	texts, extra []string
 }
 
+// request makes c's requests: fields(k) is the body of the call answered
+// by messages[k], to which the tools are added (and counted, as the
+// stand-in counts them: one more text), and stream when the call streams
+// and the API says so in the body (streamInBody).
+func (c *replayConv) request(tools []any, streamInBody bool, fields func(k int) map[string]any) {
+	if len(tools) > 0 {
+		b, _ := json.Marshal(tools)
+		c.extra = append(c.extra, string(b))
+	}
+	c.body = func(k int, stream bool) map[string]any {
+		body := fields(k)
+		if len(tools) > 0 {
+			body["tools"] = tools
+		}
+		if stream && streamInBody {
+			body["stream"] = true
+		}
+		return body
+	}
+}
+
 // count is the caller's conversation of the call answered by
 // messages[k], counted as the stand-in counts a request (cl100k_base,
 // four tokens a text, three for the reply).
@@ -544,10 +565,6 @@ func renderChat(tr *trajectory, task string) *replayConv {
 	for _, n := range tr.tools {
 		tools = append(tools, map[string]any{"type": "function", "function": map[string]any{"name": n, "parameters": map[string]any{"type": "object"}}})
 	}
-	if len(tools) > 0 {
-		b, _ := json.Marshal(tools)
-		c.extra = append(c.extra, string(b))
-	}
 	for i, turn := range tr.turns {
 		turn.text = tr.markTask(i, task)
 		m := map[string]any{"role": turn.role, "content": turn.text}
@@ -567,16 +584,9 @@ func renderChat(tr *trajectory, task string) *replayConv {
 		c.messages = append(c.messages, m)
 		c.texts = append(c.texts, text)
 	}
-	c.body = func(k int, stream bool) map[string]any {
-		body := map[string]any{"model": "gpt-4o", "messages": c.messages[:k], "max_tokens": 512}
-		if len(tools) > 0 {
-			body["tools"] = tools
-		}
-		if stream {
-			body["stream"] = true
-		}
-		return body
-	}
+	c.request(tools, true, func(k int) map[string]any {
+		return map[string]any{"model": "gpt-4o", "messages": c.messages[:k], "max_tokens": 512}
+	})
 	return c
 }
 
@@ -624,25 +634,14 @@ func renderResponses(tr *trajectory, task string) *replayConv {
 	for _, n := range tr.tools {
 		tools = append(tools, map[string]any{"type": "function", "name": n, "parameters": map[string]any{"type": "object"}, "strict": false})
 	}
-	if len(tools) > 0 {
-		b, _ := json.Marshal(tools)
-		c.extra = append(c.extra, string(b))
-	}
-	c.body = func(k int, stream bool) map[string]any {
+	c.request(tools, true, func(k int) map[string]any {
 		// the call answered by messages[k] (its message) is made before
 		// the reasoning item that opens the answer
 		if k > 0 && c.messages[k-1]["type"] == "reasoning" {
 			k--
 		}
-		body := map[string]any{"model": "gpt-4.1", "instructions": instructions, "input": c.messages[:k], "max_output_tokens": 512, "store": false}
-		if len(tools) > 0 {
-			body["tools"] = tools
-		}
-		if stream {
-			body["stream"] = true
-		}
-		return body
-	}
+		return map[string]any{"model": "gpt-4.1", "instructions": instructions, "input": c.messages[:k], "max_output_tokens": 512, "store": false}
+	})
 	return c
 }
 
@@ -707,20 +706,9 @@ func renderAnthropic(tr *trajectory, task string) *replayConv {
 	for _, n := range tr.tools {
 		tools = append(tools, map[string]any{"name": n, "input_schema": map[string]any{"type": "object"}})
 	}
-	if len(tools) > 0 {
-		b, _ := json.Marshal(tools)
-		c.extra = append(c.extra, string(b))
-	}
-	c.body = func(k int, stream bool) map[string]any {
-		body := map[string]any{"model": "claude-sonnet-4-5", "max_tokens": 512, "system": system, "messages": c.messages[:k]}
-		if len(tools) > 0 {
-			body["tools"] = tools
-		}
-		if stream {
-			body["stream"] = true
-		}
-		return body
-	}
+	c.request(tools, true, func(k int) map[string]any {
+		return map[string]any{"model": "claude-sonnet-4-5", "max_tokens": 512, "system": system, "messages": c.messages[:k]}
+	})
 	return c
 }
 
@@ -750,16 +738,10 @@ func renderGemini(tr *trajectory, task string) *replayConv {
 			decls = append(decls, map[string]any{"name": n, "parameters": map[string]any{"type": "OBJECT"}})
 		}
 		tools = []any{map[string]any{"functionDeclarations": decls}}
-		b, _ := json.Marshal(tools)
-		c.extra = append(c.extra, string(b))
 	}
-	c.body = func(k int, _ bool) map[string]any {
-		body := map[string]any{"systemInstruction": map[string]any{"parts": []any{map[string]any{"text": system}}}, "contents": c.messages[:k]}
-		if len(tools) > 0 {
-			body["tools"] = tools
-		}
-		return body
-	}
+	c.request(tools, false, func(k int) map[string]any { // Gemini streams by its path
+		return map[string]any{"systemInstruction": map[string]any{"parts": []any{map[string]any{"text": system}}}, "contents": c.messages[:k]}
+	})
 	return c
 }
 
