@@ -1,11 +1,14 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/zclconf/go-cty/cty"
@@ -64,11 +67,12 @@ func fileFunc(dir string) function.Function {
 		Type:        function.StaticReturnType(cty.String),
 		Impl: func(args []cty.Value, _ cty.Type) (cty.Value, error) {
 			path := args[0].AsString()
-			full, err := confinedPath(dir, path)
+			f, err := openConfined(dir, path)
 			if err != nil {
 				return cty.NilVal, err
 			}
-			text, err := readTextFile(full)
+			defer f.Close()
+			text, err := readOpenTextFile(f)
 			if err != nil {
 				return cty.NilVal, fmt.Errorf("file %q: %w", path, err)
 			}
@@ -77,36 +81,64 @@ func fileFunc(dir string) function.Function {
 	})
 }
 
-// confinedPath resolves path against dir. An absolute path is taken as
-// given; a relative one must stay inside dir, symbolic links resolved.
-func confinedPath(dir, path string) (string, error) {
+// openConfined opens path for file(). An absolute path is opened as
+// given; a relative one is opened through an os.Root on dir, so that
+// neither "..", nor a symbolic link, nor a link swapped in between a check
+// and the open can reach outside dir: the check and the open are one
+// operation.
+func openConfined(dir, path string) (*os.File, error) {
 	if path == "" {
-		return "", fmt.Errorf("file: empty path")
+		return nil, fmt.Errorf("file: empty path")
 	}
 	if filepath.IsAbs(path) {
-		return path, nil
+		f, err := openNonBlocking(nil, path)
+		if err != nil {
+			return nil, fmt.Errorf("file %q: %w", path, err)
+		}
+		return f, nil
 	}
-	full := filepath.Join(dir, path)
-	inside := func(base, p string) bool {
-		rel, err := filepath.Rel(base, p)
-		return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("file %q: open the configuration's directory: %w", path, err)
 	}
-	escape := fmt.Errorf("file %q: a relative path must stay inside the configuration's directory %s (give an absolute path to read elsewhere)", path, dir)
-	if !inside(dir, full) {
-		return "", escape
+	defer root.Close()
+	f, err := openNonBlocking(root, path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			return nil, fmt.Errorf("file %q: %w", path, err)
+		}
+		return nil, fmt.Errorf("file %q: a relative path must stay inside the configuration's directory %s (give an absolute path to read elsewhere): %w", path, dir, err)
 	}
-	realDir, err1 := filepath.EvalSymlinks(dir)
-	realFull, err2 := filepath.EvalSymlinks(full)
-	if err1 == nil && err2 == nil && !inside(realDir, realFull) {
-		return "", escape
+	return f, nil
+}
+
+// openNonBlocking opens a file for reading without blocking on a FIFO or a
+// device (they are refused once open, by readOpenTextFile); root nil: the
+// path as given.
+func openNonBlocking(root *os.Root, path string) (*os.File, error) {
+	flags := os.O_RDONLY | syscall.O_NONBLOCK
+	if root == nil {
+		return os.OpenFile(path, flags, 0)
 	}
-	return full, nil
+	return root.OpenFile(path, flags, 0)
 }
 
 // readTextFile reads a regular UTF-8 file of at most MaxFileBytes: a
-// device, a FIFO or a directory is refused before it is read.
+// device, a FIFO or a directory is refused before anything is read.
 func readTextFile(path string) (string, error) {
-	st, err := os.Stat(path)
+	f, err := openNonBlocking(nil, path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	return readOpenTextFile(f)
+}
+
+// readOpenTextFile reads an open file that must be regular, UTF-8 and at
+// most MaxFileBytes; the checks are on the open file, so nothing can swap
+// the file between them and the read.
+func readOpenTextFile(f *os.File) (string, error) {
+	st, err := f.Stat()
 	if err != nil {
 		return "", err
 	}
@@ -115,14 +147,6 @@ func readTextFile(path string) (string, error) {
 	}
 	if st.Size() > MaxFileBytes {
 		return "", fmt.Errorf("%d bytes, more than the %d allowed", st.Size(), MaxFileBytes)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return "", fmt.Errorf("not a regular file")
 	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
