@@ -33,13 +33,14 @@ func main() {
 	turns := flag.Int("turns", 40, "tool-using turns of each conversation before the final text answer")
 	listen := flag.String("listen", "127.0.0.1:0", "address to listen on")
 	quick := flag.Bool("quick", false, "for benchmarks: answer every Chat Completions call with a tool call at once, without checks or counting")
+	texts := flag.Bool("texts", false, "log each request's texts too (an evaluation reads what went upstream)")
 	flag.Parse()
 	s, err := newStandin(*openapi, *logPath, *window, *turns)
-	s.quick = *quick
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "standin:", err)
 		os.Exit(2)
 	}
+	s.quick, s.texts = *quick, *texts
 	ln, err := net.Listen("tcp", *listen)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "standin:", err)
@@ -58,6 +59,7 @@ type standin struct {
 	window  int
 	turns   int
 	quick   bool
+	texts   bool         // log each request's texts
 	calls   atomic.Int64 // quick answers so far
 
 	mu    sync.Mutex
@@ -133,6 +135,11 @@ type Check struct {
 	Problems []string `json:"problems,omitempty"`
 	// Key is whether the caller's API key reached the stand-in.
 	Key bool `json:"key"`
+	// Texts and Extra, under -texts, are the request's texts as counted:
+	// each message's (tool calls and results included), and the rest that
+	// is billed (system text, tool definitions).
+	Texts []string `json:"texts,omitempty"`
+	Extra []string `json:"extra,omitempty"`
 }
 
 var (

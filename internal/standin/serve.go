@@ -80,6 +80,9 @@ func (s *standin) serve(w http.ResponseWriter, r *http.Request, p provider) {
 		c.Problems = append(c.Problems, "the task (TASK-ID) is not in the request")
 	}
 	c.Tokens = countTokens(v)
+	if s.texts {
+		c.Texts, c.Extra = v.texts, v.extra
+	}
 	if c.Tokens > s.window {
 		c.Problems = append(c.Problems, fmt.Sprintf("%d tokens, over the %d-token window", c.Tokens, s.window))
 	}
