@@ -104,7 +104,7 @@ func textBlock(s string) block { return block{Type: "text", Text: &s} }
 // cache_control. The rest (the last history message, its last block the
 // rolling breakpoint, the final turn and the closing brackets) is built
 // each time. The bytes are those of the whole body encoded at once.
-func buildRequest(p assembly.Parts, req sdk.AssembleRequest) (sdk.AssembleResult, error) {
+func (c *caches) buildRequest(p assembly.Parts, req sdk.AssembleRequest) (sdk.AssembleResult, error) {
 	maxTokens, err := maxTokens(req)
 	if err != nil {
 		return sdk.AssembleResult{}, err
@@ -117,8 +117,8 @@ func buildRequest(p assembly.Parts, req sdk.AssembleRequest) (sdk.AssembleResult
 	if model == "" {
 		model = DefaultModel
 	}
-	frags := apiCache.Derive(req, p.History, deriveFragment)
-	sc := apiScans.Fold(req, scan{marker: -1, last: -1, failed: -1}, frags)
+	frags := c.apiCache.Derive(req, p.History, deriveFragment)
+	sc := c.apiScans.Fold(req, scan{marker: -1, last: -1, failed: -1}, frags)
 	if sc.failed >= 0 {
 		return sdk.AssembleResult{}, frags[sc.failed].err
 	}
@@ -156,7 +156,7 @@ func buildRequest(p assembly.Parts, req sdk.AssembleRequest) (sdk.AssembleResult
 	if last >= 0 {
 		inHead = frags[:last]
 	}
-	head, st := apiHeads.Head(req, prefix, init, inHead)
+	head, st := c.apiHeads.Head(req, prefix, init, inHead)
 	b := make([]byte, 0, 256+len(p.Input))
 	for i := len(inHead); i < len(frags); i++ {
 		f := frags[i]
@@ -199,8 +199,8 @@ type scan struct {
 	last, marker, failed int
 }
 
-// apiScans keeps each stream's scan (see assembly.FoldCache).
-var apiScans = assembly.NewFoldCache(0, func(sc *scan, i int, f fragment) {
+// foldScan folds the i-th history message's fragment into sc.
+func foldScan(sc *scan, i int, f fragment) {
 	if f.err != nil && sc.failed < 0 {
 		sc.failed = i
 	}
@@ -210,7 +210,7 @@ var apiScans = assembly.NewFoldCache(0, func(sc *scan, i int, f fragment) {
 			sc.marker = i
 		}
 	}
-})
+}
 
 // joinState is the state of the messages array being written: the role
 // of the message open ("" before the first), and the index of the history
@@ -219,10 +219,6 @@ type joinState struct {
 	role   string
 	marker int
 }
-
-// apiHeads keeps each stream's head: the body up to the last history
-// message.
-var apiHeads = assembly.NewHeadCache(0, joinFragment)
 
 // joinFragment appends the blocks of the i-th history message, the
 // marker's with cache_control.
@@ -274,9 +270,6 @@ type fragment struct {
 	marker bool
 	err    error
 }
-
-// apiCache keeps each stream's fragments (see assembly.MessageCache).
-var apiCache = assembly.NewMessageCache[fragment](0)
 
 // deriveFragment builds and encodes one history message's blocks.
 func deriveFragment(i int, m sdk.Message, ctx *assembly.MessageContext) fragment {

@@ -5,10 +5,6 @@ import (
 	"github.com/ctxhost/ctxhost/sdk/assembly"
 )
 
-// conversations keeps each stream's rendered messages (see
-// assembly.ConversationCache).
-var conversations = assembly.NewConversationCache(0)
-
 // buildPrompt is the Claude Code prompt; the system body is not in
 // it (it goes to --append-system-prompt). Every section is left out when
 // its body is empty.
@@ -23,10 +19,10 @@ var conversations = assembly.NewConversationCache(0)
 //
 //	[MESSAGE]
 //	{input}
-func buildPrompt(req sdk.AssembleRequest, p assembly.Parts) string {
+func (c *caches) buildPrompt(req sdk.AssembleRequest, p assembly.Parts) string {
 	var s assembly.Sections
 	s.Add(assembly.Bracket("TEAM_TASK"), p.TeamTask)
-	s.Add(assembly.Bracket("CONTEXT"), assembly.SystemBody(assembly.ContextBody(p.Context), conversations.Render(req, p.History)))
+	s.Add(assembly.Bracket("CONTEXT"), assembly.SystemBody(assembly.ContextBody(p.Context), c.conversations.Render(req, p.History)))
 	s.Add(assembly.Bracket("MESSAGE"), p.Input)
 	return s.String()
 }

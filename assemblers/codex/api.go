@@ -76,11 +76,11 @@ func text(s string) *string { return &s }
 // body up to the end of the history; the rest (the final message, the
 // cache key, the closing brackets) is built each time. The bytes are
 // those of the whole body encoded at once.
-func buildRequest(req sdk.AssembleRequest, p assembly.Parts, model, cacheKey string) (sdk.AssembleResult, error) {
+func (c *caches) buildRequest(req sdk.AssembleRequest, p assembly.Parts, model, cacheKey string) (sdk.AssembleResult, error) {
 	if model = strings.TrimSpace(model); model == "" {
 		model = DefaultModel
 	}
-	frags := apiCache.Derive(req, p.History, deriveFragment)
+	frags := c.apiCache.Derive(req, p.History, deriveFragment)
 	enc, err := assembly.Marshal(model)
 	if err != nil {
 		return sdk.AssembleResult{}, err
@@ -96,7 +96,7 @@ func buildRequest(req sdk.AssembleRequest, p assembly.Parts, model, cacheKey str
 		}
 		prefix = joinMessage(prefix, &st, 0, fragment{enc: enc})
 	}
-	head, st := apiHeads.Head(req, prefix, st, frags)
+	head, st := c.apiHeads.Head(req, prefix, st, frags)
 	if st.failed >= 0 {
 		return sdk.AssembleResult{}, frags[st.failed].err
 	}
@@ -132,10 +132,6 @@ func buildRequest(req sdk.AssembleRequest, p assembly.Parts, model, cacheKey str
 	return sdk.AssembleResult{PayloadHead: head, Payload: append(b, "}"...)}, nil
 }
 
-// apiHeads keeps each stream's head: the body up to the end of the
-// history.
-var apiHeads = assembly.NewHeadCache(0, joinMessage)
-
 // joinState is what joining the messages carries from one to the next:
 // how many are written, and the index of the first history message that
 // failed to encode (-1: none).
@@ -165,9 +161,6 @@ type fragment struct {
 	enc []byte
 	err error
 }
-
-// apiCache keeps each stream's fragments (see assembly.MessageCache).
-var apiCache = assembly.NewMessageCache[fragment](0)
 
 // deriveFragment encodes one history message.
 func deriveFragment(i int, m sdk.Message, ctx *assembly.MessageContext) fragment {

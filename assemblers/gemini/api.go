@@ -84,8 +84,8 @@ func textPart(s string) part { return part{Text: &s} }
 // body up to the end of the history; the rest (the final turn and the
 // closing brackets) is built each time. The bytes are those of the whole
 // body encoded at once.
-func buildRequest(req sdk.AssembleRequest, p assembly.Parts, model string) (sdk.AssembleResult, error) {
-	frags := apiCache.Derive(req, p.History, deriveFragment)
+func (c *caches) buildRequest(req sdk.AssembleRequest, p assembly.Parts, model string) (sdk.AssembleResult, error) {
+	frags := c.apiCache.Derive(req, p.History, deriveFragment)
 	prefix := append(make([]byte, 0, 64+len(p.System)), "{"...)
 	var err error
 	if name := modelName(model); name != "" {
@@ -99,7 +99,7 @@ func buildRequest(req sdk.AssembleRequest, p assembly.Parts, model string) (sdk.
 		}
 	}
 	prefix = append(prefix, `"contents":[`...)
-	head, st := apiHeads.Head(req, prefix, joinState{failed: -1}, frags)
+	head, st := c.apiHeads.Head(req, prefix, joinState{failed: -1}, frags)
 	if st.failed >= 0 {
 		return sdk.AssembleResult{}, frags[st.failed].err
 	}
@@ -129,10 +129,6 @@ func buildRequest(req sdk.AssembleRequest, p assembly.Parts, model string) (sdk.
 	}
 	return sdk.AssembleResult{PayloadHead: head, Payload: append(b, "}"...)}, nil
 }
-
-// apiHeads keeps each stream's head: the body up to the end of the
-// history.
-var apiHeads = assembly.NewHeadCache(0, joinFragment)
 
 // joinState is what joining the history carries from one message to the
 // next: the role of the content left open, and the index of the first
@@ -178,9 +174,6 @@ type fragment struct {
 	parts []byte
 	err   error
 }
-
-// apiCache keeps each stream's fragments (see assembly.MessageCache).
-var apiCache = assembly.NewMessageCache[fragment](0)
 
 // deriveFragment encodes one history message's parts.
 func deriveFragment(_ int, m sdk.Message, ctx *assembly.MessageContext) fragment {

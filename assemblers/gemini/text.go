@@ -5,10 +5,6 @@ import (
 	"github.com/ctxhost/ctxhost/sdk/assembly"
 )
 
-// conversations keeps each stream's rendered messages (see
-// assembly.ConversationCache).
-var conversations = assembly.NewConversationCache(0)
-
 // buildText is the Gemini prompt: plain headers, no bracketed
 // markers, every section left out when its body is empty.
 //
@@ -26,12 +22,12 @@ var conversations = assembly.NewConversationCache(0)
 //
 //	User message:
 //	{input}
-func buildText(req sdk.AssembleRequest, p assembly.Parts) string {
+func (c *caches) buildText(req sdk.AssembleRequest, p assembly.Parts) string {
 	var s assembly.Sections
 	s.Add("Instructions:", p.System)
 	s.Add("Team task:", p.TeamTask)
 	s.Add("Context:", assembly.ContextBody(p.Context))
-	s.Add("Conversation so far:", conversations.Render(req, p.History))
+	s.Add("Conversation so far:", c.conversations.Render(req, p.History))
 	s.Add("User message:", p.Input)
 	return s.String()
 }
