@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/ctxhost/ctxhost/internal/lru"
+	"github.com/ctxhost/ctxhost/internal/prefix"
 )
 
 // LocalPlugin runs a Plugin in-process behind the host's view of a context
@@ -348,7 +349,7 @@ func (st *joinStream) join(head, rest []byte) ([]byte, int) {
 	if n := len(st.head); n > 0 && len(head) >= n && &head[0] == &st.head[0] {
 		keep = n
 	} else if n > 0 {
-		keep = commonPrefix(st.buf[:n], head)
+		keep = prefix.Common(st.buf[:n], head)
 	}
 	need := len(head) + len(rest)
 	buf := st.buf[:keep]
@@ -358,21 +359,6 @@ func (st *joinStream) join(head, rest []byte) ([]byte, int) {
 	buf = append(append(buf, head[keep:]...), rest...)
 	st.head, st.buf = head, buf
 	return buf[:len(buf):len(buf)], keep
-}
-
-// commonPrefix is the length of the longest common prefix of a and b
-// (compared a block at a time).
-func commonPrefix(a, b []byte) int {
-	n := min(len(a), len(b))
-	const block = 4096
-	i := 0
-	for i+block <= n && bytes.Equal(a[i:i+block], b[i:i+block]) {
-		i += block
-	}
-	for i < n && a[i] == b[i] {
-		i++
-	}
-	return i
 }
 
 // AssembleParts is Assemble without joining a payload answered in two

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/ctxhost/ctxhost/internal/lru"
+	"github.com/ctxhost/ctxhost/internal/prefix"
 	"github.com/ctxhost/ctxhost/internal/wire"
 	"github.com/ctxhost/ctxhost/internal/wire/pb"
 	"github.com/ctxhost/ctxhost/sdk"
@@ -148,7 +149,7 @@ func (t *turn) answer(res sdk.AssembleResult) *pb.AssembleResponse {
 	case len(last) > 0 && len(head) >= len(last) && &head[0] == &last[0]:
 		n = len(last)
 	default:
-		n = commonPrefix2(t.last.head, t.last.rest, head, rest)
+		n = prefix.Common2(t.last.head, t.last.rest, head, rest)
 	}
 	out.Payload, out.PayloadPrefix = suffix(head, rest, n), uint64(n)
 	kept := answered{head: head[:len(head):len(head)], rest: bytes.Clone(rest)}
@@ -167,42 +168,4 @@ func suffix(head, rest []byte, n int) []byte {
 		return rest[n-len(head):]
 	}
 	return append(append(make([]byte, 0, len(head)-n+len(rest)), head[n:]...), rest...)
-}
-
-// commonPrefix2 is the length of the longest common prefix of a0
-// followed by a1 and b0 followed by b1, without joining them.
-func commonPrefix2(a0, a1, b0, b1 []byte) int {
-	n := 0
-	for {
-		if len(a0) == 0 {
-			a0, a1 = a1, nil
-		}
-		if len(b0) == 0 {
-			b0, b1 = b1, nil
-		}
-		k := min(len(a0), len(b0))
-		if k == 0 {
-			return n
-		}
-		c := commonPrefix(a0[:k], b0[:k])
-		n += c
-		if c < k {
-			return n
-		}
-		a0, b0 = a0[k:], b0[k:]
-	}
-}
-
-// commonPrefix is the length of the longest common prefix of a and b.
-func commonPrefix(a, b []byte) int {
-	n := min(len(a), len(b))
-	const chunk = 4096
-	i := 0
-	for i+chunk <= n && bytes.Equal(a[i:i+chunk], b[i:i+chunk]) {
-		i += chunk
-	}
-	for i < n && a[i] == b[i] {
-		i++
-	}
-	return i
 }

@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -11,27 +10,6 @@ import (
 	"github.com/ctxhost/ctxhost/internal/wire/pb"
 	"github.com/ctxhost/ctxhost/sdk"
 )
-
-func TestCommonPrefix(t *testing.T) {
-	long := bytes.Repeat([]byte("abcdefgh"), 2000)
-	changed := bytes.Clone(long)
-	changed[9000] = 'X'
-	for _, tc := range []struct {
-		a, b []byte
-		want int
-	}{
-		{nil, []byte("x"), 0},
-		{[]byte("abc"), []byte("abd"), 2},
-		{[]byte("abc"), []byte("abcdef"), 3},
-		{long, long, len(long)},
-		{long, changed, 9000},
-		{long, append(bytes.Clone(long), 'z'), len(long)},
-	} {
-		if got := commonPrefix(tc.a, tc.b); got != tc.want {
-			t.Errorf("commonPrefix(%d bytes, %d bytes) = %d, want %d", len(tc.a), len(tc.b), got, tc.want)
-		}
-	}
-}
 
 // TestBases: a delta is rebuilt on the base it names and answered with
 // the payload's new part only; a delta naming another version, an
@@ -80,24 +58,6 @@ func TestBases(t *testing.T) {
 	if _, _, err := bs.request(&pb.AssembleRequest{BaseId: "b", Version: 2, Delta: &pb.AssembleDelta{BaseVersion: 1,
 		Components: []*pb.ComponentChange{{Change: &pb.ComponentChange_Same{Same: 5}}}}}); err == nil || unknown(err) || !errors.Is(wire.FromStatus(err), sdk.ErrInvalidArgs) {
 		t.Errorf("a delta naming a component the base lacks: %v, want INVALID_ARGS", err)
-	}
-}
-
-func TestCommonPrefix2(t *testing.T) {
-	for _, tc := range []struct {
-		a0, a1, b0, b1 string
-		want           int
-	}{
-		{"", "", "", "x", 0},
-		{"ab", "cd", "abc", "d", 4},
-		{"ab", "cd", "abc", "e", 3},
-		{"", "abcd", "ab", "cx", 3},
-		{"abcd", "", "", "abcdef", 4},
-		{"a", "b", "a", "", 1},
-	} {
-		if got := commonPrefix2([]byte(tc.a0), []byte(tc.a1), []byte(tc.b0), []byte(tc.b1)); got != tc.want {
-			t.Errorf("commonPrefix2(%q+%q, %q+%q) = %d, want %d", tc.a0, tc.a1, tc.b0, tc.b1, got, tc.want)
-		}
 	}
 }
 
