@@ -135,6 +135,19 @@ func TestCallPathUpstreamErrors(t *testing.T) {
 	if code, _, body, _ = post(t, url, named, anthropicCall("named-2", false)); code != http.StatusBadRequest {
 		t.Errorf("invalid session name: %d %s", code, body)
 	}
+
+	// every call's log line carries the status the caller got (the 502 of
+	// the dropped answer and the 400 above included)
+	for _, want := range []string{"status=502", "status=400", "status=429"} {
+		if !strings.Contains(srv.stderr.String(), want) {
+			t.Errorf("no call logged with %s", want)
+		}
+	}
+	for _, line := range strings.Split(srv.stderr.String(), "\n") {
+		if strings.Contains(line, " call: ") && strings.Contains(line, "status=0 ") {
+			t.Errorf("a call logged with status 0: %s", line)
+		}
+	}
 }
 
 // TestCallPathStreamHeadersBeforeASlowFirstEvent: a streamed answer's

@@ -64,6 +64,7 @@ func (c *call) finish(err error) string {
 	}
 	c.h.metrics.failed(c.u.Name, ce.reason)
 	if !c.wrote {
+		c.status = ce.status // the status the log reports is the one sent
 		writeBody(c.w, ce.status, c.d.errorBody(ce.status, ce.Error()))
 	}
 	return ce.reason
