@@ -189,6 +189,19 @@ type Rendered struct {
 	// tool's result with its call, an answer's items with each other): a
 	// trimmer keeps both or neither.
 	Attached []bool
+	// sent is how many messages the call answered by Messages[k] carries
+	// (nil: k).
+	sent func(k int) int
+}
+
+// Sent is how many of Messages the call answered by Messages[k] carries:
+// k, but for an answer whose items open before its message (Responses'
+// reasoning item).
+func (c *Rendered) Sent(k int) int {
+	if c.sent == nil {
+		return k
+	}
+	return c.sent(k)
 }
 
 // add appends a message, its text and whether it belongs with the one
@@ -561,12 +574,16 @@ func renderResponses(tr *Conversation, task string) *Rendered {
 	for _, n := range tr.Tools {
 		tools = append(tools, map[string]any{"type": "function", "name": n, "parameters": map[string]any{"type": "object"}, "strict": false})
 	}
-	c.request(tools, true, func(k int) map[string]any {
+	c.sent = func(k int) int {
 		// the call answered by messages[k] (its message) is made before
 		// the reasoning item that opens the answer
 		if k > 0 && c.Messages[k-1]["type"] == "reasoning" {
 			k--
 		}
+		return k
+	}
+	c.request(tools, true, func(k int) map[string]any {
+		k = c.Sent(k)
 		return map[string]any{"model": "gpt-4.1", "instructions": instructions, "input": c.Messages[:k], "max_output_tokens": 512, "store": false}
 	})
 	return c

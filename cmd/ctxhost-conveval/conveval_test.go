@@ -1,0 +1,216 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ctxhost/ctxhost/internal/replay"
+	"github.com/ctxhost/ctxhost/internal/shareddata"
+	"github.com/ctxhost/ctxhost/sdk/plugintest"
+)
+
+func TestSplitIsByTheSourceIDAlone(t *testing.T) {
+	n := map[string]int{}
+	for i := range 200 {
+		id := fmt.Sprintf("owner/repo@abc:path/file.json#%d", i)
+		s := splitOf(id)
+		if s != splitOf(id) {
+			t.Fatalf("%s: the split changed", id)
+		}
+		n[s]++
+	}
+	if n["tune"] < 70 || n["heldout"] < 70 {
+		t.Errorf("200 ids split %v: want both near half", n)
+	}
+}
+
+func TestFacts(t *testing.T) {
+	got := map[string]bool{}
+	factsOf(`My user id is mia_li_3668, reservation #W4923227 (code HAT001), e-mail mia.li@example.com, flying 2024-05-20 or May 21st; card 7447, $1,234.50 paid; 12 bags, a Boeing.`, got)
+	for _, want := range []string{"mia_li_3668", "#W4923227", "HAT001", "mia.li@example.com", "2024-05-20", "May 21st", "7447", "1,234.50"} {
+		if !got[want] {
+			t.Errorf("fact %q not found in %v", want, got)
+		}
+	}
+	for _, not := range []string{"12", "Boeing", "bags"} {
+		if got[not] {
+			t.Errorf("%q taken for a fact", not)
+		}
+	}
+	if !upstream(`{"output":"line one\nid \"X1234\""}`).has("line one\nid \"X1234\"") {
+		t.Error("a text sent as a JSON string's body is not found")
+	}
+}
+
+func TestBaselines(t *testing.T) {
+	msgs := []replay.Message{
+		{Role: "system", Content: raw("be brief")},
+		{Role: "user", Content: raw("TASK: find order 1234")},
+	}
+	for i := range 6 {
+		id := fmt.Sprintf("call_%d", i)
+		m := replay.Message{Role: "assistant", Content: raw("")}
+		m.ToolCalls = []replay.ToolCall{{ID: id}}
+		m.ToolCalls[0].Function.Name = "lookup"
+		m.ToolCalls[0].Function.Arguments = json.RawMessage(`"{}"`)
+		msgs = append(msgs, m, replay.Message{Role: "tool", ToolCallID: id, Content: raw(strings.Repeat("word ", 300))})
+	}
+	msgs = append(msgs, replay.Message{Role: "assistant", Content: raw("done")})
+	c, err := replay.FromMessages("t", msgs, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := replay.Dialects[0].Render(c, "t")
+	n := len(r.Messages) - 1
+	cnt := newCounter()
+	nv := naive(r, n, 1000, cnt)
+	ds := dropStart(r, n, 1000, cnt)
+	if nv.tokens > 1000 || ds.tokens > 1000 || nv.tokens != cnt.of(nv.extra)+cnt.of(nv.texts)+3 {
+		t.Fatalf("naive %d tokens, drop-start %d: over the budget or miscounted", nv.tokens, ds.tokens)
+	}
+	if first := len(r.Texts[:n]) - len(nv.texts); r.Attached[first] {
+		t.Errorf("naive starts with message %d, which belongs with the one before", first)
+	}
+	if len(ds.texts) < len(nv.texts) {
+		t.Errorf("drop-start kept %d messages, fewer than naive's %d", len(ds.texts), len(nv.texts))
+	}
+}
+
+func raw(s string) json.RawMessage { b, _ := json.Marshal(s); return b }
+
+// TestConversationShapes runs the evaluation on a small slice: the
+// shared SWE-agent runs (two of them, as recorded and unlabelled, their first six calls)
+// and conversations of three other shapes made here (a chat agent whose
+// tools answer JSON full of ids, a plain chat, a multi-agent chat), at a
+// 4k and an 8k window on all four endpoints, through a real ctxhost serve
+// with examples/callpath.hcl in front of the stand-in. Every request
+// ctxhost sent must fit the window by the stand-in's count, and ctxhost
+// must fit at least as often as the naive trimmer. The other goals are
+// reported.
+func TestConversationShapes(t *testing.T) {
+	data := shareddata.Require(t)
+	trajs := shareddata.RequireTrajectories(t)
+	root, err := shareddata.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bins := map[string]string{"ctxhost-standin": "../../internal/standin"}
+	ctxhost := ""
+	if dir := os.Getenv("CTXHOST_BIN_DIR"); dir != "" {
+		if _, err := os.Stat(filepath.Join(dir, "ctxhost")); err == nil {
+			ctxhost = filepath.Join(dir, "ctxhost")
+		}
+	}
+	if ctxhost == "" {
+		bins["ctxhost"] = "../ctxhost"
+	}
+	dir, cleanup, err := plugintest.BuildBinaries(bins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cleanup()
+	if ctxhost == "" {
+		ctxhost = filepath.Join(dir, "ctxhost")
+	}
+	config, err := os.ReadFile(filepath.Join(root, "examples", "callpath.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(trajs) > 2 {
+		trajs = trajs[:2] // the slice: two runs, each as recorded (when it called tools) and unlabelled
+	}
+	convs, err := loadTrajectories(trajs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range syntheticConversations() {
+		cv, err := convOf(c.shape, c.id, c.messages, false)
+		if err != nil || cv == nil {
+			t.Fatalf("%s: %v", c.id, err)
+		}
+		convs = append(convs, *cv)
+	}
+	s := setup{ctxhost: ctxhost, standin: filepath.Join(dir, "ctxhost-standin"), openapi: filepath.Join(data, "schemas", "openai-openapi.json"),
+		config: string(config), windows: []int{4096, 8192}, reserve: 1024, dialects: replay.Dialects, maxCalls: 6}
+	res, err := evaluate(s, convs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table strings.Builder
+	printTable(&table, res)
+	t.Log("\n" + table.String())
+	for k, c := range res.by {
+		if k.method != "ctxhost" {
+			continue
+		}
+		if c.failed > 0 || c.fit != c.calls {
+			t.Errorf("%+v: %d of %d requests fit, %d failed: %v", k, c.fit, c.calls, c.failed, c.problems)
+		}
+		nk := k
+		nk.method = "naive"
+		if n := res.by[nk]; n != nil && c.fit*n.calls < n.fit*c.calls {
+			t.Errorf("%+v: ctxhost fit %d of %d, the naive trimmer %d of %d", k, c.fit, c.calls, n.fit, n.calls)
+		}
+	}
+}
+
+// synthetic is a conversation the test makes.
+type synthetic struct {
+	shape, id string
+	messages  []replay.Message
+}
+
+// syntheticConversations are a chat agent with tools (a customer's
+// bookings looked up, each answer JSON with ids, e-mails, dates and
+// amounts), a plain chat (long answers, facts in the user's messages)
+// and a multi-agent chat (three named agents, one of them the model).
+func syntheticConversations() []synthetic {
+	var out []synthetic
+	for n := range 2 {
+		msgs := []replay.Message{{Role: "system", Content: raw("You are an airline agent. Use the tools.")},
+			{Role: "user", Content: raw(fmt.Sprintf("Hi, I am user_%04d and I want to change my trips.", 4000+n))}}
+		for i := range 14 {
+			res := fmt.Sprintf("RES%d%03d", n, i)
+			id := fmt.Sprintf("call_%d_%d", n, i)
+			call := replay.Message{Role: "assistant", Content: raw("")}
+			call.ToolCalls = []replay.ToolCall{{ID: id}}
+			call.ToolCalls[0].Function.Name = "get_reservation_details"
+			call.ToolCalls[0].Function.Arguments = raw(fmt.Sprintf(`{"reservation_id":%q}`, res))
+			flights := []map[string]any{}
+			for f := range 12 {
+				flights = append(flights, map[string]any{"flight_number": fmt.Sprintf("HAT%03d", 100+f+i), "date": fmt.Sprintf("2024-05-%02d", 10+f),
+					"origin": "JFK", "destination": "SEA", "price": 1000 + 37*i + f, "notes": strings.Repeat("seat and meal details ", 8)})
+			}
+			out, _ := json.Marshal(map[string]any{"reservation_id": res, "email": fmt.Sprintf("u%d.r%d@example.com", n, i), "flights": flights,
+				"payment": fmt.Sprintf("credit_card_%07d", 7000000+i)})
+			msgs = append(msgs, replay.Message{Role: "user", Content: raw(fmt.Sprintf("Please look up reservation %s; my card ends in %04d.", res, 1000+i))},
+				call, replay.Message{Role: "tool", ToolCallID: id, Content: raw(string(out))},
+				replay.Message{Role: "assistant", Content: raw(fmt.Sprintf("Reservation %s has 12 flights. What would you like to change?", res))})
+		}
+		out = append(out, synthetic{"tools", fmt.Sprintf("synthetic/tools#%d", n), msgs})
+	}
+	for n := range 2 {
+		msgs := []replay.Message{{Role: "system", Content: raw("You are a helpful assistant.")}}
+		for i := range 14 {
+			msgs = append(msgs, replay.Message{Role: "user", Content: raw(fmt.Sprintf("Question %d: my invoice INV%d%04d is due 2024-06-%02d, what should I do?", i, n, i, i+1))},
+				replay.Message{Role: "assistant", Content: raw(strings.Repeat(fmt.Sprintf("For question %d, consider the options carefully. ", i), 40))})
+		}
+		out = append(out, synthetic{"assistant", fmt.Sprintf("synthetic/assistant#%d", n), msgs})
+	}
+	for n := range 2 {
+		msgs := []replay.Message{{Role: "system", Content: raw("You are the Programmer at a company of agents. Others speak as 'Name: text'.")},
+			{Role: "user", Content: raw(fmt.Sprintf("Task: build ticket system TKT%d001", n))}}
+		for i := range 12 {
+			msgs = append(msgs,
+				replay.Message{Role: "user", Content: raw(fmt.Sprintf("CEO: requirement REQ%d%03d: %s", n, i, strings.Repeat("the product must be simple. ", 20)))},
+				replay.Message{Role: "user", Content: raw(fmt.Sprintf("Reviewer: check module mod_%d_%02d.py before 2024-07-%02d.", n, i, i+1))},
+				replay.Message{Role: "assistant", Content: raw(strings.Repeat(fmt.Sprintf("def step_%d():\n    return %d\n", i, i), 30))})
+		}
+		out = append(out, synthetic{"multi-agent", fmt.Sprintf("synthetic/multi-agent#%d", n), msgs})
+	}
+	return out
+}

@@ -1,0 +1,391 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ctxhost/ctxhost/internal/replay"
+	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/sdk/assembly"
+)
+
+// methods are what each call is judged under: ctxhost's request as it
+// went upstream, and the two baselines computed on the same call.
+var methods = []string{"ctxhost", "naive", "drop-start"}
+
+// setup is what an evaluation runs: the binaries, the configuration, the
+// windows and the room each leaves for the answer.
+type setup struct {
+	ctxhost, standin, openapi string
+	config                    string // the configuration's text
+	windows                   []int
+	reserve                   int
+	dialects                  []replay.Dialect
+	maxCalls                  int // per conversation and dialect; 0: every call
+	progress                  func(format string, args ...any)
+}
+
+// key is one row of the table, in one split.
+type key struct {
+	shape, split string
+	window       int
+	endpoint     string
+	method       string
+}
+
+// tally is what the calls of a row came to.
+type tally struct {
+	convs, calls, failed int
+	fit                  int
+	currentCalls         int // calls with a latest user message
+	currentKept          int
+	factCalls            int // calls with earlier facts
+	allFacts             int // ... that kept every one
+	factsTotal           int
+	factsKept            int
+	taskKept             int
+	outputsCut           int // tool outputs not sent whole
+	masked               int // ... sent as masked placeholders
+	tokens               int64
+	cost                 float64
+	problems             []string // the stand-in's, the first few
+}
+
+// results are the tallies by row.
+type results struct {
+	mu sync.Mutex
+	by map[key]*tally
+}
+
+func (r *results) get(k key) *tally {
+	if r.by == nil {
+		r.by = map[key]*tally{}
+	}
+	t := r.by[k]
+	if t == nil {
+		t = &tally{}
+		r.by[k] = t
+	}
+	return t
+}
+
+// evaluate replays convs at every window of s, the windows at once.
+func evaluate(s setup, convs []conversation) (*results, error) {
+	res := &results{}
+	errs := make(chan error, len(s.windows))
+	var wg sync.WaitGroup
+	for _, w := range s.windows {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := evaluateWindow(s, convs, w, res); err != nil {
+				errs <- fmt.Errorf("window %d: %w", w, err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	return res, <-errs
+}
+
+// checkLine is the part of the stand-in's log line the evaluation reads.
+type checkLine struct {
+	Task     string   `json:"task"`
+	Tokens   int      `json:"tokens"`
+	Masked   int      `json:"masked"`
+	Problems []string `json:"problems"`
+	Texts    []string `json:"texts"`
+	Extra    []string `json:"extra"`
+}
+
+// evaluateWindow runs a stand-in and a serve at window and replays every
+// conversation on every dialect through them, one call at a time.
+func evaluateWindow(s setup, convs []conversation, window int, res *results) error {
+	dir, err := os.MkdirTemp("", "ctxhost-conveval-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	logPath := filepath.Join(dir, "checks.jsonl")
+	si, siAddr, err := start(dir, s.standin, "-openapi", s.openapi, "-log", logPath, "-texts",
+		"-window", fmt.Sprint(window), "-turns", "1000")
+	if err != nil {
+		return err
+	}
+	defer si.stop()
+	hcl, err := serveConfig(s.config, window, s.reserve, "http://"+siAddr)
+	if err != nil {
+		return err
+	}
+	cfg := filepath.Join(dir, "callpath.hcl")
+	if err := os.WriteFile(cfg, []byte(hcl), 0o600); err != nil {
+		return err
+	}
+	srv, addr, err := start(dir, s.ctxhost, "serve", "-listen", "127.0.0.1:0", "-config", cfg)
+	if err != nil {
+		return err
+	}
+	defer srv.stop()
+	base := "http://" + addr
+	client := &http.Client{Timeout: 2 * time.Minute}
+	logs := &logReader{path: logPath}
+	for i, c := range convs {
+		for _, d := range s.dialects {
+			if err := replayOne(s, c, d, window, base, client, logs, res); err != nil {
+				return fmt.Errorf("%s on %s: %w", c.id, d.Name, err)
+			}
+		}
+		if s.progress != nil && (i+1)%25 == 0 {
+			s.progress("window %d: %d of %d conversations", window, i+1, len(convs))
+		}
+	}
+	return nil
+}
+
+// logReader reads the stand-in's log line by line as calls are made, and
+// empties the file once read (the stand-in appends).
+type logReader struct{ path string }
+
+func (l *logReader) next() (*checkLine, error) {
+	data, err := os.ReadFile(l.path)
+	if err != nil {
+		return nil, err
+	}
+	lines := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
+	if len(lines) != 1 || len(lines[0]) == 0 {
+		return nil, fmt.Errorf("the stand-in logged %d requests for one call", len(lines))
+	}
+	if err := os.Truncate(l.path, 0); err != nil {
+		return nil, err
+	}
+	var c checkLine
+	if err := json.Unmarshal(lines[0], &c); err != nil {
+		return nil, fmt.Errorf("the stand-in's log: %w", err)
+	}
+	return &c, nil
+}
+
+// pricing is the prompt-caching price list of each endpoint's provider.
+func pricing(d replay.Dialect) sdk.Pricing {
+	switch d.Upstream {
+	case "anthropic":
+		return assembly.AnthropicPricing
+	case "gemini":
+		return assembly.GeminiPricing
+	}
+	return assembly.OpenAIPricing
+}
+
+// sent is one request as it went upstream (or a baseline would send it).
+type sent struct {
+	texts, extra []string
+	tokens       int
+	masked       int
+}
+
+// replayOne replays conversation c on dialect d and tallies every call
+// under each method.
+func replayOne(s setup, c conversation, d replay.Dialect, window int, base string, client *http.Client, logs *logReader, res *results) error {
+	task := c.conv.Name + "-" + d.Name
+	r := d.Render(c.conv, task)
+	counts := newCounter()
+	prev := map[string]*sent{}
+	facts := map[string]bool{}
+	seenTurns := 0
+	var outputs []string
+	calls := 0
+	price := pricing(d)
+	budget := window - s.reserve
+	local := map[string]*tally{}
+	for _, m := range methods {
+		local[m] = &tally{convs: 1}
+	}
+	taskText := c.conv.MarkedText(c.conv.TaskAt, task)
+	for k := range r.Messages {
+		if r.Replies[k] == nil {
+			continue
+		}
+		if s.maxCalls > 0 && calls >= s.maxCalls {
+			break
+		}
+		stream := calls%3 == 2
+		calls++
+		// the caller's conversation at this call: its turns before the answer
+		upto := r.ReplyTurn[k]
+		for ; seenTurns < upto; seenTurns++ {
+			t := c.conv.Turns[seenTurns]
+			if t.Role == "user" || t.Role == "tool" {
+				factsOf(t.Text, facts)
+			}
+			if t.Output {
+				outputs = append(outputs, t.Text)
+			}
+		}
+		current := ""
+		for i := upto - 1; i >= 0; i-- {
+			if t := c.conv.Turns[i]; t.Role == "user" && !t.Output {
+				current = c.conv.MarkedText(i, task)
+				break
+			}
+		}
+		n := r.Sent(k)
+		got := map[string]*sent{
+			"naive":      naive(r, n, budget, counts),
+			"drop-start": dropStart(r, n, budget, counts),
+		}
+		err := replay.Call(client, base, d, r.Body(k, stream), r.Replies[k], stream)
+		line, lerr := logs.next()
+		if err == nil {
+			err = lerr
+		}
+		if err != nil {
+			local["ctxhost"].failed++
+			if len(local["ctxhost"].problems) < 3 {
+				local["ctxhost"].problems = append(local["ctxhost"].problems, fmt.Sprintf("call %d: %v", calls, err))
+			}
+		} else {
+			if line.Task != task {
+				return fmt.Errorf("call %d: the stand-in saw task %q, want %q", calls, line.Task, task)
+			}
+			got["ctxhost"] = &sent{texts: line.Texts, extra: line.Extra, tokens: line.Tokens, masked: line.Masked}
+			for _, p := range line.Problems {
+				if len(local["ctxhost"].problems) < 3 {
+					local["ctxhost"].problems = append(local["ctxhost"].problems, fmt.Sprintf("call %d: %s", calls, p))
+				}
+			}
+		}
+		for _, m := range methods {
+			q := got[m]
+			t := local[m]
+			t.calls++
+			if q == nil {
+				continue
+			}
+			judge(t, q, window, current, taskText, facts, outputs)
+			t.tokens += int64(q.tokens)
+			shared := 0
+			if p := prev[m]; p != nil && equal(p.extra, q.extra) {
+				shared = counts.of(q.extra)
+				for i := 0; i < len(p.texts) && i < len(q.texts) && p.texts[i] == q.texts[i]; i++ {
+					shared += counts.one(q.texts[i])
+				}
+			}
+			t.cost += price.Cost(q.tokens, shared).Cost
+			prev[m] = q
+		}
+	}
+	res.mu.Lock()
+	defer res.mu.Unlock()
+	for _, m := range methods {
+		add(res.get(key{c.shape, c.split, window, d.Name, m}), local[m])
+	}
+	return nil
+}
+
+// judge tallies one request q of a call: its fit, and what it kept of the
+// caller's current message, task, facts and tool outputs.
+func judge(t *tally, q *sent, window int, current, task string, facts map[string]bool, outputs []string) {
+	up := upstream(strings.Join(q.extra, "\n") + "\n" + strings.Join(q.texts, "\n"))
+	if q.tokens <= window {
+		t.fit++
+	}
+	if current != "" {
+		t.currentCalls++
+		if up.has(current) {
+			t.currentKept++
+		}
+	}
+	if up.has(task) {
+		t.taskKept++
+	}
+	if len(facts) > 0 {
+		t.factCalls++
+		words := map[string]bool{}
+		factsOf(string(up), words)
+		kept := 0
+		for f := range facts {
+			if words[f] || up.has(f) {
+				kept++
+			}
+		}
+		t.factsTotal += len(facts)
+		t.factsKept += kept
+		if kept == len(facts) {
+			t.allFacts++
+		}
+	}
+	cut := 0
+	for _, o := range outputs {
+		if !up.has(o) {
+			cut++
+		}
+	}
+	t.outputsCut += cut
+	t.masked += min(q.masked, cut)
+}
+
+// add adds b's counts to a.
+func add(a, b *tally) {
+	a.convs += b.convs
+	a.calls += b.calls
+	a.failed += b.failed
+	a.fit += b.fit
+	a.currentCalls += b.currentCalls
+	a.currentKept += b.currentKept
+	a.factCalls += b.factCalls
+	a.allFacts += b.allFacts
+	a.factsTotal += b.factsTotal
+	a.factsKept += b.factsKept
+	a.taskKept += b.taskKept
+	a.outputsCut += b.outputsCut
+	a.masked += b.masked
+	a.tokens += b.tokens
+	a.cost += b.cost
+	for _, p := range b.problems {
+		if len(a.problems) < 5 {
+			a.problems = append(a.problems, p)
+		}
+	}
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// counter counts texts as the stand-in does (replay.CountTexts), each
+// distinct text once.
+type counter struct{ memo map[string]int }
+
+func newCounter() *counter { return &counter{memo: map[string]int{}} }
+
+func (c *counter) one(s string) int {
+	n, ok := c.memo[s]
+	if !ok {
+		n = replay.CountTexts([]string{s})
+		c.memo[s] = n
+	}
+	return n
+}
+
+func (c *counter) of(texts []string) int {
+	n := 0
+	for _, s := range texts {
+		n += c.one(s)
+	}
+	return n
+}

@@ -1,0 +1,73 @@
+// Command ctxhost-conveval measures what `ctxhost serve` keeps of
+// conversations of several shapes (chat agents with tools, plain
+// assistant chats, multi-agent chats, coding agents) on the call path's
+// four endpoints (OpenAI Chat Completions and Responses, Anthropic
+// Messages, Gemini generateContent) at several context windows, beside
+// two baselines computed on the same calls: the naive trimmer (the system
+// text and the most recent messages that fit, a tool call and its result
+// kept together) and "drop from the start" (the oldest items dropped one
+// by one until the rest fits, as OpenAI's truncation "auto").
+//
+// Each conversation is replayed as an agent makes its model calls: before
+// each recorded assistant turn, the whole conversation so far goes to a
+// ctxhost serve (the configuration given, at each window) in front of the
+// provider stand-in, which answers with the recorded turn. What went
+// upstream is read back from the stand-in and judged by the harness's own
+// rules, independent of ctxhost's:
+//
+//   - fit: the request within the window, counted with tiktoken
+//     (cl100k_base) on what went upstream;
+//   - current: the latest user message (not a tool's output) present whole;
+//   - facts: every identifier of the earlier user messages and tool outputs
+//     (ids and codes, e-mail addresses, dates, numbers of four digits or
+//     more, by the harness's regular expressions) present; recall is the
+//     share of those identifiers present, over all calls;
+//   - task: the conversation's first user message present;
+//   - masked: of the tool outputs not sent whole, the share sent as a
+//     masked placeholder (the rest omitted or cut);
+//   - tokens: the tokens sent, summed; cost: their price with prompt
+//     caching (each endpoint's provider's prices, the prefix shared with
+//     the conversation's previous call read from the cache), summed, in
+//     input-token units.
+//
+// Every conversation belongs to the tune or the heldout split by a hash of
+// its source id (sha256, even or odd), decided before its content is read;
+// the table gives both side by side.
+//
+//	ctxhost-conveval run -corpus /work/corpora/tools -corpus /work/corpora/assistant \
+//	    -trajectories ../shared/data/trajectories -windows 4096,8192,16384
+//
+// A corpus is a directory of .jsonl files, named for its shape; each line
+// one conversation: {"id": source id, "messages": [OpenAI-style messages]}
+// (role system, user, assistant or tool; assistant tool_calls; a tool
+// message's tool_call_id). -trajectories reads SWE-agent .traj files, in
+// two shapes: as recorded (tool calls and results) and unlabelled (each
+// observation a user message).
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+	}
+	var err error
+	switch os.Args[1] {
+	case "run":
+		err = cmdRun(os.Args[2:])
+	default:
+		usage()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ctxhost-conveval:", err)
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: ctxhost-conveval run -corpus DIR... [-trajectories DIR] [-windows 4096,8192,16384] (see the package doc)")
+	os.Exit(2)
+}
