@@ -19,6 +19,9 @@ type callError struct {
 	status int
 	reason string // metrics label
 	err    error
+	// body, when set, is the answer as the provider gives it (its own
+	// message, param and code) in place of ctxhost's error.
+	body []byte
 }
 
 func (e *callError) Error() string { return e.err.Error() }
@@ -65,7 +68,11 @@ func (c *call) finish(err error) string {
 	c.h.metrics.failed(c.u.Name, ce.reason)
 	if !c.wrote {
 		c.status = ce.status // the status the log reports is the one sent
-		writeBody(c.w, ce.status, c.d.errorBody(ce.status, ce.Error()))
+		b := ce.body
+		if b == nil {
+			b = c.d.errorBody(ce.status, callerMessage(ce))
+		}
+		writeBody(c.w, ce.status, b)
 	}
 	return ce.reason
 }
@@ -228,8 +235,16 @@ func (c *call) read() error {
 		return failf(http.StatusBadRequest, "bad_request", "%v", err)
 	}
 	c.req.known = known
+	if _, ok := c.d.(responsesDialect); ok {
+		if err := c.resolveResponses(); err != nil {
+			return err
+		}
+	}
 	c.session = c.r.Header.Get(SessionHeader)
-	if c.session == "" {
+	switch {
+	case c.session == "" && c.req.after != nil:
+		c.session = c.req.after.session
+	case c.session == "":
 		c.session = deriveSession(c.u, c.req)
 	}
 	return nil
@@ -393,8 +408,12 @@ func (c *call) record(es *engine.Session, a answer) error {
 	m, ok, u := a.result()
 	err := es.Batch(func() error {
 		if ok {
-			if _, err := es.AddMessage(m); err != nil {
+			added, err := es.AddMessage(m)
+			if err != nil {
 				return failf(http.StatusInternalServerError, "record", "record the answer: %v", err)
+			}
+			if ra, isResponses := a.(*responsesAnswer); isResponses {
+				c.recordResponse(ra, added)
 			}
 		}
 		if u.known {

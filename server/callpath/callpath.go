@@ -128,6 +128,7 @@ type Handler struct {
 	known     *knownPrefixes
 	payloads  *knownPrefixes
 	seed      maphash.Seed
+	responses *responsesState
 }
 
 // upstream is a configured upstream with its parsed base URL.
@@ -159,7 +160,7 @@ func New(opts Options) (*Handler, error) {
 	}
 	h := &Handler{upstreams: map[string]*upstream{}, sessions: opts.Sessions, token: opts.Token, maxBytes: max,
 		log: log, client: &http.Client{Transport: tr}, metrics: newMetrics(),
-		memos: lru.New[string, memo](memoSize), seed: maphash.MakeSeed()}
+		memos: lru.New[string, memo](memoSize), seed: maphash.MakeSeed(), responses: newResponsesState()}
 	h.known, h.payloads = newKnownPrefixes(h.seed), newKnownPrefixes(h.seed)
 	for _, u := range opts.Upstreams {
 		if h.upstreams[u.Kind] != nil {
@@ -211,6 +212,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	if u := h.upstreams[KindOpenAI]; u != nil {
 		mux.Handle("POST /v1/chat/completions", h.endpoint(u, chatDialect{}))
 		mux.Handle("POST /v1/responses", h.endpoint(u, responsesDialect{}))
+		mux.Handle("POST /v1/responses/compact", h.compactEndpoint(u))
 	}
 	if u := h.upstreams[KindAnthropic]; u != nil {
 		mux.Handle("POST /v1/messages", h.endpoint(u, anthropicDialect{}))

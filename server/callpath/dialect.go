@@ -94,6 +94,15 @@ type request struct {
 	// known is the known prefix the conversation array starts with (its
 	// len 0: none; see knownPrefixes).
 	known knownPrefix
+	// previous is the Responses previous_response_id ("": none); store
+	// is false when the caller asked the provider not to keep the answer
+	// (Responses store false), so that nothing can refer to it later.
+	previous string
+	store    bool
+	// after, when not nil, is the recorded conversation the caller's
+	// continues (a previous response, or a compaction): its messages come
+	// before the caller's (see resolveResponses).
+	after *recorded
 }
 
 // parse reads a caller's request: its fields and head; the conversation

@@ -100,6 +100,9 @@ func (c *call) reconcile(es *engine.Session) (replaced bool, err error) {
 			return false, failf(400, "bad_request", "system text: %v", err)
 		}
 	}
+	if c.req.after != nil {
+		return c.reconcileAfter(es)
+	}
 	if m, ok := c.h.memos.Get(c.session); ok && m.version == es.StoredVersion() {
 		if tail, ok := m.tail(c.h.seed, c.req.raw, c.req.known); ok {
 			if t, err := c.d.conversation(tail, m.turns); err == nil {
@@ -138,7 +141,7 @@ func startsWith(msgs, held []sdk.Message) bool {
 // it started with).
 func (c *call) remember(es *engine.Session) {
 	p := arrayPrefix(c.req.raw)
-	if p == nil {
+	if p == nil || c.req.after != nil { // the conversation is more than its array
 		return
 	}
 	known := c.h.known.add(p, c.req.known)

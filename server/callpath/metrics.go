@@ -21,6 +21,7 @@ type Metrics struct {
 	replacedH  *prometheus.CounterVec
 	prepare    *prometheus.HistogramVec
 	beforeSend *prometheus.HistogramVec
+	dropped    *prometheus.CounterVec
 }
 
 // latencyBuckets are the buckets of the call path's latency histograms:
@@ -42,6 +43,7 @@ func newMetrics() *Metrics {
 		cacheRead:  counter("ctxhost_upstream_cache_read_tokens_total", "Input tokens the upstream reported read from its prompt cache, by upstream; divided by ctxhost_upstream_prompt_tokens_total it is the cache read share."),
 		cacheWrite: counter("ctxhost_upstream_cache_write_tokens_total", "Input tokens the upstream reported written to its prompt cache, by upstream."),
 		replacedH:  counter("ctxhost_upstream_history_replaced_total", "Calls whose conversation no longer started with the session's history (an earlier message edited or removed), so the history was replaced, by upstream."),
+		dropped:    counter("ctxhost_upstream_dropped_total", "Pieces of callers' requests ctxhost could not carry upstream and left out (each also logged as a warning), by upstream and what was left out.", "what"),
 		prepare: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ctxhost_upstream_prepare_seconds",
 			Help:    "Time each call's context took to prepare (the conversation reconciled with its session, compacted and assembled), by upstream.",
 			Buckets: latencyBuckets}, []string{"upstream"}),
@@ -54,7 +56,7 @@ func newMetrics() *Metrics {
 // Collectors returns every metric, to register with a registry.
 func (m *Metrics) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.calls, m.errors, m.callerToks, m.sentToks, m.savedToks, m.prompt, m.completion,
-		m.cacheRead, m.cacheWrite, m.replacedH, m.prepare, m.beforeSend}
+		m.cacheRead, m.cacheWrite, m.replacedH, m.prepare, m.beforeSend, m.dropped}
 }
 
 // declare makes the token counters of upstream show from the start.
@@ -69,6 +71,10 @@ func (m *Metrics) called(upstream, endpoint string) {
 }
 func (m *Metrics) failed(upstream, reason string) { m.errors.WithLabelValues(upstream, reason).Inc() }
 func (m *Metrics) replaced(upstream string)       { m.replacedH.WithLabelValues(upstream).Inc() }
+
+// droppedPart counts a piece of a caller's request left out (what names
+// it: a part or item type).
+func (m *Metrics) droppedPart(upstream, what string) { m.dropped.WithLabelValues(upstream, what).Inc() }
 
 // prepared counts a prepared turn: the context's tokens before compaction
 // (what the caller sent) and after (what goes upstream).

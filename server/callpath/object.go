@@ -125,3 +125,22 @@ func (o object) boolField(key string) bool {
 	_ = json.Unmarshal(o.get(key), &v)
 	return v
 }
+
+// without returns o without key (o itself when it has none).
+func (o object) without(key string) object {
+	i := o.index(key)
+	if i < 0 {
+		return o
+	}
+	return append(append(object{}, o[:i]...), o[i+1:]...)
+}
+
+// with returns o with key's value v: in key's place, or added at the end.
+func (o object) with(key string, v json.RawMessage) object {
+	out := append(object{}, o...)
+	if i := out.index(key); i >= 0 {
+		out[i].value = v
+		return out
+	}
+	return append(out, member{key: key, value: v})
+}

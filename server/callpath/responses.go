@@ -1,17 +1,22 @@
 package callpath
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
 // responsesDialect is the OpenAI Responses API (POST /v1/responses). The
-// whole conversation must be in input: previous_response_id and
-// conversation (state kept by the provider) are refused.
+// conversation is input, with the state a caller may name instead of
+// sending it resolved from what the call path recorded (see
+// resolveResponses): previous_response_id, item_reference items and the
+// compaction items of /v1/responses/compact. A conversation kept by the
+// provider (conversation) is refused.
 type responsesDialect struct{}
 
 // responsesItem is one input or output item of any type.
@@ -37,24 +42,73 @@ func (responsesDialect) endpoint() string { return "responses" }
 
 func (responsesDialect) field() string { return "input" }
 
+// head reads the caller's fields. The system text is instructions and
+// the system and developer messages input opens with (as the AI SDK and
+// LangChain send a system prompt), joined: held as the session's system
+// text, never compacted.
 func (responsesDialect) head(_ *http.Request, fields object) (*request, error) {
-	for _, f := range []string{"previous_response_id", "conversation"} {
-		if v := fields.get(f); v != nil && string(v) != "null" {
-			return nil, fmt.Errorf("%s is not supported: ctxhost manages the context, so send the whole conversation in input", f)
-		}
+	if v := fields.get("conversation"); v != nil && string(v) != "null" {
+		return nil, errors.New("conversation is not supported: ctxhost manages the context, so send the conversation in input (previous_response_id is resolved)")
 	}
 	tools, err := responsesTools(fields)
 	if err != nil {
 		return nil, err
 	}
-	req := &request{stream: fields.boolField("stream"), tools: tools}
-	if raw := fields.get("instructions"); raw != nil && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &req.system); err != nil {
-			return nil, fmt.Errorf("instructions: %w", err)
+	req := &request{stream: fields.boolField("stream"), tools: tools, store: string(fields.get("store")) != "false"}
+	if raw := fields.get("previous_response_id"); raw != nil && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &req.previous); err != nil {
+			return nil, errors.New("previous_response_id: want a string")
 		}
-		req.hasSystem = true
+	}
+	var system []string
+	if raw := fields.get("instructions"); raw != nil && string(raw) != "null" {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, errors.New("instructions: want a string")
+		}
+		system = append(system, s)
+	}
+	opening, err := openingSystem(fields.get("input"))
+	if err != nil {
+		return nil, err
+	}
+	system = append(system, opening...)
+	if len(system) > 0 {
+		req.system, req.hasSystem = strings.Join(system, "\n\n"), true
 	}
 	return req, nil
+}
+
+// systemItem reports whether an input item is a system or developer
+// message.
+func systemItem(it *responsesItem) bool {
+	return (it.Type == "" || it.Type == "message") && (it.Role == "system" || it.Role == "developer")
+}
+
+// openingSystem is the text of the system and developer messages input
+// opens with (none when input is a string); only those leading items are
+// read.
+func openingSystem(input json.RawMessage) ([]string, error) {
+	dec := json.NewDecoder(bytes.NewReader(input))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return nil, nil
+	}
+	var out []string
+	for i := 0; dec.More(); i++ {
+		var it responsesItem
+		if err := dec.Decode(&it); err != nil {
+			return nil, fmt.Errorf("input[%d]: %w", i, err)
+		}
+		if !systemItem(&it) {
+			break
+		}
+		c := &content{}
+		if err := responsesContent(it.Content, c); err != nil {
+			return nil, fmt.Errorf("input[%d]: %w", i, err)
+		}
+		out = append(out, c.plain("\n"))
+	}
+	return out, nil
 }
 
 // conversation converts input: a string (one user message) or items.
@@ -70,14 +124,23 @@ func (responsesDialect) conversation(raw json.RawMessage, first int) (conv, erro
 	if err := json.Unmarshal(raw, &items); err != nil {
 		return conv{}, fmt.Errorf("input: %w", err)
 	}
-	msgs, err := responsesToMessages(items)
+	skip := 0
+	for first == 0 && skip < len(items) { // the system text (head)
+		var it responsesItem
+		if json.Unmarshal(items[skip], &it) != nil || !systemItem(&it) {
+			break
+		}
+		skip++
+	}
+	msgs, err := responsesToMessages(items[skip:], first+skip)
 	return conv{messages: msgs, turns: len(items)}, err
 }
 
 // responsesToMessages converts items. The items of one assistant turn
 // (reasoning, message, function calls, in a row) make one assistant
 // message; each function call output is a tool message.
-func responsesToMessages(items []json.RawMessage) ([]sdk.Message, error) {
+// first is the index of items[0] in input (for errors).
+func responsesToMessages(items []json.RawMessage, first int) ([]sdk.Message, error) {
 	var out []sdk.Message
 	var turn *content // the assistant turn being read
 	flush := func() {
@@ -86,7 +149,8 @@ func responsesToMessages(items []json.RawMessage) ([]sdk.Message, error) {
 		}
 		turn = nil
 	}
-	for i, raw := range items {
+	for k, raw := range items {
+		i := first + k
 		var it responsesItem
 		if err := json.Unmarshal(raw, &it); err != nil {
 			return nil, fmt.Errorf("input[%d]: %w", i, err)
@@ -348,11 +412,13 @@ func (responsesDialect) newAnswer(*request) answer { return &responsesAnswer{} }
 
 // responsesAnswer reads a response, whole or from its stream's last event.
 type responsesAnswer struct {
+	id     string
 	output []json.RawMessage
 	u      usage
 }
 
 type responsesResponse struct {
+	ID     string            `json:"id"`
 	Output []json.RawMessage `json:"output"`
 	Usage  *struct {
 		InputTokens        int `json:"input_tokens"`
@@ -364,7 +430,7 @@ type responsesResponse struct {
 }
 
 func (a *responsesAnswer) take(r *responsesResponse) {
-	a.output = r.Output
+	a.id, a.output = r.ID, r.Output
 	if u := r.Usage; u != nil {
 		a.u = usage{known: true, prompt: u.InputTokens, completion: u.OutputTokens, cacheRead: u.InputTokensDetails.CachedTokens}
 	}
@@ -401,7 +467,7 @@ func (a *responsesAnswer) event(name string, data []byte) (bool, error) {
 }
 
 func (a *responsesAnswer) result() (sdk.Message, bool, usage) {
-	msgs, err := responsesToMessages(a.output)
+	msgs, err := responsesToMessages(a.output, 0)
 	if err != nil || len(msgs) != 1 {
 		return sdk.Message{}, false, a.u
 	}
