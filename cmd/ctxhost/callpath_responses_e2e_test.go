@@ -17,9 +17,10 @@ import (
 // a text of its own (response resp_N, output item msg_N, "answer N") and
 // keeps each request body, so that a test reads what ctxhost sent.
 type recordingUpstream struct {
-	mu     sync.Mutex
-	bodies []map[string]any
-	paths  []string
+	mu      sync.Mutex
+	bodies  []map[string]any
+	paths   []string
+	headers []http.Header
 }
 
 func (u *recordingUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -27,13 +28,17 @@ func (u *recordingUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var body map[string]any
 	_ = json.Unmarshal(b, &body)
 	u.mu.Lock()
-	u.bodies, u.paths = append(u.bodies, body), append(u.paths, r.URL.Path)
+	u.bodies, u.paths, u.headers = append(u.bodies, body), append(u.paths, r.URL.Path), append(u.headers, r.Header.Clone())
 	n := len(u.bodies)
 	u.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	switch r.URL.Path {
 	case "/v1/responses":
 		fmt.Fprintf(w, `{"id":"resp_%d","object":"response","status":"completed","model":"m","output":[{"type":"message","id":"msg_%d","status":"completed","role":"assistant","content":[{"type":"output_text","text":"answer %d","annotations":[]}]}],"usage":{"input_tokens":10,"output_tokens":2,"total_tokens":12}}`, n, n, n)
+	case "/v1/chat/completions":
+		fmt.Fprintf(w, `{"id":"chatcmpl_%d","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"answer %d"},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":2}}`, n, n)
+	case "/v1/messages/count_tokens":
+		fmt.Fprint(w, `{"input_tokens":42}`)
 	case "/v1/messages":
 		fmt.Fprintf(w, `{"id":"msg_%d","type":"message","role":"assistant","content":[{"type":"text","text":"answer %d"}],"usage":{"input_tokens":10,"output_tokens":2}}`, n, n)
 	default:

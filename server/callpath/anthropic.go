@@ -2,6 +2,7 @@ package callpath
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -39,6 +40,9 @@ type anthropicBlock struct {
 	} `json:"source,omitempty"`
 }
 
+// errBlankText is the API's refusal of a text block without text.
+var errBlankText = errors.New("text content blocks must be non-empty")
+
 func (anthropicDialect) endpoint() string { return "messages" }
 
 func (anthropicDialect) field() string { return "messages" }
@@ -68,7 +72,7 @@ func (anthropicDialect) conversation(raw json.RawMessage, first int) (conv, erro
 	opening := first == 0 // no assistant turn yet
 	for i, m := range msgs {
 		opening = opening && m.Role != "assistant"
-		ms, err := anthropicToMessages(m, opening)
+		ms, err := anthropicToMessages(m, opening, true)
 		if err != nil {
 			return conv{}, fmt.Errorf("messages[%d]: %w", first+i, err)
 		}
@@ -91,12 +95,18 @@ func (anthropicDialect) conversation(raw json.RawMessage, first int) (conv, erro
 // last are labelled instructions: they are what the agent puts before
 // its task (standing instructions, or examples), never the task, and
 // instructions are kept as long as the window allows.
-func anthropicToMessages(m anthropicMessage, opening bool) ([]sdk.Message, error) {
+//
+// strict (a caller's message, not an answer) refuses a text block without
+// text, as the API does: left out, a message of it alone would be dropped.
+func anthropicToMessages(m anthropicMessage, opening, strict bool) ([]sdk.Message, error) {
 	switch m.Role {
 	case "assistant":
 		c, err := anthropicBlocks(m.Content, nil)
 		if err != nil {
 			return nil, err
+		}
+		if strict && c.blank > 0 {
+			return nil, errBlankText
 		}
 		if c.empty() {
 			return nil, nil
@@ -107,6 +117,9 @@ func anthropicToMessages(m anthropicMessage, opening bool) ([]sdk.Message, error
 		c, err := anthropicBlocks(m.Content, &tools)
 		if err != nil {
 			return nil, err
+		}
+		if strict && c.blank > 0 {
+			return nil, errBlankText
 		}
 		switch texts := textBlocks(c); {
 		case c.empty() && len(tools) > 0:
@@ -173,6 +186,9 @@ func anthropicBlocks(raw json.RawMessage, tools *[]sdk.Message) (*content, error
 	for _, b := range blocks {
 		switch b.Type {
 		case "text":
+			if b.Text == "" {
+				c.blank++
+			}
 			c.text(b.Text)
 		case "thinking":
 			c.add(sdk.Part{Type: sdk.PartThinking, Text: b.Thinking, Signature: b.Signature, Provider: "anthropic"})
@@ -382,7 +398,7 @@ func (a *anthropicAnswer) event(name string, data []byte) (bool, error) {
 
 func (a *anthropicAnswer) result() (sdk.Message, bool, usage) {
 	raw, _ := json.Marshal(a.blocks)
-	msgs, err := anthropicToMessages(anthropicMessage{Role: "assistant", Content: raw}, false)
+	msgs, err := anthropicToMessages(anthropicMessage{Role: "assistant", Content: raw}, false, false)
 	if err != nil || len(msgs) != 1 {
 		return sdk.Message{}, false, a.u
 	}

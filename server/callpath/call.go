@@ -235,6 +235,9 @@ func (c *call) read() error {
 		return failf(http.StatusBadRequest, "bad_request", "%v", err)
 	}
 	c.req.known = known
+	if err := emptyConversation(c.d, c.req.raw); err != nil {
+		return err
+	}
 	if _, ok := c.d.(responsesDialect); ok {
 		if err := c.resolveResponses(); err != nil {
 			return err

@@ -30,6 +30,7 @@ package callpath
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/maphash"
@@ -207,16 +208,30 @@ func newTransport() *http.Transport {
 // Metrics returns the handler's metrics (register them with the server's).
 func (h *Handler) Metrics() *Metrics { return h.metrics }
 
-// Register adds the endpoints of every configured upstream to mux.
+// Register adds the endpoints of every configured upstream to mux. Each
+// is served at its path and at the path an SDK given the other spelling
+// of the base URL posts to: the official Anthropic SDK takes a base URL
+// without /v1 (it posts {base}/v1/messages) and the AI SDK's Anthropic
+// provider one with it (it posts {base}/messages), so /messages and
+// /v1/v1/messages are /v1/messages; OpenAI's SDKs take one with /v1, so
+// /chat/completions and /responses are served too. Any other path under
+// them is answered 404 in the provider's shape.
 func (h *Handler) Register(mux *http.ServeMux) {
+	handle := func(path string, handler http.Handler, aliases ...string) {
+		mux.Handle("POST "+path, handler)
+		for _, a := range aliases {
+			mux.Handle("POST "+a, servedAs(path, handler))
+		}
+	}
 	if u := h.upstreams[KindOpenAI]; u != nil {
-		mux.Handle("POST /v1/chat/completions", h.endpoint(u, chatDialect{}))
-		mux.Handle("POST /v1/responses", h.endpoint(u, responsesDialect{}))
-		mux.Handle("POST /v1/responses/compact", h.compactEndpoint(u))
+		handle("/v1/chat/completions", h.endpoint(u, chatDialect{}), "/chat/completions")
+		handle("/v1/responses", h.endpoint(u, responsesDialect{}), "/responses")
+		handle("/v1/responses/compact", h.compactEndpoint(u), "/responses/compact")
 	}
 	if u := h.upstreams[KindAnthropic]; u != nil {
-		mux.Handle("POST /v1/messages", h.endpoint(u, anthropicDialect{}))
-		mux.Handle("POST /v1/messages/count_tokens", h.countTokens(u, anthropicDialect{}, "messages.count_tokens"))
+		handle("/v1/messages", h.endpoint(u, anthropicDialect{}), "/messages", "/v1/v1/messages")
+		handle("/v1/messages/count_tokens", h.countTokens(u, anthropicDialect{}, "messages.count_tokens"),
+			"/messages/count_tokens", "/v1/v1/messages/count_tokens")
 	}
 	if u := h.upstreams[KindGemini]; u != nil {
 		generate, count := h.endpoint(u, geminiDialect{}), h.countTokens(u, geminiDialect{}, "countTokens")
@@ -228,6 +243,53 @@ func (h *Handler) Register(mux *http.ServeMux) {
 			generate.ServeHTTP(w, r)
 		}))
 	}
+	notFound := http.HandlerFunc(h.notFound)
+	for _, p := range []string{"/v1/", "/v1beta/", "/messages", "/messages/", "/chat/", "/responses", "/responses/"} {
+		mux.Handle(p, notFound)
+	}
+}
+
+// servedAs serves r as a request to path.
+func servedAs(path string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r = r.Clone(r.Context())
+		r.URL.Path, r.URL.RawPath = path, ""
+		h.ServeHTTP(w, r)
+	})
+}
+
+// notFound answers a path (or method) no endpoint serves with 404 in
+// the shape of the provider the call is for: Gemini's under /v1beta/ or
+// with a Gemini key, Anthropic's for a messages path or with Anthropic's
+// headers, else OpenAI's (each when that kind is configured).
+func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
+	kind := KindOpenAI
+	switch {
+	case strings.HasPrefix(r.URL.Path, "/v1beta/") || r.Header.Get("X-Goog-Api-Key") != "" || r.URL.Query().Has("key"):
+		kind = KindGemini
+	case strings.Contains(r.URL.Path, "/messages") || r.Header.Get("Anthropic-Version") != "" || r.Header.Get("X-Api-Key") != "":
+		kind = KindAnthropic
+	}
+	if h.upstreams[kind] == nil {
+		for _, k := range []string{KindOpenAI, KindAnthropic, KindGemini} {
+			if h.upstreams[k] != nil {
+				kind = k
+				break
+			}
+		}
+	}
+	var body []byte
+	switch kind {
+	case KindAnthropic:
+		body, _ = json.Marshal(map[string]any{"type": "error", "error": map[string]any{"type": "not_found_error", "message": "Not Found"}})
+	case KindGemini:
+		body, _ = json.Marshal(map[string]any{"error": map[string]any{"code": http.StatusNotFound,
+			"message": "Method not found: " + r.Method + " " + r.URL.Path, "status": "NOT_FOUND"}})
+	default:
+		body, _ = json.Marshal(map[string]any{"error": map[string]any{"message": "Invalid URL (" + r.Method + " " + r.URL.Path + ")",
+			"type": "invalid_request_error", "param": nil, "code": nil}})
+	}
+	writeBody(w, http.StatusNotFound, body)
 }
 
 // authorized reports whether the call carries the server's token (always,

@@ -15,6 +15,8 @@ import (
 type content struct {
 	parts []sdk.Part
 	calls []sdk.ToolCall
+	// blank counts the text parts read without text.
+	blank int
 }
 
 func (c *content) text(s string)        { c.parts = append(c.parts, sdk.Part{Type: sdk.PartText, Text: s}) }

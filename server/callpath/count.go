@@ -2,6 +2,7 @@ package callpath
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -29,8 +30,9 @@ var errCounted = errors.New("token count answered; the session's changes are dro
 // conversation is reconciled with its session and prepared as a call
 // would be, the provider counts the request built from it, and nothing
 // is kept — the session is as before (its next call reads it from the
-// store). A body that is not a conversation this endpoint manages (a
-// Gemini generateContentRequest) is forwarded unchanged.
+// store). A body that is JSON but not a conversation this endpoint
+// manages (a Gemini generateContentRequest) is forwarded unchanged; one
+// that is not JSON is refused as a call would be.
 func (h *Handler) countTokens(u *upstream, d counter, endpoint string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -47,7 +49,7 @@ func (h *Handler) countTokens(u *upstream, d counter, endpoint string) http.Hand
 // conversation, forwarded otherwise.
 func (c *call) count(cd counter) error {
 	if err := c.read(); err != nil {
-		if c.unparsed != nil { // not a conversation ctxhost reads: the provider judges it
+		if c.unparsed != nil && json.Valid(c.unparsed) { // not a conversation ctxhost reads: the provider judges it
 			return c.forwardBody(c.unparsed)
 		}
 		return err

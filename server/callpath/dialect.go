@@ -1,6 +1,7 @@
 package callpath
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -161,4 +162,35 @@ type usage struct {
 	known                 bool
 	prompt, completion    int
 	cacheRead, cacheWrite int
+}
+
+// emptyConversation refuses a conversation of no messages as the
+// provider does (its status and message, in its shape): forwarded, the
+// provider would refuse it after ctxhost had recorded the call.
+func emptyConversation(d dialect, raw json.RawMessage) error {
+	if !isEmptyArray(raw) {
+		return nil
+	}
+	var body []byte
+	switch d.(type) {
+	case chatDialect:
+		body = openAIProviderError("Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.", "messages", "empty_array")
+	case anthropicDialect:
+		body, _ = json.Marshal(map[string]any{"type": "error", "error": map[string]any{"type": "invalid_request_error", "message": "messages: at least one message is required"}})
+	case geminiDialect:
+		body, _ = json.Marshal(map[string]any{"error": map[string]any{"code": http.StatusBadRequest,
+			"message": "* GenerateContentRequest.contents: contents is not specified\n", "status": "INVALID_ARGUMENT"}})
+	default:
+		return nil // Responses: input may be empty (with previous_response_id)
+	}
+	return providerError(http.StatusBadRequest, "bad_request", body, "%s: empty", d.field())
+}
+
+// isEmptyArray reports whether raw is an array of no elements.
+func isEmptyArray(raw json.RawMessage) bool {
+	b := bytes.TrimSpace(raw)
+	if len(b) < 2 || b[0] != '[' || b[len(b)-1] != ']' {
+		return false
+	}
+	return len(bytes.TrimSpace(b[1:len(b)-1])) == 0
 }

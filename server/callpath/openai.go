@@ -18,6 +18,8 @@ type chatMessage struct {
 	Content    json.RawMessage `json:"content"`
 	ToolCalls  []chatToolCall  `json:"tool_calls"`
 	ToolCallID string          `json:"tool_call_id"`
+	// Refusal is an assistant message's refusal (its content then null).
+	Refusal string `json:"refusal"`
 }
 
 type chatToolCall struct {
@@ -105,6 +107,9 @@ func chatToMessage(m chatMessage) (*sdk.Message, error) {
 		out.ToolCallID = m.ToolCallID
 		return &out, nil
 	case "assistant":
+		if m.Refusal != "" && c.plain("") == "" { // a refusal alone is the message's text
+			c.text(m.Refusal)
+		}
 		for _, tc := range m.ToolCalls {
 			c.call(sdk.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 		}
@@ -223,6 +228,9 @@ func (a *chatAnswer) whole(body []byte) error {
 			return err
 		}
 		a.text.WriteString(c.message(sdk.RoleAssistant, "\n").Content)
+		if a.text.Len() == 0 {
+			a.text.WriteString(m.Refusal)
+		}
 		a.calls = m.ToolCalls
 	}
 	if res.Usage != nil {
@@ -242,6 +250,7 @@ func (a *chatAnswer) event(_ string, data []byte) (bool, error) {
 			Index int `json:"index"`
 			Delta struct {
 				Content   *string `json:"content"`
+				Refusal   *string `json:"refusal"`
 				ToolCalls []struct {
 					Index    int    `json:"index"`
 					ID       string `json:"id"`
@@ -267,6 +276,9 @@ func (a *chatAnswer) event(_ string, data []byte) (bool, error) {
 		}
 		if ch.Delta.Content != nil {
 			a.text.WriteString(*ch.Delta.Content)
+		}
+		if ch.Delta.Refusal != nil {
+			a.text.WriteString(*ch.Delta.Refusal)
 		}
 		for _, d := range ch.Delta.ToolCalls {
 			if d.Index < 0 || d.Index > len(a.calls) {

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// TestCallPathErrorsInTheProvidersShape: a path no endpoint serves is
+// answered 404 in the shape of the provider the call is for; an empty
+// conversation, a malformed count_tokens body and a value of the wrong
+// type are refused as the provider refuses them, in its shape, and never
+// go upstream, with no Go type in the message. Both spellings of each
+// SDK's base URL reach the endpoint (Anthropic /messages and
+// /v1/v1/messages, OpenAI /chat/completions), and Anthropic's
+// context_management and beta header go upstream unchanged.
+func TestCallPathErrorsInTheProvidersShape(t *testing.T) {
+	up, srv := startRecordingCallPath(t)
+	base := "http://" + srv.addr
+	openai := map[string]string{"Authorization": "Bearer " + standinKey}
+	gemini := map[string]string{"x-goog-api-key": standinKey}
+
+	for _, c := range []struct {
+		path   string
+		header map[string]string
+		shape  func(map[string]any) bool
+	}{
+		{"/v1/chat/complete", openai, func(b map[string]any) bool {
+			e, _ := b["error"].(map[string]any)
+			return e["type"] == "invalid_request_error" && strings.Contains(e["message"].(string), "Invalid URL")
+		}},
+		{"/v1/messages/batches/x", anthropicKey, func(b map[string]any) bool {
+			e, _ := b["error"].(map[string]any)
+			return b["type"] == "error" && e["type"] == "not_found_error"
+		}},
+		{"/v1beta/models/gemini-2.5-flash/generate", gemini, func(b map[string]any) bool {
+			e, _ := b["error"].(map[string]any)
+			return e["status"] == "NOT_FOUND" && e["code"] == float64(404)
+		}},
+	} {
+		code, _, body, err := post(t, base+c.path, c.header, `{}`)
+		var b map[string]any
+		if err != nil || code != http.StatusNotFound || json.Unmarshal([]byte(body), &b) != nil || !c.shape(b) {
+			t.Errorf("%s: %d %s %v", c.path, code, body, err)
+		}
+	}
+
+	calls := up.calls()
+	for _, c := range []struct {
+		path, body string
+		header     map[string]string
+		want       string
+	}{
+		{"/v1/chat/completions", `{"model":"gpt-4o","messages":[]}`, openai, `"code":"empty_array"`},
+		{"/v1/messages", `{"model":"claude","max_tokens":9,"messages":[]}`, anthropicKey, "messages: at least one message is required"},
+		{"/v1beta/models/gemini-2.5-flash:generateContent", `{"contents":[]}`, gemini, `"status":"INVALID_ARGUMENT"`},
+		{"/v1/messages", `{"model":"claude","max_tokens":9,"messages":[{"role":"user","content":[{"type":"text"}]}]}`, anthropicKey, "text content blocks must be non-empty"},
+		{"/v1/messages/count_tokens", `{"model":"claude","messages":[{"role":"user","content":"hi"}`, anthropicKey, `"type":"invalid_request_error"`},
+		{"/v1/messages", `{"model":"claude","max_tokens":9,"messages":[{"role":"user","content":[{"type":"text","text":5}]}]}`, anthropicKey, "a JSON number where a string is wanted"},
+	} {
+		code, _, body, err := post(t, base+c.path, c.header, c.body)
+		if err != nil || code != http.StatusBadRequest || !strings.Contains(body, c.want) || strings.Contains(body, "Go ") || strings.Contains(body, "callpath.") {
+			t.Errorf("%s %s: %d %s %v (want 400 with %s)", c.path, c.body, code, body, err, c.want)
+		}
+	}
+	if up.calls() != calls {
+		t.Errorf("%d refused calls went upstream", up.calls()-calls)
+	}
+
+	// Both base URL spellings; Anthropic's beta fields and header pass.
+	beta := map[string]string{"x-api-key": standinKey, "anthropic-version": "2023-06-01", "anthropic-beta": "context-management-2025-06-27"}
+	for _, path := range []string{"/v1/messages", "/messages", "/v1/v1/messages"} {
+		code, _, body, err := post(t, base+path, beta, `{"model":"claude","max_tokens":9,"context_management":{"edits":[{"type":"clear_tool_uses_20250919"}]},"future_field":1,"messages":[{"role":"user","content":"TASK-ID: wire-`+strings.Trim(path, "/")+`"}]}`)
+		if err != nil || code != 200 {
+			t.Errorf("%s: %d %s %v", path, code, body, err)
+			continue
+		}
+		up.mu.Lock()
+		sent, h, at := up.bodies[len(up.bodies)-1], up.headers[len(up.headers)-1], up.paths[len(up.paths)-1]
+		up.mu.Unlock()
+		cm, _ := json.Marshal(sent["context_management"])
+		if at != "/v1/messages" || string(cm) != `{"edits":[{"type":"clear_tool_uses_20250919"}]}` || sent["future_field"] != float64(1) ||
+			h.Get("Anthropic-Beta") != "context-management-2025-06-27" {
+			t.Errorf("%s went upstream to %s with context_management %s, future_field %v, anthropic-beta %q", path, at, cm, sent["future_field"], h.Get("Anthropic-Beta"))
+		}
+	}
+	code, _, body, err := post(t, base+"/messages/count_tokens", anthropicKey, `{"model":"claude","messages":[{"role":"user","content":"TASK-ID: wire-count"}]}`)
+	if err != nil || code != 200 || !strings.Contains(body, "input_tokens") {
+		t.Errorf("/messages/count_tokens: %d %s %v", code, body, err)
+	}
+	code, _, body, err = post(t, base+"/chat/completions", openai, `{"model":"gpt-4o","messages":[{"role":"user","content":"TASK-ID: wire-chat"}]}`)
+	up.mu.Lock()
+	at := up.paths[len(up.paths)-1]
+	up.mu.Unlock()
+	if err != nil || code != 200 || at != "/v1/chat/completions" {
+		t.Errorf("/chat/completions: %d %s %v", code, body, err)
+	}
+}

@@ -1,0 +1,105 @@
+package callpath
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// TestRefusalKept: an OpenAI assistant message holding only a refusal
+// is a message (its text the refusal), sent or answered, whole or
+// streamed; it was dropped.
+func TestRefusalKept(t *testing.T) {
+	c, err := chatDialect{}.conversation(json.RawMessage(`[{"role":"user","content":"q"},{"role":"assistant","content":null,"refusal":"I can't help with that."}]`), 0)
+	if err != nil || len(c.messages) != 2 || c.messages[1].Content != "I can't help with that." {
+		t.Fatalf("%+v %v", c.messages, err)
+	}
+	for _, stream := range []bool{false, true} {
+		body := `{"choices":[{"message":{"role":"assistant","content":null,"refusal":"No."}}]}`
+		if stream {
+			body = "data: {\"choices\":[{\"index\":0,\"delta\":{\"refusal\":\"N\"}}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{\"refusal\":\"o.\"}}]}\n\ndata: [DONE]\n\n"
+		}
+		if m := readAnswer(t, chatDialect{}, &request{}, body, stream); m.Content != "No." {
+			t.Errorf("stream %v: recorded %+v", stream, m)
+		}
+	}
+}
+
+// TestAnthropicBlankTextRefused: a caller's text block without text is
+// refused as the API refuses it (left out, its message was dropped and
+// messages: [] went upstream); an answer's is read.
+func TestAnthropicBlankTextRefused(t *testing.T) {
+	_, err := anthropicDialect{}.conversation(json.RawMessage(`[{"role":"user","content":[{"type":"text"}]}]`), 0)
+	if !errors.Is(err, errBlankText) {
+		t.Errorf("blank text: %v", err)
+	}
+	m := readAnswer(t, anthropicDialect{}, &request{}, `{"content":[{"type":"text","text":""},{"type":"tool_use","id":"t","name":"n","input":{}}]}`, false)
+	if len(m.ToolCalls) != 1 {
+		t.Errorf("answer %+v", m)
+	}
+}
+
+// TestCallerMessageHasNoGoTypes: a value of the wrong type is said in
+// JSON's terms, for every dialect's conversation.
+func TestCallerMessageHasNoGoTypes(t *testing.T) {
+	for _, c := range []struct {
+		d   dialect
+		raw string
+	}{
+		{chatDialect{}, `[{"role":"user","content":5}]`},
+		{chatDialect{}, `{"role":"user"}`},
+		{anthropicDialect{}, `[{"role":"user","content":[{"type":"text","text":5}]}]`},
+		{geminiDialect{}, `[{"role":"user","parts":{"text":"x"}}]`},
+		{responsesDialect{}, `[{"role":"user","content":[{"type":5}]}]`},
+	} {
+		_, err := c.d.conversation(json.RawMessage(c.raw), 0)
+		if err == nil {
+			t.Errorf("%s: no error", c.raw)
+			continue
+		}
+		msg := callerMessage(fmt.Errorf("wrapped: %v", err))
+		if strings.Contains(msg, "Go ") || strings.Contains(msg, "callpath.") || strings.Contains(msg, "json:") || !strings.Contains(msg, "a JSON ") {
+			t.Errorf("%s: %q", c.raw, msg)
+		}
+	}
+}
+
+// TestResponsesSystemItems: the system and developer items input opens
+// with are the system text, after instructions, and not history; a later
+// one stays a message.
+func TestResponsesSystemItems(t *testing.T) {
+	input := `[{"role":"system","content":"S1"},{"type":"message","role":"developer","content":[{"type":"input_text","text":"D2"}]},{"role":"user","content":"U"},{"role":"developer","content":"later"}]`
+	fields, err := parseObject([]byte(`{"model":"m","instructions":"I0","input":` + input + `}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := responsesDialect{}.head(nil, fields)
+	if err != nil || !req.hasSystem || req.system != "I0\n\nS1\n\nD2" {
+		t.Fatalf("system %q %v", req.system, err)
+	}
+	c, err := responsesDialect{}.conversation(json.RawMessage(input), 0)
+	if err != nil || len(c.messages) != 2 || c.messages[0].Role != sdk.RoleUser || c.messages[1].Role != sdk.RoleSystem || c.turns != 4 {
+		t.Fatalf("%+v %v", c, err)
+	}
+}
+
+// TestEmptyConversationRefused: an empty conversation is refused in the
+// provider's shape (Responses input may be empty).
+func TestEmptyConversationRefused(t *testing.T) {
+	for _, d := range []dialect{chatDialect{}, anthropicDialect{}, geminiDialect{}} {
+		var ce *callError
+		if err := emptyConversation(d, json.RawMessage(" [ ] ")); !errors.As(err, &ce) || ce.status != 400 || ce.body == nil {
+			t.Errorf("%s: %v", d.endpoint(), err)
+		}
+		if err := emptyConversation(d, json.RawMessage(`[{}]`)); err != nil {
+			t.Errorf("%s: %v", d.endpoint(), err)
+		}
+	}
+	if err := emptyConversation(responsesDialect{}, json.RawMessage(`[]`)); err != nil {
+		t.Errorf("responses: %v", err)
+	}
+}
