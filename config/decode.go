@@ -269,12 +269,13 @@ func decodeServer(fb fileBlock, s *Server, diags *hcl.Diagnostics) {
 }
 
 func decodeUpstream(fb fileBlock, diags *hcl.Diagnostics) *Upstream {
-	u := &Upstream{Name: fb.block.Labels[0], Source: Source{DeclRange: fb.block.DefRange}, Timeout: DefaultUpstreamTimeout}
+	u := &Upstream{Name: fb.block.Labels[0], Source: Source{DeclRange: fb.block.DefRange}, Timeout: DefaultUpstreamTimeout, MaxAnswerBytes: DefaultMaxAnswerBytes}
 	r := blockReader(fb.block.Body, upstreamSchema, fb.ctx, &u.Source, diags)
 	r.str("kind", &u.Kind)
 	r.str("base_url", &u.BaseURL)
 	r.str("profile", &u.Profile)
 	r.duration("timeout", &u.Timeout)
+	r.integer("max_answer_bytes", &u.MaxAnswerBytes)
 	var key string
 	r.str("api_key", &key)
 	if u.IsSet("api_key") {

@@ -385,6 +385,10 @@ var UpstreamKinds = []string{UpstreamOpenAI, UpstreamAnthropic, UpstreamGemini}
 // DefaultUpstreamTimeout bounds one upstream call when timeout is unset.
 const DefaultUpstreamTimeout = 10 * time.Minute
 
+// DefaultMaxAnswerBytes bounds an upstream's answer body, or one event of
+// a streamed answer, when max_answer_bytes is unset.
+const DefaultMaxAnswerBytes = 64 << 20
+
 // Upstream is an `upstream "NAME"` block: a provider endpoint `ctxhost
 // serve` forwards the provider-compatible calls of its kind to, with the
 // context managed by a context profile.
@@ -404,6 +408,9 @@ type Upstream struct {
 	// Timeout bounds one upstream call, the streamed answer included
 	// (default DefaultUpstreamTimeout).
 	Timeout time.Duration
+	// MaxAnswerBytes bounds a non-streamed answer's body and each event
+	// of a streamed answer (default DefaultMaxAnswerBytes).
+	MaxAnswerBytes int
 }
 
 // Upstream returns the upstream named name, or nil.

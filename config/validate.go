@@ -205,6 +205,7 @@ func (c *Config) validateUpstreams(p *problems) {
 		if u.Timeout <= 0 && u.IsSet("timeout") {
 			p.errorf(u.Source, "timeout", "Invalid timeout", "timeout must be positive.")
 		}
+		p.atLeast(u.Source, "max_answer_bytes", u.MaxAnswerBytes, 1024)
 	}
 }
 

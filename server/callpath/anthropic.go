@@ -183,6 +183,13 @@ func anthropicBlocks(raw json.RawMessage, tools *[]sdk.Message) (*content, error
 	if err := json.Unmarshal(raw, &blocks); err != nil {
 		return nil, fmt.Errorf("content: %w", err)
 	}
+	return blocksContent(blocks, tools)
+}
+
+// blocksContent reads content blocks; tool results go to *tools (an
+// error where tools is nil).
+func blocksContent(blocks []anthropicBlock, tools *[]sdk.Message) (*content, error) {
+	c := &content{}
 	for _, b := range blocks {
 		switch b.Type {
 		case "text":
@@ -289,8 +296,12 @@ func (anthropicDialect) newAnswer(req *request) answer { return &anthropicAnswer
 // anthropicAnswer reads a message, whole or as its events.
 type anthropicAnswer struct {
 	blocks []anthropicBlock
-	inputs []strings.Builder // streamed tool_use input, by block
-	u      usage
+	// deltas are the streamed blocks' text, thinking or tool_use input,
+	// and signatures their signatures, by block, gathered as they come
+	// (a string appended to per delta would copy the whole of it every
+	// time) and set on the blocks by message_stop.
+	deltas, signatures [][]byte
+	u                  usage
 }
 
 type anthropicUsage struct {
@@ -361,34 +372,49 @@ func (a *anthropicAnswer) event(name string, data []byte) (bool, error) {
 			return false, fmt.Errorf("content_block_start %d out of order", ev.Index)
 		}
 		b := *ev.ContentBlock
-		if b.Type == "tool_use" {
+		var started []byte // what the block starts with; its deltas follow
+		switch b.Type {
+		case "tool_use":
 			b.Input = nil // the input comes in deltas
+		case "text":
+			started = []byte(b.Text)
+		case "thinking":
+			started = []byte(b.Thinking)
 		}
 		a.blocks = append(a.blocks, b)
-		a.inputs = append(a.inputs, strings.Builder{})
+		a.deltas = append(a.deltas, started)
+		a.signatures = append(a.signatures, []byte(b.Signature))
 	case "content_block_delta":
 		if ev.Index < 0 || ev.Index >= len(a.blocks) {
 			return false, fmt.Errorf("content_block_delta for unknown block %d", ev.Index)
 		}
-		b := &a.blocks[ev.Index]
+		i := ev.Index
 		switch ev.Delta.Type {
 		case "text_delta":
-			b.Text += ev.Delta.Text
+			a.deltas[i] = append(a.deltas[i], ev.Delta.Text...)
 		case "input_json_delta":
-			a.inputs[ev.Index].WriteString(ev.Delta.PartialJSON)
+			a.deltas[i] = append(a.deltas[i], ev.Delta.PartialJSON...)
 		case "thinking_delta":
-			b.Thinking += ev.Delta.Thinking
+			a.deltas[i] = append(a.deltas[i], ev.Delta.Thinking...)
 		case "signature_delta":
-			b.Signature += ev.Delta.Signature
+			a.signatures[i] = append(a.signatures[i], ev.Delta.Signature...)
 		}
 	case "message_delta":
 		a.add(ev.Usage)
 	case "message_stop":
 		for i := range a.blocks {
-			if a.blocks[i].Type == "tool_use" {
-				a.blocks[i].Input = json.RawMessage(a.inputs[i].String())
+			b := &a.blocks[i]
+			switch b.Type {
+			case "tool_use":
+				b.Input = json.RawMessage(a.deltas[i])
+			case "text":
+				b.Text = string(a.deltas[i])
+			case "thinking":
+				b.Thinking = string(a.deltas[i])
 			}
+			b.Signature = string(a.signatures[i])
 		}
+		a.deltas, a.signatures = nil, nil
 		return true, nil
 	case "error":
 		return false, errUpstreamFailed
@@ -396,11 +422,12 @@ func (a *anthropicAnswer) event(name string, data []byte) (bool, error) {
 	return false, nil
 }
 
+// result converts the blocks as anthropicToMessages converts an
+// assistant turn, without writing them as JSON to read them back.
 func (a *anthropicAnswer) result() (sdk.Message, bool, usage) {
-	raw, _ := json.Marshal(a.blocks)
-	msgs, err := anthropicToMessages(anthropicMessage{Role: "assistant", Content: raw}, false, false)
-	if err != nil || len(msgs) != 1 {
+	c, err := blocksContent(a.blocks, nil)
+	if err != nil || c.empty() { // an answer is not strict: a blank text block is dropped
 		return sdk.Message{}, false, a.u
 	}
-	return msgs[0], true, a.u
+	return c.message(sdk.RoleAssistant, "\n"), true, a.u
 }

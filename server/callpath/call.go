@@ -1,6 +1,7 @@
 package callpath
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -385,7 +386,11 @@ func (c *call) relayError(res *http.Response) {
 
 // relayWhole reads a whole answer, passes it on, then records it.
 func (c *call) relayWhole(res *http.Response, a answer, es *engine.Session) error {
-	body, err := io.ReadAll(res.Body)
+	limit := c.u.maxEvent()
+	body, err := readAnswerBody(res.Body, res.ContentLength, limit)
+	if errors.Is(err, errAnswerTooLarge) {
+		return failf(http.StatusBadGateway, "answer_too_large", "upstream %q answered over %d bytes (the upstream's max_answer_bytes)", c.u.Name, limit)
+	}
 	if err != nil {
 		return failf(http.StatusBadGateway, "dropped", "upstream connection lost before the answer was whole: %v", redactURL(err))
 	}
@@ -402,6 +407,30 @@ func (c *call) relayWhole(res *http.Response, a answer, es *engine.Session) erro
 	// before it is recorded; see dispatch for why that loses nothing.
 	_ = http.NewResponseController(c.w).Flush()
 	return c.record(es, a)
+}
+
+// errAnswerTooLarge: an answer body over the upstream's MaxAnswerBytes.
+var errAnswerTooLarge = errors.New("answer over the upstream's limit")
+
+// readAnswerBody reads a whole answer of at most limit bytes: into one
+// array of its declared length when it has one, else grown as it comes.
+func readAnswerBody(r io.Reader, declared int64, limit int) ([]byte, error) {
+	if declared > int64(limit) {
+		return nil, errAnswerTooLarge
+	}
+	size := 512
+	if declared > 0 {
+		size = int(declared) + 1 // the read that sees the end needs room
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	n, err := buf.ReadFrom(io.LimitReader(r, int64(limit)+1))
+	if err != nil {
+		return nil, err
+	}
+	if n > int64(limit) {
+		return nil, errAnswerTooLarge
+	}
+	return buf.Bytes(), nil
 }
 
 // record appends the answer to the session and reports its usage, and

@@ -73,6 +73,22 @@ type Upstream struct {
 	Profile string
 	// Timeout bounds one upstream call, the streamed answer included.
 	Timeout time.Duration
+	// MaxAnswerBytes bounds what is read of an answer at once: a
+	// non-streamed answer's body, or one event of a streamed answer
+	// (0: DefaultMaxAnswerBytes). An answer past it is an error to the
+	// caller, never a truncated answer.
+	MaxAnswerBytes int64
+}
+
+// DefaultMaxAnswerBytes is an upstream's MaxAnswerBytes when unset.
+const DefaultMaxAnswerBytes = 64 << 20
+
+// maxEvent is the upstream's MaxAnswerBytes, or its default.
+func (u *Upstream) maxEvent() int {
+	if u.MaxAnswerBytes <= 0 {
+		return DefaultMaxAnswerBytes
+	}
+	return int(min(u.MaxAnswerBytes, 1<<40))
 }
 
 // Sessions gives the call path its sessions.

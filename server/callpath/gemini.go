@@ -305,7 +305,13 @@ func (geminiDialect) newAnswer(req *request) answer { return &geminiAnswer{at: r
 // geminiAnswer reads a GenerateContentResponse, whole or as chunks.
 type geminiAnswer struct {
 	parts []geminiPart
-	u     usage
+	// text is the last part's text while streamed pieces are appended to
+	// it (open), set on the part when another part comes or the answer is
+	// read: a string appended to per piece would copy the whole of it
+	// every time.
+	text []byte
+	open bool
+	u    usage
 	// at is the answer's place in contents, for call ids
 	at int
 }
@@ -340,9 +346,13 @@ func (a *geminiAnswer) take(data []byte) (bool, error) {
 			n := len(a.parts)
 			if n > 0 && p.FunctionCall == nil && !p.Thought && p.Signature == "" && a.parts[n-1].Text != "" && !a.parts[n-1].Thought &&
 				a.parts[n-1].FunctionCall == nil && a.parts[n-1].InlineData == nil && p.InlineData == nil {
-				a.parts[n-1].Text += p.Text // streamed text pieces of one part
+				if !a.open { // streamed text pieces of one part
+					a.text, a.open = append(a.text[:0], a.parts[n-1].Text...), true
+				}
+				a.text = append(a.text, p.Text...)
 				continue
 			}
+			a.closeText()
 			a.parts = append(a.parts, p)
 		}
 		last = cand.FinishReason != ""
@@ -353,11 +363,19 @@ func (a *geminiAnswer) take(data []byte) (bool, error) {
 	return last, nil
 }
 
+// closeText sets the text gathered on the last part.
+func (a *geminiAnswer) closeText() {
+	if a.open {
+		a.parts[len(a.parts)-1].Text, a.open = string(a.text), false
+	}
+}
+
 func (a *geminiAnswer) whole(body []byte) error { _, err := a.take(body); return err }
 
 func (a *geminiAnswer) event(_ string, data []byte) (bool, error) { return a.take(data) }
 
 func (a *geminiAnswer) result() (sdk.Message, bool, usage) {
+	a.closeText()
 	msgs, err := geminiToMessages([]geminiContent{{Role: "model", Parts: a.parts}}, a.at)
 	if err != nil || len(msgs) != 1 {
 		return sdk.Message{}, false, a.u

@@ -195,8 +195,12 @@ func (chatDialect) newAnswer(req *request) answer { return &chatAnswer{} }
 type chatAnswer struct {
 	text  strings.Builder
 	calls []chatToolCall
-	u     usage
-	done  bool
+	// names and args are the streamed calls' names and arguments, by
+	// call, gathered as they come (a string appended to per delta would
+	// copy the whole of it every time) and set on calls by result.
+	names, args [][]byte
+	u           usage
+	done        bool
 }
 
 type chatUsage struct {
@@ -286,10 +290,10 @@ func (a *chatAnswer) event(_ string, data []byte) (bool, error) {
 			}
 			if d.Index == len(a.calls) {
 				a.calls = append(a.calls, chatToolCall{ID: d.ID, Type: "function"})
+				a.names, a.args = append(a.names, nil), append(a.args, nil)
 			}
-			tc := &a.calls[d.Index]
-			tc.Function.Name += d.Function.Name
-			tc.Function.Arguments += d.Function.Arguments
+			a.names[d.Index] = append(a.names[d.Index], d.Function.Name...)
+			a.args[d.Index] = append(a.args[d.Index], d.Function.Arguments...)
 		}
 	}
 	if chunk.Usage != nil {
@@ -299,13 +303,21 @@ func (a *chatAnswer) event(_ string, data []byte) (bool, error) {
 }
 
 func (a *chatAnswer) result() (sdk.Message, bool, usage) {
-	m := chatMessage{Role: "assistant", ToolCalls: a.calls}
-	if a.text.Len() > 0 {
-		m.Content = jsonString(a.text.String())
+	for i := range a.args {
+		a.calls[i].Function.Name, a.calls[i].Function.Arguments = string(a.names[i]), string(a.args[i])
 	}
-	out, err := chatToMessage(m)
-	if err != nil || out == nil {
+	a.names, a.args = nil, nil
+	// as chatToMessage converts an assistant message of this text and
+	// these calls, without writing the text as JSON to read it back
+	c := &content{}
+	if a.text.Len() > 0 {
+		c.text(a.text.String())
+	}
+	for _, tc := range a.calls {
+		c.call(sdk.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+	}
+	if c.empty() {
 		return sdk.Message{}, false, a.u
 	}
-	return *out, true, a.u
+	return c.message(sdk.RoleAssistant, "\n"), true, a.u
 }

@@ -446,6 +446,9 @@ func (a *responsesAnswer) whole(body []byte) error {
 }
 
 func (a *responsesAnswer) event(name string, data []byte) (bool, error) {
+	if responsesPassing[name] {
+		return false, nil // the answer is read whole from its last event
+	}
 	var ev struct {
 		Type     string             `json:"type"`
 		Response *responsesResponse `json:"response"`
@@ -464,6 +467,23 @@ func (a *responsesAnswer) event(name string, data []byte) (bool, error) {
 		return false, errUpstreamFailed
 	}
 	return false, nil
+}
+
+// responsesPassing are the events of a Responses stream that are relayed
+// unread: the deltas and the items and parts as they begin and end, which
+// the last event (response.completed) brings again whole. An event of
+// another name (or none) is read.
+var responsesPassing = map[string]bool{
+	"response.created": true, "response.in_progress": true, "response.queued": true,
+	"response.output_item.added": true, "response.output_item.done": true,
+	"response.content_part.added": true, "response.content_part.done": true,
+	"response.output_text.delta": true, "response.output_text.done": true,
+	"response.output_text.annotation.added": true,
+	"response.refusal.delta":                true, "response.refusal.done": true,
+	"response.function_call_arguments.delta": true, "response.function_call_arguments.done": true,
+	"response.reasoning_summary_part.added": true, "response.reasoning_summary_part.done": true,
+	"response.reasoning_summary_text.delta": true, "response.reasoning_summary_text.done": true,
+	"response.reasoning_text.delta": true, "response.reasoning_text.done": true,
 }
 
 func (a *responsesAnswer) result() (sdk.Message, bool, usage) {

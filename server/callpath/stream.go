@@ -41,17 +41,19 @@ func (c *call) relayStream(ctx context.Context, res *http.Response, a answer, es
 	defer c.out.close()
 	br := getEventReader(res.Body)
 	defer putEventReader(br)
+	limit := c.u.maxEvent()
 	var ev []byte // the raw event read so far
+	var long []byte
 	var name string
 	var data []byte
 	for {
-		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) { // a long line: read it whole
-			rest, rerr := br.ReadBytes('\n')
-			line, err = append(append([]byte(nil), line...), rest...), rerr
-		}
+		line, err := readLine(br, &long, limit-len(ev))
 		if len(line) > 0 {
 			ev = append(ev, line...)
+			if len(ev) > limit {
+				return c.abort(failf(http.StatusBadGateway, "answer_too_large",
+					"upstream %q sent a stream event over %d bytes (the upstream's max_answer_bytes)", c.u.Name, limit))
+			}
 			field := bytes.TrimRight(line, "\r\n")
 			switch {
 			case len(field) == 0: // the end of an event
@@ -79,6 +81,28 @@ func (c *call) relayStream(ctx context.Context, res *http.Response, a answer, es
 			return c.dropped(ctx, err)
 		}
 	}
+}
+
+// readLine reads one line of any length, its newline included: a line
+// that fits the reader's buffer is a slice of it (valid until the next
+// read); a longer one is gathered into *long, whose array is reused by
+// the next long line. Gathering stops once the line is over limit bytes:
+// the caller refuses the event then, without reading the rest.
+func readLine(br *bufio.Reader, long *[]byte, limit int) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return line, err
+	}
+	b := append((*long)[:0], line...) // copied before the next read overwrites the buffer
+	for errors.Is(err, bufio.ErrBufferFull) && len(b) <= limit {
+		line, err = br.ReadSlice('\n')
+		b = append(b, line...)
+	}
+	*long = b
+	if errors.Is(err, bufio.ErrBufferFull) {
+		err = nil // over limit: the caller stops here
+	}
+	return b, err
 }
 
 // dispatch reads one event and relays it; the event that makes the answer
