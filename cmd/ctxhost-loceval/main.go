@@ -12,7 +12,12 @@
 //	ctxhost-loceval tasks -repo CLONE -n 30 > tasks.jsonl   # bug-fix commits
 //	ctxhost-loceval issue -repo CLONE -commit SHA -text ISSUE.txt >> tasks.jsonl
 //	ctxhost-loceval run -repo CLONE -tasks tasks.jsonl      # the table
+//	ctxhost-loceval eval -repos REPOS.txt                   # tuning and held-out tables
 //	ctxhost-loceval index -repo CLONE                       # index figures
+//
+// eval's list names each repository, its language, its split (tuning or
+// held-out), its clone and its tasks, one a line; it reports each
+// repository, each language of a split and each split.
 //
 // A task is one JSON line: {"repo", "commit", "parent", "text", "files"}.
 // run checks each task's parent out in CLONE (git checkout --force and
@@ -36,6 +41,8 @@ func main() {
 		err = cmdIssue(os.Args[2:])
 	case "run":
 		err = cmdRun(os.Args[2:])
+	case "eval":
+		err = cmdEval(os.Args[2:])
 	case "index":
 		err = cmdIndex(os.Args[2:])
 	default:
@@ -48,6 +55,6 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: ctxhost-loceval tasks|issue|run|index -repo CLONE [flags] (see the package doc)")
+	fmt.Fprintln(os.Stderr, "usage: ctxhost-loceval tasks|issue|run|eval|index -repo CLONE [flags] (see the package doc)")
 	os.Exit(2)
 }

@@ -30,7 +30,7 @@ type contextOptions struct {
 type engine struct {
 	live   *codeindex.Live
 	chunks *search.Index
-	files  *search.Index // the baseline: whole files
+	files  *baseline // whole-file BM25
 	count  func(string) int
 }
 
@@ -43,7 +43,7 @@ func newEngine(repo, work string) (*engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	files, err := search.OpenWith(filepath.Join(work, "files"), search.Options{WholeFiles: true, TestWeight: 1})
+	files, err := openBaseline(filepath.Join(work, "files"))
 	if err != nil {
 		return nil, err
 	}
@@ -52,6 +52,11 @@ func newEngine(repo, work string) (*engine, error) {
 		return nil, err
 	}
 	return &engine{live: live, chunks: chunks, files: files, count: c.Count}, nil
+}
+
+func (e *engine) close() {
+	_ = e.chunks.Close()
+	_ = e.files.close()
 }
 
 // timings of one update of the engine.
@@ -74,18 +79,10 @@ func (e *engine) update() (*repomap.Graph, timings, error) {
 	}
 	t.chunks = time.Since(start)
 	start = time.Now()
-	if _, err := e.files.Sync(e.live.Index); err != nil {
+	if err := e.files.sync(e.live.Index); err != nil {
 		return nil, t, err
 	}
 	t.baseline = time.Since(start)
-	// merged, the indexes score the same files the same way however far
-	// their background merges went: runs are reproducible
-	if err := e.chunks.Merge(context.Background()); err != nil {
-		return nil, t, err
-	}
-	if err := e.files.Merge(context.Background()); err != nil {
-		return nil, t, err
-	}
 	start = time.Now()
 	g := repomap.Build(e.live.Files())
 	t.graph = time.Since(start)
@@ -163,8 +160,8 @@ func (e *engine) evaluate(g *repomap.Graph, t Task, o contextOptions) (outcome, 
 		}
 	}
 	// the baseline names as many files as the context
-	k := max(len(out.context), 5)
-	bs, err := e.files.Query(t.Text, 3*k+8, nil)
+	k := max(len(out.context), 10)
+	bs, err := e.files.query(t.Text, 3*k+8)
 	if err != nil {
 		return out, render, err
 	}

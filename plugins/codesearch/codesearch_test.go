@@ -106,3 +106,42 @@ func TestRefreshNamedFiles(t *testing.T) {
 		t.Errorf("the named file is not found: %+v", got.Results)
 	}
 }
+
+// TestEmptyOrDamagedIndexDirIsRebuilt: Configure accepts an index_dir
+// that exists but is empty or holds a damaged index; the index is built
+// from the repository and refresh says so.
+func TestEmptyOrDamagedIndexDirIsRebuilt(t *testing.T) {
+	root := codeindextest.WriteRepo(t, codeindextest.SampleRepo)
+	for name, content := range map[string]string{"empty": "", "damaged": "not an index"} {
+		dir := filepath.Join(t.TempDir(), name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if content != "" {
+			if err := os.WriteFile(filepath.Join(dir, "chunks.idx"), []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p := newPlugin()
+		raw, _ := json.Marshal(map[string]any{"root": root, "index_dir": dir})
+		if err := p.Configure(raw); err != nil {
+			t.Fatalf("%s index_dir: Configure: %v", name, err)
+		}
+		s := p.NewSession("s").(*session)
+		out, err := s.Apply(context.Background(), opRefresh, json.RawMessage(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Files   int    `json:"files"`
+			Warning string `json:"warning"`
+		}
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatal(err)
+		}
+		if got.Files != len(codeindextest.SampleRepo) || !strings.Contains(got.Warning, "rebuilt") {
+			t.Errorf("%s index_dir: refresh %s, want every file indexed and a warning", name, out)
+		}
+		p.idx.close()
+	}
+}

@@ -249,6 +249,9 @@ func newChunkIndex(c config) (*chunkIndex, error) {
 	if err != nil {
 		return nil, err
 	}
+	if w := chunks.Warning(); w != "" {
+		sdk.Logger().Warn(w)
+	}
 	ci := &chunkIndex{live: live, cfg: c, chunks: chunks, graph: repomap.Follow(live)}
 	ci.embedder.Store(newEmbedder(c))
 	ci.synced = codeindex.NewDerived(live, func(_ context.Context, _ search.SyncStats, ix *codeindex.Index) (search.SyncStats, error) {

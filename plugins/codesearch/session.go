@@ -353,7 +353,11 @@ func (s *session) refresh(ctx context.Context, raw json.RawMessage) (json.RawMes
 	if idx.live.Version() == before {
 		st = search.SyncStats{} // nothing changed: the last sync's figures are not this one's
 	}
-	return json.Marshal(map[string]int{"files": idx.chunks.Files(), "indexed": st.Indexed, "removed": st.Removed})
+	out := map[string]any{"files": idx.chunks.Files(), "indexed": st.Indexed, "removed": st.Removed}
+	if w := idx.chunks.Warning(); w != "" {
+		out["warning"] = w // the index directory was empty or damaged, and was rebuilt
+	}
+	return json.Marshal(out)
 }
 
 // Compact shows fewer results, lowest score first, until the tokens asked

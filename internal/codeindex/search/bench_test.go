@@ -1,7 +1,6 @@
 package search
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -46,11 +45,6 @@ func BenchmarkSyncOneFile(b *testing.B) {
 	}
 	defer ix.Close()
 	if _, err := ix.Sync(src); err != nil {
-		b.Fatal(err)
-	}
-	// the steady state of an index built earlier: no merges of the first
-	// index's segments left running
-	if err := ix.Merge(context.Background()); err != nil {
 		b.Fatal(err)
 	}
 	rel := "pkg050/mod2500.py"

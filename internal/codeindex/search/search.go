@@ -1,349 +1,13 @@
-// Package search is a BM25 index (bleve) over the function- and
-// class-level chunks of a repository, kept on disk and brought up to date
-// file by file: a file whose content hash is unchanged is not indexed
-// again.
-//
-// Text is indexed as codeindex.SearchText prepares it (identifiers whole
-// and split into their words) through bleve's English analyser; a query
-// matches the chunk's code, its symbol name (weighted double) and its
-// path. Chunks of test files score half (by default).
 package search
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"os"
+	"math"
+	"regexp"
 	"sort"
-	"strconv"
 	"strings"
-	"sync"
-	"time"
-
-	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/analysis/lang/en"
-	"github.com/blevesearch/bleve/v2/index/scorch"
-	"github.com/blevesearch/bleve/v2/mapping"
-	"github.com/blevesearch/bleve/v2/search/query"
-	index "github.com/blevesearch/bleve_index_api"
 
 	"github.com/ctxhost/ctxhost/internal/codeindex"
 )
-
-// Field names of a chunk document.
-const (
-	fieldBody    = "body"
-	fieldSymbol  = "symbol"
-	fieldPath    = "path"
-	fieldFile    = "file" // the path as stored, not analysed
-	fieldLine    = "line"
-	fieldEndLine = "end_line"
-	fieldKind    = "kind"
-	fieldName    = "name" // the symbol as stored
-)
-
-// DefaultTestWeight scales the scores of chunks in test files: code
-// comes first.
-const DefaultTestWeight = 0.5
-
-// symbolBoost weighs a match on a chunk's symbol name against one in its code.
-const symbolBoost = 2.0
-
-// batchSize is how many chunks go into one index batch.
-const batchSize = 5000
-
-// NewMapping is the index mapping of chunks (and, for a whole-file index,
-// of files): analysed body, symbol and path, stored locations; BM25.
-func NewMapping() mapping.IndexMapping {
-	text := bleve.NewTextFieldMapping()
-	text.Analyzer = en.AnalyzerName
-	text.Store = false
-	text.IncludeTermVectors = false
-	stored := bleve.NewTextFieldMapping()
-	stored.Analyzer = "keyword"
-	stored.Index = false
-	stored.Store = true
-	doc := bleve.NewDocumentStaticMapping()
-	doc.AddFieldMappingsAt(fieldBody, text)
-	doc.AddFieldMappingsAt(fieldSymbol, text)
-	doc.AddFieldMappingsAt(fieldPath, text)
-	doc.AddFieldMappingsAt(fieldFile, stored)
-	doc.AddFieldMappingsAt(fieldKind, stored)
-	doc.AddFieldMappingsAt(fieldName, stored)
-	num := bleve.NewNumericFieldMapping()
-	num.Index = false
-	num.Store = true
-	doc.AddFieldMappingsAt(fieldLine, num)
-	doc.AddFieldMappingsAt(fieldEndLine, num)
-	m := bleve.NewIndexMapping()
-	m.DefaultMapping = doc
-	m.ScoringModel = index.BM25Scoring
-	return m
-}
-
-// Options configure an Index.
-type Options struct {
-	// WholeFiles indexes each file as one chunk instead of cutting it
-	// along its definitions (plain file-level BM25).
-	WholeFiles bool
-	// TestWeight scales the scores of test files' chunks; 0 means
-	// DefaultTestWeight, 1 leaves them as they are.
-	TestWeight float64
-}
-
-// Index is the chunk index of one repository.
-type Index struct {
-	opts Options
-	dir  string // "" in memory
-	mu   sync.Mutex
-	bi   bleve.Index
-	// files is the manifest: what is indexed for each file.
-	files map[string]fileEntry
-}
-
-type fileEntry struct {
-	Hash   string   `json:"hash"`
-	Chunks []string `json:"chunks"`
-}
-
-// indexConfig: a batch returns once its chunks are searchable, and is
-// written to disk in the background. The index is a cache of the
-// repository: a batch lost in a crash takes its manifest entries with it
-// (they are written in the same batch), so the next sync indexes those
-// files again.
-var indexConfig = map[string]any{"unsafe_batch": true}
-
-// manifestKey holds the manifest in the index's internal storage, so it
-// is written in the same batch as the chunks it describes.
-const manifestPrefix = "file:"
-
-// Open opens the index in dir, creating it when dir holds none; an empty
-// dir means an index in memory.
-func Open(dir string) (*Index, error) { return OpenWith(dir, Options{}) }
-
-// OpenWith is Open with options; an index on disk must always be opened
-// with the same options.
-func OpenWith(dir string, opts Options) (*Index, error) {
-	var bi bleve.Index
-	var err error
-	switch {
-	case dir == "":
-		bi, err = bleve.NewMemOnly(NewMapping())
-	default:
-		bi, err = bleve.OpenUsing(dir, indexConfig)
-		if errors.Is(err, bleve.ErrorIndexPathDoesNotExist) {
-			if err = os.MkdirAll(dir, 0o755); err == nil {
-				_ = os.Remove(dir) // bleve creates the directory itself
-				bi, err = bleve.NewUsing(dir, NewMapping(), scorch.Name, scorch.Name, indexConfig)
-			}
-		}
-	}
-	if err != nil {
-		return nil, fmt.Errorf("open code search index %q: %w", dir, err)
-	}
-	if opts.TestWeight <= 0 {
-		opts.TestWeight = DefaultTestWeight
-	}
-	ix := &Index{opts: opts, bi: bi, files: map[string]fileEntry{}, dir: dir}
-	if err := ix.loadManifest(); err != nil {
-		bi.Close()
-		return nil, fmt.Errorf("open code search index %q: %w", dir, err)
-	}
-	return ix, nil
-}
-
-// loadManifest reads the manifest entries of every indexed file: the
-// manifest names its files under one internal key.
-func (ix *Index) loadManifest() error {
-	raw, err := ix.bi.GetInternal([]byte("manifest"))
-	if err != nil || len(raw) == 0 {
-		return err
-	}
-	var paths []string
-	if err := json.Unmarshal(raw, &paths); err != nil {
-		return fmt.Errorf("manifest: %w", err)
-	}
-	for _, p := range paths {
-		b, err := ix.bi.GetInternal([]byte(manifestPrefix + p))
-		if err != nil {
-			return err
-		}
-		var e fileEntry
-		if err := json.Unmarshal(b, &e); err != nil {
-			return fmt.Errorf("manifest entry of %s: %w", p, err)
-		}
-		ix.files[p] = e
-	}
-	return nil
-}
-
-// Merge merges the index's segments into one and waits for it: queries
-// are faster, and scores no longer depend on how far the background
-// merges of earlier updates went (deleted chunks count in the term
-// statistics until their segment is merged), so the same files give the
-// same results.
-func (ix *Index) Merge(ctx context.Context) error {
-	adv, err := ix.bi.Advanced()
-	if err != nil {
-		return fmt.Errorf("merge code search index: %w", err)
-	}
-	s, ok := adv.(*scorch.Scorch)
-	if !ok {
-		return nil // an index kind without segments
-	}
-	if err := s.ForceMerge(ctx, nil); err != nil {
-		return fmt.Errorf("merge code search index: %w", err)
-	}
-	return nil
-}
-
-// persistWait bounds how long Close waits for the last batches to reach
-// the disk.
-const persistWait = 30 * time.Second
-
-// Close writes what is not on disk yet and closes the index.
-func (ix *Index) Close() error {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	var perr error
-	if ix.dir != "" {
-		done := make(chan error, 1)
-		b := ix.bi.NewBatch()
-		b.SetInternal([]byte("closed"), []byte(time.Now().UTC().Format(time.RFC3339Nano)))
-		b.SetPersistedCallback(func(err error) { done <- err })
-		if perr = ix.bi.Batch(b); perr == nil {
-			select {
-			case perr = <-done:
-			case <-time.After(persistWait):
-				perr = fmt.Errorf("the index was not written within %v", persistWait)
-			}
-		}
-	}
-	if err := ix.bi.Close(); err != nil {
-		return fmt.Errorf("close code search index: %w", err)
-	}
-	if perr != nil {
-		return fmt.Errorf("close code search index: %w", perr)
-	}
-	return nil
-}
-
-// Files is how many files are indexed.
-func (ix *Index) Files() int {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	return len(ix.files)
-}
-
-// SyncStats say what a Sync did.
-type SyncStats struct {
-	Indexed, Removed, Unchanged, Chunks int
-}
-
-// Sync brings the index up to date with src: files whose hash changed are
-// chunked and indexed again, files gone are removed.
-func (ix *Index) Sync(src *codeindex.Index) (SyncStats, error) {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	var st SyncStats
-	files := src.Files()
-	seen := make(map[string]bool, len(files))
-	batch := ix.bi.NewBatch()
-	flush := func(force bool) error {
-		if batch.Size() == 0 || (!force && batch.Size() < batchSize) {
-			return nil
-		}
-		if err := ix.bi.Batch(batch); err != nil {
-			return fmt.Errorf("index batch: %w", err)
-		}
-		batch = ix.bi.NewBatch() // the index may still read the old one
-		return nil
-	}
-	changed := false
-	for _, f := range files {
-		seen[f.Path] = true
-		old, ok := ix.files[f.Path]
-		if f.Hash == "" || (ok && old.Hash == f.Hash) {
-			if ok || f.Hash == "" {
-				st.Unchanged++
-			}
-			if f.Hash == "" && ok {
-				ix.remove(batch, f.Path, old)
-				st.Removed++
-				changed = true
-			}
-			continue
-		}
-		src, err := src.ReadFile(f.Path)
-		if err != nil {
-			continue // gone or unreadable since the walk: the next sync sees it
-		}
-		if ok {
-			ix.remove(batch, f.Path, old)
-		}
-		entry := fileEntry{Hash: f.Hash}
-		chunks := []codeindex.Chunk{{Path: f.Path, Line: 1, EndLine: max(f.Lines, 1), Kind: "file", Text: string(src)}}
-		if !ix.opts.WholeFiles {
-			chunks = codeindex.Chunks(f, src)
-		}
-		for _, c := range chunks {
-			id := c.ID()
-			if err := batch.Index(id, document(c)); err != nil {
-				return st, fmt.Errorf("index %s: %w", id, err)
-			}
-			entry.Chunks = append(entry.Chunks, id)
-			st.Chunks++
-		}
-		b, _ := json.Marshal(entry)
-		batch.SetInternal([]byte(manifestPrefix+f.Path), b)
-		ix.files[f.Path] = entry
-		st.Indexed++
-		changed = true
-		if err := flush(false); err != nil {
-			return st, err
-		}
-	}
-	for p, old := range ix.files {
-		if !seen[p] {
-			ix.remove(batch, p, old)
-			st.Removed++
-			changed = true
-		}
-	}
-	if changed {
-		paths := make([]string, 0, len(ix.files))
-		for p := range ix.files {
-			paths = append(paths, p)
-		}
-		sort.Strings(paths)
-		b, _ := json.Marshal(paths)
-		batch.SetInternal([]byte("manifest"), b)
-	}
-	return st, flush(true)
-}
-
-// remove adds the deletion of a file's chunks and manifest entry to batch.
-func (ix *Index) remove(batch *bleve.Batch, path string, e fileEntry) {
-	for _, id := range e.Chunks {
-		batch.Delete(id)
-	}
-	batch.DeleteInternal([]byte(manifestPrefix + path))
-	delete(ix.files, path)
-}
-
-func document(c codeindex.Chunk) map[string]any {
-	return map[string]any{
-		fieldBody:    codeindex.SearchText(c.Text),
-		fieldSymbol:  codeindex.SearchText(c.Symbol),
-		fieldPath:    codeindex.SearchText(c.Path),
-		fieldFile:    c.Path,
-		fieldLine:    c.Line,
-		fieldEndLine: c.EndLine,
-		fieldKind:    c.Kind,
-		fieldName:    c.Symbol,
-	}
-}
 
 // Result is one chunk found.
 type Result struct {
@@ -355,110 +19,314 @@ type Result struct {
 	Score   float64 `json:"score"`
 }
 
-// Query returns the best limit chunks for text, best first, leaving out
-// chunks of the files in exclude.
-func (ix *Index) Query(text string, limit int, exclude map[string]bool) ([]Result, error) {
-	return ix.Search(text, SearchOptions{Limit: limit, Exclude: exclude})
-}
-
 // SearchOptions shape a Search.
 type SearchOptions struct {
 	Limit   int             // results wanted
 	Exclude map[string]bool // files whose chunks are left out
 	// FileOrder ranks files by a second signal, best first (the reference
 	// graph's PageRank for the same task): when set, files are ranked by
-	// reciprocal rank fusion of the rank of their best chunk and their
-	// place in FileOrder, and a chunk scores its file's fused score times
-	// its share of the file's best match score.
+	// reciprocal rank fusion of their rank here and their place in
+	// FileOrder (test, generated and vendored files left out of it), and
+	// a chunk scores its file's fused score times its share of the
+	// file's best chunk score.
 	FileOrder []string
 	// DemoteDeclarations scores declaration files' chunks (stubs) like
 	// test files' (see codeindex.DeclarationsSecondary).
 	DemoteDeclarations bool
 }
 
-// fusionK is the constant of reciprocal rank fusion: a file at rank r of
-// a ranking scores 1/(fusionK + r).
-const fusionK = 60
+// Ranking constants, set on the tuning repositories.
+const (
+	k1 = 1.2  // BM25 term frequency saturation
+	bm = 0.75 // BM25 length normalisation
+	// symbolBoost weighs a match on a chunk's symbol name against the
+	// most a match in its code can give.
+	symbolBoost = 1.0
+	// pathBoost weighs a match in a file's path.
+	pathBoost = 0.8
+	// termCap bounds what one query term can add to a chunk, in units of
+	// its weight: code and symbol together cannot exceed it.
+	termCap = 2.5
+	// coordination is the power of the share of the query's weight a
+	// file matches that scales its score: a file matched by one word of
+	// a long task ranks under one matched by several.
+	coordination = 1.0
+	// compoundWeight weighs an identifier of the task kept whole
+	// (parse_date, parseDate) against a word.
+	compoundWeight = 1.5
+	// expansionWeight weighs a symbol of the repository that adjacent
+	// words of the task spell (time delta: TimeDelta).
+	expansionWeight = 1.0
+	// fusionK is the constant of reciprocal rank fusion: a file at rank
+	// r of a ranking scores 1/(fusionK + r).
+	fusionK = 60
+)
 
-// fusionCandidates is how many chunks a fused search considers.
-const fusionCandidates = 300
+// Query returns the best limit chunks for text, best first, leaving out
+// chunks of the files in exclude.
+func (ix *Index) Query(text string, limit int, exclude map[string]bool) ([]Result, error) {
+	return ix.Search(text, SearchOptions{Limit: limit, Exclude: exclude})
+}
+
+// queryTerm is one term of a query and its weight.
+type queryTerm struct {
+	term   string
+	weight float64
+}
+
+// pathMention is a file named in a task, as in a stack trace frame
+// (File "pkg/mod.py", line 3; pkg/file.go:12; at f (src/x.ts:1:2)).
+var pathMention = regexp.MustCompile(`[\w.\-]*(?:/[\w.\-]+)*\.(?:py|pyi|go|js|jsx|mjs|cjs|ts|tsx|java|rs|rb|c|h|cc|cpp|hpp|cs|kt|swift|php)\b`)
+
+// parseQuery returns the terms of a task text with their weights, in
+// term order, and the file paths it names.
+func (ix *Index) parseQuery(text string) ([]queryTerm, []string) {
+	weights := map[string]float64{}
+	counts := map[string]int{}
+	add := func(t string, w float64) {
+		counts[t]++
+		if w > weights[t] {
+			weights[t] = w
+		}
+	}
+	analyze(text, func(t token) {
+		switch {
+		case t.compound:
+			add(t.term, compoundWeight)
+		case !taskWords[t.term] && !taskWords[unstemmedTaskWord(t.term)]:
+			add(t.term, 1)
+		}
+	})
+	// adjacent words that spell a symbol of the repository
+	var words []string
+	for _, id := range codeindex.Identifiers(text) {
+		words = append(words, codeindex.SplitIdentifier(id)...)
+	}
+	for i := range words {
+		joined := words[i]
+		for j := i + 1; j < len(words) && j < i+3; j++ {
+			joined += words[j]
+			if id, ok := ix.terms[joined]; ok && len(ix.symbol[id]) > 0 {
+				if _, had := weights[joined]; !had {
+					add(joined, expansionWeight)
+				}
+			}
+		}
+	}
+	out := make([]queryTerm, 0, len(weights))
+	for t, w := range weights {
+		// a term said again weighs a little more, at most half again
+		w *= 1 + min(0.5, 0.25*float64(counts[t]-1))
+		out = append(out, queryTerm{term: t, weight: w})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].term < out[j].term })
+	var mentions []string
+	for _, m := range pathMention.FindAllString(text, -1) {
+		mentions = append(mentions, strings.TrimLeft(m, "./"))
+	}
+	return out, mentions
+}
+
+func unstemmedTaskWord(t string) string { return t + "e" } // "handl" -> handle, "caus" -> cause
+
+// idf is how much a term held by df of n files discriminates: nothing
+// when half the files or more hold it.
+func idf(df int32, n int) float64 {
+	v := math.Log((float64(n) - float64(df) + 0.5) / (float64(df) + 0.5))
+	return max(v, 0)
+}
 
 // Search returns the best chunks for text, best first (see SearchOptions).
+// Equal scores are ordered by path and line.
 func (ix *Index) Search(text string, o SearchOptions) ([]Result, error) {
-	q := Query(text)
-	if q == nil || o.Limit <= 0 {
+	if o.Limit <= 0 {
 		return nil, nil
 	}
-	// ask for more than limit: excluded files' chunks are dropped after,
-	// and test files' chunks move down
-	size := 3*o.Limit + 4*len(o.Exclude) + 8
-	if o.FileOrder != nil {
-		size = max(size, fusionCandidates)
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	terms, mentions := ix.parseQuery(text)
+	n := len(ix.files)
+	if n == 0 || len(terms) == 0 && len(mentions) == 0 {
+		return nil, nil
 	}
-	req := bleve.NewSearchRequestOptions(q, size, 0, false)
-	req.Fields = []string{fieldFile, fieldLine, fieldEndLine, fieldKind, fieldName}
-	res, err := ix.bi.Search(req)
-	if err != nil {
-		return nil, fmt.Errorf("code search %q: %w", text, err)
-	}
-	var out []Result
-	for _, h := range res.Hits {
-		r := Result{Path: str(h.Fields[fieldFile]), Line: num(h.Fields[fieldLine]), EndLine: num(h.Fields[fieldEndLine]),
-			Kind: str(h.Fields[fieldKind]), Symbol: str(h.Fields[fieldName]), Score: h.Score}
-		if o.Exclude[r.Path] {
+	avg := float64(ix.bodyLen) / float64(max(ix.live, 1))
+	score := map[uint32]float64{}   // chunk slot -> score
+	matched := map[uint32]float64{} // chunk slot -> weight of the query terms it holds
+	fileScore := map[*fileDoc]float64{}
+	fileMatched := map[*fileDoc]float64{}
+	total := 0.0
+	part := map[uint32]float64{}
+	for _, qt := range terms {
+		id, ok := ix.terms[qt.term]
+		if !ok {
 			continue
 		}
-		if codeindex.IsTestPath(r.Path) || o.DemoteDeclarations && codeindex.IsDeclarationPath(r.Path) {
-			r.Score *= ix.opts.TestWeight
+		w := idf(ix.fileDF[id], n) * qt.weight
+		if w == 0 {
+			continue
 		}
-		out = append(out, r)
+		total += w
+		clear(part)
+		for _, s := range ix.body[id] {
+			c := ix.chunks[s]
+			if c == nil || o.Exclude[c.file.path] {
+				continue
+			}
+			tf := float64(c.tfs[termIndex(c.terms, id)])
+			part[s] = w * tf * (k1 + 1) / (tf + k1*(1-bm+bm*float64(c.length)/avg))
+		}
+		for _, s := range ix.symbol[id] {
+			if c := ix.chunks[s]; c != nil && !o.Exclude[c.file.path] {
+				part[s] += symbolBoost * w * (k1 + 1)
+			}
+		}
+		for s, v := range part {
+			score[s] += min(v, termCap*w)
+			matched[s] += w
+		}
+		for _, f := range ix.byPath[id] {
+			if !o.Exclude[f.path] {
+				fileScore[f] += pathBoost * w
+				fileMatched[f] += w
+			}
+		}
 	}
-	sortResults(out)
+	// a file scores its best chunk and its path
+	best := map[*fileDoc]uint32{}
+	for s, v := range score {
+		f := ix.chunks[s].file
+		b, ok := best[f]
+		if !ok || v > score[b] || v == score[b] && ix.chunks[s].line < ix.chunks[b].line {
+			best[f] = s
+		}
+	}
+	for f, s := range best {
+		fileScore[f] += score[s]
+		fileMatched[f] += matched[s]
+	}
+	top := 0.0
+	for f, v := range fileScore {
+		if total > 0 {
+			v *= math.Pow(min(1, fileMatched[f]/total), coordination)
+		}
+		if ix.secondary(f, o.DemoteDeclarations) {
+			v *= ix.opts.TestWeight
+		}
+		fileScore[f] = v
+		top = max(top, v)
+	}
+	// a file the task names comes first
+	for _, m := range mentions {
+		for _, f := range ix.filesNamed(m) {
+			if !o.Exclude[f.path] {
+				fileScore[f] += top + 1
+			}
+		}
+	}
+	files := make([]*fileDoc, 0, len(fileScore))
+	for f, v := range fileScore {
+		if v > 0 {
+			files = append(files, f)
+		}
+	}
+	sortFiles(files, fileScore)
 	if o.FileOrder != nil {
-		out = fuse(out, o.FileOrder)
+		fused := ix.fuse(files, o.FileOrder, o.DemoteDeclarations)
+		sortFiles(files, fused)
+		fileScore = fused
 	}
-	if len(out) > o.Limit {
-		out = out[:o.Limit]
+	// each file's chunks, scored by their share of its best
+	var out []Result
+	for _, f := range files {
+		if len(out) >= o.Limit && fileScore[f] < out[len(out)-1].Score {
+			break
+		}
+		b, hasChunk := best[f]
+		for _, s := range f.slots {
+			c := ix.chunks[s]
+			share := 0.0
+			switch {
+			case hasChunk && score[b] > 0:
+				share = score[s] / score[b]
+			case s == f.slots[0]:
+				share = 1 // matched by its path alone: its first chunk
+			}
+			if share <= 0 {
+				continue
+			}
+			out = append(out, Result{Path: f.path, Line: int(c.line), EndLine: int(c.endLine), Symbol: c.symbol, Kind: c.kind, Score: fileScore[f] * share})
+		}
+		sortResults(out)
+		if len(out) > o.Limit {
+			out = out[:o.Limit]
+		}
 	}
 	return out, nil
 }
 
-// fuse re-ranks results (sorted by score) by their files' reciprocal rank
-// fusion with order.
-func fuse(rs []Result, order []string) []Result {
-	fileRank := map[string]int{}
-	best := map[string]float64{}
-	for _, r := range rs {
-		if _, ok := fileRank[r.Path]; !ok {
-			fileRank[r.Path] = len(fileRank) + 1
-			best[r.Path] = r.Score
+// termIndex is the place of id in a chunk's ascending terms.
+func termIndex(terms []uint32, id uint32) int {
+	return sort.Search(len(terms), func(i int) bool { return terms[i] >= id })
+}
+
+// secondary reports whether f ranks after the code: a test, a generated,
+// vendored or minified file, or (when demoted) a declaration file.
+func (ix *Index) secondary(f *fileDoc, declarations bool) bool {
+	return f.generated || codeindex.IsTestPath(f.path) || declarations && codeindex.IsDeclarationPath(f.path)
+}
+
+// filesNamed are the files whose path is m or ends with /m.
+func (ix *Index) filesNamed(m string) []*fileDoc {
+	if f := ix.files[m]; f != nil {
+		return []*fileDoc{f}
+	}
+	var out []*fileDoc
+	if strings.Contains(m, "/") || len(m) > 0 {
+		for p, f := range ix.files {
+			if strings.HasSuffix(p, "/"+m) {
+				out = append(out, f)
+			}
 		}
 	}
-	fused := make(map[string]float64, len(fileRank))
-	for f, rank := range fileRank {
-		fused[f] = 1 / float64(fusionK+rank)
+	if len(out) > 3 {
+		return nil // a name too common to say which file
+	}
+	return out
+}
+
+// fuse scores files (ranked best first) by reciprocal rank fusion of
+// their rank with their place in order among them, secondary files left
+// out of order.
+func (ix *Index) fuse(files []*fileDoc, order []string, declarations bool) map[*fileDoc]float64 {
+	fused := make(map[*fileDoc]float64, len(files))
+	for i, f := range files {
+		fused[f] = 1 / float64(fusionK+i+1)
 	}
 	place := 0
-	for _, f := range order {
+	for _, p := range order {
+		f := ix.files[p]
+		if f == nil || ix.secondary(f, declarations) {
+			continue
+		}
 		if _, ok := fused[f]; ok {
 			place++ // ranks among the files that have a match
 			fused[f] += 1 / float64(fusionK+place)
 		}
 	}
-	out := make([]Result, len(rs))
-	for i, r := range rs {
-		r.Score = fused[r.Path]
-		if best[r.Path] > 0 {
-			r.Score *= rs[i].Score / best[r.Path]
-		}
-		out[i] = r
-	}
-	sortResults(out)
-	return out
+	return fused
 }
 
-// sortResults orders by score, then path and line (equal scores come in
-// any order from the index).
+// sortFiles orders files by score, then path.
+func sortFiles(files []*fileDoc, score map[*fileDoc]float64) {
+	sort.Slice(files, func(i, j int) bool {
+		if a, b := score[files[i]], score[files[j]]; a != b {
+			return a > b
+		}
+		return files[i].path < files[j].path
+	})
+}
+
+// sortResults orders by score, then path and line.
 func sortResults(rs []Result) {
 	sort.SliceStable(rs, func(i, j int) bool {
 		if rs[i].Score != rs[j].Score {
@@ -469,37 +337,4 @@ func sortResults(rs []Result) {
 		}
 		return rs[i].Line < rs[j].Line
 	})
-}
-
-// Query is the bleve query for a task text: its words (identifiers whole
-// and split) matched against body, symbol and path; nil when it has none.
-func Query(text string) query.Query {
-	terms := codeindex.SearchText(text)
-	if strings.TrimSpace(terms) == "" {
-		return nil
-	}
-	match := func(field string, boost float64) query.Query {
-		q := bleve.NewMatchQuery(terms)
-		q.SetField(field)
-		q.Analyzer = en.AnalyzerName
-		q.SetBoost(boost)
-		return q
-	}
-	return bleve.NewDisjunctionQuery(match(fieldBody, 1), match(fieldSymbol, symbolBoost), match(fieldPath, 1))
-}
-
-func str(v any) string {
-	s, _ := v.(string)
-	return s
-}
-
-func num(v any) int {
-	switch x := v.(type) {
-	case float64:
-		return int(x)
-	case string:
-		n, _ := strconv.Atoi(x)
-		return n
-	}
-	return 0
 }
