@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ctxhost/ctxhost/internal/codeindex"
+	"github.com/ctxhost/ctxhost/internal/codeindex/codeindextest"
 	"github.com/ctxhost/ctxhost/internal/codeindex/repomap"
 	"github.com/ctxhost/ctxhost/internal/codeindex/search"
 	"github.com/ctxhost/ctxhost/tokenizer"
@@ -27,9 +28,16 @@ func cmdIndex(args []string) error {
 	mapTokens := fs.Int("map-tokens", 2000, "repository map budget")
 	profile := fs.String("render-profile", "", "write a CPU profile of the warm renders to this file")
 	skipSearch := fs.Bool("no-search", false, "leave out the chunk index")
+	generate := fs.Int("generate", 0, "write a generated repository of this many Python modules into -repo first (a new directory)")
+	changed := fs.Int("changed", 100, "files changed at once for the last figure (as a checkout of another commit)")
 	fs.Parse(args)
 	if *repo == "" {
 		return fmt.Errorf("index: -repo is required")
+	}
+	if *generate > 0 {
+		if err := codeindextest.WriteFiles(*repo, codeindextest.LargeRepo(*generate, 1)); err != nil {
+			return err
+		}
 	}
 	work, err := os.MkdirTemp("", "loceval-index-")
 	if err != nil {
@@ -170,8 +178,62 @@ func cmdIndex(args []string) error {
 		fmt.Printf("one changed file (%s, %d KB), found by %s: files %s, chunk index %s (%d file), graph patched %s (complete %v; built again %s), next map %s\n",
 			target.Path, target.Size/1024, how, reparse, resync, st.Indexed, patch, complete, regraph, remap)
 	}
+	if err := changeMany(live, chunks, parsedFiles, *changed, *skipSearch); err != nil {
+		return err
+	}
 	fmt.Printf("max RSS %d MB\n", maxRSS()/1024)
 	return chunks.Close()
+}
+
+// changeMany changes n parsed files at once, as checking out another
+// commit does, and times what the code search plugin does next: the walk
+// and parse, the chunk index and the complete graph. The files are
+// restored afterwards.
+func changeMany(live *codeindex.Live, chunks *search.Index, parsed []*codeindex.File, n int, skipSearch bool) error {
+	n = min(n, len(parsed))
+	if n == 0 {
+		return nil
+	}
+	step := max(len(parsed)/n, 1)
+	var origs [][]byte
+	var paths []string
+	for i := 0; i < len(parsed) && len(paths) < n; i += step {
+		f := parsed[i]
+		full := filepath.Join(live.Root(), filepath.FromSlash(f.Path))
+		orig, err := os.ReadFile(full)
+		if err != nil {
+			return err
+		}
+		paths, origs = append(paths, full), append(origs, orig)
+		if err := os.WriteFile(full, append(append([]byte(nil), orig...), "\n\n"+functionIn(f.Tags.Language, 7)+"\n"...), 0o644); err != nil {
+			return err
+		}
+	}
+	defer func() {
+		for i, p := range paths {
+			os.WriteFile(p, origs[i], 0o644)
+		}
+	}()
+	m := measure()
+	if _, err := live.Index.Refresh(); err != nil {
+		return err
+	}
+	walk := m.done()
+	m = measure()
+	st := search.SyncStats{}
+	if !skipSearch {
+		var err error
+		if st, err = chunks.Sync(live.Index); err != nil {
+			return err
+		}
+	}
+	sync := m.done()
+	m = measure()
+	repomap.Build(live.Files())
+	graph := m.done()
+	fmt.Printf("%d changed files (a checkout): walk and parse %s, chunk index %s (%d files), graph %s; cpu in all %v\n",
+		len(paths), walk, sync, st.Indexed, graph, (walk.cpu + sync.cpu + graph.cpu).Round(time.Millisecond))
+	return nil
 }
 
 // span is a wall time and the CPU time of the process over it.

@@ -84,3 +84,17 @@ func IsGenerated(path string, src []byte) bool {
 	}
 	return false
 }
+
+// changeLogNames are the stems of files that record past changes.
+var changeLogNames = map[string]bool{"changelog": true, "changes": true, "history": true, "news": true, "release_notes": true, "releasenotes": true, "release-notes": true}
+
+// IsChangeLog reports whether path is a change log (CHANGELOG.md,
+// HISTORY.rst, NEWS...): it tells of every change in a task's words, and
+// is never where a change is made.
+func IsChangeLog(path string) bool {
+	base := strings.ToLower(path[strings.LastIndexByte(path, '/')+1:])
+	if i := strings.IndexByte(base, '.'); i > 0 {
+		base = base[:i]
+	}
+	return changeLogNames[base]
+}

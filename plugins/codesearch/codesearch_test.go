@@ -145,3 +145,54 @@ func TestEmptyOrDamagedIndexDirIsRebuilt(t *testing.T) {
 		p.idx.close()
 	}
 }
+
+// TestSameResultsAcrossReindexing: the plugin answers a search the same,
+// byte for byte, after the repository changed and came back (its index
+// and graph built again in between), and as a plugin with a new index
+// of the same files does.
+func TestSameResultsAcrossReindexing(t *testing.T) {
+	root := codeindextest.WriteRepo(t, codeindextest.SampleRepo)
+	open := func(dir string) (*codeSearchPlugin, *session) {
+		p := newPlugin()
+		raw, _ := json.Marshal(map[string]any{"root": root, "index_dir": dir, "refresh_seconds": 0})
+		if err := p.Configure(raw); err != nil {
+			t.Fatal(err)
+		}
+		return p, p.NewSession("s").(*session)
+	}
+	ask := func(s *session) string {
+		t.Helper()
+		out, err := s.Apply(context.Background(), opSearch, json.RawMessage(`{"query":"the order total with tax of every price","max_results":10}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(out)
+	}
+	p, s := open(filepath.Join(t.TempDir(), "a"))
+	defer p.idx.close()
+	before := ask(s)
+	if !strings.Contains(before, "shop/pricing.py") || !strings.Contains(before, "shop/orders.py") {
+		t.Fatalf("search %s: want shop/pricing.py and shop/orders.py", before)
+	}
+	pricing := filepath.Join(root, "shop", "pricing.py")
+	orig, err := os.ReadFile(pricing)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, content := range []string{"def total(order):\n    return order.price * 2  # the order total\n", string(orig)} {
+		if err := os.WriteFile(pricing, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Apply(context.Background(), opRefresh, json.RawMessage(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := ask(s); after != before {
+		t.Errorf("after re-indexing:\n%s\nbefore:\n%s", after, before)
+	}
+	q, s2 := open(filepath.Join(t.TempDir(), "b"))
+	defer q.idx.close()
+	if fresh := ask(s2); fresh != before {
+		t.Errorf("a new index:\n%s\nthe first:\n%s", fresh, before)
+	}
+}

@@ -252,7 +252,12 @@ func newChunkIndex(c config) (*chunkIndex, error) {
 	if w := chunks.Warning(); w != "" {
 		sdk.Logger().Warn(w)
 	}
-	ci := &chunkIndex{live: live, cfg: c, chunks: chunks, graph: repomap.Follow(live)}
+	// the complete graph of the files, never one patched while it is
+	// built again: the same files and task rank the same
+	graph := codeindex.NewDerived(live, func(_ context.Context, _ *repomap.Graph, ix *codeindex.Index) (*repomap.Graph, error) {
+		return repomap.Build(ix.Files()), nil
+	})
+	ci := &chunkIndex{live: live, cfg: c, chunks: chunks, graph: graph}
 	ci.embedder.Store(newEmbedder(c))
 	ci.synced = codeindex.NewDerived(live, func(_ context.Context, _ search.SyncStats, ix *codeindex.Index) (search.SyncStats, error) {
 		return chunks.Sync(ix)

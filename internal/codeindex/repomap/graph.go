@@ -423,8 +423,9 @@ func (g *Graph) Defines(path, name string) bool {
 // files (stubs) rank after its code (see codeindex.DeclarationsSecondary).
 func (g *Graph) DeclarationsSecondary() bool { return g.declSecondary }
 
-// Secondary reports whether path ranks after the code: a test file, or a
-// declaration file when declarations are secondary.
+// Secondary reports whether path ranks after the code: a test file, a
+// file generated or vendored by its name (codeindex.IsGeneratedPath), or
+// a declaration file when declarations are secondary.
 func (g *Graph) Secondary(path string) bool {
-	return codeindex.IsTestPath(path) || g.declSecondary && codeindex.IsDeclarationPath(path)
+	return codeindex.IsTestPath(path) || codeindex.IsGeneratedPath(path) || g.declSecondary && codeindex.IsDeclarationPath(path)
 }

@@ -166,6 +166,31 @@ func (ix *Index) Sync(src *codeindex.Index) (SyncStats, error) {
 	seen := make(map[string]bool, len(files))
 	var fresh []fileRecord
 	var gone []string
+	changed := false
+	// apply indexes what was read so far: in batches, so that what is
+	// read and analysed is not all held at once
+	apply := func() {
+		if len(fresh) == 0 && len(gone) == 0 {
+			return
+		}
+		changed = true
+		ix.mu.Lock()
+		defer ix.mu.Unlock()
+		for _, p := range gone {
+			if f := ix.files[p]; f != nil {
+				ix.remove(f)
+				st.Removed++
+			}
+		}
+		for _, r := range fresh {
+			if f := ix.files[r.Path]; f != nil {
+				ix.remove(f)
+			}
+			ix.add(r)
+			st.Indexed++
+		}
+		fresh, gone = fresh[:0], gone[:0]
+	}
 	for _, f := range files {
 		seen[f.Path] = true
 		old, ok := known[f.Path]
@@ -188,29 +213,20 @@ func (ix *Index) Sync(src *codeindex.Index) (SyncStats, error) {
 		r := ix.record(f, text)
 		st.Chunks += len(r.Chunks)
 		fresh = append(fresh, r)
+		if len(fresh) == syncBatch {
+			apply()
+		}
 	}
 	for p := range known {
 		if !seen[p] {
 			gone = append(gone, p)
 		}
 	}
-	if len(fresh) == 0 && len(gone) == 0 {
+	apply()
+	if !changed {
 		return st, nil
 	}
 	ix.mu.Lock()
-	for _, p := range gone {
-		if f := ix.files[p]; f != nil {
-			ix.remove(f)
-			st.Removed++
-		}
-	}
-	for _, r := range fresh {
-		if f := ix.files[r.Path]; f != nil {
-			ix.remove(f)
-		}
-		ix.add(r)
-		st.Indexed++
-	}
 	if ix.dead > 1024 && ix.dead > ix.live {
 		ix.compact()
 	}
@@ -221,6 +237,9 @@ func (ix *Index) Sync(src *codeindex.Index) (SyncStats, error) {
 	}
 	return st, nil
 }
+
+// syncBatch is how many files a sync reads before indexing them.
+const syncBatch = 256
 
 // fileRecord is a file as it is analysed, saved and loaded: terms as
 // strings, independent of any index's numbering.

@@ -270,9 +270,10 @@ func termIndex(terms []uint32, id uint32) int {
 }
 
 // secondary reports whether f ranks after the code: a test, a generated,
-// vendored or minified file, or (when demoted) a declaration file.
+// vendored or minified file, a change log, or (when demoted) a
+// declaration file.
 func (ix *Index) secondary(f *fileDoc, declarations bool) bool {
-	return f.generated || codeindex.IsTestPath(f.path) || declarations && codeindex.IsDeclarationPath(f.path)
+	return f.generated || codeindex.IsTestPath(f.path) || codeindex.IsChangeLog(f.path) || declarations && codeindex.IsDeclarationPath(f.path)
 }
 
 // filesNamed are the files whose path is m or ends with /m.
