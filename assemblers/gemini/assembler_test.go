@@ -219,3 +219,35 @@ var cmpIgnoreDescription = cmp.Transformer("noDescription", func(f sdk.FormatInf
 	f.Description = ""
 	return f
 })
+
+// TestRerendersChangedPartsAndSignatures: one assembler assembling a
+// session's turns renders each history message once and reuses it while
+// it repeats; a message whose image part or whose call's signature
+// changed (nothing else) is rendered anew.
+func TestRerendersChangedPartsAndSignatures(t *testing.T) {
+	a := New()
+	history := func(image byte, signature string) sdk.AssembleRequest {
+		return sdk.AssembleRequest{Format: FormatAPI, Session: "s", Components: []sdk.Component{{
+			Name: sdk.ComponentHistory, Slot: sdk.SlotHistory, Messages: []sdk.Message{
+				{Role: sdk.RoleUser, Parts: []sdk.Part{{Type: sdk.PartText, Text: "Look:"}, {Type: sdk.PartImage, MediaType: "image/png", Data: []byte{image, image, image}}}},
+				{Role: sdk.RoleAssistant, ToolCalls: []sdk.ToolCall{{ID: "a", Name: "read", Arguments: `{}`, Signature: signature}}},
+				{Role: sdk.RoleTool, ToolCallID: "a", Content: "ok"},
+			},
+		}}}
+	}
+	payload := func(req sdk.AssembleRequest) string {
+		t.Helper()
+		return string(assemblytest.Assemble(t, a, req, FormatAPI).Payload)
+	}
+	first := payload(history(1, "sig-one"))
+	if again := payload(history(1, "sig-one")); again != first {
+		t.Fatalf("the same history assembled twice differs:\n%s\n%s", first, again)
+	}
+	for name, req := range map[string]sdk.AssembleRequest{"image": history(2, "sig-one"), "signature": history(1, "sig-two")} {
+		fresh := string(assemblytest.Assemble(t, New(), req, FormatAPI).Payload)
+		if got := payload(req); got != fresh || got == first {
+			t.Errorf("%s changed: the session's assembler gave\n%s\nwant, as a fresh one gives,\n%s", name, got, fresh)
+		}
+		payload(history(1, "sig-one")) // back to the first history
+	}
+}

@@ -6,6 +6,7 @@
 package msgeq
 
 import (
+	"bytes"
 	"maps"
 	"slices"
 	"unsafe"
@@ -13,13 +14,15 @@ import (
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
-// Equal reports whether a and b are equal in every field. Strings that
-// are the same bytes (as those a request shares with an earlier one)
-// compare without reading them.
+// Equal reports whether a and b are equal in every field, their parts'
+// and tool calls' included. Strings and byte slices that are the same
+// bytes (as those a request shares with an earlier one) compare without
+// reading them.
 func Equal(a, b *sdk.Message) bool {
 	return Same(a.Content, b.Content) && Same(a.ID, b.ID) && Same(a.Role, b.Role) && Same(a.Name, b.Name) &&
 		Same(a.SpeakerType, b.SpeakerType) && Same(a.ToolCallID, b.ToolCallID) && Same(a.ToolName, b.ToolName) &&
-		Same(a.Kind, b.Kind) && a.Pinned == b.Pinned && sameCalls(a.ToolCalls, b.ToolCalls) && sameMap(a.Metadata, b.Metadata)
+		Same(a.Kind, b.Kind) && a.Pinned == b.Pinned && sameParts(a.Parts, b.Parts) && sameCalls(a.ToolCalls, b.ToolCalls) &&
+		sameMap(a.Metadata, b.Metadata)
 }
 
 // Same is a == b, without a call when both are the same bytes.
@@ -32,11 +35,37 @@ func sameCalls(a, b []sdk.ToolCall) bool {
 		return false
 	}
 	for i := range a {
-		if !Same(a[i].ID, b[i].ID) || !Same(a[i].Name, b[i].Name) || !Same(a[i].Arguments, b[i].Arguments) {
+		if !Same(a[i].ID, b[i].ID) || !Same(a[i].Name, b[i].Name) || !Same(a[i].Arguments, b[i].Arguments) ||
+			!Same(a[i].Signature, b[i].Signature) {
 			return false
 		}
 	}
 	return true
+}
+
+func sameParts(a, b []sdk.Part) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !SamePart(&a[i], &b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// SamePart reports whether a and b are equal in every field.
+func SamePart(a, b *sdk.Part) bool {
+	return Same(a.Type, b.Type) && Same(a.Text, b.Text) && Same(a.MediaType, b.MediaType) && sameBytes(a.Data, b.Data) &&
+		Same(a.URL, b.URL) && a.Width == b.Width && a.Height == b.Height && Same(a.Detail, b.Detail) && a.Pages == b.Pages &&
+		Same(a.Title, b.Title) && Same(a.Signature, b.Signature) && Same(a.Opaque, b.Opaque) && Same(a.Provider, b.Provider)
+}
+
+// sameBytes is bytes.Equal, without reading them when both are the same
+// bytes; nil and empty are equal.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || unsafe.SliceData(a) == unsafe.SliceData(b) || bytes.Equal(a, b))
 }
 
 func sameMap(a, b map[string]string) bool {
@@ -52,9 +81,18 @@ func Prefix(a, b []sdk.Message) int {
 	return n
 }
 
-// Own returns m with its own copy of its tool calls and metadata, so that
-// a caller changing them in place cannot change the copy.
+// Own returns m with its own copy of its parts (their data included),
+// tool calls and metadata, so that a caller changing them in place cannot
+// change the copy.
 func Own(m sdk.Message) sdk.Message {
+	if m.Parts != nil {
+		m.Parts = slices.Clone(m.Parts)
+		for i := range m.Parts {
+			if m.Parts[i].Data != nil {
+				m.Parts[i].Data = slices.Clone(m.Parts[i].Data)
+			}
+		}
+	}
 	if m.ToolCalls != nil {
 		m.ToolCalls = slices.Clone(m.ToolCalls)
 	}
