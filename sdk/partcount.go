@@ -123,7 +123,7 @@ func PartTokens(count func(string) int, rule string, p Part) int {
 			per = GeminiPageTokens
 		}
 		return n + per*DocumentPages(p)
-	case PartRedactedThinking, PartReasoning:
+	case PartRedactedThinking, PartReasoning, PartOpaque:
 		return ceilDiv(len(p.Opaque), OpaqueBytesPerToken)
 	}
 	return 0

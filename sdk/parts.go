@@ -17,10 +17,11 @@ const (
 	PartThinking         = "thinking"          // the model's visible reasoning, with its signature
 	PartRedactedThinking = "redacted_thinking" // reasoning the provider returns encrypted
 	PartReasoning        = "reasoning"         // an opaque provider reasoning item (e.g. OpenAI Responses)
+	PartOpaque           = "opaque"            // a provider's part ctxhost does not read (e.g. Gemini's executableCode): its JSON, sent back unchanged
 )
 
 // PartTypes lists the known part types in a fixed order.
-var PartTypes = []string{PartText, PartImage, PartDocument, PartThinking, PartRedactedThinking, PartReasoning}
+var PartTypes = []string{PartText, PartImage, PartDocument, PartThinking, PartRedactedThinking, PartReasoning, PartOpaque}
 
 // Part is one piece of a message's content. Which fields apply depends on
 // Type; Check says which are required.
@@ -49,11 +50,12 @@ type Part struct {
 	// thinking is sent back.
 	Signature string `json:"signature,omitempty"`
 	// Opaque is what a redacted thinking part or a reasoning item carries
-	// for the provider alone (the encrypted data, or the item's JSON); it
-	// is passed back unchanged.
+	// for the provider alone (the encrypted data, or the item's JSON), or
+	// an opaque part's JSON; it is passed back unchanged.
 	Opaque string `json:"opaque,omitempty"`
-	// Provider that made a thinking, redacted thinking or reasoning part
-	// ("anthropic", "openai", "gemini"); other providers never see it.
+	// Provider that made a thinking, redacted thinking, reasoning or
+	// opaque part ("anthropic", "openai", "gemini"); other providers
+	// never see it.
 	Provider string `json:"provider,omitempty"`
 }
 
@@ -94,7 +96,7 @@ func (p Part) Check() error {
 		if p.Type == PartImage && p.MediaType != "" && !strings.HasPrefix(p.MediaType, "image/") {
 			return fmt.Errorf("image part: media_type %q is not an image type", p.MediaType)
 		}
-	case PartRedactedThinking, PartReasoning:
+	case PartRedactedThinking, PartReasoning, PartOpaque:
 		if p.Opaque == "" {
 			return fmt.Errorf("%s part: needs its opaque data", p.Type)
 		}

@@ -35,6 +35,36 @@ type part struct {
 	FileData         *fileRef          `json:"fileData,omitempty"`
 	FunctionCall     *functionCall     `json:"functionCall,omitempty"`
 	FunctionResponse *functionResponse `json:"functionResponse,omitempty"`
+	// opaque is a part of Gemini's own the host carries without reading
+	// it (sdk.PartOpaque): its JSON, sent as it is.
+	opaque json.RawMessage
+}
+
+// marshalParts encodes parts as a JSON array, opaque parts as they are.
+func marshalParts(parts []part) ([]byte, error) {
+	plain := true
+	for i := range parts {
+		plain = plain && parts[i].opaque == nil
+	}
+	if plain {
+		return assembly.Marshal(parts)
+	}
+	b := []byte{'['}
+	for i := range parts {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if parts[i].opaque != nil {
+			b = append(b, parts[i].opaque...)
+			continue
+		}
+		enc, err := assembly.Marshal(parts[i])
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, enc...)
+	}
+	return append(b, ']'), nil
 }
 
 type functionCall struct {
@@ -71,7 +101,9 @@ func textPart(s string) part { return part{Text: &s} }
 //     left out, as Gemini rejects empty parts;
 //   - parts: images and documents as inlineData (base64) or fileData
 //     (a URL), Gemini's own thinking as thought text with its
-//     thoughtSignature (other providers' reasoning left out); a tool
+//     thoughtSignature (other providers' reasoning left out), Gemini's
+//     parts the host carries unread (executableCode,
+//     codeExecutionResult, ...: sdk.PartOpaque) as they came; a tool
 //     result's images beside its functionResponse;
 //   - the request's tools as tools [{functionDeclarations [{name,
 //     description, parametersJsonSchema}]}], toolConfig
@@ -199,7 +231,7 @@ func deriveFragment(_ int, m sdk.Message, ctx *assembly.MessageContext) fragment
 	default:
 		parts = []part{textPart(m.Content)}
 	}
-	enc, err := assembly.Marshal(parts)
+	enc, err := marshalParts(parts)
 	if err != nil {
 		return fragment{err: err}
 	}

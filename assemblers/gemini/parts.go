@@ -50,6 +50,10 @@ func contentParts(m sdk.Message, text string) []part {
 			default:
 				out = append(out, textPart(strings.TrimSpace(sdk.PartLine(p)+"\n"+p.Text)))
 			}
+		case sdk.PartOpaque:
+			if p.Provider == "gemini" && json.Valid([]byte(p.Opaque)) { // another provider's is not Gemini's to read
+				out = append(out, part{opaque: json.RawMessage(p.Opaque)})
+			}
 		case sdk.PartThinking:
 			if p.Provider == "gemini" && m.Role == sdk.RoleAssistant {
 				t := p.Text

@@ -41,6 +41,8 @@ func (u *recordingUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `{"input_tokens":42}`)
 	case "/v1/messages":
 		fmt.Fprintf(w, `{"id":"msg_%d","type":"message","role":"assistant","content":[{"type":"text","text":"answer %d"}],"usage":{"input_tokens":10,"output_tokens":2}}`, n, n)
+	case "/v1beta/models/gemini-2.5-flash:generateContent":
+		fmt.Fprintf(w, `{"candidates":[{"content":{"role":"model","parts":[{"executableCode":{"language":"PYTHON","code":"print(%d)"}},{"codeExecutionResult":{"outcome":"OUTCOME_OK","output":"%d\n"}},{"text":"answer %d"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":10,"candidatesTokenCount":2}}`, n, n, n)
 	default:
 		w.WriteHeader(http.StatusNotFound)
 		fmt.Fprintf(w, `{"error":"no such path %s"}`, r.URL.Path)

@@ -97,3 +97,43 @@ func TestCallPathErrorsInTheProvidersShape(t *testing.T) {
 		t.Errorf("/chat/completions: %d %s %v", code, body, err)
 	}
 }
+
+// TestCallPathGeminiCodeExecution: a model turn of executableCode and
+// codeExecutionResult parts (a code-execution agent's) is carried as
+// opaque parts: it goes upstream as it came (it was answered 400), the
+// answer that holds them is recorded and recognised when sent back (the
+// history is not replaced), and they are counted by their size.
+func TestCallPathGeminiCodeExecution(t *testing.T) {
+	up, srv := startRecordingCallPath(t)
+	url := "http://" + srv.addr + "/v1beta/models/gemini-2.5-flash:generateContent"
+	key := map[string]string{"x-goog-api-key": standinKey}
+	turn := `{"role":"model","parts":[{"executableCode":{"code":"print(7)","language":"PYTHON"}},{"codeExecutionResult":{"outcome":"OUTCOME_OK","output":"7\n"}}]}`
+	body := `{"contents":[{"role":"user","parts":[{"text":"TASK-ID: code-1. Compute."}]},` + turn + `,{"role":"user","parts":[{"text":"Again."}]}]}`
+	code, h, out, err := post(t, url, key, body)
+	if err != nil || code != 200 {
+		t.Fatalf("code execution turn: %d %s %v", code, out, err)
+	}
+	sent, _ := json.Marshal(up.last()["contents"])
+	var want any
+	_ = json.Unmarshal([]byte(`[{"role":"user","parts":[{"text":"TASK-ID: code-1. Compute."}]},`+turn+`,{"role":"user","parts":[{"text":"Again."}]}]`), &want)
+	wantJSON, _ := json.Marshal(want)
+	if string(sent) != string(wantJSON) {
+		t.Errorf("upstream contents\n%s\nwant\n%s", sent, wantJSON)
+	}
+	var answer struct {
+		Candidates []struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"candidates"`
+	}
+	if err := json.Unmarshal([]byte(out), &answer); err != nil || len(answer.Candidates) != 1 {
+		t.Fatalf("answer %s", out)
+	}
+	next := strings.TrimSuffix(body, "]}") + `,` + string(answer.Candidates[0].Content) + `,{"role":"user","parts":[{"text":"Third."}]}]}`
+	code, h2, out, err := post(t, url, key, next)
+	if err != nil || code != 200 || h2.Get("Ctxhost-History") != "" || h2.Get("Ctxhost-Session") != h.Get("Ctxhost-Session") {
+		t.Fatalf("answer sent back: %d %s %v history %q", code, out, err, h2.Get("Ctxhost-History"))
+	}
+	if sent, _ := json.Marshal(up.last()["contents"]); !strings.Contains(string(sent), `{"executableCode":{"code":"print(1)","language":"PYTHON"}}`) {
+		t.Errorf("the recorded answer's code went upstream as %s", sent)
+	}
+}

@@ -43,6 +43,42 @@ type geminiPart struct {
 		MimeType string `json:"mimeType"`
 		FileURI  string `json:"fileUri"`
 	} `json:"fileData,omitempty"`
+	// opaque is a part ctxhost does not read (executableCode,
+	// codeExecutionResult, ...) as its canonical JSON: carried as an
+	// opaque part and sent back as it came.
+	opaque string
+}
+
+// geminiPartFields are the fields of the parts ctxhost reads.
+var geminiPartFields = map[string]bool{"text": true, "thought": true, "thoughtSignature": true, "functionCall": true,
+	"functionResponse": true, "inlineData": true, "fileData": true}
+
+// UnmarshalJSON reads a part; one with a field ctxhost does not read and
+// nothing it reads (no text, call, response or data) is kept whole as
+// opaque.
+func (p *geminiPart) UnmarshalJSON(b []byte) error {
+	type plain geminiPart
+	if err := json.Unmarshal(b, (*plain)(p)); err != nil {
+		return err
+	}
+	if p.Text != "" || p.FunctionCall != nil || p.FunctionResponse != nil || p.InlineData != nil || p.FileData != nil {
+		return nil
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(b, &fields) != nil {
+		return nil
+	}
+	for k := range fields {
+		if !geminiPartFields[k] {
+			c, err := canonicalJSON(b)
+			if err != nil {
+				return err
+			}
+			p.opaque = c
+			return nil
+		}
+	}
+	return nil
 }
 
 func (geminiDialect) endpoint() string { return "generateContent" }
@@ -219,6 +255,8 @@ func geminiParts(parts []geminiPart, at int, calls *[]sdk.ToolCall) (*content, [
 				typ = sdk.PartImage
 			}
 			c.add(sdk.Part{Type: typ, MediaType: p.FileData.MimeType, URL: p.FileData.FileURI})
+		case p.opaque != "":
+			c.add(sdk.Part{Type: sdk.PartOpaque, Opaque: p.opaque, Provider: "gemini"})
 		case p.Thought:
 			c.add(sdk.Part{Type: sdk.PartThinking, Text: p.Text, Signature: p.Signature, Provider: "gemini"})
 		default:
@@ -344,7 +382,7 @@ func (a *geminiAnswer) take(data []byte) (bool, error) {
 		cand := res.Candidates[0]
 		for _, p := range cand.Content.Parts {
 			n := len(a.parts)
-			if n > 0 && p.FunctionCall == nil && !p.Thought && p.Signature == "" && a.parts[n-1].Text != "" && !a.parts[n-1].Thought &&
+			if n > 0 && p.FunctionCall == nil && p.opaque == "" && !p.Thought && p.Signature == "" && a.parts[n-1].Text != "" && !a.parts[n-1].Thought &&
 				a.parts[n-1].FunctionCall == nil && a.parts[n-1].InlineData == nil && p.InlineData == nil {
 				if !a.open { // streamed text pieces of one part
 					a.text, a.open = append(a.text[:0], a.parts[n-1].Text...), true

@@ -103,3 +103,26 @@ func TestEmptyConversationRefused(t *testing.T) {
 		t.Errorf("responses: %v", err)
 	}
 }
+
+// TestGeminiOpaqueParts: parts ctxhost does not read are opaque parts of
+// their canonical JSON, counted by their size; text streamed after one
+// is not merged into it.
+func TestGeminiOpaqueParts(t *testing.T) {
+	c, err := geminiDialect{}.conversation(json.RawMessage(`[{"role":"user","parts":[{"text":"q"}]},{"role":"model","parts":[{"executableCode":{"language":"PYTHON","code":"print(1)"}},{"codeExecutionResult":{"outcome":"OUTCOME_OK","output":"1"}}]}]`), 0)
+	if err != nil || len(c.messages) != 2 {
+		t.Fatalf("%+v %v", c.messages, err)
+	}
+	parts := c.messages[1].Parts
+	want := `{"executableCode":{"code":"print(1)","language":"PYTHON"}}`
+	if len(parts) != 2 || parts[0].Type != sdk.PartOpaque || parts[0].Provider != "gemini" || parts[0].Opaque != want || parts[0].Check() != nil {
+		t.Fatalf("parts %+v", parts)
+	}
+	if n := sdk.PartTokens(func(s string) int { return len(s) }, sdk.MediaGemini, parts[0]); n != (len(want)+3)/4 {
+		t.Errorf("an opaque part of %d bytes counted %d tokens", len(want), n)
+	}
+	m := readAnswer(t, geminiDialect{}, &request{}, "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"Run\"}]}}]}\n\n"+
+		"data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"executableCode\":{\"code\":\"x\"}},{\"text\":\"done\"}]},\"finishReason\":\"STOP\"}]}\n\n", true)
+	if len(m.Parts) != 3 || m.Parts[1].Type != sdk.PartOpaque || m.Parts[2].Text != "done" {
+		t.Errorf("streamed answer %+v", m.Parts)
+	}
+}
