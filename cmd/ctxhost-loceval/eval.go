@@ -2,11 +2,15 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/ctxhost/ctxhost/internal/codeindex/repomap"
+	"github.com/ctxhost/ctxhost/internal/codeindex/search"
 )
 
 // evalRepo is one line of an evaluation's repository list.
@@ -101,7 +105,16 @@ func cmdEval(args []string) error {
 	results := fs.Int("results", 5, "code search results")
 	minRel := fs.Float64("min-relevance", 0.5, "code search results under this share of the best score are dropped")
 	verbose := fs.Bool("v", false, "one line per task")
+	dump := fs.String("dump", "", "write each task's rankings (code search alone, the graph's, the map's, the baseline's) to this file as JSON lines, to study fusions offline")
 	fs.Parse(args)
+	if *dump != "" {
+		f, err := os.Create(*dump)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		dumpTo = f
+	}
 	if *list == "" {
 		return fmt.Errorf("eval: -repos is required")
 	}
@@ -201,6 +214,11 @@ func runRepo(clone, tasksFile string, opts contextOptions, verbose bool) ([]outc
 			return nil, err
 		}
 		outs = append(outs, o)
+		if dumpTo != nil {
+			if err := e.dumpRankings(g, t, o); err != nil {
+				return nil, err
+			}
+		}
 		if verbose {
 			answer := map[string]bool{}
 			for _, f := range t.Files {
@@ -212,4 +230,46 @@ func runRepo(clone, tasksFile string, opts contextOptions, verbose bool) ([]outc
 		}
 	}
 	return outs, nil
+}
+
+// dumpTo receives eval -dump's lines.
+var dumpTo *os.File
+
+// dumpRankings writes one task's rankings: the code search's chunks
+// without the graph (path, score), the graph's files, the map's files and
+// the context and baseline as evaluated.
+func (e *engine) dumpRankings(g *repomap.Graph, t Task, o outcome) error {
+	rs, err := e.chunks.Search(t.Text, search.SearchOptions{Limit: 400, DemoteDeclarations: g.DeclarationsSecondary()})
+	if err != nil {
+		return err
+	}
+	type chunk struct {
+		Path  string  `json:"path"`
+		Score float64 `json:"score"`
+	}
+	var chunks []chunk
+	for _, r := range rs {
+		chunks = append(chunks, chunk{r.Path, r.Score})
+	}
+	// every file that matches, in order
+	all, err := e.chunks.Search(t.Text, search.SearchOptions{Limit: 1 << 30, DemoteDeclarations: g.DeclarationsSecondary()})
+	if err != nil {
+		return err
+	}
+	var files []string
+	seen := map[string]bool{}
+	for _, r := range all {
+		if !seen[r.Path] {
+			seen[r.Path] = true
+			files = append(files, r.Path)
+		}
+	}
+	graph := g.Rank(repomap.Focus{Text: t.Text}).CodeFiles()
+	line, err := json.Marshal(map[string]any{"repo": t.Repo, "commit": t.Commit, "answer": t.Files, "chunks": chunks, "files": files,
+		"graph": head(graph, 400), "map": o.mapFiles, "context": o.context, "baseline": o.baseline})
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(dumpTo, "%s\n", line)
+	return err
 }
