@@ -24,11 +24,11 @@ type SearchOptions struct {
 	Limit   int             // results wanted
 	Exclude map[string]bool // files whose chunks are left out
 	// FileOrder ranks files by a second signal, best first (the reference
-	// graph's PageRank for the same task): when set, files are ranked by
-	// reciprocal rank fusion of their rank here and their place in
-	// FileOrder (test, generated and vendored files left out of it), and
-	// a chunk scores its file's fused score times its share of the
-	// file's best chunk score.
+	// graph's PageRank for the same task): when set, the ten best files
+	// are ranked by reciprocal rank fusion of their rank here and their
+	// place in FileOrder among them (test, generated and vendored files
+	// left out of it), and a chunk scores its file's fused score times
+	// its share of the file's best chunk score.
 	FileOrder []string
 	// DemoteDeclarations scores declaration files' chunks (stubs) like
 	// test files' (see codeindex.DeclarationsSecondary).
@@ -60,6 +60,9 @@ const (
 	// fusionK is the constant of reciprocal rank fusion: a file at rank
 	// r of a ranking scores 1/(fusionK + r).
 	fusionK = 60
+	// graphCandidates is how many of the best files the second ranking
+	// (FileOrder) re-ranks.
+	graphCandidates = 10
 )
 
 // Query returns the best limit chunks for text, best first, leaving out
@@ -296,12 +299,18 @@ func (ix *Index) filesNamed(m string) []*fileDoc {
 }
 
 // fuse scores files (ranked best first) by reciprocal rank fusion of
-// their rank with their place in order among them, secondary files left
-// out of order.
+// their rank with their place in order, secondary files left out of
+// order: the order re-ranks the best graphCandidates files, and brings
+// in none from further down (in a large repository the graph's best are
+// its hubs, whatever the task).
 func (ix *Index) fuse(files []*fileDoc, order []string, declarations bool) map[*fileDoc]float64 {
 	fused := make(map[*fileDoc]float64, len(files))
 	for i, f := range files {
 		fused[f] = 1 / float64(fusionK+i+1)
+	}
+	candidates := make(map[*fileDoc]bool, graphCandidates)
+	for _, f := range files[:min(len(files), graphCandidates)] {
+		candidates[f] = true
 	}
 	place := 0
 	for _, p := range order {
@@ -309,8 +318,8 @@ func (ix *Index) fuse(files []*fileDoc, order []string, declarations bool) map[*
 		if f == nil || ix.secondary(f, declarations) {
 			continue
 		}
-		if _, ok := fused[f]; ok {
-			place++ // ranks among the files that have a match
+		if candidates[f] {
+			place++ // ranks among the candidates
 			fused[f] += 1 / float64(fusionK+place)
 		}
 	}
