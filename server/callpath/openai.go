@@ -55,7 +55,11 @@ func (chatDialect) head(_ *http.Request, fields object) (*request, error) {
 }
 
 // conversation converts messages; the system and developer messages that
-// open the whole conversation are its system text.
+// open the whole conversation are its system text. An assistant message
+// of tool calls alone right after an assistant message without any is
+// that message's calls: one answer of text and calls sent back as two
+// messages, its text then its calls (the OpenAI Agents SDK's way), is
+// the one answer it was, as the call path recorded it.
 func (chatDialect) conversation(raw json.RawMessage, first int) (conv, error) {
 	var msgs []chatMessage
 	if err := json.Unmarshal(raw, &msgs); err != nil {
@@ -64,6 +68,7 @@ func (chatDialect) conversation(raw json.RawMessage, first int) (conv, error) {
 	out := conv{turns: len(msgs)}
 	opening := first == 0
 	var system []string
+	said := -1 // the message converted from the previous one when it is an assistant's without calls
 	for i, m := range msgs {
 		if opening && (m.Role == "system" || m.Role == "developer") {
 			t, _, err := chatContent(m.Content)
@@ -78,8 +83,18 @@ func (chatDialect) conversation(raw json.RawMessage, first int) (conv, error) {
 		if err != nil {
 			return conv{}, fmt.Errorf("messages[%d]: %w", first+i, err)
 		}
-		if m != nil {
+		switch {
+		case m == nil:
+			said = -1
+		case said >= 0 && m.Role == sdk.RoleAssistant && m.Content == "" && len(m.Parts) == 0:
+			out.messages[said].ToolCalls = m.ToolCalls // m has calls: it is not empty
+			said = -1
+		default:
 			out.messages = append(out.messages, *m)
+			said = -1
+			if m.Role == sdk.RoleAssistant && len(m.ToolCalls) == 0 {
+				said = len(out.messages) - 1
+			}
 		}
 	}
 	if len(system) > 0 {
