@@ -142,6 +142,10 @@ type checkLine struct {
 	Masked   int      `json:"masked"`
 	Problems []string `json:"problems"`
 	Key      bool     `json:"key"`
+	// AnswerBytes and AnswerSHA256: the answer as the stand-in sent it
+	// (its big-text- and big-args- tasks).
+	AnswerBytes  int    `json:"answer_bytes"`
+	AnswerSHA256 string `json:"answer_sha256"`
 }
 
 func (s *standin) checks(t testing.TB) map[string][]checkLine {

@@ -236,7 +236,7 @@ func (anthropicProvider) answer(w http.ResponseWriter, rep reply, stream bool) {
 	usage := map[string]any{"input_tokens": uncached, "output_tokens": rep.completion,
 		"cache_read_input_tokens": rep.cacheRead, "cache_creation_input_tokens": 0}
 	msg := func(content []any, stop any, usage any) map[string]any {
-		return map[string]any{"id": "msg_standin", "type": "message", "role": "assistant", "model": "claude-standin",
+		return map[string]any{"id": fmt.Sprintf("msg_standin_%d", rep.n), "type": "message", "role": "assistant", "model": "claude-standin",
 			"content": content, "stop_reason": stop, "stop_sequence": nil, "usage": usage}
 	}
 	if !stream {

@@ -129,7 +129,7 @@ func (geminiProvider) answer(w http.ResponseWriter, rep reply, stream bool) {
 		if finish != "" {
 			cand["finishReason"] = finish
 		}
-		res := map[string]any{"candidates": []any{cand}, "modelVersion": "gemini-standin"}
+		res := map[string]any{"candidates": []any{cand}, "modelVersion": "gemini-standin", "responseId": fmt.Sprintf("standin-%d", rep.n)}
 		if usage != nil {
 			res["usageMetadata"] = usage
 		}

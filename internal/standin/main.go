@@ -61,6 +61,7 @@ type standin struct {
 	quick   bool
 	texts   bool         // log each request's texts
 	calls   atomic.Int64 // quick answers so far
+	answers atomic.Int64 // answers so far (their ids)
 
 	mu    sync.Mutex
 	log   *os.File
@@ -135,6 +136,10 @@ type Check struct {
 	Problems []string `json:"problems,omitempty"`
 	// Key is whether the caller's API key reached the stand-in.
 	Key bool `json:"key"`
+	// AnswerBytes and AnswerSHA256 are the answer's body as the
+	// stand-in sent it (the big tasks only; see answerBig).
+	AnswerBytes  int    `json:"answer_bytes,omitempty"`
+	AnswerSHA256 string `json:"answer_sha256,omitempty"`
 	// Texts and Extra, under -texts, are the request's texts as counted:
 	// each message's (tool calls and results included), and the rest that
 	// is billed (system text, tool definitions).

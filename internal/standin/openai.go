@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"strings"
@@ -27,6 +28,7 @@ func loadOpenAISchemas(path string) (*openAISchemas, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	dropRecursive(doc)
+	optionalStrict(doc)
 	const url = "file:///openai-openapi.json"
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
@@ -60,6 +62,28 @@ func dropRecursive(v any) {
 		for _, e := range x {
 			dropRecursive(e)
 		}
+	}
+}
+
+// optionalStrict drops "strict" from the required properties of the
+// Responses function tools (FunctionTool, BetaFunctionTool): the document
+// requires it, the API accepts a function tool without it (and SDKs send
+// none unless asked).
+func optionalStrict(doc any) {
+	schemas, _ := doc.(map[string]any)["components"].(map[string]any)["schemas"].(map[string]any)
+	for _, name := range []string{"FunctionTool", "BetaFunctionTool"} {
+		s, ok := schemas[name].(map[string]any)
+		if !ok {
+			continue
+		}
+		req, _ := s["required"].([]any)
+		kept := req[:0:0]
+		for _, r := range req {
+			if r != "strict" {
+				kept = append(kept, r)
+			}
+		}
+		s["required"] = kept
 	}
 }
 
@@ -183,7 +207,8 @@ func chatUsage(rep reply) map[string]any {
 }
 
 func (chatProvider) answer(w http.ResponseWriter, rep reply, stream bool) {
-	const id, model, created = "chatcmpl-standin", "gpt-standin", 1764000000
+	const model, created = "gpt-standin", 1764000000
+	id := fmt.Sprintf("chatcmpl-standin-%d", rep.n)
 	finish := "stop"
 	msg := map[string]any{"role": "assistant", "content": rep.text, "refusal": nil}
 	if rep.tool != "" {
@@ -313,28 +338,51 @@ func (p responsesProvider) inspect(r *http.Request, body []byte) (*view, error) 
 func reasoningFor(callID string) string { return "enc:" + callID }
 
 func (responsesProvider) answer(w http.ResponseWriter, rep reply, stream bool) {
-	output := []any{map[string]any{"type": "message", "id": "msg_standin", "status": "completed", "role": "assistant",
-		"content": []any{map[string]any{"type": "output_text", "text": rep.text, "annotations": []any{}}}}}
+	msgID := fmt.Sprintf("msg_standin_%d", rep.n)
+	textPart := func(text string) map[string]any {
+		return map[string]any{"type": "output_text", "text": text, "annotations": []any{}, "logprobs": []any{}}
+	}
+	message := func(status, text string, parts bool) map[string]any {
+		content := []any{}
+		if parts {
+			content = []any{textPart(text)}
+		}
+		return map[string]any{"type": "message", "id": msgID, "status": status, "role": "assistant", "content": content}
+	}
+	var reasoning, call map[string]any
+	output := []map[string]any{message("completed", rep.text, true)}
 	if rep.tool != "" {
 		// A reasoning model's turn opens with its reasoning item; sent
 		// back with the call (store false), it must come whole (inspect).
-		output = append([]any{map[string]any{"type": "reasoning", "id": "rs_" + rep.callID, "summary": []any{},
-			"encrypted_content": reasoningFor(rep.callID)}}, output...)
-		output = append(output, map[string]any{"type": "function_call", "id": "fc_" + rep.callID, "call_id": rep.callID,
-			"name": rep.tool, "arguments": rep.args, "status": "completed"})
+		reasoning = map[string]any{"type": "reasoning", "id": "rs_" + rep.callID, "summary": []any{},
+			"encrypted_content": reasoningFor(rep.callID)}
+		call = map[string]any{"type": "function_call", "id": "fc_" + rep.callID, "call_id": rep.callID,
+			"name": rep.tool, "arguments": rep.args, "status": "completed"}
+		output = []map[string]any{reasoning, output[0], call}
+	}
+	whole := make([]any, len(output))
+	for i, item := range output {
+		whole[i] = item
 	}
 	resp := func(status string, out []any) map[string]any {
-		return map[string]any{"id": "resp_standin", "object": "response", "created_at": 1764000000, "status": status, "model": "gpt-standin",
-			"output": out, "parallel_tool_calls": true, "tool_choice": "auto", "tools": []any{}, "error": nil, "incomplete_details": nil,
-			"usage": map[string]any{"input_tokens": rep.prompt, "output_tokens": rep.completion, "total_tokens": rep.prompt + rep.completion,
-				"input_tokens_details": map[string]any{"cached_tokens": rep.cacheRead}, "output_tokens_details": map[string]any{"reasoning_tokens": 0}}}
+		r := map[string]any{"id": fmt.Sprintf("resp_standin_%d", rep.n), "object": "response", "created_at": 1764000000, "status": status, "model": "gpt-standin",
+			"output": out, "parallel_tool_calls": true, "tool_choice": "auto", "tools": []any{}, "error": nil, "incomplete_details": nil, "usage": nil}
+		if status == "completed" {
+			r["usage"] = map[string]any{"input_tokens": rep.prompt, "output_tokens": rep.completion, "total_tokens": rep.prompt + rep.completion,
+				"input_tokens_details": map[string]any{"cached_tokens": rep.cacheRead}, "output_tokens_details": map[string]any{"reasoning_tokens": 0}}
+		}
+		return r
 	}
 	if !stream {
 		w.Header().Set("Content-Type", "application/json")
-		b, _ := json.Marshal(resp("completed", output))
+		b, _ := json.Marshal(resp("completed", whole))
 		_, _ = w.Write(b)
 		return
 	}
+	// The events of a streamed response, as OpenAI documents them: the
+	// response created and in progress; each output item added, its
+	// content streamed in deltas and done, the item done; the response
+	// completed with every item whole.
 	startSSE(w)
 	seq := 0
 	event := func(typ string, fields map[string]any) {
@@ -345,9 +393,29 @@ func (responsesProvider) answer(w http.ResponseWriter, rep reply, stream bool) {
 		sse(w, typ, b)
 	}
 	event("response.created", map[string]any{"response": resp("in_progress", []any{})})
+	event("response.in_progress", map[string]any{"response": resp("in_progress", []any{})})
 	for i, item := range output {
-		event("response.output_item.added", map[string]any{"output_index": i, "item": item})
+		switch item["type"] {
+		case "message":
+			event("response.output_item.added", map[string]any{"output_index": i, "item": message("in_progress", "", false)})
+			event("response.content_part.added", map[string]any{"item_id": msgID, "output_index": i, "content_index": 0, "part": textPart("")})
+			for _, piece := range halves(rep.text) {
+				event("response.output_text.delta", map[string]any{"item_id": msgID, "output_index": i, "content_index": 0, "delta": piece, "logprobs": []any{}})
+			}
+			event("response.output_text.done", map[string]any{"item_id": msgID, "output_index": i, "content_index": 0, "text": rep.text, "logprobs": []any{}})
+			event("response.content_part.done", map[string]any{"item_id": msgID, "output_index": i, "content_index": 0, "part": textPart(rep.text)})
+		case "function_call":
+			added := maps.Clone(item)
+			added["arguments"], added["status"] = "", "in_progress"
+			event("response.output_item.added", map[string]any{"output_index": i, "item": added})
+			for _, piece := range halves(rep.args) {
+				event("response.function_call_arguments.delta", map[string]any{"item_id": item["id"], "output_index": i, "delta": piece})
+			}
+			event("response.function_call_arguments.done", map[string]any{"item_id": item["id"], "output_index": i, "name": rep.tool, "arguments": rep.args})
+		default:
+			event("response.output_item.added", map[string]any{"output_index": i, "item": item})
+		}
 		event("response.output_item.done", map[string]any{"output_index": i, "item": item})
 	}
-	event("response.completed", map[string]any{"response": resp("completed", output)})
+	event("response.completed", map[string]any{"response": resp("completed", whole)})
 }

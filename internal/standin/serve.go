@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -30,6 +34,10 @@ type view struct {
 
 // reply is the model's answer of a turn: a tool call, or a text.
 type reply struct {
+	// n numbers the answer among all the stand-in gave: the answer's
+	// ids (message, response, items) are made of it, so no two answers
+	// share one, as with the real APIs.
+	n                  int64
 	callID, tool, args string
 	text               string
 	prompt, cacheRead  int
@@ -88,20 +96,29 @@ func (s *standin) serve(w http.ResponseWriter, r *http.Request, p provider) {
 	}
 	turn, shared := s.turn(c.Task, v.texts)
 	c.Turn = turn
-	s.record(c)
+	big := strings.HasPrefix(c.Task, "big-text-") || strings.HasPrefix(c.Task, "big-args-")
+	if !big {
+		s.record(c)
+	}
 	if failWith(w, p, c.Task, v.stream) {
 		return
 	}
 	if strings.HasPrefix(c.Task, "slow-first-") && v.stream {
 		w = slowFirstEvent(w)
 	}
-	rep := reply{prompt: c.Tokens, completion: 24, cacheRead: countTexts(v.texts[:shared])}
-	if turn < s.turns {
+	rep := reply{n: s.answers.Add(1), prompt: c.Tokens, completion: 24, cacheRead: countTexts(v.texts[:shared])}
+	switch {
+	case strings.HasPrefix(c.Task, "big-text-"):
+		rep.text = BigText(BigTextBytes)
+	case strings.HasPrefix(c.Task, "big-args-"):
+		rep.text = "Applying the patch."
+		rep.callID, rep.tool, rep.args = fmt.Sprintf("call_big_%02d", turn), "apply_patch", BigArgs(BigArgsBytes)
+	case turn < s.turns:
 		rep.callID = fmt.Sprintf("call_%02d", turn)
 		rep.tool = "read_file"
 		rep.args = fmt.Sprintf(`{"path":"src/module_%02d.py"}`, turn)
 		rep.text = fmt.Sprintf("Reading module %d.", turn)
-	} else {
+	default:
 		rep.text = fmt.Sprintf("All %d modules read. TASK COMPLETE.", turn-1)
 	}
 	if scripted := r.Header.Get(ReplyHeader); scripted != "" {
@@ -116,7 +133,87 @@ func (s *standin) serve(w http.ResponseWriter, r *http.Request, p provider) {
 		}
 		rep.text, rep.callID, rep.tool, rep.args = sr.Text, sr.ID, sr.Name, sr.Arguments
 	}
+	if big {
+		s.answerBig(w, p, rep, v.stream, c)
+		return
+	}
 	p.answer(w, rep, v.stream)
+}
+
+// Sizes of the answers of the "big-text-..." and "big-args-..." tasks.
+const (
+	BigTextBytes = 1 << 20
+	BigArgsBytes = 200 << 10
+)
+
+// BigText is the text of a "big-text-..." task's answer: whole lines of
+// "line N: ..." (N from 0, seven digits) while they fit in n bytes; each
+// line has a quoted word, a backslash and runes of two and three bytes,
+// which JSON escapes or keeps.
+func BigText(n int) string {
+	var b strings.Builder
+	for i := 0; ; i++ {
+		line := fmt.Sprintf("line %07d: the \"quick\" brown fox jumps over the lazy dog \\ naïve café → done\n", i)
+		if b.Len()+len(line) > n {
+			return b.String()
+		}
+		b.WriteString(line)
+	}
+}
+
+// BigArgs is the arguments of a "big-args-..." task's apply_patch call:
+// {"patch":T} with T the JSON string of BigText(n), written without
+// spaces and without escaping HTML characters (canonical JSON).
+func BigArgs(n int) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(BigText(n))
+	return `{"patch":` + strings.TrimSuffix(b.String(), "\n") + `}`
+}
+
+// answerBig answers a big task: the answer is made whole first, its
+// length and SHA-256 logged with the request's check (so that a test can
+// tell the caller got these bytes), then written event by event.
+func (s *standin) answerBig(w http.ResponseWriter, p provider, rep reply, stream bool, c *Check) {
+	rec := &bufferedAnswer{header: http.Header{}}
+	p.answer(rec, rep, stream)
+	sum := sha256.Sum256(rec.body.Bytes())
+	c.AnswerBytes, c.AnswerSHA256 = rec.body.Len(), hex.EncodeToString(sum[:])
+	s.record(c)
+	maps.Copy(w.Header(), rec.header)
+	w.WriteHeader(rec.status())
+	body := rec.body.Bytes()
+	for len(body) > 0 { // each event flushed as the provider would
+		k := bytes.Index(body, []byte("\n\n"))
+		if k < 0 || !stream {
+			k = len(body) - 2
+		}
+		_, _ = w.Write(body[:k+2])
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		body = body[k+2:]
+	}
+}
+
+// bufferedAnswer is a ResponseWriter that keeps the answer.
+type bufferedAnswer struct {
+	header http.Header
+	code   int
+	body   bytes.Buffer
+}
+
+func (b *bufferedAnswer) Header() http.Header         { return b.header }
+func (b *bufferedAnswer) WriteHeader(code int)        { b.code = code }
+func (b *bufferedAnswer) Write(p []byte) (int, error) { return b.body.Write(p) }
+func (b *bufferedAnswer) Flush()                      {}
+
+func (b *bufferedAnswer) status() int {
+	if b.code == 0 {
+		return http.StatusOK
+	}
+	return b.code
 }
 
 // ReplyHeader, when a request carries it, is the answer the stand-in
