@@ -90,7 +90,8 @@ chaos-service: build
 	grep -E '^(--- |    --- |PASS|FAIL|ok)|REPORT|_test\.go:[0-9]+' $(BIN)/chaos-service.log; exit $$rc
 
 ## sdk-deps: install the pinned provider SDKs (openai, @anthropic-ai/sdk,
-## @google/genai) into $(SDK_DIR)/node_modules with npm ci, unless they are
+## @google/genai) and agent frameworks (the Vercel AI SDK, LangChain.js and
+## LangGraph, the OpenAI Agents SDK) into $(SDK_DIR)/node_modules with npm ci, unless they are
 ## installed already from the same package-lock.json. Without npm it says so
 ## and the SDK tests skip (they fail under CI=1).
 sdk-deps:

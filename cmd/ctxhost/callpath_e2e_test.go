@@ -102,13 +102,13 @@ type standin struct {
 
 // startStandin builds and starts the provider stand-in: requests checked
 // against OpenAI's OpenAPI schemas (from the shared data), window tokens,
-// turns tool-using turns per conversation.
-func startStandin(t testing.TB, window, turns int) *standin {
+// turns tool-using turns per conversation; flags are more of its flags.
+func startStandin(t testing.TB, window, turns int, flags ...string) *standin {
 	t.Helper()
 	openapi := filepath.Join(shareddata.Require(t), "schemas", "openai-openapi.json")
 	log := filepath.Join(t.TempDir(), "checks.jsonl")
-	cmd := exec.Command(standinBinary(t), "-openapi", openapi, "-log", log,
-		"-window", fmt.Sprint(window), "-turns", fmt.Sprint(turns))
+	cmd := exec.Command(standinBinary(t), append([]string{"-openapi", openapi, "-log", log,
+		"-window", fmt.Sprint(window), "-turns", fmt.Sprint(turns)}, flags...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -146,6 +146,10 @@ type checkLine struct {
 	// (its big-text- and big-args- tasks).
 	AnswerBytes  int    `json:"answer_bytes"`
 	AnswerSHA256 string `json:"answer_sha256"`
+	// Texts and Extra, under the stand-in's -texts, are the request's
+	// texts: each message's, and the rest billed (system text, tools).
+	Texts []string `json:"texts"`
+	Extra []string `json:"extra"`
 }
 
 func (s *standin) checks(t testing.TB) map[string][]checkLine {
@@ -171,7 +175,12 @@ func (s *standin) checks(t testing.TB) map[string][]checkLine {
 // startCallPath starts a stand-in and a serve in front of it.
 func startCallPath(t testing.TB, turns int, server string, env ...string) (*standin, *served, string) {
 	t.Helper()
-	si := startStandin(t, 8192, turns)
+	return startCallPathTo(t, startStandin(t, 8192, turns), server, env...)
+}
+
+// startCallPathTo starts a serve in front of the stand-in si.
+func startCallPathTo(t testing.TB, si *standin, server string, env ...string) (*standin, *served, string) {
+	t.Helper()
 	dir := t.TempDir()
 	store := filepath.Join(dir, "store")
 	cfg := filepath.Join(dir, "callpath.hcl")
@@ -188,12 +197,19 @@ const sdkDir = "testdata/sdk"
 // the SDKs are missing.
 func requireSDKs(t *testing.T) string {
 	t.Helper()
+	return requireNodePackages(t, "openai", "@anthropic-ai/sdk", "@google/genai")
+}
+
+// requireNodePackages returns node's path, or skips (fails under CI) when
+// node or one of the npm packages `make sdk-deps` installs is missing.
+func requireNodePackages(t *testing.T, packages ...string) string {
+	t.Helper()
 	node, err := exec.LookPath("node")
 	missing := ""
 	if err != nil {
 		missing = "node is not on PATH"
 	} else {
-		for _, pkg := range []string{"openai", "@anthropic-ai/sdk", "@google/genai"} {
+		for _, pkg := range packages {
 			if _, err := os.Stat(filepath.Join(sdkDir, "node_modules", pkg, "package.json")); err != nil {
 				missing = fmt.Sprintf("the npm package %s is not installed in cmd/ctxhost/%s/node_modules", pkg, sdkDir)
 				break

@@ -10,25 +10,13 @@
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { GoogleGenAI } from '@google/genai';
+import { SYSTEM, description, parameters, readFile, task } from './repo.mjs';
 
 const [provider, baseURL, taskID, maxTurnsArg] = process.argv.slice(2);
 const maxTurns = Number(maxTurnsArg || 40) + 5;
 const apiKey = process.env.STANDIN_API_KEY;
 const headers = process.env.CTXHOST_TOKEN ? { 'Ctxhost-Token': process.env.CTXHOST_TOKEN } : undefined;
-const SYSTEM = 'You are a careful coding agent. Read the code with the read_file tool before answering.';
-const TASK = `TASK-ID: ${taskID}. Read every module under src/ with read_file, one call per module, then summarise what the package does.`;
-const description = 'Read a file of the repository and return its content.';
-const parameters = { type: 'object', properties: { path: { type: 'string', description: 'path relative to the repository root' } }, required: ['path'] };
-
-// readFile returns a deterministic module of about 600 tokens.
-function readFile(path) {
-  const lines = [`# ${path}`];
-  for (let i = 0; i < 40; i++) {
-    lines.push(`def step_${i}(value):  # ${path} line ${i}`);
-    lines.push(`    return transform(value, ${i}) + offset_${i % 7}`);
-  }
-  return lines.join('\n');
-}
+const TASK = task(taskID);
 
 let toolCalls = 0;
 
