@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -56,14 +57,19 @@ func firstCall(endpoint, task string, stream bool) (string, map[string]string, s
 	return path, map[string]string{"x-goog-api-key": standinKey}, `{"contents":[{"role":"user","parts":[{"text":"` + prompt + `"}]}]}`
 }
 
+// answerID finds an answer's id: a completion's, a response's or a
+// message's (the stand-in's chatcmpl-, resp_ and msg_ ids; a tool call's
+// id is none of them), or Gemini's responseId.
+var answerID = regexp.MustCompile(`"(?:id":"((?:chatcmpl-|resp_|msg_)[^"]+)|responseId":"([^"]+))"`)
+
 // TestCallPathBigAnswers: an answer of a 1 MB text, and one with a tool
 // call of 200 KB of arguments, through every endpoint (Chat Completions,
 // Responses, Anthropic Messages, Gemini), whole and streamed (a stream's
 // text and arguments come in two deltas, lines of half a megabyte, and a
 // Responses stream ends with an event carrying all of it): the caller
 // gets the stand-in's answer byte for byte (its length and SHA-256 as the
-// stand-in logged them), and the session recorded the text and the
-// arguments whole.
+// stand-in logged them), each answer has an id of its own, and the session
+// recorded the text and the arguments whole.
 func TestCallPathBigAnswers(t *testing.T) {
 	si, srv, _ := startCallPath(t, 3, "")
 	base := "http://" + srv.addr
@@ -75,6 +81,7 @@ func TestCallPathBigAnswers(t *testing.T) {
 		n             int
 	}
 	var results []result
+	ids := map[string]string{} // answer id -> task: no two answers share one
 	for _, endpoint := range []string{"chat", "responses", "anthropic", "gemini"} {
 		for _, stream := range []bool{false, true} {
 			for _, kind := range []string{"big-text", "big-args"} {
@@ -84,6 +91,11 @@ func TestCallPathBigAnswers(t *testing.T) {
 				if err != nil || code != http.StatusOK {
 					t.Errorf("%s: HTTP %d %v %.300s", task, code, err, got)
 					continue
+				}
+				if m := answerID.FindStringSubmatch(got); m == nil || ids[m[1]+m[2]] != "" {
+					t.Errorf("%s: the answer's id %q is missing or another answer's", task, m)
+				} else {
+					ids[m[1]+m[2]] = task
 				}
 				sum := sha256.Sum256([]byte(got))
 				results = append(results, result{task, h.Get("Ctxhost-Session"), hex.EncodeToString(sum[:]), len(got)})

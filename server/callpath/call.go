@@ -418,9 +418,9 @@ func readAnswerBody(r io.Reader, declared int64, limit int) ([]byte, error) {
 	if declared > int64(limit) {
 		return nil, errAnswerTooLarge
 	}
-	size := 512
+	size := bytes.MinRead
 	if declared > 0 {
-		size = int(declared) + 1 // the read that sees the end needs room
+		size += int(declared) // the read that sees the end wants MinRead free, or the buffer grows
 	}
 	buf := bytes.NewBuffer(make([]byte, 0, size))
 	n, err := buf.ReadFrom(io.LimitReader(r, int64(limit)+1))
