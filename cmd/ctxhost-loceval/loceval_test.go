@@ -76,3 +76,39 @@ func TestTasksAndRun(t *testing.T) {
 		t.Errorf("outcome %+v: want shop/pricing.py first", o)
 	}
 }
+
+func TestRepoListAndFigures(t *testing.T) {
+	list := filepath.Join(t.TempDir(), "repos.txt")
+	os.WriteFile(list, []byte("# split\nshop python tuning /c/shop /t/shop.jsonl\n\nweb typescript held-out /c/web /t/web.jsonl\n"), 0o644)
+	repos, err := readRepoList(list)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []evalRepo{{"shop", "python", splitTuning, "/c/shop", "/t/shop.jsonl"}, {"web", "typescript", splitHeldOut, "/c/web", "/t/web.jsonl"}}
+	if diff := cmp.Diff(want, repos, cmp.AllowUnexported(evalRepo{})); diff != "" {
+		t.Errorf("repositories (-want +got):\n%s", diff)
+	}
+	os.WriteFile(list, []byte("shop python training /c/shop /t/shop.jsonl\n"), 0o644)
+	if _, err := readRepoList(list); err == nil {
+		t.Error("a split that is neither tuning nor held-out was accepted")
+	}
+	files := []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k"}
+	for _, c := range []struct {
+		answer             []string
+		h1, h5, rr, recall float64
+	}{
+		{[]string{"a"}, 1, 1, 1, 1},
+		{[]string{"c", "k"}, 0, 1, 1.0 / 3, 0.5},
+		{[]string{"f"}, 0, 0, 1.0 / 6, 1},
+		{[]string{"z"}, 0, 0, 0, 0},
+	} {
+		answer := map[string]bool{}
+		for _, f := range c.answer {
+			answer[f] = true
+		}
+		h1, h5, rr, recall := rankFigures(files, answer)
+		if h1 != c.h1 || h5 != c.h5 || rr != c.rr || recall != c.recall {
+			t.Errorf("answer %v: %v %v %v %v, want %v %v %v %v", c.answer, h1, h5, rr, recall, c.h1, c.h5, c.rr, c.recall)
+		}
+	}
+}
