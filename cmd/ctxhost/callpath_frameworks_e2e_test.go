@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -61,14 +62,26 @@ type frameworkResult struct {
 var frameworkEnv = []string{"STANDIN_API_KEY=" + standinKey, "OPENAI_AGENTS_DISABLE_TRACING=1",
 	"LANGSMITH_TRACING=false", "LANGCHAIN_TRACING_V2=false", "LANGCHAIN_CALLBACKS_BACKGROUND=false"}
 
+// frameworkTimeout bounds one loop: a framework that hangs (waiting on an
+// answer it will never get) fails its case instead of holding the suite
+// until go test's own timeout. A loop takes seconds; the bound is wide
+// enough for a machine with both cores busy.
+const frameworkTimeout = 4 * time.Minute
+
 func runFramework(node, name, base, task string, turns int) (frameworkResult, error) {
-	cmd := exec.Command(node, "--import", "./guard.mjs", "frameworks.mjs", name, base, task, fmt.Sprint(turns))
+	ctx, cancel := context.WithTimeout(context.Background(), frameworkTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "--import", "./guard.mjs", "frameworks.mjs", name, base, task, fmt.Sprint(turns))
+	cmd.WaitDelay = 5 * time.Second // the pipes closed even if a child holds them
 	cmd.Dir = sdkDir
 	cmd.Env = append(os.Environ(), frameworkEnv...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	var res frameworkResult
+	if ctx.Err() != nil {
+		return res, fmt.Errorf("the loop did not finish within %s\n%s", frameworkTimeout, stderr.String())
+	}
 	if err != nil {
 		return res, fmt.Errorf("%v\n%s", err, stderr.String())
 	}
