@@ -22,6 +22,9 @@ type countedComponent struct {
 	// view: an agent's window (AgentView.History), not the session's
 	// history; it is not masked, compacted or cut.
 	view bool
+	// facts: the facts component (see factsComponent), rendered again
+	// whenever the history changes.
+	facts bool
 }
 
 // isHistory reports whether c is the session's history.
@@ -55,6 +58,9 @@ func (t *turn) gather(ctx context.Context, view *AgentView) ([]countedComponent,
 		core(sdk.ComponentInstructions, sdk.SlotSystem, s.instructions)
 		if s.hist.Len() > 0 {
 			out = append(out, t.historyComponent())
+			if limit := s.cfg.Facts.limit(s.cfg.Window - s.cfg.Reserved); limit > 0 && s.cfg.Fit == nil {
+				out = append(out, t.factsComponent(limit))
+			}
 		}
 		core(sdk.ComponentInput, sdk.SlotInput, s.input)
 	}

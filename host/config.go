@@ -77,6 +77,9 @@ type Config struct {
 	// Framing overrides how the provider frames messages (nil: the
 	// framing the assembler declares for Format, if any; see sdk.Framing).
 	Framing *sdk.Framing
+	// Facts keeps what compacted messages stated in view (see
+	// FactsConfig); off unless Enabled.
+	Facts FactsConfig
 }
 
 // format is what the assembler declares of the session's format (the
@@ -178,6 +181,7 @@ func (c Config) WithDefaults() Config {
 		c.Thresholds.Critical = DefaultCritical
 	}
 	c.Strategy = c.Strategy.withDefaults()
+	c.Facts = c.Facts.withDefaults()
 	if c.History.Priority == nil {
 		p := DefaultHistoryPriority
 		c.History.Priority = &p

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -46,7 +48,7 @@ func (t *turn) compact(ctx context.Context, cs []countedComponent, deficit int, 
 		}
 		var st CompactionStep
 		if cs[i].isHistory() {
-			st = t.compactHistory(&cs[i], remaining)
+			st = t.compactHistory(cs, i, remaining)
 		} else if p := cs[i].plugin; p != nil {
 			ask := remaining
 			if floor := p.binding.KeepAtLeast; floor > 0 {
@@ -66,16 +68,37 @@ func (t *turn) compact(ctx context.Context, cs []countedComponent, deficit int, 
 	}
 }
 
-// compactHistory asks the history for ask tokens.
-func (t *turn) compactHistory(c *countedComponent, ask int) CompactionStep {
+// compactHistory asks the history cs[i] for ask tokens. The facts
+// component grows with what the history omits: what it costs is taken
+// from what the history freed, and the history is asked again (twice at
+// most) for what that leaves short.
+func (t *turn) compactHistory(cs []countedComponent, i, ask int) CompactionStep {
 	s := t.s
 	start := time.Now()
-	before := c.tokens
-	step := s.hist.Compact(ask)
-	*c = t.historyComponent()
+	c := &cs[i]
+	before := c.tokens + factsTokens(cs)
+	claimed, logs := 0, []string{}
+	tries := 1
+	if slices.ContainsFunc(cs, func(c countedComponent) bool { return c.facts }) {
+		tries = 3
+	}
+	for try := 0; try < tries; try++ {
+		short := ask - (before - c.tokens - factsTokens(cs))
+		if short <= 0 {
+			break
+		}
+		step := s.hist.Compact(short)
+		*c = t.historyComponent()
+		t.refreshFacts(cs)
+		claimed += step.Freed
+		logs = append(logs, step.Log)
+		if step.Freed <= 0 {
+			break
+		}
+	}
 	return CompactionStep{
-		Component: c.comp.Name, Action: "compact", Asked: ask, Claimed: step.Freed,
-		Freed: before - c.tokens, Duration: time.Since(start), Log: step.Log,
+		Component: c.comp.Name, Action: "compact", Asked: ask, Claimed: claimed,
+		Freed: before - c.tokens - factsTokens(cs), Duration: time.Since(start), Log: strings.Join(logs, "; then "),
 	}
 }
 
@@ -244,10 +267,11 @@ func (t *turn) carryOut(ctx context.Context, d Decision, cs []countedComponent, 
 	if d.MaskHistory > 0 {
 		for i := range cs {
 			if cs[i].isHistory() {
-				prev := cs[i].tokens
+				prev := cs[i].tokens + factsTokens(cs)
 				res := s.hist.MaskOldest(d.MaskHistory)
 				cs[i] = t.historyComponent()
-				st := CompactionStep{Component: cs[i].comp.Name, Action: "mask", Freed: prev - cs[i].tokens, Log: res.Log}
+				t.refreshFacts(cs)
+				st := CompactionStep{Component: cs[i].comp.Name, Action: "mask", Freed: prev - cs[i].tokens - factsTokens(cs), Log: res.Log}
 				report.Steps = append(report.Steps, st)
 				report.Freed += st.Freed
 				s.metrics.FreedByComponent[st.Component] += st.Freed
@@ -298,6 +322,11 @@ func (t *turn) fitWindow(cs []countedComponent, report *CompactionReport, before
 	if b.CalibratedUsed <= b.Available {
 		return report
 	}
+	if report = t.fitFacts(cs, report, reason, before, b.Available); report != nil {
+		if b = t.budgetOf(finalComponents(cs)); b.CalibratedUsed <= b.Available {
+			return report
+		}
+	}
 	for i := range cs {
 		if !cs[i].isHistory() {
 			continue
@@ -329,7 +358,10 @@ func (t *turn) cutStep(cs []countedComponent, i int, report *CompactionReport, r
 	if report == nil {
 		report = &CompactionReport{Reason: reason, Target: available, Before: before.Used, Deficit: need}
 	}
-	st := CompactionStep{Component: cs[i].comp.Name, Action: "cut", Asked: need, Claimed: res.Freed, Freed: prev - cs[i].tokens, Log: res.Log}
+	prevFacts := factsTokens(cs)
+	t.sizeFacts(cs) // the cut messages' facts, in the room the cut left
+	st := CompactionStep{Component: cs[i].comp.Name, Action: "cut", Asked: need, Claimed: res.Freed,
+		Freed: prev + prevFacts - cs[i].tokens - factsTokens(cs), Log: res.Log}
 	report.Steps = append(report.Steps, st)
 	report.Freed += st.Freed
 	report.After = report.Before - report.Freed

@@ -32,6 +32,7 @@ type Session struct {
 	tools        countedText // the JSON of the request's tools (sdk.ToolsText)
 	teamTask     countedText
 	hist         *history.History
+	facts        factsKeeper // the facts of compacted messages (Config.Facts)
 	plugins      bindings
 	usage        usage
 	pressure     pressureState
@@ -148,6 +149,9 @@ func newSession(id string, cfg Config, ev *events) (*Session, error) {
 		return nil, err
 	}
 	cfg.History.Options.Framing = cfg.framing()
+	if cfg.Facts.Enabled {
+		cfg.History.Options.Digest = factsDigest
+	}
 	cfg.Pricing = cfg.pricing() // resolved once: the assembler's format does not change
 	s := &Session{
 		id: id, events: ev, cfg: cfg, counter: counter, strategy: strategy,

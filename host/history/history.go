@@ -57,6 +57,10 @@ type Options struct {
 	// (content, name and tool calls plus overheads) instead of as
 	// sdk.MessageText.
 	Framing *sdk.Framing
+	// Digest, when set, is what a masked message's placeholder ends
+	// with: the facts it stated, which stay in view once it is masked.
+	// It must be deterministic; the placeholder stays a prefix.
+	Digest func(sdk.Message) string
 }
 
 // DefaultOptions returns the defaults: preserve 10, keep the task, mask

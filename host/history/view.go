@@ -74,8 +74,13 @@ func markerMessage(n int) sdk.Message {
 
 func (h *History) countMarker(n int) int { return h.count(markerMessage(n)) }
 
-// maskedMessage is message m as the view shows it once masked.
-func maskedMessage(m sdk.Message) sdk.Message {
+// maskedMessage is message m as the view shows it once masked: its
+// placeholder, followed by Options.Digest's text when one is set.
+func (h *History) maskedMessage(m sdk.Message) sdk.Message {
+	digest := ""
+	if h.opts.Digest != nil {
+		digest = h.opts.Digest(m)
+	}
 	m = cloneMessage(m)
 	info := sdk.MaskInfo{Tool: m.ToolName, Output: m.Content, ID: m.ID}
 	if code, err := strconv.Atoi(strings.TrimSpace(m.Metadata[sdk.MetaExitCode])); err == nil {
@@ -87,7 +92,7 @@ func maskedMessage(m sdk.Message) sdk.Message {
 			info.Output += "\n[" + d + "]"
 		}
 	}
-	m.Content, m.Parts = sdk.MaskedPlaceholder(info), nil
+	m.Content, m.Parts = sdk.MaskedPlaceholder(info)+digest, nil
 	return m
 }
 
@@ -103,7 +108,7 @@ func (h *History) cutMessage(i int) sdk.Message {
 func (h *History) maskTokensOf(i int) int {
 	x := shownOf(&h.entries[i])
 	if x.maskTokens < 0 {
-		m := maskedMessage(h.message(i))
+		m := h.maskedMessage(h.message(i))
 		x.maskContent = m.Content
 		x.maskTokens = h.count(m)
 	}
