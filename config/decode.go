@@ -21,6 +21,8 @@ const (
 	DefaultPreserveRecent      = 10
 	DefaultInfer               = "chat"
 	DefaultHistoryPriority     = 6
+	DefaultFactsMaxTokens      = 400
+	DefaultFactsShare          = 0.05
 	DefaultWindowSize          = 5
 	DefaultMaxBytes            = 768 * 1024
 	DefaultTeamTaskMaxBytes    = 5 * 1024
@@ -165,6 +167,15 @@ func decodeContext(fb fileBlock, diags *hcl.Diagnostics) *Context {
 		r.integer("window", &h.Window)
 		r.integer("priority", &h.Priority)
 		r.stringMap("kinds", &h.Kinds)
+	}
+	if b := singleBlock(content, "facts", diags); b != nil {
+		f := &c.Facts
+		f.DeclRange = b.DefRange
+		f.Enabled, f.MaxTokens, f.Share = true, DefaultFactsMaxTokens, DefaultFactsShare
+		r := blockReader(b.Body, factsSchema, fb.ctx, &f.Source, diags)
+		r.boolean("enabled", &f.Enabled)
+		r.integer("max_tokens", &f.MaxTokens)
+		r.number("share", &f.Share)
 	}
 	if b := singleBlock(content, "fresh", diags); b != nil {
 		f := &c.Fresh

@@ -40,11 +40,13 @@ var assemblerSchema = attrSchema(nil, "path", "builtin", "sha256", "format", "op
 
 var contextSchema = withBlocks(attrSchema([]string{"model"},
 	"system_prompt", "instructions", "plugins", "assembler", "mode", "fail_on_unmet_target", "allow_over_window"),
-	"strategy", "history", "fresh", "multi_agent")
+	"strategy", "history", "facts", "fresh", "multi_agent")
 
 var strategySchema = attrSchema(nil, "type", "warning_threshold", "critical_threshold", "target", "carryover_turns", "min_free")
 
 var historySchema = attrSchema(nil, "preserve_recent", "keep_first", "infer", "recall_tool", "window", "priority", "kinds")
+
+var factsSchema = attrSchema(nil, "enabled", "max_tokens", "share")
 
 var freshSchema = attrSchema(nil, "system_prompt_tokens", "task_spec_tokens", "reserved_tokens", "shares",
 	"repo_map_tokens", "codebase_docs_tokens", "repo_map_plugin", "code_search_plugin", "codebase_docs_plugin", "relevant_files_plugin", "root")

@@ -194,6 +194,23 @@ type History struct {
 	Kinds map[string]string
 }
 
+// Facts is a context's `facts` block: what compacted messages stated
+// (ids, codes, names, amounts, dates, paths, URLs, e-mail addresses, a
+// JSON output's keys and ids) stays in view. A masked output's
+// placeholder ends with a digest of its facts, and a component holds
+// those of omitted, cut and masked messages that nothing shown states.
+// The block turns it on; without it, it is off.
+type Facts struct {
+	Source
+	Enabled bool // default true when the block is present
+	// MaxTokens bounds the facts component (default 400; 0: no
+	// component, the placeholders' digests alone).
+	MaxTokens int
+	// Share bounds the component to this share of the available budget
+	// (default 0.05).
+	Share float64
+}
+
 // Kind policies of the history `kinds` attribute.
 const (
 	KindMask      = "mask"
@@ -270,6 +287,7 @@ type Context struct {
 	Model        string
 	Strategy     Strategy
 	History      History
+	Facts        Facts
 	SystemPrompt string
 	Instructions string
 	// Plugins names the plugins this context uses, in order; when the

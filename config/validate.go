@@ -266,6 +266,13 @@ func (c *Config) validateContext(p *problems, x *Context) {
 	}
 	p.atLeast(x.Strategy.Source, "min_free", x.Strategy.MinFree, 0)
 
+	if fa := x.Facts; fa.Enabled {
+		p.atLeast(fa.Source, "max_tokens", fa.MaxTokens, 0)
+		if fa.Share <= 0 || fa.Share > 1 {
+			p.errorf(fa.Source, "share", "Invalid facts share", "share is %g; it must be more than 0 and at most 1.", fa.Share)
+		}
+	}
+
 	f := x.Fresh
 	p.atLeast(f.Source, "system_prompt_tokens", f.SystemPromptTokens, 0)
 	p.atLeast(f.Source, "task_spec_tokens", f.TaskSpecTokens, 0)

@@ -59,6 +59,7 @@ func SessionConfig(cfg *config.Config, c *config.Context) (host.Config, error) {
 		FailOnUnmetTarget: c.FailOnUnmetTarget,
 		AllowOverWindow:   c.AllowOverWindow,
 		RecallTool:        c.History.RecallTool,
+		Facts:             factsConfig(c.Facts),
 	}, nil
 }
 
@@ -82,4 +83,17 @@ func kindPolicy(kinds map[string]string) history.Policy {
 		}
 	}
 	return p
+}
+
+// factsConfig turns a `facts` block into host.FactsConfig (max_tokens 0:
+// the placeholders' digests alone).
+func factsConfig(f config.Facts) host.FactsConfig {
+	if !f.Enabled {
+		return host.FactsConfig{}
+	}
+	maxTokens := f.MaxTokens
+	if maxTokens == 0 {
+		maxTokens = -1
+	}
+	return host.FactsConfig{Enabled: true, MaxTokens: maxTokens, Share: f.Share}
 }

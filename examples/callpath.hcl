@@ -29,22 +29,30 @@ assembler "gemini" { builtin = "gemini" }
 # loop (the last opening user message is the task, earlier ones
 # demonstrations; a user message after an assistant turn is an
 # observation). A chat application would leave the default, "chat".
+#
+# `facts {}`: what a masked, omitted or cut message stated (ids, codes,
+# amounts, dates, paths, URLs, a JSON output's keys and ids) stays in the
+# context: in the masked output's placeholder, and in a bounded component
+# (at most 400 tokens or 5 % of the budget) naming each message's id.
 context "openai" {
   model     = "large"
   assembler = "codex"
   history { infer = "agent" } # observations sent as user messages are masked like tool results
+  facts {}
 }
 
 context "anthropic" {
   model     = "large"
   assembler = "claude"
   history { infer = "agent" } # observations sent as user messages are masked like tool results
+  facts {}
 }
 
 context "gemini" {
   model     = "large"
   assembler = "gemini"
   history { infer = "agent" } # observations sent as user messages are masked like tool results
+  facts {}
 }
 
 upstream "openai" {

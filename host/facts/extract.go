@@ -95,11 +95,50 @@ type extractor struct {
 	facts []Fact
 	seen  map[string]int // value -> index in facts
 	keys  int
+	kinds map[string]keyKind // what each JSON key seen names
+}
+
+// keyKind is what a key names (see idKey, amountKey, valueKey, secretKey).
+type keyKind uint8
+
+const (
+	keyID keyKind = 1 << iota
+	keyAmount
+	keyValue
+	keySecret
+)
+
+// keyOf classifies a JSON key once per extraction.
+func (x *extractor) keyOf(key string) keyKind {
+	if k, ok := x.kinds[key]; ok {
+		return k
+	}
+	var k keyKind
+	if idKey(key) {
+		k |= keyID
+	}
+	if amountKey(key) {
+		k |= keyAmount
+	}
+	if valueKey(key) {
+		k |= keyValue
+	}
+	if secretKey(key) {
+		k |= keySecret
+	}
+	if x.kinds == nil {
+		x.kinds = map[string]keyKind{}
+	}
+	x.kinds[key] = k
+	return k
 }
 
 func (x *extractor) add(f Fact) {
-	if len(x.facts) >= maxCandidates || f.Value == "" {
+	if len(x.facts) >= maxCandidates || f.Value == "" || !utf8.ValidString(f.Value) {
 		return
+	}
+	if len(f.Key) > maxValue || !utf8.ValidString(f.Key) {
+		f.Key = ""
 	}
 	if x.seen == nil {
 		x.seen = map[string]int{}
@@ -174,15 +213,14 @@ func (x *extractor) json(key string, v any, depth int) {
 		}
 		slices.Sort(keys) // map order must not reach the output
 		for _, k := range keys {
-			if k != "" && len(k) <= maxValue && utf8.ValidString(k) && !secretKey(k) {
+			if k != "" && len(k) <= maxValue && x.keyOf(k)&keySecret == 0 {
 				x.add(Fact{Value: k, Kind: KindKey})
 			}
 		}
 		for _, k := range keys {
-			if secretKey(k) {
-				continue
+			if x.keyOf(k)&keySecret == 0 {
+				x.json(k, v[k], depth+1)
 			}
-			x.json(k, v[k], depth+1)
 		}
 	case []any:
 		for _, e := range v {
@@ -205,22 +243,23 @@ func (x *extractor) scalar(key, v string) {
 		}
 		return
 	}
+	kk := x.keyOf(key)
 	if k, ok := classify(v); ok {
-		if k == KindNumber && amountKey(key) {
+		if k == KindNumber && kk&keyAmount != 0 {
 			k = KindAmount
 		}
 		x.add(Fact{Key: key, Value: v, Kind: k})
 		return
 	}
 	if strings.ContainsAny(v, " \t\n") {
-		if idKey(key) && len(v) <= 40 && !strings.Contains(v, "\n") { // a name, a title under a telling key
+		if kk&keyID != 0 && len(v) <= 40 && !strings.Contains(v, "\n") { // a name, a title under a telling key
 			x.add(Fact{Key: key, Value: v, Kind: KindCode})
 			return
 		}
 		x.prose(v)
 		return
 	}
-	if len(v) <= 40 && (idKey(key) || valueKey(key)) {
+	if len(v) <= 40 && kk&(keyID|keyValue) != 0 {
 		x.add(Fact{Key: key, Value: v, Kind: KindCode})
 	}
 }
@@ -233,10 +272,10 @@ func (x *extractor) number(key string, f float64) {
 		return
 	}
 	v := string(b)
-	switch {
-	case amountKey(key):
+	switch kk := x.keyOf(key); {
+	case kk&keyAmount != 0:
 		x.add(Fact{Key: key, Value: v, Kind: KindAmount})
-	case idKey(key):
+	case kk&keyID != 0:
 		x.add(Fact{Key: key, Value: v, Kind: KindID})
 	case countDigits(v) >= 5 && !strings.ContainsAny(v, ".e"):
 		x.add(Fact{Key: key, Value: v, Kind: KindNumber})
@@ -262,7 +301,9 @@ func (x *extractor) prose(s string) {
 			continue
 		}
 		if k, v, ok := strings.Cut(word, "="); ok && k != "" && v != "" && !strings.Contains(k, "/") { // key=value
-			if k, v = trimWord(k), trimWord(v); !secretKey(k) {
+			if k, v = trimWord(k), trimWord(v); !isKeyWord(k) {
+				x.word("", word)
+			} else if !secretKey(k) {
 				x.word(k, v)
 			}
 			pendingKey = ""
@@ -294,7 +335,7 @@ func (x *extractor) prose(s string) {
 func wordEnd(s string) int {
 	for i, r := range s {
 		switch {
-		case unicode.IsSpace(r) || strings.ContainsRune("()[]{}<>\"'`|;*", r):
+		case r == ' ' || r == '\n' || r == '\t' || wordBreak.has(r) || (r >= 128 || r < ' ') && unicode.IsSpace(r):
 			return i
 		case r == ',' && !(i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9' && i > 0 && s[i-1] >= '0' && s[i-1] <= '9'):
 			return i
@@ -466,7 +507,7 @@ func isEmail(w string) bool {
 		return false
 	}
 	for _, r := range w {
-		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("@._%+-", r)) {
+		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || emailChars.has(r)) {
 			return false
 		}
 	}
@@ -506,6 +547,9 @@ func digitsAt(s string, from, to int) bool {
 // isCurrency reports $12, $1,234.50, €9.99, -$5.
 func isCurrency(w string) bool {
 	w = strings.TrimPrefix(w, "-")
+	if w == "" || w[0] >= '0' && w[0] <= '9' || w[0] < 128 && w[0] != '$' {
+		return false
+	}
 	for _, sym := range []string{"$", "€", "£", "¥", "₹"} {
 		if rest, ok := strings.CutPrefix(w, sym); ok {
 			return looksNumber(rest)
@@ -537,8 +581,11 @@ func looksNumber(s string) bool {
 // currencyWord returns the currency code that starts rest (after spaces)
 // and what follows it, or "" when none does.
 func currencyWord(rest string) (string, string) {
+	if len(rest) < 4 || rest[0] != ' ' {
+		return "", rest
+	}
 	t := strings.TrimLeft(rest, " ")
-	if len(t) == len(rest) || len(t) < 3 {
+	if len(t) < 3 || !(t[0] >= 'A' && t[0] <= 'Z' || t[0] >= 'a' && t[0] <= 'z') {
 		return "", rest
 	}
 	end := strings.IndexFunc(t, func(r rune) bool { return !unicode.IsLetter(r) })
@@ -564,7 +611,7 @@ var pathExts = map[string]bool{
 // isPath reports /a/b, ./a, ~/a, a/b/c and file.ext.
 func isPath(w string) bool {
 	for _, r := range w {
-		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("/._-~+@", r)) {
+		if !(unicode.IsLetter(r) || unicode.IsDigit(r) || pathChars.has(r)) {
 			return false
 		}
 	}
@@ -608,15 +655,44 @@ func countDigits(s string) int {
 	return n
 }
 
+// asciiSet is a set of ASCII bytes.
+type asciiSet [128]bool
+
+func setOf(chars string) (s asciiSet) {
+	for i := 0; i < len(chars); i++ {
+		s[chars[i]] = true
+	}
+	return s
+}
+
+func (s *asciiSet) has(r rune) bool { return r < 128 && s[r] }
+
+var (
+	wordStart  = setOf("#$/.~-_+@")
+	wordBreak  = setOf("()[]{}<>\"'`|;*")
+	trimRight  = setOf(".:;,!?)]}>\"'`")
+	trimLeft   = setOf("([{<\"'`:")
+	emailChars = setOf("@._%+-")
+	pathChars  = setOf("/._-~+@")
+)
+
 // isWordRune is a rune a word can start with.
 func isWordRune(r rune) bool {
-	return unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("#$€£¥₹/.~-_+@", r)
+	if r < 128 {
+		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || wordStart[r]
+	}
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("€£¥₹", r)
 }
 
 // trimWord trims the punctuation around a word.
 func trimWord(w string) string {
-	w = strings.TrimRight(w, ".:;,!?)]}>\"'`")
-	return strings.TrimLeft(w, "([{<\"'`:")
+	for len(w) > 0 && trimRight[w[len(w)-1]&0x7f] && w[len(w)-1] < 128 {
+		w = w[:len(w)-1]
+	}
+	for len(w) > 0 && trimLeft[w[0]&0x7f] && w[0] < 128 {
+		w = w[1:]
+	}
+	return w
 }
 
 // isKeyWord reports a word made of letters, digits, '_' and '-'.
@@ -635,14 +711,30 @@ func isKeyWord(w string) bool {
 // lowerKey is key in lower case without separators (userId, user_id,
 // user-id: userid).
 func lowerKey(key string) string {
-	var b strings.Builder
-	b.Grow(len(key))
-	for _, r := range key {
-		if r != '_' && r != '-' && r != ' ' {
-			b.WriteRune(unicode.ToLower(r))
+	ascii := true
+	for i := 0; i < len(key) && ascii; i++ {
+		ascii = key[i] < 128
+	}
+	if !ascii {
+		var b strings.Builder
+		for _, r := range key {
+			if r != '_' && r != '-' && r != ' ' {
+				b.WriteRune(unicode.ToLower(r))
+			}
+		}
+		return b.String()
+	}
+	b := make([]byte, 0, len(key))
+	for i := 0; i < len(key); i++ {
+		switch c := key[i]; {
+		case c == '_' || c == '-' || c == ' ':
+		case c >= 'A' && c <= 'Z':
+			b = append(b, c+'a'-'A')
+		default:
+			b = append(b, c)
 		}
 	}
-	return b.String()
+	return string(b)
 }
 
 // idKey reports a key that names an identifier or a name.
@@ -720,4 +812,17 @@ var stopWords = map[string]bool{
 	"INTO": true, "JOIN": true, "ORDER": true, "GROUP": true, "LIMIT": true, "COUNT": true,
 }
 
-func stopWord(w string) bool { return stopWords[strings.ToUpper(w)] }
+func stopWord(w string) bool {
+	if len(w) > 8 {
+		return false
+	}
+	var b [8]byte
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if c >= 'a' && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		b[i] = c
+	}
+	return stopWords[string(b[:len(w)])]
+}
