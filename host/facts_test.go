@@ -272,3 +272,31 @@ func TestFactsOutliveOmittedMessages(t *testing.T) {
 		t.Errorf("facts do not name their messages:\n%s", fc.Text)
 	}
 }
+
+// TestFactsOnTrajectories replays the reference SWE-agent runs (their
+// function-calling form, kinds inferred as an agent's) at an 8k window,
+// with and without facts, and logs the share of requests whose payload
+// holds every identifier stated before (paths, URLs, codes) and the
+// facts component's cost. With facts, no fewer identifiers are held.
+func TestFactsOnTrajectories(t *testing.T) {
+	var before, after keptReport
+	for _, run := range realRuns(t) {
+		if !strings.HasSuffix(run.name, "/tools") {
+			continue
+		}
+		for _, withFacts := range []bool{false, true} {
+			cfg := keptConfig(8000, withFacts)
+			cfg.History.Options.Infer = history.InferAgent
+			r := &before
+			if withFacts {
+				r = &after
+			}
+			replayKept(t, cfg, run.system, run.messages, r)
+		}
+	}
+	t.Logf("without facts: %s", before)
+	t.Logf("with facts:    %s", after)
+	if after.held < before.held {
+		t.Errorf("facts hold fewer identifiers: %d < %d", after.held, before.held)
+	}
+}
