@@ -61,6 +61,17 @@ type block struct {
 	Data      string          `json:"data,omitempty"`      // redacted thinking
 	// CacheControl marks a breakpoint (see buildRequest).
 	CacheControl *cacheControl `json:"cache_control,omitempty"`
+	// opaque is a block of Anthropic's the host carries without reading
+	// it (sdk.PartOpaque): its JSON, sent as it is (never a breakpoint).
+	opaque json.RawMessage
+}
+
+// encodeBlock is a block's JSON: an opaque block's own.
+func encodeBlock(b block) ([]byte, error) {
+	if b.opaque != nil {
+		return b.opaque, nil
+	}
+	return assembly.Marshal(b)
 }
 
 func textBlock(s string) block { return block{Type: "text", Text: &s} }
@@ -169,7 +180,7 @@ func (c *caches) buildRequest(p assembly.Parts, req sdk.AssembleRequest) (sdk.As
 				// the rolling tail of the history.
 				blk := f.blocks[k]
 				blk.CacheControl = ephemeral
-				if e, err = assembly.Marshal(blk); err != nil {
+				if e, err = encodeBlock(blk); err != nil {
 					return sdk.AssembleResult{}, err
 				}
 			}
@@ -230,7 +241,7 @@ func joinFragment(b []byte, st *joinState, i int, f fragment) []byte {
 		if i == st.marker {
 			blk := f.blocks[k]
 			blk.CacheControl = ephemeral
-			e, _ = assembly.Marshal(blk) // the marker's is a text block, which always encodes
+			e, _ = encodeBlock(blk) // the marker's is a text block, which always encodes
 		}
 		b = addBlock(b, &st.role, f.role, e)
 	}
@@ -293,7 +304,7 @@ func deriveFragment(i int, m sdk.Message, ctx *assembly.MessageContext) fragment
 	}
 	f.enc = make([][]byte, len(f.blocks))
 	for k, blk := range f.blocks {
-		enc, err := assembly.Marshal(blk)
+		enc, err := encodeBlock(blk)
 		if err != nil {
 			return fragment{err: err}
 		}

@@ -51,6 +51,11 @@ func partBlock(p sdk.Part) (block, bool) {
 			return block{}, false
 		}
 		return block{Type: "redacted_thinking", Data: p.Opaque}, true
+	case sdk.PartOpaque:
+		if p.Provider != "anthropic" || !json.Valid([]byte(p.Opaque)) {
+			return block{}, false
+		}
+		return block{opaque: json.RawMessage(p.Opaque)}, true
 	}
 	return block{}, false // reasoning items of other providers
 }
@@ -96,7 +101,7 @@ func toolResultContent(m sdk.Message) any {
 	var out []block
 	for _, p := range m.Parts {
 		switch p.Type {
-		case sdk.PartText, sdk.PartImage:
+		case sdk.PartText, sdk.PartImage, sdk.PartOpaque:
 			if b, ok := partBlock(p); ok {
 				out = append(out, b)
 			}
@@ -106,6 +111,19 @@ func toolResultContent(m sdk.Message) any {
 	}
 	if len(out) == 0 {
 		return nil
+	}
+	for _, b := range out {
+		if b.opaque != nil { // encoded block by block, an opaque one as it is
+			enc := make([]json.RawMessage, len(out))
+			for k := range out {
+				e, err := encodeBlock(out[k])
+				if err != nil {
+					return nil
+				}
+				enc[k] = e
+			}
+			return enc
+		}
 	}
 	return out
 }

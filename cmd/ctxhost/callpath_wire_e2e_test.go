@@ -137,3 +137,37 @@ func TestCallPathGeminiCodeExecution(t *testing.T) {
 		t.Errorf("the recorded answer's code went upstream as %s", sent)
 	}
 }
+
+// TestCallPathAnthropicServerTools: blocks of types ctxhost does not read
+// (a server tool's server_tool_use and web_search_tool_result, a
+// search_result in a tool result) are carried as opaque parts and go
+// upstream as they came; they were refused.
+func TestCallPathAnthropicServerTools(t *testing.T) {
+	up, srv := startRecordingCallPath(t)
+	turn := `{"role":"assistant","content":[{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"go 1.26"}},` +
+		`{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[{"type":"web_search_result","url":"https://go.dev","title":"Go","encrypted_content":"e1","page_age":null}]},` +
+		`{"type":"text","text":"Found it.","citations":[{"type":"web_search_result_location","url":"https://go.dev","title":"Go","encrypted_index":"i1","cited_text":"Go"}]},` +
+		`{"type":"tool_use","id":"toolu_2","name":"lookup","input":{}}]}`
+	result := `{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_2","content":[{"type":"search_result","source":"kb://1","title":"KB","content":[{"type":"text","text":"fact"}]}]}]}`
+	code, _, out, err := post(t, "http://"+srv.addr+"/v1/messages", anthropicKey,
+		`{"model":"claude","max_tokens":9,"messages":[{"role":"user","content":"TASK-ID: server-tools. Search."},`+turn+`,`+result+`]}`)
+	if err != nil || code != 200 {
+		t.Fatalf("%d %s %v", code, out, err)
+	}
+	msgs, _ := up.last()["messages"].([]any)
+	if len(msgs) != 3 {
+		t.Fatalf("upstream messages %v", msgs)
+	}
+	for i, want := range []string{turn, result} {
+		var w any
+		_ = json.Unmarshal([]byte(want), &w)
+		for _, b := range msgs[i+1].(map[string]any)["content"].([]any) {
+			delete(b.(map[string]any), "cache_control") // ctxhost's breakpoint
+		}
+		got, _ := json.Marshal(msgs[i+1])
+		wantJSON, _ := json.Marshal(w)
+		if string(got) != string(wantJSON) {
+			t.Errorf("message %d upstream\n%s\nwant\n%s", i+1, got, wantJSON)
+		}
+	}
+}

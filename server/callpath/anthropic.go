@@ -1,6 +1,7 @@
 package callpath
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,6 +39,73 @@ type anthropicBlock struct {
 		Data      string `json:"data"`
 		URL       string `json:"url"`
 	} `json:"source,omitempty"`
+	// opaque is a block of a type ctxhost does not read (server_tool_use,
+	// web_search_tool_result, search_result, ...) as its canonical JSON:
+	// carried as an opaque part and sent back as it came.
+	opaque string
+}
+
+// anthropicBlockTypes are the block types ctxhost reads.
+var anthropicBlockTypes = map[string]bool{"text": true, "thinking": true, "redacted_thinking": true, "tool_use": true,
+	"image": true, "document": true, "tool_result": true}
+
+// UnmarshalJSON reads a block; one of a type ctxhost does not read is
+// kept whole as opaque.
+func (b *anthropicBlock) UnmarshalJSON(data []byte) error {
+	type plain anthropicBlock
+	if err := json.Unmarshal(data, (*plain)(b)); err != nil {
+		var head struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(data, &head) != nil || anthropicBlockTypes[head.Type] || head.Type == "" {
+			return err
+		}
+		*b = anthropicBlock{Type: head.Type} // a field of its own spelled like one of ours
+	}
+	if !anthropicBlockTypes[b.Type] && b.Type != "" || b.Type == "text" && citations(data) {
+		c, err := canonicalJSON(data)
+		if err != nil {
+			return err
+		}
+		b.opaque = c
+	}
+	return nil
+}
+
+// citations reports whether a text block has citations: it is then
+// carried whole as opaque, its citations with it.
+func citations(data []byte) bool {
+	if !bytes.Contains(data, []byte(`"citations"`)) {
+		return false
+	}
+	var c struct {
+		Citations []json.RawMessage `json:"citations"`
+	}
+	return json.Unmarshal(data, &c) == nil && len(c.Citations) > 0
+}
+
+// MarshalJSON writes an opaque block as it came.
+func (b anthropicBlock) MarshalJSON() ([]byte, error) {
+	if b.opaque != "" {
+		return []byte(b.opaque), nil
+	}
+	type plain anthropicBlock
+	return json.Marshal(plain(b))
+}
+
+// withInput is an opaque block's JSON with its input replaced (a server
+// tool's call, whose input is streamed in deltas).
+func withInput(opaque string, input []byte) (string, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(opaque), &fields); err != nil {
+		return "", err
+	}
+	fields["input"] = input
+	raw, err := json.Marshal(fields)
+	if err != nil {
+		return "", err
+	}
+	return canonicalJSON(raw)
 }
 
 // errBlankText is the API's refusal of a text block without text.
@@ -193,6 +261,10 @@ func blocksContent(blocks []anthropicBlock, tools *[]sdk.Message) (*content, err
 	for _, b := range blocks {
 		switch b.Type {
 		case "text":
+			if b.opaque != "" { // with citations
+				c.add(sdk.Part{Type: sdk.PartOpaque, Opaque: b.opaque, Provider: "anthropic"})
+				continue
+			}
 			if b.Text == "" {
 				c.blank++
 			}
@@ -232,8 +304,10 @@ func blocksContent(blocks []anthropicBlock, tools *[]sdk.Message) (*content, err
 				m.Metadata = map[string]string{sdk.MetaToolError: "true"}
 			}
 			*tools = append(*tools, m)
+		case "":
+			return nil, errors.New("a content block without a type")
 		default:
-			return nil, fmt.Errorf("content block type %q is not supported by ctxhost", b.Type)
+			c.add(sdk.Part{Type: sdk.PartOpaque, Opaque: b.opaque, Provider: "anthropic"})
 		}
 	}
 	return c, nil
@@ -411,6 +485,13 @@ func (a *anthropicAnswer) event(name string, data []byte) (bool, error) {
 				b.Text = string(a.deltas[i])
 			case "thinking":
 				b.Thinking = string(a.deltas[i])
+			default:
+				if b.opaque != "" && len(a.deltas[i]) > 0 {
+					var err error
+					if b.opaque, err = withInput(b.opaque, a.deltas[i]); err != nil {
+						return false, fmt.Errorf("block %d input: %w", i, err)
+					}
+				}
 			}
 			b.Signature = string(a.signatures[i])
 		}

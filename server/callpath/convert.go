@@ -101,7 +101,7 @@ func jsonString(s string) []byte {
 
 // goTypeError matches encoding/json's error for a value of the wrong
 // type: what it is, the Go struct and field path, and the Go type.
-var goTypeError = regexp.MustCompile(`json: cannot unmarshal (\w+) into Go (?:struct field (?:\w*\.)?([\w.]*)|value) of type (\S+)`)
+var goTypeError = regexp.MustCompile(`json: cannot unmarshal (\w+) into Go (?:struct field (?:\w*\.)?([\w.]*)|value) of type (\S+)(?: \{[^{}]*(?:\{[^{}]*\}[^{}]*)*\})?`)
 
 // callerMessage is an error's text for the caller: a JSON value of the
 // wrong type is said in JSON's terms (the field, what it is and what it

@@ -126,3 +126,24 @@ func TestGeminiOpaqueParts(t *testing.T) {
 		t.Errorf("streamed answer %+v", m.Parts)
 	}
 }
+
+// TestAnthropicOpaqueBlocks: a streamed answer's server tool call (its
+// input in deltas) and its result are opaque parts, recognised when the
+// caller sends the answer back.
+func TestAnthropicOpaqueBlocks(t *testing.T) {
+	stream := "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"server_tool_use\",\"id\":\"s1\",\"name\":\"web_search\",\"input\":{}}}\n\n" +
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"query\\\": \\\"go\\\"}\"}}\n\n" +
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"web_search_tool_result\",\"tool_use_id\":\"s1\",\"content\":[{\"type\":\"web_search_result\",\"url\":\"u\",\"encrypted_content\":\"e\"}]}}\n\n" +
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":2,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n" +
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":2,\"delta\":{\"type\":\"text_delta\",\"text\":\"Go.\"}}\n\n" +
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+	recorded := readAnswer(t, anthropicDialect{}, &request{}, stream, true)
+	if len(recorded.Parts) != 3 || recorded.Parts[0].Type != sdk.PartOpaque || recorded.Parts[0].Opaque != `{"id":"s1","input":{"query":"go"},"name":"web_search","type":"server_tool_use"}` {
+		t.Fatalf("recorded %+v", recorded.Parts)
+	}
+	back := `[{"role":"assistant","content":[{"type":"server_tool_use","id":"s1","name":"web_search","input":{"query":"go"}},{"type":"web_search_tool_result","tool_use_id":"s1","content":[{"type":"web_search_result","url":"u","encrypted_content":"e"}]},{"type":"text","text":"Go."}]}]`
+	c, err := anthropicDialect{}.conversation(json.RawMessage(back), 1)
+	if err != nil || len(c.messages) != 1 || !sameMessage(&recorded, &c.messages[0]) {
+		t.Fatalf("sent back %+v %v\nrecorded %+v", c.messages, err, recorded)
+	}
+}
