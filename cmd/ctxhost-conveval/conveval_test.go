@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ctxhost/ctxhost/internal/replay"
@@ -92,34 +94,7 @@ func raw(s string) json.RawMessage { b, _ := json.Marshal(s); return b }
 // must fit at least as often as the naive trimmer. The other goals are
 // reported.
 func TestConversationShapes(t *testing.T) {
-	data := shareddata.Require(t)
-	trajs := shareddata.RequireTrajectories(t)
-	root, err := shareddata.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bins := map[string]string{"ctxhost-standin": "../../internal/standin"}
-	ctxhost := ""
-	if dir := os.Getenv("CTXHOST_BIN_DIR"); dir != "" {
-		if _, err := os.Stat(filepath.Join(dir, "ctxhost")); err == nil {
-			ctxhost = filepath.Join(dir, "ctxhost")
-		}
-	}
-	if ctxhost == "" {
-		bins["ctxhost"] = "../ctxhost"
-	}
-	dir, cleanup, err := plugintest.BuildBinaries(bins)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cleanup()
-	if ctxhost == "" {
-		ctxhost = filepath.Join(dir, "ctxhost")
-	}
-	config, err := os.ReadFile(filepath.Join(root, "examples", "callpath.hcl"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, trajs := testSetup(t)
 	if len(trajs) > 2 {
 		trajs = trajs[:2] // the slice: two runs, each as recorded (when it called tools) and unlabelled
 	}
@@ -134,8 +109,7 @@ func TestConversationShapes(t *testing.T) {
 		}
 		convs = append(convs, *cv)
 	}
-	s := setup{ctxhost: ctxhost, standin: filepath.Join(dir, "ctxhost-standin"), openapi: filepath.Join(data, "schemas", "openai-openapi.json"),
-		config: string(config), windows: []int{4096, 8192}, reserve: 1024, dialects: replay.Dialects, maxCalls: 6}
+	s.windows, s.maxCalls = []int{4096, 8192}, 6
 	res, err := evaluate(s, convs)
 	if err != nil {
 		t.Fatal(err)
@@ -156,6 +130,90 @@ func TestConversationShapes(t *testing.T) {
 			t.Errorf("%+v: ctxhost fit %d of %d, the naive trimmer %d of %d", k, c.fit, c.calls, n.fit, n.calls)
 		}
 	}
+}
+
+// TestSameResultsAtAnyConcurrency replays the synthetic conversations
+// one at a time and four at a time: the tables must be the same, byte for
+// byte.
+func TestSameResultsAtAnyConcurrency(t *testing.T) {
+	s, _ := testSetup(t)
+	var convs []conversation
+	for _, c := range syntheticConversations() {
+		cv, err := convOf(c.shape, c.id, c.messages, false)
+		if err != nil || cv == nil {
+			t.Fatalf("%s: %v", c.id, err)
+		}
+		convs = append(convs, *cv)
+	}
+	s.windows, s.maxCalls, s.dialects = []int{4096}, 5, replay.Dialects[:2]
+	var tables []string
+	for _, conc := range []int{1, 4} {
+		s.concurrency = conc
+		res, err := evaluate(s, convs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var table strings.Builder
+		printTable(&table, res)
+		tables = append(tables, table.String())
+	}
+	if tables[0] != tables[1] {
+		t.Errorf("one at a time:\n%s\nfour at a time:\n%s", tables[0], tables[1])
+	}
+}
+
+// built are the binaries the tests share, built once (TestMain removes them).
+var built struct {
+	once    sync.Once
+	dir     string
+	cleanup func()
+	err     error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.cleanup != nil {
+		built.cleanup()
+	}
+	os.Exit(code)
+}
+
+// testSetup builds the stand-in (and ctxhost unless CTXHOST_BIN_DIR has
+// it) and returns the evaluation's setup with examples/callpath.hcl on
+// every endpoint, GOMAXPROCS conversations at a time, and the shared
+// SWE-agent runs.
+func testSetup(t *testing.T) (setup, []string) {
+	t.Helper()
+	data := shareddata.Require(t)
+	trajs := shareddata.RequireTrajectories(t)
+	root, err := shareddata.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bins := map[string]string{"ctxhost-standin": "../../internal/standin"}
+	ctxhost := ""
+	if dir := os.Getenv("CTXHOST_BIN_DIR"); dir != "" {
+		if _, err := os.Stat(filepath.Join(dir, "ctxhost")); err == nil {
+			ctxhost = filepath.Join(dir, "ctxhost")
+		}
+	}
+	if ctxhost == "" {
+		bins["ctxhost"] = "../ctxhost"
+	}
+	built.once.Do(func() { built.dir, built.cleanup, built.err = plugintest.BuildBinaries(bins) })
+	dir, err := built.dir, built.err
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ctxhost == "" {
+		ctxhost = filepath.Join(dir, "ctxhost")
+	}
+	config, err := os.ReadFile(filepath.Join(root, "examples", "callpath.hcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return setup{ctxhost: ctxhost, standin: filepath.Join(dir, "ctxhost-standin"), openapi: filepath.Join(data, "schemas", "openai-openapi.json"),
+		config: string(config), reserve: 1024, dialects: replay.Dialects, concurrency: runtime.GOMAXPROCS(0)}, trajs
 }
 
 // synthetic is a conversation the test makes.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ctxhost/ctxhost/internal/replay"
@@ -29,6 +30,7 @@ type setup struct {
 	reserve                   int
 	dialects                  []replay.Dialect
 	maxCalls                  int // per conversation and dialect; 0: every call
+	concurrency               int // conversations replayed at once at each window (a serve each)
 	progress                  func(format string, args ...any)
 }
 
@@ -60,7 +62,6 @@ type tally struct {
 
 // results are the tallies by row.
 type results struct {
-	mu sync.Mutex
 	by map[key]*tally
 }
 
@@ -76,23 +77,42 @@ func (r *results) get(k key) *tally {
 	return t
 }
 
-// evaluate replays convs at every window of s, the windows at once.
+// evaluate replays convs at every window of s, the windows at once, each
+// with s.concurrency conversations at a time. The tallies are added up in
+// the order of convs and s.dialects once every call is judged, so the
+// results do not depend on the concurrency (conversations are sessions of
+// their own, and nothing of one reaches another).
 func evaluate(s setup, convs []conversation) (*results, error) {
-	res := &results{}
+	conc := max(s.concurrency, 1)
+	// local[w][c*len(dialects)+d] is conversation c on dialect d at window w
+	local := make([][]map[string]*tally, len(s.windows))
 	errs := make(chan error, len(s.windows))
 	var wg sync.WaitGroup
-	for _, w := range s.windows {
+	for i, w := range s.windows {
+		local[i] = make([]map[string]*tally, len(convs)*len(s.dialects))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := evaluateWindow(s, convs, w, res); err != nil {
+			if err := evaluateWindow(s, convs, w, conc, local[i]); err != nil {
 				errs <- fmt.Errorf("window %d: %w", w, err)
 			}
 		}()
 	}
 	wg.Wait()
 	close(errs)
-	return res, <-errs
+	if err := <-errs; err != nil {
+		return nil, err
+	}
+	res := &results{}
+	for i, w := range s.windows {
+		for j, t := range local[i] {
+			c, d := convs[j/len(s.dialects)], s.dialects[j%len(s.dialects)]
+			for _, m := range methods {
+				add(res.get(key{c.shape, c.split, w, d.Name, m}), t[m])
+			}
+		}
+	}
+	return res, nil
 }
 
 // checkLine is the part of the stand-in's log line the evaluation reads.
@@ -105,9 +125,46 @@ type checkLine struct {
 	Extra    []string `json:"extra"`
 }
 
-// evaluateWindow runs a stand-in and a serve at window and replays every
-// conversation on every dialect through them, one call at a time.
-func evaluateWindow(s setup, convs []conversation, window int, res *results) error {
+// evaluateWindow replays every conversation on every dialect at window,
+// through conc pairs of a stand-in and a serve, each pair one conversation
+// at a time; out[c*len(dialects)+d] gets conversation c's tallies on
+// dialect d.
+func evaluateWindow(s setup, convs []conversation, window, conc int, out []map[string]*tally) error {
+	jobs := make(chan int)
+	errs := make(chan error, conc)
+	var done atomic.Int64
+	var wg sync.WaitGroup
+	for range min(conc, len(convs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- replayWorker(s, convs, window, jobs, out, &done, len(convs))
+		}()
+	}
+	var err error
+	for i := range convs {
+		select {
+		case jobs <- i:
+			continue
+		case err = <-errs:
+		}
+		break
+	}
+	close(jobs)
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		if err == nil {
+			err = e
+		}
+	}
+	return err
+}
+
+// replayWorker runs a stand-in and a serve at window and replays each
+// conversation it is given on every dialect through them, one call at a
+// time, until jobs is closed.
+func replayWorker(s setup, convs []conversation, window int, jobs <-chan int, out []map[string]*tally, done *atomic.Int64, total int) error {
 	dir, err := os.MkdirTemp("", "ctxhost-conveval-")
 	if err != nil {
 		return err
@@ -136,14 +193,17 @@ func evaluateWindow(s setup, convs []conversation, window int, res *results) err
 	base := "http://" + addr
 	client := &http.Client{Timeout: 2 * time.Minute}
 	logs := &logReader{path: logPath}
-	for i, c := range convs {
-		for _, d := range s.dialects {
-			if err := replayOne(s, c, d, window, base, client, logs, res); err != nil {
+	for i := range jobs {
+		c := convs[i]
+		for j, d := range s.dialects {
+			t, err := replayOne(s, c, d, window, base, client, logs)
+			if err != nil {
 				return fmt.Errorf("%s on %s: %w", c.id, d.Name, err)
 			}
+			out[i*len(s.dialects)+j] = t
 		}
-		if s.progress != nil && (i+1)%25 == 0 {
-			s.progress("window %d: %d of %d conversations", window, i+1, len(convs))
+		if n := done.Add(1); s.progress != nil && n%25 == 0 {
+			s.progress("window %d: %d of %d conversations", window, n, total)
 		}
 	}
 	return nil
@@ -192,7 +252,7 @@ type sent struct {
 
 // replayOne replays conversation c on dialect d and tallies every call
 // under each method.
-func replayOne(s setup, c conversation, d replay.Dialect, window int, base string, client *http.Client, logs *logReader, res *results) error {
+func replayOne(s setup, c conversation, d replay.Dialect, window int, base string, client *http.Client, logs *logReader) (map[string]*tally, error) {
 	task := c.conv.Name + "-" + d.Name
 	r := d.Render(c.conv, task)
 	counts := newCounter()
@@ -252,7 +312,7 @@ func replayOne(s setup, c conversation, d replay.Dialect, window int, base strin
 			}
 		} else {
 			if line.Task != task {
-				return fmt.Errorf("call %d: the stand-in saw task %q, want %q", calls, line.Task, task)
+				return nil, fmt.Errorf("call %d: the stand-in saw task %q, want %q", calls, line.Task, task)
 			}
 			got["ctxhost"] = &sent{texts: line.Texts, extra: line.Extra, tokens: line.Tokens, masked: line.Masked}
 			for _, p := range line.Problems {
@@ -281,12 +341,7 @@ func replayOne(s setup, c conversation, d replay.Dialect, window int, base strin
 			prev[m] = q
 		}
 	}
-	res.mu.Lock()
-	defer res.mu.Unlock()
-	for _, m := range methods {
-		add(res.get(key{c.shape, c.split, window, d.Name, m}), local[m])
-	}
-	return nil
+	return local, nil
 }
 
 // judge tallies one request q of a call: its fit, and what it kept of the

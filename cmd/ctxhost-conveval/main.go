@@ -34,8 +34,13 @@
 // its source id (sha256, even or odd), decided before its content is read;
 // the table gives both side by side.
 //
+// Conversations are replayed -concurrency at a time at each window (by
+// default GOMAXPROCS), each worker through a stand-in and a serve of its
+// own; the tallies are added up in the corpus's order once all are done,
+// so the table is the same at any concurrency.
+//
 //	ctxhost-conveval run -corpus /work/corpora/tools -corpus /work/corpora/assistant \
-//	    -trajectories ../shared/data/trajectories -windows 4096,8192,16384
+//	    -trajectories ../shared/data/trajectories -windows 4096,8192,16384 -concurrency 4
 //
 // A corpus is a directory of .jsonl files, named for its shape; each line
 // one conversation: {"id": source id, "messages": [OpenAI-style messages]}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -35,9 +36,10 @@ func cmdRun(args []string) error {
 	endpoints := fs.String("endpoints", "chat,responses,anthropic,gemini", "the endpoints, comma-separated")
 	maxCalls := fs.Int("max-calls", 0, "calls replayed per conversation and endpoint (0: all)")
 	limit := fs.Int("limit", 0, "conversations read per corpus (0: all)")
+	concurrency := fs.Int("concurrency", runtime.GOMAXPROCS(0), "conversations replayed at once at each window, each through a serve of its own (the results are the same at any)")
 	_ = fs.Parse(args)
 
-	s := setup{reserve: *reserve, maxCalls: *maxCalls, progress: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }}
+	s := setup{reserve: *reserve, maxCalls: *maxCalls, concurrency: *concurrency, progress: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }}
 	for _, w := range strings.Split(*windows, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(w))
 		if err != nil || n <= *reserve {
