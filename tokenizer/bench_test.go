@@ -92,7 +92,7 @@ func randomLetters(n int, seed uint64) string {
 }
 
 // repeatText repeats the trajectory text up to n bytes.
-func repeatText(b *testing.B, n int) string {
+func repeatText(b testing.TB, n int) string {
 	text := strings.Join(trajectoryText(b), "\n")
 	return strings.Repeat(text, n/len(text)+1)[:n]
 }

@@ -9,11 +9,12 @@
 //
 // Exact and linear: the pre-tokenizers are hand-written equivalents of the
 // tiktoken patterns (same pre-tokens, in time linear in the text), and a
-// pre-token of any length is byte-pair merged exactly as tiktoken merges
-// it, in O(n log n) for a pre-token of n bytes (a run with no pre-token
-// break, such as 1 MB of letters, is one pre-token). Text that is not valid
+// pre-token of any length is encoded exactly as tiktoken's byte-pair merge
+// encodes it, in time linear in its length (a run with no pre-token break,
+// such as 1 MB of one letter, is one pre-token). Text that is not valid
 // UTF-8 is encoded with each invalid byte replaced by U+FFFD, as
-// tiktoken-go encodes it.
+// tiktoken-go encodes it. Prefix and Suffix find the longest part of a
+// text within a number of tokens in one pass over it.
 package tokenizer
 
 import (
