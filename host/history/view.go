@@ -5,9 +5,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/tokenizer"
 )
 
 // OmittedMarker returns the text of the system message that stands for n
@@ -757,9 +757,9 @@ func (h *History) cutEntry(i, target int) bool {
 	budget := target - overhead - marker
 	for try := 0; try < 4 && budget > 0; try++ {
 		headBudget := budget * 2 / 3
-		head := h.prefixWithin(content, headBudget)
-		tail := h.suffixWithin(content[len(head):], budget-headBudget)
-		removed := total - h.counter.Count(head) - h.counter.Count(tail)
+		head, headTokens := h.prefixWithin(content, headBudget)
+		tail, tailTokens := h.suffixWithin(content[len(head):], budget-headBudget)
+		removed := total - headTokens - tailTokens
 		cut := head + CutMarker(removed, e.id) + tail
 		m := cloneMessage(msg)
 		m.Content = cut
@@ -774,59 +774,18 @@ func (h *History) cutEntry(i, target int) bool {
 }
 
 // prefixWithin returns a long prefix of s, cut at a rune boundary, that
-// counts at most n tokens (binary search on the length).
-func (h *History) prefixWithin(s string, n int) string {
-	lo, hi := 0, len(s) // s[:lo] fits; no longer prefix than s[:hi] can
-	for lo < hi {
-		c := runeFloor(s, lo+(hi-lo+1)/2)
-		if c <= lo {
-			if c = runeCeil(s, lo+1); c > hi {
-				break
-			}
-		}
-		if h.counter.Count(s[:c]) <= n {
-			lo = c
-		} else {
-			hi = c - 1
-		}
-	}
-	return s[:lo]
+// counts at most n tokens, and its count (see tokenizer.Prefix: one pass
+// over the prefix with the BPE encodings).
+func (h *History) prefixWithin(s string, n int) (string, int) {
+	end, count := tokenizer.Prefix(h.counter, s, n)
+	return s[:end], count
 }
 
 // suffixWithin returns a long suffix of s, cut at a rune boundary, that
-// counts at most n tokens.
-func (h *History) suffixWithin(s string, n int) string {
-	lo, hi := len(s), 0 // s[lo:] fits; no longer suffix than s[hi:] can
-	for lo > hi {
-		c := runeCeil(s, lo-(lo-hi+1)/2)
-		if c >= lo {
-			if c = runeFloor(s, lo-1); c < hi {
-				break
-			}
-		}
-		if h.counter.Count(s[c:]) <= n {
-			lo = c
-		} else {
-			hi = c + 1
-		}
-	}
-	return s[lo:]
-}
-
-// runeFloor is the last rune boundary of s at or before i.
-func runeFloor(s string, i int) int {
-	for i > 0 && i < len(s) && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return i
-}
-
-// runeCeil is the first rune boundary of s at or after i.
-func runeCeil(s string, i int) int {
-	for i < len(s) && !utf8.RuneStart(s[i]) {
-		i++
-	}
-	return i
+// counts at most n tokens, and its count.
+func (h *History) suffixWithin(s string, n int) (string, int) {
+	start, count := tokenizer.Suffix(h.counter, s, n)
+	return s[start:], count
 }
 
 // ViewCounts returns the tokens of each message of View(), in order (the
