@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -47,7 +48,9 @@ const maxStepBack = 8
 // Prefix encodes the Sections of text from the start (a text counts the
 // sum of its sections) up to the one the cut falls in, takes the boundary
 // after the tokens that still fit there, and counts the section up to it
-// to check (stepping back a token while it counts more).
+// to check (stepping back a token while it counts more). A long section is
+// encoded from its start in windows that double until one holds more
+// tokens than fit, so the cost follows the prefix, not the section.
 func (b *bpe) Prefix(text string, n int) (end, count int) {
 	if n <= 0 || text == "" {
 		return 0, 0
@@ -58,8 +61,17 @@ func (b *bpe) Prefix(text string, n int) (end, count int) {
 	for start := 0; start < len(s); {
 		stop := nextSection(s, start)
 		sec := s[start:stop]
-		ends = b.tokenEnds(ends[:0], sec, n-acc+1)
-		if acc+len(ends) <= n {
+		m := n - acc // the tokens that still fit
+		for w := windowBytes(m); ; w *= 2 {
+			win := sec
+			if w < len(sec) {
+				win = sec[:runeFloor(sec, w)]
+			}
+			if ends = b.tokenEnds(ends[:0], win, m+1); len(ends) > m || len(win) == len(sec) {
+				break
+			}
+		}
+		if len(ends) <= m {
 			acc, start = acc+len(ends), stop
 			continue
 		}
@@ -70,10 +82,10 @@ func (b *bpe) Prefix(text string, n int) (end, count int) {
 			}
 			c := runeFloor(sec, ends[at])
 			if try == maxStepBack {
-				e, k := searchPrefix(b, sec[:c], n-acc)
+				e, k := searchPrefix(b, sec[:c], m)
 				return originalOffset(text, s, start+e), acc + k
 			}
-			if k := b.Count(sec[:c]); acc+k <= n {
+			if k := b.Count(sec[:c]); k <= m {
 				return originalOffset(text, s, start+c), acc + k
 			}
 			for at > 0 && ends[at-1] >= c {
@@ -84,7 +96,8 @@ func (b *bpe) Prefix(text string, n int) (end, count int) {
 	return len(text), acc
 }
 
-// Suffix is Prefix from the end.
+// Suffix is Prefix from the end: a long section is encoded in windows
+// that end where it ends.
 func (b *bpe) Suffix(text string, n int) (start, count int) {
 	if n <= 0 || text == "" {
 		return len(text), 0
@@ -94,24 +107,35 @@ func (b *bpe) Suffix(text string, n int) (start, count int) {
 	var ends []int
 	for stop := len(s); stop > 0; {
 		begin := prevSection(s, stop)
-		sec := s[begin:stop]
-		ends = b.tokenEnds(ends[:0], sec, -1)
-		if acc+len(ends) <= n {
+		m := n - acc
+		var win string
+		for w := windowBytes(m); ; w *= 2 {
+			sec := s[begin:stop]
+			win = sec
+			if w < len(sec) {
+				win = sec[runeCeil(sec, len(sec)-w):]
+			}
+			if ends = b.tokenEnds(ends[:0], win, -1); len(ends) > m || len(win) == len(sec) {
+				break
+			}
+		}
+		if len(ends) <= m {
 			acc, stop = acc+len(ends), begin
 			continue
 		}
-		at := len(ends) - (n - acc) - 1 // the suffix starts at ends[at] or after
+		off := stop - len(win)  // where win starts in s
+		at := len(ends) - m - 1 // the suffix starts at ends[at] or after
 		for try := 0; ; try++ {
 			if at >= len(ends)-1 {
 				return originalOffset(text, s, stop), acc
 			}
-			c := runeCeil(sec, ends[at])
+			c := runeCeil(win, ends[at])
 			if try == maxStepBack {
-				st, k := searchSuffix(b, sec[c:], n-acc)
-				return originalOffset(text, s, begin+c+st), acc + k
+				st, k := searchSuffix(b, win[c:], m)
+				return originalOffset(text, s, off+c+st), acc + k
 			}
-			if k := b.Count(sec[c:]); acc+k <= n {
-				return originalOffset(text, s, begin+c), acc + k
+			if k := b.Count(win[c:]); k <= m {
+				return originalOffset(text, s, off+c), acc + k
 			}
 			for at++; at < len(ends)-1 && ends[at] <= c; at++ {
 			}
@@ -119,6 +143,10 @@ func (b *bpe) Suffix(text string, n int) (start, count int) {
 	}
 	return 0, acc
 }
+
+// windowBytes is the first window a cut within m tokens encodes of a long
+// section: enough bytes for m tokens of most text.
+func windowBytes(m int) int { return max(8*(m+1), 1024) }
 
 // tokenEnds appends to ends where each token of text ends (tokens as
 // Encode makes them), the first limit of them when limit > 0. text must
@@ -159,7 +187,11 @@ func (b *bpe) tokenEnds(ends []int, text string, limit int) []int {
 // (see Sections).
 func nextSection(s string, start int) int {
 	for i := start; i+1 < len(s); i++ {
-		if s[i] == '\n' && sectionStarts(s, i+1) {
+		k := strings.IndexByte(s[i:len(s)-1], '\n')
+		if k < 0 {
+			break
+		}
+		if i += k; sectionStarts(s, i+1) {
 			return i + 1
 		}
 	}
@@ -169,7 +201,10 @@ func nextSection(s string, start int) int {
 // prevSection returns where the section of s that ends at stop starts.
 func prevSection(s string, stop int) int {
 	for i := stop - 2; i >= 0; i-- {
-		if s[i] == '\n' && sectionStarts(s, i+1) {
+		if i = strings.LastIndexByte(s[:i+1], '\n'); i < 0 {
+			break
+		}
+		if sectionStarts(s, i+1) {
 			return i + 1
 		}
 	}
