@@ -234,23 +234,43 @@ func Items(text string) ([]string, string) {
 	return strings.Split(text, "\n"), "\n"
 }
 
-// cutText keeps the leading whole items that fit (binary search: the count
-// of a prefix never shrinks as it grows).
+// cutText keeps the leading whole items that fit: the items within the
+// longest prefix that fits (tokenizer.Prefix, one pass over it), checked
+// with a count of them (an item fewer while they count more, one more
+// while that still fits), where a binary search on the number of items
+// counted a prefix per probe.
 func (b *TokenBudgeter) cutText(c sdk.Component, limit int) (sdk.Component, Cut, int) {
 	items, sep := Items(c.Text)
-	if whole := b.counter.Count(c.Text); whole <= limit {
+	whole := b.counter.Count(c.Text)
+	if whole <= limit {
 		return c, Cut{Items: len(items), Kept: len(items)}, whole
 	}
-	// Largest k with count(items[:k]) <= limit; k = 0 always fits.
-	lo, hi := 0, len(items)-1
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		if b.counter.Count(strings.Join(items[:mid], sep)) <= limit {
-			lo = mid
-		} else {
-			hi = mid - 1
+	// upTo(k) is the length of the first k items joined.
+	upTo := func(k int) int {
+		n := 0
+		for _, it := range items[:k] {
+			n += len(it) + len(sep)
 		}
+		return max(0, n-len(sep))
 	}
-	c.Text = strings.Join(items[:lo], sep)
-	return c, Cut{Items: len(items), Kept: lo}, b.counter.Count(c.Text)
+	end, _ := tokenizer.Prefix(b.counter, c.Text, limit)
+	k, at := 0, 0 // items[:k] end before end; at is where item k starts
+	for k < len(items)-1 && at+len(items[k]) <= end {
+		at += len(items[k]) + len(sep)
+		k++
+	}
+	tokens := b.counter.Count(c.Text[:upTo(k)])
+	for k > 0 && tokens > limit {
+		k--
+		tokens = b.counter.Count(c.Text[:upTo(k)])
+	}
+	for k < len(items)-1 {
+		t := b.counter.Count(c.Text[:upTo(k+1)])
+		if t > limit {
+			break
+		}
+		k, tokens = k+1, t
+	}
+	c.Text = c.Text[:upTo(k)]
+	return c, Cut{Items: len(items), Kept: k}, tokens
 }
