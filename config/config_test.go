@@ -66,7 +66,7 @@ func TestLoadGood(t *testing.T) {
 			Name: "coding", Model: "small", SystemPrompt: "You are a careful coding agent.", Instructions: "Be brief.",
 			Plugins: []string{"plan"}, Assembler: "gemini", Mode: ModeFresh,
 			Strategy: Strategy{Type: "graduated", WarningThreshold: 0.75, CriticalThreshold: 0.95, Target: 0.5, CarryoverTurns: 2},
-			History:  History{PreserveRecent: 4, KeepFirst: false, Infer: "chat", Window: 3, Priority: 7},
+			History:  History{PreserveRecent: 4, KeepFirst: false, Infer: "auto", Window: 3, Priority: 7},
 			Fresh: Fresh{SystemPromptTokens: 2000, TaskSpecTokens: 1000, ReservedTokens: 8000,
 				Shares: map[string]float64{"tool_outputs": 2, "memory": 1}, RepoMapTokens: 2000, CodebaseDocsTokens: 3000,
 				RepoMapPlugin: "repo_map", CodeSearchPlugin: "code_search", CodebaseDocsPlugin: "codebase_docs", RelevantFilesPlugin: "relevant_files"},
@@ -76,7 +76,7 @@ func TestLoadGood(t *testing.T) {
 		{
 			Name: "defaults", Model: "big", Plugins: []string{"plan", "memory"}, Mode: ModeConversation,
 			Strategy: Strategy{Type: "proactive", WarningThreshold: 0.7, CriticalThreshold: 0.9, Target: 0.6, CarryoverTurns: 4},
-			History:  History{PreserveRecent: 10, KeepFirst: true, Infer: "chat", Window: 5, Priority: 6},
+			History:  History{PreserveRecent: 5, KeepFirst: true, Infer: "auto", Window: 5, Priority: 6},
 			Fresh: Fresh{SystemPromptTokens: 2000, TaskSpecTokens: 1000, ReservedTokens: 16000,
 				Shares: map[string]float64{"tool_outputs": 0.6, "plan": 0.25, "memory": 0.15}, RepoMapTokens: 2000, CodebaseDocsTokens: 3000,
 				RepoMapPlugin: "repo_map", CodeSearchPlugin: "code_search", CodebaseDocsPlugin: "codebase_docs", RelevantFilesPlugin: "relevant_files"},
@@ -354,5 +354,55 @@ context "c" {
 	}
 	if p := cfg.Plugin("p"); p == nil || p.Env["NOTES_DIR"] != "/tmp/notes" || p.Env["LOG"] != "1" || p.KeepAtLeast != 300 {
 		t.Errorf("plugin env: %+v", p)
+	}
+}
+
+// TestCallPathProfilesDefaultToLazy: a profile an upstream serves and
+// whose strategy block names no type compacts only what is over the
+// window (lazy); one that names its strategy keeps it, and a profile no
+// upstream serves keeps the general default.
+func TestCallPathProfilesDefaultToLazy(t *testing.T) {
+	hcl := `
+model "m" { context_window = 8000 }
+assembler "a" { builtin = "codex" }
+context "served" {
+  model     = "m"
+  assembler = "a"
+}
+context "served_proactive" {
+  model     = "m"
+  assembler = "a"
+  strategy { type = "proactive" }
+}
+context "alone" {
+  model     = "m"
+  assembler = "a"
+}
+upstream "o" {
+  kind     = "openai"
+  base_url = "https://api.openai.com"
+  profile  = "served"
+}
+upstream "a" {
+  kind     = "anthropic"
+  base_url = "https://api.anthropic.com"
+  profile  = "served_proactive"
+}
+`
+	path := filepath.Join(t.TempDir(), "c.hcl")
+	if err := os.WriteFile(path, []byte(hcl), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := Load([]string{path}, nil, nil)
+	if diags.HasErrors() {
+		t.Fatal(FormatDiagnostics(diags, cfg.Files))
+	}
+	for name, want := range map[string]string{"served": DefaultCallPathStrategy, "served_proactive": "proactive", "alone": DefaultStrategy} {
+		if got := cfg.Context(name).Strategy.Type; got != want {
+			t.Errorf("context %q: strategy %q, want %q", name, got, want)
+		}
+	}
+	if got := cfg.Context("served").History.Infer; got != "auto" {
+		t.Errorf("default infer %q, want auto", got)
 	}
 }

@@ -14,12 +14,16 @@ const (
 	DefaultTimeout             = 10 * time.Second
 	DefaultRestoreTimeout      = 60 * time.Second
 	DefaultStrategy            = "proactive"
+	// DefaultCallPathStrategy is the strategy of a profile an upstream
+	// serves when its strategy block names none: the call path sends what
+	// the agent sent while it fits, and compacts only what is over.
+	DefaultCallPathStrategy    = "lazy"
 	DefaultWarningThreshold    = 0.7
 	DefaultCriticalThreshold   = 0.9
 	DefaultTarget              = 0.6
 	DefaultCarryoverTurns      = 4
-	DefaultPreserveRecent      = 10
-	DefaultInfer               = "chat"
+	DefaultPreserveRecent      = 5
+	DefaultInfer               = "auto"
 	DefaultHistoryPriority     = 6
 	DefaultFactsMaxTokens      = 400
 	DefaultFactsShare          = 0.05

@@ -83,7 +83,14 @@ func Load(paths []string, vars map[string]string, env []string) (*Config, hcl.Di
 	for _, fb := range byType[blockUpstream] {
 		cfg.Upstreams = append(cfg.Upstreams, decodeUpstream(fb, &diags))
 	}
+	callPath := map[string]bool{}
+	for _, u := range cfg.Upstreams {
+		callPath[u.Profile] = true
+	}
 	for _, c := range cfg.Contexts {
+		if callPath[c.Name] && !c.Strategy.IsSet("type") {
+			c.Strategy.Type = DefaultCallPathStrategy // nothing is compacted while the context fits
+		}
 		if !c.IsSet("plugins") {
 			for _, p := range cfg.Plugins {
 				c.Plugins = append(c.Plugins, p.Name)

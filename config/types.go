@@ -161,7 +161,7 @@ type Assembler struct {
 // Strategy is a context's `strategy` block.
 type Strategy struct {
 	Source
-	Type              string  // lazy, proactive (default), adaptive or graduated
+	Type              string  // lazy, proactive (default; lazy for a profile an upstream serves), adaptive, graduated or cache
 	WarningThreshold  float64 // default 0.7
 	CriticalThreshold float64 // default 0.9
 	Target            float64 // default 0.6
@@ -170,15 +170,16 @@ type Strategy struct {
 }
 
 // InferModes are the values of a history block's infer attribute.
-var InferModes = []string{"off", "chat", "agent"}
+var InferModes = []string{"auto", "off", "chat", "agent"}
 
 // History is a context's `history` block.
 type History struct {
 	Source
-	PreserveRecent int  // default 10
+	PreserveRecent int  // turns; default 5
 	KeepFirst      bool // default true
-	// Infer is how the kinds of unlabelled messages are inferred: "off",
-	// "chat" (default) or "agent".
+	// Infer is how the kinds of unlabelled messages are inferred: "auto"
+	// (default: read from the conversation's shape), "off", "chat" or
+	// "agent".
 	Infer string
 	// RecallTool adds the ready-made recall tool to every request.
 	RecallTool bool

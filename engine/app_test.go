@@ -133,7 +133,7 @@ context "c" { model = "m" }`, host.Config{
 			Window: 10000, Reserved: config.DefaultReservedForResponse, Encoding: tokenizer.CL100kBase,
 			Thresholds: host.Thresholds{Warning: 0.7, Critical: 0.9},
 			Strategy:   host.StrategyConfig{Name: "proactive", Target: 0.6, CarryoverTurns: 4},
-			History:    host.HistoryConfig{Options: history.Options{PreserveRecent: 10, Infer: "chat"}, Priority: intp(6)},
+			History:    host.HistoryConfig{Options: history.Options{PreserveRecent: 5, Infer: "auto"}, Priority: intp(6)},
 		}},
 		{"overrides", `
 model "m" {
@@ -160,7 +160,7 @@ context "c" {
 			Window: 4000, Reserved: 800, Encoding: tokenizer.Approximate,
 			Thresholds:        host.Thresholds{Warning: 0.6, Critical: 0.8},
 			Strategy:          host.StrategyConfig{Name: "graduated", Target: 0.5, CarryoverTurns: 2},
-			History:           host.HistoryConfig{Options: history.Options{PreserveRecent: 3, DropFirst: true, Infer: "chat"}, Priority: intp(0)},
+			History:           host.HistoryConfig{Options: history.Options{PreserveRecent: 3, DropFirst: true, Infer: "auto"}, Priority: intp(0)},
 			FailOnUnmetTarget: true,
 		}},
 		{"preserve_recent = 0 preserves none", `
@@ -172,7 +172,7 @@ context "c" {
 			Window: 10000, Reserved: config.DefaultReservedForResponse, Encoding: tokenizer.CL100kBase,
 			Thresholds: host.Thresholds{Warning: 0.7, Critical: 0.9},
 			Strategy:   host.StrategyConfig{Name: "proactive", Target: 0.6, CarryoverTurns: 4},
-			History:    host.HistoryConfig{Options: history.Options{PreserveRecent: -1, Infer: "chat"}, Priority: intp(6)},
+			History:    host.HistoryConfig{Options: history.Options{PreserveRecent: -1, Infer: "auto"}, Priority: intp(6)},
 		}},
 	}
 	for _, tt := range tests {

@@ -34,9 +34,14 @@ func (s *Session) Thresholds() (warning, critical float64) {
 	return t.Warning, t.Critical
 }
 
-// KindInference names how the history infers its messages' kinds ("off",
-// "chat", ...; see the history block).
+// KindInference names how the history infers its messages' kinds ("auto",
+// "off", "chat", ...; see the history block).
 func (s *Session) KindInference() string { return s.host.Config().History.Options.Infer }
+
+// HistoryShape is the conversation's shape as the history reads it
+// ("chat", "tools", "agent"; "" under infer off) and why: under infer
+// auto, what it decided from the messages.
+func (s *Session) HistoryShape() (shape, why string) { return s.host.HistoryShape() }
 
 // Strategy names the session's compaction strategy.
 func (s *Session) Strategy() string { return s.host.Config().Strategy.Name }

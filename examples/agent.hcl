@@ -75,7 +75,7 @@ context "coding" {
   }
 
   history {
-    preserve_recent = 6
+    preserve_recent = 3 # turns
     keep_first      = true
   }
 }

@@ -25,10 +25,13 @@ assembler "claude" { builtin = "claude" }
 assembler "gemini" { builtin = "gemini" }
 
 # One profile per provider: each assembles that provider's request body.
-# Agents label nothing: `infer = "agent"` reads the conversation as an agent
-# loop (the last opening user message is the task, earlier ones
-# demonstrations; a user message after an assistant turn is an
-# observation). A chat application would leave the default, "chat".
+# Agents label nothing: the history reads each conversation's shape (infer
+# "auto", the default) — a coding agent whose observations come back as
+# tool results or as user messages after its actions, a chat agent with
+# tools (a person's message is never an observation), a plain chat — and
+# keeps the task and the latest request whole. A profile an upstream
+# serves compacts only when the context would not fit (strategy "lazy",
+# its default): while it fits, the agent's conversation goes as it sent it.
 #
 # `facts {}`: what a masked, omitted or cut message stated (ids, codes,
 # amounts, dates, paths, URLs, a JSON output's keys and ids) stays in the
@@ -37,21 +40,18 @@ assembler "gemini" { builtin = "gemini" }
 context "openai" {
   model     = "large"
   assembler = "codex"
-  history { infer = "agent" } # observations sent as user messages are masked like tool results
   facts {}
 }
 
 context "anthropic" {
   model     = "large"
   assembler = "claude"
-  history { infer = "agent" } # observations sent as user messages are masked like tool results
   facts {}
 }
 
 context "gemini" {
   model     = "large"
   assembler = "gemini"
-  history { infer = "agent" } # observations sent as user messages are masked like tool results
   facts {}
 }
 

@@ -33,7 +33,7 @@ context "replay" {
   # With prompt caching, a turn that only appends pays a tenth for what it
   # repeats; a compaction pays full price for everything it keeps after
   # the first message it changes. So: only append, and compact rarely and
-  # deep — everything older than preserve_recent that may go, at least
+  # deep — everything older than the preserve_recent turns that may go, at least
   # down to half the budget — when the context no longer fits, or from the
   # warning threshold on when that is cheaper already on the turn it is
   # taken (a run may end after any turn).
@@ -43,7 +43,7 @@ context "replay" {
   }
 
   history {
-    preserve_recent = 8
+    preserve_recent = 4 # turns: an action and its observation are one
   }
 }
 

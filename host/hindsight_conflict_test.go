@@ -43,11 +43,11 @@ func TestNeverDearerRulesOutTheBoundGoal(t *testing.T) {
 		shape := shapeOf(t, run)
 		for _, window := range windows {
 			available := window - 1000
-			if _, cut := cutToFit(shape, available, realPreserve); cut {
+			if _, cut := cutToFit(shape, available, realPreserveMessages); cut {
 				continue
 			}
-			anyB := hindsightBoundOf(shape, available, DefaultWarning, realPreserve, pricing, anySchedule)
-			keptB := hindsightBoundOf(shape, available, DefaultWarning, realPreserve, pricing, keepsUnmanaged)
+			anyB := hindsightBoundOf(shape, available, DefaultWarning, realPreserveMessages, pricing, anySchedule)
+			keptB := hindsightBoundOf(shape, available, DefaultWarning, realPreserveMessages, pricing, keepsUnmanaged)
 			if len(anyB) == 0 {
 				continue
 			}

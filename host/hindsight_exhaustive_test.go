@@ -279,14 +279,14 @@ func checkBoundForRandomPolicies(t *testing.T, runs []realRun, pricing sdk.Prici
 					t.Fatalf("%s/%d seed %d: %d turns over the window", run.name, window, seed, r.overWindow)
 				}
 				sh := shape
-				if _, cut := cutToFit(shape, window-1000, realPreserve); cut || len(r.cutShown) > 0 {
+				if _, cut := cutToFit(shape, window-1000, realPreserveMessages); cut || len(r.cutShown) > 0 {
 					sh = cutShape(shape, r.ids, r.cutShown)
 					if len(r.cutShown) > 0 && r.compactions > 0 {
 						cutChecked++
 					}
 				}
-				anyB := hindsightBoundOf(sh, window-1000, DefaultWarning, realPreserve, pricing, anySchedule)
-				keptB := hindsightBoundOf(sh, window-1000, DefaultWarning, realPreserve, pricing, keepsUnmanaged)
+				anyB := hindsightBoundOf(sh, window-1000, DefaultWarning, realPreserveMessages, pricing, anySchedule)
+				keptB := hindsightBoundOf(sh, window-1000, DefaultWarning, realPreserveMessages, pricing, keepsUnmanaged)
 				keeps := keptUnmanaged(r)
 				if keeps {
 					kept++

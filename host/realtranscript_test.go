@@ -239,8 +239,13 @@ type realResult struct {
 }
 
 // realPreserve is the replays' preserve_recent: compaction never touches
-// the latest realPreserve messages.
-const realPreserve = 8
+// the latest realPreserve turns (an action with its observations each).
+const realPreserve = 4
+
+// realPreserveMessages is the messages those turns hold in the reference
+// runs (an action and one observation each): what the hindsight bounds,
+// which count messages, keep.
+const realPreserveMessages = 2 * realPreserve
 
 // answersAction tells whether msgs[i] is what an action got back: a user
 // or tool message right after an assistant one. The replays prepare a
@@ -584,17 +589,17 @@ func replayCosts(t *testing.T, runs []realRun, windows []int, pricing sdk.Pricin
 					rc.cut = rc.cut || len(r.cutShown) > 0
 				})
 			}
-			if _, cut := cutToFit(shape, available, realPreserve); !cut && !rc.cut {
-				rc.bound = hindsightBoundOf(shape, available, DefaultWarning, realPreserve, pricing, anySchedule)
-				rc.kept = hindsightBoundOf(shape, available, DefaultWarning, realPreserve, pricing, keepsUnmanaged)
+			if _, cut := cutToFit(shape, available, realPreserveMessages); !cut && !rc.cut {
+				rc.bound = hindsightBoundOf(shape, available, DefaultWarning, realPreserveMessages, pricing, anySchedule)
+				rc.kept = hindsightBoundOf(shape, available, DefaultWarning, realPreserveMessages, pricing, keepsUnmanaged)
 				table = append(table, rc)
 				continue
 			}
 			rc.cut, rc.own = true, map[string][2][]float64{}
 			for strategy, r := range rc.results {
 				sh := cutShape(shape, r.ids, r.cutShown)
-				rc.own[strategy] = [2][]float64{hindsightBoundOf(sh, available, DefaultWarning, realPreserve, pricing, anySchedule),
-					hindsightBoundOf(sh, available, DefaultWarning, realPreserve, pricing, keepsUnmanaged)}
+				rc.own[strategy] = [2][]float64{hindsightBoundOf(sh, available, DefaultWarning, realPreserveMessages, pricing, anySchedule),
+					hindsightBoundOf(sh, available, DefaultWarning, realPreserveMessages, pricing, keepsUnmanaged)}
 			}
 			rc.bound, rc.kept = rc.own[StrategyCache][0], rc.own[StrategyCache][1]
 			table = append(table, rc)

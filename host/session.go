@@ -344,6 +344,14 @@ func (s *Session) HistoryEntries(from, to int) []history.EntryInfo {
 	return s.hist.Entries(from, to)
 }
 
+// HistoryShape is the conversation's shape as the history reads it, and
+// why (see history.History.Shape).
+func (s *Session) HistoryShape() (shape, why string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hist.Shape()
+}
+
 // Message returns one message by id, in full even when masked or omitted.
 func (s *Session) Message(id string) (sdk.Message, bool) {
 	s.mu.Lock()

@@ -64,7 +64,7 @@ type StrategyInput struct {
 	// unmanaged history's would have, summed over the turns before this
 	// one, with prompt caching priced (saved with the session).
 	Credit float64
-	// Preserve is how many of the most recent messages the history never
+	// Preserve is how many of the most recent turns the history never
 	// compacts (preserve_recent).
 	Preserve int
 }
@@ -421,11 +421,11 @@ func (c cacheAware) Decide(in StrategyInput) Decision {
 			why, b.Utilization, in.Thresholds.Warning, deep.Free, saved, premium, deep.Keep, h, b.Available-b.CalibratedUsed, meanGrowth(in.Growth))}
 }
 
-// recentTurns is how many turns of the observed growth the preserve most
-// recent messages hold: each turn adds an action and an observation (at
-// least one turn).
+// recentTurns is how many turns of the observed growth the preserved
+// recent turns hold (preserve_recent counts turns: an action with its
+// observations; at least one).
 func recentTurns(preserve int) int {
-	return max((preserve+1)/2, 1)
+	return max(preserve, 1)
 }
 
 // creditMargin is what of the credit a speculative compaction leaves

@@ -290,9 +290,9 @@ func TestCacheStrategyDeepStepPays(t *testing.T) {
 		{"no write premium, does not pay", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 300}, Growth: []int{100}, Turns: 5,
 			Pricing: &sdk.Pricing{Input: 1, CacheRead: 0.25}}, false}, // 150 > 125
 		{"outgrown, pays back within the horizon", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 100}, Growth: []int{20}, Turns: 5,
-			Outgrown: true, Preserve: 10}, true}, // 92 <= 50 x (1 + 200/20), 92 <= 1.15 x 5 x 20
+			Outgrown: true, Preserve: 5}, true}, // 92 <= 50 x (1 + 200/20), 92 <= 1.15 x 5 x 20
 		{"outgrown, pays back within the horizon, a spike among the recent messages", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 300}, Growth: []int{20}, Turns: 5,
-			Outgrown: true, Preserve: 10}, false}, // 322 <= 50 x (1 + 200/20), 322 > 1.15 x 5 x 20
+			Outgrown: true, Preserve: 5}, false}, // 322 <= 50 x (1 + 200/20), 322 > 1.15 x 5 x 20
 		{"outgrown, not paid back before the budget forces one", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 300}, Growth: []int{100}, Turns: 5,
 			Outgrown: true}, false}, // 230 > 50 x (1 + 200/100)
 		{"demonstrations, paid back by the next turn", StrategyInput{Budget: budgetAt(800, 1000), Deep: DeepStep{Free: 500, Keep: 100, Demonstrations: 400}, Growth: []int{20}, Turns: 5}, true},       // 92 - 50 < 50

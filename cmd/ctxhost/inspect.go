@@ -52,14 +52,15 @@ func cmdInspect(args []string, std stdio) error {
 	if err != nil {
 		return err
 	}
-	explainKinds(out, st.session.KindInference(), entries)
+	shape, why := st.session.HistoryShape()
+	explainKinds(out, st.session.KindInference(), shape, why, entries)
 	return nil
 }
 
 // explainKinds prints how each message kind was decided: per kind, the
 // messages that said theirs and those inferred (by the profile's infer
 // rule, or from the role), with their ids, and how the context shows them.
-func explainKinds(w io.Writer, infer string, entries []engine.HistoryEntry) {
+func explainKinds(w io.Writer, infer, shape, why string, entries []engine.HistoryEntry) {
 	if len(entries) == 0 {
 		return
 	}
@@ -84,7 +85,12 @@ func explainKinds(w io.Writer, infer string, entries []engine.HistoryEntry) {
 		}
 		g.shown[e.Shown]++
 	}
-	fmt.Fprintf(w, "\nmessage kinds (infer %s: unlabelled messages take the kind the rule or their role gives):\n", infer)
+	if shape != "" {
+		fmt.Fprintf(w, "\nconversation shape: %s (%s)\n", shape, why)
+	} else {
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "message kinds (infer %s: unlabelled messages take the kind the rule or their role gives):\n", infer)
 	for _, k := range sdk.Kinds {
 		g := groups[k]
 		if g == nil {

@@ -9,10 +9,21 @@ import (
 
 // TestInspectShowsInferredKinds: a plain provider list, with a
 // demonstration before the task and observations as user messages,
-// inspected under an agent-loop profile: the report says which message
-// was taken for the task, the demonstration and the observations, and
-// that none said its kind.
+// inspected under an agent-loop profile and under the default (infer
+// auto, which reads the list as an agent loop and says why): the report
+// says which message was taken for the task, the demonstration and the
+// observations, and that none said its kind.
 func TestInspectShowsInferredKinds(t *testing.T) {
+	for _, infer := range []string{"agent", "auto"} {
+		t.Run(infer, func(t *testing.T) { inspectInferredKinds(t, infer) })
+	}
+}
+
+func inspectInferredKinds(t *testing.T, infer string) {
+	history := `history { infer = "agent" }`
+	if infer == "auto" {
+		history = "" // the default
+	}
 	dir := t.TempDir()
 	hcl := `model "m" {
   context_window        = 8000
@@ -23,7 +34,7 @@ assembler "codex" { path = "` + filepath.Join(binDir, "ctxhost-assembler-codex")
 context "agent" {
   model     = "m"
   assembler = "codex"
-  history { infer = "agent" }
+  ` + history + `
 }
 `
 	list := `[
@@ -45,13 +56,17 @@ context "agent" {
 	if res.code != 0 {
 		t.Fatalf("inspect exit %d: %s", res.code, res.stderr)
 	}
-	for _, want := range []string{
-		"message kinds (infer agent",
+	wants := []string{
+		"message kinds (infer " + infer,
 		"task             1  labelled -  inferred m2 ",
 		"demonstration    1  labelled -  inferred m1 ",
 		"observation      2  labelled -  inferred m4,m6 ",
 		"action           2  labelled -  inferred m3,m5 ",
-	} {
+	}
+	if infer == "auto" {
+		wants = append(wants, "conversation shape: agent (2 of the 2 user messages after an assistant message answer the action it ends with")
+	}
+	for _, want := range wants {
 		if !strings.Contains(res.stdout, want) {
 			t.Errorf("inspect output lacks %q:\n%s", want, res.stdout)
 		}

@@ -13,6 +13,8 @@ import (
 func (h *History) AddAll(msgs []sdk.Message) ([]sdk.Message, error) {
 	h.mu.Lock()
 	undo := h.checkpoint()
+	h.undo = undo
+	defer func() { h.undo = nil }()
 	stored := make([]sdk.Message, 0, len(msgs))
 	for i, m := range msgs {
 		for _, tc := range m.ToolCalls {
@@ -48,11 +50,37 @@ type batchUndo struct {
 	allTokens int
 	view      int
 	calls     map[string]*callRef // prior value of each touched call (nil: absent)
+	request   int
+	shape     shapeState
+	// saved is the view state before the batch changed it (nil: the
+	// batch only appended; see saveView).
+	saved *savedView
+}
+
+// savedView is the view state of the entries a batch found, kept when an
+// add changes it (a shape decided anew, a request released).
+type savedView struct {
+	entries                             []entry
+	frontier, hiddenCount, markerTokens int
+	maskCursor                          int
+	dropped                             bool
+}
+
+// saveView keeps the view state for the AddAll batch in progress before
+// an add changes it (once per batch). The caller holds h.mu.
+func (h *History) saveView() {
+	u := h.undo
+	if u == nil || u.saved != nil {
+		return
+	}
+	u.saved = &savedView{entries: append([]entry(nil), h.entries[:u.entries]...), frontier: h.frontier,
+		hiddenCount: h.hiddenCount, markerTokens: h.markerTokens, maskCursor: h.maskCursor, dropped: h.dropped}
 }
 
 func (h *History) checkpoint() *batchUndo {
 	u := &batchUndo{entries: len(h.entries), nextID: h.nextID, version: h.version, hasTask: h.hasTask,
-		opening: h.opening, openTask: h.openingTask, allTokens: h.allTokens, view: h.viewTokens, calls: map[string]*callRef{}}
+		opening: h.opening, openTask: h.openingTask, allTokens: h.allTokens, view: h.viewTokens, calls: map[string]*callRef{},
+		request: h.request, shape: h.shape}
 	if u.openTask >= 0 {
 		u.openKind = h.entries[u.openTask].kind
 	}
@@ -85,7 +113,14 @@ func (u *batchUndo) rollback(h *History) {
 		}
 	}
 	h.nextID, h.version, h.hasTask, h.allTokens, h.viewTokens = u.nextID, u.version, u.hasTask, u.allTokens, u.view
-	h.opening, h.openingTask = u.opening, u.openTask
+	h.opening, h.openingTask, h.request, h.shape = u.opening, u.openTask, u.request, u.shape
+	if v := u.saved; v != nil {
+		copy(h.entries, v.entries)                                                            // a message spilled since is still in the memory the saved entry points to
+		h.frontier, h.hiddenCount, h.markerTokens = v.frontier, v.hiddenCount, v.markerTokens // the view's tokens: u.view
+		h.maskCursor, h.dropped = v.maskCursor, v.dropped
+		h.viewChanged()
+		return
+	}
 	if u.openTask >= 0 && h.entries[u.openTask].kind != u.openKind {
 		h.entries[u.openTask].kind = u.openKind
 		h.viewChanged()

@@ -84,7 +84,7 @@ func TestDeepStepForecast(t *testing.T) {
 // and everything before the preserved recent messages but the pinned one;
 // the first change is the marker, where the demonstration was.
 func TestDeepStepSmall(t *testing.T) {
-	h := New(approx(t), Options{PreserveRecent: 2})
+	h := New(approx(t), Options{PreserveRecent: 1}) // one turn: the last call and its result
 	mustAdd(t, h, kinded(sdk.RoleUser, sdk.KindDemonstration, big()), user("the task"),
 		call("ls", tc("c1", "bash")), result("c1", big()),
 		sdk.Message{Role: sdk.RoleUser, Content: "keep this", Pinned: true},

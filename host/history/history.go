@@ -25,15 +25,17 @@ import (
 
 // Defaults for Options fields left zero.
 const (
-	DefaultPreserveRecent = 10
+	DefaultPreserveRecent = 5
 	DefaultMaskBatch      = 3
 )
 
 // Options configures compaction. Zero fields take their defaults, so
 // Options{} is DefaultOptions().
 type Options struct {
-	// PreserveRecent is how many of the most recent messages compaction
-	// never masks or omits (default 10; a negative value preserves none).
+	// PreserveRecent is how many of the most recent turns compaction
+	// never masks or omits (default 5; a negative value preserves none).
+	// A turn is a user message, or an assistant message with the tool
+	// results (or the observation sent as a user message) answering it.
 	PreserveRecent int
 	// KeepFirst makes the first user message the task when no message
 	// says it is one (the task is never omitted, see Policy). It is on by
@@ -51,7 +53,7 @@ type Options struct {
 	// leaves out take DefaultPolicy's rule.
 	Policy Policy
 	// Infer is how kinds are inferred for messages that do not say theirs
-	// (see InferOff, InferChat, InferAgent; empty: InferOff).
+	// (see InferAuto, InferOff, InferChat, InferAgent; empty: InferOff).
 	Infer string
 	// Framing, when set, counts messages as the provider frames them
 	// (content, name and tool calls plus overheads) instead of as
@@ -63,7 +65,7 @@ type Options struct {
 	Digest func(sdk.Message) string
 }
 
-// DefaultOptions returns the defaults: preserve 10, keep the task, mask
+// DefaultOptions returns the defaults: preserve 5 turns, keep the task, mask
 // in batches of 3, DefaultPolicy.
 func DefaultOptions() Options {
 	return Options{PreserveRecent: DefaultPreserveRecent, KeepFirst: true, MaskBatch: DefaultMaskBatch, Policy: DefaultPolicy()}
@@ -152,6 +154,15 @@ type History struct {
 	// the index of the opening's inferred task (-1: none).
 	opening     bool
 	openingTask int
+	// request is the index of the current request: the latest user
+	// message that asks something (see isRequest), pinned while it is the
+	// latest; -1: none.
+	request int
+	// shape is InferAuto's reading of the conversation (see shape.go).
+	shape shapeState
+	// undo is the AddAll batch in progress (nil: none): a change of the
+	// view state an add makes is saved to it first (see saveView).
+	undo *batchUndo
 	// allTokens is the sum of every entry's tokens (the history unmanaged).
 	allTokens int
 	// shared caches Shared and DropFirstTokens (see shared.go).
@@ -187,7 +198,8 @@ func (h *History) reset() {
 	h.byID = newMessageIDs()
 	h.calls = map[string]callRef{}
 	h.hasTask = false
-	h.opening, h.openingTask = true, -1
+	h.opening, h.openingTask, h.request = true, -1, -1
+	h.shape = shapeState{shape: ShapeChat, why: "no messages yet"}
 	h.allTokens = 0
 	h.resetView()
 	h.viewChanged()
@@ -220,15 +232,13 @@ func (h *History) add(m sdk.Message) (sdk.Message, error) {
 	if m.ID == "" {
 		m.ID = h.newID()
 	}
-	kind := h.kindOf(&m)
-	h.hasTask = h.hasTask || kind == sdk.KindTask
 	idx := len(h.entries)
-	if kind == sdk.KindTask && m.Kind == "" && h.opening && h.opts.Infer != InferOff && h.opts.Infer != "" {
-		h.openingTask = idx
+	if h.opts.Infer == InferAuto {
+		h.observeShape(&m)
 	}
-	if m.Role == sdk.RoleAssistant {
-		h.opening = false
-	}
+	kind := h.kindAt(idx, &m)
+	prevRequest := h.request
+	h.noteAdded(idx, &m, kind)
 	for _, tc := range m.ToolCalls {
 		h.calls[tc.ID] = callRef{entry: int32(idx)}
 	}
@@ -244,7 +254,28 @@ func (h *History) add(m sdk.Message) (sdk.Message, error) {
 	h.viewTokens += e.tokens
 	h.allTokens += e.tokens
 	h.version++ // an append: the view's epoch stays
+	if prevRequest >= 0 && h.request != prevRequest {
+		h.releaseRequest(prevRequest)
+	}
 	return cloneMessage(m), nil
+}
+
+// releaseRequest is called when a newer request takes over from the
+// message at i: it is no longer pinned, and when the window has passed it
+// (it stayed shown only as the request) it is omitted now, as the window
+// would have done, so that the messages shown before the window's frontier
+// are always the pinned ones.
+func (h *History) releaseRequest(i int) {
+	e := &h.entries[i]
+	if i >= h.frontier || e.hidden || h.pinned(i) {
+		return
+	}
+	h.saveView()
+	h.hide(i)
+	h.flushSpill()
+	h.hiddenCount++
+	h.recountView()
+	h.viewChanged()
 }
 
 // newID returns the next unused "mN" id.
@@ -411,6 +442,6 @@ func cloneMessage(m sdk.Message) sdk.Message {
 	return m
 }
 
-// PreserveRecent is how many of the most recent messages compaction never
+// PreserveRecent is how many of the most recent turns compaction never
 // touches (Options.PreserveRecent with its default resolved).
 func (h *History) PreserveRecent() int { return h.opts.PreserveRecent }

@@ -201,8 +201,8 @@ func TestOptionsDefaults(t *testing.T) {
 		{Options{}, DefaultOptions()},
 		{Options{PreserveRecent: 4, MaskBatch: 2}, Options{PreserveRecent: 4, KeepFirst: true, MaskBatch: 2, Policy: DefaultPolicy()}},
 		{Options{PreserveRecent: -1}, Options{PreserveRecent: 0, KeepFirst: true, MaskBatch: 3, Policy: DefaultPolicy()}},
-		{Options{DropFirst: true}, Options{PreserveRecent: 10, DropFirst: true, MaskBatch: 3, Policy: DefaultPolicy()}},
-		{Options{Policy: Policy{sdk.KindChat: {Mask: true}}}, Options{PreserveRecent: 10, KeepFirst: true, MaskBatch: 3,
+		{Options{DropFirst: true}, Options{PreserveRecent: 5, DropFirst: true, MaskBatch: 3, Policy: DefaultPolicy()}},
+		{Options{Policy: Policy{sdk.KindChat: {Mask: true}}}, Options{PreserveRecent: 5, KeepFirst: true, MaskBatch: 3,
 			Policy: Policy{sdk.KindChat: {Mask: true}, sdk.KindObservation: {Mask: true}, sdk.KindDemonstration: {DropFirst: true}, sdk.KindTask: {Pin: true}}}},
 	} {
 		if diff := cmp.Diff(tc.want, New(approx(t), tc.in).Options()); diff != "" {

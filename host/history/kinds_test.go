@@ -44,7 +44,7 @@ func TestUserObservationsAreMasked(t *testing.T) {
 // Demonstrations go first, as one block, before any observation is
 // masked; the task after them is kept.
 func TestDemonstrationsGoFirst(t *testing.T) {
-	h := New(approx(t), Options{PreserveRecent: 2})
+	h := New(approx(t), Options{PreserveRecent: 1}) // one turn: m6 and the observation answering it
 	mustAdd(t, h, kinded(sdk.RoleUser, sdk.KindDemonstration, big()), kinded(sdk.RoleUser, sdk.KindDemonstration, big()),
 		user("the task"),
 		kinded(sdk.RoleAssistant, "", "ls"), kinded(sdk.RoleUser, sdk.KindObservation, big()),

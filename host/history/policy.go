@@ -79,30 +79,38 @@ const (
 	// observation (what the environment returned to the agent's action),
 	// masked like a tool result; every assistant message is an action.
 	InferAgent = "agent"
+	// InferAuto: the history reads the conversation's shape from its
+	// messages (see Shape, ShapeChat, ShapeTools, ShapeAgent) and infers
+	// as InferAgent for an agent loop whose observations are user
+	// messages, else as InferChat. The decision is revised as the
+	// conversation grows; when it changes a kind, every unlabelled
+	// message is inferred again and the view is computed again.
+	InferAuto = "auto"
 )
 
 // InferModes lists the inference rules in a fixed order.
-var InferModes = []string{InferOff, InferChat, InferAgent}
+var InferModes = []string{InferAuto, InferOff, InferChat, InferAgent}
 
 // CheckInfer reports an unknown inference rule ("" is InferOff).
 func CheckInfer(mode string) error {
 	switch mode {
-	case "", InferOff, InferChat, InferAgent:
+	case "", InferOff, InferChat, InferAgent, InferAuto:
 		return nil
 	}
-	return fmt.Errorf("unknown kind inference %q (want off, chat or agent)", mode)
+	return fmt.Errorf("unknown kind inference %q (want auto, off, chat or agent)", mode)
 }
 
-// kindOf resolves the kind of a message being added: its own, else the
-// inference rule's (Options.Infer), else the task for the first user
-// message when no task exists yet (unless the first message is not to be
-// kept), or DefaultKind.
-func (h *History) kindOf(m *sdk.Message) string {
+// kindAt resolves the kind of message m at position idx (the next one
+// when it is being added): its own, else the inference rule's
+// (Options.Infer), else the task for the first user message when no task
+// exists yet (unless the first message is not to be kept), or
+// DefaultKind.
+func (h *History) kindAt(idx int, m *sdk.Message) string {
 	if m.Kind != "" {
 		return m.Kind
 	}
-	if h.opts.Infer == InferChat || h.opts.Infer == InferAgent {
-		return h.inferKind(m)
+	if mode := h.inferMode(); mode == InferChat || mode == InferAgent {
+		return h.inferKind(idx, m, mode)
 	}
 	if m.Role == sdk.RoleUser && h.opts.KeepFirst && !h.hasTask {
 		return sdk.KindTask
@@ -110,14 +118,15 @@ func (h *History) kindOf(m *sdk.Message) string {
 	return sdk.DefaultKind(*m)
 }
 
-// inferKind is the kind the inference rule gives an unlabelled message.
-// A new opening user message takes the task over from the last one,
-// which becomes an instruction (chat) or a demonstration (agent loop).
-func (h *History) inferKind(m *sdk.Message) string {
+// inferKind is the kind the inference rule mode gives an unlabelled
+// message at position idx. A new opening user message takes the task over
+// from the last one, which becomes an instruction (chat) or a
+// demonstration (agent loop).
+func (h *History) inferKind(idx int, m *sdk.Message, mode string) string {
 	if m.Role == sdk.RoleUser && h.opening {
 		if t := h.openingTask; t >= 0 {
 			h.entries[t].kind = kindOf(sdk.KindInstruction)
-			if h.opts.Infer == InferAgent {
+			if mode == InferAgent {
 				h.entries[t].kind = kindOf(sdk.KindDemonstration)
 			}
 			h.viewChanged()
@@ -127,21 +136,47 @@ func (h *History) inferKind(m *sdk.Message) string {
 			return sdk.KindTask
 		}
 	}
-	if h.opts.Infer == InferAgent {
+	if mode == InferAgent {
 		switch {
 		case m.Role == sdk.RoleAssistant:
 			return sdk.KindAction // every model turn of an agent loop acts
-		case m.Role == sdk.RoleUser && len(h.entries) > 0 && h.entries[len(h.entries)-1].assistant:
+		case m.Role == sdk.RoleUser && idx > 0 && h.entries[idx-1].assistant:
 			return sdk.KindObservation
 		}
 	}
 	return sdk.DefaultKind(*m)
 }
 
+// noteAdded updates what inference remembers of the messages once
+// message m at position idx has kind k: whether a task exists, the
+// opening and its task, and the current request.
+func (h *History) noteAdded(idx int, m *sdk.Message, k string) {
+	h.hasTask = h.hasTask || k == sdk.KindTask
+	if k == sdk.KindTask && m.Kind == "" && h.opening && h.opts.Infer != InferOff && h.opts.Infer != "" {
+		h.openingTask = idx
+	}
+	if m.Role == sdk.RoleAssistant {
+		h.opening = false
+	}
+	if isRequest(m.Role, k) {
+		h.request = idx
+	}
+}
+
+// isRequest reports whether a message of role and kind says what is
+// asked: a user message that is not an environment's output nor a
+// demonstration (the task, a person's message, an instruction).
+func isRequest(role, k string) bool {
+	return role == sdk.RoleUser && k != sdk.KindObservation && k != sdk.KindDemonstration
+}
+
 // pinned reports whether entry i may never be masked, cut or omitted.
+// The current request (the latest user message that asks something, see
+// isRequest) is pinned while it is the latest: the message that says
+// what to do now is never masked or omitted.
 func (h *History) pinned(i int) bool {
 	e := &h.entries[i]
-	return e.pinnedMsg || h.opts.Policy[e.kind.name()].Pin
+	return e.pinnedMsg || i == h.request || h.opts.Policy[e.kind.name()].Pin
 }
 
 // Kind returns the resolved kind of the message with id ("" when unknown).

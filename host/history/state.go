@@ -89,6 +89,7 @@ func (h *History) Restore(data []byte) error {
 		return fmt.Errorf("restore history: %w", err)
 	}
 	h.entries, h.byID, h.calls, h.nextID, h.hasTask = n.entries, n.byID, n.calls, n.nextID, n.hasTask
+	h.opening, h.openingTask, h.request, h.shape = n.opening, n.openingTask, n.request, n.shape
 	h.spill, h.noSpill, h.spilling = n.spill, n.noSpill, nil // the entries' spilled messages are in n's file
 	h.frontier, h.dropped, h.hiddenCount = n.frontier, n.dropped, n.hiddenCount
 	h.markerTokens, h.viewTokens, h.maskCursor = n.markerTokens, n.viewTokens, 0

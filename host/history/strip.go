@@ -34,9 +34,9 @@ func strippedParts(m sdk.Message) (parts []sdk.Part, ok bool) {
 // not pinned, before the preserved recent messages, with media or
 // thinking to leave out, and not the last assistant message (whose
 // thinking stays with its tool use).
-func (h *History) strippable(i int) bool {
+func (h *History) strippable(i, preserveFrom int) bool {
 	e := &h.entries[i]
-	if e.hidden || e.masked || e.cut || e.stripped || h.pinned(i) || i >= h.preserveFrom() || len(h.message(i).Parts) == 0 {
+	if e.hidden || e.masked || e.cut || e.stripped || h.pinned(i) || i >= preserveFrom || len(h.message(i).Parts) == 0 {
 		return false
 	}
 	if e.assistant {
@@ -56,8 +56,9 @@ func (h *History) strippable(i int) bool {
 func (h *History) stripNext(need int) []string {
 	var ids []string
 	freed := 0
-	for i := 0; i < len(h.entries) && freed < need; i++ {
-		if !h.strippable(i) {
+	from := h.preserveFrom()
+	for i := 0; i < from && freed < need; i++ {
+		if !h.strippable(i, from) {
 			continue
 		}
 		e := &h.entries[i]

@@ -50,8 +50,41 @@ type MaskResult struct {
 	Log     string   // one human-readable line
 }
 
-// preserveFrom is the index of the first preserved recent message.
-func (h *History) preserveFrom() int { return max(0, len(h.entries)-h.opts.PreserveRecent) }
+// preserveFrom is the index of the first preserved recent message: where
+// the PreserveRecent most recent turns begin. A turn is a message with
+// the answers to it: a tool call's results answer the assistant message
+// that made it, and an observation sent as a user message answers the
+// assistant message before it; so a burst of tool calls is one turn and
+// cannot push the messages before it out of the preserved ones.
+func (h *History) preserveFrom() int {
+	turns := h.opts.PreserveRecent
+	if turns <= 0 {
+		return len(h.entries)
+	}
+	for i := len(h.entries) - 1; i >= 0; i-- {
+		if h.answers(i) {
+			continue
+		}
+		if turns--; turns == 0 {
+			return i
+		}
+	}
+	return 0
+}
+
+// answers reports whether entry i answers an earlier message (it belongs
+// to that message's turn): a tool result, or an observation that follows
+// an assistant message or another answer.
+func (h *History) answers(i int) bool {
+	e := &h.entries[i]
+	if e.caller >= 0 {
+		return true
+	}
+	if e.assistant || i == 0 || e.kind.name() != sdk.KindObservation {
+		return false
+	}
+	return h.entries[i-1].assistant || h.entries[i-1].caller >= 0
+}
 
 // effTokens is entry i's cost in the view when visible.
 func (h *History) effTokens(i int) int {
@@ -156,6 +189,16 @@ func (h *History) eachShown(f func(m sdk.Message, tokens int)) {
 	}
 }
 
+// beforeMarker reports whether entry i, shown among omitted messages,
+// stays before the omission marker: a message pinned for good (the task,
+// a pinned message). The current request is pinned only until the next
+// one comes, so it is shown where it stands after the marker: when it is
+// released, the view before the marker does not change.
+func (h *History) beforeMarker(i int) bool {
+	e := &h.entries[i]
+	return e.pinnedMsg || h.opts.Policy[e.kind.name()].Pin
+}
+
 // markerPlace is the index of the entry the omission marker goes before
 // when hidden tells which entries are hidden: the first shown entry after
 // a hidden one that is not pinned (len(entries) when there is none), -1
@@ -169,7 +212,7 @@ func (h *History) markerPlace(hidden func(int) bool) int {
 		switch {
 		case hidden(i):
 			seen = true
-		case seen && !h.pinned(i):
+		case seen && !h.beforeMarker(i):
 			return i
 		}
 	}

@@ -27,7 +27,7 @@ func rounds(t testing.TB, opts Options, n int) *History {
 }
 
 func TestMaskOldest(t *testing.T) {
-	h := rounds(t, Options{PreserveRecent: 4}, 6) // m1..m13; m10..m13 preserved
+	h := rounds(t, Options{PreserveRecent: 2}, 6) // m1..m13; the last two turns, m10..m13, preserved
 	var got [][]string
 	for i := 0; i < 4; i++ {
 		res := h.MaskOldest(2)
@@ -49,10 +49,11 @@ func TestMaskOldest(t *testing.T) {
 	if !sdk.IsMasked(view[2].Content) || view[2].ID != "m3" || view[2].ToolCallID != "c1" {
 		t.Errorf("view[2] = %+v, want masked m3 keeping its call id", view[2])
 	}
-	// New messages move the preserved window: m11 becomes maskable.
+	// New turns move the preserved window: the two user messages are the
+	// two preserved turns, and m11 and m13 become maskable.
 	mustAdd(t, h, user("more"), user("and more"))
-	if res := h.MaskOldest(0); !cmp.Equal(res.IDs, []string{"m11"}) {
-		t.Errorf("after appending, MaskOldest(0) = %v, want [m11]", res.IDs)
+	if res := h.MaskOldest(0); !cmp.Equal(res.IDs, []string{"m11", "m13"}) {
+		t.Errorf("after appending, MaskOldest(0) = %v, want [m11 m13]", res.IDs)
 	}
 }
 
@@ -84,7 +85,7 @@ func TestCompactMasksInBatchesFirst(t *testing.T) {
 }
 
 func TestCompactWindow(t *testing.T) {
-	h := rounds(t, Options{PreserveRecent: 4}, 8) // m1..m17
+	h := rounds(t, Options{PreserveRecent: 2}, 8) // m1..m17; two turns, m14..m17, preserved
 	before := h.ViewTokens()
 	step := h.Compact(before) // more than can be freed
 	checkConsistent(t, h)
@@ -161,14 +162,14 @@ func TestWindowNeverSplitsToolPairs(t *testing.T) {
 		{
 			name: "preserved result keeps its call",
 			opts: Options{PreserveRecent: 1},
-			msgs: []sdk.Message{user("task"), user(big()), call("", tc("a", "x")), result("a", big())},
-			want: []string{"m1", "", "m3", "m4"},
+			msgs: []sdk.Message{user("task"), user(big()), user("go on"), call("", tc("a", "x")), result("a", big())},
+			want: []string{"m1", "", "m3", "m4", "m5"}, // m3, the latest request, is kept
 		},
 		{
 			name: "pending call stops the window",
 			opts: Options{PreserveRecent: -1},
-			msgs: []sdk.Message{user("task"), user(big()), call("", tc("a", "x"), tc("b", "x")), result("a", big())},
-			want: []string{"m1", "", "m3", "m4"},
+			msgs: []sdk.Message{user("task"), user(big()), user("go on"), call("", tc("a", "x"), tc("b", "x")), result("a", big())},
+			want: []string{"m1", "", "m3", "m4", "m5"},
 		},
 		{
 			name: "the task is kept, not the first message",
