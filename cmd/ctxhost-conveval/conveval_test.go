@@ -91,8 +91,8 @@ func raw(s string) json.RawMessage { b, _ := json.Marshal(s); return b }
 // 4k and an 8k window on all four endpoints, through a real ctxhost serve
 // with examples/callpath.hcl in front of the stand-in. Every request
 // ctxhost sent must fit the window by the stand-in's count, and ctxhost
-// must fit at least as often as the naive trimmer. The other goals are
-// reported.
+// must fit at least as often as the naive trimmer, and the goals that
+// hold on the slice are asserted (see reportedOnly for the others).
 func TestConversationShapes(t *testing.T) {
 	s, trajs := testSetup(t)
 	if len(trajs) > 2 {
@@ -118,17 +118,48 @@ func TestConversationShapes(t *testing.T) {
 	printTable(&table, res)
 	t.Log("\n" + table.String())
 	for k, c := range res.by {
-		if k.method != "ctxhost" {
-			continue
-		}
-		if c.failed > 0 || c.fit != c.calls {
+		if k.method == "ctxhost" && (c.failed > 0 || c.fit != c.calls) {
 			t.Errorf("%+v: %d of %d requests fit, %d failed: %v", k, c.fit, c.calls, c.failed, c.problems)
 		}
-		nk := k
-		nk.method = "naive"
-		if n := res.by[nk]; n != nil && c.fit*n.calls < n.fit*c.calls {
-			t.Errorf("%+v: ctxhost fit %d of %d, the naive trimmer %d of %d", k, c.fit, c.calls, n.fit, n.calls)
+	}
+	short := shortfalls(res)
+	for _, g := range goals {
+		if reportedOnly[g.name] {
+			t.Logf("goal %q (reported, not asserted): short on %d rows %v", g.name, len(short[g.name]), short[g.name])
+			continue
 		}
+		for _, r := range short[g.name] {
+			t.Errorf("goal %q: %s", g.name, r)
+		}
+	}
+}
+
+// reportedOnly are the goals TestConversationShapes reports without
+// asserting: they do not hold yet on its slice (at 4k, on the SWE-agent
+// runs as recorded, ctxhost keeps every earlier fact in 4 to 6 of 6
+// requests by endpoint, the naive trimmer in 2, and sends 8 to 24% more
+// tokens than it).
+var reportedOnly = map[string]bool{
+	"every earlier fact in >= 99% of requests": true,
+	"tokens <= naive + 5%":                     true,
+}
+
+func TestGoalsFallShort(t *testing.T) {
+	k := key{"swe-agent-unlabelled", "tune", 4096, "chat", "ctxhost"}
+	res := &results{by: map[key]*tally{
+		k:                      {calls: 10, fit: 9, currentCalls: 10, currentKept: 9, factCalls: 10, allFacts: 9, tokens: 1100, outputsCut: 4, masked: 1},
+		withMethod(k, "naive"): {calls: 10, fit: 10, currentCalls: 10, currentKept: 10, factCalls: 10, allFacts: 10, tokens: 1000},
+		{"swe-agent", "tune", 4096, "chat", "ctxhost"}: {calls: 10, fit: 10, currentCalls: 10, currentKept: 10, factCalls: 10, allFacts: 10, tokens: 1000, outputsCut: 4, masked: 4},
+	}}
+	short := shortfalls(res)
+	for _, g := range goals {
+		if len(short[g.name]) == 0 || !strings.HasPrefix(short[g.name][0], "swe-agent-unlabelled tune 4096 chat: ") {
+			t.Errorf("goal %q: short %v, want the unlabelled row", g.name, short[g.name])
+		}
+	}
+	res.by[k] = &tally{calls: 10, fit: 10, currentCalls: 10, currentKept: 10, factCalls: 10, allFacts: 10, tokens: 1050, outputsCut: 4, masked: 4}
+	if short := shortfalls(res); len(short) != 0 {
+		t.Errorf("every goal met, yet short: %v", short)
 	}
 }
 

@@ -121,6 +121,7 @@ func cmdRun(args []string) error {
 	}
 	printCorpora(os.Stdout, convs)
 	printTable(os.Stdout, res)
+	printGoals(os.Stdout, res)
 	return nil
 }
 
