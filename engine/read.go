@@ -139,3 +139,8 @@ func (s *Session) PayloadsBuiltIn() bool {
 	asm, ok := s.engine.Assemblers[s.engine.Context.Assembler]
 	return ok && asm.Config.Builtin != ""
 }
+
+// SetWindow sets the window and the reserve for the response of the
+// session's next turns, in place of its model's (see
+// host.Session.SetWindow); it is not saved.
+func (s *Session) SetWindow(window, reserved int) error { return s.host.SetWindow(window, reserved) }

@@ -574,3 +574,18 @@ func (s *Session) end(ctx context.Context, forget bool) error {
 	}
 	return err
 }
+
+// SetWindow sets the window and the reserve for the response of the
+// session's next turns (a call that names another model, or asks for a
+// longer answer than the profile reserves). It is not saved: a session
+// loaded again has its profile's. A window that is not positive, or a
+// reserve outside [0, window), is an error and changes nothing.
+func (s *Session) SetWindow(window, reserved int) error {
+	if window <= 0 || reserved < 0 || reserved >= window {
+		return fmt.Errorf("set window: window %d and reserve %d: the reserve must be at least 0 and less than a positive window", window, reserved)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.Window, s.cfg.Reserved = window, reserved
+	return nil
+}
