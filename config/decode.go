@@ -69,6 +69,7 @@ func decodeModel(fb fileBlock, diags *hcl.Diagnostics) *Model {
 	r.integer("context_window", &m.ContextWindow)
 	r.integer("reserved_for_response", &m.ReservedForResponse)
 	r.str("encoding", &m.Encoding)
+	r.strings("match", &m.Match)
 	if b := singleBlock(content, "pricing", diags); b != nil {
 		pr := &Pricing{Source: Source{DeclRange: b.DefRange}}
 		r := blockReader(b.Body, pricingSchema, fb.ctx, &pr.Source, diags)

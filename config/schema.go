@@ -29,7 +29,7 @@ var rootSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
 
 var variableSchema = attrSchema(nil, "type", "default", "description")
 
-var modelSchema = withBlocks(attrSchema([]string{"context_window"}, "reserved_for_response", "encoding"), "pricing")
+var modelSchema = withBlocks(attrSchema([]string{"context_window"}, "reserved_for_response", "encoding", "match"), "pricing")
 
 var pricingSchema = attrSchema(nil, "input", "cache_read", "cache_write", "min_cacheable", "granularity")
 

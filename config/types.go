@@ -69,6 +69,10 @@ type Model struct {
 	ContextWindow       int
 	ReservedForResponse int    // default 4096
 	Encoding            string // cl100k_base (default), o200k_base or approximate
+	// Match are glob patterns (path.Match syntax: *, ?, [a-z]) on the
+	// model a provider call names: `ctxhost serve` bounds such a call by
+	// this model's window and reserve instead of its profile's model.
+	Match []string
 	// Pricing overrides the assembler's default prompt-caching price
 	// model; nil when the model has no pricing block.
 	Pricing *Pricing

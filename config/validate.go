@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"path"
 	"regexp"
 	"sort"
 	"strings"
@@ -133,6 +134,11 @@ func (c *Config) validate() hcl.Diagnostics {
 				"reserved_for_response (%d) must be smaller than context_window (%d).", m.ReservedForResponse, m.ContextWindow)
 		}
 		p.oneOf(m.Source, "encoding", "encoding", m.Encoding, Encodings)
+		for _, pat := range m.Match {
+			if _, err := path.Match(pat, ""); err != nil || pat == "" {
+				p.errorf(m.Source, "match", "Invalid model pattern", "match pattern %q is not a glob pattern (path.Match syntax: *, ?, [a-z]).", pat)
+			}
+		}
 		if pr := m.Pricing; pr != nil {
 			for _, f := range []struct {
 				name  string

@@ -66,3 +66,7 @@ var (
 	ErrInvalidMessage = team.ErrInvalidMessage
 	ErrUnknownAgent   = team.ErrUnknownAgent
 )
+
+// OverWindowError is the error a turn whose context cannot be made to fit
+// the window minus the reserve wraps: by how much, and what is stuck.
+type OverWindowError = host.OverWindowError

@@ -311,7 +311,14 @@ func (c *call) prepare(ctx context.Context, es *engine.Session) (engine.Turn, er
 			}
 			c.w.Header().Set(HistoryHeader, "replaced")
 		}
+		window, reserved, err := c.setWindow(es)
+		if err != nil {
+			return err
+		}
 		if turn, err = es.Prepare(ctx, ""); err != nil {
+			if ce := c.overWindow(err, window, reserved); ce != nil && !c.counting {
+				return ce
+			}
 			return failf(http.StatusUnprocessableEntity, "prepare", "ctxhost could not fit the conversation: %v", err)
 		}
 		return nil

@@ -152,6 +152,8 @@ type Handler struct {
 type upstream struct {
 	Upstream
 	base string // without a trailing slash
+	// windows bound each call by the window of the model it names.
+	windows windows
 }
 
 // expectedAssembler is the assembler (and format) whose payload each
@@ -202,7 +204,7 @@ func New(opts Options) (*Handler, error) {
 		if u.Timeout <= 0 {
 			u.Timeout = 10 * time.Minute
 		}
-		h.upstreams[u.Kind] = &upstream{Upstream: u, base: strings.TrimRight(u.BaseURL, "/")}
+		h.upstreams[u.Kind] = &upstream{Upstream: u, base: strings.TrimRight(u.BaseURL, "/"), windows: windowsOf(eng)}
 		h.metrics.declare(u.Name)
 	}
 	return h, nil

@@ -54,9 +54,16 @@ type testPath struct {
 // are saved to a file store (else they are held in memory only).
 func newTestPath(t testing.TB, upstream http.Handler, encoding string, maxAnswer int64, stored bool) *testPath {
 	t.Helper()
+	return newTestPathHCL(t, upstream, fmt.Sprintf(pathHCL, encoding), maxAnswer, stored)
+}
+
+// newTestPathHCL is newTestPath with the configuration hcl, which has
+// pathHCL's three profiles.
+func newTestPathHCL(t testing.TB, upstream http.Handler, hcl string, maxAnswer int64, stored bool) *testPath {
+	t.Helper()
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "c.hcl")
-	if err := os.WriteFile(cfgPath, []byte(fmt.Sprintf(pathHCL, encoding)), 0o600); err != nil {
+	if err := os.WriteFile(cfgPath, []byte(hcl), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cfg, diags := config.Load([]string{cfgPath}, map[string]string{}, nil)

@@ -34,7 +34,7 @@ func newMetrics() *Metrics {
 	}
 	return &Metrics{
 		calls:      counter("ctxhost_upstream_calls_total", "Provider calls received, by upstream and endpoint.", "endpoint"),
-		errors:     counter("ctxhost_upstream_errors_total", "Provider calls that failed, by upstream and reason (upstream_4xx, upstream_429, upstream_5xx, transport, dropped, timeout, bad_request, prepare, record, ...).", "reason"),
+		errors:     counter("ctxhost_upstream_errors_total", "Provider calls that failed, by upstream and reason (upstream_4xx, upstream_429, upstream_5xx, transport, dropped, timeout, bad_request, prepare, context_length, record, ...).", "reason"),
 		callerToks: counter("ctxhost_upstream_caller_tokens_total", "Tokens of the context as the caller sent it (before compaction), by upstream."),
 		sentToks:   counter("ctxhost_upstream_sent_tokens_total", "Tokens of the context ctxhost sent upstream, by upstream."),
 		savedToks:  counter("ctxhost_upstream_saved_tokens_total", "Tokens compaction kept out of the upstream requests, by upstream."),
