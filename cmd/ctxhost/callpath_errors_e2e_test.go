@@ -137,8 +137,13 @@ func TestCallPathUpstreamErrors(t *testing.T) {
 	}
 
 	// every call's log line carries the status the caller got (the 502 of
-	// the dropped answer and the 400 above included)
+	// the dropped answer and the 400 above included); a call's line is
+	// written once its answer is out, so the last may still be on its way
 	for _, want := range []string{"status=502", "status=400", "status=429"} {
+		deadline := time.Now().Add(30 * time.Second)
+		for !strings.Contains(srv.stderr.String(), want) && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
 		if !strings.Contains(srv.stderr.String(), want) {
 			t.Errorf("no call logged with %s", want)
 		}
