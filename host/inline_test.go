@@ -20,12 +20,16 @@ func goroutineID() string {
 	return string(id)
 }
 
-// slowAssembler is a jsonAssembler that takes twice the assembler
-// deadline without watching its context, says whether it runs inline, and
-// remembers the goroutine each call ran on.
+// slowAssembler is a jsonAssembler that answers only after the assembler
+// deadline has passed, says whether it runs inline, and remembers the
+// goroutine each call ran on. Given a deadline, it answers once release is
+// closed (after the deadline, so a loaded machine cannot make the answer
+// and the deadline arrive together); without one, after twice the
+// deadline's length.
 type slowAssembler struct {
 	jsonAssembler
 	inline     bool
+	release    chan struct{}
 	mu         sync.Mutex
 	goroutines []string
 }
@@ -42,7 +46,12 @@ func (a *slowAssembler) Assemble(ctx context.Context, req sdk.AssembleRequest) (
 	a.mu.Lock()
 	a.goroutines = append(a.goroutines, goroutineID())
 	a.mu.Unlock()
-	time.Sleep(2 * retryDeadline)
+	if _, ok := ctx.Deadline(); ok && a.release != nil {
+		<-ctx.Done()
+		<-a.release
+	} else {
+		time.Sleep(2 * retryDeadline)
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.jsonAssembler.Assemble(ctx, req)
@@ -55,12 +64,13 @@ func (a *slowAssembler) Assemble(ctx context.Context, req sdk.AssembleRequest) (
 // goroutine of its own and cut off at its deadline (then retried).
 func TestInlineAssemblerRunsOnTheTurnsGoroutine(t *testing.T) {
 	for _, inline := range []bool{true, false} {
-		asm := &slowAssembler{inline: inline}
+		asm := &slowAssembler{inline: inline, release: make(chan struct{})}
 		s, _ := newTestSession(t, Config{Assembler: asm, AssemblerTimeout: retryDeadline, Format: "json"})
 		if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "hello"}); err != nil {
 			t.Fatal(err)
 		}
 		out, err := s.Prepare(context.Background(), sdk.AgentIdentity{})
+		close(asm.release) // the calls cut off may answer now
 		turn, on := goroutineID(), asm.calledOn()
 		if inline {
 			if err != nil || len(out.Warnings) != 0 {
