@@ -49,6 +49,9 @@ type Session struct {
 	// agent's last one (see Prepared.PayloadID).
 	payloads payloadLinks
 	deep     deepMemo
+	// viewCounts remembers the counts of each agent's view texts (see
+	// textCounts).
+	viewCounts map[string]*textCounts
 }
 
 // countedText is a core text counted once, when it is set.

@@ -55,10 +55,12 @@ func (t *turn) viewFor(agent sdk.AgentIdentity) (*AgentView, error) {
 // session's: it is never masked or compacted (MaxBytes bounds it).
 func (t *turn) viewComponents(v *AgentView) []countedComponent {
 	s := t.s
+	counts := t.viewCounts()
+	counts.newTurn()
 	var out []countedComponent
-	text := func(name string, slot sdk.Slot, t string) {
-		if t != "" {
-			out = append(out, countedComponent{comp: sdk.Component{Name: name, Slot: slot, Text: t}, tokens: s.counter.Count(t)})
+	text := func(name string, slot sdk.Slot, text string) {
+		if text != "" {
+			out = append(out, countedComponent{comp: sdk.Component{Name: name, Slot: slot, Text: text}, tokens: counts.count(s.counter, text)})
 		}
 	}
 	text(sdk.ComponentSystemPrompt, sdk.SlotSystem, v.SystemPrompt)
@@ -76,8 +78,24 @@ func (t *turn) viewHistory(msgs []sdk.Message) countedComponent {
 	s := t.s
 	c := countedComponent{comp: sdk.Component{Name: sdk.ComponentHistory, Slot: sdk.SlotHistory,
 		Messages: append([]sdk.Message{}, msgs...)}, view: true}
+	counts, framing := t.viewCounts(), s.cfg.History.Options.Framing
 	for _, m := range msgs {
-		c.tokens += s.hist.Count(m)
+		c.tokens += counts.message(s.counter, framing, m)
+	}
+	return c
+}
+
+// viewCounts is the memory of the counts of the view texts of the turn's
+// agent (the session is locked for the turn).
+func (t *turn) viewCounts() *textCounts {
+	s := t.s
+	if s.viewCounts == nil {
+		s.viewCounts = map[string]*textCounts{}
+	}
+	c, ok := s.viewCounts[t.agent.Name]
+	if !ok {
+		c = &textCounts{}
+		s.viewCounts[t.agent.Name] = c
 	}
 	return c
 }
