@@ -237,6 +237,7 @@ func (t *pairTable) get(left, right uint32) uint32 {
 // tokenTrie is a byte trie of the vocabulary in breadth-first order, so a
 // node's children are consecutive nodes, sorted by their byte.
 type tokenTrie struct {
+	two   []uint32 // the node of every two-byte prefix, noToken if none
 	first []uint32 // first child of each node
 	count []uint16 // number of children
 	label []byte   // the byte that leads to each node
@@ -268,6 +269,13 @@ func buildTrie(byRank []string) tokenTrie {
 			}
 		}
 		if len(level) == 0 {
+			t.two = make([]uint32, 1<<16)
+			for i := range t.two {
+				t.two[i] = t.child(0, byte(i>>8))
+				if t.two[i] != noToken {
+					t.two[i] = t.child(t.two[i], byte(i))
+				}
+			}
 			return t
 		}
 		id := uint32(len(t.token))
@@ -327,8 +335,22 @@ func (t *tokenTrie) child(node uint32, c byte) uint32 {
 
 // longest returns the longest token that s starts with, or noToken.
 func (t *tokenTrie) longest(s string) uint32 {
-	best, node := noToken, uint32(0)
-	for i := 0; i < len(s); i++ {
+	best, node, i := noToken, uint32(0), 0
+	if len(s) >= 2 { // the first two bytes by one look-up
+		node1 := t.child(0, s[0])
+		if node1 == noToken {
+			return noToken
+		}
+		best = t.token[node1]
+		if node = t.two[int(s[0])<<8|int(s[1])]; node == noToken {
+			return best
+		}
+		if tok := t.token[node]; tok != noToken {
+			best = tok
+		}
+		i = 2
+	}
+	for ; i < len(s); i++ {
 		if node = t.child(node, s[i]); node == noToken {
 			break
 		}
