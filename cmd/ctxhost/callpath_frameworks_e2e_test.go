@@ -226,7 +226,7 @@ func checkFrameworkUpstream(t *testing.T, c frameworkCase, cs []checkLine, turns
 			t.Errorf("turn %d: the system text is not in the request", ch.Turn)
 		}
 		maxTokens = max(maxTokens, ch.Tokens)
-		if ch.Results < ch.Turn-1 {
+		if ch.Results < ch.Turn-1 || ch.Masked > 0 { // results omitted, or masked (older outputs are masked first)
 			compacted++
 		}
 		if ch.Stream {
@@ -243,6 +243,14 @@ func checkFrameworkUpstream(t *testing.T, c frameworkCase, cs []checkLine, turns
 	if len(cs) > 0 {
 		last = cs[len(cs)-1].Results
 	}
-	t.Logf("%s: %d requests (%d streamed), largest %d tokens of 8192, %d compacted, %d with the system text, last carries %d of %d tool results",
-		c.endpoint, len(cs), streamed, maxTokens, compacted, withSystem, last, turns-1)
+	t.Logf("%s: %d requests (%d streamed), largest %d tokens of 8192, %d compacted, %d with the system text, last carries %d of %d tool results (%d masked)",
+		c.endpoint, len(cs), streamed, maxTokens, compacted, withSystem, last, turns-1, lastMasked(cs))
+}
+
+// lastMasked is how many outputs the last request carried masked.
+func lastMasked(cs []checkLine) int {
+	if len(cs) == 0 {
+		return 0
+	}
+	return cs[len(cs)-1].Masked
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -99,6 +100,7 @@ func replayTrajectories(t *testing.T, callpath string, trajs []string, demo stri
 		calls      int
 		callerToks []int // the caller's conversation at each call, by the stand-in's rule
 		callerMsgs []int // and its messages
+		reserve    int   // the answer's room: what the calls ask for, else the profile's
 	}
 	var runs []run
 	for _, path := range trajs {
@@ -125,6 +127,9 @@ func replayTrajectories(t *testing.T, callpath string, trajs []string, demo stri
 						continue
 					}
 					stream := r.calls%3 == 2
+					if r.calls == 0 {
+						r.reserve = askedReserve(t, conv.Body(k, stream), 1024)
+					}
 					if err := replay.Call(http.DefaultClient, base, d, conv.Body(k, stream), conv.Replies[k], stream); err != nil {
 						t.Fatal(err)
 					}
@@ -162,7 +167,7 @@ func replayTrajectories(t *testing.T, callpath string, trajs []string, demo stri
 			}
 			most = max(most, c.Tokens)
 			runMasked = max(runMasked, c.Masked)
-			if r.callerToks[i] > window-1024 { // the conversation as sent would not leave the answer its room
+			if r.callerToks[i] > window-r.reserve { // the conversation as sent would not leave the answer its room
 				outgrew++
 				// Gemini's function calls and results are counted as the
 				// stand-in reads them back (protojson), not as sent, so
@@ -204,4 +209,32 @@ func slicesMax(xs []int) int {
 		m = max(m, x)
 	}
 	return m
+}
+
+// askedReserve is the room a call body asks for its answer (max_tokens,
+// max_output_tokens or generationConfig.maxOutputTokens), which the call
+// path reserves in place of the profile's reserved_for_response; def when
+// the body sets none.
+func askedReserve(t *testing.T, body map[string]any, def int) int {
+	t.Helper()
+	raw, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b struct {
+		MaxTokens        int `json:"max_tokens"`
+		MaxOutputTokens  int `json:"max_output_tokens"`
+		GenerationConfig struct {
+			MaxOutputTokens int `json:"maxOutputTokens"`
+		} `json:"generationConfig"`
+	}
+	if err := json.Unmarshal(raw, &b); err != nil {
+		t.Fatalf("a replayed call's body: %v", err)
+	}
+	for _, n := range []int{b.MaxTokens, b.MaxOutputTokens, b.GenerationConfig.MaxOutputTokens} {
+		if n > 0 {
+			return n
+		}
+	}
+	return def
 }
