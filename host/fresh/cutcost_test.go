@@ -6,23 +6,8 @@ import (
 
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/tokenizer"
+	"github.com/ctxhost/ctxhost/tokenizer/tokenizertest"
 )
-
-// tallyCounter adds up the bytes of every text handed to its counter.
-type tallyCounter struct {
-	tokenizer.Cutter
-	bytes int
-}
-
-func (c *tallyCounter) Count(text string) int {
-	c.bytes += len(text)
-	return c.Cutter.Count(text)
-}
-
-func (c *tallyCounter) Prefix(text string, n int) (int, int) {
-	c.bytes += len(text)
-	return c.Cutter.Prefix(text, n)
-}
 
 // TestCutToReadsTheTextAFewTimes cuts a 256 KB component of lines to half
 // its tokens: the items kept are those a binary search on their number
@@ -38,15 +23,15 @@ func TestCutToReadsTheTextAFewTimes(t *testing.T) {
 		sb.WriteString(strings.Repeat("word ", i%17) + "line\n")
 	}
 	text := strings.TrimSuffix(sb.String(), "\n")
-	c := &tallyCounter{Cutter: cl.(tokenizer.Cutter)}
+	c := &tokenizertest.Tally{Cutter: cl.(tokenizer.Cutter)}
 	b, err := NewTokenBudgeter(Fixed{}, nil, c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	limit := cl.Count(text) / 2
 	cut, kept, tokens := b.CutTo(sdk.Component{Name: "notes", Text: text}, limit)
-	if ratio := float64(c.bytes) / float64(len(text)); ratio > 4 {
-		t.Errorf("the cut tokenized %d bytes, %.1f times the text", c.bytes, ratio)
+	if ratio := float64(c.Bytes) / float64(len(text)); ratio > 4 {
+		t.Errorf("the cut tokenized %d bytes, %.1f times the text", c.Bytes, ratio)
 	} else {
 		t.Logf("the cut tokenized %.2f times the text", ratio)
 	}

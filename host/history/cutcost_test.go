@@ -8,29 +8,8 @@ import (
 
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/tokenizer"
+	"github.com/ctxhost/ctxhost/tokenizer/tokenizertest"
 )
-
-// tallyCounter adds up the bytes of every text handed to its counter (for
-// Prefix and Suffix too, which read a text once).
-type tallyCounter struct {
-	tokenizer.Cutter
-	bytes int
-}
-
-func (c *tallyCounter) Count(text string) int {
-	c.bytes += len(text)
-	return c.Cutter.Count(text)
-}
-
-func (c *tallyCounter) Prefix(text string, n int) (int, int) {
-	c.bytes += len(text)
-	return c.Cutter.Prefix(text, n)
-}
-
-func (c *tallyCounter) Suffix(text string, n int) (int, int) {
-	c.bytes += len(text)
-	return c.Cutter.Suffix(text, n)
-}
 
 // TestCutReadsTheMessageAFewTimes cuts a 256 KB tool result to about half
 // its tokens and tallies the bytes the cut hands to the tokenizer: a few
@@ -53,17 +32,17 @@ func TestCutReadsTheMessageAFewTimes(t *testing.T) {
 		"base64":     base64.StdEncoding.EncodeToString(raw)[:size],
 		"words":      strings.Repeat("the quick brown fox jumps over the lazy dog\n", size/44),
 	} {
-		c := &tallyCounter{Cutter: cl.(tokenizer.Cutter)}
+		c := &tokenizertest.Tally{Cutter: cl.(tokenizer.Cutter)}
 		h := New(c, Options{PreserveRecent: 1})
 		mustAdd(t, h, user("the task"), call("look", sdk.ToolCall{ID: "c1", Name: "bash"}), result("c1", out), user("go on"))
 		before := h.ViewTokens()
-		c.bytes = 0
+		c.Bytes = 0
 		step := h.Cut(before / 2)
 		if len(step.CutIDs) != 1 || step.Freed < before/2 {
 			t.Fatalf("%s: Cut(%d) = %+v", name, before/2, step)
 		}
-		if ratio := float64(c.bytes) / float64(len(out)); ratio > 4 {
-			t.Errorf("%s: the cut tokenized %d bytes, %.1f times the message", name, c.bytes, ratio)
+		if ratio := float64(c.Bytes) / float64(len(out)); ratio > 4 {
+			t.Errorf("%s: the cut tokenized %d bytes, %.1f times the message", name, c.Bytes, ratio)
 		} else {
 			t.Logf("%s: the cut tokenized %.2f times the message", name, ratio)
 		}
