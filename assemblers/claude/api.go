@@ -1,10 +1,10 @@
 package claude
 
 import (
-	"encoding/json"
 	"strconv"
 	"strings"
 
+	"github.com/ctxhost/ctxhost/provider/anthropic"
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/sdk/assembly"
 )
@@ -12,69 +12,6 @@ import (
 // ContinuationText opens the messages when the history starts with an
 // assistant turn: the Messages API wants the first message from the user.
 const ContinuationText = "(continued)"
-
-// Anthropic roles.
-const (
-	roleUser      = "user"
-	roleAssistant = "assistant"
-)
-
-// messagesRequest is the JSON body of the Messages API; field order is
-// fixed by the struct, so the bytes are deterministic.
-type messagesRequest struct {
-	Model     string `json:"model"`
-	MaxTokens int    `json:"max_tokens"`
-	System    any    `json:"system,omitempty"` // a string, or text blocks when cached
-	// Tools and ToolChoice are written by appendTools; here for decoding.
-	Tools      []claudeTool  `json:"tools,omitempty"`
-	ToolChoice *claudeChoice `json:"tool_choice,omitempty"`
-	Messages   []*message    `json:"messages"`
-}
-
-// cacheControl marks a prompt-caching breakpoint: the provider caches the
-// prompt up to and including the block that carries it.
-type cacheControl struct {
-	Type string `json:"type"`
-}
-
-var ephemeral = &cacheControl{Type: "ephemeral"}
-
-type message struct {
-	Role    string  `json:"role"`
-	Content []block `json:"content"`
-}
-
-// block is a content block: text, tool_use or tool_result.
-type block struct {
-	Type      string          `json:"type"`
-	Text      *string         `json:"text,omitempty"`
-	ID        string          `json:"id,omitempty"`
-	Name      string          `json:"name,omitempty"`
-	Input     json.RawMessage `json:"input,omitempty"`
-	ToolUseID string          `json:"tool_use_id,omitempty"`
-	Content   any             `json:"content,omitempty"`  // a tool result's string or blocks
-	IsError   bool            `json:"is_error,omitempty"` // a tool result that is the tool's failure
-	Source    *source         `json:"source,omitempty"`   // image, document
-	Title     string          `json:"title,omitempty"`    // document
-	Thinking  *string         `json:"thinking,omitempty"`
-	Signature string          `json:"signature,omitempty"` // thinking
-	Data      string          `json:"data,omitempty"`      // redacted thinking
-	// CacheControl marks a breakpoint (see buildRequest).
-	CacheControl *cacheControl `json:"cache_control,omitempty"`
-	// opaque is a block of Anthropic's the host carries without reading
-	// it (sdk.PartOpaque): its JSON, sent as it is (never a breakpoint).
-	opaque json.RawMessage
-}
-
-// encodeBlock is a block's JSON: an opaque block's own.
-func encodeBlock(b block) ([]byte, error) {
-	if b.opaque != nil {
-		return b.opaque, nil
-	}
-	return assembly.Marshal(b)
-}
-
-func textBlock(s string) block { return block{Type: "text", Text: &s} }
 
 // buildRequest builds the Messages API body:
 //   - system: the system body, left out when empty;
@@ -143,9 +80,9 @@ func (c *caches) buildRequest(p assembly.Parts, req sdk.AssembleRequest) (sdk.As
 	if p.System != "" {
 		var system any = p.System
 		if cache {
-			blk := textBlock(p.System)
-			blk.CacheControl = ephemeral
-			system = []block{blk}
+			blk := anthropic.TextBlock(p.System)
+			blk.CacheControl = anthropic.Ephemeral
+			system = []anthropic.Block{blk}
 		}
 		if prefix, err = assembly.AppendField(prefix, "system", system); err != nil {
 			return sdk.AssembleResult{}, err
@@ -155,7 +92,7 @@ func (c *caches) buildRequest(p assembly.Parts, req sdk.AssembleRequest) (sdk.As
 	if err != nil {
 		return sdk.AssembleResult{}, err
 	}
-	if prefix, err = appendTools(prefix, tools); err != nil {
+	if prefix, err = anthropic.AppendTools(prefix, tools); err != nil {
 		return sdk.AssembleResult{}, err
 	}
 	prefix = append(prefix, `"messages":[`...)
@@ -179,8 +116,8 @@ func (c *caches) buildRequest(p assembly.Parts, req sdk.AssembleRequest) (sdk.As
 				// A breakpoint: the marker closing the compacted region, or
 				// the rolling tail of the history.
 				blk := f.blocks[k]
-				blk.CacheControl = ephemeral
-				if e, err = encodeBlock(blk); err != nil {
+				blk.CacheControl = anthropic.Ephemeral
+				if e, err = anthropic.EncodeBlock(blk); err != nil {
 					return sdk.AssembleResult{}, err
 				}
 			}
@@ -189,11 +126,11 @@ func (c *caches) buildRequest(p assembly.Parts, req sdk.AssembleRequest) (sdk.As
 	}
 	for _, text := range []string{p.ContextBlock(), p.Input} {
 		if text != "" {
-			e, err := assembly.Marshal(textBlock(text))
+			e, err := assembly.Marshal(anthropic.TextBlock(text))
 			if err != nil {
 				return sdk.AssembleResult{}, err
 			}
-			b = addBlock(b, &st.role, roleUser, e)
+			b = addBlock(b, &st.role, anthropic.RoleUser, e)
 		}
 	}
 	if st.role != "" {
@@ -240,8 +177,8 @@ func joinFragment(b []byte, st *joinState, i int, f fragment) []byte {
 	for k, e := range f.enc {
 		if i == st.marker {
 			blk := f.blocks[k]
-			blk.CacheControl = ephemeral
-			e, _ = encodeBlock(blk) // the marker's is a text block, which always encodes
+			blk.CacheControl = anthropic.Ephemeral
+			e, _ = anthropic.EncodeBlock(blk) // the marker's is a text block, which always encodes
 		}
 		b = addBlock(b, &st.role, f.role, e)
 	}
@@ -256,8 +193,8 @@ func addBlock(b []byte, role *string, r string, enc []byte) []byte {
 	switch {
 	case r == *role:
 		b = append(b, ',')
-	case *role == "" && r == roleAssistant:
-		cont, _ := assembly.Marshal(textBlock(ContinuationText)) // a string always encodes
+	case *role == "" && r == anthropic.RoleAssistant:
+		cont, _ := assembly.Marshal(anthropic.TextBlock(ContinuationText)) // a string always encodes
 		b = append(b, `{"role":"user","content":[`...)
 		b = append(b, cont...)
 		b = append(b, `]},`...)
@@ -276,7 +213,7 @@ func addBlock(b []byte, role *string, r string, enc []byte) []byte {
 // (the omitted-messages marker is one), a breakpoint when it is the last.
 type fragment struct {
 	role   string
-	blocks []block
+	blocks []anthropic.Block
 	enc    [][]byte
 	marker bool
 	err    error
@@ -287,58 +224,30 @@ func deriveFragment(i int, m sdk.Message, ctx *assembly.MessageContext) fragment
 	if assembly.IsBlank(m) {
 		return fragment{}
 	}
-	f := fragment{role: roleUser}
+	f := fragment{role: anthropic.RoleUser}
 	switch m.Role {
 	case sdk.RoleAssistant:
-		f.role, f.blocks = roleAssistant, assistantBlocks(m)
+		f.role, f.blocks = anthropic.RoleAssistant, anthropic.AssistantBlocks(m)
 	case sdk.RoleTool:
 		if at := ctx.FirstCall(m.ToolCallID, sdk.RoleAssistant); at < 0 || at >= i { // its tool_use was cut off: keep it as text
-			f.blocks = []block{textBlock(ctx.RenderMessage(m))}
+			f.blocks = []anthropic.Block{anthropic.TextBlock(ctx.RenderMessage(m))}
 		} else {
-			f.blocks = []block{toolResult(m)}
+			f.blocks = []anthropic.Block{anthropic.ToolResult(m)}
 		}
 	case sdk.RoleUser:
-		f.blocks = userBlocks(m)
+		f.blocks = anthropic.UserBlocks(m)
 	default:
-		f.blocks, f.marker = []block{textBlock(m.Content)}, true
+		f.blocks, f.marker = []anthropic.Block{anthropic.TextBlock(m.Content)}, true
 	}
 	f.enc = make([][]byte, len(f.blocks))
 	for k, blk := range f.blocks {
-		enc, err := encodeBlock(blk)
+		enc, err := anthropic.EncodeBlock(blk)
 		if err != nil {
 			return fragment{err: err}
 		}
 		f.enc[k] = enc
 	}
 	return f
-}
-
-func assistantBlocks(m sdk.Message) []block {
-	var blocks []block
-	if strings.TrimSpace(m.Content) != "" {
-		blocks = append(blocks, textBlock(m.Content))
-	}
-	for pass := 0; pass < 2; pass++ { // thinking first, as the API wants it
-		for _, p := range m.Parts {
-			if p.IsMedia() || p.IsReasoning() != (pass == 0) {
-				continue
-			}
-			if b, ok := partBlock(p); ok {
-				blocks = append(blocks, b)
-			}
-		}
-	}
-	for _, tc := range m.ToolCalls {
-		blocks = append(blocks, block{Type: "tool_use", ID: tc.ID, Name: tc.Name, Input: assembly.ArgsObject(tc.Arguments)})
-	}
-	return blocks
-}
-
-// toolResult is a tool_result block; empty content is left out, as the
-// API allows. A message marked sdk.MetaToolError says is_error.
-func toolResult(m sdk.Message) block {
-	return block{Type: "tool_result", ToolUseID: m.ToolCallID, Content: toolResultContent(m),
-		IsError: m.Metadata[sdk.MetaToolError] == "true"}
 }
 
 // cacheOption reads the cache option: on unless "off".

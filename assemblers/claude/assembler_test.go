@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/ctxhost/ctxhost/provider/anthropic"
 	"strings"
 	"testing"
 
@@ -23,11 +24,11 @@ func assemble(t *testing.T, req sdk.AssembleRequest, format string) sdk.Assemble
 // the Messages API's shape rules: first message from the user, roles
 // strictly alternating, no empty message, no empty text block, and every
 // tool_use answered by a tool_result in the next (user) message.
-func decodeStrict(t *testing.T, payload []byte) messagesRequest {
+func decodeStrict(t *testing.T, payload []byte) anthropic.Request {
 	t.Helper()
 	dec := json.NewDecoder(bytes.NewReader(payload))
 	dec.DisallowUnknownFields()
-	var req messagesRequest
+	var req anthropic.Request
 	if err := dec.Decode(&req); err != nil {
 		t.Fatalf("payload does not decode: %v\n%s", err, payload)
 	}
@@ -35,7 +36,7 @@ func decodeStrict(t *testing.T, payload []byte) messagesRequest {
 		t.Errorf("model %q, max_tokens %d", req.Model, req.MaxTokens)
 	}
 	for i, m := range req.Messages {
-		if i == 0 && m.Role != roleUser {
+		if i == 0 && m.Role != anthropic.RoleUser {
 			t.Errorf("first message is from %q", m.Role)
 		}
 		if i > 0 && req.Messages[i-1].Role == m.Role {
@@ -47,7 +48,7 @@ func decodeStrict(t *testing.T, payload []byte) messagesRequest {
 		seenOther := false
 		for _, b := range m.Content {
 			thinking := b.Type == "thinking" || b.Type == "redacted_thinking"
-			if thinking && (m.Role != roleAssistant || seenOther) {
+			if thinking && (m.Role != anthropic.RoleAssistant || seenOther) {
 				t.Errorf("message %d (%s): a %s block must open an assistant message", i, m.Role, b.Type)
 			}
 			seenOther = seenOther || !thinking
@@ -57,7 +58,7 @@ func decodeStrict(t *testing.T, payload []byte) messagesRequest {
 			if b.Type == "text" && (b.Text == nil || strings.TrimSpace(*b.Text) == "") {
 				t.Errorf("message %d has an empty text block", i)
 			}
-			if b.Type == "tool_use" && m.Role != roleAssistant || b.Type == "tool_result" && m.Role != roleUser {
+			if b.Type == "tool_use" && m.Role != anthropic.RoleAssistant || b.Type == "tool_result" && m.Role != anthropic.RoleUser {
 				t.Errorf("message %d (%s) carries a %s block", i, m.Role, b.Type)
 			}
 		}
@@ -90,7 +91,7 @@ func decodeStrict(t *testing.T, payload []byte) messagesRequest {
 	return req
 }
 
-func hasToolUse(m *message, id string) bool {
+func hasToolUse(m *anthropic.Message, id string) bool {
 	for _, b := range m.Content {
 		if b.Type == "tool_use" && b.ID == id {
 			return true

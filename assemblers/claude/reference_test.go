@@ -2,6 +2,7 @@ package claude
 
 import (
 	"context"
+	"github.com/ctxhost/ctxhost/provider/anthropic"
 	"testing"
 
 	"github.com/ctxhost/ctxhost/sdk"
@@ -20,27 +21,27 @@ func referenceRequest(p assembly.Parts, req sdk.AssembleRequest) ([]byte, error)
 	if err != nil {
 		return nil, err
 	}
-	body := messagesRequest{Model: req.Options[OptionModel], MaxTokens: maxTokens, Messages: []*message{}}
+	body := anthropic.Request{Model: req.Options[OptionModel], MaxTokens: maxTokens, Messages: []*anthropic.Message{}}
 	if p.System != "" {
 		body.System = p.System
 		if cache {
-			b := textBlock(p.System)
-			b.CacheControl = ephemeral
-			body.System = []block{b}
+			b := anthropic.TextBlock(p.System)
+			b.CacheControl = anthropic.Ephemeral
+			body.System = []anthropic.Block{b}
 		}
 	}
 	if body.Model == "" {
 		body.Model = DefaultModel
 	}
-	add := func(role string, blocks ...block) {
+	add := func(role string, blocks ...anthropic.Block) {
 		if n := len(body.Messages); n > 0 && body.Messages[n-1].Role == role {
 			body.Messages[n-1].Content = append(body.Messages[n-1].Content, blocks...)
 			return
 		}
-		if len(body.Messages) == 0 && role == roleAssistant {
-			body.Messages = append(body.Messages, &message{Role: roleUser, Content: []block{textBlock(ContinuationText)}})
+		if len(body.Messages) == 0 && role == anthropic.RoleAssistant {
+			body.Messages = append(body.Messages, &anthropic.Message{Role: anthropic.RoleUser, Content: []anthropic.Block{anthropic.TextBlock(ContinuationText)}})
 		}
-		body.Messages = append(body.Messages, &message{Role: role, Content: blocks})
+		body.Messages = append(body.Messages, &anthropic.Message{Role: role, Content: blocks})
 	}
 	toolNames := assembly.ToolNames(p.History)
 	called := map[string]bool{}
@@ -51,36 +52,36 @@ func referenceRequest(p assembly.Parts, req sdk.AssembleRequest) ([]byte, error)
 		}
 		switch m.Role {
 		case sdk.RoleAssistant:
-			add(roleAssistant, assistantBlocks(m)...)
+			add(anthropic.RoleAssistant, anthropic.AssistantBlocks(m)...)
 			for _, tc := range m.ToolCalls {
 				called[tc.ID] = true
 			}
 		case sdk.RoleTool:
 			if !called[m.ToolCallID] { // its tool_use was cut off: keep it as text
-				add(roleUser, textBlock(assembly.RenderMessage(m, toolNames)))
+				add(anthropic.RoleUser, anthropic.TextBlock(assembly.RenderMessage(m, toolNames)))
 				continue
 			}
-			add(roleUser, toolResult(m))
+			add(anthropic.RoleUser, anthropic.ToolResult(m))
 		case sdk.RoleUser:
-			add(roleUser, textBlock(assembly.UserText(m)))
+			add(anthropic.RoleUser, anthropic.TextBlock(assembly.UserText(m)))
 		default:
-			add(roleUser, textBlock(m.Content))
+			add(anthropic.RoleUser, anthropic.TextBlock(m.Content))
 			markerMsg = len(body.Messages) - 1
 			markerBlock = len(body.Messages[markerMsg].Content) - 1
 		}
 	}
 	if cache && len(body.Messages) > 0 {
 		if markerMsg >= 0 {
-			body.Messages[markerMsg].Content[markerBlock].CacheControl = ephemeral
+			body.Messages[markerMsg].Content[markerBlock].CacheControl = anthropic.Ephemeral
 		}
 		last := body.Messages[len(body.Messages)-1]
-		last.Content[len(last.Content)-1].CacheControl = ephemeral
+		last.Content[len(last.Content)-1].CacheControl = anthropic.Ephemeral
 	}
 	if b := p.ContextBlock(); b != "" {
-		add(roleUser, textBlock(b))
+		add(anthropic.RoleUser, anthropic.TextBlock(b))
 	}
 	if p.Input != "" {
-		add(roleUser, textBlock(p.Input))
+		add(anthropic.RoleUser, anthropic.TextBlock(p.Input))
 	}
 	return assembly.Marshal(body)
 }

@@ -3,44 +3,10 @@ package codex
 import (
 	"strings"
 
+	"github.com/ctxhost/ctxhost/provider/openai"
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/sdk/assembly"
 )
-
-// chatRequest is the JSON body of Chat Completions; field order is fixed by
-// the struct, so the bytes are deterministic.
-type chatRequest struct {
-	Model          string        `json:"model"`
-	Messages       []chatMessage `json:"messages"`
-	PromptCacheKey string        `json:"prompt_cache_key,omitempty"`
-}
-
-type chatMessage struct {
-	Role       string     `json:"role"`
-	Content    any        `json:"content,omitempty"` // string or []contentPart; nil left out
-	ToolCalls  []toolCall `json:"tool_calls,omitempty"`
-	ToolCallID *string    `json:"tool_call_id,omitempty"`
-}
-
-// contentPart is a text part of a user message's content array.
-type contentPart struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-}
-
-type toolCall struct {
-	ID       string   `json:"id"`
-	Type     string   `json:"type"`
-	Function function `json:"function"`
-}
-
-type function struct {
-	Name      string `json:"name"`
-	Arguments string `json:"arguments"`
-}
-
-// text returns a pointer to s, for fields that are left out when nil.
-func text(s string) *string { return &s }
 
 // buildRequest builds the Chat Completions body:
 //   - a "system" message with the system body, left out when empty;
@@ -91,7 +57,7 @@ func (c *caches) buildRequest(req sdk.AssembleRequest, p assembly.Parts, model, 
 	prefix = append(prefix, `,"messages":[`...)
 	st := joinState{failed: -1}
 	if p.System != "" {
-		if enc, err = assembly.Marshal(chatMessage{Role: sdk.RoleSystem, Content: p.System}); err != nil {
+		if enc, err = assembly.Marshal(openai.Message{Role: sdk.RoleSystem, Content: p.System}); err != nil {
 			return sdk.AssembleResult{}, err
 		}
 		prefix = joinMessage(prefix, &st, 0, fragment{enc: enc})
@@ -102,11 +68,11 @@ func (c *caches) buildRequest(req sdk.AssembleRequest, p assembly.Parts, model, 
 	}
 	n := st.n
 	b := make([]byte, 0, 64+len(p.Input))
-	var final *chatMessage
-	if last := finalContent(p.ContextBlock(), p.Input); last != nil {
-		final = &chatMessage{Role: sdk.RoleUser, Content: last}
+	var final *openai.Message
+	if last := openai.FinalContent(p.ContextBlock(), p.Input); last != nil {
+		final = &openai.Message{Role: sdk.RoleUser, Content: last}
 	} else if n == 0 {
-		final = &chatMessage{Role: sdk.RoleUser, Content: ""}
+		final = &openai.Message{Role: sdk.RoleUser, Content: ""}
 	}
 	if final != nil {
 		if enc, err = assembly.Marshal(final); err != nil {
@@ -119,7 +85,7 @@ func (c *caches) buildRequest(req sdk.AssembleRequest, p assembly.Parts, model, 
 	if err != nil {
 		return sdk.AssembleResult{}, err
 	}
-	if b, err = appendTools(b, tools); err != nil {
+	if b, err = openai.AppendTools(b, tools); err != nil {
 		return sdk.AssembleResult{}, err
 	}
 	if key := strings.TrimSpace(cacheKey); key != "" {
@@ -167,48 +133,10 @@ func deriveFragment(i int, m sdk.Message, ctx *assembly.MessageContext) fragment
 	if assembly.IsBlank(m) {
 		return fragment{}
 	}
-	msg := historyMessage(m)
+	msg := openai.HistoryMessage(m)
 	if at := ctx.FirstCall(m.ToolCallID, ""); m.Role == sdk.RoleTool && (at < 0 || at > i) { // its call was cut off: keep it as text
-		msg = chatMessage{Role: sdk.RoleUser, Content: ctx.RenderMessage(m)}
+		msg = openai.Message{Role: sdk.RoleUser, Content: ctx.RenderMessage(m)}
 	}
 	enc, err := assembly.Marshal(msg)
 	return fragment{enc: enc, err: err}
-}
-
-// finalContent is the content of the final user message, nil when there
-// is neither context nor input.
-func finalContent(block, input string) any {
-	switch {
-	case block != "" && input != "":
-		return []contentPart{{Type: "text", Text: block}, {Type: "text", Text: input}}
-	case block != "":
-		return block
-	case input != "":
-		return input
-	}
-	return nil
-}
-
-func historyMessage(m sdk.Message) chatMessage {
-	switch m.Role {
-	case sdk.RoleAssistant:
-		out := chatMessage{Role: sdk.RoleAssistant}
-		if content := textOf(m); strings.TrimSpace(content) != "" || len(m.ToolCalls) == 0 {
-			out.Content = content
-		}
-		for _, tc := range m.ToolCalls {
-			args := tc.Arguments
-			if strings.TrimSpace(args) == "" {
-				args = "{}"
-			}
-			out.ToolCalls = append(out.ToolCalls, toolCall{ID: tc.ID, Type: "function", Function: function{Name: tc.Name, Arguments: args}})
-		}
-		return out
-	case sdk.RoleTool:
-		return chatMessage{Role: sdk.RoleTool, Content: textOf(m), ToolCallID: text(m.ToolCallID)}
-	case sdk.RoleUser:
-		return chatMessage{Role: sdk.RoleUser, Content: userContent(m)}
-	default:
-		return chatMessage{Role: sdk.RoleSystem, Content: m.Content}
-	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/ctxhost/ctxhost/provider/openai"
 	"strings"
 	"testing"
 
@@ -63,13 +64,13 @@ func TestToolCallShape(t *testing.T) {
 	}}}
 	payload := assemble(t, req, FormatAPI).Payload
 	validate(t, payload)
-	var got chatRequest
+	var got openai.Request
 	if err := json.Unmarshal(payload, &got); err != nil {
 		t.Fatal(err)
 	}
 	c1 := "c1"
-	want := chatRequest{Model: DefaultModel, Messages: []chatMessage{
-		{Role: "assistant", ToolCalls: []toolCall{{ID: "c1", Type: "function", Function: function{Name: "ls", Arguments: "{}"}}}},
+	want := openai.Request{Model: DefaultModel, Messages: []openai.Message{
+		{Role: "assistant", ToolCalls: []openai.ToolCall{{ID: "c1", Type: "function", Function: openai.Function{Name: "ls", Arguments: "{}"}}}},
 		{Role: "tool", Content: "", ToolCallID: &c1},
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -79,7 +80,7 @@ func TestToolCallShape(t *testing.T) {
 
 func TestModelOption(t *testing.T) {
 	req := sdk.AssembleRequest{Options: map[string]string{OptionModel: "o3"}}
-	var got chatRequest
+	var got openai.Request
 	if err := json.Unmarshal(assemble(t, req, FormatAPI).Payload, &got); err != nil || got.Model != "o3" {
 		t.Errorf("model = %q (err %v)", got.Model, err)
 	}

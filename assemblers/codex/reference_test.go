@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"github.com/ctxhost/ctxhost/provider/openai"
 	"strings"
 	"testing"
 
@@ -15,9 +16,9 @@ func referenceRequest(p assembly.Parts, model, cacheKey string) ([]byte, error) 
 	if model = strings.TrimSpace(model); model == "" {
 		model = DefaultModel
 	}
-	body := chatRequest{Model: model, PromptCacheKey: strings.TrimSpace(cacheKey)}
+	body := openai.Request{Model: model, PromptCacheKey: strings.TrimSpace(cacheKey)}
 	if p.System != "" {
-		body.Messages = append(body.Messages, chatMessage{Role: sdk.RoleSystem, Content: p.System})
+		body.Messages = append(body.Messages, openai.Message{Role: sdk.RoleSystem, Content: p.System})
 	}
 	toolNames := assembly.ToolNames(p.History)
 	called := map[string]bool{}
@@ -29,15 +30,15 @@ func referenceRequest(p assembly.Parts, model, cacheKey string) ([]byte, error) 
 			called[tc.ID] = true
 		}
 		if m.Role == sdk.RoleTool && !called[m.ToolCallID] { // its call was cut off: keep it as text
-			body.Messages = append(body.Messages, chatMessage{Role: sdk.RoleUser, Content: assembly.RenderMessage(m, toolNames)})
+			body.Messages = append(body.Messages, openai.Message{Role: sdk.RoleUser, Content: assembly.RenderMessage(m, toolNames)})
 			continue
 		}
-		body.Messages = append(body.Messages, historyMessage(m))
+		body.Messages = append(body.Messages, openai.HistoryMessage(m))
 	}
-	if last := finalContent(p.ContextBlock(), p.Input); last != nil {
-		body.Messages = append(body.Messages, chatMessage{Role: sdk.RoleUser, Content: last})
+	if last := openai.FinalContent(p.ContextBlock(), p.Input); last != nil {
+		body.Messages = append(body.Messages, openai.Message{Role: sdk.RoleUser, Content: last})
 	} else if len(body.Messages) == 0 {
-		body.Messages = append(body.Messages, chatMessage{Role: sdk.RoleUser, Content: ""})
+		body.Messages = append(body.Messages, openai.Message{Role: sdk.RoleUser, Content: ""})
 	}
 	return assembly.Marshal(body)
 }

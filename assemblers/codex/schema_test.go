@@ -3,6 +3,7 @@ package codex
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/ctxhost/ctxhost/provider/openai"
 	"os"
 	"path/filepath"
 	"sync"
@@ -70,7 +71,7 @@ func validate(t *testing.T, payload []byte) {
 // which the API rejects and the schema cannot express.
 func checkToolPairs(t *testing.T, payload []byte) {
 	t.Helper()
-	var body chatRequest
+	var body openai.Request
 	if err := json.Unmarshal(payload, &body); err != nil {
 		t.Fatalf("decode payload: %v", err)
 	}

@@ -1,89 +1,10 @@
 package gemini
 
 import (
-	"encoding/json"
-	"strings"
-
+	"github.com/ctxhost/ctxhost/provider/gemini"
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/sdk/assembly"
 )
-
-// Gemini roles.
-const (
-	roleUser  = "user"
-	roleModel = "model"
-)
-
-// generateContentRequest is the JSON body of generateContent; field order
-// is fixed by the struct, so the bytes are deterministic.
-type generateContentRequest struct {
-	Model             string     `json:"model,omitempty"`
-	SystemInstruction *content   `json:"systemInstruction,omitempty"`
-	Contents          []*content `json:"contents"`
-}
-
-type content struct {
-	Role  string `json:"role,omitempty"`
-	Parts []part `json:"parts"`
-}
-
-type part struct {
-	Text             *string           `json:"text,omitempty"`
-	Thought          bool              `json:"thought,omitempty"`
-	ThoughtSignature string            `json:"thoughtSignature,omitempty"`
-	InlineData       *blob             `json:"inlineData,omitempty"`
-	FileData         *fileRef          `json:"fileData,omitempty"`
-	FunctionCall     *functionCall     `json:"functionCall,omitempty"`
-	FunctionResponse *functionResponse `json:"functionResponse,omitempty"`
-	// opaque is a part of Gemini's own the host carries without reading
-	// it (sdk.PartOpaque): its JSON, sent as it is.
-	opaque json.RawMessage
-}
-
-// marshalParts encodes parts as a JSON array, opaque parts as they are.
-func marshalParts(parts []part) ([]byte, error) {
-	plain := true
-	for i := range parts {
-		plain = plain && parts[i].opaque == nil
-	}
-	if plain {
-		return assembly.Marshal(parts)
-	}
-	b := []byte{'['}
-	for i := range parts {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		if parts[i].opaque != nil {
-			b = append(b, parts[i].opaque...)
-			continue
-		}
-		enc, err := assembly.Marshal(parts[i])
-		if err != nil {
-			return nil, err
-		}
-		b = append(b, enc...)
-	}
-	return append(b, ']'), nil
-}
-
-type functionCall struct {
-	ID   string          `json:"id,omitempty"`
-	Name string          `json:"name"`
-	Args json.RawMessage `json:"args"`
-}
-
-type functionResponse struct {
-	ID       string `json:"id,omitempty"`
-	Name     string `json:"name"`
-	Response any    `json:"response"` // a resultEnvelope, or the result's own JSON object
-}
-
-type resultEnvelope struct {
-	Content string `json:"content"`
-}
-
-func textPart(s string) part { return part{Text: &s} }
 
 // buildRequest builds the generateContent body:
 //   - systemInstruction: the system body, left out when empty;
@@ -120,13 +41,13 @@ func (c *caches) buildRequest(req sdk.AssembleRequest, p assembly.Parts, model s
 	frags := c.apiCache.Derive(req, p.History, deriveFragment)
 	prefix := append(make([]byte, 0, 64+len(p.System)), "{"...)
 	var err error
-	if name := modelName(model); name != "" {
+	if name := gemini.ModelName(model); name != "" {
 		if prefix, err = assembly.AppendField(prefix, "model", name); err != nil {
 			return sdk.AssembleResult{}, err
 		}
 	}
 	if p.System != "" {
-		if prefix, err = assembly.AppendField(prefix, "systemInstruction", &content{Parts: []part{textPart(p.System)}}); err != nil {
+		if prefix, err = assembly.AppendField(prefix, "systemInstruction", &gemini.Content{Parts: []gemini.Part{gemini.TextPart(p.System)}}); err != nil {
 			return sdk.AssembleResult{}, err
 		}
 	}
@@ -141,11 +62,11 @@ func (c *caches) buildRequest(req sdk.AssembleRequest, p assembly.Parts, model s
 		if text == "" {
 			continue
 		}
-		enc, err := assembly.Marshal(textPart(text))
+		enc, err := assembly.Marshal(gemini.TextPart(text))
 		if err != nil {
 			return sdk.AssembleResult{}, err
 		}
-		b = appendTurn(b, &role, roleUser)
+		b = appendTurn(b, &role, gemini.RoleUser)
 		b = append(b, enc...)
 	}
 	if role != "" {
@@ -156,7 +77,7 @@ func (c *caches) buildRequest(req sdk.AssembleRequest, p assembly.Parts, model s
 	if err != nil {
 		return sdk.AssembleResult{}, err
 	}
-	if b, err = appendTools(b, tools); err != nil {
+	if b, err = gemini.AppendTools(b, tools); err != nil {
 		return sdk.AssembleResult{}, err
 	}
 	return sdk.AssembleResult{PayloadHead: head, Payload: append(b, "}"...)}, nil
@@ -212,95 +133,29 @@ func deriveFragment(_ int, m sdk.Message, ctx *assembly.MessageContext) fragment
 	if assembly.IsBlank(m) {
 		return fragment{}
 	}
-	f := fragment{role: roleUser}
-	var parts []part
+	f := fragment{role: gemini.RoleUser}
+	var parts []gemini.Part
 	switch m.Role {
 	case sdk.RoleAssistant:
-		f.role, parts = roleModel, modelParts(m)
+		f.role, parts = gemini.RoleModel, gemini.ModelParts(m)
 	case sdk.RoleTool:
-		parts = []part{{FunctionResponse: &functionResponse{
+		parts = []gemini.Part{{FunctionResponse: &gemini.FunctionResponse{
 			ID:       m.ToolCallID,
 			Name:     ctx.ToolName(m),
-			Response: toolResponse(m),
+			Response: gemini.ToolResponse(m),
 		}}}
-		if media := mediaParts(m); len(media) > 0 {
+		if media := gemini.MediaParts(m); len(media) > 0 {
 			parts = append(parts, media...)
 		}
 	case sdk.RoleUser:
-		parts = contentParts(m, assembly.UserText(m))
+		parts = gemini.ContentParts(m, assembly.UserText(m))
 	default:
-		parts = []part{textPart(m.Content)}
+		parts = []gemini.Part{gemini.TextPart(m.Content)}
 	}
-	enc, err := marshalParts(parts)
+	enc, err := gemini.MarshalParts(parts)
 	if err != nil {
 		return fragment{err: err}
 	}
 	f.parts = enc[1 : len(enc)-1] // the parts without the array's brackets
 	return f
-}
-
-// toolResponse is a tool result's functionResponse.response: its text
-// under the field its caller sent it in (sdk.MetaResultField), or its
-// content when that is a JSON object (what Gemini's own callers send, kept
-// as they sent it), else {content: its text}. A masked or cut object is
-// text again, and goes in the envelope.
-func toolResponse(m sdk.Message) any {
-	if field := m.Metadata[sdk.MetaResultField]; field != "" {
-		return map[string]string{field: toolText(m)}
-	}
-	if len(m.Parts) == 0 {
-		if c := strings.TrimSpace(m.Content); strings.HasPrefix(c, "{") && json.Valid([]byte(c)) {
-			return json.RawMessage(c)
-		}
-	}
-	return resultEnvelope{Content: toolText(m)}
-}
-
-// toolText is a tool result's text: its content, or its text parts.
-func toolText(m sdk.Message) string {
-	if len(m.Parts) == 0 {
-		return m.Content
-	}
-	return m.Text()
-}
-
-// mediaParts are a tool result's images and documents, sent beside its
-// functionResponse.
-func mediaParts(m sdk.Message) []part {
-	var media []sdk.Part
-	for _, p := range m.Parts {
-		if p.IsMedia() {
-			media = append(media, p)
-		}
-	}
-	if len(media) == 0 {
-		return nil
-	}
-	return contentParts(sdk.Message{Role: m.Role, Parts: media}, "")
-}
-
-func modelParts(m sdk.Message) []part {
-	var parts []part
-	if strings.TrimSpace(m.Content) != "" {
-		parts = append(parts, textPart(m.Content))
-	}
-	if len(m.Parts) > 0 {
-		parts = append(parts, contentParts(m, "")...)
-	}
-	for _, tc := range m.ToolCalls {
-		parts = append(parts, part{ThoughtSignature: tc.Signature, FunctionCall: &functionCall{
-			ID: tc.ID, Name: tc.Name, Args: assembly.ArgsObject(tc.Arguments),
-		}})
-	}
-	return parts
-}
-
-// modelName is the resource name of a model: "models/" + the id, unless
-// it already carries the prefix; empty stays empty.
-func modelName(model string) string {
-	model = strings.TrimSpace(model)
-	if model == "" || strings.HasPrefix(model, "models/") {
-		return model
-	}
-	return "models/" + model
 }

@@ -3,6 +3,7 @@ package gemini
 import (
 	"context"
 	"errors"
+	"github.com/ctxhost/ctxhost/provider/gemini"
 	"strings"
 	"testing"
 
@@ -37,7 +38,7 @@ func parseStrict(t *testing.T, payload []byte) *generativelanguagepb.GenerateCon
 func checkAlternating(t *testing.T, req *generativelanguagepb.GenerateContentRequest) {
 	t.Helper()
 	for i, c := range req.GetContents() {
-		if c.GetRole() != roleUser && c.GetRole() != roleModel {
+		if c.GetRole() != gemini.RoleUser && c.GetRole() != gemini.RoleModel {
 			t.Errorf("content %d has role %q", i, c.GetRole())
 		}
 		if i > 0 && req.GetContents()[i-1].GetRole() == c.GetRole() {

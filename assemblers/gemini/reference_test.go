@@ -3,6 +3,7 @@ package gemini
 import (
 	"context"
 	"encoding/json"
+	"github.com/ctxhost/ctxhost/provider/gemini"
 	"strings"
 	"testing"
 
@@ -26,16 +27,16 @@ import (
 //   - messages with nothing to show (blank content, no tool calls) are
 //     left out, as Gemini rejects empty parts.
 func referenceRequest(p assembly.Parts, model string) ([]byte, error) {
-	body := generateContentRequest{Model: modelName(model), Contents: []*content{}}
+	body := gemini.Request{Model: gemini.ModelName(model), Contents: []*gemini.Content{}}
 	if p.System != "" {
-		body.SystemInstruction = &content{Parts: []part{textPart(p.System)}}
+		body.SystemInstruction = &gemini.Content{Parts: []gemini.Part{gemini.TextPart(p.System)}}
 	}
-	add := func(role string, parts ...part) {
+	add := func(role string, parts ...gemini.Part) {
 		if n := len(body.Contents); n > 0 && body.Contents[n-1].Role == role {
 			body.Contents[n-1].Parts = append(body.Contents[n-1].Parts, parts...)
 			return
 		}
-		body.Contents = append(body.Contents, &content{Role: role, Parts: parts})
+		body.Contents = append(body.Contents, &gemini.Content{Role: role, Parts: parts})
 	}
 	toolNames := assembly.ToolNames(p.History)
 	for _, m := range p.History {
@@ -44,31 +45,31 @@ func referenceRequest(p assembly.Parts, model string) ([]byte, error) {
 		}
 		switch m.Role {
 		case sdk.RoleAssistant:
-			add(roleModel, modelParts(m)...)
+			add(gemini.RoleModel, gemini.ModelParts(m)...)
 		case sdk.RoleTool:
-			var response any = resultEnvelope{Content: m.Content}
+			var response any = map[string]string{"content": m.Content}
 			if c := strings.TrimSpace(m.Content); strings.HasPrefix(c, "{") && json.Valid([]byte(c)) {
 				response = json.RawMessage(c) // a result that is a JSON object is the response
 			}
 			if field := m.Metadata[sdk.MetaResultField]; field != "" {
 				response = map[string]string{field: m.Content}
 			}
-			add(roleUser, part{FunctionResponse: &functionResponse{
+			add(gemini.RoleUser, gemini.Part{FunctionResponse: &gemini.FunctionResponse{
 				ID:       m.ToolCallID,
 				Name:     assembly.ToolName(m, toolNames),
 				Response: response,
 			}})
 		case sdk.RoleUser:
-			add(roleUser, textPart(assembly.UserText(m)))
+			add(gemini.RoleUser, gemini.TextPart(assembly.UserText(m)))
 		default:
-			add(roleUser, textPart(m.Content))
+			add(gemini.RoleUser, gemini.TextPart(m.Content))
 		}
 	}
 	if block := p.ContextBlock(); block != "" {
-		add(roleUser, textPart(block))
+		add(gemini.RoleUser, gemini.TextPart(block))
 	}
 	if p.Input != "" {
-		add(roleUser, textPart(p.Input))
+		add(gemini.RoleUser, gemini.TextPart(p.Input))
 	}
 	return assembly.Marshal(body)
 }

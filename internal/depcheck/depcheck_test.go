@@ -27,6 +27,7 @@ var rules = []rule{{
 		module + "/sdk/assembly/...",
 		module + "/host/...",
 		module + "/assemblers/...",
+		module + "/provider/...",
 		module + "/contextplugins/...",
 		module + "/record",
 		module + "/report",
@@ -37,6 +38,15 @@ var rules = []rule{{
 	patterns:  []string{module + "/host/..."},
 	forbidden: []string{module + "/record", module + "/store"},
 	why:       "is the context manager only: durability reaches it through its Recorder interface, wired by the engine",
+}, {
+	patterns: []string{module + "/provider/..."},
+	forbidden: []string{module + "/host", module + "/engine", module + "/server", module + "/record", module + "/store",
+		module + "/pluginhost", module + "/assemblers", module + "/internal/standin"},
+	why: "is each provider API's wire format only: plain sdk types in and out, shared by the assemblers and the call path",
+}, {
+	patterns:  []string{module + "/internal/standin"},
+	forbidden: []string{module + "/provider"},
+	why:       "is the independent oracle the call path is tested against: it must not share the wire code it checks",
 }, {
 	patterns:  []string{module + "/report"},
 	forbidden: []string{module + "/host", module + "/engine"},

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/provider/responses"
 )
 
 // callError is an error answered to the caller with a status, in the
@@ -340,7 +341,7 @@ func (c *call) upstreamBody(es *engine.Session, turn engine.Turn) (body, error) 
 	}
 	c.payloadID = p.PayloadID
 	if _, ok := c.d.(responsesDialect); ok {
-		c.req.reasoning = reasoningIndex(p.Components)
+		c.req.reasoning = responses.ReasoningIndex(p.Components)
 	}
 	out, err := c.d.build(c.req, p.Payload)
 	if err != nil {
@@ -401,7 +402,7 @@ func (c *call) relayWhole(res *http.Response, a answer, es *engine.Session) erro
 	if err != nil {
 		return failf(http.StatusBadGateway, "dropped", "upstream connection lost before the answer was whole: %v", redactURL(err))
 	}
-	if err := a.whole(body); err != nil {
+	if err := a.Whole(body); err != nil {
 		return failf(http.StatusBadGateway, "bad_answer", "upstream answer unreadable: %v", err)
 	}
 	copyResponseHeaders(c.w.Header(), res.Header)
@@ -444,19 +445,19 @@ func readAnswerBody(r io.Reader, declared int64, limit int) ([]byte, error) {
 // saves them in one store write with the conversation and the turn held
 // since the call began.
 func (c *call) record(es *engine.Session, a answer) error {
-	m, ok, u := a.result()
+	m, ok, u := a.Result()
 	err := es.Batch(func() error {
 		if ok {
 			added, err := es.AddMessage(m)
 			if err != nil {
 				return failf(http.StatusInternalServerError, "record", "record the answer: %v", err)
 			}
-			if ra, isResponses := a.(*responsesAnswer); isResponses {
+			if ra, isResponses := a.(*responses.Answer); isResponses {
 				c.recordResponse(ra, added)
 			}
 		}
-		if u.known {
-			if err := es.ReportUsage(u.prompt, u.completion); err != nil {
+		if u.Known {
+			if err := es.ReportUsage(u.Prompt, u.Completion); err != nil {
 				return failf(http.StatusInternalServerError, "record", "report usage: %v", err)
 			}
 		}
@@ -465,7 +466,7 @@ func (c *call) record(es *engine.Session, a answer) error {
 	if err != nil {
 		return errors.Join(err, ErrUnsaved) // nothing of the answer was saved
 	}
-	if u.known {
+	if u.Known {
 		c.h.metrics.usage(c.u.Name, u)
 	}
 	c.remember(es)

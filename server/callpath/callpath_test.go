@@ -34,14 +34,14 @@ func readAnswer(t *testing.T, d dialect, req *request, body string, stream bool)
 	t.Helper()
 	a := d.newAnswer(req)
 	if !stream {
-		if err := a.whole([]byte(body)); err != nil {
+		if err := a.Whole([]byte(body)); err != nil {
 			t.Fatal(err)
 		}
 	} else {
 		last := false
 		for _, ev := range events(body) {
 			var err error
-			if last, err = a.event(ev[0], []byte(ev[1])); err != nil {
+			if last, err = a.Event(ev[0], []byte(ev[1])); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -49,7 +49,7 @@ func readAnswer(t *testing.T, d dialect, req *request, body string, stream bool)
 			t.Fatal("the stream never ended")
 		}
 	}
-	m, ok, _ := a.result()
+	m, ok, _ := a.Result()
 	if !ok {
 		t.Fatal("no answer to record")
 	}
@@ -345,23 +345,5 @@ func TestAnthropicTextBlocksApart(t *testing.T) {
 	if err != nil || len(got.messages) != 3 || got.messages[0].Content != "a demonstration" || got.messages[0].Kind != sdk.KindInstruction ||
 		got.messages[1].Content != "TASK: fix it" || got.messages[1].Kind != "" || got.messages[2].Content != "I will look." {
 		t.Fatalf("gemini: %+v, %v", got.messages, err)
-	}
-}
-
-// TestGeminiResult: a functionResponse's response of one text field is
-// held as that text (the field named unless it is "content"); any other
-// response as its canonical JSON.
-func TestGeminiResult(t *testing.T) {
-	for _, c := range []struct{ response, content, field string }{
-		{`{"output": "a.go\nb.go"}`, "a.go\nb.go", "output"},
-		{`{"content":"ok"}`, "ok", ""},
-		{`{"output":"a.go","exit":0}`, `{"exit":0,"output":"a.go"}`, ""},
-		{`{"count":3}`, `{"count":3}`, ""},
-		{`"bare"`, `"bare"`, ""},
-	} {
-		content, field, err := geminiResult(json.RawMessage(c.response))
-		if err != nil || content != c.content || field != c.field {
-			t.Errorf("%s: %q, %q, %v; want %q, %q", c.response, content, field, err, c.content, c.field)
-		}
 	}
 }

@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/ctxhost/ctxhost/provider"
+	"github.com/ctxhost/ctxhost/provider/anthropic"
+	"github.com/ctxhost/ctxhost/provider/gemini"
+	"github.com/ctxhost/ctxhost/provider/openai"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
@@ -45,14 +49,6 @@ type conv struct {
 	hasSystem bool
 	// turns is the number of the provider's elements converted.
 	turns int
-	// reasoning holds the history's reasoning items by assistant turn
-	// (Responses only; see reasoningIndex).
-	reasoning map[string][]string
-	// model is the model the path names (Gemini).
-	model string
-	// builtInPayload: the session's payloads come from an assembler built
-	// into this process (see parsePayload).
-	builtInPayload bool
 }
 
 // request is a caller's request read by a dialect.
@@ -74,7 +70,7 @@ type request struct {
 	// names its calls without ids after their place).
 	turns int
 	// reasoning holds the history's reasoning items by assistant turn
-	// (Responses only; see reasoningIndex).
+	// (Responses only; see responses.ReasoningIndex).
 	reasoning map[string][]string
 	// model is the model the path names (Gemini).
 	model string
@@ -144,24 +140,13 @@ func decode(d dialect, req *request) error {
 	return nil
 }
 
-// answer is an upstream answer being read.
-type answer interface {
-	// event reads one streamed event (its name and data); last reports
-	// that it ends a whole answer.
-	event(name string, data []byte) (last bool, err error)
-	// whole reads a non-streamed answer body.
-	whole(body []byte) error
-	// result is the answer read: the assistant message (ok: it has
-	// something to record) and the usage.
-	result() (m sdk.Message, ok bool, u usage)
-}
+// answer is an upstream answer being read (each provider package's
+// Answer).
+type answer = provider.Answer
 
-// usage is an answer's token usage as the provider reports it; prompt
-// counts every input token, cached ones included.
-type usage struct {
-	known                 bool
-	prompt, completion    int
-	cacheRead, cacheWrite int
+// fromProvider is a conversation a provider package decoded.
+func fromProvider(c provider.Conversation) conv {
+	return conv{messages: c.Messages, system: c.System, hasSystem: c.HasSystem, turns: c.Turns}
 }
 
 // emptyConversation refuses a conversation of no messages as the
@@ -174,12 +159,11 @@ func emptyConversation(d dialect, raw json.RawMessage) error {
 	var body []byte
 	switch d.(type) {
 	case chatDialect:
-		body = openAIProviderError("Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.", "messages", "empty_array")
+		body = openai.EmptyMessages()
 	case anthropicDialect:
-		body, _ = json.Marshal(map[string]any{"type": "error", "error": map[string]any{"type": "invalid_request_error", "message": "messages: at least one message is required"}})
+		body = anthropic.EmptyMessages()
 	case geminiDialect:
-		body, _ = json.Marshal(map[string]any{"error": map[string]any{"code": http.StatusBadRequest,
-			"message": "* GenerateContentRequest.contents: contents is not specified\n", "status": "INVALID_ARGUMENT"}})
+		body = gemini.EmptyContents()
 	default:
 		return nil // Responses: input may be empty (with previous_response_id)
 	}

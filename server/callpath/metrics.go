@@ -3,6 +3,7 @@ package callpath
 import (
 	"time"
 
+	"github.com/ctxhost/ctxhost/provider"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -97,9 +98,9 @@ func (m *Metrics) sending(upstream string, held time.Duration) {
 	m.beforeSend.WithLabelValues(upstream).Observe(held.Seconds())
 }
 
-func (m *Metrics) usage(upstream string, u usage) {
-	m.prompt.WithLabelValues(upstream).Add(float64(u.prompt))
-	m.completion.WithLabelValues(upstream).Add(float64(u.completion))
-	m.cacheRead.WithLabelValues(upstream).Add(float64(u.cacheRead))
-	m.cacheWrite.WithLabelValues(upstream).Add(float64(u.cacheWrite))
+func (m *Metrics) usage(upstream string, u provider.Usage) {
+	m.prompt.WithLabelValues(upstream).Add(float64(u.Prompt))
+	m.completion.WithLabelValues(upstream).Add(float64(u.Completion))
+	m.cacheRead.WithLabelValues(upstream).Add(float64(u.CacheRead))
+	m.cacheWrite.WithLabelValues(upstream).Add(float64(u.CacheWrite))
 }

@@ -54,7 +54,7 @@ func TestRequestKeepsNoSliceOfTheBody(t *testing.T) {
 				t.Fatal(err)
 			}
 			kept := func() string {
-				b, err := json.Marshal([]any{req.messages, req.tools, req.system, req.model, req.turns, conv.reasoning})
+				b, err := json.Marshal([]any{req.messages, req.tools, req.system, req.model, req.turns, conv.messages})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxhost/ctxhost/provider/responses"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
@@ -38,7 +39,7 @@ func TestResponsesReasoningBackInPlace(t *testing.T) {
 	{"role":"tool","tool_call_id":"c2","content":"two"},
 	{"role":"assistant","content":"Done."}]}`
 	req := &request{fields: object{{key: "model", value: json.RawMessage(`"m"`)}, {key: "input", value: json.RawMessage(input)}},
-		reasoning: reasoningIndex([]sdk.Component{{Name: "history", Messages: view}})}
+		reasoning: responses.ReasoningIndex([]sdk.Component{{Name: "history", Messages: view}})}
 	out, err := responsesDialect{}.build(req, []byte(payload))
 	if err != nil {
 		t.Fatal(err)

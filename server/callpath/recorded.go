@@ -14,6 +14,8 @@ import (
 
 	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/internal/lru"
+	"github.com/ctxhost/ctxhost/provider/openai"
+	"github.com/ctxhost/ctxhost/provider/responses"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
@@ -60,20 +62,9 @@ func providerError(status int, reason string, body []byte, format string, a ...a
 	return &callError{status: status, reason: reason, err: fmt.Errorf(format, a...), body: body}
 }
 
-// openAIProviderError is an OpenAI error body of the provider's own
-// message, param and code (code "" is null).
-func openAIProviderError(msg, param, code string) []byte {
-	var c any
-	if code != "" {
-		c = code
-	}
-	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error", "param": param, "code": c}})
-	return b
-}
-
 func previousNotFound(id string) *callError {
 	return providerError(http.StatusBadRequest, "not_found",
-		openAIProviderError("Previous response with id '"+id+"' not found.", "previous_response_id", "previous_response_not_found"),
+		openai.ProviderError("Previous response with id '"+id+"' not found.", "previous_response_id", "previous_response_not_found"),
 		"previous response %q not found", id)
 }
 
@@ -118,7 +109,7 @@ func (c *call) resolveResponses() error {
 			item, ok := st.items.Get(head.ID)
 			if !ok {
 				return providerError(http.StatusNotFound, "not_found",
-					openAIProviderError("Item with id '"+head.ID+"' not found.", "input", ""), "input[%d]: item %q not found", i, head.ID)
+					openai.ProviderError("Item with id '"+head.ID+"' not found.", "input", ""), "input[%d]: item %q not found", i, head.ID)
 			}
 			out, changed = append(out, item), true
 		case head.Type == "compaction" && strings.HasPrefix(head.EncryptedContent, compactionMark):
@@ -187,14 +178,14 @@ func (c *call) reconcileAfter(es *engine.Session) (bool, error) {
 
 // recordResponse remembers a Responses answer just added to the history
 // as message added, unless the caller asked for it not to be stored.
-func (c *call) recordResponse(a *responsesAnswer, added sdk.Message) {
+func (c *call) recordResponse(a *responses.Answer, added sdk.Message) {
 	if !c.req.store {
 		return
 	}
-	if a.id != "" {
-		c.h.responses.answers.Put(a.id, recorded{session: c.session, held: c.held + 1, last: added.ID})
+	if id := a.ID(); id != "" {
+		c.h.responses.answers.Put(id, recorded{session: c.session, held: c.held + 1, last: added.ID})
 	}
-	for _, it := range a.output {
+	for _, it := range a.Output() {
 		var head struct {
 			ID string `json:"id"`
 		}

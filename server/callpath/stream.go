@@ -11,11 +11,12 @@ import (
 	"time"
 
 	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/provider"
 )
 
 // errUpstreamFailed is returned by an answer for an error event of the
 // upstream's: it is relayed and the stream ends without a recorded answer.
-var errUpstreamFailed = errors.New("the upstream ended the stream with an error")
+var errUpstreamFailed = provider.ErrUpstreamFailed
 
 // errAborted reports a stream cut off after its status line went out: the
 // handler then aborts the connection, so the caller sees an error rather
@@ -111,7 +112,7 @@ func (c *call) dispatch(a answer, es *engine.Session, name string, data, raw []b
 	if len(data) == 0 && name == "" { // a comment or keep-alive
 		return false, c.flush(raw)
 	}
-	last, err := a.event(name, data)
+	last, err := a.Event(name, data)
 	if errors.Is(err, errUpstreamFailed) {
 		_ = c.flush(raw)
 		return true, &callError{status: http.StatusBadGateway, reason: "upstream_stream_error", err: err}

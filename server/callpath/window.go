@@ -10,6 +10,7 @@ import (
 	"path"
 
 	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/provider/openai"
 )
 
 // MinReserve is the least a call reserves for the answer, whatever output
@@ -163,7 +164,7 @@ func (c *call) overWindow(err error, window, reserved int) *callError {
 			msg = fmt.Sprintf("This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
 				window, prompt+reserved, prompt, reserved)
 		}
-		body = openAIProviderError(msg, param, "context_length_exceeded")
+		body = openai.ProviderError(msg, param, "context_length_exceeded")
 	}
 	return providerError(http.StatusBadRequest, "context_length", body, "ctxhost could not fit the conversation: %v", err)
 }

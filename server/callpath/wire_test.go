@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ctxhost/ctxhost/provider/anthropic"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
@@ -34,7 +35,7 @@ func TestRefusalKept(t *testing.T) {
 // messages: [] went upstream); an answer's is read.
 func TestAnthropicBlankTextRefused(t *testing.T) {
 	_, err := anthropicDialect{}.conversation(json.RawMessage(`[{"role":"user","content":[{"type":"text"}]}]`), 0)
-	if !errors.Is(err, errBlankText) {
+	if !errors.Is(err, anthropic.ErrBlankText) {
 		t.Errorf("blank text: %v", err)
 	}
 	m := readAnswer(t, anthropicDialect{}, &request{}, `{"content":[{"type":"text","text":""},{"type":"tool_use","id":"t","name":"n","input":{}}]}`, false)
