@@ -48,6 +48,7 @@ const (
 	DefaultMaxAppendMessages   = 1000
 	DefaultMaxAppendBytes      = 4 << 20
 	DefaultLockWait            = 10 * time.Second
+	DefaultAdmissionWait       = 2 * time.Second
 	DefaultCompressMinBytes    = 64 << 10
 	DefaultMemoryLimit         = 160 << 20
 )
@@ -271,6 +272,7 @@ func decodeServer(fb fileBlock, s *Server, diags *hcl.Diagnostics) {
 	r.integer("max_append_messages", &s.MaxAppendMessages)
 	r.integer("max_append_bytes", &s.MaxAppendBytes)
 	r.duration("lock_wait", &s.LockWait)
+	r.duration("admission_wait", &s.AdmissionWait)
 	r.integer("compress_min_bytes", &s.CompressMinBytes)
 	r.boolean("shared_store", &s.SharedStore)
 	r.integer("memory_limit", &s.MemoryLimit)

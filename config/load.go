@@ -75,7 +75,7 @@ func Load(paths []string, vars map[string]string, env []string) (*Config, hcl.Di
 		decodeHost(hosts[0], &cfg.Host, &diags)
 	}
 	cfg.Server = Server{Listen: DefaultListen, MaxRequestBytes: DefaultMaxRequestBytes,
-		MaxAppendMessages: DefaultMaxAppendMessages, MaxAppendBytes: DefaultMaxAppendBytes, LockWait: DefaultLockWait,
+		MaxAppendMessages: DefaultMaxAppendMessages, MaxAppendBytes: DefaultMaxAppendBytes, LockWait: DefaultLockWait, AdmissionWait: DefaultAdmissionWait,
 		MemoryLimit: DefaultMemoryLimit}
 	if servers := byType[blockServer]; len(servers) > 0 {
 		decodeServer(servers[0], &cfg.Server, &diags)

@@ -360,6 +360,11 @@ type Server struct {
 	// LockWait bounds how long a call waits for the call before it on
 	// the same session (default DefaultLockWait).
 	LockWait time.Duration
+	// AdmissionWait bounds how long a call waits for room in the memory
+	// budget (three quarters of MemoryLimit, shared by the calls in flight
+	// and the sessions held) before it is answered as overloaded, in the
+	// provider's shape with Retry-After (default DefaultAdmissionWait).
+	AdmissionWait time.Duration
 	// SharedStore: several serve processes share the SQLite store, each
 	// checking a session's stored version before every call. Without it a
 	// serve process holds its SQLite file alone (another serve process on

@@ -35,7 +35,7 @@ func (s *Server) NewCallPath(opts CallPathOptions) (*callpath.Handler, error) {
 		ups[i] = u
 	}
 	h, err := callpath.New(callpath.Options{Upstreams: ups, Sessions: s, Engines: s.engines, Token: opts.Token,
-		MaxRequestBytes: opts.MaxRequestBytes, Logger: s.log.Named("callpath"), Transport: opts.Transport})
+		MaxRequestBytes: opts.MaxRequestBytes, Logger: s.log.Named("callpath"), Transport: opts.Transport, Budget: s.budget})
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,8 @@ package server
 import (
 	"net/http"
 	"strings"
+
+	"connectrpc.com/connect"
 )
 
 // requireToken answers a request without the bearer token before its body
@@ -14,17 +16,9 @@ func requireToken(token string, next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		const msg = "missing or wrong bearer token"
 		w.Header().Set("WWW-Authenticate", "Bearer")
 		w.Header().Set("Connection", "close") // the unread body is not drained
-		if ct := r.Header.Get("Content-Type"); strings.HasPrefix(ct, "application/grpc") {
-			w.Header().Set("Content-Type", ct)
-			w.Header().Set("Grpc-Status", "16")
-			w.Header().Set("Grpc-Message", strings.ReplaceAll(msg, " ", "%20"))
-			w.WriteHeader(http.StatusOK)
-			return
-		}
-		writeJSON(w, http.StatusUnauthorized, map[string]string{"code": "unauthenticated", "message": msg})
+		writeRPCError(w, r, connect.CodeUnauthenticated, "missing or wrong bearer token")
 	})
 }
 

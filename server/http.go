@@ -51,7 +51,7 @@ func (s *Server) Handler(opts HandlerOptions) http.Handler {
 		connect.WithInterceptors(s.interceptor(opts.Token)))
 	mux := http.NewServeMux()
 	// The token is checked before the body is read.
-	mux.Handle(path, requireToken(opts.Token, http.MaxBytesHandler(h, max+64<<10))) // framing beyond the message
+	mux.Handle(path, requireToken(opts.Token, s.admitRPC(max+64<<10, http.MaxBytesHandler(h, max+64<<10)))) // framing beyond the message
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"status": "SERVING"})
 	})

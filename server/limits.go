@@ -14,6 +14,21 @@ const (
 	DefaultMaxAppendMessages = 1000
 	DefaultMaxAppendBytes    = 4 << 20
 	DefaultLockWait          = 10 * time.Second
+	DefaultAdmissionWait     = 2 * time.Second
+)
+
+// admissionShare is the part of the memory limit the calls in flight and
+// the sessions held share (the admission budget); the rest is the
+// collector's room.
+const admissionShare = 0.75
+
+// What an RPC is charged on the admission budget per byte of its body
+// (decoded, converted to messages, kept in the session, encoded for the
+// store), and what a body without a declared length is charged at a time
+// as it is read.
+const (
+	rpcWeight = 6
+	rpcStep   = 64 << 10
 )
 
 // Limits bound what one call may ask of the server, so that no call holds
@@ -29,6 +44,10 @@ type Limits struct {
 	// session to finish before it is answered UNAVAILABLE (default
 	// DefaultLockWait).
 	LockWait time.Duration
+	// AdmissionWait bounds how long a call waits for room in the memory
+	// budget (a share of the memory limit) before it is answered as
+	// overloaded (default DefaultAdmissionWait).
+	AdmissionWait time.Duration
 }
 
 func (l Limits) withDefaults() Limits {
@@ -40,6 +59,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.LockWait <= 0 {
 		l.LockWait = DefaultLockWait
+	}
+	if l.AdmissionWait <= 0 {
+		l.AdmissionWait = DefaultAdmissionWait
 	}
 	return l
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/server/admission"
 )
 
 // Metrics are the server's Prometheus metrics, in a registry of their own.
@@ -21,6 +22,7 @@ type Metrics struct {
 	restarts    *prometheus.CounterVec
 	tokensUsed  *prometheus.HistogramVec
 	unloaded    prometheus.Counter
+	overloaded  prometheus.Counter
 
 	mu     sync.Mutex
 	cancel []func()
@@ -42,8 +44,10 @@ func newMetrics() *Metrics {
 			Help: "Tokens used by each prepared context, by context profile.", Buckets: prometheus.ExponentialBuckets(256, 2, 12)}, []string{"profile"}),
 		unloaded: prometheus.NewCounter(prometheus.CounterOpts{Name: "ctxhost_sessions_unloaded_total",
 			Help: "Idle sessions unloaded from memory (their stored state kept) to stay under the memory limit."}),
+		overloaded: prometheus.NewCounter(prometheus.CounterOpts{Name: "ctxhost_rpcs_overloaded_total",
+			Help: "RPCs answered unavailable before their body was read because the memory budget stayed full for the whole admission wait (provider calls: ctxhost_upstream_errors_total{reason=\"overloaded\"})."}),
 	}
-	m.registry.MustRegister(m.rpcs, m.prepare, m.compactions, m.restarts, m.tokensUsed, m.unloaded,
+	m.registry.MustRegister(m.rpcs, m.prepare, m.compactions, m.restarts, m.tokensUsed, m.unloaded, m.overloaded,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -87,4 +91,11 @@ func (m *Metrics) prepareTimer(profile string) func() {
 
 func (m *Metrics) tokens(profile string, used int) {
 	m.tokensUsed.WithLabelValues(profile).Observe(float64(used))
+}
+
+// watchBudget reports what the calls in flight hold of the memory budget.
+func (m *Metrics) watchBudget(b *admission.Budget) {
+	m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "ctxhost_memory_admitted_bytes",
+		Help: "Bytes the calls in flight are charged on the memory budget (a share of memory_limit)."},
+		func() float64 { return float64(b.Held()) }))
 }

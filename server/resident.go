@@ -107,6 +107,16 @@ func (s *Server) afterCall() {
 	}
 }
 
+// wakeTrimmer wakes the trimmer now: a call waits for room in the
+// memory budget, which idle sessions may be taking.
+func (s *Server) wakeTrimmer() {
+	s.res.checked.Store(time.Now().UnixNano())
+	select {
+	case s.res.wake <- struct{}{}:
+	default:
+	}
+}
+
 // used stamps e as the most recently used session; the caller holds s.mu.
 func (s *Server) used(e *entry) {
 	s.res.clock++
@@ -120,6 +130,7 @@ func (s *Server) used(e *entry) {
 // changes only then.
 func (s *Server) trim() {
 	live, cycles := s.res.heap()
+	s.budget.SetOutside(int64(live) - s.budget.Held()) // what sessions and indexes hold, roughly
 	if live <= uint64(float64(s.res.limit)*residentHigh) || cycles == s.res.cycles {
 		return
 	}

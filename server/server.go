@@ -35,6 +35,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/server/admission"
 )
 
 // Options configure New.
@@ -66,6 +67,10 @@ type Server struct {
 	metrics  *Metrics
 	health   health
 	ready    atomic.Bool
+
+	// budget bounds the memory of the calls in flight (nil without a
+	// memory limit).
+	budget *admission.Budget
 
 	mu    sync.Mutex
 	locks map[string]*sessionLock
@@ -110,6 +115,10 @@ func New(opts Options) (*Server, error) {
 	s := &Server{engines: opts.Engines, profiles: opts.Profiles, store: opts.Store, log: log,
 		shared: opts.Shared || !engine.IsExclusive(opts.Store), locks: map[string]*sessionLock{}, open: map[string]*entry{},
 		limits: opts.Limits.withDefaults(), metrics: newMetrics(), res: newResident()}
+	if s.res.limit > 0 {
+		s.budget = admission.New(int64(float64(s.res.limit)*admissionShare), s.limits.AdmissionWait, s.wakeTrimmer)
+		s.metrics.watchBudget(s.budget)
+	}
 	for _, p := range opts.Profiles {
 		s.metrics.watch(opts.Engines[p])
 	}

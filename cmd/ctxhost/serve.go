@@ -101,7 +101,7 @@ func cmdServe(args []string, std stdio) error {
 		profiles = append(profiles, c.Name)
 	}
 	srv, err := server.New(server.Options{Engines: engines, Profiles: profiles, Store: st, Logger: logger.Named("serve"),
-		Limits: server.Limits{MaxAppendMessages: sc.MaxAppendMessages, MaxAppendBytes: sc.MaxAppendBytes, LockWait: sc.LockWait}})
+		Limits: server.Limits{MaxAppendMessages: sc.MaxAppendMessages, MaxAppendBytes: sc.MaxAppendBytes, LockWait: sc.LockWait, AdmissionWait: sc.AdmissionWait}})
 	if err != nil {
 		return err
 	}

@@ -56,6 +56,10 @@ var rules = []rule{{
 	forbidden: []string{module + "/host", module + "/record"},
 	direct:    true,
 	why:       "reaches sessions through the engine only",
+}, {
+	patterns:  []string{module + "/server/admission"},
+	forbidden: []string{module + "/"},
+	why:       "is a byte budget both the service and the call path share: it depends on no package of this module",
 }}
 
 func (r rule) isForbidden(path string) bool {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/provider/responses"
+	"github.com/ctxhost/ctxhost/server/admission"
 )
 
 // callError is an error answered to the caller with a status, in the
@@ -117,6 +118,8 @@ type call struct {
 	counting bool
 	// payloadID is the host's number of the payload sent upstream.
 	payloadID uint64
+	// charge is what the call holds of the memory budget (admit.go).
+	charge *admission.Charge
 }
 
 // serve runs the call: read, reconcile and prepare, send, relay, record.
@@ -203,6 +206,7 @@ func putBody(b []byte) {
 // release gives the call's body back to the pool (bodies): the call is
 // over, and nothing holds a slice of it.
 func (c *call) release() {
+	c.charge.Release()
 	if c.body != nil {
 		putBody(c.body)
 		c.body, c.req, c.unparsed = nil, nil, nil
@@ -215,9 +219,16 @@ func (c *call) read() error {
 	if !c.h.authorized(c.r) {
 		return failf(http.StatusUnauthorized, "unauthorized", "missing or wrong ctxhost token (send it in the %s header)", TokenHeader)
 	}
-	arriving := c.h.known.arriving(c.d.field())
-	body, err := readBody(http.MaxBytesReader(c.w, c.r.Body, c.h.maxBytes), c.r.ContentLength, c.h.maxBytes, arriving.feed)
+	in, err := c.admitRequest()
 	if err != nil {
+		return err
+	}
+	arriving := c.h.known.arriving(c.d.field())
+	body, err := readBody(in, c.r.ContentLength, c.h.maxBytes, arriving.feed)
+	if err != nil {
+		if rerr := c.refusedRead(err, "the request body"); rerr != nil {
+			return rerr
+		}
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {
 			return failf(http.StatusRequestEntityTooLarge, "bad_request", "request body over %d bytes", mb.Limit)
@@ -395,7 +406,17 @@ func (c *call) relayError(res *http.Response) {
 // relayWhole reads a whole answer, passes it on, then records it.
 func (c *call) relayWhole(res *http.Response, a answer, es *engine.Session) error {
 	limit := c.u.maxEvent()
-	body, err := readAnswerBody(res.Body, res.ContentLength, limit)
+	if res.ContentLength > int64(limit) {
+		return failf(http.StatusBadGateway, "answer_too_large", "upstream %q answered over %d bytes (the upstream's max_answer_bytes)", c.u.Name, limit)
+	}
+	in, err := c.admitAnswer(res.Body, res.ContentLength)
+	if err != nil {
+		return err
+	}
+	body, err := readAnswerBody(in, res.ContentLength, limit)
+	if rerr := c.refusedRead(err, "the upstream's answer"); rerr != nil {
+		return rerr
+	}
 	if errors.Is(err, errAnswerTooLarge) {
 		return failf(http.StatusBadGateway, "answer_too_large", "upstream %q answered over %d bytes (the upstream's max_answer_bytes)", c.u.Name, limit)
 	}

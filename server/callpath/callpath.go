@@ -43,6 +43,7 @@ import (
 
 	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/internal/lru"
+	"github.com/ctxhost/ctxhost/server/admission"
 )
 
 // SessionHeader names the session of a call; without it the session is
@@ -130,6 +131,9 @@ type Options struct {
 	// Transport sends the upstream requests (default: a transport of its
 	// own, without proxies from the environment).
 	Transport http.RoundTripper
+	// Budget, when set, is the memory budget every call is charged on
+	// for its request body and its answer (nil: unbounded).
+	Budget *admission.Budget
 }
 
 // Handler serves the provider endpoints.
@@ -146,6 +150,7 @@ type Handler struct {
 	payloads  *knownPrefixes
 	seed      maphash.Seed
 	responses *responsesState
+	budget    *admission.Budget
 }
 
 // upstream is a configured upstream with its parsed base URL.
@@ -179,7 +184,7 @@ func New(opts Options) (*Handler, error) {
 	}
 	h := &Handler{upstreams: map[string]*upstream{}, sessions: opts.Sessions, token: opts.Token, maxBytes: max,
 		log: log, client: &http.Client{Transport: tr}, metrics: newMetrics(),
-		memos: lru.New[string, memo](memoSize), seed: maphash.MakeSeed(), responses: newResponsesState()}
+		memos: lru.New[string, memo](memoSize), seed: maphash.MakeSeed(), responses: newResponsesState(), budget: opts.Budget}
 	h.known, h.payloads = newKnownPrefixes(h.seed), newKnownPrefixes(h.seed)
 	for _, u := range opts.Upstreams {
 		if h.upstreams[u.Kind] != nil {

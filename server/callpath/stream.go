@@ -40,7 +40,11 @@ func (c *call) relayStream(ctx context.Context, res *http.Response, a answer, es
 	c.out = &streamOut{w: c.w}
 	c.out.headers = time.AfterFunc(headerWait, c.out.flushHeaders)
 	defer c.out.close()
-	br := getEventReader(res.Body)
+	in, err := c.admitAnswer(res.Body, -1) // charged as the events come
+	if err != nil {
+		return err
+	}
+	br := getEventReader(in)
 	defer putEventReader(br)
 	limit := c.u.maxEvent()
 	var ev []byte // the raw event read so far
@@ -210,6 +214,9 @@ func putEventReader(br *bufio.Reader) {
 
 // dropped ends a stream the upstream cut off.
 func (c *call) dropped(ctx context.Context, err error) error {
+	if rerr := c.refusedRead(err, "the upstream's answer"); rerr != nil {
+		return c.abort(rerr)
+	}
 	if ctx.Err() != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
 		return c.abort(failf(http.StatusGatewayTimeout, "timeout", "upstream %q did not finish the answer within %s", c.u.Name, c.u.Timeout))
 	}
