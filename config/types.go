@@ -361,7 +361,7 @@ type Server struct {
 	// the same session (default DefaultLockWait).
 	LockWait time.Duration
 	// AdmissionWait bounds how long a call waits for room in the memory
-	// budget (three quarters of MemoryLimit, shared by the calls in flight
+	// budget (60 % of MemoryLimit, shared by the calls in flight
 	// and the sessions held) before it is answered as overloaded, in the
 	// provider's shape with Retry-After (default DefaultAdmissionWait).
 	AdmissionWait time.Duration

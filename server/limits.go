@@ -19,8 +19,10 @@ const (
 
 // admissionShare is the part of the memory limit the calls in flight and
 // the sessions held share (the admission budget); the rest is the
-// collector's room.
-const admissionShare = 0.75
+// collector's room: with the live heap at most this share of the limit,
+// the collector keeps the process's memory within the limit without
+// falling behind a call's allocations.
+const admissionShare = 0.6
 
 // What an RPC is charged on the admission budget per byte of its body
 // (decoded, converted to messages, kept in the session, encoded for the

@@ -20,7 +20,7 @@ import (
 // measured on the service's own calls (docs/SERVICE.md).
 const (
 	requestWeight = 6
-	answerWeight  = 4
+	answerWeight  = 6
 	// chargeStep is what a body without a declared length is charged at
 	// a time as it is read.
 	chargeStep = 64 << 10
@@ -42,7 +42,7 @@ func (c *call) admitRequest() (io.Reader, error) {
 	case declared >= 0:
 		if err := c.charge.Grow(c.r.Context(), requestWeight*declared); err != nil {
 			c.w.Header().Set("Connection", "close")
-			return nil, c.refused(err, "the request body")
+			return nil, c.refused(err, "the request body", http.StatusRequestEntityTooLarge)
 		}
 		return r, nil
 	default:
@@ -55,7 +55,7 @@ func (c *call) admitRequest() (io.Reader, error) {
 func (c *call) admitAnswer(body io.Reader, declared int64) (io.Reader, error) {
 	if declared >= 0 {
 		if err := c.charge.Grow(c.r.Context(), answerWeight*declared); err != nil {
-			return nil, c.refused(err, "the upstream's answer")
+			return nil, c.refused(err, "the upstream's answer", http.StatusBadGateway)
 		}
 		return body, nil
 	}
@@ -64,12 +64,13 @@ func (c *call) admitAnswer(body io.Reader, declared int64) (io.Reader, error) {
 
 // refused is the call's error for a charge the budget refused: the
 // provider's overload answer (with Retry-After) when the budget stayed
-// full, 413 when what needs charging is more than the budget can ever
-// hold, err itself otherwise (the caller went away).
-func (c *call) refused(err error, what string) error {
+// full, tooLarge (413 for a request, 502 for an answer) when what needs
+// charging is more than the budget can ever hold, err itself otherwise
+// (the caller went away).
+func (c *call) refused(err error, what string, tooLarge int) error {
 	switch {
 	case errors.Is(err, admission.ErrTooLarge):
-		return failf(http.StatusRequestEntityTooLarge, "too_large", "%s needs more memory than ctxhost's memory_limit admits for one call (%v)", what, err)
+		return failf(tooLarge, "too_large", "%s needs more memory than ctxhost's memory_limit admits for one call (%v)", what, err)
 	case errors.Is(err, admission.ErrOverloaded):
 		c.w.Header().Set("Retry-After", retryAfter(c.h.budget))
 		return overloaded(c.u.Kind, err)
@@ -103,9 +104,9 @@ func overloaded(kind string, err error) *callError {
 
 // refusedRead maps a read error of a charged body to the call's error
 // (nil when it was not the budget that ended the read).
-func (c *call) refusedRead(err error, what string) error {
+func (c *call) refusedRead(err error, what string, tooLarge int) error {
 	if errors.Is(err, admission.ErrTooLarge) || errors.Is(err, admission.ErrOverloaded) {
-		return c.refused(err, what)
+		return c.refused(err, what, tooLarge)
 	}
 	return nil
 }

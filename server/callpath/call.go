@@ -226,7 +226,7 @@ func (c *call) read() error {
 	arriving := c.h.known.arriving(c.d.field())
 	body, err := readBody(in, c.r.ContentLength, c.h.maxBytes, arriving.feed)
 	if err != nil {
-		if rerr := c.refusedRead(err, "the request body"); rerr != nil {
+		if rerr := c.refusedRead(err, "the request body", http.StatusRequestEntityTooLarge); rerr != nil {
 			return rerr
 		}
 		var mb *http.MaxBytesError
@@ -414,7 +414,7 @@ func (c *call) relayWhole(res *http.Response, a answer, es *engine.Session) erro
 		return err
 	}
 	body, err := readAnswerBody(in, res.ContentLength, limit)
-	if rerr := c.refusedRead(err, "the upstream's answer"); rerr != nil {
+	if rerr := c.refusedRead(err, "the upstream's answer", http.StatusBadGateway); rerr != nil {
 		return rerr
 	}
 	if errors.Is(err, errAnswerTooLarge) {

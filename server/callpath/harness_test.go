@@ -47,6 +47,7 @@ context "gemini" {
 type testPath struct {
 	url      string // the call path's base URL
 	sessions *testSessions
+	h        *Handler
 }
 
 // newTestPath serves the call path in front of upstream; maxAnswer is
@@ -99,7 +100,7 @@ func newTestPathHCL(t testing.TB, upstream http.Handler, hcl string, maxAnswer i
 	h.Register(mux)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
-	return &testPath{url: srv.URL, sessions: sessions}
+	return &testPath{url: srv.URL, sessions: sessions, h: h}
 }
 
 // testSessions holds every session in memory, one call at a time each.

@@ -67,6 +67,9 @@ func (c *call) relayStream(ctx context.Context, res *http.Response, a answer, es
 					return ferr
 				}
 				ev, name, data = ev[:0], "", data[:0]
+				if cap(ev) > keptEvent { // a large event's buffers go: they would be held until the answer is recorded
+					ev, data, long = nil, nil, nil
+				}
 			case bytes.HasPrefix(field, []byte("data:")):
 				if len(data) > 0 {
 					data = append(data, '\n')
@@ -87,6 +90,10 @@ func (c *call) relayStream(ctx context.Context, res *http.Response, a answer, es
 		}
 	}
 }
+
+// keptEvent is the largest event buffer a stream keeps for its next
+// events.
+const keptEvent = 1 << 20
 
 // readLine reads one line of any length, its newline included: a line
 // that fits the reader's buffer is a slice of it (valid until the next
@@ -214,7 +221,7 @@ func putEventReader(br *bufio.Reader) {
 
 // dropped ends a stream the upstream cut off.
 func (c *call) dropped(ctx context.Context, err error) error {
-	if rerr := c.refusedRead(err, "the upstream's answer"); rerr != nil {
+	if rerr := c.refusedRead(err, "the upstream's answer", http.StatusBadGateway); rerr != nil {
 		return c.abort(rerr)
 	}
 	if ctx.Err() != nil && errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
