@@ -54,6 +54,8 @@ type Store struct {
 
 	// Qualified table names.
 	versionTable, sessions, events string
+	// The memory block tables (see blockSchema).
+	heads, blocks string
 }
 
 var _ interface {
@@ -78,6 +80,7 @@ func New(ctx context.Context, url string) (*Store, error) {
 		return pgx.Identifier{s.schema, table}.Sanitize()
 	}
 	s.versionTable, s.sessions, s.events = qual("ctxhost_schema_version"), qual("ctxhost_sessions"), qual("ctxhost_events")
+	s.heads, s.blocks = qual("ctxhost_memory_heads"), qual("ctxhost_memory_blocks")
 	if s.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("postgres store %s: %w", where(cfg), err)
 	}
@@ -149,6 +152,7 @@ func (s *Store) init(ctx context.Context) error {
 			`ALTER TABLE ` + s.sessions + ` ADD COLUMN IF NOT EXISTS snapshot_sum bigint`,
 			`ALTER TABLE ` + s.events + ` ADD COLUMN IF NOT EXISTS sum bigint`,
 		}
+		stmts = append(stmts, s.blockSchema()...)
 		if s.schema != "" {
 			stmts = append([]string{`CREATE SCHEMA IF NOT EXISTS ` + pgx.Identifier{s.schema}.Sanitize()}, stmts...)
 		}

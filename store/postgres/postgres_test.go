@@ -114,3 +114,16 @@ func TestFirstSchema(t *testing.T) {
 		}
 	}
 }
+
+// TestBlocks runs the memory block contract on two pools of one database.
+func TestBlocks(t *testing.T) {
+	url := pgtest.URL(t)
+	storetest.RunBlocks(t, true, func(t *testing.T) record.BlockStore {
+		s, err := postgres.New(t.Context(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}

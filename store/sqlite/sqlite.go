@@ -153,7 +153,11 @@ func New(path string) (*Store, error) {
 	}
 	s := &Store{path: abs, db: db, wake: make(chan struct{}, 1), stopped: make(chan struct{}), stmts: map[string]*sql.Stmt{}}
 	go s.commitLoop()
-	if err := s.init(context.Background()); err != nil {
+	err = s.init(context.Background())
+	if err == nil {
+		err = s.initBlocks(context.Background())
+	}
+	if err != nil {
 		s.stop()
 		db.Close()
 		return nil, fmt.Errorf("sqlite store %q: %w", path, err)

@@ -207,3 +207,16 @@ func TestSyncsCountCommits(t *testing.T) {
 		t.Fatalf("40 concurrent writes: %d syncs, want 1 to 40", n)
 	}
 }
+
+// TestBlocks runs the memory block contract on two instances of one file.
+func TestBlocks(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "blocks.db")
+	storetest.RunBlocks(t, true, func(t *testing.T) record.BlockStore {
+		s, err := sqlite.New(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
