@@ -50,12 +50,19 @@ func (t *turn) gather(ctx context.Context, view *AgentView) ([]countedComponent,
 			out = append(out, countedComponent{comp: sdk.Component{Name: name, Slot: slot, Text: t.text}, tokens: t.tokens})
 		}
 	}
+	mem, hasMemory, err := t.memoryComponent(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	if view != nil {
-		out = t.viewComponents(view)
+		out = t.viewComponents(view, mem, hasMemory)
 	} else {
 		core(sdk.ComponentTools, sdk.SlotTools, s.tools)
 		core(sdk.ComponentSystemPrompt, sdk.SlotSystem, s.system)
 		core(sdk.ComponentInstructions, sdk.SlotSystem, s.instructions)
+		if hasMemory {
+			out = append(out, mem)
+		}
 		if s.hist.Len() > 0 {
 			out = append(out, t.historyComponent())
 			if limit := s.cfg.Facts.limit(s.cfg.Window - s.cfg.Reserved); limit > 0 && s.cfg.Fit == nil {

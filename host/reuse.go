@@ -25,6 +25,7 @@ type turnKey struct {
 	texts       [4]string
 	comps       []componentKey
 	budget      sdk.Budget
+	memory      string // the memory blocks' rendering
 }
 
 type componentKey struct {
@@ -47,7 +48,7 @@ type lastTurn struct {
 }
 
 func (a turnKey) equal(b turnKey) bool {
-	return a.hist == b.hist && a.histVersion == b.histVersion && a.texts == b.texts &&
+	return a.hist == b.hist && a.histVersion == b.histVersion && a.texts == b.texts && a.memory == b.memory &&
 		slices.Equal(a.comps, b.comps) && budgetEqual(a.budget, b.budget)
 }
 

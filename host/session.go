@@ -52,6 +52,10 @@ type Session struct {
 	// viewCounts remembers the counts of each agent's view texts (see
 	// textCounts).
 	viewCounts map[string]*textCounts
+	// memory gives the memory blocks of each turn (nil: none);
+	// memoryCount is the last rendering, counted.
+	memory      MemorySource
+	memoryCount countedText
 }
 
 // countedText is a core text counted once, when it is set.

@@ -57,6 +57,8 @@ type turn struct {
 	// startEpoch is the history view's epoch when the turn began (see
 	// cacheReport).
 	startEpoch uint64
+	// memoryText is the memory blocks' rendering this turn gathered.
+	memoryText string
 }
 
 // newTurn starts a turn of agent in s, whose lock the caller holds.
@@ -298,7 +300,7 @@ func (r *recording) unchanged(u usage, p pressureState) bool {
 func (t *turn) keyOf(final []countedComponent, b sdk.Budget) turnKey {
 	s := t.s
 	k := turnKey{hist: s.hist, histVersion: s.hist.Version(), budget: b,
-		texts: [4]string{s.system.text, s.instructions.text, s.input.text, s.teamTask.text}}
+		texts: [4]string{s.system.text, s.instructions.text, s.input.text, s.teamTask.text}, memory: t.memoryText}
 	k.comps = make([]componentKey, len(final))
 	for i, c := range final {
 		ck := componentKey{name: c.comp.Name, slot: c.comp.Slot, priority: c.comp.Priority, compactable: c.comp.Compactable, tokens: c.tokens}

@@ -53,7 +53,7 @@ func (t *turn) viewFor(agent sdk.AgentIdentity) (*AgentView, error) {
 // texts, the team task, its window as the history component and the
 // current message as the input. The history here is the view's, not the
 // session's: it is never masked or compacted (MaxBytes bounds it).
-func (t *turn) viewComponents(v *AgentView) []countedComponent {
+func (t *turn) viewComponents(v *AgentView, mem countedComponent, hasMemory bool) []countedComponent {
 	s := t.s
 	counts := t.viewCounts()
 	counts.newTurn()
@@ -65,6 +65,9 @@ func (t *turn) viewComponents(v *AgentView) []countedComponent {
 	}
 	text(sdk.ComponentSystemPrompt, sdk.SlotSystem, v.SystemPrompt)
 	text(sdk.ComponentInstructions, sdk.SlotSystem, v.Instructions)
+	if hasMemory {
+		out = append(out, mem)
+	}
 	text(ComponentTeamTask, sdk.SlotContext, v.TeamTask)
 	if len(v.History) > 0 {
 		out = append(out, t.viewHistory(v.History))
