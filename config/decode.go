@@ -26,6 +26,7 @@ const (
 	DefaultInfer               = "auto"
 	DefaultHistoryPriority     = 6
 	DefaultFactsMaxTokens      = 400
+	DefaultBlockLimit          = 5000
 	DefaultFactsShare          = 0.05
 	DefaultWindowSize          = 5
 	DefaultMaxBytes            = 768 * 1024
@@ -212,8 +213,33 @@ func decodeContext(fb fileBlock, diags *hcl.Diagnostics) *Context {
 		r.strings("marker_patterns", &m.MarkerPatterns)
 		r.boolean("dedup", &m.Dedup)
 	}
+	if b := singleBlock(content, "memory", diags); b != nil {
+		decodeMemory(fb, b, &c.Memory, diags)
+	}
 	syncWindow(c, diags)
 	return c
+}
+
+// decodeMemory reads a context's memory block.
+func decodeMemory(fb fileBlock, b *hcl.Block, m *Memory, diags *hcl.Diagnostics) {
+	m.DeclRange = b.DefRange
+	content, d := b.Body.Content(memorySchema)
+	*diags = append(*diags, d...)
+	r := newAttrReader(content, memorySchema, fb.ctx, &m.Source, diags)
+	r.str("agent", &m.Agent)
+	r.strings("groups", &m.Groups)
+	for _, bb := range content.Blocks.OfType("block") {
+		mb := &MemoryBlock{Label: bb.Labels[0], Source: Source{DeclRange: bb.DefRange}, Scope: "session", Limit: DefaultBlockLimit, Unit: "chars"}
+		r := blockReader(bb.Body, memoryBlockSchema, fb.ctx, &mb.Source, diags)
+		r.str("scope", &mb.Scope)
+		r.str("group", &mb.Group)
+		r.str("description", &mb.Description)
+		r.str("value", &mb.Value)
+		r.integer("limit", &mb.Limit)
+		r.str("unit", &mb.Unit)
+		r.boolean("read_only", &mb.ReadOnly)
+		m.Blocks = append(m.Blocks, mb)
+	}
 }
 
 // syncWindow makes history.window and multi_agent.window_size one setting:

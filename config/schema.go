@@ -40,7 +40,14 @@ var assemblerSchema = attrSchema(nil, "path", "builtin", "sha256", "format", "op
 
 var contextSchema = withBlocks(attrSchema([]string{"model"},
 	"system_prompt", "instructions", "plugins", "assembler", "mode", "fail_on_unmet_target", "allow_over_window"),
-	"strategy", "history", "facts", "fresh", "multi_agent")
+	"strategy", "history", "facts", "fresh", "multi_agent", "memory")
+
+var memorySchema = &hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "agent"}, {Name: "groups"}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "block", LabelNames: []string{"label"}}},
+}
+
+var memoryBlockSchema = attrSchema(nil, "scope", "group", "description", "value", "limit", "unit", "read_only")
 
 var strategySchema = attrSchema(nil, "type", "warning_threshold", "critical_threshold", "target", "carryover_turns", "min_free")
 

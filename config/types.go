@@ -306,6 +306,38 @@ type Context struct {
 	AllowOverWindow bool
 	Fresh           Fresh
 	MultiAgent      MultiAgent
+	Memory          Memory
+}
+
+// Memory is a context's `memory` block: which agent and groups its
+// sessions belong to, and the memory blocks written for them when absent.
+type Memory struct {
+	Source
+	// Agent names the agent scope of the profile's sessions (default:
+	// the profile's name).
+	Agent string
+	// Groups are the groups every session of the profile belongs to.
+	Groups []string
+	// Blocks are the `block "LABEL"` blocks, in order.
+	Blocks []*MemoryBlock
+}
+
+// Memory block scopes a `block` may name.
+var MemoryScopes = []string{"session", "agent", "group"}
+
+// MemoryBlock is one `block "LABEL"` of a memory block: a block written
+// (when absent) in its scope: each new session's, the profile's agent, or
+// the group it names.
+type MemoryBlock struct {
+	Source
+	Label       string
+	Scope       string // session (default), agent or group
+	Group       string // the group, for scope = "group"
+	Description string
+	Value       string
+	Limit       int    // default 5000
+	Unit        string // chars (default) or tokens
+	ReadOnly    bool
 }
 
 // Well-known agent types; any other type uses the plain-text fallback.

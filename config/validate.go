@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/tokenizer"
@@ -279,6 +280,8 @@ func (c *Config) validateContext(p *problems, x *Context) {
 		}
 	}
 
+	validateMemory(p, x.Memory)
+
 	f := x.Fresh
 	p.atLeast(f.Source, "system_prompt_tokens", f.SystemPromptTokens, 0)
 	p.atLeast(f.Source, "task_spec_tokens", f.TaskSpecTokens, 0)
@@ -366,5 +369,51 @@ func (c *Config) validateServer(p *problems) {
 	p.atLeast(s.Source, "compress_min_bytes", s.CompressMinBytes, 0)
 	if s.MemoryLimit != 0 && s.MemoryLimit < 32<<20 {
 		p.errorf(s.Source, "memory_limit", "Invalid memory_limit", "memory_limit must be 0 (none) or at least %d bytes (32 MiB), got %d.", 32<<20, s.MemoryLimit)
+	}
+}
+
+// memoryNamePattern is what an agent or group name may hold; memoryLabel
+// a block's label.
+var (
+	memoryNamePattern  = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+	memoryLabelPattern = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.-]{0,63}$`)
+)
+
+// maxMemoryLimit bounds a block's limit.
+const maxMemoryLimit = 1_000_000
+
+func validateMemory(p *problems, m Memory) {
+	if m.Agent != "" && !memoryNamePattern.MatchString(m.Agent) {
+		p.errorf(m.Source, "agent", "Invalid agent name", "agent %q must be 1..128 bytes of [A-Za-z0-9._:-].", m.Agent)
+	}
+	for _, g := range m.Groups {
+		if !memoryNamePattern.MatchString(g) {
+			p.errorf(m.Source, "groups", "Invalid group name", "group %q must be 1..128 bytes of [A-Za-z0-9._:-].", g)
+		}
+	}
+	seen := map[string]hcl.Range{}
+	for _, b := range m.Blocks {
+		if !memoryLabelPattern.MatchString(b.Label) {
+			p.errorf(b.Source, "", "Invalid block label", "block %q: a label is 1..64 bytes of [A-Za-z0-9_.-] starting with a letter.", b.Label)
+		}
+		p.oneOf(b.Source, "scope", "scope", b.Scope, MemoryScopes)
+		p.oneOf(b.Source, "unit", "unit", b.Unit, []string{"chars", "tokens"})
+		switch {
+		case b.Scope == "group" && !memoryNamePattern.MatchString(b.Group):
+			p.errorf(b.Source, "group", "Missing or invalid group", "block %q has scope = \"group\": name its group (1..128 bytes of [A-Za-z0-9._:-]) with group = \"NAME\".", b.Label)
+		case b.Scope != "group" && b.Group != "":
+			p.errorf(b.Source, "group", "group without scope = \"group\"", "block %q names group %q but its scope is %q.", b.Label, b.Group, b.Scope)
+		}
+		if b.Limit < 1 || b.Limit > maxMemoryLimit {
+			p.errorf(b.Source, "limit", "Invalid limit", "limit is %d; it must be 1..%d.", b.Limit, maxMemoryLimit)
+		}
+		if n := utf8.RuneCountInString(b.Value); b.Unit == "chars" && n > b.Limit {
+			p.errorf(b.Source, "value", "Value over its limit", "block %q: the value holds %d characters, over its limit of %d chars.", b.Label, n, b.Limit)
+		}
+		key := b.Scope + ":" + b.Group + "/" + b.Label
+		if first, ok := seen[key]; ok {
+			p.errorf(b.Source, "", "Duplicate memory block", "block %q of scope %s is declared twice; the first is at %s.", b.Label, b.Scope, first)
+		}
+		seen[key] = b.DeclRange
 	}
 }
