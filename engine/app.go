@@ -68,6 +68,9 @@ type Engine struct {
 	// saved is where sessions are saved: store, or Options.Store; nil
 	// without a store.
 	saved record.Store
+	// blocks keeps the memory blocks (Options.Blocks, the store's, or
+	// this process's memory).
+	blocks record.BlockStore
 }
 
 // Options tune Start.
@@ -89,6 +92,9 @@ type Options struct {
 	// out as it comes): a payload that grew may then be built in the memory
 	// of the last one instead of a copy (host.Config.ReusePayload).
 	ReusePayloads bool
+	// Blocks, when set, keeps the memory blocks instead of the store's
+	// own (engines of one process share one this way: BlockStoreOf).
+	Blocks record.BlockStore
 }
 
 // Start launches profile opts.Context of cfg: every plugin and assembler it
@@ -125,8 +131,15 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 		hopts.Recorders = journals{hs}
 	}
 	e := &Engine{Config: cfg, Context: c, Logger: logger, sessionConfig: sc, registry: &pluginhost.Registry{},
-		core: host.New(hopts), Assemblers: map[string]*Assembler{}, store: st, saved: hs}
+		core: host.New(hopts), Assemblers: map[string]*Assembler{}, store: st, saved: hs, blocks: opts.Blocks}
+	if e.blocks == nil {
+		e.blocks = BlockStoreOf(hs)
+	}
 	if err := e.start(ctx); err != nil {
+		e.Close()
+		return nil, err
+	}
+	if err := e.seedProfileMemory(ctx); err != nil {
 		e.Close()
 		return nil, err
 	}
@@ -370,6 +383,9 @@ func (e *Engine) NewSession(id string) (*Session, error) {
 		return nil, fmt.Errorf("new session %q: %w", id, err)
 	}
 	if err := e.initSession(s); err != nil {
+		return nil, err
+	}
+	if err := e.seedMemory(context.Background(), id, ""); err != nil {
 		return nil, err
 	}
 	return e.wrap(s)

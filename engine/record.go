@@ -23,6 +23,11 @@ type Record struct {
 	// Keys are the service's most recent idempotency keys with their
 	// answers, oldest first, at most MaxKeys.
 	Keys []KeyRecord
+	// Agent and Groups are the agent and the groups (beyond the
+	// profile's) whose memory blocks the session sees ("" and none: the
+	// profile's).
+	Agent  string
+	Groups []string
 	// Fresh is a fresh profile's next task; nil on a conversation profile.
 	// SetRecord leaves it as the session holds it: the engine saves it on
 	// every change of the task, before the call returns.
@@ -105,6 +110,8 @@ type storedRecord struct {
 	Chain   string      `json:"chain,omitempty"`
 	Profile string      `json:"profile,omitempty"`
 	Keys    []KeyRecord `json:"keys,omitempty"`
+	Agent   string      `json:"agent,omitempty"`
+	Groups  []string    `json:"groups,omitempty"`
 }
 
 // decodeRecord reads the record from a session's stored position and
@@ -116,7 +123,8 @@ func decodeRecord(position, attachment json.RawMessage) (Record, error) {
 		if err := json.Unmarshal(position, &st); err != nil || st.Events < 0 {
 			return Record{}, fmt.Errorf("stored caller record %.80s: not a record", position)
 		}
-		r = Record{Transcript: TranscriptPosition{Events: st.Events, Chain: st.Chain}, Profile: st.Profile, Keys: st.Keys}
+		r = Record{Transcript: TranscriptPosition{Events: st.Events, Chain: st.Chain}, Profile: st.Profile, Keys: st.Keys,
+			Agent: st.Agent, Groups: st.Groups}
 	}
 	if len(attachment) > 0 {
 		var ft FreshTask
@@ -130,8 +138,9 @@ func decodeRecord(position, attachment json.RawMessage) (Record, error) {
 
 // position is the stored form of r's caller parts (nil: none set).
 func (r Record) position() json.RawMessage {
-	st := storedRecord{Events: r.Transcript.Events, Chain: r.Transcript.Chain, Profile: r.Profile, Keys: r.Keys}
-	if st.Events == 0 && st.Chain == "" && st.Profile == "" && len(st.Keys) == 0 {
+	st := storedRecord{Events: r.Transcript.Events, Chain: r.Transcript.Chain, Profile: r.Profile, Keys: r.Keys,
+		Agent: r.Agent, Groups: r.Groups}
+	if st.Events == 0 && st.Chain == "" && st.Profile == "" && len(st.Keys) == 0 && st.Agent == "" && len(st.Groups) == 0 {
 		return nil
 	}
 	b, _ := json.Marshal(st) // plain data
@@ -180,7 +189,15 @@ func (s *Session) Record() (Record, error) {
 // Fresh). It is saved with the next change the session saves, in the same
 // store write, so after a crash the record and the stored session agree;
 // SaveRecord saves it when no change follows.
-func (s *Session) SetRecord(r Record) error { return s.host.SetPosition(r.position()) }
+func (s *Session) SetRecord(r Record) error {
+	if err := s.host.SetPosition(r.position()); err != nil {
+		return err
+	}
+	if s.memory != nil {
+		s.memory.set(r)
+	}
+	return nil
+}
 
 // SaveRecord saves the record set with SetRecord when no change saved it
 // already (without a store: nothing to do).
@@ -192,12 +209,18 @@ func (s *Session) SaveRecord() error { return s.host.SavePosition() }
 // write.
 func (s *Session) ImportState(ctx context.Context, data []byte) error {
 	own := s.host.Position()
-	return s.host.Batch(func() error {
+	err := s.host.Batch(func() error {
 		if err := s.RestoreState(ctx, data); err != nil {
 			return err
 		}
 		return s.host.SetPosition(own)
 	})
+	if s.memory != nil {
+		if r, rerr := recordOf(s.host); rerr == nil {
+			s.memory.set(r)
+		}
+	}
+	return err
 }
 
 // StoredRecord reads the caller record st holds for session id without

@@ -30,6 +30,9 @@ type Session struct {
 	// *conversation, or a *freshRun on a fresh profile (context mode =
 	// "fresh").
 	mode mode
+	// memory is a conversation's memory blocks source (nil on a fresh
+	// profile).
+	memory *sessionMemory
 }
 
 // mode is what a session's calls do on one kind of profile. A
@@ -191,6 +194,13 @@ func (e *Engine) wrap(s *host.Session) (*Session, error) {
 		es.mode = f
 	} else {
 		es.mode = &conversation{engine: e, host: s, viewer: e.viewer}
+		r, err := recordOf(s)
+		if err != nil {
+			return nil, err
+		}
+		es.memory = &sessionMemory{engine: e, id: s.ID()}
+		es.memory.set(r)
+		s.SetMemory(es.memory)
 	}
 	return es, nil
 }
@@ -216,6 +226,13 @@ func (s *Session) RestoreState(ctx context.Context, data []byte) error {
 	}
 	if err := s.host.RestoreState(ctx, data); err != nil {
 		return err
+	}
+	if s.memory != nil {
+		r, err := recordOf(s.host)
+		if err != nil {
+			return err
+		}
+		s.memory.set(r)
 	}
 	return s.mode.reload()
 }

@@ -53,6 +53,9 @@ func (e *Engine) OpenSession(ctx context.Context, id string) (es *Session, resto
 	if err := e.initSession(s); err != nil {
 		return nil, false, err
 	}
+	if err := e.seedMemory(ctx, id, ""); err != nil {
+		return nil, false, err
+	}
 	es, err = e.wrap(s)
 	return es, false, err
 }
@@ -95,6 +98,11 @@ func (e *Engine) CreateSession(id string, opts CreateOptions) (*Session, error) 
 	fail := func(err error) (*Session, error) {
 		_ = e.core.Unload(context.Background(), id) // keep what another host may have stored
 		return nil, err
+	}
+	// The session's HCL memory blocks first: written again when absent, so
+	// a crash between the two leaves nothing a retry does not complete.
+	if err := e.seedMemory(context.Background(), id, opts.Record.Agent); err != nil {
+		return fail(err)
 	}
 	system, instructions := e.Context.SystemPrompt, e.Context.Instructions
 	if opts.SystemPrompt != "" {

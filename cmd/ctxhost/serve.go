@@ -87,13 +87,14 @@ func cmdServe(args []string, std stdio) error {
 			e.Close()
 		}
 	}()
+	blocks := engine.BlockStoreOf(st) // one for every profile, also when st keeps none
 	for _, c := range cfg.Contexts {
 		// Payloads are built in the memory of the last one
 		// (engine.Options.ReusePayloads): the server is done with a
 		// payload before the session's next call (an answer copies what
 		// it sends of it, the call path what it sends upstream), so an
 		// append turn does not copy the whole payload.
-		e, err := engine.Start(ctx, cfg, engine.Options{Context: c.Name, Logger: logger, Store: st, ReusePayloads: true})
+		e, err := engine.Start(ctx, cfg, engine.Options{Context: c.Name, Logger: logger, Store: st, Blocks: blocks, ReusePayloads: true})
 		if err != nil {
 			return startError(std.err, cfg, err)
 		}
