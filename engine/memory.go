@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/ctxhost/ctxhost/config"
@@ -30,6 +31,11 @@ var ErrBlockNotFound = record.ErrBlockNotFound
 // block over its limit (the message names the limit).
 var ErrBlockOverLimit = memory.ErrOverLimit
 
+// ErrInvalidBlock is wrapped by the error of a write the block refuses:
+// a scope, label, limit or text it cannot hold, or an edit that does not
+// apply (text to replace that is not there once).
+var ErrInvalidBlock = errors.New("invalid memory block write")
+
 // ErrBlockReadOnly is wrapped by the error of a model's edit of a
 // read-only block.
 var ErrBlockReadOnly = memory.ErrReadOnly
@@ -37,14 +43,22 @@ var ErrBlockReadOnly = memory.ErrReadOnly
 // BlockStoreOf returns the block store of st: st itself when it keeps
 // memory blocks (SQLite, PostgreSQL), else one in this process's memory
 // (a directory of files keeps none; its blocks do not survive the
-// process). Engines sharing a store share its block store through
-// Options.Blocks.
+// process), the same one for every call with st, so engines sharing a
+// store share its blocks.
 func BlockStoreOf(st Store) record.BlockStore {
 	if bs, ok := st.(record.BlockStore); ok {
 		return bs
 	}
-	return record.NewMemoryBlocks()
+	if st == nil {
+		return record.NewMemoryBlocks()
+	}
+	bs, _ := processBlocks.LoadOrStore(st, record.NewMemoryBlocks())
+	return bs.(record.BlockStore)
 }
+
+// processBlocks are the in-memory block stores of stores that keep no
+// blocks, one per store: the engines sharing a store share its blocks.
+var processBlocks sync.Map
 
 // blockData is a block's stored content (record.Block.Data).
 type blockData struct {
@@ -77,8 +91,8 @@ func decodeBlock(rb record.Block) (memory.Block, error) {
 	return b, nil
 }
 
-// memoryCounter counts a block's tokens with the profile's tokenizer.
-func (e *Engine) memoryCounter() (func(string) int, error) {
+// MemoryCounter counts a block's tokens with the profile's tokenizer.
+func (e *Engine) MemoryCounter() (func(string) int, error) {
 	c := e.sessionConfig.Counter
 	if c == nil {
 		var err error
@@ -130,9 +144,9 @@ func (e *Engine) MemoryBlock(ctx context.Context, scope MemoryScope, label strin
 func (e *Engine) check(b MemoryBlock) (MemoryBlock, error) {
 	b = b.Normalize()
 	if err := b.Validate(); err != nil {
-		return b, err
+		return b, fmt.Errorf("%w: %w", ErrInvalidBlock, err)
 	}
-	count, err := e.memoryCounter()
+	count, err := e.MemoryCounter()
 	if err != nil {
 		return b, err
 	}
@@ -195,7 +209,7 @@ func (e *Engine) EditMemoryBlock(ctx context.Context, scope MemoryScope, label s
 		}
 		next, err := edit.Apply(cur)
 		if err != nil {
-			return MemoryBlock{}, err
+			return MemoryBlock{}, fmt.Errorf("%w: %w", ErrInvalidBlock, err)
 		}
 		b, err := e.PutMemoryBlock(ctx, next, cur.Version)
 		if errors.Is(err, ErrVersionConflict) && expected == 0 && try+1 < maxEditTries {

@@ -24,6 +24,9 @@ func (s *Server) info(e *entry, id string) *servicev1.SessionInfo {
 	info := &servicev1.SessionInfo{SessionId: id, Profile: e.profile, Sequence: e.es.StoredVersion(),
 		Messages: int32(e.es.MessageCount()), Plugins: e.es.Plugins(), Strategy: e.es.Strategy(),
 		MultiAgent: e.es.IsTeam(), Fresh: e.es.IsFresh()}
+	for _, sc := range e.es.MemoryScopes() {
+		info.MemoryScopes = append(info.MemoryScopes, sc.String())
+	}
 	if e.es.IsTeam() {
 		for _, a := range e.engine.Config.Agents {
 			info.Agents = append(info.Agents, a.Name)
@@ -46,6 +49,9 @@ func (s *Server) CreateSession(ctx context.Context, req *connect.Request[service
 	if err != nil {
 		return nil, err
 	}
+	if err := checkMembership(m.GetAgent(), m.GetGroups()); err != nil {
+		return nil, err
+	}
 	unlock, err := s.lock(ctx, id)
 	if err != nil {
 		return nil, err
@@ -62,7 +68,7 @@ func (s *Server) CreateSession(ctx context.Context, req *connect.Request[service
 	if connect.CodeOf(err) != connect.CodeNotFound {
 		return nil, err
 	}
-	rec := engine.Record{Profile: profile}
+	rec := engine.Record{Profile: profile, Agent: m.GetAgent(), Groups: m.GetGroups()}
 	if key != "" {
 		rec = rec.WithKey(engine.KeyRecord{Key: key, Seq: 1, Digest: digest})
 	}
@@ -172,6 +178,9 @@ func (s *Server) DeleteSession(ctx context.Context, req *connect.Request[service
 	_ = e.es.Close(ctx)
 	if err := e.engine.EndSession(ctx, id); err != nil && !errors.Is(err, engine.ErrNoSession) {
 		return nil, err
+	}
+	if err := e.engine.ForgetSessionMemory(ctx, id); err != nil {
+		return nil, s.memoryError(ctx, "DeleteSession", err)
 	}
 	return connect.NewResponse(&servicev1.DeleteSessionResponse{Deleted: true}), nil
 }

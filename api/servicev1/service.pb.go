@@ -203,8 +203,13 @@ type CreateSessionRequest struct {
 	SystemPrompt   string                 `protobuf:"bytes,3,opt,name=system_prompt,json=systemPrompt,proto3" json:"system_prompt,omitempty"` // empty: the profile's
 	Instructions   string                 `protobuf:"bytes,4,opt,name=instructions,proto3" json:"instructions,omitempty"`                     // empty: the profile's
 	IdempotencyKey string                 `protobuf:"bytes,5,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The agent whose memory blocks the session sees (empty: the profile's
+	// memory agent, else the profile's name) and the groups it belongs to
+	// beyond the profile's.
+	Agent         string   `protobuf:"bytes,6,opt,name=agent,proto3" json:"agent,omitempty"`
+	Groups        []string `protobuf:"bytes,7,rep,name=groups,proto3" json:"groups,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateSessionRequest) Reset() {
@@ -272,18 +277,35 @@ func (x *CreateSessionRequest) GetIdempotencyKey() string {
 	return ""
 }
 
+func (x *CreateSessionRequest) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *CreateSessionRequest) GetGroups() []string {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
 type SessionInfo struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	Profile       string                 `protobuf:"bytes,2,opt,name=profile,proto3" json:"profile,omitempty"`
-	Sequence      uint64                 `protobuf:"varint,3,opt,name=sequence,proto3" json:"sequence,omitempty"`
-	Messages      int32                  `protobuf:"varint,4,opt,name=messages,proto3" json:"messages,omitempty"`
-	Plugins       []string               `protobuf:"bytes,5,rep,name=plugins,proto3" json:"plugins,omitempty"`
-	Strategy      string                 `protobuf:"bytes,6,opt,name=strategy,proto3" json:"strategy,omitempty"`
-	MultiAgent    bool                   `protobuf:"varint,7,opt,name=multi_agent,json=multiAgent,proto3" json:"multi_agent,omitempty"`
-	Agents        []string               `protobuf:"bytes,8,rep,name=agents,proto3" json:"agents,omitempty"`
-	Fresh         bool                   `protobuf:"varint,9,opt,name=fresh,proto3" json:"fresh,omitempty"`
-	Replayed      bool                   `protobuf:"varint,10,opt,name=replayed,proto3" json:"replayed,omitempty"` // CreateSession: the idempotency key was seen
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	SessionId  string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Profile    string                 `protobuf:"bytes,2,opt,name=profile,proto3" json:"profile,omitempty"`
+	Sequence   uint64                 `protobuf:"varint,3,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	Messages   int32                  `protobuf:"varint,4,opt,name=messages,proto3" json:"messages,omitempty"`
+	Plugins    []string               `protobuf:"bytes,5,rep,name=plugins,proto3" json:"plugins,omitempty"`
+	Strategy   string                 `protobuf:"bytes,6,opt,name=strategy,proto3" json:"strategy,omitempty"`
+	MultiAgent bool                   `protobuf:"varint,7,opt,name=multi_agent,json=multiAgent,proto3" json:"multi_agent,omitempty"`
+	Agents     []string               `protobuf:"bytes,8,rep,name=agents,proto3" json:"agents,omitempty"`
+	Fresh      bool                   `protobuf:"varint,9,opt,name=fresh,proto3" json:"fresh,omitempty"`
+	Replayed   bool                   `protobuf:"varint,10,opt,name=replayed,proto3" json:"replayed,omitempty"` // CreateSession: the idempotency key was seen
+	// The scopes whose memory blocks the session sees on its own turns:
+	// session:ID, agent:NAME, then group:NAME for each group.
+	MemoryScopes  []string `protobuf:"bytes,11,rep,name=memory_scopes,json=memoryScopes,proto3" json:"memory_scopes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -386,6 +408,13 @@ func (x *SessionInfo) GetReplayed() bool {
 		return x.Replayed
 	}
 	return false
+}
+
+func (x *SessionInfo) GetMemoryScopes() []string {
+	if x != nil {
+		return x.MemoryScopes
+	}
+	return nil
 }
 
 type GetSessionRequest struct {
@@ -3457,6 +3486,614 @@ func (x *HealthResponse) GetProblems() []string {
 	return nil
 }
 
+// MemoryBlock is one memory block (one version of it).
+type MemoryBlock struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Scope         string                 `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`             // session:ID, agent:NAME or group:NAME
+	Label         string                 `protobuf:"bytes,2,opt,name=label,proto3" json:"label,omitempty"`             // [A-Za-z][A-Za-z0-9_.-]{0,63}
+	Description   string                 `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"` // what the block is for, shown to the model
+	Value         string                 `protobuf:"bytes,4,opt,name=value,proto3" json:"value,omitempty"`
+	Limit         int32                  `protobuf:"varint,5,opt,name=limit,proto3" json:"limit,omitempty"`                       // the most value may hold, in unit; 0 on a write: 5000
+	Unit          string                 `protobuf:"bytes,6,opt,name=unit,proto3" json:"unit,omitempty"`                          // chars (default) or tokens
+	ReadOnly      bool                   `protobuf:"varint,7,opt,name=read_only,json=readOnly,proto3" json:"read_only,omitempty"` // the model's memory tools may not change it
+	Version       uint64                 `protobuf:"varint,8,opt,name=version,proto3" json:"version,omitempty"`                   // 1 for the first write
+	Deleted       bool                   `protobuf:"varint,9,opt,name=deleted,proto3" json:"deleted,omitempty"`                   // a deleted version (ListMemoryBlockVersions)
+	Size          int32                  `protobuf:"varint,10,opt,name=size,proto3" json:"size,omitempty"`                        // value's size in unit (answers only)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MemoryBlock) Reset() {
+	*x = MemoryBlock{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MemoryBlock) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MemoryBlock) ProtoMessage() {}
+
+func (x *MemoryBlock) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MemoryBlock.ProtoReflect.Descriptor instead.
+func (*MemoryBlock) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *MemoryBlock) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
+}
+
+func (x *MemoryBlock) GetLabel() string {
+	if x != nil {
+		return x.Label
+	}
+	return ""
+}
+
+func (x *MemoryBlock) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *MemoryBlock) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
+func (x *MemoryBlock) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+func (x *MemoryBlock) GetUnit() string {
+	if x != nil {
+		return x.Unit
+	}
+	return ""
+}
+
+func (x *MemoryBlock) GetReadOnly() bool {
+	if x != nil {
+		return x.ReadOnly
+	}
+	return false
+}
+
+func (x *MemoryBlock) GetVersion() uint64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *MemoryBlock) GetDeleted() bool {
+	if x != nil {
+		return x.Deleted
+	}
+	return false
+}
+
+func (x *MemoryBlock) GetSize() int32 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+// ListMemoryBlocksRequest reads the current blocks of scopes, or those a
+// session sees (its scopes; visible: one per label, the most specific
+// scope's, as its prepares render them).
+type ListMemoryBlocksRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Scopes        []string               `protobuf:"bytes,1,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	SessionId     string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Visible       bool                   `protobuf:"varint,3,opt,name=visible,proto3" json:"visible,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMemoryBlocksRequest) Reset() {
+	*x = ListMemoryBlocksRequest{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMemoryBlocksRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMemoryBlocksRequest) ProtoMessage() {}
+
+func (x *ListMemoryBlocksRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMemoryBlocksRequest.ProtoReflect.Descriptor instead.
+func (*ListMemoryBlocksRequest) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *ListMemoryBlocksRequest) GetScopes() []string {
+	if x != nil {
+		return x.Scopes
+	}
+	return nil
+}
+
+func (x *ListMemoryBlocksRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ListMemoryBlocksRequest) GetVisible() bool {
+	if x != nil {
+		return x.Visible
+	}
+	return false
+}
+
+type ListMemoryBlocksResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Blocks        []*MemoryBlock         `protobuf:"bytes,1,rep,name=blocks,proto3" json:"blocks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListMemoryBlocksResponse) Reset() {
+	*x = ListMemoryBlocksResponse{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListMemoryBlocksResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListMemoryBlocksResponse) ProtoMessage() {}
+
+func (x *ListMemoryBlocksResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListMemoryBlocksResponse.ProtoReflect.Descriptor instead.
+func (*ListMemoryBlocksResponse) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *ListMemoryBlocksResponse) GetBlocks() []*MemoryBlock {
+	if x != nil {
+		return x.Blocks
+	}
+	return nil
+}
+
+type GetMemoryBlockRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Scope         string                 `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	Label         string                 `protobuf:"bytes,2,opt,name=label,proto3" json:"label,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetMemoryBlockRequest) Reset() {
+	*x = GetMemoryBlockRequest{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetMemoryBlockRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetMemoryBlockRequest) ProtoMessage() {}
+
+func (x *GetMemoryBlockRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetMemoryBlockRequest.ProtoReflect.Descriptor instead.
+func (*GetMemoryBlockRequest) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *GetMemoryBlockRequest) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
+}
+
+func (x *GetMemoryBlockRequest) GetLabel() string {
+	if x != nil {
+		return x.Label
+	}
+	return ""
+}
+
+// PutMemoryBlockRequest writes a whole block. expected_version non-zero:
+// only over that version (ABORTED otherwise); create_only: only when the
+// block has never been written. A value over the limit is refused
+// (INVALID_ARGUMENT naming the limit).
+type PutMemoryBlockRequest struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Block           *MemoryBlock           `protobuf:"bytes,1,opt,name=block,proto3" json:"block,omitempty"`
+	ExpectedVersion uint64                 `protobuf:"varint,2,opt,name=expected_version,json=expectedVersion,proto3" json:"expected_version,omitempty"`
+	CreateOnly      bool                   `protobuf:"varint,3,opt,name=create_only,json=createOnly,proto3" json:"create_only,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *PutMemoryBlockRequest) Reset() {
+	*x = PutMemoryBlockRequest{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutMemoryBlockRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutMemoryBlockRequest) ProtoMessage() {}
+
+func (x *PutMemoryBlockRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutMemoryBlockRequest.ProtoReflect.Descriptor instead.
+func (*PutMemoryBlockRequest) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *PutMemoryBlockRequest) GetBlock() *MemoryBlock {
+	if x != nil {
+		return x.Block
+	}
+	return nil
+}
+
+func (x *PutMemoryBlockRequest) GetExpectedVersion() uint64 {
+	if x != nil {
+		return x.ExpectedVersion
+	}
+	return 0
+}
+
+func (x *PutMemoryBlockRequest) GetCreateOnly() bool {
+	if x != nil {
+		return x.CreateOnly
+	}
+	return false
+}
+
+// EditMemoryBlockRequest changes a block's value: op "append" adds text
+// on a new line; op "replace" replaces the one occurrence of old_text by
+// new_text. As the model's memory tools do, unless operator is set, a
+// read-only block refuses it (PERMISSION_DENIED).
+type EditMemoryBlockRequest struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Scope           string                 `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	Label           string                 `protobuf:"bytes,2,opt,name=label,proto3" json:"label,omitempty"`
+	Op              string                 `protobuf:"bytes,3,opt,name=op,proto3" json:"op,omitempty"`
+	Text            string                 `protobuf:"bytes,4,opt,name=text,proto3" json:"text,omitempty"`
+	OldText         string                 `protobuf:"bytes,5,opt,name=old_text,json=oldText,proto3" json:"old_text,omitempty"`
+	NewText         string                 `protobuf:"bytes,6,opt,name=new_text,json=newText,proto3" json:"new_text,omitempty"`
+	ExpectedVersion uint64                 `protobuf:"varint,7,opt,name=expected_version,json=expectedVersion,proto3" json:"expected_version,omitempty"`
+	Operator        bool                   `protobuf:"varint,8,opt,name=operator,proto3" json:"operator,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *EditMemoryBlockRequest) Reset() {
+	*x = EditMemoryBlockRequest{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EditMemoryBlockRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EditMemoryBlockRequest) ProtoMessage() {}
+
+func (x *EditMemoryBlockRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EditMemoryBlockRequest.ProtoReflect.Descriptor instead.
+func (*EditMemoryBlockRequest) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *EditMemoryBlockRequest) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
+}
+
+func (x *EditMemoryBlockRequest) GetLabel() string {
+	if x != nil {
+		return x.Label
+	}
+	return ""
+}
+
+func (x *EditMemoryBlockRequest) GetOp() string {
+	if x != nil {
+		return x.Op
+	}
+	return ""
+}
+
+func (x *EditMemoryBlockRequest) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *EditMemoryBlockRequest) GetOldText() string {
+	if x != nil {
+		return x.OldText
+	}
+	return ""
+}
+
+func (x *EditMemoryBlockRequest) GetNewText() string {
+	if x != nil {
+		return x.NewText
+	}
+	return ""
+}
+
+func (x *EditMemoryBlockRequest) GetExpectedVersion() uint64 {
+	if x != nil {
+		return x.ExpectedVersion
+	}
+	return 0
+}
+
+func (x *EditMemoryBlockRequest) GetOperator() bool {
+	if x != nil {
+		return x.Operator
+	}
+	return false
+}
+
+type DeleteMemoryBlockRequest struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Scope           string                 `protobuf:"bytes,1,opt,name=scope,proto3" json:"scope,omitempty"`
+	Label           string                 `protobuf:"bytes,2,opt,name=label,proto3" json:"label,omitempty"`
+	ExpectedVersion uint64                 `protobuf:"varint,3,opt,name=expected_version,json=expectedVersion,proto3" json:"expected_version,omitempty"` // 0: whatever the current version
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *DeleteMemoryBlockRequest) Reset() {
+	*x = DeleteMemoryBlockRequest{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteMemoryBlockRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteMemoryBlockRequest) ProtoMessage() {}
+
+func (x *DeleteMemoryBlockRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteMemoryBlockRequest.ProtoReflect.Descriptor instead.
+func (*DeleteMemoryBlockRequest) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *DeleteMemoryBlockRequest) GetScope() string {
+	if x != nil {
+		return x.Scope
+	}
+	return ""
+}
+
+func (x *DeleteMemoryBlockRequest) GetLabel() string {
+	if x != nil {
+		return x.Label
+	}
+	return ""
+}
+
+func (x *DeleteMemoryBlockRequest) GetExpectedVersion() uint64 {
+	if x != nil {
+		return x.ExpectedVersion
+	}
+	return 0
+}
+
+type DeleteMemoryBlockResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Version       uint64                 `protobuf:"varint,1,opt,name=version,proto3" json:"version,omitempty"` // the deleted version's
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteMemoryBlockResponse) Reset() {
+	*x = DeleteMemoryBlockResponse{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteMemoryBlockResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteMemoryBlockResponse) ProtoMessage() {}
+
+func (x *DeleteMemoryBlockResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteMemoryBlockResponse.ProtoReflect.Descriptor instead.
+func (*DeleteMemoryBlockResponse) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *DeleteMemoryBlockResponse) GetVersion() uint64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+type SetMembershipRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Agent         string                 `protobuf:"bytes,2,opt,name=agent,proto3" json:"agent,omitempty"`   // empty: the profile's
+	Groups        []string               `protobuf:"bytes,3,rep,name=groups,proto3" json:"groups,omitempty"` // beyond the profile's; replaces the last set
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SetMembershipRequest) Reset() {
+	*x = SetMembershipRequest{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SetMembershipRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SetMembershipRequest) ProtoMessage() {}
+
+func (x *SetMembershipRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SetMembershipRequest.ProtoReflect.Descriptor instead.
+func (*SetMembershipRequest) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *SetMembershipRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *SetMembershipRequest) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *SetMembershipRequest) GetGroups() []string {
+	if x != nil {
+		return x.Groups
+	}
+	return nil
+}
+
 var File_ctxhost_service_v1_service_proto protoreflect.FileDescriptor
 
 const file_ctxhost_service_v1_service_proto_rawDesc = "" +
@@ -3467,14 +4104,16 @@ const file_ctxhost_service_v1_service_proto_rawDesc = "" +
 	"\x0fidempotency_key\x18\x02 \x01(\tR\x0eidempotencyKey\"G\n" +
 	"\rWriteResponse\x12\x1a\n" +
 	"\bsequence\x18\x01 \x01(\x04R\bsequence\x12\x1a\n" +
-	"\breplayed\x18\x02 \x01(\bR\breplayed\"\xc1\x01\n" +
+	"\breplayed\x18\x02 \x01(\bR\breplayed\"\xef\x01\n" +
 	"\x14CreateSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +
 	"\aprofile\x18\x02 \x01(\tR\aprofile\x12#\n" +
 	"\rsystem_prompt\x18\x03 \x01(\tR\fsystemPrompt\x12\"\n" +
 	"\finstructions\x18\x04 \x01(\tR\finstructions\x12'\n" +
-	"\x0fidempotency_key\x18\x05 \x01(\tR\x0eidempotencyKey\"\x9f\x02\n" +
+	"\x0fidempotency_key\x18\x05 \x01(\tR\x0eidempotencyKey\x12\x14\n" +
+	"\x05agent\x18\x06 \x01(\tR\x05agent\x12\x16\n" +
+	"\x06groups\x18\a \x03(\tR\x06groups\"\xc4\x02\n" +
 	"\vSessionInfo\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x18\n" +
@@ -3488,7 +4127,8 @@ const file_ctxhost_service_v1_service_proto_rawDesc = "" +
 	"\x06agents\x18\b \x03(\tR\x06agents\x12\x14\n" +
 	"\x05fresh\x18\t \x01(\bR\x05fresh\x12\x1a\n" +
 	"\breplayed\x18\n" +
-	" \x01(\bR\breplayed\"2\n" +
+	" \x01(\bR\breplayed\x12#\n" +
+	"\rmemory_scopes\x18\v \x03(\tR\fmemoryScopes\"2\n" +
 	"\x11GetSessionRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\"A\n" +
@@ -3761,14 +4401,61 @@ const file_ctxhost_service_v1_service_proto_rawDesc = "" +
 	"\rHealthRequest\"D\n" +
 	"\x0eHealthResponse\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06status\x12\x1a\n" +
-	"\bproblems\x18\x02 \x03(\tR\bproblems*o\n" +
+	"\bproblems\x18\x02 \x03(\tR\bproblems\"\x80\x02\n" +
+	"\vMemoryBlock\x12\x14\n" +
+	"\x05scope\x18\x01 \x01(\tR\x05scope\x12\x14\n" +
+	"\x05label\x18\x02 \x01(\tR\x05label\x12 \n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\x12\x14\n" +
+	"\x05value\x18\x04 \x01(\tR\x05value\x12\x14\n" +
+	"\x05limit\x18\x05 \x01(\x05R\x05limit\x12\x12\n" +
+	"\x04unit\x18\x06 \x01(\tR\x04unit\x12\x1b\n" +
+	"\tread_only\x18\a \x01(\bR\breadOnly\x12\x18\n" +
+	"\aversion\x18\b \x01(\x04R\aversion\x12\x18\n" +
+	"\adeleted\x18\t \x01(\bR\adeleted\x12\x12\n" +
+	"\x04size\x18\n" +
+	" \x01(\x05R\x04size\"j\n" +
+	"\x17ListMemoryBlocksRequest\x12\x16\n" +
+	"\x06scopes\x18\x01 \x03(\tR\x06scopes\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x18\n" +
+	"\avisible\x18\x03 \x01(\bR\avisible\"S\n" +
+	"\x18ListMemoryBlocksResponse\x127\n" +
+	"\x06blocks\x18\x01 \x03(\v2\x1f.ctxhost.service.v1.MemoryBlockR\x06blocks\"C\n" +
+	"\x15GetMemoryBlockRequest\x12\x14\n" +
+	"\x05scope\x18\x01 \x01(\tR\x05scope\x12\x14\n" +
+	"\x05label\x18\x02 \x01(\tR\x05label\"\x9a\x01\n" +
+	"\x15PutMemoryBlockRequest\x125\n" +
+	"\x05block\x18\x01 \x01(\v2\x1f.ctxhost.service.v1.MemoryBlockR\x05block\x12)\n" +
+	"\x10expected_version\x18\x02 \x01(\x04R\x0fexpectedVersion\x12\x1f\n" +
+	"\vcreate_only\x18\x03 \x01(\bR\n" +
+	"createOnly\"\xe5\x01\n" +
+	"\x16EditMemoryBlockRequest\x12\x14\n" +
+	"\x05scope\x18\x01 \x01(\tR\x05scope\x12\x14\n" +
+	"\x05label\x18\x02 \x01(\tR\x05label\x12\x0e\n" +
+	"\x02op\x18\x03 \x01(\tR\x02op\x12\x12\n" +
+	"\x04text\x18\x04 \x01(\tR\x04text\x12\x19\n" +
+	"\bold_text\x18\x05 \x01(\tR\aoldText\x12\x19\n" +
+	"\bnew_text\x18\x06 \x01(\tR\anewText\x12)\n" +
+	"\x10expected_version\x18\a \x01(\x04R\x0fexpectedVersion\x12\x1a\n" +
+	"\boperator\x18\b \x01(\bR\boperator\"q\n" +
+	"\x18DeleteMemoryBlockRequest\x12\x14\n" +
+	"\x05scope\x18\x01 \x01(\tR\x05scope\x12\x14\n" +
+	"\x05label\x18\x02 \x01(\tR\x05label\x12)\n" +
+	"\x10expected_version\x18\x03 \x01(\x04R\x0fexpectedVersion\"5\n" +
+	"\x19DeleteMemoryBlockResponse\x12\x18\n" +
+	"\aversion\x18\x01 \x01(\x04R\aversion\"c\n" +
+	"\x14SetMembershipRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x14\n" +
+	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x16\n" +
+	"\x06groups\x18\x03 \x03(\tR\x06groups*o\n" +
 	"\x04Text\x12\x14\n" +
 	"\x10TEXT_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12TEXT_SYSTEM_PROMPT\x10\x01\x12\x15\n" +
 	"\x11TEXT_INSTRUCTIONS\x10\x02\x12\x0e\n" +
 	"\n" +
 	"TEXT_INPUT\x10\x03\x12\x12\n" +
-	"\x0eTEXT_TEAM_TASK\x10\x042\x9b\x0e\n" +
+	"\x0eTEXT_TEAM_TASK\x10\x042\xe8\x13\n" +
 	"\x0eContextService\x12Z\n" +
 	"\rCreateSession\x12(.ctxhost.service.v1.CreateSessionRequest\x1a\x1f.ctxhost.service.v1.SessionInfo\x12T\n" +
 	"\n" +
@@ -3790,7 +4477,14 @@ const file_ctxhost_service_v1_service_proto_rawDesc = "" +
 	"ListEvents\x12%.ctxhost.service.v1.ListEventsRequest\x1a&.ctxhost.service.v1.ListEventsResponse\x12[\n" +
 	"\n" +
 	"GetHistory\x12%.ctxhost.service.v1.GetHistoryRequest\x1a&.ctxhost.service.v1.GetHistoryResponse\x12d\n" +
-	"\rFormatHistory\x12(.ctxhost.service.v1.FormatHistoryRequest\x1a).ctxhost.service.v1.FormatHistoryResponse\x12O\n" +
+	"\rFormatHistory\x12(.ctxhost.service.v1.FormatHistoryRequest\x1a).ctxhost.service.v1.FormatHistoryResponse\x12m\n" +
+	"\x10ListMemoryBlocks\x12+.ctxhost.service.v1.ListMemoryBlocksRequest\x1a,.ctxhost.service.v1.ListMemoryBlocksResponse\x12\\\n" +
+	"\x0eGetMemoryBlock\x12).ctxhost.service.v1.GetMemoryBlockRequest\x1a\x1f.ctxhost.service.v1.MemoryBlock\x12\\\n" +
+	"\x0ePutMemoryBlock\x12).ctxhost.service.v1.PutMemoryBlockRequest\x1a\x1f.ctxhost.service.v1.MemoryBlock\x12^\n" +
+	"\x0fEditMemoryBlock\x12*.ctxhost.service.v1.EditMemoryBlockRequest\x1a\x1f.ctxhost.service.v1.MemoryBlock\x12p\n" +
+	"\x11DeleteMemoryBlock\x12,.ctxhost.service.v1.DeleteMemoryBlockRequest\x1a-.ctxhost.service.v1.DeleteMemoryBlockResponse\x12r\n" +
+	"\x17ListMemoryBlockVersions\x12).ctxhost.service.v1.GetMemoryBlockRequest\x1a,.ctxhost.service.v1.ListMemoryBlocksResponse\x12Z\n" +
+	"\rSetMembership\x12(.ctxhost.service.v1.SetMembershipRequest\x1a\x1f.ctxhost.service.v1.SessionInfo\x12O\n" +
 	"\x06Health\x12!.ctxhost.service.v1.HealthRequest\x1a\".ctxhost.service.v1.HealthResponse\x12N\n" +
 	"\x05Ready\x12!.ctxhost.service.v1.HealthRequest\x1a\".ctxhost.service.v1.HealthResponseB4Z2github.com/ctxhost/ctxhost/api/servicev1;servicev1b\x06proto3"
 
@@ -3807,70 +4501,79 @@ func file_ctxhost_service_v1_service_proto_rawDescGZIP() []byte {
 }
 
 var file_ctxhost_service_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_ctxhost_service_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 49)
+var file_ctxhost_service_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
 var file_ctxhost_service_v1_service_proto_goTypes = []any{
-	(Text)(0),                      // 0: ctxhost.service.v1.Text
-	(*WriteOptions)(nil),           // 1: ctxhost.service.v1.WriteOptions
-	(*WriteResponse)(nil),          // 2: ctxhost.service.v1.WriteResponse
-	(*CreateSessionRequest)(nil),   // 3: ctxhost.service.v1.CreateSessionRequest
-	(*SessionInfo)(nil),            // 4: ctxhost.service.v1.SessionInfo
-	(*GetSessionRequest)(nil),      // 5: ctxhost.service.v1.GetSessionRequest
-	(*ListSessionsRequest)(nil),    // 6: ctxhost.service.v1.ListSessionsRequest
-	(*ListSessionsResponse)(nil),   // 7: ctxhost.service.v1.ListSessionsResponse
-	(*DeleteSessionRequest)(nil),   // 8: ctxhost.service.v1.DeleteSessionRequest
-	(*DeleteSessionResponse)(nil),  // 9: ctxhost.service.v1.DeleteSessionResponse
-	(*ToolCall)(nil),               // 10: ctxhost.service.v1.ToolCall
-	(*Part)(nil),                   // 11: ctxhost.service.v1.Part
-	(*Message)(nil),                // 12: ctxhost.service.v1.Message
-	(*AppendMessagesRequest)(nil),  // 13: ctxhost.service.v1.AppendMessagesRequest
-	(*AppendMessagesResponse)(nil), // 14: ctxhost.service.v1.AppendMessagesResponse
-	(*SetTextRequest)(nil),         // 15: ctxhost.service.v1.SetTextRequest
-	(*ToolDefinition)(nil),         // 16: ctxhost.service.v1.ToolDefinition
-	(*ToolChoice)(nil),             // 17: ctxhost.service.v1.ToolChoice
-	(*ResponseFormat)(nil),         // 18: ctxhost.service.v1.ResponseFormat
-	(*SetToolsRequest)(nil),        // 19: ctxhost.service.v1.SetToolsRequest
-	(*ClearHistoryRequest)(nil),    // 20: ctxhost.service.v1.ClearHistoryRequest
-	(*GetHistoryRequest)(nil),      // 21: ctxhost.service.v1.GetHistoryRequest
-	(*HistoryEntry)(nil),           // 22: ctxhost.service.v1.HistoryEntry
-	(*GetHistoryResponse)(nil),     // 23: ctxhost.service.v1.GetHistoryResponse
-	(*FormatHistoryRequest)(nil),   // 24: ctxhost.service.v1.FormatHistoryRequest
-	(*FormatHistoryResponse)(nil),  // 25: ctxhost.service.v1.FormatHistoryResponse
-	(*ApplyOpRequest)(nil),         // 26: ctxhost.service.v1.ApplyOpRequest
-	(*ApplyOpResponse)(nil),        // 27: ctxhost.service.v1.ApplyOpResponse
-	(*ReportUsageRequest)(nil),     // 28: ctxhost.service.v1.ReportUsageRequest
-	(*CompactRequest)(nil),         // 29: ctxhost.service.v1.CompactRequest
-	(*CompactResponse)(nil),        // 30: ctxhost.service.v1.CompactResponse
-	(*ImportStateRequest)(nil),     // 31: ctxhost.service.v1.ImportStateRequest
-	(*PrepareRequest)(nil),         // 32: ctxhost.service.v1.PrepareRequest
-	(*ComponentTokens)(nil),        // 33: ctxhost.service.v1.ComponentTokens
-	(*Budget)(nil),                 // 34: ctxhost.service.v1.Budget
-	(*CompactionStep)(nil),         // 35: ctxhost.service.v1.CompactionStep
-	(*Compaction)(nil),             // 36: ctxhost.service.v1.Compaction
-	(*CacheCost)(nil),              // 37: ctxhost.service.v1.CacheCost
-	(*FreshTask)(nil),              // 38: ctxhost.service.v1.FreshTask
-	(*PrepareResponse)(nil),        // 39: ctxhost.service.v1.PrepareResponse
-	(*InspectRequest)(nil),         // 40: ctxhost.service.v1.InspectRequest
-	(*InspectResponse)(nil),        // 41: ctxhost.service.v1.InspectResponse
-	(*ExportStateRequest)(nil),     // 42: ctxhost.service.v1.ExportStateRequest
-	(*ExportStateResponse)(nil),    // 43: ctxhost.service.v1.ExportStateResponse
-	(*ListEventsRequest)(nil),      // 44: ctxhost.service.v1.ListEventsRequest
-	(*Event)(nil),                  // 45: ctxhost.service.v1.Event
-	(*ListEventsResponse)(nil),     // 46: ctxhost.service.v1.ListEventsResponse
-	(*HealthRequest)(nil),          // 47: ctxhost.service.v1.HealthRequest
-	(*HealthResponse)(nil),         // 48: ctxhost.service.v1.HealthResponse
-	nil,                            // 49: ctxhost.service.v1.Message.MetadataEntry
-	(*structpb.Value)(nil),         // 50: google.protobuf.Value
+	(Text)(0),                         // 0: ctxhost.service.v1.Text
+	(*WriteOptions)(nil),              // 1: ctxhost.service.v1.WriteOptions
+	(*WriteResponse)(nil),             // 2: ctxhost.service.v1.WriteResponse
+	(*CreateSessionRequest)(nil),      // 3: ctxhost.service.v1.CreateSessionRequest
+	(*SessionInfo)(nil),               // 4: ctxhost.service.v1.SessionInfo
+	(*GetSessionRequest)(nil),         // 5: ctxhost.service.v1.GetSessionRequest
+	(*ListSessionsRequest)(nil),       // 6: ctxhost.service.v1.ListSessionsRequest
+	(*ListSessionsResponse)(nil),      // 7: ctxhost.service.v1.ListSessionsResponse
+	(*DeleteSessionRequest)(nil),      // 8: ctxhost.service.v1.DeleteSessionRequest
+	(*DeleteSessionResponse)(nil),     // 9: ctxhost.service.v1.DeleteSessionResponse
+	(*ToolCall)(nil),                  // 10: ctxhost.service.v1.ToolCall
+	(*Part)(nil),                      // 11: ctxhost.service.v1.Part
+	(*Message)(nil),                   // 12: ctxhost.service.v1.Message
+	(*AppendMessagesRequest)(nil),     // 13: ctxhost.service.v1.AppendMessagesRequest
+	(*AppendMessagesResponse)(nil),    // 14: ctxhost.service.v1.AppendMessagesResponse
+	(*SetTextRequest)(nil),            // 15: ctxhost.service.v1.SetTextRequest
+	(*ToolDefinition)(nil),            // 16: ctxhost.service.v1.ToolDefinition
+	(*ToolChoice)(nil),                // 17: ctxhost.service.v1.ToolChoice
+	(*ResponseFormat)(nil),            // 18: ctxhost.service.v1.ResponseFormat
+	(*SetToolsRequest)(nil),           // 19: ctxhost.service.v1.SetToolsRequest
+	(*ClearHistoryRequest)(nil),       // 20: ctxhost.service.v1.ClearHistoryRequest
+	(*GetHistoryRequest)(nil),         // 21: ctxhost.service.v1.GetHistoryRequest
+	(*HistoryEntry)(nil),              // 22: ctxhost.service.v1.HistoryEntry
+	(*GetHistoryResponse)(nil),        // 23: ctxhost.service.v1.GetHistoryResponse
+	(*FormatHistoryRequest)(nil),      // 24: ctxhost.service.v1.FormatHistoryRequest
+	(*FormatHistoryResponse)(nil),     // 25: ctxhost.service.v1.FormatHistoryResponse
+	(*ApplyOpRequest)(nil),            // 26: ctxhost.service.v1.ApplyOpRequest
+	(*ApplyOpResponse)(nil),           // 27: ctxhost.service.v1.ApplyOpResponse
+	(*ReportUsageRequest)(nil),        // 28: ctxhost.service.v1.ReportUsageRequest
+	(*CompactRequest)(nil),            // 29: ctxhost.service.v1.CompactRequest
+	(*CompactResponse)(nil),           // 30: ctxhost.service.v1.CompactResponse
+	(*ImportStateRequest)(nil),        // 31: ctxhost.service.v1.ImportStateRequest
+	(*PrepareRequest)(nil),            // 32: ctxhost.service.v1.PrepareRequest
+	(*ComponentTokens)(nil),           // 33: ctxhost.service.v1.ComponentTokens
+	(*Budget)(nil),                    // 34: ctxhost.service.v1.Budget
+	(*CompactionStep)(nil),            // 35: ctxhost.service.v1.CompactionStep
+	(*Compaction)(nil),                // 36: ctxhost.service.v1.Compaction
+	(*CacheCost)(nil),                 // 37: ctxhost.service.v1.CacheCost
+	(*FreshTask)(nil),                 // 38: ctxhost.service.v1.FreshTask
+	(*PrepareResponse)(nil),           // 39: ctxhost.service.v1.PrepareResponse
+	(*InspectRequest)(nil),            // 40: ctxhost.service.v1.InspectRequest
+	(*InspectResponse)(nil),           // 41: ctxhost.service.v1.InspectResponse
+	(*ExportStateRequest)(nil),        // 42: ctxhost.service.v1.ExportStateRequest
+	(*ExportStateResponse)(nil),       // 43: ctxhost.service.v1.ExportStateResponse
+	(*ListEventsRequest)(nil),         // 44: ctxhost.service.v1.ListEventsRequest
+	(*Event)(nil),                     // 45: ctxhost.service.v1.Event
+	(*ListEventsResponse)(nil),        // 46: ctxhost.service.v1.ListEventsResponse
+	(*HealthRequest)(nil),             // 47: ctxhost.service.v1.HealthRequest
+	(*HealthResponse)(nil),            // 48: ctxhost.service.v1.HealthResponse
+	(*MemoryBlock)(nil),               // 49: ctxhost.service.v1.MemoryBlock
+	(*ListMemoryBlocksRequest)(nil),   // 50: ctxhost.service.v1.ListMemoryBlocksRequest
+	(*ListMemoryBlocksResponse)(nil),  // 51: ctxhost.service.v1.ListMemoryBlocksResponse
+	(*GetMemoryBlockRequest)(nil),     // 52: ctxhost.service.v1.GetMemoryBlockRequest
+	(*PutMemoryBlockRequest)(nil),     // 53: ctxhost.service.v1.PutMemoryBlockRequest
+	(*EditMemoryBlockRequest)(nil),    // 54: ctxhost.service.v1.EditMemoryBlockRequest
+	(*DeleteMemoryBlockRequest)(nil),  // 55: ctxhost.service.v1.DeleteMemoryBlockRequest
+	(*DeleteMemoryBlockResponse)(nil), // 56: ctxhost.service.v1.DeleteMemoryBlockResponse
+	(*SetMembershipRequest)(nil),      // 57: ctxhost.service.v1.SetMembershipRequest
+	nil,                               // 58: ctxhost.service.v1.Message.MetadataEntry
+	(*structpb.Value)(nil),            // 59: google.protobuf.Value
 }
 var file_ctxhost_service_v1_service_proto_depIdxs = []int32{
 	10, // 0: ctxhost.service.v1.Message.tool_calls:type_name -> ctxhost.service.v1.ToolCall
-	49, // 1: ctxhost.service.v1.Message.metadata:type_name -> ctxhost.service.v1.Message.MetadataEntry
+	58, // 1: ctxhost.service.v1.Message.metadata:type_name -> ctxhost.service.v1.Message.MetadataEntry
 	11, // 2: ctxhost.service.v1.Message.parts:type_name -> ctxhost.service.v1.Part
 	12, // 3: ctxhost.service.v1.AppendMessagesRequest.messages:type_name -> ctxhost.service.v1.Message
 	1,  // 4: ctxhost.service.v1.AppendMessagesRequest.write:type_name -> ctxhost.service.v1.WriteOptions
 	0,  // 5: ctxhost.service.v1.SetTextRequest.text:type_name -> ctxhost.service.v1.Text
 	1,  // 6: ctxhost.service.v1.SetTextRequest.write:type_name -> ctxhost.service.v1.WriteOptions
-	50, // 7: ctxhost.service.v1.ToolDefinition.parameters:type_name -> google.protobuf.Value
-	50, // 8: ctxhost.service.v1.ResponseFormat.schema:type_name -> google.protobuf.Value
+	59, // 7: ctxhost.service.v1.ToolDefinition.parameters:type_name -> google.protobuf.Value
+	59, // 8: ctxhost.service.v1.ResponseFormat.schema:type_name -> google.protobuf.Value
 	16, // 9: ctxhost.service.v1.SetToolsRequest.tools:type_name -> ctxhost.service.v1.ToolDefinition
 	17, // 10: ctxhost.service.v1.SetToolsRequest.tool_choice:type_name -> ctxhost.service.v1.ToolChoice
 	18, // 11: ctxhost.service.v1.SetToolsRequest.response_format:type_name -> ctxhost.service.v1.ResponseFormat
@@ -3878,9 +4581,9 @@ var file_ctxhost_service_v1_service_proto_depIdxs = []int32{
 	1,  // 13: ctxhost.service.v1.ClearHistoryRequest.write:type_name -> ctxhost.service.v1.WriteOptions
 	12, // 14: ctxhost.service.v1.HistoryEntry.message:type_name -> ctxhost.service.v1.Message
 	22, // 15: ctxhost.service.v1.GetHistoryResponse.entries:type_name -> ctxhost.service.v1.HistoryEntry
-	50, // 16: ctxhost.service.v1.ApplyOpRequest.args:type_name -> google.protobuf.Value
+	59, // 16: ctxhost.service.v1.ApplyOpRequest.args:type_name -> google.protobuf.Value
 	1,  // 17: ctxhost.service.v1.ApplyOpRequest.write:type_name -> ctxhost.service.v1.WriteOptions
-	50, // 18: ctxhost.service.v1.ApplyOpResponse.result:type_name -> google.protobuf.Value
+	59, // 18: ctxhost.service.v1.ApplyOpResponse.result:type_name -> google.protobuf.Value
 	1,  // 19: ctxhost.service.v1.ReportUsageRequest.write:type_name -> ctxhost.service.v1.WriteOptions
 	1,  // 20: ctxhost.service.v1.CompactRequest.write:type_name -> ctxhost.service.v1.WriteOptions
 	36, // 21: ctxhost.service.v1.CompactResponse.compaction:type_name -> ctxhost.service.v1.Compaction
@@ -3897,53 +4600,69 @@ var file_ctxhost_service_v1_service_proto_depIdxs = []int32{
 	4,  // 32: ctxhost.service.v1.InspectResponse.session:type_name -> ctxhost.service.v1.SessionInfo
 	34, // 33: ctxhost.service.v1.InspectResponse.budget:type_name -> ctxhost.service.v1.Budget
 	33, // 34: ctxhost.service.v1.InspectResponse.components:type_name -> ctxhost.service.v1.ComponentTokens
-	50, // 35: ctxhost.service.v1.Event.event:type_name -> google.protobuf.Value
+	59, // 35: ctxhost.service.v1.Event.event:type_name -> google.protobuf.Value
 	45, // 36: ctxhost.service.v1.ListEventsResponse.events:type_name -> ctxhost.service.v1.Event
-	3,  // 37: ctxhost.service.v1.ContextService.CreateSession:input_type -> ctxhost.service.v1.CreateSessionRequest
-	5,  // 38: ctxhost.service.v1.ContextService.GetSession:input_type -> ctxhost.service.v1.GetSessionRequest
-	6,  // 39: ctxhost.service.v1.ContextService.ListSessions:input_type -> ctxhost.service.v1.ListSessionsRequest
-	8,  // 40: ctxhost.service.v1.ContextService.DeleteSession:input_type -> ctxhost.service.v1.DeleteSessionRequest
-	13, // 41: ctxhost.service.v1.ContextService.AppendMessages:input_type -> ctxhost.service.v1.AppendMessagesRequest
-	15, // 42: ctxhost.service.v1.ContextService.SetText:input_type -> ctxhost.service.v1.SetTextRequest
-	26, // 43: ctxhost.service.v1.ContextService.ApplyOp:input_type -> ctxhost.service.v1.ApplyOpRequest
-	28, // 44: ctxhost.service.v1.ContextService.ReportUsage:input_type -> ctxhost.service.v1.ReportUsageRequest
-	29, // 45: ctxhost.service.v1.ContextService.Compact:input_type -> ctxhost.service.v1.CompactRequest
-	31, // 46: ctxhost.service.v1.ContextService.ImportState:input_type -> ctxhost.service.v1.ImportStateRequest
-	19, // 47: ctxhost.service.v1.ContextService.SetTools:input_type -> ctxhost.service.v1.SetToolsRequest
-	20, // 48: ctxhost.service.v1.ContextService.ClearHistory:input_type -> ctxhost.service.v1.ClearHistoryRequest
-	32, // 49: ctxhost.service.v1.ContextService.Prepare:input_type -> ctxhost.service.v1.PrepareRequest
-	40, // 50: ctxhost.service.v1.ContextService.Inspect:input_type -> ctxhost.service.v1.InspectRequest
-	42, // 51: ctxhost.service.v1.ContextService.ExportState:input_type -> ctxhost.service.v1.ExportStateRequest
-	44, // 52: ctxhost.service.v1.ContextService.ListEvents:input_type -> ctxhost.service.v1.ListEventsRequest
-	21, // 53: ctxhost.service.v1.ContextService.GetHistory:input_type -> ctxhost.service.v1.GetHistoryRequest
-	24, // 54: ctxhost.service.v1.ContextService.FormatHistory:input_type -> ctxhost.service.v1.FormatHistoryRequest
-	47, // 55: ctxhost.service.v1.ContextService.Health:input_type -> ctxhost.service.v1.HealthRequest
-	47, // 56: ctxhost.service.v1.ContextService.Ready:input_type -> ctxhost.service.v1.HealthRequest
-	4,  // 57: ctxhost.service.v1.ContextService.CreateSession:output_type -> ctxhost.service.v1.SessionInfo
-	4,  // 58: ctxhost.service.v1.ContextService.GetSession:output_type -> ctxhost.service.v1.SessionInfo
-	7,  // 59: ctxhost.service.v1.ContextService.ListSessions:output_type -> ctxhost.service.v1.ListSessionsResponse
-	9,  // 60: ctxhost.service.v1.ContextService.DeleteSession:output_type -> ctxhost.service.v1.DeleteSessionResponse
-	14, // 61: ctxhost.service.v1.ContextService.AppendMessages:output_type -> ctxhost.service.v1.AppendMessagesResponse
-	2,  // 62: ctxhost.service.v1.ContextService.SetText:output_type -> ctxhost.service.v1.WriteResponse
-	27, // 63: ctxhost.service.v1.ContextService.ApplyOp:output_type -> ctxhost.service.v1.ApplyOpResponse
-	2,  // 64: ctxhost.service.v1.ContextService.ReportUsage:output_type -> ctxhost.service.v1.WriteResponse
-	30, // 65: ctxhost.service.v1.ContextService.Compact:output_type -> ctxhost.service.v1.CompactResponse
-	2,  // 66: ctxhost.service.v1.ContextService.ImportState:output_type -> ctxhost.service.v1.WriteResponse
-	2,  // 67: ctxhost.service.v1.ContextService.SetTools:output_type -> ctxhost.service.v1.WriteResponse
-	2,  // 68: ctxhost.service.v1.ContextService.ClearHistory:output_type -> ctxhost.service.v1.WriteResponse
-	39, // 69: ctxhost.service.v1.ContextService.Prepare:output_type -> ctxhost.service.v1.PrepareResponse
-	41, // 70: ctxhost.service.v1.ContextService.Inspect:output_type -> ctxhost.service.v1.InspectResponse
-	43, // 71: ctxhost.service.v1.ContextService.ExportState:output_type -> ctxhost.service.v1.ExportStateResponse
-	46, // 72: ctxhost.service.v1.ContextService.ListEvents:output_type -> ctxhost.service.v1.ListEventsResponse
-	23, // 73: ctxhost.service.v1.ContextService.GetHistory:output_type -> ctxhost.service.v1.GetHistoryResponse
-	25, // 74: ctxhost.service.v1.ContextService.FormatHistory:output_type -> ctxhost.service.v1.FormatHistoryResponse
-	48, // 75: ctxhost.service.v1.ContextService.Health:output_type -> ctxhost.service.v1.HealthResponse
-	48, // 76: ctxhost.service.v1.ContextService.Ready:output_type -> ctxhost.service.v1.HealthResponse
-	57, // [57:77] is the sub-list for method output_type
-	37, // [37:57] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	49, // 37: ctxhost.service.v1.ListMemoryBlocksResponse.blocks:type_name -> ctxhost.service.v1.MemoryBlock
+	49, // 38: ctxhost.service.v1.PutMemoryBlockRequest.block:type_name -> ctxhost.service.v1.MemoryBlock
+	3,  // 39: ctxhost.service.v1.ContextService.CreateSession:input_type -> ctxhost.service.v1.CreateSessionRequest
+	5,  // 40: ctxhost.service.v1.ContextService.GetSession:input_type -> ctxhost.service.v1.GetSessionRequest
+	6,  // 41: ctxhost.service.v1.ContextService.ListSessions:input_type -> ctxhost.service.v1.ListSessionsRequest
+	8,  // 42: ctxhost.service.v1.ContextService.DeleteSession:input_type -> ctxhost.service.v1.DeleteSessionRequest
+	13, // 43: ctxhost.service.v1.ContextService.AppendMessages:input_type -> ctxhost.service.v1.AppendMessagesRequest
+	15, // 44: ctxhost.service.v1.ContextService.SetText:input_type -> ctxhost.service.v1.SetTextRequest
+	26, // 45: ctxhost.service.v1.ContextService.ApplyOp:input_type -> ctxhost.service.v1.ApplyOpRequest
+	28, // 46: ctxhost.service.v1.ContextService.ReportUsage:input_type -> ctxhost.service.v1.ReportUsageRequest
+	29, // 47: ctxhost.service.v1.ContextService.Compact:input_type -> ctxhost.service.v1.CompactRequest
+	31, // 48: ctxhost.service.v1.ContextService.ImportState:input_type -> ctxhost.service.v1.ImportStateRequest
+	19, // 49: ctxhost.service.v1.ContextService.SetTools:input_type -> ctxhost.service.v1.SetToolsRequest
+	20, // 50: ctxhost.service.v1.ContextService.ClearHistory:input_type -> ctxhost.service.v1.ClearHistoryRequest
+	32, // 51: ctxhost.service.v1.ContextService.Prepare:input_type -> ctxhost.service.v1.PrepareRequest
+	40, // 52: ctxhost.service.v1.ContextService.Inspect:input_type -> ctxhost.service.v1.InspectRequest
+	42, // 53: ctxhost.service.v1.ContextService.ExportState:input_type -> ctxhost.service.v1.ExportStateRequest
+	44, // 54: ctxhost.service.v1.ContextService.ListEvents:input_type -> ctxhost.service.v1.ListEventsRequest
+	21, // 55: ctxhost.service.v1.ContextService.GetHistory:input_type -> ctxhost.service.v1.GetHistoryRequest
+	24, // 56: ctxhost.service.v1.ContextService.FormatHistory:input_type -> ctxhost.service.v1.FormatHistoryRequest
+	50, // 57: ctxhost.service.v1.ContextService.ListMemoryBlocks:input_type -> ctxhost.service.v1.ListMemoryBlocksRequest
+	52, // 58: ctxhost.service.v1.ContextService.GetMemoryBlock:input_type -> ctxhost.service.v1.GetMemoryBlockRequest
+	53, // 59: ctxhost.service.v1.ContextService.PutMemoryBlock:input_type -> ctxhost.service.v1.PutMemoryBlockRequest
+	54, // 60: ctxhost.service.v1.ContextService.EditMemoryBlock:input_type -> ctxhost.service.v1.EditMemoryBlockRequest
+	55, // 61: ctxhost.service.v1.ContextService.DeleteMemoryBlock:input_type -> ctxhost.service.v1.DeleteMemoryBlockRequest
+	52, // 62: ctxhost.service.v1.ContextService.ListMemoryBlockVersions:input_type -> ctxhost.service.v1.GetMemoryBlockRequest
+	57, // 63: ctxhost.service.v1.ContextService.SetMembership:input_type -> ctxhost.service.v1.SetMembershipRequest
+	47, // 64: ctxhost.service.v1.ContextService.Health:input_type -> ctxhost.service.v1.HealthRequest
+	47, // 65: ctxhost.service.v1.ContextService.Ready:input_type -> ctxhost.service.v1.HealthRequest
+	4,  // 66: ctxhost.service.v1.ContextService.CreateSession:output_type -> ctxhost.service.v1.SessionInfo
+	4,  // 67: ctxhost.service.v1.ContextService.GetSession:output_type -> ctxhost.service.v1.SessionInfo
+	7,  // 68: ctxhost.service.v1.ContextService.ListSessions:output_type -> ctxhost.service.v1.ListSessionsResponse
+	9,  // 69: ctxhost.service.v1.ContextService.DeleteSession:output_type -> ctxhost.service.v1.DeleteSessionResponse
+	14, // 70: ctxhost.service.v1.ContextService.AppendMessages:output_type -> ctxhost.service.v1.AppendMessagesResponse
+	2,  // 71: ctxhost.service.v1.ContextService.SetText:output_type -> ctxhost.service.v1.WriteResponse
+	27, // 72: ctxhost.service.v1.ContextService.ApplyOp:output_type -> ctxhost.service.v1.ApplyOpResponse
+	2,  // 73: ctxhost.service.v1.ContextService.ReportUsage:output_type -> ctxhost.service.v1.WriteResponse
+	30, // 74: ctxhost.service.v1.ContextService.Compact:output_type -> ctxhost.service.v1.CompactResponse
+	2,  // 75: ctxhost.service.v1.ContextService.ImportState:output_type -> ctxhost.service.v1.WriteResponse
+	2,  // 76: ctxhost.service.v1.ContextService.SetTools:output_type -> ctxhost.service.v1.WriteResponse
+	2,  // 77: ctxhost.service.v1.ContextService.ClearHistory:output_type -> ctxhost.service.v1.WriteResponse
+	39, // 78: ctxhost.service.v1.ContextService.Prepare:output_type -> ctxhost.service.v1.PrepareResponse
+	41, // 79: ctxhost.service.v1.ContextService.Inspect:output_type -> ctxhost.service.v1.InspectResponse
+	43, // 80: ctxhost.service.v1.ContextService.ExportState:output_type -> ctxhost.service.v1.ExportStateResponse
+	46, // 81: ctxhost.service.v1.ContextService.ListEvents:output_type -> ctxhost.service.v1.ListEventsResponse
+	23, // 82: ctxhost.service.v1.ContextService.GetHistory:output_type -> ctxhost.service.v1.GetHistoryResponse
+	25, // 83: ctxhost.service.v1.ContextService.FormatHistory:output_type -> ctxhost.service.v1.FormatHistoryResponse
+	51, // 84: ctxhost.service.v1.ContextService.ListMemoryBlocks:output_type -> ctxhost.service.v1.ListMemoryBlocksResponse
+	49, // 85: ctxhost.service.v1.ContextService.GetMemoryBlock:output_type -> ctxhost.service.v1.MemoryBlock
+	49, // 86: ctxhost.service.v1.ContextService.PutMemoryBlock:output_type -> ctxhost.service.v1.MemoryBlock
+	49, // 87: ctxhost.service.v1.ContextService.EditMemoryBlock:output_type -> ctxhost.service.v1.MemoryBlock
+	56, // 88: ctxhost.service.v1.ContextService.DeleteMemoryBlock:output_type -> ctxhost.service.v1.DeleteMemoryBlockResponse
+	51, // 89: ctxhost.service.v1.ContextService.ListMemoryBlockVersions:output_type -> ctxhost.service.v1.ListMemoryBlocksResponse
+	4,  // 90: ctxhost.service.v1.ContextService.SetMembership:output_type -> ctxhost.service.v1.SessionInfo
+	48, // 91: ctxhost.service.v1.ContextService.Health:output_type -> ctxhost.service.v1.HealthResponse
+	48, // 92: ctxhost.service.v1.ContextService.Ready:output_type -> ctxhost.service.v1.HealthResponse
+	66, // [66:93] is the sub-list for method output_type
+	39, // [39:66] is the sub-list for method input_type
+	39, // [39:39] is the sub-list for extension type_name
+	39, // [39:39] is the sub-list for extension extendee
+	0,  // [0:39] is the sub-list for field type_name
 }
 
 func init() { file_ctxhost_service_v1_service_proto_init() }
@@ -3957,7 +4676,7 @@ func file_ctxhost_service_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxhost_service_v1_service_proto_rawDesc), len(file_ctxhost_service_v1_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   49,
+			NumMessages:   58,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -95,6 +95,27 @@ const (
 	// ContextServiceFormatHistoryProcedure is the fully-qualified name of the ContextService's
 	// FormatHistory RPC.
 	ContextServiceFormatHistoryProcedure = "/ctxhost.service.v1.ContextService/FormatHistory"
+	// ContextServiceListMemoryBlocksProcedure is the fully-qualified name of the ContextService's
+	// ListMemoryBlocks RPC.
+	ContextServiceListMemoryBlocksProcedure = "/ctxhost.service.v1.ContextService/ListMemoryBlocks"
+	// ContextServiceGetMemoryBlockProcedure is the fully-qualified name of the ContextService's
+	// GetMemoryBlock RPC.
+	ContextServiceGetMemoryBlockProcedure = "/ctxhost.service.v1.ContextService/GetMemoryBlock"
+	// ContextServicePutMemoryBlockProcedure is the fully-qualified name of the ContextService's
+	// PutMemoryBlock RPC.
+	ContextServicePutMemoryBlockProcedure = "/ctxhost.service.v1.ContextService/PutMemoryBlock"
+	// ContextServiceEditMemoryBlockProcedure is the fully-qualified name of the ContextService's
+	// EditMemoryBlock RPC.
+	ContextServiceEditMemoryBlockProcedure = "/ctxhost.service.v1.ContextService/EditMemoryBlock"
+	// ContextServiceDeleteMemoryBlockProcedure is the fully-qualified name of the ContextService's
+	// DeleteMemoryBlock RPC.
+	ContextServiceDeleteMemoryBlockProcedure = "/ctxhost.service.v1.ContextService/DeleteMemoryBlock"
+	// ContextServiceListMemoryBlockVersionsProcedure is the fully-qualified name of the
+	// ContextService's ListMemoryBlockVersions RPC.
+	ContextServiceListMemoryBlockVersionsProcedure = "/ctxhost.service.v1.ContextService/ListMemoryBlockVersions"
+	// ContextServiceSetMembershipProcedure is the fully-qualified name of the ContextService's
+	// SetMembership RPC.
+	ContextServiceSetMembershipProcedure = "/ctxhost.service.v1.ContextService/SetMembership"
 	// ContextServiceHealthProcedure is the fully-qualified name of the ContextService's Health RPC.
 	ContextServiceHealthProcedure = "/ctxhost.service.v1.ContextService/Health"
 	// ContextServiceReadyProcedure is the fully-qualified name of the ContextService's Ready RPC.
@@ -125,6 +146,19 @@ type ContextServiceClient interface {
 	ListEvents(context.Context, *connect.Request[servicev1.ListEventsRequest]) (*connect.Response[servicev1.ListEventsResponse], error)
 	GetHistory(context.Context, *connect.Request[servicev1.GetHistoryRequest]) (*connect.Response[servicev1.GetHistoryResponse], error)
 	FormatHistory(context.Context, *connect.Request[servicev1.FormatHistoryRequest]) (*connect.Response[servicev1.FormatHistoryResponse], error)
+	// Memory blocks: named, size-limited texts shared by the sessions of a
+	// scope (session:ID, agent:NAME or group:NAME) and pinned in the
+	// system text of every prepare of those sessions. Every write makes a
+	// new version; versions are kept.
+	ListMemoryBlocks(context.Context, *connect.Request[servicev1.ListMemoryBlocksRequest]) (*connect.Response[servicev1.ListMemoryBlocksResponse], error)
+	GetMemoryBlock(context.Context, *connect.Request[servicev1.GetMemoryBlockRequest]) (*connect.Response[servicev1.MemoryBlock], error)
+	PutMemoryBlock(context.Context, *connect.Request[servicev1.PutMemoryBlockRequest]) (*connect.Response[servicev1.MemoryBlock], error)
+	EditMemoryBlock(context.Context, *connect.Request[servicev1.EditMemoryBlockRequest]) (*connect.Response[servicev1.MemoryBlock], error)
+	DeleteMemoryBlock(context.Context, *connect.Request[servicev1.DeleteMemoryBlockRequest]) (*connect.Response[servicev1.DeleteMemoryBlockResponse], error)
+	ListMemoryBlockVersions(context.Context, *connect.Request[servicev1.GetMemoryBlockRequest]) (*connect.Response[servicev1.ListMemoryBlocksResponse], error)
+	// SetMembership names the agent and the groups (beyond its profile's)
+	// whose blocks a session sees.
+	SetMembership(context.Context, *connect.Request[servicev1.SetMembershipRequest]) (*connect.Response[servicev1.SessionInfo], error)
 	// Health: Health answers while the process runs; Ready once every
 	// profile's plugins are up and the store answers.
 	Health(context.Context, *connect.Request[servicev1.HealthRequest]) (*connect.Response[servicev1.HealthResponse], error)
@@ -250,6 +284,48 @@ func NewContextServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(contextServiceMethods.ByName("FormatHistory")),
 			connect.WithClientOptions(opts...),
 		),
+		listMemoryBlocks: connect.NewClient[servicev1.ListMemoryBlocksRequest, servicev1.ListMemoryBlocksResponse](
+			httpClient,
+			baseURL+ContextServiceListMemoryBlocksProcedure,
+			connect.WithSchema(contextServiceMethods.ByName("ListMemoryBlocks")),
+			connect.WithClientOptions(opts...),
+		),
+		getMemoryBlock: connect.NewClient[servicev1.GetMemoryBlockRequest, servicev1.MemoryBlock](
+			httpClient,
+			baseURL+ContextServiceGetMemoryBlockProcedure,
+			connect.WithSchema(contextServiceMethods.ByName("GetMemoryBlock")),
+			connect.WithClientOptions(opts...),
+		),
+		putMemoryBlock: connect.NewClient[servicev1.PutMemoryBlockRequest, servicev1.MemoryBlock](
+			httpClient,
+			baseURL+ContextServicePutMemoryBlockProcedure,
+			connect.WithSchema(contextServiceMethods.ByName("PutMemoryBlock")),
+			connect.WithClientOptions(opts...),
+		),
+		editMemoryBlock: connect.NewClient[servicev1.EditMemoryBlockRequest, servicev1.MemoryBlock](
+			httpClient,
+			baseURL+ContextServiceEditMemoryBlockProcedure,
+			connect.WithSchema(contextServiceMethods.ByName("EditMemoryBlock")),
+			connect.WithClientOptions(opts...),
+		),
+		deleteMemoryBlock: connect.NewClient[servicev1.DeleteMemoryBlockRequest, servicev1.DeleteMemoryBlockResponse](
+			httpClient,
+			baseURL+ContextServiceDeleteMemoryBlockProcedure,
+			connect.WithSchema(contextServiceMethods.ByName("DeleteMemoryBlock")),
+			connect.WithClientOptions(opts...),
+		),
+		listMemoryBlockVersions: connect.NewClient[servicev1.GetMemoryBlockRequest, servicev1.ListMemoryBlocksResponse](
+			httpClient,
+			baseURL+ContextServiceListMemoryBlockVersionsProcedure,
+			connect.WithSchema(contextServiceMethods.ByName("ListMemoryBlockVersions")),
+			connect.WithClientOptions(opts...),
+		),
+		setMembership: connect.NewClient[servicev1.SetMembershipRequest, servicev1.SessionInfo](
+			httpClient,
+			baseURL+ContextServiceSetMembershipProcedure,
+			connect.WithSchema(contextServiceMethods.ByName("SetMembership")),
+			connect.WithClientOptions(opts...),
+		),
 		health: connect.NewClient[servicev1.HealthRequest, servicev1.HealthResponse](
 			httpClient,
 			baseURL+ContextServiceHealthProcedure,
@@ -267,26 +343,33 @@ func NewContextServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 
 // contextServiceClient implements ContextServiceClient.
 type contextServiceClient struct {
-	createSession  *connect.Client[servicev1.CreateSessionRequest, servicev1.SessionInfo]
-	getSession     *connect.Client[servicev1.GetSessionRequest, servicev1.SessionInfo]
-	listSessions   *connect.Client[servicev1.ListSessionsRequest, servicev1.ListSessionsResponse]
-	deleteSession  *connect.Client[servicev1.DeleteSessionRequest, servicev1.DeleteSessionResponse]
-	appendMessages *connect.Client[servicev1.AppendMessagesRequest, servicev1.AppendMessagesResponse]
-	setText        *connect.Client[servicev1.SetTextRequest, servicev1.WriteResponse]
-	applyOp        *connect.Client[servicev1.ApplyOpRequest, servicev1.ApplyOpResponse]
-	reportUsage    *connect.Client[servicev1.ReportUsageRequest, servicev1.WriteResponse]
-	compact        *connect.Client[servicev1.CompactRequest, servicev1.CompactResponse]
-	importState    *connect.Client[servicev1.ImportStateRequest, servicev1.WriteResponse]
-	setTools       *connect.Client[servicev1.SetToolsRequest, servicev1.WriteResponse]
-	clearHistory   *connect.Client[servicev1.ClearHistoryRequest, servicev1.WriteResponse]
-	prepare        *connect.Client[servicev1.PrepareRequest, servicev1.PrepareResponse]
-	inspect        *connect.Client[servicev1.InspectRequest, servicev1.InspectResponse]
-	exportState    *connect.Client[servicev1.ExportStateRequest, servicev1.ExportStateResponse]
-	listEvents     *connect.Client[servicev1.ListEventsRequest, servicev1.ListEventsResponse]
-	getHistory     *connect.Client[servicev1.GetHistoryRequest, servicev1.GetHistoryResponse]
-	formatHistory  *connect.Client[servicev1.FormatHistoryRequest, servicev1.FormatHistoryResponse]
-	health         *connect.Client[servicev1.HealthRequest, servicev1.HealthResponse]
-	ready          *connect.Client[servicev1.HealthRequest, servicev1.HealthResponse]
+	createSession           *connect.Client[servicev1.CreateSessionRequest, servicev1.SessionInfo]
+	getSession              *connect.Client[servicev1.GetSessionRequest, servicev1.SessionInfo]
+	listSessions            *connect.Client[servicev1.ListSessionsRequest, servicev1.ListSessionsResponse]
+	deleteSession           *connect.Client[servicev1.DeleteSessionRequest, servicev1.DeleteSessionResponse]
+	appendMessages          *connect.Client[servicev1.AppendMessagesRequest, servicev1.AppendMessagesResponse]
+	setText                 *connect.Client[servicev1.SetTextRequest, servicev1.WriteResponse]
+	applyOp                 *connect.Client[servicev1.ApplyOpRequest, servicev1.ApplyOpResponse]
+	reportUsage             *connect.Client[servicev1.ReportUsageRequest, servicev1.WriteResponse]
+	compact                 *connect.Client[servicev1.CompactRequest, servicev1.CompactResponse]
+	importState             *connect.Client[servicev1.ImportStateRequest, servicev1.WriteResponse]
+	setTools                *connect.Client[servicev1.SetToolsRequest, servicev1.WriteResponse]
+	clearHistory            *connect.Client[servicev1.ClearHistoryRequest, servicev1.WriteResponse]
+	prepare                 *connect.Client[servicev1.PrepareRequest, servicev1.PrepareResponse]
+	inspect                 *connect.Client[servicev1.InspectRequest, servicev1.InspectResponse]
+	exportState             *connect.Client[servicev1.ExportStateRequest, servicev1.ExportStateResponse]
+	listEvents              *connect.Client[servicev1.ListEventsRequest, servicev1.ListEventsResponse]
+	getHistory              *connect.Client[servicev1.GetHistoryRequest, servicev1.GetHistoryResponse]
+	formatHistory           *connect.Client[servicev1.FormatHistoryRequest, servicev1.FormatHistoryResponse]
+	listMemoryBlocks        *connect.Client[servicev1.ListMemoryBlocksRequest, servicev1.ListMemoryBlocksResponse]
+	getMemoryBlock          *connect.Client[servicev1.GetMemoryBlockRequest, servicev1.MemoryBlock]
+	putMemoryBlock          *connect.Client[servicev1.PutMemoryBlockRequest, servicev1.MemoryBlock]
+	editMemoryBlock         *connect.Client[servicev1.EditMemoryBlockRequest, servicev1.MemoryBlock]
+	deleteMemoryBlock       *connect.Client[servicev1.DeleteMemoryBlockRequest, servicev1.DeleteMemoryBlockResponse]
+	listMemoryBlockVersions *connect.Client[servicev1.GetMemoryBlockRequest, servicev1.ListMemoryBlocksResponse]
+	setMembership           *connect.Client[servicev1.SetMembershipRequest, servicev1.SessionInfo]
+	health                  *connect.Client[servicev1.HealthRequest, servicev1.HealthResponse]
+	ready                   *connect.Client[servicev1.HealthRequest, servicev1.HealthResponse]
 }
 
 // CreateSession calls ctxhost.service.v1.ContextService.CreateSession.
@@ -379,6 +462,41 @@ func (c *contextServiceClient) FormatHistory(ctx context.Context, req *connect.R
 	return c.formatHistory.CallUnary(ctx, req)
 }
 
+// ListMemoryBlocks calls ctxhost.service.v1.ContextService.ListMemoryBlocks.
+func (c *contextServiceClient) ListMemoryBlocks(ctx context.Context, req *connect.Request[servicev1.ListMemoryBlocksRequest]) (*connect.Response[servicev1.ListMemoryBlocksResponse], error) {
+	return c.listMemoryBlocks.CallUnary(ctx, req)
+}
+
+// GetMemoryBlock calls ctxhost.service.v1.ContextService.GetMemoryBlock.
+func (c *contextServiceClient) GetMemoryBlock(ctx context.Context, req *connect.Request[servicev1.GetMemoryBlockRequest]) (*connect.Response[servicev1.MemoryBlock], error) {
+	return c.getMemoryBlock.CallUnary(ctx, req)
+}
+
+// PutMemoryBlock calls ctxhost.service.v1.ContextService.PutMemoryBlock.
+func (c *contextServiceClient) PutMemoryBlock(ctx context.Context, req *connect.Request[servicev1.PutMemoryBlockRequest]) (*connect.Response[servicev1.MemoryBlock], error) {
+	return c.putMemoryBlock.CallUnary(ctx, req)
+}
+
+// EditMemoryBlock calls ctxhost.service.v1.ContextService.EditMemoryBlock.
+func (c *contextServiceClient) EditMemoryBlock(ctx context.Context, req *connect.Request[servicev1.EditMemoryBlockRequest]) (*connect.Response[servicev1.MemoryBlock], error) {
+	return c.editMemoryBlock.CallUnary(ctx, req)
+}
+
+// DeleteMemoryBlock calls ctxhost.service.v1.ContextService.DeleteMemoryBlock.
+func (c *contextServiceClient) DeleteMemoryBlock(ctx context.Context, req *connect.Request[servicev1.DeleteMemoryBlockRequest]) (*connect.Response[servicev1.DeleteMemoryBlockResponse], error) {
+	return c.deleteMemoryBlock.CallUnary(ctx, req)
+}
+
+// ListMemoryBlockVersions calls ctxhost.service.v1.ContextService.ListMemoryBlockVersions.
+func (c *contextServiceClient) ListMemoryBlockVersions(ctx context.Context, req *connect.Request[servicev1.GetMemoryBlockRequest]) (*connect.Response[servicev1.ListMemoryBlocksResponse], error) {
+	return c.listMemoryBlockVersions.CallUnary(ctx, req)
+}
+
+// SetMembership calls ctxhost.service.v1.ContextService.SetMembership.
+func (c *contextServiceClient) SetMembership(ctx context.Context, req *connect.Request[servicev1.SetMembershipRequest]) (*connect.Response[servicev1.SessionInfo], error) {
+	return c.setMembership.CallUnary(ctx, req)
+}
+
 // Health calls ctxhost.service.v1.ContextService.Health.
 func (c *contextServiceClient) Health(ctx context.Context, req *connect.Request[servicev1.HealthRequest]) (*connect.Response[servicev1.HealthResponse], error) {
 	return c.health.CallUnary(ctx, req)
@@ -413,6 +531,19 @@ type ContextServiceHandler interface {
 	ListEvents(context.Context, *connect.Request[servicev1.ListEventsRequest]) (*connect.Response[servicev1.ListEventsResponse], error)
 	GetHistory(context.Context, *connect.Request[servicev1.GetHistoryRequest]) (*connect.Response[servicev1.GetHistoryResponse], error)
 	FormatHistory(context.Context, *connect.Request[servicev1.FormatHistoryRequest]) (*connect.Response[servicev1.FormatHistoryResponse], error)
+	// Memory blocks: named, size-limited texts shared by the sessions of a
+	// scope (session:ID, agent:NAME or group:NAME) and pinned in the
+	// system text of every prepare of those sessions. Every write makes a
+	// new version; versions are kept.
+	ListMemoryBlocks(context.Context, *connect.Request[servicev1.ListMemoryBlocksRequest]) (*connect.Response[servicev1.ListMemoryBlocksResponse], error)
+	GetMemoryBlock(context.Context, *connect.Request[servicev1.GetMemoryBlockRequest]) (*connect.Response[servicev1.MemoryBlock], error)
+	PutMemoryBlock(context.Context, *connect.Request[servicev1.PutMemoryBlockRequest]) (*connect.Response[servicev1.MemoryBlock], error)
+	EditMemoryBlock(context.Context, *connect.Request[servicev1.EditMemoryBlockRequest]) (*connect.Response[servicev1.MemoryBlock], error)
+	DeleteMemoryBlock(context.Context, *connect.Request[servicev1.DeleteMemoryBlockRequest]) (*connect.Response[servicev1.DeleteMemoryBlockResponse], error)
+	ListMemoryBlockVersions(context.Context, *connect.Request[servicev1.GetMemoryBlockRequest]) (*connect.Response[servicev1.ListMemoryBlocksResponse], error)
+	// SetMembership names the agent and the groups (beyond its profile's)
+	// whose blocks a session sees.
+	SetMembership(context.Context, *connect.Request[servicev1.SetMembershipRequest]) (*connect.Response[servicev1.SessionInfo], error)
 	// Health: Health answers while the process runs; Ready once every
 	// profile's plugins are up and the store answers.
 	Health(context.Context, *connect.Request[servicev1.HealthRequest]) (*connect.Response[servicev1.HealthResponse], error)
@@ -534,6 +665,48 @@ func NewContextServiceHandler(svc ContextServiceHandler, opts ...connect.Handler
 		connect.WithSchema(contextServiceMethods.ByName("FormatHistory")),
 		connect.WithHandlerOptions(opts...),
 	)
+	contextServiceListMemoryBlocksHandler := connect.NewUnaryHandler(
+		ContextServiceListMemoryBlocksProcedure,
+		svc.ListMemoryBlocks,
+		connect.WithSchema(contextServiceMethods.ByName("ListMemoryBlocks")),
+		connect.WithHandlerOptions(opts...),
+	)
+	contextServiceGetMemoryBlockHandler := connect.NewUnaryHandler(
+		ContextServiceGetMemoryBlockProcedure,
+		svc.GetMemoryBlock,
+		connect.WithSchema(contextServiceMethods.ByName("GetMemoryBlock")),
+		connect.WithHandlerOptions(opts...),
+	)
+	contextServicePutMemoryBlockHandler := connect.NewUnaryHandler(
+		ContextServicePutMemoryBlockProcedure,
+		svc.PutMemoryBlock,
+		connect.WithSchema(contextServiceMethods.ByName("PutMemoryBlock")),
+		connect.WithHandlerOptions(opts...),
+	)
+	contextServiceEditMemoryBlockHandler := connect.NewUnaryHandler(
+		ContextServiceEditMemoryBlockProcedure,
+		svc.EditMemoryBlock,
+		connect.WithSchema(contextServiceMethods.ByName("EditMemoryBlock")),
+		connect.WithHandlerOptions(opts...),
+	)
+	contextServiceDeleteMemoryBlockHandler := connect.NewUnaryHandler(
+		ContextServiceDeleteMemoryBlockProcedure,
+		svc.DeleteMemoryBlock,
+		connect.WithSchema(contextServiceMethods.ByName("DeleteMemoryBlock")),
+		connect.WithHandlerOptions(opts...),
+	)
+	contextServiceListMemoryBlockVersionsHandler := connect.NewUnaryHandler(
+		ContextServiceListMemoryBlockVersionsProcedure,
+		svc.ListMemoryBlockVersions,
+		connect.WithSchema(contextServiceMethods.ByName("ListMemoryBlockVersions")),
+		connect.WithHandlerOptions(opts...),
+	)
+	contextServiceSetMembershipHandler := connect.NewUnaryHandler(
+		ContextServiceSetMembershipProcedure,
+		svc.SetMembership,
+		connect.WithSchema(contextServiceMethods.ByName("SetMembership")),
+		connect.WithHandlerOptions(opts...),
+	)
 	contextServiceHealthHandler := connect.NewUnaryHandler(
 		ContextServiceHealthProcedure,
 		svc.Health,
@@ -584,6 +757,20 @@ func NewContextServiceHandler(svc ContextServiceHandler, opts ...connect.Handler
 			contextServiceGetHistoryHandler.ServeHTTP(w, r)
 		case ContextServiceFormatHistoryProcedure:
 			contextServiceFormatHistoryHandler.ServeHTTP(w, r)
+		case ContextServiceListMemoryBlocksProcedure:
+			contextServiceListMemoryBlocksHandler.ServeHTTP(w, r)
+		case ContextServiceGetMemoryBlockProcedure:
+			contextServiceGetMemoryBlockHandler.ServeHTTP(w, r)
+		case ContextServicePutMemoryBlockProcedure:
+			contextServicePutMemoryBlockHandler.ServeHTTP(w, r)
+		case ContextServiceEditMemoryBlockProcedure:
+			contextServiceEditMemoryBlockHandler.ServeHTTP(w, r)
+		case ContextServiceDeleteMemoryBlockProcedure:
+			contextServiceDeleteMemoryBlockHandler.ServeHTTP(w, r)
+		case ContextServiceListMemoryBlockVersionsProcedure:
+			contextServiceListMemoryBlockVersionsHandler.ServeHTTP(w, r)
+		case ContextServiceSetMembershipProcedure:
+			contextServiceSetMembershipHandler.ServeHTTP(w, r)
 		case ContextServiceHealthProcedure:
 			contextServiceHealthHandler.ServeHTTP(w, r)
 		case ContextServiceReadyProcedure:
@@ -667,6 +854,34 @@ func (UnimplementedContextServiceHandler) GetHistory(context.Context, *connect.R
 
 func (UnimplementedContextServiceHandler) FormatHistory(context.Context, *connect.Request[servicev1.FormatHistoryRequest]) (*connect.Response[servicev1.FormatHistoryResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("ctxhost.service.v1.ContextService.FormatHistory is not implemented"))
+}
+
+func (UnimplementedContextServiceHandler) ListMemoryBlocks(context.Context, *connect.Request[servicev1.ListMemoryBlocksRequest]) (*connect.Response[servicev1.ListMemoryBlocksResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("ctxhost.service.v1.ContextService.ListMemoryBlocks is not implemented"))
+}
+
+func (UnimplementedContextServiceHandler) GetMemoryBlock(context.Context, *connect.Request[servicev1.GetMemoryBlockRequest]) (*connect.Response[servicev1.MemoryBlock], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("ctxhost.service.v1.ContextService.GetMemoryBlock is not implemented"))
+}
+
+func (UnimplementedContextServiceHandler) PutMemoryBlock(context.Context, *connect.Request[servicev1.PutMemoryBlockRequest]) (*connect.Response[servicev1.MemoryBlock], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("ctxhost.service.v1.ContextService.PutMemoryBlock is not implemented"))
+}
+
+func (UnimplementedContextServiceHandler) EditMemoryBlock(context.Context, *connect.Request[servicev1.EditMemoryBlockRequest]) (*connect.Response[servicev1.MemoryBlock], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("ctxhost.service.v1.ContextService.EditMemoryBlock is not implemented"))
+}
+
+func (UnimplementedContextServiceHandler) DeleteMemoryBlock(context.Context, *connect.Request[servicev1.DeleteMemoryBlockRequest]) (*connect.Response[servicev1.DeleteMemoryBlockResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("ctxhost.service.v1.ContextService.DeleteMemoryBlock is not implemented"))
+}
+
+func (UnimplementedContextServiceHandler) ListMemoryBlockVersions(context.Context, *connect.Request[servicev1.GetMemoryBlockRequest]) (*connect.Response[servicev1.ListMemoryBlocksResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("ctxhost.service.v1.ContextService.ListMemoryBlockVersions is not implemented"))
+}
+
+func (UnimplementedContextServiceHandler) SetMembership(context.Context, *connect.Request[servicev1.SetMembershipRequest]) (*connect.Response[servicev1.SessionInfo], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("ctxhost.service.v1.ContextService.SetMembership is not implemented"))
 }
 
 func (UnimplementedContextServiceHandler) Health(context.Context, *connect.Request[servicev1.HealthRequest]) (*connect.Response[servicev1.HealthResponse], error) {
