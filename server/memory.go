@@ -280,4 +280,3 @@ func checkMembership(agent string, groups []string) error {
 	}
 	return nil
 }
-
