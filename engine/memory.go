@@ -417,3 +417,17 @@ func (s *Session) SetMembership(ctx context.Context, agent string, groups []stri
 	}
 	return nil
 }
+
+// The kinds of memory scope.
+const (
+	ScopeSession = memory.KindSession
+	ScopeAgent   = memory.KindAgent
+	ScopeGroup   = memory.KindGroup
+)
+
+// ParseMemoryScope reads session:ID, agent:NAME or group:NAME.
+func ParseMemoryScope(s string) (MemoryScope, error) { return memory.ParseScope(s) }
+
+// VisibleBlocks is what a session shows of blocks: one per label, the
+// most specific scope's (session over agent over group), sorted by label.
+func VisibleBlocks(blocks []MemoryBlock) []MemoryBlock { return memory.Visible(blocks) }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/ctxhost/ctxhost/api/servicev1"
 	"github.com/ctxhost/ctxhost/engine"
-	"github.com/ctxhost/ctxhost/host/memory"
 )
 
 // Memory blocks are kept in the store every engine shares; a block's
@@ -19,7 +18,7 @@ import (
 // profile's for a session scope held or stored, else the first
 // profile's.
 func (s *Server) memoryEngine(ctx context.Context, scope engine.MemoryScope) *engine.Engine {
-	if scope.Kind == memory.KindSession {
+	if scope.Kind == engine.ScopeSession {
 		s.mu.Lock()
 		e := s.open[scope.Name]
 		s.mu.Unlock()
@@ -34,7 +33,7 @@ func (s *Server) memoryEngine(ctx context.Context, scope engine.MemoryScope) *en
 }
 
 func parseScope(scope string) (engine.MemoryScope, error) {
-	sc, err := memory.ParseScope(scope)
+	sc, err := engine.ParseMemoryScope(scope)
 	if err != nil {
 		return sc, invalidf("%v", err)
 	}
@@ -104,7 +103,7 @@ func (s *Server) ListMemoryBlocks(ctx context.Context, req *connect.Request[serv
 		return nil, s.memoryError(ctx, "ListMemoryBlocks", err)
 	}
 	if m.GetVisible() {
-		blocks = memory.Visible(blocks)
+		blocks = engine.VisibleBlocks(blocks)
 	}
 	out := &servicev1.ListMemoryBlocksResponse{}
 	for _, b := range blocks {
@@ -269,12 +268,12 @@ func (s *Server) SetMembership(ctx context.Context, req *connect.Request[service
 // checkMembership refuses an agent or group name a scope cannot hold.
 func checkMembership(agent string, groups []string) error {
 	if agent != "" {
-		if err := (engine.MemoryScope{Kind: memory.KindAgent, Name: agent}).Validate(); err != nil {
+		if err := (engine.MemoryScope{Kind: engine.ScopeAgent, Name: agent}).Validate(); err != nil {
 			return invalidf("agent: %v", err)
 		}
 	}
 	for _, g := range groups {
-		if err := (engine.MemoryScope{Kind: memory.KindGroup, Name: g}).Validate(); err != nil {
+		if err := (engine.MemoryScope{Kind: engine.ScopeGroup, Name: g}).Validate(); err != nil {
 			return invalidf("groups: %v", err)
 		}
 	}

@@ -44,6 +44,7 @@ func commands() []command {
 		{"run", "replay a transcript through the whole pipeline, turn by turn", cmdRun},
 		{"inspect", "apply a transcript, prepare once and explain the context", cmdInspect},
 		{"serve", "serve the context service over HTTP (Connect, gRPC, gRPC-Web)", cmdServe},
+		{"memory", "read and write memory blocks through a running ctxhost serve", cmdMemory},
 		{"tokens", "count the tokens of stdin or files", cmdTokens},
 		{"version", "print the version", cmdVersion},
 	}
