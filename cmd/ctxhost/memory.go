@@ -46,22 +46,28 @@ func cmdMemory(args []string, std stdio) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	a := fs.Args()
+	if len(a) > 0 { // flags may follow the command's name too
+		if err := parse(fs, a[1:]); err != nil {
+			return err
+		}
+		a = append([]string{a[0]}, fs.Args()...)
+	}
 	c, err := memoryClient(*server, *tokenFile)
 	if err != nil {
 		return err
 	}
 	ctx := context.Background()
-	a := fs.Args()
 	need := func(n int) error {
 		if len(a) != n+1 {
 			return usageErrorf("memory %s: want %d arguments, got %d (ctxhost memory -h)", a[0], n, len(a)-1)
 		}
 		return nil
 	}
-	out := blockPrinter{w: std.out, json: *asJSON}
 	if len(a) == 0 {
 		return usageErrorf("memory: name a command: list, get, set, append, replace, delete or history (ctxhost memory -h)")
 	}
+	out := blockPrinter{w: std.out, json: *asJSON}
 	switch a[0] {
 	case "list":
 		var blocks []*servicev1.MemoryBlock

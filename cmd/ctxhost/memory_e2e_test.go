@@ -41,7 +41,7 @@ func TestServeMemoryBlocks(t *testing.T) {
 	if r := cli("", "set", "-description", "who you are", "-read-only", "agent:coder", "persona", "-"); r.code != 0 || !strings.Contains(r.stdout, "agent:coder\tpersona\tv1") {
 		t.Fatalf("memory set: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
-	if r := ctxhost(t, "A terse senior engineer.", "memory", "-server", "http://"+s.addr, "set", "agent:coder", "persona", "-"); r.code != 0 {
+	if r := ctxhost(t, "A terse senior engineer.", "memory", "-server", "http://"+s.addr, "set", "-read-only", "agent:coder", "persona", "-"); r.code != 0 {
 		t.Fatalf("memory set from stdin: exit %d\n%s", r.code, r.stderr)
 	}
 	if r := cli("", "append", "group:team", "standards", "Never force-push main."); r.code != 0 || !strings.Contains(r.stdout, "v2") {
