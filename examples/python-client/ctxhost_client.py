@@ -25,7 +25,8 @@ SERVICE = "ctxhost.service.v1.ContextService"
 # Calls that change nothing: sent again on a fresh connection when a kept
 # connection turns out to be closed. A write is sent again only when it
 # carries an idempotency key, since the service may have applied it.
-READS = frozenset({"GetSession", "ListSessions", "Inspect", "ExportState", "ListEvents", "Health", "Ready"})
+READS = frozenset({"GetSession", "ListSessions", "Inspect", "ExportState", "ListEvents", "Health", "Ready",
+                   "ListMemoryBlocks", "GetMemoryBlock", "ListMemoryBlockVersions"})
 
 
 def _keyed(body):
@@ -154,8 +155,11 @@ class Client:
             w["idempotency_key"] = idempotency_key
         return w
 
-    def create_session(self, session_id, profile=""):
-        return self.call("CreateSession", {"session_id": session_id, "profile": profile})
+    def create_session(self, session_id, profile="", agent="", groups=()):
+        """Creates a session; agent and groups name the memory blocks it
+        sees beyond its own (empty: the profile's)."""
+        return self.call("CreateSession", {"session_id": session_id, "profile": profile,
+                                           "agent": agent, "groups": list(groups)})
 
     def get_session(self, session_id):
         return self.call("GetSession", {"session_id": session_id})
@@ -239,3 +243,56 @@ class Client:
         r = self.call("ReportUsage", {"session_id": session_id, "prompt_tokens": str(prompt_tokens),
                                       "completion_tokens": str(completion_tokens)})
         return int(r.get("sequence", 0))
+
+    # Memory blocks: named, size-limited texts shared by the sessions of a
+    # scope ("session:ID", "agent:NAME" or "group:NAME") and pinned in the
+    # system text of every prepare of those sessions. Blocks are dicts:
+    # scope, label, description, value, limit, unit ("chars" or "tokens"),
+    # readOnly, version (a string: 64 bits), size.
+
+    def memory_blocks(self, *scopes, session_id="", visible=False):
+        """The current blocks of scopes, or of the scopes a session sees
+        (visible: one per label, as its prepares show them)."""
+        r = self.call("ListMemoryBlocks", {"scopes": list(scopes), "session_id": session_id, "visible": visible})
+        return r.get("blocks", [])
+
+    def memory_block(self, scope, label):
+        return self.call("GetMemoryBlock", {"scope": scope, "label": label})
+
+    def put_memory_block(self, scope, label, value, limit=0, unit="", description="", read_only=False,
+                         expected_version=0, create_only=False):
+        """Writes a whole block: over expected_version when given (409
+        otherwise), only when new with create_only, else over whatever
+        version it is at. A value over the limit is refused (HTTP 400
+        naming the limit)."""
+        block = {"scope": scope, "label": label, "value": value, "limit": limit, "unit": unit,
+                 "description": description, "read_only": read_only}
+        return self.call("PutMemoryBlock", {"block": block, "expected_version": str(expected_version),
+                                            "create_only": create_only})
+
+    def append_memory_block(self, scope, label, text, operator=True, expected_version=0):
+        """Appends text to the block's value on a new line. operator False
+        edits as the model's tools do: a read-only block refuses it."""
+        return self.call("EditMemoryBlock", {"scope": scope, "label": label, "op": "append", "text": text,
+                                             "operator": operator, "expected_version": str(expected_version)})
+
+    def replace_in_memory_block(self, scope, label, old, new, operator=True, expected_version=0):
+        """Replaces the one occurrence of old in the block's value by new."""
+        return self.call("EditMemoryBlock", {"scope": scope, "label": label, "op": "replace", "old_text": old,
+                                             "new_text": new, "operator": operator,
+                                             "expected_version": str(expected_version)})
+
+    def delete_memory_block(self, scope, label, expected_version=0):
+        """Deletes the block (its versions are kept); returns the deleted
+        version's number."""
+        r = self.call("DeleteMemoryBlock", {"scope": scope, "label": label,
+                                            "expected_version": str(expected_version)})
+        return int(r.get("version", 0))
+
+    def memory_block_versions(self, scope, label):
+        """Every version of the block, oldest first (deleted ones marked)."""
+        return self.call("ListMemoryBlockVersions", {"scope": scope, "label": label}).get("blocks", [])
+
+    def set_membership(self, session_id, agent="", groups=()):
+        """Names the agent and groups whose blocks the session sees."""
+        return self.call("SetMembership", {"session_id": session_id, "agent": agent, "groups": list(groups)})

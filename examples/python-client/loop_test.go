@@ -218,3 +218,28 @@ func BenchmarkSteadyTurn(b *testing.B) {
 		})
 	}
 }
+
+// TestMemoryExample runs memory_example.py against a real server: a
+// team's block and an agent's read-only persona in the next prepare of a
+// session of both, a write over the limit and a model's edit of the
+// read-only block refused, the versions kept.
+func TestMemoryExample(t *testing.T) {
+	needPython(t)
+	url := serve(t, binaries(t))
+	out, err := exec.Command(python, "memory_example.py", url).CombinedOutput()
+	if err != nil {
+		t.Fatalf("memory_example.py: %v\n%s", err, out)
+	}
+	got := string(out)
+	t.Logf("memory_example.py:\n%s", got)
+	for _, want := range []string{"version 1 size 39 of 200 chars", "prepare carries the team's block: True the persona: True",
+		"over the limit refused: 400 invalid_argument limit named: True", "read-only edit refused: 403 permission_denied",
+		"versions ['1', '2']", "visible ['persona', 'standards']", "\nok\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if !regexp.MustCompile(`scopes session:py-memory-\w+ agent:coder-\w+ group:team-\w+`).MatchString(got) {
+		t.Errorf("the session's scopes are not its own, its agent's and its group's:\n%s", got)
+	}
+}
