@@ -15,13 +15,14 @@ const module = "github.com/ctxhost/ctxhost/"
 var allowedImports = []string{"engine", "api", "config", "server"}
 
 // callpathImports are those of the call path: the engine's and the
-// plain message types (sdk) with the LRU cache of its memos.
-var callpathImports = append([]string{"sdk", "internal/lru"}, allowedImports...)
+// plain message types (sdk), each provider API's wire format (provider,
+// which imports sdk alone) and the LRU cache of its memos.
+var callpathImports = append([]string{"sdk", "provider", "internal/lru"}, allowedImports...)
 
 // TestImportsOnlyEngine fails naming every package of the module that
 // server (or its call path) imports other than the engine, the API, the
 // configuration and its own subpackages (the call path also sdk's plain
-// types and the LRU cache).
+// types, the provider wire formats and the LRU cache).
 func TestImportsOnlyEngine(t *testing.T) {
 	for dir, allowedHere := range map[string][]string{".": allowedImports, "callpath": callpathImports} {
 		pkg, err := build.Default.ImportDir(dir, 0)
