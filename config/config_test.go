@@ -214,6 +214,7 @@ func TestLoadBroken(t *testing.T) {
 			"testdata/broken/upstreams.hcl:13:14: Invalid base URL",
 			"testdata/broken/upstreams.hcl:14:14: Unknown context profile",
 			"testdata/broken/upstreams.hcl:15:14: API key in HCL",
+			"testdata/broken/upstreams.hcl:20:20: Fallback model without a window",
 		}},
 		{"variables", broken("variables.hcl"), map[string]string{"count": "many", "ghost": "1"}, []string{
 			"Undeclared variable",

@@ -320,6 +320,7 @@ func decodeUpstream(fb fileBlock, diags *hcl.Diagnostics) *Upstream {
 	r.str("profile", &u.Profile)
 	r.duration("timeout", &u.Timeout)
 	r.integer("max_answer_bytes", &u.MaxAnswerBytes)
+	r.str("fallback_model", &u.FallbackModel)
 	var key string
 	r.str("api_key", &key)
 	if u.IsSet("api_key") {

@@ -69,7 +69,7 @@ var hostSchema = attrSchema(nil, "log_level", "log_format", "store")
 var serverSchema = attrSchema(nil, "listen", "token_file", "tls_cert", "tls_key", "max_request_bytes", "max_append_messages", "max_append_bytes", "lock_wait", "admission_wait", "compress_min_bytes", "shared_store", "memory_limit", "token")
 
 // upstreamSchema lists "api_key" only to explain that it is not accepted.
-var upstreamSchema = attrSchema([]string{"kind", "base_url"}, "profile", "timeout", "max_answer_bytes", "api_key")
+var upstreamSchema = attrSchema([]string{"kind", "base_url"}, "profile", "timeout", "max_answer_bytes", "fallback_model", "api_key")
 
 func attrSchema(required []string, optional ...string) *hcl.BodySchema {
 	s := &hcl.BodySchema{}

@@ -471,6 +471,10 @@ type Upstream struct {
 	// MaxAnswerBytes bounds a non-streamed answer's body and each event
 	// of a streamed answer (default DefaultMaxAnswerBytes).
 	MaxAnswerBytes int
+	// FallbackModel, when set, is the provider model a call goes to when
+	// its pinned content cannot fit the window of the model it names: a
+	// model block's match patterns give its window, which must be larger.
+	FallbackModel string
 }
 
 // Upstream returns the upstream named name, or nil.

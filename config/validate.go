@@ -213,7 +213,24 @@ func (c *Config) validateUpstreams(p *problems) {
 			p.errorf(u.Source, "timeout", "Invalid timeout", "timeout must be positive.")
 		}
 		p.atLeast(u.Source, "max_answer_bytes", u.MaxAnswerBytes, 1024)
+		if u.FallbackModel != "" && c.matchModel(u.FallbackModel) == nil {
+			p.errorf(u.Source, "fallback_model", "Fallback model without a window",
+				"fallback_model %q is matched by no model block's match patterns, so its window is unknown: declare a model block matching it.", u.FallbackModel)
+		}
 	}
+}
+
+// matchModel is the first model block whose match patterns match the
+// provider model name, or nil.
+func (c *Config) matchModel(name string) *Model {
+	for _, m := range c.Models {
+		for _, pat := range m.Match {
+			if ok, _ := path.Match(pat, name); ok {
+				return m
+			}
+		}
+	}
+	return nil
 }
 
 // checkBaseURL accepts an absolute http or https URL with a host and no

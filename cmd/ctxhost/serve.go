@@ -171,7 +171,7 @@ func newCallPath(srv *server.Server, blocks []*config.Upstream, token string, ma
 	}
 	ups := make([]callpath.Upstream, len(blocks))
 	for i, u := range blocks {
-		ups[i] = callpath.Upstream{Name: u.Name, Kind: u.Kind, BaseURL: u.BaseURL, Profile: u.Profile, Timeout: u.Timeout, MaxAnswerBytes: int64(u.MaxAnswerBytes)}
+		ups[i] = callpath.Upstream{Name: u.Name, Kind: u.Kind, BaseURL: u.BaseURL, Profile: u.Profile, Timeout: u.Timeout, MaxAnswerBytes: int64(u.MaxAnswerBytes), FallbackModel: u.FallbackModel}
 		writeTimeout = max(writeTimeout, u.Timeout+time.Minute)
 	}
 	h, err := srv.NewCallPath(server.CallPathOptions{Upstreams: ups, Token: token, MaxRequestBytes: maxBytes})

@@ -120,6 +120,9 @@ type call struct {
 	payloadID uint64
 	// charge is what the call holds of the memory budget (admit.go).
 	charge *admission.Charge
+	// fallback is the model the call went to in place of its own ("":
+	// its own; see fallBack).
+	fallback string
 }
 
 // serve runs the call: read, reconcile and prepare, send, relay, record.
@@ -327,7 +330,11 @@ func (c *call) prepare(ctx context.Context, es *engine.Session) (engine.Turn, er
 		if err != nil {
 			return err
 		}
-		if turn, err = es.Prepare(ctx, ""); err != nil {
+		turn, err = es.Prepare(ctx, "")
+		if err != nil {
+			turn, window, reserved, err = c.fallBack(ctx, es, err, window, reserved)
+		}
+		if err != nil {
 			if ce := c.overWindow(err, window, reserved); ce != nil && !c.counting {
 				return ce
 			}
@@ -376,7 +383,7 @@ func statusReason(code int) string {
 // readers returned before the memory of b's parts may be reused.
 func (c *call) send(ctx context.Context, b body) (*http.Response, *bodyReaders, error) {
 	sent := &bodyReaders{b: b}
-	url := c.u.base + c.d.upstreamPath(c.r, c.req)
+	url := c.u.base + c.upstreamURI()
 	r, _ := sent.open() // not detached yet
 	out, err := http.NewRequestWithContext(ctx, http.MethodPost, url, r)
 	if err != nil {

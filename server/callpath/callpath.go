@@ -54,6 +54,10 @@ const SessionHeader = "Ctxhost-Session"
 // when the server has one (Authorization carries the provider's key).
 const TokenHeader = "Ctxhost-Token"
 
+// FallbackHeader names the model a call went to instead of the one it
+// named, whose window its pinned content could not fit.
+const FallbackHeader = "Ctxhost-Fallback"
+
 // HistoryHeader is set to "replaced" on an answer whose call replaced the
 // session's history.
 const HistoryHeader = "Ctxhost-History"
@@ -79,6 +83,10 @@ type Upstream struct {
 	// (0: DefaultMaxAnswerBytes). An answer past it is an error to the
 	// caller, never a truncated answer.
 	MaxAnswerBytes int64
+	// FallbackModel, when set, is the provider model a call goes to when
+	// its pinned content cannot fit the window of the model it names; a
+	// model block matching it gives its window.
+	FallbackModel string
 }
 
 // DefaultMaxAnswerBytes is an upstream's MaxAnswerBytes when unset.
@@ -209,7 +217,16 @@ func New(opts Options) (*Handler, error) {
 		if u.Timeout <= 0 {
 			u.Timeout = 10 * time.Minute
 		}
-		h.upstreams[u.Kind] = &upstream{Upstream: u, base: strings.TrimRight(u.BaseURL, "/"), windows: windowsOf(eng)}
+		ws := windowsOf(eng)
+		if u.FallbackModel != "" {
+			fb, ok := ws.matching(u.FallbackModel)
+			if !ok {
+				return nil, fmt.Errorf("upstream %q: fallback_model %q is matched by no model block", u.Name, u.FallbackModel)
+			}
+			fb.id = u.FallbackModel
+			ws.fallback = &fb
+		}
+		h.upstreams[u.Kind] = &upstream{Upstream: u, base: strings.TrimRight(u.BaseURL, "/"), windows: ws}
 		h.metrics.declare(u.Name)
 	}
 	return h, nil

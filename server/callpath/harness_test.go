@@ -62,6 +62,13 @@ func newTestPath(t testing.TB, upstream http.Handler, encoding string, maxAnswer
 // pathHCL's three profiles.
 func newTestPathHCL(t testing.TB, upstream http.Handler, hcl string, maxAnswer int64, stored bool) *testPath {
 	t.Helper()
+	return newTestPathWith(t, upstream, hcl, maxAnswer, stored, nil)
+}
+
+// newTestPathWith is newTestPathHCL with each upstream changed by set
+// (when not nil) before the handler is made.
+func newTestPathWith(t testing.TB, upstream http.Handler, hcl string, maxAnswer int64, stored bool, set func(*Upstream)) *testPath {
+	t.Helper()
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "c.hcl")
 	if err := os.WriteFile(cfgPath, []byte(hcl), 0o600); err != nil {
@@ -90,7 +97,11 @@ func newTestPathHCL(t testing.TB, upstream http.Handler, hcl string, maxAnswer i
 		}
 		t.Cleanup(e.Close)
 		sessions.engines[kind] = e
-		ups = append(ups, Upstream{Name: kind, Kind: kind, BaseURL: up.URL, Profile: kind, MaxAnswerBytes: maxAnswer})
+		u := Upstream{Name: kind, Kind: kind, BaseURL: up.URL, Profile: kind, MaxAnswerBytes: maxAnswer}
+		if set != nil {
+			set(&u)
+		}
+		ups = append(ups, u)
 	}
 	h, err := New(Options{Upstreams: ups, Sessions: sessions, Engines: sessions.engines})
 	if err != nil {

@@ -23,6 +23,7 @@ type Metrics struct {
 	prepare    *prometheus.HistogramVec
 	beforeSend *prometheus.HistogramVec
 	dropped    *prometheus.CounterVec
+	fallbacks  *prometheus.CounterVec
 }
 
 // latencyBuckets are the buckets of the call path's latency histograms:
@@ -45,6 +46,7 @@ func newMetrics() *Metrics {
 		cacheWrite: counter("ctxhost_upstream_cache_write_tokens_total", "Input tokens the upstream reported written to its prompt cache, by upstream."),
 		replacedH:  counter("ctxhost_upstream_history_replaced_total", "Calls whose conversation no longer started with the session's history (an earlier message edited or removed), so the history was replaced, by upstream."),
 		dropped:    counter("ctxhost_upstream_dropped_total", "Pieces of callers' requests ctxhost could not carry upstream and left out (each also logged as a warning), by upstream and what was left out.", "what"),
+		fallbacks:  counter("ctxhost_upstream_fallbacks_total", "Calls whose pinned content could not fit the window of the model they named, sent to the upstream's fallback_model instead, by upstream and model.", "model"),
 		prepare: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ctxhost_upstream_prepare_seconds",
 			Help:    "Time each call's context took to prepare (the conversation reconciled with its session, compacted and assembled), by upstream.",
 			Buckets: latencyBuckets}, []string{"upstream"}),
@@ -57,7 +59,7 @@ func newMetrics() *Metrics {
 // Collectors returns every metric, to register with a registry.
 func (m *Metrics) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.calls, m.errors, m.callerToks, m.sentToks, m.savedToks, m.prompt, m.completion,
-		m.cacheRead, m.cacheWrite, m.replacedH, m.prepare, m.beforeSend, m.dropped}
+		m.cacheRead, m.cacheWrite, m.replacedH, m.prepare, m.beforeSend, m.dropped, m.fallbacks}
 }
 
 // declare makes the token counters of upstream show from the start.
@@ -103,4 +105,9 @@ func (m *Metrics) usage(upstream string, u provider.Usage) {
 	m.completion.WithLabelValues(upstream).Add(float64(u.Completion))
 	m.cacheRead.WithLabelValues(upstream).Add(float64(u.CacheRead))
 	m.cacheWrite.WithLabelValues(upstream).Add(float64(u.CacheWrite))
+}
+
+// fellBack counts a call sent to the upstream's fallback model.
+func (m *Metrics) fellBack(upstream, model string) {
+	m.fallbacks.WithLabelValues(upstream, model).Inc()
 }

@@ -2,12 +2,14 @@ package callpath
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"net/http"
 	"path"
+	"strings"
 
 	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/provider/openai"
@@ -25,6 +27,7 @@ const MinPromptShare = 0.25
 // call sets no output limit.
 type modelWindow struct {
 	name             string
+	id               string   // the provider's model name (a fallback's)
 	match            []string // glob patterns on the call's model
 	window, reserved int
 }
@@ -35,6 +38,9 @@ type modelWindow struct {
 type windows struct {
 	byModel []modelWindow
 	profile modelWindow
+	// fallback is where a call goes whose pinned content cannot fit its
+	// model's window (nil: none).
+	fallback *modelWindow
 }
 
 // windowsOf reads the model blocks of eng's configuration.
@@ -55,16 +61,24 @@ func windowsOf(eng *engine.Engine) windows {
 // of returns the window of a call naming model ("" or unmatched: the
 // profile's).
 func (w windows) of(model string) modelWindow {
+	if m, ok := w.matching(model); ok {
+		return m
+	}
+	return w.profile
+}
+
+// matching is the first model window whose patterns match model.
+func (w windows) matching(model string) (modelWindow, bool) {
 	if model != "" {
 		for _, m := range w.byModel {
 			for _, p := range m.match {
 				if ok, _ := path.Match(p, model); ok {
-					return m
+					return m, true
 				}
 			}
 		}
 	}
-	return w.profile
+	return modelWindow{}, false
 }
 
 // reserveFor is the reserve of a call on m asking for at most limit
@@ -132,6 +146,46 @@ func (c *call) setWindow(es *engine.Session) (window, reserved int, err error) {
 		return 0, 0, fmt.Errorf("model %q: %w", m.name, err)
 	}
 	return m.window, reserved, nil
+}
+
+// fallBack prepares the turn again at the upstream's fallback model when
+// err says the pinned content cannot fit the window of the call's model
+// and the fallback's window is larger (not for a token count, which
+// counts for the model named). On success the call goes to the fallback
+// model (its request names it) and says so in FallbackHeader. It returns
+// the window and reserve tried last, for the provider's error.
+func (c *call) fallBack(ctx context.Context, es *engine.Session, err error, window, reserved int) (engine.Turn, int, int, error) {
+	var ow *engine.OverWindowError
+	fb := c.u.windows.fallback
+	if !errors.As(err, &ow) || fb == nil || fb.window <= window || c.counting {
+		return engine.Turn{}, window, reserved, err
+	}
+	reserved = fb.reserveFor(outputLimit(c.d, c.req))
+	if serr := es.SetWindow(fb.window, reserved); serr != nil {
+		return engine.Turn{}, window, reserved, fmt.Errorf("fallback model %q: %w", fb.id, serr)
+	}
+	turn, err := es.Prepare(ctx, "")
+	if err != nil {
+		return turn, fb.window, reserved, err
+	}
+	c.fallback = fb.id
+	if _, ok := c.d.(geminiDialect); !ok {
+		id, _ := json.Marshal(fb.id)
+		c.req.fields = c.req.fields.with("model", id)
+	}
+	c.w.Header().Set(FallbackHeader, fb.id)
+	c.h.metrics.fellBack(c.u.Name, fb.id)
+	return turn, fb.window, reserved, nil
+}
+
+// upstreamURI is the path and query the call goes to upstream: its own,
+// with the fallback model in place of the one a Gemini path names.
+func (c *call) upstreamURI() string {
+	uri := c.d.upstreamPath(c.r, c.req)
+	if _, ok := c.d.(geminiDialect); ok && c.fallback != "" {
+		uri = strings.Replace(uri, "/models/"+c.req.model+":", "/models/"+c.fallback+":", 1)
+	}
+	return uri
 }
 
 // overWindow answers a turn whose pinned content cannot fit the window

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/ctxhost/ctxhost/tokenizer"
 )
 
@@ -29,12 +31,14 @@ model "small" {
 type windowUpstream struct {
 	mu     sync.Mutex
 	bodies [][]byte
+	paths  []string
 }
 
 func (u *windowUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b, _ := io.ReadAll(r.Body)
 	u.mu.Lock()
 	u.bodies = append(u.bodies, b)
+	u.paths = append(u.paths, r.URL.Path)
 	u.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
 	switch {
@@ -55,6 +59,16 @@ func (u *windowUpstream) last(t *testing.T) []byte {
 		t.Fatal("the upstream got no call")
 	}
 	return u.bodies[len(u.bodies)-1]
+}
+
+func (u *windowUpstream) lastPath(t *testing.T) string {
+	t.Helper()
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if len(u.paths) == 0 {
+		t.Fatal("the upstream got no call")
+	}
+	return u.paths[len(u.paths)-1]
 }
 
 // chatTokens counts the contents of a Chat Completions body's messages.
@@ -189,4 +203,88 @@ func TestPinnedOverflowIsTheProvidersError(t *testing.T) {
 	if len(up.bodies) != 0 {
 		t.Errorf("%d calls reached the upstream", len(up.bodies))
 	}
+}
+
+// TestFallbackModel: with a fallback_model, a call whose pinned content
+// cannot fit the window of the model it names goes to the fallback model
+// (its request names it; on Gemini its path), says so in
+// Ctxhost-Fallback and is counted; one that fits its own model does not;
+// one that cannot fit the fallback either gets the provider's
+// context-length error at the fallback's window.
+func TestFallbackModel(t *testing.T) {
+	up := &windowUpstream{}
+	hcl := windowHCL + `
+model "large" {
+  context_window        = 8000
+  reserved_for_response = 100
+  encoding              = "approximate"
+  match                 = ["large-1"]
+}
+`
+	p := newTestPathWith(t, up, hcl, 0, false, func(u *Upstream) { u.FallbackModel = "large-1" })
+	big := strings.Repeat("lorem ipsum dolor sit amet ", 800) // about 5,400 tokens: over small-1's 4,000, within large-1's 8,000
+	huge := strings.Repeat(big, 4)
+	calls := []struct{ name, path, body string }{
+		{"chat", "/v1/chat/completions", `{"model":"small-1","max_tokens":500,"messages":[{"role":"system","content":%q},{"role":"user","content":"TASK-ID: fb-chat"}]}`},
+		{"responses", "/v1/responses", `{"model":"small-1","store":false,"instructions":%q,"input":"TASK-ID: fb-responses"}`},
+		{"anthropic", "/v1/messages", `{"model":"small-1","max_tokens":500,"system":%q,"messages":[{"role":"user","content":"TASK-ID: fb-anthropic"}]}`},
+		{"gemini", "/v1beta/models/small-1:generateContent", `{"systemInstruction":{"parts":[{"text":%q}]},"generationConfig":{"maxOutputTokens":500},"contents":[{"role":"user","parts":[{"text":"TASK-ID: fb-gemini"}]}]}`},
+	}
+	for _, c := range calls {
+		t.Run(c.name, func(t *testing.T) {
+			res, b := postFallback(t, p.url+c.path, fmt.Sprintf(c.body, big), c.name)
+			if res.StatusCode != http.StatusOK || res.Header.Get(FallbackHeader) != "large-1" {
+				t.Fatalf("HTTP %d %s: %s; want 200 and %s: large-1", res.StatusCode, res.Header.Get(FallbackHeader), b, FallbackHeader)
+			}
+			sent := up.last(t)
+			if c.name == "gemini" {
+				if path := up.lastPath(t); !strings.Contains(path, "/models/large-1:generateContent") {
+					t.Errorf("the upstream was called at %s, want the fallback model's path", path)
+				}
+			} else if !bytes.Contains(sent, []byte(`"model":"large-1"`)) {
+				t.Errorf("the upstream request does not name the fallback model: %.200s", sent)
+			}
+			var m dto.Metric
+			_ = p.h.metrics.fallbacks.WithLabelValues(kindOf(c.name), "large-1").Write(&m)
+			if got := m.GetCounter().GetValue(); got < 1 {
+				t.Errorf("ctxhost_upstream_fallbacks_total = %v", got)
+			}
+			res, b = postFallback(t, p.url+c.path, fmt.Sprintf(c.body, "a short system text"), c.name+"-small")
+			if res.StatusCode != http.StatusOK || res.Header.Get(FallbackHeader) != "" {
+				t.Errorf("a call that fits its model: HTTP %d, %s %q; want 200 without a fallback", res.StatusCode, FallbackHeader, res.Header.Get(FallbackHeader))
+			}
+			res, b = postFallback(t, p.url+c.path, fmt.Sprintf(c.body, huge), c.name+"-huge")
+			want := "8000" // the fallback's window (Gemini names the room: less the reserve of 500)
+			if c.name == "gemini" {
+				want = "(7500)"
+			}
+			if res.StatusCode != http.StatusBadRequest || !bytes.Contains(b, []byte(want)) {
+				t.Errorf("a call that fits neither: HTTP %d %s; want 400 naming the fallback's window, %s", res.StatusCode, b, want)
+			}
+		})
+	}
+}
+
+// kindOf is the upstream (named after its kind in the harness) of an
+// endpoint.
+func kindOf(endpoint string) string {
+	switch endpoint {
+	case "chat", "responses":
+		return KindOpenAI
+	}
+	return endpoint
+}
+
+func postFallback(t *testing.T, url, body, session string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(SessionHeader, session)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res, b
 }

@@ -14,3 +14,8 @@ upstream "c" {
   profile  = "nope"
   api_key  = "sk-1"
 }
+upstream "d" {
+  kind           = "gemini"
+  base_url       = "https://generativelanguage.googleapis.com"
+  fallback_model = "gemini-unknown"
+}
