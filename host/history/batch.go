@@ -62,7 +62,7 @@ type batchUndo struct {
 type savedView struct {
 	entries                             []entry
 	frontier, hiddenCount, markerTokens int
-	maskCursor                          int
+	maskCursor, reqFrontier             int
 	dropped                             bool
 }
 
@@ -74,7 +74,7 @@ func (h *History) saveView() {
 		return
 	}
 	u.saved = &savedView{entries: append([]entry(nil), h.entries[:u.entries]...), frontier: h.frontier,
-		hiddenCount: h.hiddenCount, markerTokens: h.markerTokens, maskCursor: h.maskCursor, dropped: h.dropped}
+		hiddenCount: h.hiddenCount, markerTokens: h.markerTokens, maskCursor: h.maskCursor, reqFrontier: h.reqFrontier, dropped: h.dropped}
 }
 
 func (h *History) checkpoint() *batchUndo {
@@ -117,7 +117,7 @@ func (u *batchUndo) rollback(h *History) {
 	if v := u.saved; v != nil {
 		copy(h.entries, v.entries)                                                            // a message spilled since is still in the memory the saved entry points to
 		h.frontier, h.hiddenCount, h.markerTokens = v.frontier, v.hiddenCount, v.markerTokens // the view's tokens: u.view
-		h.maskCursor, h.dropped = v.maskCursor, v.dropped
+		h.maskCursor, h.dropped, h.reqFrontier = v.maskCursor, v.dropped, v.reqFrontier
 		h.viewChanged()
 		return
 	}

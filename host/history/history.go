@@ -107,6 +107,7 @@ type entry struct {
 	stripped  bool  // the view shows stripParts: images and documents as placeholders, thinking left out
 	pinnedMsg bool  // msg.Pinned
 	assistant bool  // msg.Role is assistant
+	user      bool  // msg.Role is user
 }
 
 // shownAs holds what the view shows of an entry that is not shown as
@@ -169,7 +170,11 @@ type History struct {
 	shared sharedCache
 
 	// View state (see view.go).
-	frontier     int  // the window has passed entries [0, frontier): all but pinned ones are hidden
+	frontier int // the window has passed entries [0, frontier): all but pinned and held ones are hidden
+	// reqFrontier: the earlier requests from it on are held (see held):
+	// the window passes them without omitting them; those before it, and
+	// before frontier, are omitted. reqFrontier <= frontier.
+	reqFrontier  int
 	dropped      bool // the DropFirst kinds were omitted as a block
 	hiddenCount  int  // hidden entries
 	markerTokens int  // tokens of the omission marker, 0 when nothing is omitted
@@ -248,7 +253,7 @@ func (h *History) add(m sdk.Message) (sdk.Message, error) {
 		h.calls[m.ToolCallID] = ref
 	}
 	e := entry{msg: &m, id: m.ID, kind: kindOf(kind), tokens: h.count(m), caller: int32(caller),
-		pinnedMsg: m.Pinned, assistant: m.Role == sdk.RoleAssistant}
+		pinnedMsg: m.Pinned, assistant: m.Role == sdk.RoleAssistant, user: m.Role == sdk.RoleUser}
 	h.entries = append(h.entries, e)
 	h.byID.put(m.ID, idx)
 	h.viewTokens += e.tokens
@@ -267,7 +272,7 @@ func (h *History) add(m sdk.Message) (sdk.Message, error) {
 // are always the pinned ones.
 func (h *History) releaseRequest(i int) {
 	e := &h.entries[i]
-	if i >= h.frontier || e.hidden || h.pinned(i) {
+	if i >= h.frontier || e.hidden || h.pinned(i) || h.held(i) {
 		return
 	}
 	h.saveView()

@@ -19,10 +19,13 @@ type state struct {
 	Messages []sdk.Message `json:"messages"`
 	Masked   []string      `json:"masked,omitempty"`   // ids of masked observations
 	Frontier int           `json:"frontier,omitempty"` // the window has passed this many messages
-	Dropped  []string      `json:"dropped,omitempty"`  // ids of the dropped block (demonstrations)
-	Cut      []cutState    `json:"cut,omitempty"`      // messages cut head + tail
-	Stripped []string      `json:"stripped,omitempty"` // ids of messages shown without media and thinking
-	Omitted  int           `json:"omitted,omitempty"`  // version 1: messages omitted after the first
+	// RequestFrontier: the earlier requests before it are omitted too
+	// (from it on the window holds them).
+	RequestFrontier int        `json:"request_frontier,omitempty"`
+	Dropped         []string   `json:"dropped,omitempty"`  // ids of the dropped block (demonstrations)
+	Cut             []cutState `json:"cut,omitempty"`      // messages cut head + tail
+	Stripped        []string   `json:"stripped,omitempty"` // ids of messages shown without media and thinking
+	Omitted         int        `json:"omitted,omitempty"`  // version 1: messages omitted after the first
 }
 
 // cutState is one cut message: its id and the content the view shows.
@@ -36,7 +39,7 @@ type cutState struct {
 func (h *History) State() ([]byte, error) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	st := state{Version: StateVersion, NextID: h.nextID, Messages: h.messages(0), Frontier: h.frontier}
+	st := state{Version: StateVersion, NextID: h.nextID, Messages: h.messages(0), Frontier: h.frontier, RequestFrontier: h.reqFrontier}
 	for i, e := range h.entries {
 		if e.masked {
 			st.Masked = append(st.Masked, e.id)
@@ -91,7 +94,7 @@ func (h *History) Restore(data []byte) error {
 	h.entries, h.byID, h.calls, h.nextID, h.hasTask = n.entries, n.byID, n.calls, n.nextID, n.hasTask
 	h.opening, h.openingTask, h.request, h.shape = n.opening, n.openingTask, n.request, n.shape
 	h.spill, h.noSpill, h.spilling = n.spill, n.noSpill, nil // the entries' spilled messages are in n's file
-	h.frontier, h.dropped, h.hiddenCount = n.frontier, n.dropped, n.hiddenCount
+	h.frontier, h.dropped, h.hiddenCount, h.reqFrontier = n.frontier, n.dropped, n.hiddenCount, n.reqFrontier
 	h.markerTokens, h.viewTokens, h.maskCursor = n.markerTokens, n.viewTokens, 0
 	h.allTokens = n.allTokens
 	h.viewChanged()
@@ -146,6 +149,10 @@ func (h *History) restoreView(st state) error {
 	if frontier < 0 || frontier > len(h.entries) {
 		return fmt.Errorf("window frontier %d out of range", frontier)
 	}
+	if st.RequestFrontier < 0 || st.RequestFrontier > len(h.entries) {
+		return fmt.Errorf("request frontier %d out of range", st.RequestFrontier)
+	}
+	h.reqFrontier = st.RequestFrontier
 	if st.Dropped != nil {
 		h.dropped = true
 	}
@@ -162,7 +169,13 @@ func (h *History) restoreView(st state) error {
 	}
 	h.flushSpill()
 	h.omitTo(frontier)
-	return h.checkHidden()
+	if err := h.checkHidden(); err != nil {
+		return err
+	}
+	if h.reqFrontier > frontier {
+		return fmt.Errorf("request frontier %d beyond the window frontier %d", h.reqFrontier, frontier)
+	}
+	return nil
 }
 
 // checkHidden reports a view that separates a call from its result.

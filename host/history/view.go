@@ -248,7 +248,7 @@ func (h *History) resetView() {
 			e.shown = &shownAs{maskTokens: e.shown.maskTokens, maskContent: e.shown.maskContent}
 		}
 	}
-	h.frontier, h.maskCursor, h.hiddenCount, h.dropped = 0, 0, 0, false
+	h.frontier, h.maskCursor, h.hiddenCount, h.dropped, h.reqFrontier = 0, 0, 0, false, 0
 	h.recountView()
 }
 
@@ -496,12 +496,61 @@ func (h *History) compact(need int) Step {
 	if short := need - (before - h.viewTokens); short > 0 {
 		step.Omitted = h.widenWindow(short)
 	}
+	var requests []string
+	if short := need - (before - h.viewTokens); short > 0 {
+		requests = h.omitRequests(short)
+		step.Omitted += len(requests)
+	}
 	step.Freed = before - h.viewTokens
 	if step.Dropped > 0 || step.Masked > 0 || step.Omitted > 0 {
 		h.viewChanged()
 	}
 	step.Log = h.stepLog(step, need, from)
+	if len(requests) > 0 {
+		step.Log = fmt.Sprintf("omitted %d earlier requests (%s); %s", len(requests), idRange(requests), step.Log)
+	}
 	return step
+}
+
+// held reports whether entry k is an earlier request the window holds:
+// a user message that asks something (see isRequest), from reqFrontier
+// on. The window omits every older tool exchange and assistant message
+// before it omits any of them: what a person or the task asked outranks
+// what was answered or observed since (see omitRequests).
+func (h *History) held(k int) bool {
+	e := &h.entries[k]
+	return e.user && k >= h.reqFrontier && isRequest(sdk.RoleUser, e.kind.name())
+}
+
+// omitRequests omits the requests the window holds behind its frontier,
+// oldest first, until need tokens are freed (the marker's count
+// included) or none is left, and returns their ids. It is the window's
+// last step: everything else it may omit is omitted already.
+func (h *History) omitRequests(need int) []string {
+	// The frontier moves over what it passes without omitting (held,
+	// pinned or omitted messages) up to the preserved recent ones.
+	for end := h.preserveFrom(); h.frontier < end; h.frontier++ {
+		k := h.frontier
+		if e := &h.entries[k]; !e.hidden && !h.held(k) && (!h.pinned(k) || len(h.message(k).ToolCalls) > 0 || e.caller >= 0) {
+			break
+		}
+	}
+	before := h.viewTokens
+	var ids []string
+	for k := h.reqFrontier; k < h.frontier && before-h.viewTokens < need; k++ {
+		if e := &h.entries[k]; h.held(k) && !e.hidden && !h.pinned(k) {
+			cur := h.effTokens(k)
+			h.hide(k)
+			h.hiddenCount++
+			marker := h.countMarker(h.hiddenCount)
+			h.viewTokens += marker - h.markerTokens - cur
+			h.markerTokens = marker
+			ids = append(ids, e.id)
+		}
+		h.reqFrontier = k + 1
+	}
+	h.flushSpill()
+	return ids
 }
 
 func (h *History) stepLog(step Step, need, from int) string {
@@ -593,7 +642,7 @@ func (h *History) windowEnds(hidden func(int) bool, fn func(end, removed, newly 
 	removed, open, newly, last := 0, 0, 0, 0
 	for k := start; k < limit; k++ {
 		e := &h.entries[k]
-		if h.pinned(k) {
+		if h.pinned(k) || h.held(k) {
 			if len(h.message(k).ToolCalls) > 0 || e.caller >= 0 {
 				return // omitting around it would split its exchange
 			}
@@ -663,7 +712,7 @@ func (h *History) DeepStep() (free, keep int) {
 	// shown before it is unchanged.
 	first := len(h.entries)
 	for i := range h.entries {
-		if inBlock[i] || (!h.entries[i].hidden && i >= h.frontier && i < end && !h.pinned(i)) {
+		if inBlock[i] || (!h.entries[i].hidden && i >= h.frontier && i < end && !h.pinned(i) && !h.held(i)) {
 			first = i
 			break
 		}
@@ -701,7 +750,7 @@ func (h *History) hide(i int) {
 func (h *History) omitTo(end int) int {
 	n := 0
 	for k := h.frontier; k < end; k++ {
-		if e := &h.entries[k]; !e.hidden && !h.pinned(k) {
+		if e := &h.entries[k]; !e.hidden && !h.pinned(k) && !h.held(k) {
 			h.hide(k)
 			n++
 		}

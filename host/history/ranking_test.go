@@ -1,0 +1,107 @@
+package history
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/google/go-cmp/cmp"
+)
+
+// A chat agent's conversation with tools: the customer's messages among
+// tool exchanges and the agent's answers.
+func toolChat(t *testing.T, opts Options) *History {
+	h := New(approx(t), opts)
+	mustAdd(t, h,
+		user("I want to change reservation ABC123, user id mia_li_3668"), // m1: the task
+		call("", tc("a", "get_reservation")), result("a", big()),
+		sdk.Message{Role: sdk.RoleAssistant, Content: big()},
+		user("Also my e-mail is mia.li@example.com"), // m5
+		call("", tc("b", "get_user")), result("b", big()),
+		sdk.Message{Role: sdk.RoleAssistant, Content: big()},
+		user("Use certificate 4856383 please"), // m9
+		call("", tc("c", "search")), result("c", big()),
+		sdk.Message{Role: sdk.RoleAssistant, Content: "done"},
+		user("yes"), // m13: the current request
+		sdk.Message{Role: sdk.RoleAssistant, Content: "ok"},
+	)
+	return h
+}
+
+func TestEarlierRequestsOutrankOutputsAndAnswers(t *testing.T) {
+	h := toolChat(t, Options{PreserveRecent: 1, Infer: InferChat})
+	requests := map[string]bool{"m5": true, "m9": true}
+	older := []string{"m2", "m3", "m4", "m6", "m7", "m8", "m10", "m11", "m12"}
+	var sawRequestGo bool
+	for range 40 { // a little at a time, as turns do
+		step := h.Compact(60)
+		checkConsistent(t, h)
+		shown := map[string]bool{}
+		for _, id := range viewIDs(h) {
+			shown[id] = true
+		}
+		if !shown["m1"] || !shown["m13"] || !shown["m14"] {
+			t.Fatalf("the task or the current turn went: %v (%s)", viewIDs(h), step.Log)
+		}
+		gone := 0
+		for id := range requests {
+			if !shown[id] {
+				gone++
+			}
+		}
+		left := 0
+		for _, id := range older {
+			if shown[id] {
+				left++
+			}
+		}
+		if gone > 0 && left > 0 {
+			t.Fatalf("a request went while %d older outputs or answers stayed: %v (%s)", left, viewIDs(h), step.Log)
+		}
+		if gone == 1 && shown["m5"] {
+			t.Fatalf("the newer request went first: %v", viewIDs(h))
+		}
+		sawRequestGo = sawRequestGo || (gone > 0 && strings.Contains(step.Log, "earlier requests"))
+	}
+	if !sawRequestGo {
+		t.Errorf("no step omitted an earlier request")
+	}
+	want := []string{"m1", "", "m13", "m14"}
+	if diff := cmp.Diff(want, viewIDs(h)); diff != "" {
+		t.Fatalf("deepest view (-want +got):\n%s", diff)
+	}
+	// The state round trip keeps the window where it was, half way.
+	h = toolChat(t, Options{PreserveRecent: 1, Infer: InferChat})
+	for !strings.Contains(h.Compact(60).Log, "earlier requests") {
+	}
+	data, err := h.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := New(approx(t), Options{PreserveRecent: 1, Infer: InferChat})
+	if err := r.Restore(data); err != nil {
+		t.Fatal(err)
+	}
+	checkConsistent(t, r)
+	if diff := cmp.Diff(h.View(), r.View()); diff != "" {
+		t.Errorf("restored view (-orig +restored):\n%s", diff)
+	}
+	if diff := cmp.Diff(h.Compact(1<<20), r.Compact(1<<20)); diff != "" {
+		t.Errorf("Compact after restore (-orig +restored):\n%s", diff)
+	}
+}
+
+// Observations sent as user messages are not requests: under an agent
+// loop's inference they go with the window as tool results do.
+func TestObservationsAreNotHeld(t *testing.T) {
+	h := New(approx(t), Options{PreserveRecent: 1, Infer: InferAgent})
+	mustAdd(t, h, user("task"),
+		sdk.Message{Role: sdk.RoleAssistant, Content: "ls"}, user(big()),
+		sdk.Message{Role: sdk.RoleAssistant, Content: "cat a"}, user(big()),
+		sdk.Message{Role: sdk.RoleAssistant, Content: "done"})
+	h.Compact(1 << 20)
+	checkConsistent(t, h)
+	if diff := cmp.Diff([]string{"m1", "", "m6"}, viewIDs(h)); diff != "" {
+		t.Errorf("view (-want +got):\n%s", diff)
+	}
+}
