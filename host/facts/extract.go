@@ -33,7 +33,7 @@ const (
 	KindDate               // a date or a timestamp
 	KindURL                // an http(s) URL
 	KindPath               // a file path or a file name
-	KindNumber             // a number of five digits or more
+	KindNumber             // a number of four digits or more (a card's last four digits, a year, an amount)
 	KindCode               // an upper-case code (JFK, SKU) or a JSON value under a telling key
 	KindName               // a code name: snake_case or camelCase
 	KindKey                // a key of a JSON output (a column or field name)
@@ -436,7 +436,7 @@ func classify(w string) (Kind, bool) {
 		if other > 0 && digits >= 7 && !strings.Contains(w, ".") { // 555-123-4567
 			return KindID, true
 		}
-		if other == 0 && digits >= 5 {
+		if other == 0 && digits >= 4 {
 			return KindNumber, true
 		}
 		return 0, false
