@@ -105,3 +105,31 @@ func TestObservationsAreNotHeld(t *testing.T) {
 		t.Errorf("view (-want +got):\n%s", diff)
 	}
 }
+
+// The preserved turns before the current request give way before an
+// earlier request: a chat agent's burst of tool calls answered before the
+// person's latest message is not worth more than what the person said.
+func TestPreservedTurnsBeforeTheRequestGiveWay(t *testing.T) {
+	h := toolChat(t, Options{PreserveRecent: 5, Infer: InferChat}) // m9 on is preserved
+	for range 60 {
+		step := h.Compact(60)
+		checkConsistent(t, h)
+		shown := map[string]bool{}
+		for _, id := range viewIDs(h) {
+			shown[id] = true
+		}
+		if !shown["m5"] {
+			for _, id := range []string{"m10", "m11", "m12"} {
+				if shown[id] {
+					t.Fatalf("m5 went while %s, before the current request, stayed: %v (%s)", id, viewIDs(h), step.Log)
+				}
+			}
+		}
+		if !shown["m1"] || !shown["m9"] || !shown["m13"] || !shown["m14"] {
+			t.Fatalf("the task, a preserved request or the current turn went: %v (%s)", viewIDs(h), step.Log)
+		}
+	}
+	if diff := cmp.Diff([]string{"m1", "", "m9", "m13", "m14"}, viewIDs(h)); diff != "" {
+		t.Errorf("deepest view (-want +got):\n%s", diff)
+	}
+}

@@ -310,9 +310,14 @@ func (h *History) maskable(i int) bool {
 	return !e.hidden && !e.masked && !e.cut && h.opts.Policy[e.kind.name()].Mask && !h.pinned(i) && !sdk.IsMasked(h.message(i).Content)
 }
 
-// maskNext masks up to limit candidates, oldest first.
+// maskNext masks up to limit candidates, oldest first, before the
+// preserved recent messages.
 func (h *History) maskNext(limit int) (ids []string, freed int) {
-	end := h.preserveFrom()
+	return h.maskNextTo(limit, h.preserveFrom())
+}
+
+// maskNextTo masks up to limit candidates before entry end, oldest first.
+func (h *History) maskNextTo(limit, end int) (ids []string, freed int) {
 	for i := h.maskCursor; i < end && len(ids) < limit; i++ {
 		e := &h.entries[i]
 		if h.maskable(i) {
@@ -453,13 +458,18 @@ func (h *History) dropCandidates() []int {
 // Compact frees at least need tokens from the view if it can, in this
 // order: it omits the DropFirst kinds (demonstrations) as one block; masks
 // the oldest observations, MaskBatch at a time; then widens the sliding
-// window (the oldest messages are omitted and replaced by one marker,
-// pinned messages and the task stay, the PreserveRecent most recent
-// messages are always kept, a tool call is never separated from its
-// results). It never cuts a message: that is Cut, for a context that
-// would not fit the window at all. The view state persists: masked stays
-// masked and the omitted span only grows, until ResetView, Clear or
-// Restore.
+// window: the oldest tool exchanges and assistant messages are omitted
+// and replaced by one marker, while the earlier requests (the user
+// messages that ask something, see held), pinned messages and the task
+// stay, the PreserveRecent most recent turns are kept and a tool call is
+// never separated from its results. When that is not enough, the
+// preserved turns before the current request give way (their
+// observations masked, then their exchanges and answers omitted), and
+// last the earlier requests before the preserved turns are omitted,
+// oldest first. It never cuts a
+// message: that is Cut, for a context that would not fit the window at
+// all. The view state persists: masked stays masked and the omitted span
+// only grows, until ResetView, Clear or Restore.
 func (h *History) Compact(need int) Step {
 	h.record(Op{Kind: OpCompact, N: need})
 	return h.compact(need)
@@ -496,9 +506,27 @@ func (h *History) compact(need int) Step {
 	if short := need - (before - h.viewTokens); short > 0 {
 		step.Omitted = h.widenWindow(short)
 	}
+	limit := h.preserveFrom()
+	if short := need - (before - h.viewTokens); short > 0 && h.request > limit {
+		// The preserved turns before the current request give way
+		// before an earlier request does: their outputs masked, then
+		// their exchanges and answers omitted.
+		limit = h.request
+		for before-h.viewTokens < need {
+			ids, _ := h.maskNextTo(h.opts.MaskBatch, limit)
+			if len(ids) == 0 {
+				break
+			}
+			step.MaskedIDs = append(step.MaskedIDs, ids...)
+		}
+		step.Masked = len(step.MaskedIDs)
+		if short := need - (before - h.viewTokens); short > 0 {
+			step.Omitted += h.widenWindowTo(short, limit)
+		}
+	}
 	var requests []string
 	if short := need - (before - h.viewTokens); short > 0 {
-		requests = h.omitRequests(short)
+		requests = h.omitRequests(short, h.preserveFrom())
 		step.Omitted += len(requests)
 	}
 	step.Freed = before - h.viewTokens
@@ -522,14 +550,15 @@ func (h *History) held(k int) bool {
 	return e.user && k >= h.reqFrontier && isRequest(sdk.RoleUser, e.kind.name())
 }
 
-// omitRequests omits the requests the window holds behind its frontier,
-// oldest first, until need tokens are freed (the marker's count
-// included) or none is left, and returns their ids. It is the window's
-// last step: everything else it may omit is omitted already.
-func (h *History) omitRequests(need int) []string {
+// omitRequests omits the requests the window holds before limit (the
+// frontier moved up to it first), oldest first, until need tokens are freed
+// (the marker's count included) or none is left, and returns their ids.
+// It is the window's last step: everything else it may omit is omitted
+// already.
+func (h *History) omitRequests(need, limit int) []string {
 	// The frontier moves over what it passes without omitting (held,
-	// pinned or omitted messages) up to the preserved recent ones.
-	for end := h.preserveFrom(); h.frontier < end; h.frontier++ {
+	// pinned or omitted messages) up to limit.
+	for end := limit; h.frontier < end; h.frontier++ {
 		k := h.frontier
 		if e := &h.entries[k]; !e.hidden && !h.held(k) && (!h.pinned(k) || len(h.message(k).ToolCalls) > 0 || e.caller >= 0) {
 			break
@@ -537,7 +566,7 @@ func (h *History) omitRequests(need int) []string {
 	}
 	before := h.viewTokens
 	var ids []string
-	for k := h.reqFrontier; k < h.frontier && before-h.viewTokens < need; k++ {
+	for k := h.reqFrontier; k < min(h.frontier, limit) && before-h.viewTokens < need; k++ {
 		if e := &h.entries[k]; h.held(k) && !e.hidden && !h.pinned(k) {
 			cur := h.effTokens(k)
 			h.hide(k)
@@ -597,10 +626,16 @@ func idRange(ids []string) string {
 // does (if that frees anything). Pinned messages the frontier passes stay
 // shown. It returns how many messages it newly omitted.
 func (h *History) widenWindow(need int) int {
+	return h.widenWindowTo(need, h.preserveFrom())
+}
+
+// widenWindowTo is widenWindow with the window going at most up to entry
+// limit.
+func (h *History) widenWindowTo(need, limit int) int {
 	before := h.viewTokens
 	base := before - h.markerTokens // the view without the marker
 	lastEnd, lastRemoved, lastNewly, found := -1, 0, 0, -1
-	h.windowEnds(h.isHidden, func(end, removed, newly int) bool {
+	h.windowEndsTo(limit, h.isHidden, func(end, removed, newly int) bool {
 		lastEnd, lastRemoved, lastNewly = end, removed, newly
 		if before-(base-removed) < need {
 			return true // not enough even if the marker were free: don't count it
@@ -638,7 +673,12 @@ func (h *History) isHidden(i int) bool { return h.entries[i].hidden }
 // call, or a pinned message in a tool exchange, therefore ends the walk,
 // as does the first preserved recent message.
 func (h *History) windowEnds(hidden func(int) bool, fn func(end, removed, newly int) bool) {
-	start, limit := h.frontier, h.preserveFrom()
+	h.windowEndsTo(h.preserveFrom(), hidden, fn)
+}
+
+// windowEndsTo is windowEnds with the walk ending at entry limit.
+func (h *History) windowEndsTo(limit int, hidden func(int) bool, fn func(end, removed, newly int) bool) {
+	start := h.frontier
 	removed, open, newly, last := 0, 0, 0, 0
 	for k := start; k < limit; k++ {
 		e := &h.entries[k]
