@@ -34,15 +34,39 @@ const StandinKey = "sk-standin-key"
 // object of text, id, name and arguments, in standard base64).
 const ReplyHeader = "Standin-Reply"
 
+// ReplyRefHeader is the stand-in's header that names an answer posted
+// before to its /standin/replies (see CallScripted).
+const ReplyRefHeader = "Standin-Reply-Ref"
+
+// AnswerTokens is the output limit every rendered call asks for.
+const AnswerTokens = 512
+
 // Call posts one call of a replayed conversation to base (a ctxhost
 // serve in front of the stand-in) with the answer the stand-in must give
 // (the Standin-Reply header), and checks the answer ctxhost passed back.
 func Call(client *http.Client, base string, d Dialect, body map[string]any, reply map[string]string, stream bool) error {
+	return call(client, base, "", d, body, reply, stream)
+}
+
+// CallScripted is Call with the stand-in's answer posted first to the
+// stand-in at standin (its /standin/replies) and named by reference in
+// the call, so that an answer of any size can be scripted.
+func CallScripted(client *http.Client, base, standin string, d Dialect, body map[string]any, reply map[string]string, stream bool) error {
+	return call(client, base, standin, d, body, reply, stream)
+}
+
+func call(client *http.Client, base, standin string, d Dialect, body map[string]any, reply map[string]string, stream bool) error {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return err
 	}
 	scripted, _ := json.Marshal(reply)
+	ref := ""
+	if standin != "" {
+		if ref, err = postReply(client, standin, scripted); err != nil {
+			return err
+		}
+	}
 	path := d.Path
 	if strings.HasSuffix(path, ":") { // Gemini names the method in the path
 		path += "generateContent"
@@ -58,7 +82,11 @@ func Call(client *http.Client, base string, d Dialect, body map[string]any, repl
 	for k, v := range d.Headers {
 		req.Header.Set(k, v)
 	}
-	req.Header.Set(ReplyHeader, base64.StdEncoding.EncodeToString(scripted))
+	if ref != "" {
+		req.Header.Set(ReplyRefHeader, ref)
+	} else {
+		req.Header.Set(ReplyHeader, base64.StdEncoding.EncodeToString(scripted))
+	}
 	res, err := client.Do(req)
 	if err != nil {
 		return fmt.Errorf("%s: %w", d.Name, err)
@@ -185,6 +213,9 @@ type Rendered struct {
 	// Texts are each message's text as the stand-in reads it (tool calls
 	// and results in it); Extra the system text and tool definitions.
 	Texts, Extra []string
+	// Leading is how many of the first Messages are system messages (Chat
+	// Completions' system text): a trimmer keeps them as it keeps Extra.
+	Leading int
 	// Attached[k] says Messages[k] belongs with the message before it (a
 	// tool's result with its call, an answer's items with each other): a
 	// trimmer keeps both or neither.
@@ -526,11 +557,13 @@ func renderChat(tr *Conversation, task string) *Rendered {
 				text += turn.Name + turn.Args
 			}
 			c.reply(i, reply)
+		case turn.Role == "system" && c.Leading == len(c.Messages):
+			c.Leading++
 		}
 		c.add(m, text, turn.Role == "tool")
 	}
 	c.request(tools, true, func(k int) map[string]any {
-		return map[string]any{"model": "gpt-4o", "messages": c.Messages[:k], "max_tokens": 512}
+		return map[string]any{"model": "gpt-4o", "messages": c.Messages[:k], "max_tokens": AnswerTokens}
 	})
 	return c
 }
@@ -584,7 +617,7 @@ func renderResponses(tr *Conversation, task string) *Rendered {
 	}
 	c.request(tools, true, func(k int) map[string]any {
 		k = c.Sent(k)
-		return map[string]any{"model": "gpt-4.1", "instructions": instructions, "input": c.Messages[:k], "max_output_tokens": 512, "store": false}
+		return map[string]any{"model": "gpt-4.1", "instructions": instructions, "input": c.Messages[:k], "max_output_tokens": AnswerTokens, "store": false}
 	})
 	return c
 }
@@ -650,7 +683,7 @@ func renderAnthropic(tr *Conversation, task string) *Rendered {
 		tools = append(tools, map[string]any{"name": n, "input_schema": map[string]any{"type": "object"}})
 	}
 	c.request(tools, true, func(k int) map[string]any {
-		return map[string]any{"model": "claude-sonnet-4-5", "max_tokens": 512, "system": system, "messages": c.Messages[:k]}
+		return map[string]any{"model": "claude-sonnet-4-5", "max_tokens": AnswerTokens, "system": system, "messages": c.Messages[:k]}
 	})
 	return c
 }
@@ -683,7 +716,8 @@ func renderGemini(tr *Conversation, task string) *Rendered {
 		tools = []any{map[string]any{"functionDeclarations": decls}}
 	}
 	c.request(tools, false, func(k int) map[string]any { // Gemini streams by its path
-		return map[string]any{"systemInstruction": map[string]any{"parts": []any{map[string]any{"text": system}}}, "contents": c.Messages[:k]}
+		return map[string]any{"systemInstruction": map[string]any{"parts": []any{map[string]any{"text": system}}}, "contents": c.Messages[:k],
+			"generationConfig": map[string]any{"maxOutputTokens": AnswerTokens}}
 	})
 	return c
 }
@@ -712,4 +746,19 @@ func ContentText(raw json.RawMessage) (string, error) {
 		}
 	}
 	return b.String(), nil
+}
+
+// postReply posts a scripted answer to the stand-in at standin and
+// returns its reference.
+func postReply(client *http.Client, standin string, scripted []byte) (string, error) {
+	res, err := client.Post(standin+"/standin/replies", "application/json", bytes.NewReader(scripted))
+	if err != nil {
+		return "", fmt.Errorf("script the stand-in's answer: %w", err)
+	}
+	defer res.Body.Close()
+	var out struct{ Ref string }
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil || res.StatusCode != http.StatusOK || out.Ref == "" {
+		return "", fmt.Errorf("script the stand-in's answer: HTTP %d %v", res.StatusCode, err)
+	}
+	return out.Ref, nil
 }

@@ -67,10 +67,14 @@ type standin struct {
 	log   *os.File
 	count map[string]int // requests seen by task id
 	last  map[string][]string
+	// scripts are the answers posted to /standin/replies, by reference,
+	// each taken by the one request that names it (ReplyRefHeader).
+	scripts    map[string]scriptedReply
+	nextScript int
 }
 
 func newStandin(openapi, logPath string, window, turns int) (*standin, error) {
-	s := &standin{window: window, turns: turns, count: map[string]int{}, last: map[string][]string{}}
+	s := &standin{window: window, turns: turns, count: map[string]int{}, last: map[string][]string{}, scripts: map[string]scriptedReply{}}
 	if openapi != "" {
 		sc, err := loadOpenAISchemas(openapi)
 		if err != nil {
@@ -103,7 +107,35 @@ func (s *standin) handler() http.Handler {
 		}
 		s.serve(w, r, geminiProvider{})
 	})
+	mux.HandleFunc("POST /standin/replies", s.postReply)
 	return mux
+}
+
+// postReply keeps a scripted answer (a scriptedReply as JSON, of any
+// size) and answers {"ref": R}: the request that carries R in its
+// ReplyRefHeader gets that answer.
+func (s *standin) postReply(w http.ResponseWriter, r *http.Request) {
+	var sr scriptedReply
+	if err := json.NewDecoder(r.Body).Decode(&sr); err != nil {
+		http.Error(w, "scripted reply: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	s.nextScript++
+	ref := fmt.Sprintf("r-%d", s.nextScript)
+	s.scripts[ref] = sr
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]string{"ref": ref})
+}
+
+// takeScript returns (and forgets) the scripted answer of ref.
+func (s *standin) takeScript(ref string) (scriptedReply, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sr, ok := s.scripts[ref]
+	delete(s.scripts, ref)
+	return sr, ok
 }
 
 // count answers a token count call (field: the count's name) with the

@@ -133,6 +133,14 @@ func (s *standin) serve(w http.ResponseWriter, r *http.Request, p provider) {
 		}
 		rep.text, rep.callID, rep.tool, rep.args = sr.Text, sr.ID, sr.Name, sr.Arguments
 	}
+	if ref := r.Header.Get(ReplyRefHeader); ref != "" {
+		sr, ok := s.takeScript(ref)
+		if !ok {
+			p.fail(w, http.StatusBadRequest, ReplyRefHeader+": no scripted reply "+ref)
+			return
+		}
+		rep.text, rep.callID, rep.tool, rep.args = sr.Text, sr.ID, sr.Name, sr.Arguments
+	}
 	if big {
 		s.answerBig(w, p, rep, v.stream, c)
 		return
@@ -223,6 +231,11 @@ func (b *bufferedAnswer) status() int {
 // conversation recorded, so that the next call, which carries that turn,
 // continues it. The request is checked as any other.
 const ReplyHeader = "Standin-Reply"
+
+// ReplyRefHeader names an answer posted before to /standin/replies: the
+// side channel for answers of any size (a header is bounded: serve
+// refuses headers past 64 KiB).
+const ReplyRefHeader = "Standin-Reply-Ref"
 
 // scriptedReply is the answer ReplyHeader asks for: a text and at most
 // one tool call (ID, Name and Arguments; none when Name is empty).
