@@ -7,12 +7,12 @@ import "github.com/ctxhost/ctxhost/internal/replay"
 // fit budget, a message kept with the one it belongs with (a tool result
 // with its call). The latest message goes even when it alone does not fit.
 func naive(r *replay.Rendered, n, budget int, c *counter) *sent {
-	fixed := c.of(r.Extra) + 3
-	total := fixed
+	lead := min(r.Leading, n-1)
+	total := c.of(r.Extra) + 3 + c.of(r.Texts[:lead])
 	from := n
-	for from > 0 {
+	for from > lead {
 		start := from - 1
-		for start > 0 && r.Attached[start] {
+		for start > lead && r.Attached[start] {
 			start--
 		}
 		size := c.of(r.Texts[start:from])
@@ -22,19 +22,20 @@ func naive(r *replay.Rendered, n, budget int, c *counter) *sent {
 		total += size
 		from = start
 	}
-	return &sent{texts: r.Texts[from:n], extra: r.Extra, tokens: total}
+	return &sent{texts: append(append([]string{}, r.Texts[:lead]...), r.Texts[from:n]...), extra: r.Extra, tokens: total}
 }
 
 // dropStart is OpenAI's truncation "auto" for the same call: the oldest
 // items dropped one by one (a tool result may lose its call) until the
-// rest fits budget, the instructions kept; the last item stays even when
-// it alone does not fit.
+// rest fits budget, the instructions (and a leading system message) kept;
+// the last item stays even when it alone does not fit.
 func dropStart(r *replay.Rendered, n, budget int, c *counter) *sent {
+	lead := min(r.Leading, n-1)
 	total := c.of(r.Extra) + 3 + c.of(r.Texts[:n])
-	from := 0
+	from := lead
 	for total > budget && from < n-1 {
 		total -= c.one(r.Texts[from])
 		from++
 	}
-	return &sent{texts: r.Texts[from:n], extra: r.Extra, tokens: total}
+	return &sent{texts: append(append([]string{}, r.Texts[:lead]...), r.Texts[from:n]...), extra: r.Extra, tokens: total}
 }

@@ -74,8 +74,11 @@ func TestBaselines(t *testing.T) {
 	if nv.tokens > 1000 || ds.tokens > 1000 || nv.tokens != cnt.of(nv.extra)+cnt.of(nv.texts)+3 {
 		t.Fatalf("naive %d tokens, drop-start %d: over the budget or miscounted", nv.tokens, ds.tokens)
 	}
-	if first := len(r.Texts[:n]) - len(nv.texts); r.Attached[first] {
-		t.Errorf("naive starts with message %d, which belongs with the one before", first)
+	if r.Leading != 1 || nv.texts[0] != "be brief" || ds.texts[0] != "be brief" {
+		t.Errorf("the system message is not kept: %d leading, naive %q, drop-start %q", r.Leading, nv.texts[0], ds.texts[0])
+	}
+	if first := n - (len(nv.texts) - r.Leading); first <= 1 || r.Attached[first] {
+		t.Errorf("naive's recent messages start with message %d, which belongs with the one before", first)
 	}
 	if len(ds.texts) < len(nv.texts) {
 		t.Errorf("drop-start kept %d messages, fewer than naive's %d", len(ds.texts), len(nv.texts))
@@ -302,4 +305,35 @@ func syntheticConversations() []synthetic {
 		out = append(out, synthetic{"multi-agent", fmt.Sprintf("synthetic/multi-agent#%d", n), msgs})
 	}
 	return out
+}
+
+// TestAnswersOfAnySize replays a conversation whose recorded answers are
+// larger than serve's 64 KiB header limit (the stand-in's scripted
+// answer travels by reference, not in a header): every call is answered
+// and recorded, and the next call carries the answer back.
+func TestAnswersOfAnySize(t *testing.T) {
+	s, _ := testSetup(t)
+	big := strings.Repeat("line of a long generated answer, ANS-0042\n", 2500) // ~105 KB
+	msgs := []replay.Message{{Role: "system", Content: raw("You write long documents.")},
+		{Role: "user", Content: raw("Write the manual for DOC-1234.")},
+		{Role: "assistant", Content: raw(big)},
+		{Role: "user", Content: raw("Now the appendix for DOC-1234.")},
+		{Role: "assistant", Content: raw(big + "appendix")}}
+	cv, err := convOf("assistant", "synthetic/big-answer", msgs, false)
+	if err != nil || cv == nil {
+		t.Fatal(err)
+	}
+	s.windows = []int{8192}
+	res, err := evaluate(s, []conversation{*cv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, c := range res.by {
+		if k.method != "ctxhost" {
+			continue
+		}
+		if c.calls != 2 || c.failed > 0 || c.fit != c.calls || c.currentKept != c.calls {
+			t.Errorf("%+v: %d calls, %d failed, %d fit, %d kept the request: %v", k, c.calls, c.failed, c.fit, c.currentKept, c.problems)
+		}
+	}
 }

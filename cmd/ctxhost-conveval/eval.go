@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,6 +33,8 @@ type setup struct {
 	maxCalls                  int // per conversation and dialect; 0: every call
 	concurrency               int // conversations replayed at once at each window (a serve each)
 	progress                  func(format string, args ...any)
+	explain                   bool // print, through progress, what each of ctxhost's requests left out
+	dump                      bool // ... and its texts beside the naive trimmer's
 }
 
 // key is one row of the table, in one split.
@@ -196,7 +199,7 @@ func replayWorker(s setup, convs []conversation, window int, jobs <-chan int, ou
 	for i := range jobs {
 		c := convs[i]
 		for j, d := range s.dialects {
-			t, err := replayOne(s, c, d, window, base, client, logs)
+			t, err := replayOne(s, c, d, window, base, "http://"+siAddr, client, logs)
 			if err != nil {
 				return fmt.Errorf("%s on %s: %w", c.id, d.Name, err)
 			}
@@ -252,7 +255,7 @@ type sent struct {
 
 // replayOne replays conversation c on dialect d and tallies every call
 // under each method.
-func replayOne(s setup, c conversation, d replay.Dialect, window int, base string, client *http.Client, logs *logReader) (map[string]*tally, error) {
+func replayOne(s setup, c conversation, d replay.Dialect, window int, base, standin string, client *http.Client, logs *logReader) (map[string]*tally, error) {
 	task := c.conv.Name + "-" + d.Name
 	r := d.Render(c.conv, task)
 	counts := newCounter()
@@ -262,7 +265,7 @@ func replayOne(s setup, c conversation, d replay.Dialect, window int, base strin
 	var outputs []string
 	calls := 0
 	price := pricing(d)
-	budget := window - s.reserve
+	budget := window - replay.AnswerTokens // what the call path leaves the prompt: every call asks AnswerTokens for its answer
 	local := map[string]*tally{}
 	for _, m := range methods {
 		local[m] = &tally{convs: 1}
@@ -300,7 +303,7 @@ func replayOne(s setup, c conversation, d replay.Dialect, window int, base strin
 			"naive":      naive(r, n, budget, counts),
 			"drop-start": dropStart(r, n, budget, counts),
 		}
-		err := replay.Call(client, base, d, r.Body(k, stream), r.Replies[k], stream)
+		err := replay.CallScripted(client, base, standin, d, r.Body(k, stream), r.Replies[k], stream)
 		line, lerr := logs.next()
 		if err == nil {
 			err = lerr
@@ -328,7 +331,23 @@ func replayOne(s setup, c conversation, d replay.Dialect, window int, base strin
 			if q == nil {
 				continue
 			}
-			judge(t, q, window, current, taskText, facts, outputs)
+			missing := judge(t, q, window, current, taskText, facts, outputs)
+			if s.explain && m == "ctxhost" && len(missing) > 0 && s.progress != nil {
+				sort.Strings(missing)
+				s.progress("%s %s %d call %d: %d of %d facts not sent: %s", c.id, d.Name, window, calls, len(missing), len(facts), strings.Join(missing[:min(len(missing), 12)], " "))
+				if s.dump {
+					for _, x := range q.extra {
+						s.progress("    extra | %.100q", x)
+					}
+					for _, x := range q.texts {
+						s.progress("    | %.100q", x)
+					}
+					s.progress("  ctxhost %d tokens, naive %d:", q.tokens, got["naive"].tokens)
+					for _, x := range got["naive"].texts {
+						s.progress("    | %.100q", x)
+					}
+				}
+			}
 			t.tokens += int64(q.tokens)
 			shared := 0
 			if p := prev[m]; p != nil && equal(p.extra, q.extra) {
@@ -345,11 +364,15 @@ func replayOne(s setup, c conversation, d replay.Dialect, window int, base strin
 }
 
 // judge tallies one request q of a call: its fit, and what it kept of the
-// caller's current message, task, facts and tool outputs.
-func judge(t *tally, q *sent, window int, current, task string, facts map[string]bool, outputs []string) {
+// caller's current message, task, facts and tool outputs. A request over
+// the window keeps nothing: the provider refuses it. It returns the facts
+// q left out.
+func judge(t *tally, q *sent, window int, current, task string, facts map[string]bool, outputs []string) (missing []string) {
 	up := upstream(strings.Join(q.extra, "\n") + "\n" + strings.Join(q.texts, "\n"))
 	if q.tokens <= window {
 		t.fit++
+	} else {
+		up = "" // the provider refuses a request over its window: nothing of it reaches the model
 	}
 	if current != "" {
 		t.currentCalls++
@@ -368,6 +391,8 @@ func judge(t *tally, q *sent, window int, current, task string, facts map[string
 		for f := range facts {
 			if words[f] || up.has(f) {
 				kept++
+			} else {
+				missing = append(missing, f)
 			}
 		}
 		t.factsTotal += len(facts)
@@ -384,6 +409,7 @@ func judge(t *tally, q *sent, window int, current, task string, facts map[string
 	}
 	t.outputsCut += cut
 	t.masked += min(q.masked, cut)
+	return missing
 }
 
 // add adds b's counts to a.

@@ -6,17 +6,23 @@
 // two baselines computed on the same calls: the naive trimmer (the system
 // text and the most recent messages that fit, a tool call and its result
 // kept together) and "drop from the start" (the oldest items dropped one
-// by one until the rest fits, as OpenAI's truncation "auto").
+// by one until the rest fits, as OpenAI's truncation "auto"). Every call
+// asks replay.AnswerTokens for its answer, which the call path reserves;
+// the baselines fit the same budget, the window less that reserve.
 //
 // Each conversation is replayed as an agent makes its model calls: before
 // each recorded assistant turn, the whole conversation so far goes to a
 // ctxhost serve (the configuration given, at each window) in front of the
-// provider stand-in, which answers with the recorded turn. What went
+// provider stand-in, which answers with the recorded turn (posted to the
+// stand-in before the call and named in it by reference, so that answers
+// of any size travel, past the 64 KiB serve allows headers). What went
 // upstream is read back from the stand-in and judged by the harness's own
 // rules, independent of ctxhost's:
 //
 //   - fit: the request within the window, counted with tiktoken
-//     (cl100k_base) on what went upstream;
+//     (cl100k_base) on what went upstream; a request over the window
+//     keeps nothing (the provider refuses it), so it counts as keeping
+//     neither the current message, the task nor any fact;
 //   - current: the latest user message (not a tool's output) present whole;
 //   - facts: every identifier of the earlier user messages and tool outputs
 //     (ids and codes, e-mail addresses, dates, numbers of four digits or
@@ -41,6 +47,10 @@
 //
 //	ctxhost-conveval run -corpus /work/corpora/tools -corpus /work/corpora/assistant \
 //	    -trajectories ../shared/data/trajectories -windows 4096,8192,16384 -concurrency 4
+//
+// -explain prints on stderr, for each of ctxhost's requests that left a
+// fact out, which ones (-dump: and the texts it sent, beside the naive
+// trimmer's).
 //
 // A corpus is a directory of .jsonl files, named for its shape; each line
 // one conversation: {"id": source id, "messages": [OpenAI-style messages]}
