@@ -69,6 +69,7 @@ func (s *Server) GetHistory(ctx context.Context, req *connect.Request[servicev1.
 		return nil, notFoundOrInvalid(err, len(q.IDs) > 0)
 	}
 	out := &servicev1.GetHistoryResponse{Total: int32(total)}
+	out.Shape, out.ShapeReason = e.es.HistoryShape()
 	for _, en := range entries {
 		out.Entries = append(out.Entries, &servicev1.HistoryEntry{Message: fromMessage(en.Message), Position: int32(en.Position),
 			Kind: en.Kind, Shown: en.Shown, Tokens: int32(en.Tokens)})

@@ -63,6 +63,9 @@ func TestToolsPartsAndHistoryCalls(t *testing.T) {
 	if e := byID.Msg.Entries; len(e) != 1 || len(e[0].Message.Parts) != 2 || string(e[0].Message.Parts[1].Data) != "\x01\x02\x03" || e[0].Kind != "task" {
 		t.Fatalf("m1 read back: %+v", byID.Msg.Entries)
 	}
+	if byID.Msg.Shape != "chat" || !strings.Contains(byID.Msg.ShapeReason, "chat") {
+		t.Errorf("shape %q (%q), want a plain chat and why", byID.Msg.Shape, byID.Msg.ShapeReason)
+	}
 	found, err := c.GetHistory(ctx, req(&servicev1.GetHistoryRequest{SessionId: "a", Query: "NEEDLE"}))
 	if err != nil || len(found.Msg.Entries) != 1 || found.Msg.Entries[0].Message.Id != ids[2] || found.Msg.Total != 3 {
 		t.Fatalf("keyword search: %+v %v", found, err)

@@ -1652,9 +1652,14 @@ func (x *HistoryEntry) GetTokens() int32 {
 }
 
 type GetHistoryResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Entries       []*HistoryEntry        `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
-	Total         int32                  `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"` // messages in the history
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Entries []*HistoryEntry        `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
+	Total   int32                  `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"` // messages in the history
+	// shape is how the history reads the conversation (chat, tools or
+	// agent; empty when the profile's infer rule is not auto), and
+	// shape_reason why: the evidence it decided on.
+	Shape         string `protobuf:"bytes,3,opt,name=shape,proto3" json:"shape,omitempty"`
+	ShapeReason   string `protobuf:"bytes,4,opt,name=shape_reason,json=shapeReason,proto3" json:"shape_reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1701,6 +1706,20 @@ func (x *GetHistoryResponse) GetTotal() int32 {
 		return x.Total
 	}
 	return 0
+}
+
+func (x *GetHistoryResponse) GetShape() string {
+	if x != nil {
+		return x.Shape
+	}
+	return ""
+}
+
+func (x *GetHistoryResponse) GetShapeReason() string {
+	if x != nil {
+		return x.ShapeReason
+	}
+	return ""
 }
 
 // FormatHistoryRequest renders the history as text: the stored messages
@@ -4239,10 +4258,12 @@ const file_ctxhost_service_v1_service_proto_rawDesc = "" +
 	"\bposition\x18\x02 \x01(\x05R\bposition\x12\x12\n" +
 	"\x04kind\x18\x03 \x01(\tR\x04kind\x12\x14\n" +
 	"\x05shown\x18\x04 \x01(\tR\x05shown\x12\x16\n" +
-	"\x06tokens\x18\x05 \x01(\x05R\x06tokens\"f\n" +
+	"\x06tokens\x18\x05 \x01(\x05R\x06tokens\"\x9f\x01\n" +
 	"\x12GetHistoryResponse\x12:\n" +
 	"\aentries\x18\x01 \x03(\v2 .ctxhost.service.v1.HistoryEntryR\aentries\x12\x14\n" +
-	"\x05total\x18\x02 \x01(\x05R\x05total\"I\n" +
+	"\x05total\x18\x02 \x01(\x05R\x05total\x12\x14\n" +
+	"\x05shape\x18\x03 \x01(\tR\x05shape\x12!\n" +
+	"\fshape_reason\x18\x04 \x01(\tR\vshapeReason\"I\n" +
 	"\x14FormatHistoryRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x12\n" +
