@@ -247,7 +247,7 @@ func testSetup(t *testing.T) (setup, []string) {
 		t.Fatal(err)
 	}
 	return setup{ctxhost: ctxhost, standin: filepath.Join(dir, "ctxhost-standin"), openapi: filepath.Join(data, "schemas", "openai-openapi.json"),
-		config: string(config), reserve: 1024, dialects: replay.Dialects, concurrency: runtime.GOMAXPROCS(0)}, trajs
+		config: string(config), dialects: replay.Dialects, concurrency: runtime.GOMAXPROCS(0)}, trajs
 }
 
 // synthetic is a conversation the test makes.

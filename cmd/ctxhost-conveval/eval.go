@@ -22,13 +22,12 @@ import (
 // went upstream, and the two baselines computed on the same call.
 var methods = []string{"ctxhost", "naive", "drop-start"}
 
-// setup is what an evaluation runs: the binaries, the configuration, the
-// windows and the room each leaves for the answer.
+// setup is what an evaluation runs: the binaries, the configuration and
+// the windows.
 type setup struct {
 	ctxhost, standin, openapi string
 	config                    string // the configuration's text
 	windows                   []int
-	reserve                   int
 	dialects                  []replay.Dialect
 	maxCalls                  int // per conversation and dialect; 0: every call
 	concurrency               int // conversations replayed at once at each window (a serve each)
@@ -180,7 +179,7 @@ func replayWorker(s setup, convs []conversation, window int, jobs <-chan int, ou
 		return err
 	}
 	defer si.stop()
-	hcl, err := serveConfig(s.config, window, s.reserve, "http://"+siAddr)
+	hcl, err := serveConfig(s.config, window, replay.AnswerTokens, "http://"+siAddr) // what a call sets none of (Gemini's) reserves as the others ask
 	if err != nil {
 		return err
 	}

@@ -28,7 +28,6 @@ func cmdRun(args []string) error {
 	fs.Var(&corpora, "corpus", "a corpus directory (its name is its shape); any number of times")
 	trajDir := fs.String("trajectories", "", "a directory of SWE-agent .traj files (swe-agent and swe-agent-unlabelled)")
 	windows := fs.String("windows", "4096,8192,16384", "context windows, comma-separated")
-	reserve := fs.Int("reserve", replay.AnswerTokens, "the profile's reserve for the answer (each call asks replay.AnswerTokens, which the call path reserves instead)")
 	bin := fs.String("ctxhost", "", "the ctxhost binary (default: $CTXHOST_BIN_DIR/ctxhost, else ./bin/ctxhost)")
 	standin := fs.String("standin", "", "the stand-in binary (default: built from internal/standin)")
 	config := fs.String("config", "examples/callpath.hcl", "the serve configuration, as examples/callpath.hcl")
@@ -41,10 +40,10 @@ func cmdRun(args []string) error {
 	dump := fs.Bool("dump", false, "with -explain, print the texts of those requests and of the naive trimmer's beside them")
 	_ = fs.Parse(args)
 
-	s := setup{reserve: *reserve, maxCalls: *maxCalls, concurrency: *concurrency, explain: *explain, dump: *dump, progress: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }}
+	s := setup{maxCalls: *maxCalls, concurrency: *concurrency, explain: *explain, dump: *dump, progress: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }}
 	for _, w := range strings.Split(*windows, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(w))
-		if err != nil || n <= *reserve {
+		if err != nil || n <= replay.AnswerTokens {
 			return fmt.Errorf("-windows: %q is not a window over the reserve", w)
 		}
 		s.windows = append(s.windows, n)

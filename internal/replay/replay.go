@@ -38,7 +38,8 @@ const ReplyHeader = "Standin-Reply"
 // before to its /standin/replies (see CallScripted).
 const ReplyRefHeader = "Standin-Reply-Ref"
 
-// AnswerTokens is the output limit every rendered call asks for.
+// AnswerTokens is the output limit the rendered calls ask for (Gemini's
+// ask none: the profile's reserve holds).
 const AnswerTokens = 512
 
 // Call posts one call of a replayed conversation to base (a ctxhost
@@ -716,8 +717,7 @@ func renderGemini(tr *Conversation, task string) *Rendered {
 		tools = []any{map[string]any{"functionDeclarations": decls}}
 	}
 	c.request(tools, false, func(k int) map[string]any { // Gemini streams by its path
-		return map[string]any{"systemInstruction": map[string]any{"parts": []any{map[string]any{"text": system}}}, "contents": c.Messages[:k],
-			"generationConfig": map[string]any{"maxOutputTokens": AnswerTokens}}
+		return map[string]any{"systemInstruction": map[string]any{"parts": []any{map[string]any{"text": system}}}, "contents": c.Messages[:k]}
 	})
 	return c
 }
