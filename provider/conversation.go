@@ -12,4 +12,7 @@ type Conversation struct {
 	HasSystem bool
 	// Turns is the number of the provider's elements decoded.
 	Turns int
+	// Dropped names what the request carried that ctxhost left out, one
+	// entry each time (see Content.Dropped).
+	Dropped []string
 }

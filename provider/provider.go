@@ -29,6 +29,9 @@ type Content struct {
 	Calls []sdk.ToolCall
 	// Blank counts the text parts read without text.
 	Blank int
+	// Dropped names what was read and is not carried (the annotations of
+	// an output text, say), one entry each time.
+	Dropped []string
 }
 
 // Text adds a text part.

@@ -18,6 +18,25 @@ type RequestMessage struct {
 	ToolCallID string            `json:"tool_call_id"`
 	// Refusal is an assistant message's refusal (its content then null).
 	Refusal string `json:"refusal"`
+	// Name, Audio and FunctionCall are not carried (see unread).
+	Name         string          `json:"name"`
+	Audio        json.RawMessage `json:"audio"`
+	FunctionCall json.RawMessage `json:"function_call"`
+}
+
+// unread names the fields of m ctxhost reads and does not carry.
+func unread(m *RequestMessage) []string {
+	var out []string
+	if m.Name != "" {
+		out = append(out, "message name")
+	}
+	if len(m.Audio) > 0 && string(m.Audio) != "null" {
+		out = append(out, "message audio")
+	}
+	if len(m.FunctionCall) > 0 && string(m.FunctionCall) != "null" {
+		out = append(out, "function_call")
+	}
+	return out
 }
 
 // RequestToolCall is one tool call of an assistant message.
@@ -58,6 +77,7 @@ func DecodeMessages(raw json.RawMessage, first int) (provider.Conversation, erro
 	var system []string
 	said := -1 // the message converted from the previous one when it is an assistant's without calls
 	for i, m := range msgs {
+		out.Dropped = append(out.Dropped, unread(&m)...)
 		if opening && (m.Role == "system" || m.Role == "developer") {
 			t, _, err := DecodeContent(m.Content)
 			if err != nil {
@@ -142,11 +162,19 @@ func DecodeContent(raw json.RawMessage) (c *provider.Content, present bool, err 
 		}
 		return c, true, nil
 	}
-	var parts []requestPart
+	var parts []json.RawMessage
 	if err := json.Unmarshal(raw, &parts); err != nil {
 		return nil, false, fmt.Errorf("content: %w", err)
 	}
-	for _, p := range parts {
+	for i, rawPart := range parts {
+		var p requestPart
+		if err := json.Unmarshal(rawPart, &p); err != nil {
+			typ, headErr := partType(rawPart)
+			if headErr != nil || known[typ] {
+				return nil, false, fmt.Errorf("content[%d]: %w", i, err)
+			}
+			p = requestPart{Type: typ}
+		}
 		switch p.Type {
 		case "text":
 			c.Text(p.Text)
@@ -159,11 +187,47 @@ func DecodeContent(raw json.RawMessage) (c *provider.Content, present bool, err 
 			}
 			part.Detail = p.ImageURL.Detail
 			c.Add(part)
+		case "":
+			return nil, false, fmt.Errorf("content[%d]: a content part without a type", i)
 		default:
-			return nil, false, fmt.Errorf("content part type %q is not supported by ctxhost", p.Type)
+			part, err := OpaquePart(rawPart)
+			if err != nil {
+				return nil, false, fmt.Errorf("content[%d]: %w", i, err)
+			}
+			c.Add(part)
 		}
 	}
 	return c, true, nil
+}
+
+// Provider names the parts of OpenAI's APIs ctxhost carries without
+// reading them (sdk.Part.Provider).
+const Provider = "openai"
+
+// known are the content part types ctxhost reads.
+var known = map[string]bool{"text": true, "refusal": true, "image_url": true}
+
+// partType is the type of a part whose fields did not decode (a field of
+// its own spelled like one of ours).
+func partType(raw json.RawMessage) (string, error) {
+	var head struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil {
+		return "", err
+	}
+	return head.Type, nil
+}
+
+// OpaquePart is a content part of a type ctxhost does not model
+// (input_audio, file, anything new) as an opaque part: its JSON, sent
+// back as it came (object keys in sorted order) and counted by its size.
+func OpaquePart(raw json.RawMessage) (sdk.Part, error) {
+	c, err := provider.CanonicalJSON(raw)
+	if err != nil {
+		return sdk.Part{}, err
+	}
+	return sdk.Part{Type: sdk.PartOpaque, Opaque: c, Provider: Provider}, nil
 }
 
 // ContentText is content as one string: its text parts joined by

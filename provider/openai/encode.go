@@ -68,7 +68,9 @@ func HistoryMessage(m sdk.Message) Message {
 	switch m.Role {
 	case sdk.RoleAssistant:
 		out := Message{Role: sdk.RoleAssistant}
-		if content := TextOf(m); strings.TrimSpace(content) != "" || len(m.ToolCalls) == 0 {
+		if carried := withOpaque(m); carried != nil {
+			out.Content = carried
+		} else if content := TextOf(m); strings.TrimSpace(content) != "" || len(m.ToolCalls) == 0 {
 			out.Content = content
 		}
 		for _, tc := range m.ToolCalls {
@@ -81,7 +83,11 @@ func HistoryMessage(m sdk.Message) Message {
 		return out
 	case sdk.RoleTool:
 		id := m.ToolCallID
-		return Message{Role: sdk.RoleTool, Content: TextOf(m), ToolCallID: &id}
+		var content any = TextOf(m)
+		if carried := withOpaque(m); carried != nil {
+			content = carried
+		}
+		return Message{Role: sdk.RoleTool, Content: content, ToolCallID: &id}
 	case sdk.RoleUser:
 		return Message{Role: sdk.RoleUser, Content: UserContent(m)}
 	default:
@@ -105,8 +111,8 @@ func FinalContent(block, input string) any {
 }
 
 // UserContent is a user message's content: a string, or with parts the
-// array of text, image_url and file parts (a speaker's name opens the
-// first text). Thinking and reasoning are not sent to Chat Completions; a
+// array of text, image_url and file parts and the opaque parts of
+// OpenAI's as they came (a speaker's name opens the first text). Thinking and reasoning are not sent to Chat Completions; a
 // document given only as text, or by URL (which file parts cannot
 // carry), is sent as its description and text.
 func UserContent(m sdk.Message) any {
@@ -133,10 +139,44 @@ func UserContent(m sdk.Message) any {
 			out = append(out, filePart{Type: "file", File: fileData{Filename: p.Title, FileData: provider.DataURL(p.MediaType, p.Data)}})
 		case p.Type == sdk.PartDocument:
 			addText(strings.TrimSpace(sdk.PartLine(p) + "\n" + p.Text))
+		case Carried(p):
+			out = append(out, json.RawMessage(p.Opaque))
 		}
 	}
 	if len(out) == 0 {
 		return assembly.UserText(m)
+	}
+	return out
+}
+
+// Carried reports whether p is an opaque part of OpenAI's (a content part
+// or a Responses item ctxhost does not model) that goes back as it came.
+func Carried(p sdk.Part) bool {
+	return p.Type == sdk.PartOpaque && (p.Provider == Provider || strings.HasPrefix(p.Provider, Provider+".")) && json.Valid([]byte(p.Opaque))
+}
+
+// withOpaque is the content array of an assistant or tool message that
+// carries opaque parts of OpenAI's: its text parts and those parts in
+// order (a tool result's media described in text, as TextOf does); nil
+// when it carries none.
+func withOpaque(m sdk.Message) []any {
+	carried := false
+	for _, p := range m.Parts {
+		carried = carried || Carried(p)
+	}
+	if !carried {
+		return nil
+	}
+	out := make([]any, 0, len(m.Parts))
+	for _, p := range m.Parts {
+		switch {
+		case p.Type == sdk.PartText:
+			out = append(out, TextPart{Type: "text", Text: p.Text})
+		case Carried(p):
+			out = append(out, json.RawMessage(p.Opaque))
+		case p.IsMedia() && m.Role != sdk.RoleAssistant:
+			out = append(out, TextPart{Type: "text", Text: sdk.PartLine(p)})
+		}
 	}
 	return out
 }

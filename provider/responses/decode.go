@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ctxhost/ctxhost/provider"
+	"github.com/ctxhost/ctxhost/provider/openai"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
@@ -27,6 +28,10 @@ type part struct {
 	Refusal  string `json:"refusal"`
 	ImageURL string `json:"image_url"`
 	Detail   string `json:"detail"`
+	// Annotations and Logprobs of output text are not carried (see
+	// provider.Content.Dropped).
+	Annotations []json.RawMessage `json:"annotations"`
+	Logprobs    []json.RawMessage `json:"logprobs"`
 }
 
 // SystemItem reports whether an input item is a system or developer
@@ -85,8 +90,8 @@ func DecodeInput(raw json.RawMessage, first int) (provider.Conversation, error) 
 		}
 		skip++
 	}
-	msgs, err := ToMessages(items[skip:], first+skip)
-	return provider.Conversation{Messages: msgs, Turns: len(items)}, err
+	msgs, dropped, err := toMessages(items[skip:], first+skip)
+	return provider.Conversation{Messages: msgs, Turns: len(items), Dropped: dropped}, err
 }
 
 // ToMessages converts items. The items of one assistant turn (reasoning,
@@ -94,11 +99,21 @@ func DecodeInput(raw json.RawMessage, first int) (provider.Conversation, error) 
 // function call output is a tool message. first is the index of items[0]
 // in input (for errors).
 func ToMessages(items []json.RawMessage, first int) ([]sdk.Message, error) {
+	msgs, _, err := toMessages(items, first)
+	return msgs, err
+}
+
+// toMessages is ToMessages, with what it left out (provider.Content.Dropped).
+func toMessages(items []json.RawMessage, first int) ([]sdk.Message, []string, error) {
 	var out []sdk.Message
+	var dropped []string
 	var turn *provider.Content // the assistant turn being read
 	flush := func() {
-		if turn != nil && !turn.Empty() {
-			out = append(out, turn.Message(sdk.RoleAssistant, "\n"))
+		if turn != nil {
+			dropped = append(dropped, turn.Dropped...)
+			if !turn.Empty() {
+				out = append(out, turn.Message(sdk.RoleAssistant, "\n"))
+			}
 		}
 		turn = nil
 	}
@@ -106,7 +121,7 @@ func ToMessages(items []json.RawMessage, first int) ([]sdk.Message, error) {
 		i := first + k
 		var it Item
 		if err := json.Unmarshal(raw, &it); err != nil {
-			return nil, fmt.Errorf("input[%d]: %w", i, err)
+			return nil, nil, fmt.Errorf("input[%d]: %w", i, err)
 		}
 		if it.Type == "" {
 			it.Type = "message"
@@ -117,7 +132,7 @@ func ToMessages(items []json.RawMessage, first int) ([]sdk.Message, error) {
 				turn = &provider.Content{}
 			}
 			if err := Content(it.Content, turn); err != nil {
-				return nil, fmt.Errorf("input[%d]: %w", i, err)
+				return nil, nil, fmt.Errorf("input[%d]: %w", i, err)
 			}
 		case it.Type == "function_call":
 			if turn == nil {
@@ -130,15 +145,16 @@ func ToMessages(items []json.RawMessage, first int) ([]sdk.Message, error) {
 			}
 			item, err := provider.CanonicalJSON(raw)
 			if err != nil {
-				return nil, fmt.Errorf("input[%d]: %w", i, err)
+				return nil, nil, fmt.Errorf("input[%d]: %w", i, err)
 			}
 			turn.Add(sdk.Part{Type: sdk.PartReasoning, Opaque: item, Provider: "openai"})
 		case it.Type == "function_call_output":
 			flush()
 			c := &provider.Content{}
 			if err := Content(it.Output, c); err != nil {
-				return nil, fmt.Errorf("input[%d]: %w", i, err)
+				return nil, nil, fmt.Errorf("input[%d]: %w", i, err)
 			}
+			dropped = append(dropped, c.Dropped...)
 			m := c.Message(sdk.RoleTool, "\n")
 			m.ToolCallID = it.CallID
 			out = append(out, m)
@@ -146,22 +162,30 @@ func ToMessages(items []json.RawMessage, first int) ([]sdk.Message, error) {
 			flush()
 			c := &provider.Content{}
 			if err := Content(it.Content, c); err != nil {
-				return nil, fmt.Errorf("input[%d]: %w", i, err)
+				return nil, nil, fmt.Errorf("input[%d]: %w", i, err)
 			}
+			dropped = append(dropped, c.Dropped...)
 			switch it.Role {
 			case "user":
 				out = append(out, c.Message(sdk.RoleUser, "\n"))
 			case "system", "developer":
 				out = append(out, c.Message(sdk.RoleSystem, "\n"))
 			default:
-				return nil, fmt.Errorf("input[%d]: unknown role %q", i, it.Role)
+				return nil, nil, fmt.Errorf("input[%d]: unknown role %q", i, it.Role)
 			}
-		default:
-			return nil, fmt.Errorf("input[%d]: item type %q is not supported by ctxhost", i, it.Type)
+		default: // an item ctxhost does not model: carried in the turn, as it came
+			if turn == nil {
+				turn = &provider.Content{}
+			}
+			item, err := provider.CanonicalJSON(raw)
+			if err != nil {
+				return nil, nil, fmt.Errorf("input[%d]: %w", i, err)
+			}
+			turn.Add(sdk.Part{Type: sdk.PartOpaque, Opaque: item, Provider: ItemProvider})
 		}
 	}
 	flush()
-	return out, nil
+	return out, dropped, nil
 }
 
 // Content reads a message's content or a call's output into c: a string
@@ -180,11 +204,24 @@ func Content(raw json.RawMessage, c *provider.Content) error {
 		}
 		return nil
 	}
-	var parts []part
+	var parts []json.RawMessage
 	if err := json.Unmarshal(raw, &parts); err != nil {
 		return fmt.Errorf("content: %w", err)
 	}
-	for _, p := range parts {
+	for i, rawPart := range parts {
+		var p part
+		if err := json.Unmarshal(rawPart, &p); err != nil {
+			var head struct {
+				Type string `json:"type"`
+			}
+			if json.Unmarshal(rawPart, &head) != nil || known[head.Type] {
+				return fmt.Errorf("content[%d]: %w", i, err)
+			}
+			p = part{Type: head.Type}
+		}
+		if len(p.Annotations) > 0 || len(p.Logprobs) > 0 {
+			c.Dropped = append(c.Dropped, p.Type+" annotations")
+		}
 		switch p.Type {
 		case "input_text", "output_text", "text":
 			c.Text(p.Text)
@@ -197,9 +234,22 @@ func Content(raw json.RawMessage, c *provider.Content) error {
 			}
 			part.Detail = p.Detail
 			c.Add(part)
+		case "":
+			return fmt.Errorf("content[%d]: a content part without a type", i)
 		default:
-			return fmt.Errorf("content part type %q is not supported by ctxhost", p.Type)
+			part, err := openai.OpaquePart(rawPart)
+			if err != nil {
+				return fmt.Errorf("content[%d]: %w", i, err)
+			}
+			c.Add(part)
 		}
 	}
 	return nil
 }
+
+// ItemProvider names an input item ctxhost does not model, carried whole
+// as an opaque part of its turn (sdk.Part.Provider).
+const ItemProvider = openai.Provider + ".responses"
+
+// known are the content part types ctxhost reads.
+var known = map[string]bool{"input_text": true, "output_text": true, "text": true, "refusal": true, "input_image": true}

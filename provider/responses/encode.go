@@ -3,9 +3,11 @@ package responses
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/ctxhost/ctxhost/provider/openai"
 	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/sdk/assembly"
 )
 
 // FromChat turns an assembled Chat Completions payload into Responses
@@ -38,19 +40,17 @@ func FromChat(payload []byte, reasoning map[string][]string) (input, instruction
 			for _, r := range reasoning[AssistantKey(first, text)] {
 				items = append(items, json.RawMessage(r))
 			}
-			if text != "" {
-				items = append(items, map[string]any{"role": "assistant", "content": text})
-			}
+			items = appendAssistant(items, m.Content, text)
 			for _, tc := range m.ToolCalls {
 				items = append(items, map[string]any{"type": "function_call", "call_id": tc.ID, "name": tc.Function.Name, "arguments": tc.Function.Arguments})
 			}
 		case "tool":
-			items = append(items, map[string]any{"type": "function_call_output", "call_id": m.ToolCallID, "output": openai.ContentText(m.Content)})
+			items = append(items, map[string]any{"type": "function_call_output", "call_id": m.ToolCallID, "output": toolOutput(m.Content)})
 		default:
 			items = append(items, map[string]any{"role": m.Role, "content": inputContent(m.Content)})
 		}
 	}
-	if input, err = json.Marshal(items); err != nil {
+	if input, err = assembly.Marshal(items); err != nil {
 		return nil, nil, err
 	}
 	return input, instructions, nil
@@ -99,10 +99,85 @@ func AssistantKey(firstCall, text string) string {
 	return "text\x00" + text
 }
 
+// appendAssistant appends an assistant message's output items: its text
+// as a message item, and, when its content is an array that carries items
+// ctxhost does not model (opaque parts), those items where they stand
+// between its texts.
+func appendAssistant(items []any, content json.RawMessage, text string) []any {
+	var parts []json.RawMessage
+	if len(content) == 0 || content[0] != '[' || json.Unmarshal(content, &parts) != nil {
+		if text != "" {
+			items = append(items, map[string]any{"role": "assistant", "content": text})
+		}
+		return items
+	}
+	var texts []string
+	flush := func() {
+		if t := strings.Join(texts, "\n"); t != "" {
+			items = append(items, map[string]any{"role": "assistant", "content": t})
+		}
+		texts = nil
+	}
+	for _, raw := range parts {
+		if t, ok := textPart(raw); ok {
+			texts = append(texts, t)
+			continue
+		}
+		flush()
+		items = append(items, raw)
+	}
+	flush()
+	return items
+}
+
+// toolOutput is a tool message's content as a function call's output: a
+// string, or, when it carries parts ctxhost does not model, an array of
+// input_text parts and those parts as they came.
+func toolOutput(content json.RawMessage) any {
+	var parts []json.RawMessage
+	if len(content) == 0 || content[0] != '[' || json.Unmarshal(content, &parts) != nil {
+		return openai.ContentText(content)
+	}
+	carried := false
+	for _, raw := range parts {
+		_, isText := textPart(raw)
+		carried = carried || !isText
+	}
+	if !carried {
+		return openai.ContentText(content)
+	}
+	out := make([]any, len(parts))
+	for i, raw := range parts {
+		if t, ok := textPart(raw); ok {
+			out[i] = map[string]string{"type": "input_text", "text": t}
+		} else {
+			out[i] = raw
+		}
+	}
+	return out
+}
+
+// textPart reads a Chat Completions text part.
+func textPart(raw json.RawMessage) (string, bool) {
+	var p struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &p) != nil || p.Type != "text" {
+		return "", false
+	}
+	return p.Text, true
+}
+
 // inputContent is a user or system message's content as Responses input:
 // a string stays; text, image and file parts become input_text,
-// input_image and input_file parts.
+// input_image and input_file parts, and a part ctxhost does not model
+// goes as it came.
 func inputContent(raw json.RawMessage) any {
+	var raws []json.RawMessage
+	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &raws) != nil {
+		return raw
+	}
 	var parts []struct {
 		Type     string `json:"type"`
 		Text     string `json:"text"`
@@ -119,8 +194,8 @@ func inputContent(raw json.RawMessage) any {
 	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &parts) != nil {
 		return raw
 	}
-	out := make([]map[string]string, 0, len(parts))
-	for _, p := range parts {
+	out := make([]any, 0, len(parts))
+	for i, p := range parts {
 		switch p.Type {
 		case "image_url":
 			item := map[string]string{"type": "input_image", "image_url": p.ImageURL.URL, "detail": p.ImageURL.Detail}
@@ -136,8 +211,10 @@ func inputContent(raw json.RawMessage) any {
 				}
 			}
 			out = append(out, item)
-		default:
+		case "text":
 			out = append(out, map[string]string{"type": "input_text", "text": p.Text})
+		default:
+			out = append(out, raws[i])
 		}
 	}
 	return out

@@ -320,6 +320,7 @@ func (c *call) prepare(ctx context.Context, es *engine.Session) (engine.Turn, er
 		if err != nil {
 			return err
 		}
+		c.reportDropped()
 		if replaced {
 			if !c.counting { // a count keeps nothing: the history was not replaced
 				c.h.metrics.replaced(c.u.Name)
@@ -499,4 +500,16 @@ func (c *call) record(es *engine.Session, a answer) error {
 	}
 	c.remember(es)
 	return nil
+}
+
+// reportDropped logs a warning and counts each piece of the caller's
+// request its conversation's decoding left out (what ctxhost read and
+// cannot carry).
+func (c *call) reportDropped() {
+	for _, what := range c.req.dropped {
+		c.h.log.Warn("a piece of the request is not carried upstream", "upstream", c.u.Name, "session", c.session, "what", what)
+		if !c.counting {
+			c.h.metrics.droppedPart(c.u.Name, what)
+		}
+	}
 }

@@ -49,6 +49,8 @@ type conv struct {
 	hasSystem bool
 	// turns is the number of the provider's elements converted.
 	turns int
+	// dropped names what the conversation carried that was left out.
+	dropped []string
 }
 
 // request is a caller's request read by a dialect.
@@ -66,6 +68,9 @@ type request struct {
 	tools sdk.RequestTools
 	// raw is the conversation's array as the caller sent it.
 	raw json.RawMessage
+	// dropped names what the decoded conversation carried that was left
+	// out (provider.Conversation.Dropped).
+	dropped []string
 	// turns is the number of the provider's elements in raw (Gemini
 	// names its calls without ids after their place).
 	turns int
@@ -133,7 +138,7 @@ func decode(d dialect, req *request) error {
 	if err != nil {
 		return err
 	}
-	req.messages, req.turns = c.messages, c.turns
+	req.messages, req.turns, req.dropped = c.messages, c.turns, c.dropped
 	if c.hasSystem {
 		req.system, req.hasSystem = c.system, true
 	}
@@ -146,7 +151,7 @@ type answer = provider.Answer
 
 // fromProvider is a conversation a provider package decoded.
 func fromProvider(c provider.Conversation) conv {
-	return conv{messages: c.Messages, system: c.System, hasSystem: c.HasSystem, turns: c.Turns}
+	return conv{messages: c.Messages, system: c.System, hasSystem: c.HasSystem, turns: c.Turns, dropped: c.Dropped}
 }
 
 // emptyConversation refuses a conversation of no messages as the

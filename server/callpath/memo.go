@@ -113,7 +113,7 @@ func (c *call) reconcile(es *engine.Session) (replaced bool, err error) {
 							return false, failf(400, "bad_request", "message %d: %v", m.turns+i, err)
 						}
 					}
-					c.req.turns = m.turns + t.turns
+					c.req.turns, c.req.dropped = m.turns+t.turns, t.dropped
 					c.held = m.held + len(t.messages)
 					return false, nil
 				}

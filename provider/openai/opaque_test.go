@@ -1,0 +1,59 @@
+package openai
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/sdk/assembly"
+)
+
+// TestUnmodelledPartsCarried: content parts ctxhost does not model
+// (input_audio, file, a type that does not exist yet) are opaque parts,
+// counted by their size, and each message is written back as it came.
+func TestUnmodelledPartsCarried(t *testing.T) {
+	audio := `{"input_audio":{"data":"UklGRg==","format":"wav"},"type":"input_audio"}`
+	file := `{"file":{"file_data":"data:application/pdf;base64,JVBERi0=","filename":"a.pdf"},"type":"file"}`
+	future := `{"type":"brand_new_part","x":{"deep":[1,2.50,"<&>"]}}`
+	msgs := `[{"role":"user","content":[{"type":"text","text":"listen"},` + audio + `,` + file + `,` + future + `]},` +
+		`{"role":"assistant","content":[{"type":"text","text":"heard"},` + future + `]},` +
+		`{"role":"user","content":"next"}]`
+	conv, err := DecodeMessages(json.RawMessage(msgs), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(conv.Messages) != 3 || len(conv.Messages[0].Parts) != 4 {
+		t.Fatalf("messages %+v", conv.Messages)
+	}
+	for _, p := range conv.Messages[0].Parts[1:] {
+		if p.Type != sdk.PartOpaque || p.Provider != Provider {
+			t.Errorf("part %+v: want an opaque part of %q", p, Provider)
+		}
+		if n := sdk.PartTokens(func(string) int { return 0 }, sdk.MediaOpenAI, p); n < len(p.Opaque)/sdk.OpaqueBytesPerToken {
+			t.Errorf("part of %d bytes counted %d tokens", len(p.Opaque), n)
+		}
+	}
+	out := make([]Message, len(conv.Messages))
+	for i, m := range conv.Messages {
+		out[i] = HistoryMessage(m)
+	}
+	got, err := assembly.Marshal(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != msgs {
+		t.Errorf("written back\n%s\nwant\n%s", got, msgs)
+	}
+}
+
+// TestUnreadFieldsReported: fields ctxhost reads and does not carry are
+// named in Dropped.
+func TestUnreadFieldsReported(t *testing.T) {
+	conv, err := DecodeMessages(json.RawMessage(`[{"role":"user","name":"ann","content":"q"},{"role":"assistant","content":"a","audio":{"id":"au_1"}}]`), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(conv.Dropped) != 2 || conv.Dropped[0] != "message name" || conv.Dropped[1] != "message audio" {
+		t.Errorf("dropped %q", conv.Dropped)
+	}
+}
