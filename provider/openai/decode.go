@@ -63,7 +63,8 @@ type requestPart struct {
 // DecodeMessages converts messages; first is the index of raw's first
 // element in the whole conversation (0: raw is all of it). The system and
 // developer messages that open the whole conversation are its system
-// text. An assistant message of tool calls alone right after an assistant
+// text, and those that come later (Later) system text too, never
+// history. An assistant message of tool calls alone right after an assistant
 // message without any is that message's calls: one answer of text and
 // calls sent back as two messages, its text then its calls (the OpenAI
 // Agents SDK's way), is the one answer it was.
@@ -84,6 +85,14 @@ func DecodeMessages(raw json.RawMessage, first int) (provider.Conversation, erro
 				return provider.Conversation{}, fmt.Errorf("messages[%d]: %w", first+i, err)
 			}
 			system = append(system, t.Plain("\n"))
+			continue
+		}
+		if m.Role == "system" || m.Role == "developer" { // later system text
+			t, _, err := DecodeContent(m.Content)
+			if err != nil {
+				return provider.Conversation{}, fmt.Errorf("messages[%d]: %w", first+i, err)
+			}
+			out.Later = append(out.Later, t.Plain("\n"))
 			continue
 		}
 		opening = false

@@ -57,3 +57,21 @@ func TestUnreadFieldsReported(t *testing.T) {
 		t.Errorf("dropped %q", conv.Dropped)
 	}
 }
+
+// TestLaterSystemMessages: a system or developer message after the
+// opening is system text (Later), never a history message; in a tail
+// (first > 0) every one is.
+func TestLaterSystemMessages(t *testing.T) {
+	raw := json.RawMessage(`[{"role":"system","content":"a"},{"role":"user","content":"q"},{"role":"developer","content":[{"type":"text","text":"b"}]},{"role":"user","content":"r"}]`)
+	conv, err := DecodeMessages(raw, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if conv.System != "a" || len(conv.Later) != 1 || conv.Later[0] != "b" || len(conv.Messages) != 2 {
+		t.Errorf("opening %q later %q messages %+v", conv.System, conv.Later, conv.Messages)
+	}
+	tail, err := DecodeMessages(json.RawMessage(`[{"role":"system","content":"c"}]`), 4)
+	if err != nil || tail.HasSystem || len(tail.Later) != 1 || len(tail.Messages) != 0 {
+		t.Errorf("tail %+v %v", tail, err)
+	}
+}

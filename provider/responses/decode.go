@@ -69,7 +69,8 @@ func OpeningSystem(input json.RawMessage) ([]string, error) {
 // DecodeInput converts input: a string (one user message) or items; first
 // is the index of raw's first element in the whole input (0: raw is all
 // of it). The system and developer items input opens with are left out:
-// they are the system text (OpeningSystem).
+// they are the system text (OpeningSystem); those that come later are
+// system text too (Later), never history.
 func DecodeInput(raw json.RawMessage, first int) (provider.Conversation, error) {
 	if len(raw) > 0 && raw[0] == '"' {
 		var s string
@@ -90,8 +91,10 @@ func DecodeInput(raw json.RawMessage, first int) (provider.Conversation, error) 
 		}
 		skip++
 	}
-	msgs, dropped, err := toMessages(items[skip:], first+skip)
-	return provider.Conversation{Messages: msgs, Turns: len(items), Dropped: dropped}, err
+	c := provider.Conversation{Turns: len(items)}
+	var err error
+	c.Messages, c.Later, c.Dropped, err = toMessages(items[skip:], first+skip)
+	return c, err
 }
 
 // ToMessages converts items. The items of one assistant turn (reasoning,
@@ -99,14 +102,14 @@ func DecodeInput(raw json.RawMessage, first int) (provider.Conversation, error) 
 // function call output is a tool message. first is the index of items[0]
 // in input (for errors).
 func ToMessages(items []json.RawMessage, first int) ([]sdk.Message, error) {
-	msgs, _, err := toMessages(items, first)
+	msgs, _, _, err := toMessages(items, first)
 	return msgs, err
 }
 
-// toMessages is ToMessages, with what it left out (provider.Content.Dropped).
-func toMessages(items []json.RawMessage, first int) ([]sdk.Message, []string, error) {
-	var out []sdk.Message
-	var dropped []string
+// toMessages is ToMessages, with the texts of the system and developer
+// messages (system text, not history: provider.Conversation.Later) and
+// what it left out (provider.Content.Dropped).
+func toMessages(items []json.RawMessage, first int) (out []sdk.Message, later, dropped []string, err error) {
 	var turn *provider.Content // the assistant turn being read
 	flush := func() {
 		if turn != nil {
@@ -121,7 +124,7 @@ func toMessages(items []json.RawMessage, first int) ([]sdk.Message, []string, er
 		i := first + k
 		var it Item
 		if err := json.Unmarshal(raw, &it); err != nil {
-			return nil, nil, fmt.Errorf("input[%d]: %w", i, err)
+			return nil, nil, nil, fmt.Errorf("input[%d]: %w", i, err)
 		}
 		if it.Type == "" {
 			it.Type = "message"
@@ -132,7 +135,7 @@ func toMessages(items []json.RawMessage, first int) ([]sdk.Message, []string, er
 				turn = &provider.Content{}
 			}
 			if err := Content(it.Content, turn); err != nil {
-				return nil, nil, fmt.Errorf("input[%d]: %w", i, err)
+				return nil, nil, nil, fmt.Errorf("input[%d]: %w", i, err)
 			}
 		case it.Type == "function_call":
 			if turn == nil {
@@ -145,14 +148,14 @@ func toMessages(items []json.RawMessage, first int) ([]sdk.Message, []string, er
 			}
 			item, err := provider.CanonicalJSON(raw)
 			if err != nil {
-				return nil, nil, fmt.Errorf("input[%d]: %w", i, err)
+				return nil, nil, nil, fmt.Errorf("input[%d]: %w", i, err)
 			}
 			turn.Add(sdk.Part{Type: sdk.PartReasoning, Opaque: item, Provider: "openai"})
 		case it.Type == "function_call_output":
 			flush()
 			c := &provider.Content{}
 			if err := Content(it.Output, c); err != nil {
-				return nil, nil, fmt.Errorf("input[%d]: %w", i, err)
+				return nil, nil, nil, fmt.Errorf("input[%d]: %w", i, err)
 			}
 			dropped = append(dropped, c.Dropped...)
 			m := c.Message(sdk.RoleTool, "\n")
@@ -162,16 +165,16 @@ func toMessages(items []json.RawMessage, first int) ([]sdk.Message, []string, er
 			flush()
 			c := &provider.Content{}
 			if err := Content(it.Content, c); err != nil {
-				return nil, nil, fmt.Errorf("input[%d]: %w", i, err)
+				return nil, nil, nil, fmt.Errorf("input[%d]: %w", i, err)
 			}
 			dropped = append(dropped, c.Dropped...)
 			switch it.Role {
 			case "user":
 				out = append(out, c.Message(sdk.RoleUser, "\n"))
 			case "system", "developer":
-				out = append(out, c.Message(sdk.RoleSystem, "\n"))
+				later = append(later, c.Plain("\n"))
 			default:
-				return nil, nil, fmt.Errorf("input[%d]: unknown role %q", i, it.Role)
+				return nil, nil, nil, fmt.Errorf("input[%d]: unknown role %q", i, it.Role)
 			}
 		default: // an item ctxhost does not model: carried in the turn, as it came
 			if turn == nil {
@@ -179,13 +182,13 @@ func toMessages(items []json.RawMessage, first int) ([]sdk.Message, []string, er
 			}
 			item, err := provider.CanonicalJSON(raw)
 			if err != nil {
-				return nil, nil, fmt.Errorf("input[%d]: %w", i, err)
+				return nil, nil, nil, fmt.Errorf("input[%d]: %w", i, err)
 			}
 			turn.Add(sdk.Part{Type: sdk.PartOpaque, Opaque: item, Provider: ItemProvider})
 		}
 	}
 	flush()
-	return out, dropped, nil
+	return out, later, dropped, nil
 }
 
 // Content reads a message's content or a call's output into c: a string

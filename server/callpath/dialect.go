@@ -47,6 +47,9 @@ type conv struct {
 	// has one).
 	system    string
 	hasSystem bool
+	// later are the texts of the system and developer messages after the
+	// opening (provider.Conversation.Later).
+	later []string
 	// turns is the number of the provider's elements converted.
 	turns int
 	// dropped names what the conversation carried that was left out.
@@ -58,6 +61,11 @@ type request struct {
 	// system is the caller's system text (hasSystem: it sent one).
 	system    string
 	hasSystem bool
+	// headSystem and headHasSystem are system and hasSystem as the
+	// request's head gave them, before the conversation was decoded (see
+	// memo).
+	headSystem    string
+	headHasSystem bool
 	// messages is the conversation, in order (set by decode).
 	messages []sdk.Message
 	// fields are the caller's top-level fields in their order.
@@ -125,6 +133,7 @@ func parseKnown(d dialect, r *http.Request, body []byte, known func([]byte) int)
 		return nil, err
 	}
 	req.fields = fields
+	req.headSystem, req.headHasSystem = req.system, req.hasSystem
 	req.raw = fields.get(d.field())
 	if req.raw == nil {
 		return nil, fmt.Errorf("%s: missing", d.field())
@@ -142,6 +151,9 @@ func decode(d dialect, req *request) error {
 	if c.hasSystem {
 		req.system, req.hasSystem = c.system, true
 	}
+	if len(c.later) > 0 { // system text too, after the opening's
+		req.system, req.hasSystem = provider.JoinSystem(req.system, c.later), true
+	}
 	return nil
 }
 
@@ -151,7 +163,7 @@ type answer = provider.Answer
 
 // fromProvider is a conversation a provider package decoded.
 func fromProvider(c provider.Conversation) conv {
-	return conv{messages: c.Messages, system: c.System, hasSystem: c.HasSystem, turns: c.Turns, dropped: c.Dropped}
+	return conv{messages: c.Messages, system: c.System, hasSystem: c.HasSystem, later: c.Later, turns: c.Turns, dropped: c.Dropped}
 }
 
 // emptyConversation refuses a conversation of no messages as the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/internal/lru"
+	"github.com/ctxhost/ctxhost/provider"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
@@ -27,6 +28,10 @@ type memo struct {
 	turns      int    // the provider's elements in them
 	held       int    // history messages they came to
 	version    uint64 // the session's stored version after the call
+	// headSystem and headHasSystem are the system text the call's head
+	// gave (request.headSystem).
+	headSystem    string
+	headHasSystem bool
 	// payload is where the call's payload held its conversation.
 	payload payloadLink
 }
@@ -95,19 +100,23 @@ func (m memo) tail(seed maphash.Seed, raw json.RawMessage, known knownPrefix) (j
 // its tail when the session's memo applies, else whole (see the package
 // reconcile). It sets the request's turns and c.held.
 func (c *call) reconcile(es *engine.Session) (replaced bool, err error) {
-	if c.req.hasSystem && es.SystemPrompt() != c.req.system {
-		if err := es.SetSystemPrompt(c.req.system); err != nil {
-			return false, failf(400, "bad_request", "system text: %v", err)
-		}
-	}
 	if c.req.after != nil {
 		return c.reconcileAfter(es)
 	}
-	if m, ok := c.h.memos.Get(c.session); ok && m.version == es.StoredVersion() {
+	// The memo applies to a conversation whose head gives the system text
+	// it gave then, and that starts with the bytes it had then: the
+	// session's system text is the one they made, and only the system
+	// texts of the tail are added to it.
+	if m, ok := c.h.memos.Get(c.session); ok && m.version == es.StoredVersion() && m.headSystem == c.req.headSystem && m.headHasSystem == c.req.headHasSystem {
 		if tail, ok := m.tail(c.h.seed, c.req.raw, c.req.known); ok {
 			if t, err := c.d.conversation(tail, m.turns); err == nil {
 				since, held := es.MessagesFrom(m.held)
 				if held >= m.held && startsWith(t.messages, since) {
+					if len(t.later) > 0 {
+						if err := es.SetSystemPrompt(provider.JoinSystem(es.SystemPrompt(), t.later)); err != nil {
+							return false, failf(400, "bad_request", "system text: %v", err)
+						}
+					}
 					for i := len(since); i < len(t.messages); i++ {
 						if _, err := es.AddMessage(t.messages[i]); err != nil {
 							return false, failf(400, "bad_request", "message %d: %v", m.turns+i, err)
@@ -148,7 +157,8 @@ func (c *call) remember(es *engine.Session) {
 	if c.req.turns == 0 {
 		return
 	}
-	m := memo{prefixLen: known.len, prefixHash: known.hash, turns: c.req.turns, held: c.held, version: es.StoredVersion()}
+	m := memo{prefixLen: known.len, prefixHash: known.hash, turns: c.req.turns, held: c.held, version: es.StoredVersion(),
+		headSystem: c.req.headSystem, headHasSystem: c.req.headHasSystem}
 	if c.req.payloadPrefix > 0 && c.payloadID != 0 {
 		m.payload = payloadLink{es: weak.Make(es), id: c.payloadID, at: c.req.payloadAt, prefix: c.req.payloadPrefix}
 	}
