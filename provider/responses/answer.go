@@ -18,6 +18,7 @@ func StreamError(msg string) []byte {
 type Answer struct {
 	id     string
 	output []json.RawMessage
+	raw    json.RawMessage
 	u      provider.Usage
 }
 
@@ -32,6 +33,10 @@ func (a *Answer) ID() string { return a.id }
 // Output is the response's output items as they came.
 func (a *Answer) Output() []json.RawMessage { return a.output }
 
+// Response is the response object as it came (a stream's from its last
+// event); nil until read.
+func (a *Answer) Response() json.RawMessage { return a.raw }
+
 type response struct {
 	ID     string            `json:"id"`
 	Output []json.RawMessage `json:"output"`
@@ -44,8 +49,8 @@ type response struct {
 	} `json:"usage"`
 }
 
-func (a *Answer) take(r *response) {
-	a.id, a.output = r.ID, r.Output
+func (a *Answer) take(r *response, raw json.RawMessage) {
+	a.id, a.output, a.raw = r.ID, r.Output, raw
 	if u := r.Usage; u != nil {
 		a.u = provider.Usage{Known: true, Prompt: u.InputTokens, Completion: u.OutputTokens, CacheRead: u.InputTokensDetails.CachedTokens}
 	}
@@ -57,7 +62,7 @@ func (a *Answer) Whole(body []byte) error {
 	if err := json.Unmarshal(body, &r); err != nil {
 		return err
 	}
-	a.take(&r)
+	a.take(&r, append(json.RawMessage(nil), body...))
 	return nil
 }
 
@@ -68,18 +73,22 @@ func (a *Answer) Event(name string, data []byte) (bool, error) {
 		return false, nil
 	}
 	var ev struct {
-		Type     string    `json:"type"`
-		Response *response `json:"response"`
+		Type     string          `json:"type"`
+		Response json.RawMessage `json:"response"`
 	}
 	if err := json.Unmarshal(data, &ev); err != nil {
 		return false, err
 	}
 	switch ev.Type {
 	case "response.completed", "response.incomplete":
-		if ev.Response == nil {
+		var r response
+		if len(ev.Response) == 0 || string(ev.Response) == "null" {
 			return false, errors.New(ev.Type + " without its response")
 		}
-		a.take(ev.Response)
+		if err := json.Unmarshal(ev.Response, &r); err != nil {
+			return false, err
+		}
+		a.take(&r, ev.Response)
 		return true, nil
 	case "response.failed", "error":
 		return false, provider.ErrUpstreamFailed

@@ -255,7 +255,11 @@ func (c *call) read() error {
 		return err
 	}
 	if _, ok := c.d.(responsesDialect); ok {
-		if err := c.resolveResponses(); err != nil {
+		// What memory does not hold is looked for in the session (see
+		// stored.go) when the call names it or its conversation leads
+		// to it (references among its items).
+		named := c.r.Header.Get(SessionHeader) != ""
+		if err := c.resolveResponses(memoryLookup(c.h.responses), named || c.req.previous == ""); err != nil {
 			return err
 		}
 	}
@@ -475,13 +479,17 @@ func readAnswerBody(r io.Reader, declared int64, limit int) ([]byte, error) {
 // since the call began.
 func (c *call) record(es *engine.Session, a answer) error {
 	m, ok, u := a.Result()
+	ra, isResponses := a.(*responses.Answer)
+	if ok && isResponses && c.req.store {
+		m = withResponse(m, ra)
+	}
 	err := es.Batch(func() error {
 		if ok {
 			added, err := es.AddMessage(m)
 			if err != nil {
 				return failf(http.StatusInternalServerError, "record", "record the answer: %v", err)
 			}
-			if ra, isResponses := a.(*responses.Answer); isResponses {
+			if isResponses {
 				c.recordResponse(ra, added)
 			}
 		}

@@ -267,6 +267,11 @@ func (h *Handler) Register(mux *http.ServeMux) {
 		handle("/v1/chat/completions", h.endpoint(u, chatDialect{}), "/chat/completions")
 		handle("/v1/responses", h.endpoint(u, responsesDialect{}), "/responses")
 		handle("/v1/responses/compact", h.compactEndpoint(u), "/responses/compact")
+		stored := h.storedEndpoint(u)
+		for _, m := range []string{"GET ", "DELETE "} {
+			mux.Handle(m+"/v1/responses/{id}", stored)
+			mux.Handle(m+"/responses/{id}", stored)
+		}
 	}
 	if u := h.upstreams[KindAnthropic]; u != nil {
 		handle("/v1/messages", h.endpoint(u, anthropicDialect{}), "/messages", "/v1/v1/messages")

@@ -109,6 +109,9 @@ type request struct {
 	// (Responses store false), so that nothing can refer to it later.
 	previous string
 	store    bool
+	// unresolved: a reference the call path's memory does not hold, to
+	// be resolved from the session's records (see stored.go).
+	unresolved bool
 	// after, when not nil, is the recorded conversation the caller's
 	// continues (a previous response, or a compaction): its messages come
 	// before the caller's (see resolveResponses).

@@ -100,6 +100,14 @@ func (m memo) tail(seed maphash.Seed, raw json.RawMessage, known knownPrefix) (j
 // its tail when the session's memo applies, else whole (see the package
 // reconcile). It sets the request's turns and c.held.
 func (c *call) reconcile(es *engine.Session) (replaced bool, err error) {
+	if c.req.unresolved {
+		if err := c.resolveResponses(sessionLookup(c.h.responses, c.session, es), false); err != nil {
+			return false, err
+		}
+		if c.req.after != nil && c.req.after.session != c.session {
+			return false, previousNotFound(c.req.previous)
+		}
+	}
 	if c.req.after != nil {
 		return c.reconcileAfter(es)
 	}

@@ -40,6 +40,34 @@ type recorded struct {
 type responsesState struct {
 	answers *lru.Cache[string, recorded]
 	items   *lru.Cache[string, json.RawMessage]
+	// deleted are the responses deleted (DELETE /v1/responses/{id}).
+	deleted *lru.Cache[string, struct{}]
+}
+
+// forget deletes response id: it is no longer resolved.
+func (st *responsesState) forget(id string) {
+	st.answers.Delete(id)
+	st.deleted.Put(id, struct{}{})
+}
+
+// lookup finds what a Responses call refers to: a recorded answer by
+// response id, an output item by item id.
+type lookup struct {
+	answer func(id string) (recorded, bool)
+	item   func(id string) (json.RawMessage, bool)
+}
+
+// memoryLookup resolves references from what st remembers.
+func memoryLookup(st *responsesState) lookup {
+	return lookup{
+		answer: func(id string) (recorded, bool) {
+			if _, gone := st.deleted.Get(id); gone {
+				return recorded{}, false
+			}
+			return st.answers.Get(id)
+		},
+		item: st.items.Get,
+	}
 }
 
 // Sizes of responsesState.
@@ -49,7 +77,8 @@ const (
 )
 
 func newResponsesState() *responsesState {
-	return &responsesState{answers: lru.New[string, recorded](recordedAnswers), items: lru.New[string, json.RawMessage](recordedItems)}
+	return &responsesState{answers: lru.New[string, recorded](recordedAnswers), items: lru.New[string, json.RawMessage](recordedItems),
+		deleted: lru.New[string, struct{}](recordedAnswers)}
 }
 
 // compactionMark opens the encrypted_content of the compaction items
@@ -78,10 +107,14 @@ func previousNotFound(id string) *callError {
 // managed context is). What cannot be resolved is answered as OpenAI
 // answers it: 400 for an unknown previous response, 404 for an unknown
 // item.
-func (c *call) resolveResponses() error {
+func (c *call) resolveResponses(find lookup, deferMissing bool) error {
 	req, st := c.req, c.h.responses
-	if req.previous != "" {
-		r, ok := st.answers.Get(req.previous)
+	if req.previous != "" && req.after == nil {
+		r, ok := find.answer(req.previous)
+		if !ok && deferMissing {
+			req.unresolved = true
+			return nil
+		}
 		if !ok {
 			return previousNotFound(req.previous)
 		}
@@ -106,7 +139,11 @@ func (c *call) resolveResponses() error {
 		_ = json.Unmarshal(it, &head)
 		switch {
 		case head.Type == "item_reference":
-			item, ok := st.items.Get(head.ID)
+			item, ok := find.item(head.ID)
+			if !ok && deferMissing {
+				req.unresolved = true
+				return nil
+			}
 			if !ok {
 				return providerError(http.StatusNotFound, "not_found",
 					openai.ProviderError("Item with id '"+head.ID+"' not found.", "input", ""), "input[%d]: item %q not found", i, head.ID)

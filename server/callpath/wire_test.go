@@ -71,7 +71,7 @@ func TestCallerMessageHasNoGoTypes(t *testing.T) {
 
 // TestResponsesSystemItems: the system and developer items input opens
 // with are the system text, after instructions, and not history; a later
-// one stays a message.
+// one is system text too (later), never a message.
 func TestResponsesSystemItems(t *testing.T) {
 	input := `[{"role":"system","content":"S1"},{"type":"message","role":"developer","content":[{"type":"input_text","text":"D2"}]},{"role":"user","content":"U"},{"role":"developer","content":"later"}]`
 	fields, err := parseObject([]byte(`{"model":"m","instructions":"I0","input":` + input + `}`))
@@ -83,7 +83,7 @@ func TestResponsesSystemItems(t *testing.T) {
 		t.Fatalf("system %q %v", req.system, err)
 	}
 	c, err := responsesDialect{}.conversation(json.RawMessage(input), 0)
-	if err != nil || len(c.messages) != 2 || c.messages[0].Role != sdk.RoleUser || c.messages[1].Role != sdk.RoleSystem || c.turns != 4 {
+	if err != nil || len(c.messages) != 1 || c.messages[0].Role != sdk.RoleUser || len(c.later) != 1 || c.later[0] != "later" || c.turns != 4 {
 		t.Fatalf("%+v %v", c, err)
 	}
 }
