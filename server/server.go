@@ -74,6 +74,8 @@ type Server struct {
 
 	mu    sync.Mutex
 	locks map[string]*sessionLock
+	// changes wakes the event streams of a session after a call on it.
+	changes changes
 	open  map[string]*entry
 	res   *resident
 }
@@ -170,7 +172,7 @@ func (s *Server) lock(ctx context.Context, id string) (func(), error) {
 	defer timer.Stop()
 	select {
 	case l.sem <- struct{}{}:
-		return func() { <-l.sem; release(); s.afterCall() }, nil
+		return func() { <-l.sem; release(); s.afterCall(); s.changes.notify(id) }, nil
 	case <-ctx.Done():
 		release()
 		return nil, ctx.Err()

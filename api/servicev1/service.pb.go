@@ -4113,6 +4113,141 @@ func (x *SetMembershipRequest) GetGroups() []string {
 	return nil
 }
 
+// WatchEventsRequest: the session's changes with a sequence above after
+// (0: all the store holds), then each new one as it is saved.
+type WatchEventsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	After         uint64                 `protobuf:"varint,2,opt,name=after,proto3" json:"after,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchEventsRequest) Reset() {
+	*x = WatchEventsRequest{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchEventsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchEventsRequest) ProtoMessage() {}
+
+func (x *WatchEventsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchEventsRequest.ProtoReflect.Descriptor instead.
+func (*WatchEventsRequest) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *WatchEventsRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *WatchEventsRequest) GetAfter() uint64 {
+	if x != nil {
+		return x.After
+	}
+	return 0
+}
+
+// ChangeEvent is one durable version of a session: its sequence (the
+// store's version; resume after it), what it did, and the kinds that name
+// it. A snapshot event (type "snapshot") stands for every version up to
+// its sequence: the store folded them into one state, so their changes
+// are not itemized.
+type ChangeEvent struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Sequence      uint64                 `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	SessionId     string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Type          string                 `protobuf:"bytes,3,opt,name=type,proto3" json:"type,omitempty"`     // snapshot or change
+	Kinds         []string               `protobuf:"bytes,4,rep,name=kinds,proto3" json:"kinds,omitempty"`   // message_added, history_cleared, compaction, text_set, plugin_call, strategy_changed, turn, usage
+	Change        *structpb.Value        `protobuf:"bytes,5,opt,name=change,proto3" json:"change,omitempty"` // what it did, as JSON (see docs/SERVICE.md)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChangeEvent) Reset() {
+	*x = ChangeEvent{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChangeEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChangeEvent) ProtoMessage() {}
+
+func (x *ChangeEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChangeEvent.ProtoReflect.Descriptor instead.
+func (*ChangeEvent) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *ChangeEvent) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+func (x *ChangeEvent) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ChangeEvent) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *ChangeEvent) GetKinds() []string {
+	if x != nil {
+		return x.Kinds
+	}
+	return nil
+}
+
+func (x *ChangeEvent) GetChange() *structpb.Value {
+	if x != nil {
+		return x.Change
+	}
+	return nil
+}
+
 var File_ctxhost_service_v1_service_proto protoreflect.FileDescriptor
 
 const file_ctxhost_service_v1_service_proto_rawDesc = "" +
@@ -4469,14 +4604,25 @@ const file_ctxhost_service_v1_service_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x14\n" +
 	"\x05agent\x18\x02 \x01(\tR\x05agent\x12\x16\n" +
-	"\x06groups\x18\x03 \x03(\tR\x06groups*o\n" +
+	"\x06groups\x18\x03 \x03(\tR\x06groups\"I\n" +
+	"\x12WatchEventsRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x14\n" +
+	"\x05after\x18\x02 \x01(\x04R\x05after\"\xa2\x01\n" +
+	"\vChangeEvent\x12\x1a\n" +
+	"\bsequence\x18\x01 \x01(\x04R\bsequence\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x12\n" +
+	"\x04type\x18\x03 \x01(\tR\x04type\x12\x14\n" +
+	"\x05kinds\x18\x04 \x03(\tR\x05kinds\x12.\n" +
+	"\x06change\x18\x05 \x01(\v2\x16.google.protobuf.ValueR\x06change*o\n" +
 	"\x04Text\x12\x14\n" +
 	"\x10TEXT_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12TEXT_SYSTEM_PROMPT\x10\x01\x12\x15\n" +
 	"\x11TEXT_INSTRUCTIONS\x10\x02\x12\x0e\n" +
 	"\n" +
 	"TEXT_INPUT\x10\x03\x12\x12\n" +
-	"\x0eTEXT_TEAM_TASK\x10\x042\xe8\x13\n" +
+	"\x0eTEXT_TEAM_TASK\x10\x042\xc2\x14\n" +
 	"\x0eContextService\x12Z\n" +
 	"\rCreateSession\x12(.ctxhost.service.v1.CreateSessionRequest\x1a\x1f.ctxhost.service.v1.SessionInfo\x12T\n" +
 	"\n" +
@@ -4498,7 +4644,8 @@ const file_ctxhost_service_v1_service_proto_rawDesc = "" +
 	"ListEvents\x12%.ctxhost.service.v1.ListEventsRequest\x1a&.ctxhost.service.v1.ListEventsResponse\x12[\n" +
 	"\n" +
 	"GetHistory\x12%.ctxhost.service.v1.GetHistoryRequest\x1a&.ctxhost.service.v1.GetHistoryResponse\x12d\n" +
-	"\rFormatHistory\x12(.ctxhost.service.v1.FormatHistoryRequest\x1a).ctxhost.service.v1.FormatHistoryResponse\x12m\n" +
+	"\rFormatHistory\x12(.ctxhost.service.v1.FormatHistoryRequest\x1a).ctxhost.service.v1.FormatHistoryResponse\x12X\n" +
+	"\vWatchEvents\x12&.ctxhost.service.v1.WatchEventsRequest\x1a\x1f.ctxhost.service.v1.ChangeEvent0\x01\x12m\n" +
 	"\x10ListMemoryBlocks\x12+.ctxhost.service.v1.ListMemoryBlocksRequest\x1a,.ctxhost.service.v1.ListMemoryBlocksResponse\x12\\\n" +
 	"\x0eGetMemoryBlock\x12).ctxhost.service.v1.GetMemoryBlockRequest\x1a\x1f.ctxhost.service.v1.MemoryBlock\x12\\\n" +
 	"\x0ePutMemoryBlock\x12).ctxhost.service.v1.PutMemoryBlockRequest\x1a\x1f.ctxhost.service.v1.MemoryBlock\x12^\n" +
@@ -4522,7 +4669,7 @@ func file_ctxhost_service_v1_service_proto_rawDescGZIP() []byte {
 }
 
 var file_ctxhost_service_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_ctxhost_service_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 58)
+var file_ctxhost_service_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 60)
 var file_ctxhost_service_v1_service_proto_goTypes = []any{
 	(Text)(0),                         // 0: ctxhost.service.v1.Text
 	(*WriteOptions)(nil),              // 1: ctxhost.service.v1.WriteOptions
@@ -4582,19 +4729,21 @@ var file_ctxhost_service_v1_service_proto_goTypes = []any{
 	(*DeleteMemoryBlockRequest)(nil),  // 55: ctxhost.service.v1.DeleteMemoryBlockRequest
 	(*DeleteMemoryBlockResponse)(nil), // 56: ctxhost.service.v1.DeleteMemoryBlockResponse
 	(*SetMembershipRequest)(nil),      // 57: ctxhost.service.v1.SetMembershipRequest
-	nil,                               // 58: ctxhost.service.v1.Message.MetadataEntry
-	(*structpb.Value)(nil),            // 59: google.protobuf.Value
+	(*WatchEventsRequest)(nil),        // 58: ctxhost.service.v1.WatchEventsRequest
+	(*ChangeEvent)(nil),               // 59: ctxhost.service.v1.ChangeEvent
+	nil,                               // 60: ctxhost.service.v1.Message.MetadataEntry
+	(*structpb.Value)(nil),            // 61: google.protobuf.Value
 }
 var file_ctxhost_service_v1_service_proto_depIdxs = []int32{
 	10, // 0: ctxhost.service.v1.Message.tool_calls:type_name -> ctxhost.service.v1.ToolCall
-	58, // 1: ctxhost.service.v1.Message.metadata:type_name -> ctxhost.service.v1.Message.MetadataEntry
+	60, // 1: ctxhost.service.v1.Message.metadata:type_name -> ctxhost.service.v1.Message.MetadataEntry
 	11, // 2: ctxhost.service.v1.Message.parts:type_name -> ctxhost.service.v1.Part
 	12, // 3: ctxhost.service.v1.AppendMessagesRequest.messages:type_name -> ctxhost.service.v1.Message
 	1,  // 4: ctxhost.service.v1.AppendMessagesRequest.write:type_name -> ctxhost.service.v1.WriteOptions
 	0,  // 5: ctxhost.service.v1.SetTextRequest.text:type_name -> ctxhost.service.v1.Text
 	1,  // 6: ctxhost.service.v1.SetTextRequest.write:type_name -> ctxhost.service.v1.WriteOptions
-	59, // 7: ctxhost.service.v1.ToolDefinition.parameters:type_name -> google.protobuf.Value
-	59, // 8: ctxhost.service.v1.ResponseFormat.schema:type_name -> google.protobuf.Value
+	61, // 7: ctxhost.service.v1.ToolDefinition.parameters:type_name -> google.protobuf.Value
+	61, // 8: ctxhost.service.v1.ResponseFormat.schema:type_name -> google.protobuf.Value
 	16, // 9: ctxhost.service.v1.SetToolsRequest.tools:type_name -> ctxhost.service.v1.ToolDefinition
 	17, // 10: ctxhost.service.v1.SetToolsRequest.tool_choice:type_name -> ctxhost.service.v1.ToolChoice
 	18, // 11: ctxhost.service.v1.SetToolsRequest.response_format:type_name -> ctxhost.service.v1.ResponseFormat
@@ -4602,9 +4751,9 @@ var file_ctxhost_service_v1_service_proto_depIdxs = []int32{
 	1,  // 13: ctxhost.service.v1.ClearHistoryRequest.write:type_name -> ctxhost.service.v1.WriteOptions
 	12, // 14: ctxhost.service.v1.HistoryEntry.message:type_name -> ctxhost.service.v1.Message
 	22, // 15: ctxhost.service.v1.GetHistoryResponse.entries:type_name -> ctxhost.service.v1.HistoryEntry
-	59, // 16: ctxhost.service.v1.ApplyOpRequest.args:type_name -> google.protobuf.Value
+	61, // 16: ctxhost.service.v1.ApplyOpRequest.args:type_name -> google.protobuf.Value
 	1,  // 17: ctxhost.service.v1.ApplyOpRequest.write:type_name -> ctxhost.service.v1.WriteOptions
-	59, // 18: ctxhost.service.v1.ApplyOpResponse.result:type_name -> google.protobuf.Value
+	61, // 18: ctxhost.service.v1.ApplyOpResponse.result:type_name -> google.protobuf.Value
 	1,  // 19: ctxhost.service.v1.ReportUsageRequest.write:type_name -> ctxhost.service.v1.WriteOptions
 	1,  // 20: ctxhost.service.v1.CompactRequest.write:type_name -> ctxhost.service.v1.WriteOptions
 	36, // 21: ctxhost.service.v1.CompactResponse.compaction:type_name -> ctxhost.service.v1.Compaction
@@ -4621,69 +4770,72 @@ var file_ctxhost_service_v1_service_proto_depIdxs = []int32{
 	4,  // 32: ctxhost.service.v1.InspectResponse.session:type_name -> ctxhost.service.v1.SessionInfo
 	34, // 33: ctxhost.service.v1.InspectResponse.budget:type_name -> ctxhost.service.v1.Budget
 	33, // 34: ctxhost.service.v1.InspectResponse.components:type_name -> ctxhost.service.v1.ComponentTokens
-	59, // 35: ctxhost.service.v1.Event.event:type_name -> google.protobuf.Value
+	61, // 35: ctxhost.service.v1.Event.event:type_name -> google.protobuf.Value
 	45, // 36: ctxhost.service.v1.ListEventsResponse.events:type_name -> ctxhost.service.v1.Event
 	49, // 37: ctxhost.service.v1.ListMemoryBlocksResponse.blocks:type_name -> ctxhost.service.v1.MemoryBlock
 	49, // 38: ctxhost.service.v1.PutMemoryBlockRequest.block:type_name -> ctxhost.service.v1.MemoryBlock
-	3,  // 39: ctxhost.service.v1.ContextService.CreateSession:input_type -> ctxhost.service.v1.CreateSessionRequest
-	5,  // 40: ctxhost.service.v1.ContextService.GetSession:input_type -> ctxhost.service.v1.GetSessionRequest
-	6,  // 41: ctxhost.service.v1.ContextService.ListSessions:input_type -> ctxhost.service.v1.ListSessionsRequest
-	8,  // 42: ctxhost.service.v1.ContextService.DeleteSession:input_type -> ctxhost.service.v1.DeleteSessionRequest
-	13, // 43: ctxhost.service.v1.ContextService.AppendMessages:input_type -> ctxhost.service.v1.AppendMessagesRequest
-	15, // 44: ctxhost.service.v1.ContextService.SetText:input_type -> ctxhost.service.v1.SetTextRequest
-	26, // 45: ctxhost.service.v1.ContextService.ApplyOp:input_type -> ctxhost.service.v1.ApplyOpRequest
-	28, // 46: ctxhost.service.v1.ContextService.ReportUsage:input_type -> ctxhost.service.v1.ReportUsageRequest
-	29, // 47: ctxhost.service.v1.ContextService.Compact:input_type -> ctxhost.service.v1.CompactRequest
-	31, // 48: ctxhost.service.v1.ContextService.ImportState:input_type -> ctxhost.service.v1.ImportStateRequest
-	19, // 49: ctxhost.service.v1.ContextService.SetTools:input_type -> ctxhost.service.v1.SetToolsRequest
-	20, // 50: ctxhost.service.v1.ContextService.ClearHistory:input_type -> ctxhost.service.v1.ClearHistoryRequest
-	32, // 51: ctxhost.service.v1.ContextService.Prepare:input_type -> ctxhost.service.v1.PrepareRequest
-	40, // 52: ctxhost.service.v1.ContextService.Inspect:input_type -> ctxhost.service.v1.InspectRequest
-	42, // 53: ctxhost.service.v1.ContextService.ExportState:input_type -> ctxhost.service.v1.ExportStateRequest
-	44, // 54: ctxhost.service.v1.ContextService.ListEvents:input_type -> ctxhost.service.v1.ListEventsRequest
-	21, // 55: ctxhost.service.v1.ContextService.GetHistory:input_type -> ctxhost.service.v1.GetHistoryRequest
-	24, // 56: ctxhost.service.v1.ContextService.FormatHistory:input_type -> ctxhost.service.v1.FormatHistoryRequest
-	50, // 57: ctxhost.service.v1.ContextService.ListMemoryBlocks:input_type -> ctxhost.service.v1.ListMemoryBlocksRequest
-	52, // 58: ctxhost.service.v1.ContextService.GetMemoryBlock:input_type -> ctxhost.service.v1.GetMemoryBlockRequest
-	53, // 59: ctxhost.service.v1.ContextService.PutMemoryBlock:input_type -> ctxhost.service.v1.PutMemoryBlockRequest
-	54, // 60: ctxhost.service.v1.ContextService.EditMemoryBlock:input_type -> ctxhost.service.v1.EditMemoryBlockRequest
-	55, // 61: ctxhost.service.v1.ContextService.DeleteMemoryBlock:input_type -> ctxhost.service.v1.DeleteMemoryBlockRequest
-	52, // 62: ctxhost.service.v1.ContextService.ListMemoryBlockVersions:input_type -> ctxhost.service.v1.GetMemoryBlockRequest
-	57, // 63: ctxhost.service.v1.ContextService.SetMembership:input_type -> ctxhost.service.v1.SetMembershipRequest
-	47, // 64: ctxhost.service.v1.ContextService.Health:input_type -> ctxhost.service.v1.HealthRequest
-	47, // 65: ctxhost.service.v1.ContextService.Ready:input_type -> ctxhost.service.v1.HealthRequest
-	4,  // 66: ctxhost.service.v1.ContextService.CreateSession:output_type -> ctxhost.service.v1.SessionInfo
-	4,  // 67: ctxhost.service.v1.ContextService.GetSession:output_type -> ctxhost.service.v1.SessionInfo
-	7,  // 68: ctxhost.service.v1.ContextService.ListSessions:output_type -> ctxhost.service.v1.ListSessionsResponse
-	9,  // 69: ctxhost.service.v1.ContextService.DeleteSession:output_type -> ctxhost.service.v1.DeleteSessionResponse
-	14, // 70: ctxhost.service.v1.ContextService.AppendMessages:output_type -> ctxhost.service.v1.AppendMessagesResponse
-	2,  // 71: ctxhost.service.v1.ContextService.SetText:output_type -> ctxhost.service.v1.WriteResponse
-	27, // 72: ctxhost.service.v1.ContextService.ApplyOp:output_type -> ctxhost.service.v1.ApplyOpResponse
-	2,  // 73: ctxhost.service.v1.ContextService.ReportUsage:output_type -> ctxhost.service.v1.WriteResponse
-	30, // 74: ctxhost.service.v1.ContextService.Compact:output_type -> ctxhost.service.v1.CompactResponse
-	2,  // 75: ctxhost.service.v1.ContextService.ImportState:output_type -> ctxhost.service.v1.WriteResponse
-	2,  // 76: ctxhost.service.v1.ContextService.SetTools:output_type -> ctxhost.service.v1.WriteResponse
-	2,  // 77: ctxhost.service.v1.ContextService.ClearHistory:output_type -> ctxhost.service.v1.WriteResponse
-	39, // 78: ctxhost.service.v1.ContextService.Prepare:output_type -> ctxhost.service.v1.PrepareResponse
-	41, // 79: ctxhost.service.v1.ContextService.Inspect:output_type -> ctxhost.service.v1.InspectResponse
-	43, // 80: ctxhost.service.v1.ContextService.ExportState:output_type -> ctxhost.service.v1.ExportStateResponse
-	46, // 81: ctxhost.service.v1.ContextService.ListEvents:output_type -> ctxhost.service.v1.ListEventsResponse
-	23, // 82: ctxhost.service.v1.ContextService.GetHistory:output_type -> ctxhost.service.v1.GetHistoryResponse
-	25, // 83: ctxhost.service.v1.ContextService.FormatHistory:output_type -> ctxhost.service.v1.FormatHistoryResponse
-	51, // 84: ctxhost.service.v1.ContextService.ListMemoryBlocks:output_type -> ctxhost.service.v1.ListMemoryBlocksResponse
-	49, // 85: ctxhost.service.v1.ContextService.GetMemoryBlock:output_type -> ctxhost.service.v1.MemoryBlock
-	49, // 86: ctxhost.service.v1.ContextService.PutMemoryBlock:output_type -> ctxhost.service.v1.MemoryBlock
-	49, // 87: ctxhost.service.v1.ContextService.EditMemoryBlock:output_type -> ctxhost.service.v1.MemoryBlock
-	56, // 88: ctxhost.service.v1.ContextService.DeleteMemoryBlock:output_type -> ctxhost.service.v1.DeleteMemoryBlockResponse
-	51, // 89: ctxhost.service.v1.ContextService.ListMemoryBlockVersions:output_type -> ctxhost.service.v1.ListMemoryBlocksResponse
-	4,  // 90: ctxhost.service.v1.ContextService.SetMembership:output_type -> ctxhost.service.v1.SessionInfo
-	48, // 91: ctxhost.service.v1.ContextService.Health:output_type -> ctxhost.service.v1.HealthResponse
-	48, // 92: ctxhost.service.v1.ContextService.Ready:output_type -> ctxhost.service.v1.HealthResponse
-	66, // [66:93] is the sub-list for method output_type
-	39, // [39:66] is the sub-list for method input_type
-	39, // [39:39] is the sub-list for extension type_name
-	39, // [39:39] is the sub-list for extension extendee
-	0,  // [0:39] is the sub-list for field type_name
+	61, // 39: ctxhost.service.v1.ChangeEvent.change:type_name -> google.protobuf.Value
+	3,  // 40: ctxhost.service.v1.ContextService.CreateSession:input_type -> ctxhost.service.v1.CreateSessionRequest
+	5,  // 41: ctxhost.service.v1.ContextService.GetSession:input_type -> ctxhost.service.v1.GetSessionRequest
+	6,  // 42: ctxhost.service.v1.ContextService.ListSessions:input_type -> ctxhost.service.v1.ListSessionsRequest
+	8,  // 43: ctxhost.service.v1.ContextService.DeleteSession:input_type -> ctxhost.service.v1.DeleteSessionRequest
+	13, // 44: ctxhost.service.v1.ContextService.AppendMessages:input_type -> ctxhost.service.v1.AppendMessagesRequest
+	15, // 45: ctxhost.service.v1.ContextService.SetText:input_type -> ctxhost.service.v1.SetTextRequest
+	26, // 46: ctxhost.service.v1.ContextService.ApplyOp:input_type -> ctxhost.service.v1.ApplyOpRequest
+	28, // 47: ctxhost.service.v1.ContextService.ReportUsage:input_type -> ctxhost.service.v1.ReportUsageRequest
+	29, // 48: ctxhost.service.v1.ContextService.Compact:input_type -> ctxhost.service.v1.CompactRequest
+	31, // 49: ctxhost.service.v1.ContextService.ImportState:input_type -> ctxhost.service.v1.ImportStateRequest
+	19, // 50: ctxhost.service.v1.ContextService.SetTools:input_type -> ctxhost.service.v1.SetToolsRequest
+	20, // 51: ctxhost.service.v1.ContextService.ClearHistory:input_type -> ctxhost.service.v1.ClearHistoryRequest
+	32, // 52: ctxhost.service.v1.ContextService.Prepare:input_type -> ctxhost.service.v1.PrepareRequest
+	40, // 53: ctxhost.service.v1.ContextService.Inspect:input_type -> ctxhost.service.v1.InspectRequest
+	42, // 54: ctxhost.service.v1.ContextService.ExportState:input_type -> ctxhost.service.v1.ExportStateRequest
+	44, // 55: ctxhost.service.v1.ContextService.ListEvents:input_type -> ctxhost.service.v1.ListEventsRequest
+	21, // 56: ctxhost.service.v1.ContextService.GetHistory:input_type -> ctxhost.service.v1.GetHistoryRequest
+	24, // 57: ctxhost.service.v1.ContextService.FormatHistory:input_type -> ctxhost.service.v1.FormatHistoryRequest
+	58, // 58: ctxhost.service.v1.ContextService.WatchEvents:input_type -> ctxhost.service.v1.WatchEventsRequest
+	50, // 59: ctxhost.service.v1.ContextService.ListMemoryBlocks:input_type -> ctxhost.service.v1.ListMemoryBlocksRequest
+	52, // 60: ctxhost.service.v1.ContextService.GetMemoryBlock:input_type -> ctxhost.service.v1.GetMemoryBlockRequest
+	53, // 61: ctxhost.service.v1.ContextService.PutMemoryBlock:input_type -> ctxhost.service.v1.PutMemoryBlockRequest
+	54, // 62: ctxhost.service.v1.ContextService.EditMemoryBlock:input_type -> ctxhost.service.v1.EditMemoryBlockRequest
+	55, // 63: ctxhost.service.v1.ContextService.DeleteMemoryBlock:input_type -> ctxhost.service.v1.DeleteMemoryBlockRequest
+	52, // 64: ctxhost.service.v1.ContextService.ListMemoryBlockVersions:input_type -> ctxhost.service.v1.GetMemoryBlockRequest
+	57, // 65: ctxhost.service.v1.ContextService.SetMembership:input_type -> ctxhost.service.v1.SetMembershipRequest
+	47, // 66: ctxhost.service.v1.ContextService.Health:input_type -> ctxhost.service.v1.HealthRequest
+	47, // 67: ctxhost.service.v1.ContextService.Ready:input_type -> ctxhost.service.v1.HealthRequest
+	4,  // 68: ctxhost.service.v1.ContextService.CreateSession:output_type -> ctxhost.service.v1.SessionInfo
+	4,  // 69: ctxhost.service.v1.ContextService.GetSession:output_type -> ctxhost.service.v1.SessionInfo
+	7,  // 70: ctxhost.service.v1.ContextService.ListSessions:output_type -> ctxhost.service.v1.ListSessionsResponse
+	9,  // 71: ctxhost.service.v1.ContextService.DeleteSession:output_type -> ctxhost.service.v1.DeleteSessionResponse
+	14, // 72: ctxhost.service.v1.ContextService.AppendMessages:output_type -> ctxhost.service.v1.AppendMessagesResponse
+	2,  // 73: ctxhost.service.v1.ContextService.SetText:output_type -> ctxhost.service.v1.WriteResponse
+	27, // 74: ctxhost.service.v1.ContextService.ApplyOp:output_type -> ctxhost.service.v1.ApplyOpResponse
+	2,  // 75: ctxhost.service.v1.ContextService.ReportUsage:output_type -> ctxhost.service.v1.WriteResponse
+	30, // 76: ctxhost.service.v1.ContextService.Compact:output_type -> ctxhost.service.v1.CompactResponse
+	2,  // 77: ctxhost.service.v1.ContextService.ImportState:output_type -> ctxhost.service.v1.WriteResponse
+	2,  // 78: ctxhost.service.v1.ContextService.SetTools:output_type -> ctxhost.service.v1.WriteResponse
+	2,  // 79: ctxhost.service.v1.ContextService.ClearHistory:output_type -> ctxhost.service.v1.WriteResponse
+	39, // 80: ctxhost.service.v1.ContextService.Prepare:output_type -> ctxhost.service.v1.PrepareResponse
+	41, // 81: ctxhost.service.v1.ContextService.Inspect:output_type -> ctxhost.service.v1.InspectResponse
+	43, // 82: ctxhost.service.v1.ContextService.ExportState:output_type -> ctxhost.service.v1.ExportStateResponse
+	46, // 83: ctxhost.service.v1.ContextService.ListEvents:output_type -> ctxhost.service.v1.ListEventsResponse
+	23, // 84: ctxhost.service.v1.ContextService.GetHistory:output_type -> ctxhost.service.v1.GetHistoryResponse
+	25, // 85: ctxhost.service.v1.ContextService.FormatHistory:output_type -> ctxhost.service.v1.FormatHistoryResponse
+	59, // 86: ctxhost.service.v1.ContextService.WatchEvents:output_type -> ctxhost.service.v1.ChangeEvent
+	51, // 87: ctxhost.service.v1.ContextService.ListMemoryBlocks:output_type -> ctxhost.service.v1.ListMemoryBlocksResponse
+	49, // 88: ctxhost.service.v1.ContextService.GetMemoryBlock:output_type -> ctxhost.service.v1.MemoryBlock
+	49, // 89: ctxhost.service.v1.ContextService.PutMemoryBlock:output_type -> ctxhost.service.v1.MemoryBlock
+	49, // 90: ctxhost.service.v1.ContextService.EditMemoryBlock:output_type -> ctxhost.service.v1.MemoryBlock
+	56, // 91: ctxhost.service.v1.ContextService.DeleteMemoryBlock:output_type -> ctxhost.service.v1.DeleteMemoryBlockResponse
+	51, // 92: ctxhost.service.v1.ContextService.ListMemoryBlockVersions:output_type -> ctxhost.service.v1.ListMemoryBlocksResponse
+	4,  // 93: ctxhost.service.v1.ContextService.SetMembership:output_type -> ctxhost.service.v1.SessionInfo
+	48, // 94: ctxhost.service.v1.ContextService.Health:output_type -> ctxhost.service.v1.HealthResponse
+	48, // 95: ctxhost.service.v1.ContextService.Ready:output_type -> ctxhost.service.v1.HealthResponse
+	68, // [68:96] is the sub-list for method output_type
+	40, // [40:68] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_ctxhost_service_v1_service_proto_init() }
@@ -4697,7 +4849,7 @@ func file_ctxhost_service_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxhost_service_v1_service_proto_rawDesc), len(file_ctxhost_service_v1_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   58,
+			NumMessages:   60,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

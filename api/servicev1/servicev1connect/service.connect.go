@@ -95,6 +95,9 @@ const (
 	// ContextServiceFormatHistoryProcedure is the fully-qualified name of the ContextService's
 	// FormatHistory RPC.
 	ContextServiceFormatHistoryProcedure = "/ctxhost.service.v1.ContextService/FormatHistory"
+	// ContextServiceWatchEventsProcedure is the fully-qualified name of the ContextService's
+	// WatchEvents RPC.
+	ContextServiceWatchEventsProcedure = "/ctxhost.service.v1.ContextService/WatchEvents"
 	// ContextServiceListMemoryBlocksProcedure is the fully-qualified name of the ContextService's
 	// ListMemoryBlocks RPC.
 	ContextServiceListMemoryBlocksProcedure = "/ctxhost.service.v1.ContextService/ListMemoryBlocks"
@@ -146,6 +149,9 @@ type ContextServiceClient interface {
 	ListEvents(context.Context, *connect.Request[servicev1.ListEventsRequest]) (*connect.Response[servicev1.ListEventsResponse], error)
 	GetHistory(context.Context, *connect.Request[servicev1.GetHistoryRequest]) (*connect.Response[servicev1.GetHistoryResponse], error)
 	FormatHistory(context.Context, *connect.Request[servicev1.FormatHistoryRequest]) (*connect.Response[servicev1.FormatHistoryResponse], error)
+	// WatchEvents streams a session's durable changes after a sequence,
+	// then each new one as it is saved (see docs/SERVICE.md, "Events").
+	WatchEvents(context.Context, *connect.Request[servicev1.WatchEventsRequest]) (*connect.ServerStreamForClient[servicev1.ChangeEvent], error)
 	// Memory blocks: named, size-limited texts shared by the sessions of a
 	// scope (session:ID, agent:NAME or group:NAME) and pinned in the
 	// system text of every prepare of those sessions. Every write makes a
@@ -284,6 +290,12 @@ func NewContextServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(contextServiceMethods.ByName("FormatHistory")),
 			connect.WithClientOptions(opts...),
 		),
+		watchEvents: connect.NewClient[servicev1.WatchEventsRequest, servicev1.ChangeEvent](
+			httpClient,
+			baseURL+ContextServiceWatchEventsProcedure,
+			connect.WithSchema(contextServiceMethods.ByName("WatchEvents")),
+			connect.WithClientOptions(opts...),
+		),
 		listMemoryBlocks: connect.NewClient[servicev1.ListMemoryBlocksRequest, servicev1.ListMemoryBlocksResponse](
 			httpClient,
 			baseURL+ContextServiceListMemoryBlocksProcedure,
@@ -361,6 +373,7 @@ type contextServiceClient struct {
 	listEvents              *connect.Client[servicev1.ListEventsRequest, servicev1.ListEventsResponse]
 	getHistory              *connect.Client[servicev1.GetHistoryRequest, servicev1.GetHistoryResponse]
 	formatHistory           *connect.Client[servicev1.FormatHistoryRequest, servicev1.FormatHistoryResponse]
+	watchEvents             *connect.Client[servicev1.WatchEventsRequest, servicev1.ChangeEvent]
 	listMemoryBlocks        *connect.Client[servicev1.ListMemoryBlocksRequest, servicev1.ListMemoryBlocksResponse]
 	getMemoryBlock          *connect.Client[servicev1.GetMemoryBlockRequest, servicev1.MemoryBlock]
 	putMemoryBlock          *connect.Client[servicev1.PutMemoryBlockRequest, servicev1.MemoryBlock]
@@ -462,6 +475,11 @@ func (c *contextServiceClient) FormatHistory(ctx context.Context, req *connect.R
 	return c.formatHistory.CallUnary(ctx, req)
 }
 
+// WatchEvents calls ctxhost.service.v1.ContextService.WatchEvents.
+func (c *contextServiceClient) WatchEvents(ctx context.Context, req *connect.Request[servicev1.WatchEventsRequest]) (*connect.ServerStreamForClient[servicev1.ChangeEvent], error) {
+	return c.watchEvents.CallServerStream(ctx, req)
+}
+
 // ListMemoryBlocks calls ctxhost.service.v1.ContextService.ListMemoryBlocks.
 func (c *contextServiceClient) ListMemoryBlocks(ctx context.Context, req *connect.Request[servicev1.ListMemoryBlocksRequest]) (*connect.Response[servicev1.ListMemoryBlocksResponse], error) {
 	return c.listMemoryBlocks.CallUnary(ctx, req)
@@ -531,6 +549,9 @@ type ContextServiceHandler interface {
 	ListEvents(context.Context, *connect.Request[servicev1.ListEventsRequest]) (*connect.Response[servicev1.ListEventsResponse], error)
 	GetHistory(context.Context, *connect.Request[servicev1.GetHistoryRequest]) (*connect.Response[servicev1.GetHistoryResponse], error)
 	FormatHistory(context.Context, *connect.Request[servicev1.FormatHistoryRequest]) (*connect.Response[servicev1.FormatHistoryResponse], error)
+	// WatchEvents streams a session's durable changes after a sequence,
+	// then each new one as it is saved (see docs/SERVICE.md, "Events").
+	WatchEvents(context.Context, *connect.Request[servicev1.WatchEventsRequest], *connect.ServerStream[servicev1.ChangeEvent]) error
 	// Memory blocks: named, size-limited texts shared by the sessions of a
 	// scope (session:ID, agent:NAME or group:NAME) and pinned in the
 	// system text of every prepare of those sessions. Every write makes a
@@ -665,6 +686,12 @@ func NewContextServiceHandler(svc ContextServiceHandler, opts ...connect.Handler
 		connect.WithSchema(contextServiceMethods.ByName("FormatHistory")),
 		connect.WithHandlerOptions(opts...),
 	)
+	contextServiceWatchEventsHandler := connect.NewServerStreamHandler(
+		ContextServiceWatchEventsProcedure,
+		svc.WatchEvents,
+		connect.WithSchema(contextServiceMethods.ByName("WatchEvents")),
+		connect.WithHandlerOptions(opts...),
+	)
 	contextServiceListMemoryBlocksHandler := connect.NewUnaryHandler(
 		ContextServiceListMemoryBlocksProcedure,
 		svc.ListMemoryBlocks,
@@ -757,6 +784,8 @@ func NewContextServiceHandler(svc ContextServiceHandler, opts ...connect.Handler
 			contextServiceGetHistoryHandler.ServeHTTP(w, r)
 		case ContextServiceFormatHistoryProcedure:
 			contextServiceFormatHistoryHandler.ServeHTTP(w, r)
+		case ContextServiceWatchEventsProcedure:
+			contextServiceWatchEventsHandler.ServeHTTP(w, r)
 		case ContextServiceListMemoryBlocksProcedure:
 			contextServiceListMemoryBlocksHandler.ServeHTTP(w, r)
 		case ContextServiceGetMemoryBlockProcedure:
@@ -854,6 +883,10 @@ func (UnimplementedContextServiceHandler) GetHistory(context.Context, *connect.R
 
 func (UnimplementedContextServiceHandler) FormatHistory(context.Context, *connect.Request[servicev1.FormatHistoryRequest]) (*connect.Response[servicev1.FormatHistoryResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("ctxhost.service.v1.ContextService.FormatHistory is not implemented"))
+}
+
+func (UnimplementedContextServiceHandler) WatchEvents(context.Context, *connect.Request[servicev1.WatchEventsRequest], *connect.ServerStream[servicev1.ChangeEvent]) error {
+	return connect.NewError(connect.CodeUnimplemented, errors.New("ctxhost.service.v1.ContextService.WatchEvents is not implemented"))
 }
 
 func (UnimplementedContextServiceHandler) ListMemoryBlocks(context.Context, *connect.Request[servicev1.ListMemoryBlocksRequest]) (*connect.Response[servicev1.ListMemoryBlocksResponse], error) {
