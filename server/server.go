@@ -76,8 +76,8 @@ type Server struct {
 	locks map[string]*sessionLock
 	// changes wakes the event streams of a session after a call on it.
 	changes changes
-	open  map[string]*entry
-	res   *resident
+	open    map[string]*entry
+	res     *resident
 }
 
 // entry is a session held in memory with the engine of its profile.
