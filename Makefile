@@ -37,7 +37,7 @@ PLUGINS := \
 # npm SDKs, pinned in $(SDK_DIR)/package-lock.json, from $(SDK_DIR)/node_modules.
 SDK_DIR := cmd/ctxhost/testdata/sdk
 
-.PHONY: all build test run proto bench bench-growth lint clean python-deps chaos-service sdk-deps
+.PHONY: all build test run proto bench bench-growth lint clean python-deps chaos-service sdk-deps ui ui-deps browser-deps
 
 all: build
 
@@ -52,7 +52,7 @@ build:
 	done
 
 ## test: build what the tests need, then run every test with the race detector
-test: build python-deps sdk-deps
+test: build python-deps sdk-deps ui-deps browser-deps
 	@# the whole module graph in the module cache: TestOutOfTreeGuide builds
 	@# a module outside the tree offline (GOPROXY=off), from the cache only
 	$(GO) mod download
@@ -102,9 +102,50 @@ sdk-deps:
 	echo "installing the provider SDKs into $(SDK_DIR)/node_modules"; \
 	cd $(SDK_DIR) && npm ci --no-audit --no-fund --ignore-scripts
 
+# The web inspector (server/inspector) is built from $(UI_DIR) with the npm
+# packages pinned in $(UI_DIR)/package-lock.json (Vite, TypeScript, jsdiff;
+# playwright-core drives Chromium in its browser test). Its built output,
+# server/inspector/dist, is committed: `go build` embeds it without npm.
+UI_DIR := web
+CHROMIUM ?= /usr/bin/chromium
+
+## ui-deps: install the inspector's pinned npm packages into
+## $(UI_DIR)/node_modules with npm ci, unless installed already from the
+## same package-lock.json. Without npm it says so and the browser test and
+## the build check skip (they fail under CI=1).
+ui-deps:
+	@if ! command -v npm >/dev/null 2>&1; then \
+		echo "npm not found: the inspector's browser test will skip (install node v20+ and npm, then run make ui-deps)"; exit 0; fi; \
+	if [ -f $(UI_DIR)/node_modules/.package-lock.json ] && \
+		[ ! $(UI_DIR)/package-lock.json -nt $(UI_DIR)/node_modules/.package-lock.json ]; then exit 0; fi; \
+	echo "installing the inspector's npm packages into $(UI_DIR)/node_modules"; \
+	cd $(UI_DIR) && npm ci --no-audit --no-fund --ignore-scripts
+
+## browser-deps: Debian's Chromium for the inspector's browser test,
+## installed when running as root on Debian; elsewhere it says what to
+## install and the test skips (it fails under CI=1).
+browser-deps:
+	@if [ -x $(CHROMIUM) ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing chromium for the inspector's browser test"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y chromium || \
+		{ apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; } || \
+		echo "could not install chromium: the inspector's browser test will skip"; \
+		exit 0; \
+	fi; \
+	echo "$(CHROMIUM) not found: the inspector's browser test will skip (sudo apt-get install chromium)"
+
+## ui: rebuild the inspector's front-end into server/inspector/dist
+## (commit the result)
+ui: ui-deps
+	cd $(UI_DIR) && npm run build
+
 ## run: build, then replay the example transcript through the whole pipeline
 run: build
 	$(BIN)/ctxhost run -config $(CONFIG) $(RUNFLAGS) $(TRANSCRIPT)
+	@echo "To see the same replay in the web inspector (a chart per turn, each compaction's diff, the originals):"
+	@echo "    $(BIN)/ctxhost run -inspect 127.0.0.1:7401 -config $(CONFIG) $(RUNFLAGS) $(TRANSCRIPT)"
+	@echo "  then open http://127.0.0.1:7401/ui/ (Ctrl-C stops it); ctxhost serve shows its sessions at /ui/ the same way."
 
 ## proto: regenerate the protobuf code with pinned generators (needs protoc:
 ## apt-get install protobuf-compiler libprotobuf-dev)

@@ -34,8 +34,12 @@ func (s *Server) NewCallPath(opts CallPathOptions) (*callpath.Handler, error) {
 		}
 		ups[i] = u
 	}
-	h, err := callpath.New(callpath.Options{Upstreams: ups, Sessions: s, Engines: s.engines, Token: opts.Token,
-		MaxRequestBytes: opts.MaxRequestBytes, Logger: s.log.Named("callpath"), Transport: opts.Transport, Budget: s.budget})
+	o := callpath.Options{Upstreams: ups, Sessions: s, Engines: s.engines, Token: opts.Token,
+		MaxRequestBytes: opts.MaxRequestBytes, Logger: s.log.Named("callpath"), Transport: opts.Transport, Budget: s.budget}
+	if s.inspect != nil {
+		o.Observe = s.observeCall
+	}
+	h, err := callpath.New(o)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ctxhost/ctxhost/api/servicev1/servicev1connect"
 	"github.com/ctxhost/ctxhost/server/callpath"
+	"github.com/ctxhost/ctxhost/server/inspector"
 )
 
 // HandlerOptions configure Handler.
@@ -68,6 +69,13 @@ func (s *Server) Handler(opts HandlerOptions) http.Handler {
 	})
 	if opts.CallPath != nil {
 		opts.CallPath.Register(mux)
+	}
+	if s.inspect != nil {
+		ui, err := inspector.NewHandler(inspector.Options{Recorder: s.inspect, Originals: inspectorOriginals{s}, Token: opts.Token})
+		if err != nil {
+			panic(err) // the assets are embedded: only a broken build fails here
+		}
+		ui.Register(mux)
 	}
 	metrics := s.metrics.Handler()
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {

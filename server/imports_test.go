@@ -24,7 +24,7 @@ var callpathImports = append([]string{"sdk", "provider", "internal/lru"}, allowe
 // configuration and its own subpackages (the call path also sdk's plain
 // types, the provider wire formats and the LRU cache).
 func TestImportsOnlyEngine(t *testing.T) {
-	for dir, allowedHere := range map[string][]string{".": allowedImports, "callpath": callpathImports} {
+	for dir, allowedHere := range map[string][]string{".": allowedImports, "callpath": callpathImports, "inspector": callpathImports} {
 		pkg, err := build.Default.ImportDir(dir, 0)
 		if err != nil {
 			t.Fatalf("read the imports of %s: %v", dir, err)

@@ -423,6 +423,7 @@ func (s *Server) Prepare(ctx context.Context, req *connect.Request[servicev1.Pre
 		ids  []string
 	)
 	timer := s.metrics.prepareTimer(w.e.profile)
+	began := time.Now()
 	prepare := func() error {
 		var err error
 		turn, err = w.e.es.Prepare(ctx, agent)
@@ -437,6 +438,7 @@ func (s *Server) Prepare(ctx context.Context, req *connect.Request[servicev1.Pre
 		return nil, err
 	}
 	timer()
+	s.observePrepare(w.e, id, turn, time.Since(began))
 	payload, mediaType, system, hasSystem := turn.PayloadParts()
 	var link payloadLink
 	if p := turn.Prepared; p != nil && turn.Fresh == nil {

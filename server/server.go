@@ -36,6 +36,7 @@ import (
 
 	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/server/admission"
+	"github.com/ctxhost/ctxhost/server/inspector"
 )
 
 // Options configure New.
@@ -54,6 +55,9 @@ type Options struct {
 	// a store this process writes alone (engine.IsExclusive: the file store,
 	// a SQLite store locked alone); it is always made for other stores.
 	Shared bool
+	// Inspector, when set, is told of every turn prepared (by the call
+	// path and by Prepare), and Handler serves the web inspector over it.
+	Inspector *inspector.Recorder
 }
 
 // Server implements servicev1connect.ContextServiceHandler.
@@ -78,6 +82,8 @@ type Server struct {
 	changes changes
 	open    map[string]*entry
 	res     *resident
+
+	inspect *inspector.Recorder
 }
 
 // entry is a session held in memory with the engine of its profile.
@@ -116,7 +122,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{engines: opts.Engines, profiles: opts.Profiles, store: opts.Store, log: log,
 		shared: opts.Shared || !engine.IsExclusive(opts.Store), locks: map[string]*sessionLock{}, open: map[string]*entry{},
-		limits: opts.Limits.withDefaults(), metrics: newMetrics(), res: newResident()}
+		limits: opts.Limits.withDefaults(), metrics: newMetrics(), res: newResident(), inspect: opts.Inspector}
 	if s.res.limit > 0 {
 		s.budget = admission.New(int64(float64(s.res.limit)*admissionShare), s.limits.AdmissionWait, s.wakeTrimmer)
 		s.metrics.watchBudget(s.budget)

@@ -20,6 +20,7 @@ func cmdRun(args []string, std stdio) error {
 	outFile := fs.String("o", "", "write the final payload to FILE instead of stdout")
 	format := fs.String("format", "text", "output: text (budget bars per turn) or json (a record of every turn, written as each turn is prepared)")
 	pretty := fs.Bool("pretty", false, "indent the final payload when it is JSON (text output and -o FILE)")
+	inspect := fs.String("inspect", "", "after the replay, serve its turns in the web inspector on this loopback HOST:PORT until interrupted")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -39,6 +40,10 @@ func cmdRun(args []string, std stdio) error {
 	defer st.close()
 	out := newEscapingWriter(std.out) // control characters from transcripts never reach the terminal raw
 	defer out.Flush()
+	ri, err := newReplayInspector(*inspect, st.session, st.engine.Context.Name)
+	if err != nil {
+		return err
+	}
 
 	// Each turn is written as it is prepared; only the last turn (for the
 	// final payload) and the cache sums are kept.
@@ -52,6 +57,7 @@ func cmdRun(args []string, std stdio) error {
 	var cache cacheSummary
 	onTurn := func(t engine.Turn) error {
 		last = &t
+		ri.turn(t)
 		if t.Prepared != nil {
 			cache.add(t.Prepared.Cache)
 		}
@@ -77,7 +83,13 @@ func cmdRun(args []string, std stdio) error {
 	if *format == "text" {
 		cache.print(out)
 	}
-	return writePayload(out, *outFile, *format == "text", *pretty, last)
+	if err := writePayload(out, *outFile, *format == "text", *pretty, last); err != nil || ri == nil {
+		return err
+	}
+	if err := out.Flush(); err != nil {
+		return err
+	}
+	return ri.serve(std)
 }
 
 // writePayload writes the final turn's payload to file (as its bytes), or

@@ -20,6 +20,7 @@ import (
 	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/server"
 	"github.com/ctxhost/ctxhost/server/callpath"
+	"github.com/ctxhost/ctxhost/server/inspector"
 	"github.com/ctxhost/ctxhost/store"
 )
 
@@ -102,7 +103,8 @@ func cmdServe(args []string, std stdio) error {
 		profiles = append(profiles, c.Name)
 	}
 	srv, err := server.New(server.Options{Engines: engines, Profiles: profiles, Store: st, Logger: logger.Named("serve"),
-		Limits: server.Limits{MaxAppendMessages: sc.MaxAppendMessages, MaxAppendBytes: sc.MaxAppendBytes, LockWait: sc.LockWait, AdmissionWait: sc.AdmissionWait}})
+		Limits:    server.Limits{MaxAppendMessages: sc.MaxAppendMessages, MaxAppendBytes: sc.MaxAppendBytes, LockWait: sc.LockWait, AdmissionWait: sc.AdmissionWait},
+		Inspector: inspector.NewRecorder(inspector.Limits{})})
 	if err != nil {
 		return err
 	}
@@ -144,6 +146,7 @@ func cmdServe(args []string, std stdio) error {
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	fmt.Fprintf(std.err, "listening on %s://%s\n", scheme, ln.Addr())
+	fmt.Fprintf(std.err, "inspector: %s://%s/ui/\n", scheme, ln.Addr())
 
 	select {
 	case err := <-served:

@@ -52,6 +52,11 @@ var rules = []rule{{
 	forbidden: []string{module + "/host", module + "/engine"},
 	why:       "is plain data the host, the engine and the commands share: it depends on neither",
 }, {
+	patterns:  []string{module + "/server/inspector"},
+	forbidden: []string{module + "/host", module + "/store", module + "/server/callpath", "connectrpc.com/connect", "google.golang.org/grpc"},
+	direct:    true,
+	why:       "shows what it is told of turns and reads sessions through the engine and its Originals, never the transports",
+}, {
 	patterns:  []string{module + "/cmd/ctxhost"},
 	forbidden: []string{module + "/host", module + "/record"},
 	direct:    true,

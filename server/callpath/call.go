@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/provider"
 	"github.com/ctxhost/ctxhost/provider/responses"
 	"github.com/ctxhost/ctxhost/server/admission"
 )
@@ -123,6 +124,8 @@ type call struct {
 	// fallback is the model the call went to in place of its own ("":
 	// its own; see fallBack).
 	fallback string
+	// usage is the answer's usage, once recorded.
+	usage provider.Usage
 }
 
 // serve runs the call: read, reconcile and prepare, send, relay, record.
@@ -274,11 +277,12 @@ func (c *call) read() error {
 }
 
 // turn runs the call on its session, holding the session's lock.
-func (c *call) turn(ctx context.Context, es *engine.Session) error {
+func (c *call) turn(ctx context.Context, es *engine.Session) (err error) {
 	turn, err := c.prepare(ctx, es)
 	if err != nil {
 		return err
 	}
+	defer func() { c.observed(turn.Prepared, err) }()
 	out, err := c.upstreamBody(es, turn)
 	if err != nil {
 		return err
@@ -483,6 +487,7 @@ func (c *call) record(es *engine.Session, a answer) error {
 	if ok && isResponses && c.req.store {
 		m = withResponse(m, ra)
 	}
+	c.usage = u
 	err := es.Batch(func() error {
 		if ok {
 			added, err := es.AddMessage(m)

@@ -142,6 +142,9 @@ type Options struct {
 	// Budget, when set, is the memory budget every call is charged on
 	// for its request body and its answer (nil: unbounded).
 	Budget *admission.Budget
+	// Observe, when set, is called with every call that prepared a turn
+	// (not token counts), once it ended, holding the session's lock.
+	Observe func(Observed)
 }
 
 // Handler serves the provider endpoints.
@@ -159,6 +162,7 @@ type Handler struct {
 	seed      maphash.Seed
 	responses *responsesState
 	budget    *admission.Budget
+	observe   func(Observed)
 }
 
 // upstream is a configured upstream with its parsed base URL.
@@ -192,7 +196,7 @@ func New(opts Options) (*Handler, error) {
 	}
 	h := &Handler{upstreams: map[string]*upstream{}, sessions: opts.Sessions, token: opts.Token, maxBytes: max,
 		log: log, client: &http.Client{Transport: tr}, metrics: newMetrics(),
-		memos: lru.New[string, memo](memoSize), seed: maphash.MakeSeed(), responses: newResponsesState(), budget: opts.Budget}
+		memos: lru.New[string, memo](memoSize), seed: maphash.MakeSeed(), responses: newResponsesState(), budget: opts.Budget, observe: opts.Observe}
 	h.known, h.payloads = newKnownPrefixes(h.seed), newKnownPrefixes(h.seed)
 	for _, u := range opts.Upstreams {
 		if h.upstreams[u.Kind] != nil {

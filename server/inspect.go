@@ -1,0 +1,56 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"connectrpc.com/connect"
+
+	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/server/callpath"
+	"github.com/ctxhost/ctxhost/server/inspector"
+)
+
+// observeCall records a call path call's turn in the inspector.
+func (s *Server) observeCall(o callpath.Observed) {
+	c := inspector.Call{Session: o.Session, Profile: o.Profile, Source: "callpath", Upstream: o.Upstream, Endpoint: o.Endpoint,
+		Model: o.Model, Outcome: o.Outcome, Status: o.Status, Duration: o.Duration}
+	if o.UsageKnown {
+		c.Usage = &inspector.Usage{Input: o.InputTokens, Output: o.OutputTokens, CacheRead: o.CacheRead, CacheCreate: o.CacheCreation}
+	}
+	if eng := s.engines[o.Profile]; eng != nil {
+		c.Warning, c.Critical = eng.Context.Strategy.WarningThreshold, eng.Context.Strategy.CriticalThreshold
+	}
+	s.inspect.Record(c, o.Prepared)
+}
+
+// observePrepare records a service Prepare's turn in the inspector.
+func (s *Server) observePrepare(e *entry, id string, turn engine.Turn, took time.Duration) {
+	if s.inspect == nil || turn.Prepared == nil || turn.Fresh != nil {
+		return
+	}
+	c := inspector.Call{Session: id, Profile: e.profile, Source: "service", Endpoint: "Prepare", Outcome: "ok", Duration: took}
+	c.Warning, c.Critical = e.es.Thresholds()
+	s.inspect.Record(c, turn.Prepared)
+}
+
+// inspectorOriginals serves the inspector the stored messages.
+type inspectorOriginals struct{ s *Server }
+
+// Original implements inspector.Originals.
+func (o inspectorOriginals) Original(ctx context.Context, session, id string) (engine.HistoryEntry, error) {
+	e, unlock, err := o.s.lockedSession(ctx, session)
+	if connect.CodeOf(err) == connect.CodeNotFound || connect.CodeOf(err) == connect.CodeInvalidArgument {
+		return engine.HistoryEntry{}, inspector.ErrNotFound
+	}
+	if err != nil {
+		return engine.HistoryEntry{}, err
+	}
+	defer unlock()
+	entries, _, err := e.es.History(engine.HistoryQuery{IDs: []string{id}})
+	if err != nil || len(entries) == 0 {
+		return engine.HistoryEntry{}, errors.Join(inspector.ErrNotFound, err)
+	}
+	return entries[0], nil
+}
