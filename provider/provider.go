@@ -133,6 +133,29 @@ func CanonicalJSON(raw json.RawMessage) (string, error) {
 	return strings.TrimSuffix(b.String(), "\n"), nil
 }
 
+// CompactJSON is a JSON value as it came without its insignificant space:
+// the bytes of an opaque part, sent back as the caller or the provider
+// wrote them (SameJSON compares two of them as values).
+func CompactJSON(raw json.RawMessage) (string, error) {
+	var b bytes.Buffer
+	if err := json.Compact(&b, bytes.TrimSpace(raw)); err != nil {
+		return "", fmt.Errorf("invalid JSON: %w", err)
+	}
+	return b.String(), nil
+}
+
+// SameJSON reports whether two JSON texts are the same value (their
+// canonical forms are equal): an opaque part sent back by a caller whose
+// SDK writes its keys in another order is the part it was.
+func SameJSON(a, b string) bool {
+	if a == b {
+		return true
+	}
+	ca, errA := CanonicalJSON(json.RawMessage(a))
+	cb, errB := CanonicalJSON(json.RawMessage(b))
+	return errA == nil && errB == nil && ca == cb
+}
+
 // DataURLPart reads an image or document given as a URL: a data: URL
 // becomes inline bytes, any other URL is kept.
 func DataURLPart(typ, url string) (sdk.Part, error) {

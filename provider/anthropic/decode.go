@@ -37,7 +37,7 @@ type RequestBlock struct {
 		URL       string `json:"url"`
 	} `json:"source,omitempty"`
 	// opaque is a block of a type ctxhost does not read (server_tool_use,
-	// web_search_tool_result, search_result, ...) as its canonical JSON:
+	// web_search_tool_result, search_result, ...) as its JSON as it came:
 	// carried as an opaque part and sent back as it came.
 	opaque string
 }
@@ -60,7 +60,7 @@ func (b *RequestBlock) UnmarshalJSON(data []byte) error {
 		*b = RequestBlock{Type: head.Type} // a field of its own spelled like one of ours
 	}
 	if !blockTypes[b.Type] && b.Type != "" || b.Type == "text" && citations(data) {
-		c, err := provider.CanonicalJSON(data)
+		c, err := provider.CompactJSON(data)
 		if err != nil {
 			return err
 		}

@@ -43,7 +43,7 @@ type RequestPart struct {
 		FileURI  string `json:"fileUri"`
 	} `json:"fileData,omitempty"`
 	// opaque is a part ctxhost does not read (executableCode,
-	// codeExecutionResult, ...) as its canonical JSON: carried as an
+	// codeExecutionResult, ...) as its JSON as it came: carried as an
 	// opaque part and sent back as it came.
 	opaque string
 }
@@ -69,7 +69,7 @@ func (p *RequestPart) UnmarshalJSON(b []byte) error {
 	}
 	for k := range fields {
 		if !partFields[k] {
-			c, err := provider.CanonicalJSON(b)
+			c, err := provider.CompactJSON(b)
 			if err != nil {
 				return err
 			}

@@ -230,9 +230,10 @@ func partType(raw json.RawMessage) (string, error) {
 
 // OpaquePart is a content part of a type ctxhost does not model
 // (input_audio, file, anything new) as an opaque part: its JSON, sent
-// back as it came (object keys in sorted order) and counted by its size.
+// back byte for byte as it came (but insignificant space) and counted by
+// its size.
 func OpaquePart(raw json.RawMessage) (sdk.Part, error) {
-	c, err := provider.CanonicalJSON(raw)
+	c, err := provider.CompactJSON(raw)
 	if err != nil {
 		return sdk.Part{}, err
 	}

@@ -12,9 +12,9 @@ import (
 // (input_audio, file, a type that does not exist yet) are opaque parts,
 // counted by their size, and each message is written back as it came.
 func TestUnmodelledPartsCarried(t *testing.T) {
-	audio := `{"input_audio":{"data":"UklGRg==","format":"wav"},"type":"input_audio"}`
-	file := `{"file":{"file_data":"data:application/pdf;base64,JVBERi0=","filename":"a.pdf"},"type":"file"}`
-	future := `{"type":"brand_new_part","x":{"deep":[1,2.50,"<&>"]}}`
+	audio := `{"type":"input_audio","input_audio":{"format":"wav","data":"UklGRg=="}}`
+	file := `{"type":"file","file":{"filename":"a.pdf","file_data":"data:application/pdf;base64,JVBERi0="}}`
+	future := `{"x":{"deep":[1,2.50,"<&>","\u00e9\/"]},"type":"brand_new_part"}`
 	msgs := `[{"role":"user","content":[{"type":"text","text":"listen"},` + audio + `,` + file + `,` + future + `]},` +
 		`{"role":"assistant","content":[{"type":"text","text":"heard"},` + future + `]},` +
 		`{"role":"user","content":"next"}]`

@@ -180,7 +180,7 @@ func toMessages(items []json.RawMessage, first int) (out []sdk.Message, later, d
 			if turn == nil {
 				turn = &provider.Content{}
 			}
-			item, err := provider.CanonicalJSON(raw)
+			item, err := provider.CompactJSON(raw)
 			if err != nil {
 				return nil, nil, nil, fmt.Errorf("input[%d]: %w", i, err)
 			}

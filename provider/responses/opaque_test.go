@@ -17,7 +17,7 @@ import (
 func TestUnmodelledItemsCarried(t *testing.T) {
 	file := `{"file_data":"data:application/pdf;base64,JVBERi0=","filename":"a.pdf","type":"input_file"}`
 	future := `{"payload":{"n":1.50,"s":"<&>"},"type":"brand_new_part"}`
-	search := `{"action":{"query":"go","type":"search"},"id":"ws_1","status":"completed","type":"web_search_call"}`
+	search := `{"type":"web_search_call","id":"ws_1","status":"completed","action":{"type":"search","query":"go \u00e9"}}`
 	custom := `{"call_id":"cc_1","input":"*** Begin Patch","name":"apply_patch","type":"custom_tool_call"}`
 	customOut := `{"call_id":"cc_1","output":"done","type":"custom_tool_call_output"}`
 	newItem := `{"type":"brand_new_item","z":[true,null]}`

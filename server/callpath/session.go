@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/provider"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
@@ -124,7 +125,9 @@ func sameMessage(a, b *sdk.Message) bool {
 	return true
 }
 
+// samePart compares two parts; an opaque part's JSON as a value (the
+// held one goes upstream as it first came).
 func samePart(a, b *sdk.Part) bool {
 	return a.Type == b.Type && a.Text == b.Text && a.MediaType == b.MediaType && string(a.Data) == string(b.Data) &&
-		a.URL == b.URL && a.Signature == b.Signature && a.Opaque == b.Opaque
+		a.URL == b.URL && a.Signature == b.Signature && (a.Opaque == b.Opaque || a.Type == sdk.PartOpaque && provider.SameJSON(a.Opaque, b.Opaque))
 }

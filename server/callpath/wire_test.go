@@ -106,7 +106,7 @@ func TestEmptyConversationRefused(t *testing.T) {
 }
 
 // TestGeminiOpaqueParts: parts ctxhost does not read are opaque parts of
-// their canonical JSON, counted by their size; text streamed after one
+// their JSON as it came, counted by their size; text streamed after one
 // is not merged into it.
 func TestGeminiOpaqueParts(t *testing.T) {
 	c, err := geminiDialect{}.conversation(json.RawMessage(`[{"role":"user","parts":[{"text":"q"}]},{"role":"model","parts":[{"executableCode":{"language":"PYTHON","code":"print(1)"}},{"codeExecutionResult":{"outcome":"OUTCOME_OK","output":"1"}}]}]`), 0)
@@ -114,7 +114,7 @@ func TestGeminiOpaqueParts(t *testing.T) {
 		t.Fatalf("%+v %v", c.messages, err)
 	}
 	parts := c.messages[1].Parts
-	want := `{"executableCode":{"code":"print(1)","language":"PYTHON"}}`
+	want := `{"executableCode":{"language":"PYTHON","code":"print(1)"}}`
 	if len(parts) != 2 || parts[0].Type != sdk.PartOpaque || parts[0].Provider != "gemini" || parts[0].Opaque != want || parts[0].Check() != nil {
 		t.Fatalf("parts %+v", parts)
 	}
