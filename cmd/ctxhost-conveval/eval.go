@@ -330,7 +330,11 @@ func replayOne(s setup, c conversation, d replay.Dialect, window int, base, stan
 			if q == nil {
 				continue
 			}
+			keptBefore := t.currentKept
 			missing := judge(t, q, window, current, taskText, facts, outputs)
+			if s.explain && m == "ctxhost" && current != "" && t.currentKept == keptBefore && s.progress != nil {
+				s.progress("%s %s %d call %d: the latest user message (%d tokens) not sent whole; %d tokens sent", c.id, d.Name, window, calls, counts.one(current), q.tokens)
+			}
 			if s.explain && m == "ctxhost" && len(missing) > 0 && s.progress != nil {
 				sort.Strings(missing)
 				s.progress("%s %s %d call %d: %d of %d facts not sent: %s", c.id, d.Name, window, calls, len(missing), len(facts), strings.Join(missing[:min(len(missing), 12)], " "))

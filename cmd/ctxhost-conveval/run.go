@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,6 +38,7 @@ func cmdRun(args []string) error {
 	limit := fs.Int("limit", 0, "conversations read per corpus (0: all)")
 	concurrency := fs.Int("concurrency", runtime.GOMAXPROCS(0), "conversations replayed at once at each window, each through a serve of its own (the results are the same at any)")
 	explain := fs.Bool("explain", false, "print on stderr the facts each of ctxhost's requests left out")
+	split := fs.String("split", "", "replay only the conversations of this split (tune or heldout; default both)")
 	dump := fs.Bool("dump", false, "with -explain, print the texts of those requests and of the naive trimmer's beside them")
 	_ = fs.Parse(args)
 
@@ -112,6 +114,12 @@ func cmdRun(args []string) error {
 			return err
 		}
 		convs = append(convs, cs...)
+	}
+	if *split != "" {
+		if *split != "tune" && *split != "heldout" {
+			return fmt.Errorf("-split %q: want tune or heldout", *split)
+		}
+		convs = slices.DeleteFunc(convs, func(c conversation) bool { return c.split != *split })
 	}
 	if len(convs) == 0 {
 		return fmt.Errorf("no conversation: give -corpus or -trajectories")
