@@ -228,6 +228,7 @@ func decodeMemory(fb fileBlock, b *hcl.Block, m *Memory, diags *hcl.Diagnostics)
 	r := newAttrReader(content, memorySchema, fb.ctx, &m.Source, diags)
 	r.str("agent", &m.Agent)
 	r.strings("groups", &m.Groups)
+	r.boolean("tools", &m.Tools)
 	for _, bb := range content.Blocks.OfType("block") {
 		mb := &MemoryBlock{Label: bb.Labels[0], Source: Source{DeclRange: bb.DefRange}, Scope: "session", Limit: DefaultBlockLimit, Unit: "chars"}
 		r := blockReader(bb.Body, memoryBlockSchema, fb.ctx, &mb.Source, diags)

@@ -43,7 +43,7 @@ var contextSchema = withBlocks(attrSchema([]string{"model"},
 	"strategy", "history", "facts", "fresh", "multi_agent", "memory")
 
 var memorySchema = &hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "agent"}, {Name: "groups"}},
+	Attributes: []hcl.AttributeSchema{{Name: "agent"}, {Name: "groups"}, {Name: "tools"}},
 	Blocks:     []hcl.BlockHeaderSchema{{Type: "block", LabelNames: []string{"label"}}},
 }
 

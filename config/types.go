@@ -318,6 +318,9 @@ type Memory struct {
 	Agent string
 	// Groups are the groups every session of the profile belongs to.
 	Groups []string
+	// Tools adds the memory tools (view, append, replace), which ctxhost
+	// answers itself, to every request of the profile's sessions.
+	Tools bool
 	// Blocks are the `block "LABEL"` blocks, in order.
 	Blocks []*MemoryBlock
 }

@@ -25,6 +25,7 @@ context "c" {
   system_prompt = "be brief"
   memory {
     groups = ["team"]
+    tools  = true
     block "persona" {
       scope     = "agent"
       value     = "I am the coder agent."
@@ -219,5 +220,71 @@ func TestMemoryMembershipStored(t *testing.T) {
 	}
 	if sys := systemField(t, "claude", turn.Prepared.Payload); strings.Contains(sys, "page Ana") || !strings.Contains(sys, "scope=agent:c") {
 		t.Errorf("after leaving the group: %s", sys)
+	}
+}
+
+// TestRunOwnTools: the memory tools ride every request of a profile
+// that asks for them, and RunTool answers them (and the recall tool) on
+// the blocks the session sees, refusals as results the model reads.
+func TestRunOwnTools(t *testing.T) {
+	e := startMemory(t, "claude", "", Options{})
+	ctx := context.Background()
+	s, err := e.NewSession("s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "the build id is 7f3a"}); err != nil {
+		t.Fatal(err)
+	}
+	turn, err := s.Prepare(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{MemoryViewTool, MemoryAppendTool, MemoryReplaceTool} {
+		if !strings.Contains(string(turn.Prepared.Payload), `"name":"`+name+`"`) {
+			t.Errorf("the payload lacks the tool %s", name)
+		}
+	}
+	run := func(name, args string) ToolResult {
+		t.Helper()
+		r, err := s.RunTool(ctx, name, json.RawMessage(args))
+		if err != nil {
+			t.Fatalf("%s %s: %v", name, args, err)
+		}
+		return r
+	}
+	if r := run(MemoryAppendTool, `{"label":"notes","text":"tests live in ./pkg"}`); r.IsError || !strings.Contains(r.Text, "version 2") {
+		t.Errorf("append: %+v", r)
+	}
+	if r := run(MemoryReplaceTool, `{"label":"notes","old_text":"./pkg","new_text":"./internal"}`); r.IsError {
+		t.Errorf("replace: %+v", r)
+	}
+	if r := run(MemoryViewTool, `{"label":"notes"}`); r.IsError || !strings.Contains(r.Text, "tests live in ./internal") || !strings.Contains(r.Text, "session:s1") {
+		t.Errorf("view: %+v", r)
+	}
+	if r := run(MemoryAppendTool, `{"label":"notes","text":"`+strings.Repeat("y", 40)+`"}`); !r.IsError || !strings.Contains(r.Text, "limit of 40 chars") {
+		t.Errorf("append over the limit: %+v; want a refusal naming the limit", r)
+	}
+	if r := run(MemoryAppendTool, `{"label":"persona","text":"x"}`); !r.IsError || !strings.Contains(r.Text, "read-only") {
+		t.Errorf("append to a read-only block: %+v", r)
+	}
+	if r := run(MemoryAppendTool, `{"label":"nope","text":"x"}`); !r.IsError || !strings.Contains(r.Text, "notes, persona, standards") {
+		t.Errorf("an unknown label: %+v", r)
+	}
+	if r := run(MemoryViewTool, `not json`); !r.IsError {
+		t.Errorf("bad arguments: %+v", r)
+	}
+	if r := run(sdk.RecallToolName, `{"query":"build id"}`); r.IsError || !strings.Contains(r.Text, "7f3a") {
+		t.Errorf("recall: %+v", r)
+	}
+	next, err := s.Prepare(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(systemField(t, "claude", next.Prepared.Payload), "tests live in ./internal") {
+		t.Error("the model's edit is not in the next prepare")
+	}
+	if _, err := s.RunTool(ctx, "bash", nil); err == nil {
+		t.Error("RunTool answered a tool that is not ctxhost's")
 	}
 }

@@ -59,6 +59,7 @@ func SessionConfig(cfg *config.Config, c *config.Context) (host.Config, error) {
 		FailOnUnmetTarget: c.FailOnUnmetTarget,
 		AllowOverWindow:   c.AllowOverWindow,
 		RecallTool:        c.History.RecallTool,
+		OwnTools:          ownTools(c),
 		Facts:             factsConfig(c.Facts),
 	}, nil
 }

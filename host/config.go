@@ -60,6 +60,9 @@ type Config struct {
 	// RecallTool adds the ready-made recall tool (sdk.RecallTool) to the
 	// request's tools, so the model can read back what compaction hid.
 	RecallTool bool
+	// OwnTools are further tools ctxhost answers itself (the memory
+	// tools), added to every request after the caller's, as RecallTool.
+	OwnTools []sdk.ToolDefinition
 	// Pricing overrides the provider's prompt-caching price model (nil:
 	// the assembler's default for Format); Prepare reports each turn's
 	// cost with it (Prepared.Cache).

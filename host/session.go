@@ -169,8 +169,12 @@ func newSession(id string, cfg Config, ev *events) (*Session, error) {
 		plugins: bindings{session: id, events: ev},
 	}
 	s.hist = s.rec.follow(s.hist)
-	if cfg.RecallTool {
-		text, err := sdk.ToolsText(sdk.WithRecall(sdk.RequestTools{}))
+	if cfg.RecallTool || len(cfg.OwnTools) > 0 {
+		var r sdk.RequestTools
+		if cfg.RecallTool {
+			r = sdk.WithRecall(r)
+		}
+		text, err := sdk.ToolsText(sdk.WithTools(r, cfg.OwnTools...))
 		if err != nil {
 			return nil, err
 		}
@@ -256,6 +260,7 @@ func (s *Session) SetTools(r sdk.RequestTools) error {
 	if s.cfg.RecallTool {
 		r = sdk.WithRecall(r)
 	}
+	r = sdk.WithTools(r, s.cfg.OwnTools...)
 	text, err := sdk.ToolsText(r)
 	if err != nil {
 		return fmt.Errorf("set tools: %w", err)

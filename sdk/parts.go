@@ -286,6 +286,21 @@ func WithRecall(r RequestTools) RequestTools {
 	return r
 }
 
+// WithTools returns r with each of tools added that r does not name
+// already, in order.
+func WithTools(r RequestTools, tools ...ToolDefinition) RequestTools {
+	for _, add := range tools {
+		named := false
+		for _, t := range r.Tools {
+			named = named || t.Name == add.Name
+		}
+		if !named {
+			r.Tools = append(append([]ToolDefinition(nil), r.Tools...), add)
+		}
+	}
+	return r
+}
+
 // ToolsText is the canonical JSON text of r: the Text of the tools
 // component, compact, in a fixed field order. Empty when r is zero.
 func ToolsText(r RequestTools) (string, error) {

@@ -279,3 +279,22 @@ func checkMembership(agent string, groups []string) error {
 	}
 	return nil
 }
+
+// RunTool answers one of ctxhost's own tools in a session.
+func (s *Server) RunTool(ctx context.Context, req *connect.Request[servicev1.RunToolRequest]) (*connect.Response[servicev1.RunToolResponse], error) {
+	m := req.Msg
+	if !engine.IsOwnTool(m.GetName()) {
+		return nil, invalidf("tool %q: ctxhost answers %s, %s, %s and %s", m.GetName(),
+			engine.MemoryViewTool, engine.MemoryAppendTool, engine.MemoryReplaceTool, "ctxhost_recall")
+	}
+	e, unlock, err := s.lockedSession(ctx, m.GetSessionId())
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	res, err := e.es.RunTool(ctx, m.GetName(), []byte(m.GetArguments()))
+	if err != nil {
+		return nil, s.memoryError(ctx, "RunTool", err)
+	}
+	return connect.NewResponse(&servicev1.RunToolResponse{Result: res.Text, IsError: res.IsError}), nil
+}

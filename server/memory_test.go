@@ -155,3 +155,28 @@ func TestMemorySharedPostgres(t *testing.T) {
 		t.Errorf("a's prepare lacks its own edit: %s", p)
 	}
 }
+
+// TestRunToolService: RunTool answers the memory tools as the model's
+// calls, refusals as results, and refuses tools that are not ctxhost's.
+func TestRunToolService(t *testing.T) {
+	ctx := context.Background()
+	c := client(t, newTestServer(t, t.TempDir()))
+	if _, err := c.CreateSession(ctx, req(&servicev1.CreateSessionRequest{SessionId: "t", Groups: []string{"team"}})); err != nil {
+		t.Fatal(err)
+	}
+	putBlock(t, c, &servicev1.MemoryBlock{Scope: "group:team", Label: "log", Limit: 30}, 0)
+	res, err := c.RunTool(ctx, req(&servicev1.RunToolRequest{SessionId: "t", Name: "ctxhost_memory_append", Arguments: `{"label":"log","text":"deployed v2"}`}))
+	if err != nil || res.Msg.IsError {
+		t.Fatalf("append: %+v, %v", res, err)
+	}
+	res, err = c.RunTool(ctx, req(&servicev1.RunToolRequest{SessionId: "t", Name: "ctxhost_memory_append", Arguments: `{"label":"log","text":"` + strings.Repeat("z", 30) + `"}`}))
+	if err != nil || !res.Msg.IsError || !strings.Contains(res.Msg.Result, "limit of 30 chars") {
+		t.Errorf("append over the limit: %+v, %v", res, err)
+	}
+	if p := prepared(t, c, "t"); !strings.Contains(p, "deployed v2") {
+		t.Errorf("the tool's append is not in the next prepare: %s", p)
+	}
+	if _, err := c.RunTool(ctx, req(&servicev1.RunToolRequest{SessionId: "t", Name: "bash"})); connect.CodeOf(err) != connect.CodeInvalidArgument {
+		t.Errorf("a tool that is not ctxhost's: %v", err)
+	}
+}

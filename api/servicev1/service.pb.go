@@ -1656,8 +1656,8 @@ type GetHistoryResponse struct {
 	Entries []*HistoryEntry        `protobuf:"bytes,1,rep,name=entries,proto3" json:"entries,omitempty"`
 	Total   int32                  `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"` // messages in the history
 	// shape is how the history reads the conversation (chat, tools or
-	// agent; empty when the profile's infer rule is not auto), and
-	// shape_reason why: the evidence it decided on.
+	// agent; under infer auto decided from its messages, under another
+	// rule the rule's; empty under infer off), shape_reason why.
 	Shape         string `protobuf:"bytes,3,opt,name=shape,proto3" json:"shape,omitempty"`
 	ShapeReason   string `protobuf:"bytes,4,opt,name=shape_reason,json=shapeReason,proto3" json:"shape_reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -4248,6 +4248,121 @@ func (x *ChangeEvent) GetChange() *structpb.Value {
 	return nil
 }
 
+type RunToolRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`           // the tool's name
+	Arguments     string                 `protobuf:"bytes,3,opt,name=arguments,proto3" json:"arguments,omitempty"` // the call's arguments, JSON text as the model gave them
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunToolRequest) Reset() {
+	*x = RunToolRequest{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunToolRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunToolRequest) ProtoMessage() {}
+
+func (x *RunToolRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunToolRequest.ProtoReflect.Descriptor instead.
+func (*RunToolRequest) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *RunToolRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *RunToolRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *RunToolRequest) GetArguments() string {
+	if x != nil {
+		return x.Arguments
+	}
+	return ""
+}
+
+// RunToolResponse is the tool's result for the model: is_error marks a
+// refusal it should act on (a block over its limit, a read-only block, an
+// unknown label or message id).
+type RunToolResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Result        string                 `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	IsError       bool                   `protobuf:"varint,2,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunToolResponse) Reset() {
+	*x = RunToolResponse{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunToolResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunToolResponse) ProtoMessage() {}
+
+func (x *RunToolResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunToolResponse.ProtoReflect.Descriptor instead.
+func (*RunToolResponse) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *RunToolResponse) GetResult() string {
+	if x != nil {
+		return x.Result
+	}
+	return ""
+}
+
+func (x *RunToolResponse) GetIsError() bool {
+	if x != nil {
+		return x.IsError
+	}
+	return false
+}
+
 var File_ctxhost_service_v1_service_proto protoreflect.FileDescriptor
 
 const file_ctxhost_service_v1_service_proto_rawDesc = "" +
@@ -4615,14 +4730,22 @@ const file_ctxhost_service_v1_service_proto_rawDesc = "" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x12\n" +
 	"\x04type\x18\x03 \x01(\tR\x04type\x12\x14\n" +
 	"\x05kinds\x18\x04 \x03(\tR\x05kinds\x12.\n" +
-	"\x06change\x18\x05 \x01(\v2\x16.google.protobuf.ValueR\x06change*o\n" +
+	"\x06change\x18\x05 \x01(\v2\x16.google.protobuf.ValueR\x06change\"a\n" +
+	"\x0eRunToolRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
+	"\targuments\x18\x03 \x01(\tR\targuments\"D\n" +
+	"\x0fRunToolResponse\x12\x16\n" +
+	"\x06result\x18\x01 \x01(\tR\x06result\x12\x19\n" +
+	"\bis_error\x18\x02 \x01(\bR\aisError*o\n" +
 	"\x04Text\x12\x14\n" +
 	"\x10TEXT_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12TEXT_SYSTEM_PROMPT\x10\x01\x12\x15\n" +
 	"\x11TEXT_INSTRUCTIONS\x10\x02\x12\x0e\n" +
 	"\n" +
 	"TEXT_INPUT\x10\x03\x12\x12\n" +
-	"\x0eTEXT_TEAM_TASK\x10\x042\xc2\x14\n" +
+	"\x0eTEXT_TEAM_TASK\x10\x042\x96\x15\n" +
 	"\x0eContextService\x12Z\n" +
 	"\rCreateSession\x12(.ctxhost.service.v1.CreateSessionRequest\x1a\x1f.ctxhost.service.v1.SessionInfo\x12T\n" +
 	"\n" +
@@ -4651,7 +4774,8 @@ const file_ctxhost_service_v1_service_proto_rawDesc = "" +
 	"\x0ePutMemoryBlock\x12).ctxhost.service.v1.PutMemoryBlockRequest\x1a\x1f.ctxhost.service.v1.MemoryBlock\x12^\n" +
 	"\x0fEditMemoryBlock\x12*.ctxhost.service.v1.EditMemoryBlockRequest\x1a\x1f.ctxhost.service.v1.MemoryBlock\x12p\n" +
 	"\x11DeleteMemoryBlock\x12,.ctxhost.service.v1.DeleteMemoryBlockRequest\x1a-.ctxhost.service.v1.DeleteMemoryBlockResponse\x12r\n" +
-	"\x17ListMemoryBlockVersions\x12).ctxhost.service.v1.GetMemoryBlockRequest\x1a,.ctxhost.service.v1.ListMemoryBlocksResponse\x12Z\n" +
+	"\x17ListMemoryBlockVersions\x12).ctxhost.service.v1.GetMemoryBlockRequest\x1a,.ctxhost.service.v1.ListMemoryBlocksResponse\x12R\n" +
+	"\aRunTool\x12\".ctxhost.service.v1.RunToolRequest\x1a#.ctxhost.service.v1.RunToolResponse\x12Z\n" +
 	"\rSetMembership\x12(.ctxhost.service.v1.SetMembershipRequest\x1a\x1f.ctxhost.service.v1.SessionInfo\x12O\n" +
 	"\x06Health\x12!.ctxhost.service.v1.HealthRequest\x1a\".ctxhost.service.v1.HealthResponse\x12N\n" +
 	"\x05Ready\x12!.ctxhost.service.v1.HealthRequest\x1a\".ctxhost.service.v1.HealthResponseB4Z2github.com/ctxhost/ctxhost/api/servicev1;servicev1b\x06proto3"
@@ -4669,7 +4793,7 @@ func file_ctxhost_service_v1_service_proto_rawDescGZIP() []byte {
 }
 
 var file_ctxhost_service_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_ctxhost_service_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 60)
+var file_ctxhost_service_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 62)
 var file_ctxhost_service_v1_service_proto_goTypes = []any{
 	(Text)(0),                         // 0: ctxhost.service.v1.Text
 	(*WriteOptions)(nil),              // 1: ctxhost.service.v1.WriteOptions
@@ -4731,19 +4855,21 @@ var file_ctxhost_service_v1_service_proto_goTypes = []any{
 	(*SetMembershipRequest)(nil),      // 57: ctxhost.service.v1.SetMembershipRequest
 	(*WatchEventsRequest)(nil),        // 58: ctxhost.service.v1.WatchEventsRequest
 	(*ChangeEvent)(nil),               // 59: ctxhost.service.v1.ChangeEvent
-	nil,                               // 60: ctxhost.service.v1.Message.MetadataEntry
-	(*structpb.Value)(nil),            // 61: google.protobuf.Value
+	(*RunToolRequest)(nil),            // 60: ctxhost.service.v1.RunToolRequest
+	(*RunToolResponse)(nil),           // 61: ctxhost.service.v1.RunToolResponse
+	nil,                               // 62: ctxhost.service.v1.Message.MetadataEntry
+	(*structpb.Value)(nil),            // 63: google.protobuf.Value
 }
 var file_ctxhost_service_v1_service_proto_depIdxs = []int32{
 	10, // 0: ctxhost.service.v1.Message.tool_calls:type_name -> ctxhost.service.v1.ToolCall
-	60, // 1: ctxhost.service.v1.Message.metadata:type_name -> ctxhost.service.v1.Message.MetadataEntry
+	62, // 1: ctxhost.service.v1.Message.metadata:type_name -> ctxhost.service.v1.Message.MetadataEntry
 	11, // 2: ctxhost.service.v1.Message.parts:type_name -> ctxhost.service.v1.Part
 	12, // 3: ctxhost.service.v1.AppendMessagesRequest.messages:type_name -> ctxhost.service.v1.Message
 	1,  // 4: ctxhost.service.v1.AppendMessagesRequest.write:type_name -> ctxhost.service.v1.WriteOptions
 	0,  // 5: ctxhost.service.v1.SetTextRequest.text:type_name -> ctxhost.service.v1.Text
 	1,  // 6: ctxhost.service.v1.SetTextRequest.write:type_name -> ctxhost.service.v1.WriteOptions
-	61, // 7: ctxhost.service.v1.ToolDefinition.parameters:type_name -> google.protobuf.Value
-	61, // 8: ctxhost.service.v1.ResponseFormat.schema:type_name -> google.protobuf.Value
+	63, // 7: ctxhost.service.v1.ToolDefinition.parameters:type_name -> google.protobuf.Value
+	63, // 8: ctxhost.service.v1.ResponseFormat.schema:type_name -> google.protobuf.Value
 	16, // 9: ctxhost.service.v1.SetToolsRequest.tools:type_name -> ctxhost.service.v1.ToolDefinition
 	17, // 10: ctxhost.service.v1.SetToolsRequest.tool_choice:type_name -> ctxhost.service.v1.ToolChoice
 	18, // 11: ctxhost.service.v1.SetToolsRequest.response_format:type_name -> ctxhost.service.v1.ResponseFormat
@@ -4751,9 +4877,9 @@ var file_ctxhost_service_v1_service_proto_depIdxs = []int32{
 	1,  // 13: ctxhost.service.v1.ClearHistoryRequest.write:type_name -> ctxhost.service.v1.WriteOptions
 	12, // 14: ctxhost.service.v1.HistoryEntry.message:type_name -> ctxhost.service.v1.Message
 	22, // 15: ctxhost.service.v1.GetHistoryResponse.entries:type_name -> ctxhost.service.v1.HistoryEntry
-	61, // 16: ctxhost.service.v1.ApplyOpRequest.args:type_name -> google.protobuf.Value
+	63, // 16: ctxhost.service.v1.ApplyOpRequest.args:type_name -> google.protobuf.Value
 	1,  // 17: ctxhost.service.v1.ApplyOpRequest.write:type_name -> ctxhost.service.v1.WriteOptions
-	61, // 18: ctxhost.service.v1.ApplyOpResponse.result:type_name -> google.protobuf.Value
+	63, // 18: ctxhost.service.v1.ApplyOpResponse.result:type_name -> google.protobuf.Value
 	1,  // 19: ctxhost.service.v1.ReportUsageRequest.write:type_name -> ctxhost.service.v1.WriteOptions
 	1,  // 20: ctxhost.service.v1.CompactRequest.write:type_name -> ctxhost.service.v1.WriteOptions
 	36, // 21: ctxhost.service.v1.CompactResponse.compaction:type_name -> ctxhost.service.v1.Compaction
@@ -4770,11 +4896,11 @@ var file_ctxhost_service_v1_service_proto_depIdxs = []int32{
 	4,  // 32: ctxhost.service.v1.InspectResponse.session:type_name -> ctxhost.service.v1.SessionInfo
 	34, // 33: ctxhost.service.v1.InspectResponse.budget:type_name -> ctxhost.service.v1.Budget
 	33, // 34: ctxhost.service.v1.InspectResponse.components:type_name -> ctxhost.service.v1.ComponentTokens
-	61, // 35: ctxhost.service.v1.Event.event:type_name -> google.protobuf.Value
+	63, // 35: ctxhost.service.v1.Event.event:type_name -> google.protobuf.Value
 	45, // 36: ctxhost.service.v1.ListEventsResponse.events:type_name -> ctxhost.service.v1.Event
 	49, // 37: ctxhost.service.v1.ListMemoryBlocksResponse.blocks:type_name -> ctxhost.service.v1.MemoryBlock
 	49, // 38: ctxhost.service.v1.PutMemoryBlockRequest.block:type_name -> ctxhost.service.v1.MemoryBlock
-	61, // 39: ctxhost.service.v1.ChangeEvent.change:type_name -> google.protobuf.Value
+	63, // 39: ctxhost.service.v1.ChangeEvent.change:type_name -> google.protobuf.Value
 	3,  // 40: ctxhost.service.v1.ContextService.CreateSession:input_type -> ctxhost.service.v1.CreateSessionRequest
 	5,  // 41: ctxhost.service.v1.ContextService.GetSession:input_type -> ctxhost.service.v1.GetSessionRequest
 	6,  // 42: ctxhost.service.v1.ContextService.ListSessions:input_type -> ctxhost.service.v1.ListSessionsRequest
@@ -4800,39 +4926,41 @@ var file_ctxhost_service_v1_service_proto_depIdxs = []int32{
 	54, // 62: ctxhost.service.v1.ContextService.EditMemoryBlock:input_type -> ctxhost.service.v1.EditMemoryBlockRequest
 	55, // 63: ctxhost.service.v1.ContextService.DeleteMemoryBlock:input_type -> ctxhost.service.v1.DeleteMemoryBlockRequest
 	52, // 64: ctxhost.service.v1.ContextService.ListMemoryBlockVersions:input_type -> ctxhost.service.v1.GetMemoryBlockRequest
-	57, // 65: ctxhost.service.v1.ContextService.SetMembership:input_type -> ctxhost.service.v1.SetMembershipRequest
-	47, // 66: ctxhost.service.v1.ContextService.Health:input_type -> ctxhost.service.v1.HealthRequest
-	47, // 67: ctxhost.service.v1.ContextService.Ready:input_type -> ctxhost.service.v1.HealthRequest
-	4,  // 68: ctxhost.service.v1.ContextService.CreateSession:output_type -> ctxhost.service.v1.SessionInfo
-	4,  // 69: ctxhost.service.v1.ContextService.GetSession:output_type -> ctxhost.service.v1.SessionInfo
-	7,  // 70: ctxhost.service.v1.ContextService.ListSessions:output_type -> ctxhost.service.v1.ListSessionsResponse
-	9,  // 71: ctxhost.service.v1.ContextService.DeleteSession:output_type -> ctxhost.service.v1.DeleteSessionResponse
-	14, // 72: ctxhost.service.v1.ContextService.AppendMessages:output_type -> ctxhost.service.v1.AppendMessagesResponse
-	2,  // 73: ctxhost.service.v1.ContextService.SetText:output_type -> ctxhost.service.v1.WriteResponse
-	27, // 74: ctxhost.service.v1.ContextService.ApplyOp:output_type -> ctxhost.service.v1.ApplyOpResponse
-	2,  // 75: ctxhost.service.v1.ContextService.ReportUsage:output_type -> ctxhost.service.v1.WriteResponse
-	30, // 76: ctxhost.service.v1.ContextService.Compact:output_type -> ctxhost.service.v1.CompactResponse
-	2,  // 77: ctxhost.service.v1.ContextService.ImportState:output_type -> ctxhost.service.v1.WriteResponse
-	2,  // 78: ctxhost.service.v1.ContextService.SetTools:output_type -> ctxhost.service.v1.WriteResponse
-	2,  // 79: ctxhost.service.v1.ContextService.ClearHistory:output_type -> ctxhost.service.v1.WriteResponse
-	39, // 80: ctxhost.service.v1.ContextService.Prepare:output_type -> ctxhost.service.v1.PrepareResponse
-	41, // 81: ctxhost.service.v1.ContextService.Inspect:output_type -> ctxhost.service.v1.InspectResponse
-	43, // 82: ctxhost.service.v1.ContextService.ExportState:output_type -> ctxhost.service.v1.ExportStateResponse
-	46, // 83: ctxhost.service.v1.ContextService.ListEvents:output_type -> ctxhost.service.v1.ListEventsResponse
-	23, // 84: ctxhost.service.v1.ContextService.GetHistory:output_type -> ctxhost.service.v1.GetHistoryResponse
-	25, // 85: ctxhost.service.v1.ContextService.FormatHistory:output_type -> ctxhost.service.v1.FormatHistoryResponse
-	59, // 86: ctxhost.service.v1.ContextService.WatchEvents:output_type -> ctxhost.service.v1.ChangeEvent
-	51, // 87: ctxhost.service.v1.ContextService.ListMemoryBlocks:output_type -> ctxhost.service.v1.ListMemoryBlocksResponse
-	49, // 88: ctxhost.service.v1.ContextService.GetMemoryBlock:output_type -> ctxhost.service.v1.MemoryBlock
-	49, // 89: ctxhost.service.v1.ContextService.PutMemoryBlock:output_type -> ctxhost.service.v1.MemoryBlock
-	49, // 90: ctxhost.service.v1.ContextService.EditMemoryBlock:output_type -> ctxhost.service.v1.MemoryBlock
-	56, // 91: ctxhost.service.v1.ContextService.DeleteMemoryBlock:output_type -> ctxhost.service.v1.DeleteMemoryBlockResponse
-	51, // 92: ctxhost.service.v1.ContextService.ListMemoryBlockVersions:output_type -> ctxhost.service.v1.ListMemoryBlocksResponse
-	4,  // 93: ctxhost.service.v1.ContextService.SetMembership:output_type -> ctxhost.service.v1.SessionInfo
-	48, // 94: ctxhost.service.v1.ContextService.Health:output_type -> ctxhost.service.v1.HealthResponse
-	48, // 95: ctxhost.service.v1.ContextService.Ready:output_type -> ctxhost.service.v1.HealthResponse
-	68, // [68:96] is the sub-list for method output_type
-	40, // [40:68] is the sub-list for method input_type
+	60, // 65: ctxhost.service.v1.ContextService.RunTool:input_type -> ctxhost.service.v1.RunToolRequest
+	57, // 66: ctxhost.service.v1.ContextService.SetMembership:input_type -> ctxhost.service.v1.SetMembershipRequest
+	47, // 67: ctxhost.service.v1.ContextService.Health:input_type -> ctxhost.service.v1.HealthRequest
+	47, // 68: ctxhost.service.v1.ContextService.Ready:input_type -> ctxhost.service.v1.HealthRequest
+	4,  // 69: ctxhost.service.v1.ContextService.CreateSession:output_type -> ctxhost.service.v1.SessionInfo
+	4,  // 70: ctxhost.service.v1.ContextService.GetSession:output_type -> ctxhost.service.v1.SessionInfo
+	7,  // 71: ctxhost.service.v1.ContextService.ListSessions:output_type -> ctxhost.service.v1.ListSessionsResponse
+	9,  // 72: ctxhost.service.v1.ContextService.DeleteSession:output_type -> ctxhost.service.v1.DeleteSessionResponse
+	14, // 73: ctxhost.service.v1.ContextService.AppendMessages:output_type -> ctxhost.service.v1.AppendMessagesResponse
+	2,  // 74: ctxhost.service.v1.ContextService.SetText:output_type -> ctxhost.service.v1.WriteResponse
+	27, // 75: ctxhost.service.v1.ContextService.ApplyOp:output_type -> ctxhost.service.v1.ApplyOpResponse
+	2,  // 76: ctxhost.service.v1.ContextService.ReportUsage:output_type -> ctxhost.service.v1.WriteResponse
+	30, // 77: ctxhost.service.v1.ContextService.Compact:output_type -> ctxhost.service.v1.CompactResponse
+	2,  // 78: ctxhost.service.v1.ContextService.ImportState:output_type -> ctxhost.service.v1.WriteResponse
+	2,  // 79: ctxhost.service.v1.ContextService.SetTools:output_type -> ctxhost.service.v1.WriteResponse
+	2,  // 80: ctxhost.service.v1.ContextService.ClearHistory:output_type -> ctxhost.service.v1.WriteResponse
+	39, // 81: ctxhost.service.v1.ContextService.Prepare:output_type -> ctxhost.service.v1.PrepareResponse
+	41, // 82: ctxhost.service.v1.ContextService.Inspect:output_type -> ctxhost.service.v1.InspectResponse
+	43, // 83: ctxhost.service.v1.ContextService.ExportState:output_type -> ctxhost.service.v1.ExportStateResponse
+	46, // 84: ctxhost.service.v1.ContextService.ListEvents:output_type -> ctxhost.service.v1.ListEventsResponse
+	23, // 85: ctxhost.service.v1.ContextService.GetHistory:output_type -> ctxhost.service.v1.GetHistoryResponse
+	25, // 86: ctxhost.service.v1.ContextService.FormatHistory:output_type -> ctxhost.service.v1.FormatHistoryResponse
+	59, // 87: ctxhost.service.v1.ContextService.WatchEvents:output_type -> ctxhost.service.v1.ChangeEvent
+	51, // 88: ctxhost.service.v1.ContextService.ListMemoryBlocks:output_type -> ctxhost.service.v1.ListMemoryBlocksResponse
+	49, // 89: ctxhost.service.v1.ContextService.GetMemoryBlock:output_type -> ctxhost.service.v1.MemoryBlock
+	49, // 90: ctxhost.service.v1.ContextService.PutMemoryBlock:output_type -> ctxhost.service.v1.MemoryBlock
+	49, // 91: ctxhost.service.v1.ContextService.EditMemoryBlock:output_type -> ctxhost.service.v1.MemoryBlock
+	56, // 92: ctxhost.service.v1.ContextService.DeleteMemoryBlock:output_type -> ctxhost.service.v1.DeleteMemoryBlockResponse
+	51, // 93: ctxhost.service.v1.ContextService.ListMemoryBlockVersions:output_type -> ctxhost.service.v1.ListMemoryBlocksResponse
+	61, // 94: ctxhost.service.v1.ContextService.RunTool:output_type -> ctxhost.service.v1.RunToolResponse
+	4,  // 95: ctxhost.service.v1.ContextService.SetMembership:output_type -> ctxhost.service.v1.SessionInfo
+	48, // 96: ctxhost.service.v1.ContextService.Health:output_type -> ctxhost.service.v1.HealthResponse
+	48, // 97: ctxhost.service.v1.ContextService.Ready:output_type -> ctxhost.service.v1.HealthResponse
+	69, // [69:98] is the sub-list for method output_type
+	40, // [40:69] is the sub-list for method input_type
 	40, // [40:40] is the sub-list for extension type_name
 	40, // [40:40] is the sub-list for extension extendee
 	0,  // [0:40] is the sub-list for field type_name
@@ -4849,7 +4977,7 @@ func file_ctxhost_service_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxhost_service_v1_service_proto_rawDesc), len(file_ctxhost_service_v1_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   60,
+			NumMessages:   62,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

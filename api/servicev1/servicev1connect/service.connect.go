@@ -116,6 +116,8 @@ const (
 	// ContextServiceListMemoryBlockVersionsProcedure is the fully-qualified name of the
 	// ContextService's ListMemoryBlockVersions RPC.
 	ContextServiceListMemoryBlockVersionsProcedure = "/ctxhost.service.v1.ContextService/ListMemoryBlockVersions"
+	// ContextServiceRunToolProcedure is the fully-qualified name of the ContextService's RunTool RPC.
+	ContextServiceRunToolProcedure = "/ctxhost.service.v1.ContextService/RunTool"
 	// ContextServiceSetMembershipProcedure is the fully-qualified name of the ContextService's
 	// SetMembership RPC.
 	ContextServiceSetMembershipProcedure = "/ctxhost.service.v1.ContextService/SetMembership"
@@ -162,6 +164,12 @@ type ContextServiceClient interface {
 	EditMemoryBlock(context.Context, *connect.Request[servicev1.EditMemoryBlockRequest]) (*connect.Response[servicev1.MemoryBlock], error)
 	DeleteMemoryBlock(context.Context, *connect.Request[servicev1.DeleteMemoryBlockRequest]) (*connect.Response[servicev1.DeleteMemoryBlockResponse], error)
 	ListMemoryBlockVersions(context.Context, *connect.Request[servicev1.GetMemoryBlockRequest]) (*connect.Response[servicev1.ListMemoryBlocksResponse], error)
+	// RunTool answers one of the tools ctxhost answers itself (the memory
+	// tools ctxhost_memory_view, ctxhost_memory_append,
+	// ctxhost_memory_replace, and ctxhost_recall) as the model called it in
+	// a session: what the call path does before calling the model again,
+	// for agents that call the model themselves.
+	RunTool(context.Context, *connect.Request[servicev1.RunToolRequest]) (*connect.Response[servicev1.RunToolResponse], error)
 	// SetMembership names the agent and the groups (beyond its profile's)
 	// whose blocks a session sees.
 	SetMembership(context.Context, *connect.Request[servicev1.SetMembershipRequest]) (*connect.Response[servicev1.SessionInfo], error)
@@ -332,6 +340,12 @@ func NewContextServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(contextServiceMethods.ByName("ListMemoryBlockVersions")),
 			connect.WithClientOptions(opts...),
 		),
+		runTool: connect.NewClient[servicev1.RunToolRequest, servicev1.RunToolResponse](
+			httpClient,
+			baseURL+ContextServiceRunToolProcedure,
+			connect.WithSchema(contextServiceMethods.ByName("RunTool")),
+			connect.WithClientOptions(opts...),
+		),
 		setMembership: connect.NewClient[servicev1.SetMembershipRequest, servicev1.SessionInfo](
 			httpClient,
 			baseURL+ContextServiceSetMembershipProcedure,
@@ -380,6 +394,7 @@ type contextServiceClient struct {
 	editMemoryBlock         *connect.Client[servicev1.EditMemoryBlockRequest, servicev1.MemoryBlock]
 	deleteMemoryBlock       *connect.Client[servicev1.DeleteMemoryBlockRequest, servicev1.DeleteMemoryBlockResponse]
 	listMemoryBlockVersions *connect.Client[servicev1.GetMemoryBlockRequest, servicev1.ListMemoryBlocksResponse]
+	runTool                 *connect.Client[servicev1.RunToolRequest, servicev1.RunToolResponse]
 	setMembership           *connect.Client[servicev1.SetMembershipRequest, servicev1.SessionInfo]
 	health                  *connect.Client[servicev1.HealthRequest, servicev1.HealthResponse]
 	ready                   *connect.Client[servicev1.HealthRequest, servicev1.HealthResponse]
@@ -510,6 +525,11 @@ func (c *contextServiceClient) ListMemoryBlockVersions(ctx context.Context, req 
 	return c.listMemoryBlockVersions.CallUnary(ctx, req)
 }
 
+// RunTool calls ctxhost.service.v1.ContextService.RunTool.
+func (c *contextServiceClient) RunTool(ctx context.Context, req *connect.Request[servicev1.RunToolRequest]) (*connect.Response[servicev1.RunToolResponse], error) {
+	return c.runTool.CallUnary(ctx, req)
+}
+
 // SetMembership calls ctxhost.service.v1.ContextService.SetMembership.
 func (c *contextServiceClient) SetMembership(ctx context.Context, req *connect.Request[servicev1.SetMembershipRequest]) (*connect.Response[servicev1.SessionInfo], error) {
 	return c.setMembership.CallUnary(ctx, req)
@@ -562,6 +582,12 @@ type ContextServiceHandler interface {
 	EditMemoryBlock(context.Context, *connect.Request[servicev1.EditMemoryBlockRequest]) (*connect.Response[servicev1.MemoryBlock], error)
 	DeleteMemoryBlock(context.Context, *connect.Request[servicev1.DeleteMemoryBlockRequest]) (*connect.Response[servicev1.DeleteMemoryBlockResponse], error)
 	ListMemoryBlockVersions(context.Context, *connect.Request[servicev1.GetMemoryBlockRequest]) (*connect.Response[servicev1.ListMemoryBlocksResponse], error)
+	// RunTool answers one of the tools ctxhost answers itself (the memory
+	// tools ctxhost_memory_view, ctxhost_memory_append,
+	// ctxhost_memory_replace, and ctxhost_recall) as the model called it in
+	// a session: what the call path does before calling the model again,
+	// for agents that call the model themselves.
+	RunTool(context.Context, *connect.Request[servicev1.RunToolRequest]) (*connect.Response[servicev1.RunToolResponse], error)
 	// SetMembership names the agent and the groups (beyond its profile's)
 	// whose blocks a session sees.
 	SetMembership(context.Context, *connect.Request[servicev1.SetMembershipRequest]) (*connect.Response[servicev1.SessionInfo], error)
@@ -728,6 +754,12 @@ func NewContextServiceHandler(svc ContextServiceHandler, opts ...connect.Handler
 		connect.WithSchema(contextServiceMethods.ByName("ListMemoryBlockVersions")),
 		connect.WithHandlerOptions(opts...),
 	)
+	contextServiceRunToolHandler := connect.NewUnaryHandler(
+		ContextServiceRunToolProcedure,
+		svc.RunTool,
+		connect.WithSchema(contextServiceMethods.ByName("RunTool")),
+		connect.WithHandlerOptions(opts...),
+	)
 	contextServiceSetMembershipHandler := connect.NewUnaryHandler(
 		ContextServiceSetMembershipProcedure,
 		svc.SetMembership,
@@ -798,6 +830,8 @@ func NewContextServiceHandler(svc ContextServiceHandler, opts ...connect.Handler
 			contextServiceDeleteMemoryBlockHandler.ServeHTTP(w, r)
 		case ContextServiceListMemoryBlockVersionsProcedure:
 			contextServiceListMemoryBlockVersionsHandler.ServeHTTP(w, r)
+		case ContextServiceRunToolProcedure:
+			contextServiceRunToolHandler.ServeHTTP(w, r)
 		case ContextServiceSetMembershipProcedure:
 			contextServiceSetMembershipHandler.ServeHTTP(w, r)
 		case ContextServiceHealthProcedure:
@@ -911,6 +945,10 @@ func (UnimplementedContextServiceHandler) DeleteMemoryBlock(context.Context, *co
 
 func (UnimplementedContextServiceHandler) ListMemoryBlockVersions(context.Context, *connect.Request[servicev1.GetMemoryBlockRequest]) (*connect.Response[servicev1.ListMemoryBlocksResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("ctxhost.service.v1.ContextService.ListMemoryBlockVersions is not implemented"))
+}
+
+func (UnimplementedContextServiceHandler) RunTool(context.Context, *connect.Request[servicev1.RunToolRequest]) (*connect.Response[servicev1.RunToolResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("ctxhost.service.v1.ContextService.RunTool is not implemented"))
 }
 
 func (UnimplementedContextServiceHandler) SetMembership(context.Context, *connect.Request[servicev1.SetMembershipRequest]) (*connect.Response[servicev1.SessionInfo], error) {
