@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -65,6 +66,20 @@ func (s *Server) WithSession(ctx context.Context, id, profile string, fn func(*e
 		return &callpath.SessionError{Status: http.StatusServiceUnavailable, Err: err}
 	}
 	defer unlock()
+	err = s.withSession(ctx, id, profile, fn)
+	if errors.Is(err, engine.ErrNotPersisted) || errors.As(err, new(errTemporary)) {
+		// The store failed (its disk full, or it did not answer): nothing
+		// was applied, and a retry may pass.
+		s.log.Error("call path: the store failed", "session", id, "error", err)
+		s.health.failed(time.Now(), "a change could not be saved")
+		return &callpath.SessionError{Status: http.StatusServiceUnavailable,
+			Err: fmt.Errorf("session %q could not be saved or read (the store failed, see the server log); nothing was applied, retry the call", id)}
+	}
+	return err
+}
+
+// withSession is WithSession holding the session's lock.
+func (s *Server) withSession(ctx context.Context, id, profile string, fn func(*engine.Session) error) error {
 	e, err := s.session(ctx, id)
 	if connect.CodeOf(err) == connect.CodeNotFound {
 		eng := s.engines[profile]

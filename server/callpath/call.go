@@ -442,16 +442,19 @@ func (c *call) relayWhole(res *http.Response, a answer, es *engine.Session) erro
 	if err := a.Whole(body); err != nil {
 		return failf(http.StatusBadGateway, "bad_answer", "upstream answer unreadable: %v", err)
 	}
+	// Recorded before it goes out, so a read after the answer (on any
+	// server) sees it; a record that fails is the call's error, and
+	// nothing of the call is applied.
+	if err := c.record(es, a); err != nil {
+		return err
+	}
 	copyResponseHeaders(c.w.Header(), res.Header)
 	c.w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	c.status = http.StatusOK
 	c.wrote = true
 	c.w.WriteHeader(http.StatusOK)
 	_, _ = c.w.Write(body)
-	// The answer is complete at the caller (its length was announced)
-	// before it is recorded; see dispatch for why that loses nothing.
-	_ = http.NewResponseController(c.w).Flush()
-	return c.record(es, a)
+	return nil
 }
 
 // errAnswerTooLarge: an answer body over the upstream's MaxAnswerBytes.
@@ -506,6 +509,10 @@ func (c *call) record(es *engine.Session, a answer) error {
 		return nil
 	})
 	if err != nil {
+		if errors.Is(err, engine.ErrNotPersisted) { // the store failed (its disk full): nothing applied, a retry may pass
+			c.h.log.Error("record the answer: the store failed", "session", c.session, "error", err)
+			err = failf(http.StatusServiceUnavailable, "unsaved", "the answer could not be saved (the store failed, see the server log); nothing of the call was applied, retry it")
+		}
 		return errors.Join(err, ErrUnsaved) // nothing of the answer was saved
 	}
 	if u.Known {

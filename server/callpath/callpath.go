@@ -18,8 +18,11 @@
 //     the caller's own API key; a streamed answer is relayed event by event
 //     as it arrives.
 //   - record: the answer (text, tool calls, thinking) is appended to the
-//     session and its usage reported. A streamed answer's last event is sent
-//     only once the answer is recorded; an upstream connection lost before
+//     session and its usage reported. A whole answer, or a streamed
+//     answer's last event, is sent only once the answer is recorded, so a
+//     read after it sees the turn; a record that fails (the store's disk
+//     full) is a 503, or mid-stream the provider's error event, with
+//     nothing of the call applied. An upstream connection lost before
 //     the answer is whole is an error to the caller and nothing of the
 //     answer is recorded.
 //

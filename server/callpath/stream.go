@@ -132,15 +132,14 @@ func (c *call) dispatch(a answer, es *engine.Session, name string, data, raw []b
 		return true, c.abort(failf(http.StatusBadGateway, "bad_answer", "upstream event unreadable: %v", err))
 	}
 	if last {
-		// The caller has the answer before it is recorded: the caller
-		// holds its conversation, so a record that fails loses nothing
-		// (the next call brings the answer back and it is appended then),
-		// and the session's lock, held until the record is saved, keeps
-		// the next call waiting for it.
-		if err := c.flush(raw); err != nil {
-			return true, err
+		// The answer is recorded before the event that makes it whole
+		// goes out, so a read after the answer (on any server) sees it; a
+		// record that fails ends the stream with the provider's error
+		// event instead, and nothing of the call is applied.
+		if err := c.record(es, a); err != nil {
+			return true, c.abort(err)
 		}
-		return true, c.record(es, a)
+		return true, c.flush(raw)
 	}
 	return false, c.flush(raw)
 }
