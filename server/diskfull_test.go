@@ -72,31 +72,7 @@ func TestDiskFullOnTheCallPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := chaos.NewFullStore(fs)
-	cfgPath := filepath.Join(dir, "c.hcl")
-	if err := os.WriteFile(cfgPath, []byte(diskFullHCL), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, diags := config.Load([]string{cfgPath}, map[string]string{}, nil)
-	if diags.HasErrors() {
-		t.Fatal(diags)
-	}
-	e, err := engine.Start(context.Background(), cfg, engine.Options{Context: "anthropic", Store: st, ReusePayloads: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(e.Close)
-	s, err := New(Options{Engines: map[string]*engine.Engine{"anthropic": e}, Profiles: []string{"anthropic"}, Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close(context.Background()) })
-	up := httptest.NewServer(http.HandlerFunc(anthropicAnswers))
-	t.Cleanup(up.Close)
-	cp, err := s.NewCallPath(CallPathOptions{Upstreams: []callpath.Upstream{{Name: "a", Kind: callpath.KindAnthropic, BaseURL: up.URL, Profile: "anthropic"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := serveHTTP(t, s, HandlerOptions{CallPath: cp})
+	s, base := callPathServer(t, st, http.HandlerFunc(anthropicAnswers), Limits{})
 	conversation := []string{`{"role":"user","content":"first"}`}
 	call := func(stream bool) (int, string) {
 		body := fmt.Sprintf(`{"model":"m","max_tokens":100,"stream":%v,"messages":[%s]}`, stream, strings.Join(conversation, ","))
@@ -152,4 +128,35 @@ func TestDiskFullOnTheCallPath(t *testing.T) {
 	if st.Refused() == 0 {
 		t.Errorf("no write found the disk full")
 	}
+}
+
+// callPathServer serves the service and an Anthropic call path (profile
+// "anthropic" of diskFullHCL) over st in front of upstream.
+func callPathServer(t *testing.T, st record.Store, upstream http.Handler, limits Limits) (*Server, string) {
+	t.Helper()
+	cfgPath := filepath.Join(t.TempDir(), "c.hcl")
+	if err := os.WriteFile(cfgPath, []byte(diskFullHCL), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, diags := config.Load([]string{cfgPath}, map[string]string{}, nil)
+	if diags.HasErrors() {
+		t.Fatal(diags)
+	}
+	e, err := engine.Start(context.Background(), cfg, engine.Options{Context: "anthropic", Store: st, ReusePayloads: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	s, err := New(Options{Engines: map[string]*engine.Engine{"anthropic": e}, Profiles: []string{"anthropic"}, Store: st, Limits: limits})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close(context.Background()) })
+	up := httptest.NewServer(upstream)
+	t.Cleanup(up.Close)
+	cp, err := s.NewCallPath(CallPathOptions{Upstreams: []callpath.Upstream{{Name: "a", Kind: callpath.KindAnthropic, BaseURL: up.URL, Profile: "anthropic"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, serveHTTP(t, s, HandlerOptions{CallPath: cp})
 }

@@ -101,6 +101,9 @@ type entry struct {
 type sessionLock struct {
 	sem  chan struct{}
 	refs int
+	// progress is when the call holding the lock last received more of
+	// its answer (unix nanoseconds; see Progress).
+	progress atomic.Int64
 }
 
 // New returns a server over running engines. Close does not stop them.
@@ -169,23 +172,41 @@ func checkID(id string) error {
 	return nil
 }
 
-// lock takes session id's lock, waiting at most the lock wait limit and
-// no longer than ctx lives; call the returned function to release it. A
-// session busy past the limit is UNAVAILABLE (retry later).
+// lock takes session id's lock, waiting at most the lock wait limit
+// since the holder last made progress receiving its answer (Progress),
+// and no longer than ctx lives; call the returned function to release
+// it. A session busy past the limit is UNAVAILABLE (retry later).
 func (s *Server) lock(ctx context.Context, id string) (func(), error) {
 	l, release := s.sessionLock(id)
 	timer := time.NewTimer(s.limits.LockWait)
 	defer timer.Stop()
-	select {
-	case l.sem <- struct{}{}:
-		return func() { <-l.sem; release(); s.afterCall(); s.changes.notify(id) }, nil
-	case <-ctx.Done():
-		release()
-		return nil, ctx.Err()
-	case <-timer.C:
-		release()
-		return nil, connect.NewError(connect.CodeUnavailable,
-			fmt.Errorf("session %q is busy with another call (waited %s); retry the call", id, s.limits.LockWait))
+	for {
+		select {
+		case l.sem <- struct{}{}:
+			return func() { <-l.sem; release(); s.afterCall(); s.changes.notify(id) }, nil
+		case <-ctx.Done():
+			release()
+			return nil, ctx.Err()
+		case <-timer.C:
+			if since := time.Since(time.Unix(0, l.progress.Load())); since < s.limits.LockWait {
+				timer.Reset(s.limits.LockWait - since) // the call before is still receiving its answer
+				continue
+			}
+			release()
+			return nil, connect.NewError(connect.CodeUnavailable,
+				fmt.Errorf("session %q is busy with another call (waited %s since it last made progress); retry the call", id, s.limits.LockWait))
+		}
+	}
+}
+
+// Progress implements callpath.Progress: the call holding session id
+// received more of its answer, so the calls waiting for it wait on.
+func (s *Server) Progress(id string) {
+	s.mu.Lock()
+	l := s.locks[id]
+	s.mu.Unlock()
+	if l != nil {
+		l.progress.Store(time.Now().UnixNano())
 	}
 }
 

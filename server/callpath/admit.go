@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/ctxhost/ctxhost/server/admission"
 )
@@ -53,6 +54,9 @@ func (c *call) admitRequest() (io.Reader, error) {
 // admitAnswer charges the call for an upstream answer body of declared
 // length (-1: unknown) and returns the reader to read it from.
 func (c *call) admitAnswer(body io.Reader, declared int64) (io.Reader, error) {
+	if p, ok := c.h.sessions.(Progress); ok {
+		body = &progressReader{r: body, progress: func() { p.Progress(c.session) }}
+	}
 	if declared >= 0 {
 		if err := c.charge.Grow(c.r.Context(), answerWeight*declared); err != nil {
 			return nil, c.refused(err, "the upstream's answer", http.StatusBadGateway)
@@ -60,6 +64,55 @@ func (c *call) admitAnswer(body io.Reader, declared int64) (io.Reader, error) {
 		return body, nil
 	}
 	return c.charge.Reader(c.r.Context(), body, answerWeight, chargeStep), nil
+}
+
+// Progress is implemented by Sessions whose calls waiting for a session
+// wait as long as the call holding it is still receiving or recording
+// its answer: Progress(id) says the call holding session id just read
+// more of it, or is recording it.
+type Progress interface {
+	Progress(id string)
+}
+
+// working reports progress on the call's session every beat until the
+// returned function is called: the call is recording its answer, which
+// takes time in proportion to its size.
+func (c *call) working() (stop func()) {
+	p, ok := c.h.sessions.(Progress)
+	if !ok {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(beat)
+		defer t.Stop()
+		for {
+			p.Progress(c.session)
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// beat is how often a call recording its answer reports progress.
+const beat = 50 * time.Millisecond
+
+// progressReader reports progress on every read that brings bytes.
+type progressReader struct {
+	r        io.Reader
+	progress func()
+}
+
+func (p *progressReader) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.progress()
+	}
+	return n, err
 }
 
 // refused is the call's error for a charge the budget refused: the

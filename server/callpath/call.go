@@ -485,6 +485,7 @@ func readAnswerBody(r io.Reader, declared int64, limit int) ([]byte, error) {
 // saves them in one store write with the conversation and the turn held
 // since the call began.
 func (c *call) record(es *engine.Session, a answer) error {
+	defer c.working()()
 	m, ok, u := a.Result()
 	ra, isResponses := a.(*responses.Answer)
 	if ok && isResponses && c.req.store {
