@@ -303,6 +303,10 @@ func decodeServer(fb fileBlock, s *Server, diags *hcl.Diagnostics) {
 	r.integer("compress_min_bytes", &s.CompressMinBytes)
 	r.boolean("shared_store", &s.SharedStore)
 	r.integer("memory_limit", &s.MemoryLimit)
+	r.boolean("inspector", &s.Inspector)
+	r.str("trace_endpoint", &s.TraceEndpoint)
+	r.str("trace_protocol", &s.TraceProtocol)
+	r.number("trace_sample_ratio", &s.TraceSampleRatio)
 	var token string
 	r.str("token", &token)
 	if s.IsSet("token") {

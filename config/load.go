@@ -76,7 +76,7 @@ func Load(paths []string, vars map[string]string, env []string) (*Config, hcl.Di
 	}
 	cfg.Server = Server{Listen: DefaultListen, MaxRequestBytes: DefaultMaxRequestBytes,
 		MaxAppendMessages: DefaultMaxAppendMessages, MaxAppendBytes: DefaultMaxAppendBytes, LockWait: DefaultLockWait, AdmissionWait: DefaultAdmissionWait,
-		MemoryLimit: DefaultMemoryLimit}
+		MemoryLimit: DefaultMemoryLimit, Inspector: true, TraceProtocol: "http/protobuf", TraceSampleRatio: 1}
 	if servers := byType[blockServer]; len(servers) > 0 {
 		decodeServer(servers[0], &cfg.Server, &diags)
 	}

@@ -66,7 +66,8 @@ var agentSchema = attrSchema(nil, "type", "assembler", "format", "system_instruc
 var hostSchema = attrSchema(nil, "log_level", "log_format", "store")
 
 // serverSchema lists "token" only to explain that it is not accepted.
-var serverSchema = attrSchema(nil, "listen", "token_file", "tls_cert", "tls_key", "max_request_bytes", "max_append_messages", "max_append_bytes", "lock_wait", "admission_wait", "compress_min_bytes", "shared_store", "memory_limit", "token")
+var serverSchema = attrSchema(nil, "listen", "token_file", "tls_cert", "tls_key", "max_request_bytes", "max_append_messages", "max_append_bytes", "lock_wait", "admission_wait", "compress_min_bytes", "shared_store", "memory_limit", "token",
+	"inspector", "trace_endpoint", "trace_protocol", "trace_sample_ratio")
 
 // upstreamSchema lists "api_key" only to explain that it is not accepted.
 var upstreamSchema = attrSchema([]string{"kind", "base_url"}, "profile", "timeout", "max_answer_bytes", "fallback_model", "api_key")

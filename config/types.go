@@ -418,6 +418,18 @@ type Server struct {
 	// Unset: off on a loopback listen address, DefaultCompressMinBytes
 	// elsewhere (see CompressMin).
 	CompressMinBytes int
+	// Inspector serves the web inspector under /ui (default true).
+	Inspector bool
+	// TraceEndpoint, when set, is the OpenTelemetry collector the server's
+	// spans are exported to over OTLP (http://HOST:4318 for OTLP/HTTP,
+	// http://HOST:4317 with TraceProtocol "grpc"); unset, nothing is
+	// traced.
+	TraceEndpoint string
+	// TraceProtocol is "http/protobuf" (default) or "grpc".
+	TraceProtocol string
+	// TraceSampleRatio is the share of calls traced, over 0 and at most 1
+	// (default 1).
+	TraceSampleRatio float64
 }
 
 // CompressMin is the response size from which the service compresses:

@@ -387,6 +387,17 @@ func (c *Config) validateServer(p *problems) {
 	if s.MemoryLimit != 0 && s.MemoryLimit < 32<<20 {
 		p.errorf(s.Source, "memory_limit", "Invalid memory_limit", "memory_limit must be 0 (none) or at least %d bytes (32 MiB), got %d.", 32<<20, s.MemoryLimit)
 	}
+	if s.TraceProtocol != "http/protobuf" && s.TraceProtocol != "grpc" {
+		p.errorf(s.Source, "trace_protocol", "Invalid trace_protocol", "trace_protocol is %q; want \"http/protobuf\" or \"grpc\".", s.TraceProtocol)
+	}
+	if s.TraceSampleRatio <= 0 || s.TraceSampleRatio > 1 {
+		p.errorf(s.Source, "trace_sample_ratio", "Invalid trace_sample_ratio", "trace_sample_ratio must be over 0 and at most 1, got %g.", s.TraceSampleRatio)
+	}
+	if e := s.TraceEndpoint; e != "" {
+		if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			p.errorf(s.Source, "trace_endpoint", "Invalid trace_endpoint", "trace_endpoint is %q; want the collector's URL, http://HOST:4318 (or https://), http://HOST:4317 with trace_protocol = \"grpc\".", e)
+		}
+	}
 }
 
 // memoryNamePattern is what an agent or group name may hold; memoryLabel

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ctxhost/ctxhost/api/servicev1/servicev1connect"
 	"github.com/ctxhost/ctxhost/server/callpath"
@@ -32,6 +33,9 @@ type HandlerOptions struct {
 	// CallPath, when set, serves the provider-compatible endpoints on the
 	// same port (see NewCallPath).
 	CallPath *callpath.Handler
+	// Tracer, when set, traces every service call (a span per RPC, a
+	// prepared turn's compaction steps as its events).
+	Tracer trace.Tracer
 }
 
 // Handler returns the HTTP handler of the service: the ContextService
@@ -49,7 +53,7 @@ func (s *Server) Handler(opts HandlerOptions) http.Handler {
 		connect.WithCodec(strictJSON{"json"}), connect.WithCodec(strictJSON{"json; charset=utf-8"}),
 		connect.WithReadMaxBytes(int(max)),
 		connect.WithCompressMinBytes(compressMin),
-		connect.WithInterceptors(s.interceptor(opts.Token)))
+		connect.WithInterceptors(s.interceptor(opts.Token, opts.Tracer)))
 	mux := http.NewServeMux()
 	// The token is checked before the body is read.
 	mux.Handle(path, requireToken(opts.Token, s.admitRPC(max+64<<10, http.MaxBytesHandler(h, max+64<<10)))) // framing beyond the message
@@ -109,12 +113,13 @@ type sessionOf interface{ GetSessionId() string }
 
 // interceptor checks the token, maps errors to codes, counts and logs
 // every RPC (method, session, code, duration).
-func (s *Server) interceptor(token string) connect.UnaryInterceptorFunc {
+func (s *Server) interceptor(token string, tracer trace.Tracer) connect.UnaryInterceptorFunc {
 	return func(next connect.UnaryFunc) connect.UnaryFunc {
 		return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
 			start := time.Now()
 			procedure := req.Spec().Procedure
 			method := procedure[strings.LastIndexByte(procedure, '/')+1:]
+			ctx, span := startRPCSpan(ctx, tracer, procedure, method)
 			var res connect.AnyResponse
 			var err error
 			if !authorized(token, req.Header().Get("Authorization")) {
@@ -133,6 +138,7 @@ func (s *Server) interceptor(token string) connect.UnaryInterceptorFunc {
 			if so, ok := req.Any().(sessionOf); ok {
 				session = so.GetSessionId()
 			}
+			endRPCSpan(span, session, code, err)
 			s.metrics.rpc(method, code)
 			s.log.Info("rpc", "method", method, "session", session, "code", code,
 				"duration", time.Since(start).Round(time.Microsecond).String(), "peer", req.Peer().Addr)

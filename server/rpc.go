@@ -439,6 +439,7 @@ func (s *Server) Prepare(ctx context.Context, req *connect.Request[servicev1.Pre
 	}
 	timer()
 	s.observePrepare(w.e, id, turn, time.Since(began))
+	traceTurn(ctx, turn)
 	payload, mediaType, system, hasSystem := turn.PayloadParts()
 	var link payloadLink
 	if p := turn.Prepared; p != nil && turn.Fresh == nil {

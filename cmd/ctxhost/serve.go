@@ -16,11 +16,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/ctxhost/ctxhost/config"
 	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/server"
 	"github.com/ctxhost/ctxhost/server/callpath"
 	"github.com/ctxhost/ctxhost/server/inspector"
+	"github.com/ctxhost/ctxhost/server/tracing"
 	"github.com/ctxhost/ctxhost/store"
 )
 
@@ -104,12 +108,17 @@ func cmdServe(args []string, std stdio) error {
 	}
 	srv, err := server.New(server.Options{Engines: engines, Profiles: profiles, Store: st, Logger: logger.Named("serve"),
 		Limits:    server.Limits{MaxAppendMessages: sc.MaxAppendMessages, MaxAppendBytes: sc.MaxAppendBytes, LockWait: sc.LockWait, AdmissionWait: sc.AdmissionWait},
-		Inspector: inspector.NewRecorder(inspector.Limits{})})
+		Inspector: newInspector(sc)})
 	if err != nil {
 		return err
 	}
 	defer srv.Close(context.Background())
-	callPath, writeTimeout, err := newCallPath(srv, cfg.Upstreams, token, int64(sc.MaxRequestBytes))
+	tracer, err := startTracing(ctx, sc)
+	if err != nil {
+		return &usageError{err: err}
+	}
+	defer stopTracing(tracer, logger)
+	callPath, writeTimeout, err := newCallPath(srv, cfg.Upstreams, token, int64(sc.MaxRequestBytes), tracerOf(tracer))
 	if err != nil {
 		return &usageError{err: err}
 	}
@@ -124,7 +133,7 @@ func cmdServe(args []string, std stdio) error {
 	protocols.SetUnencryptedHTTP2(true) // gRPC without TLS
 	hs := &http.Server{
 		Handler: srv.Handler(server.HandlerOptions{Token: token, MaxRequestBytes: int64(sc.MaxRequestBytes),
-			CompressMinBytes: sc.CompressMin(loopback(sc.Listen)), CallPath: callPath}),
+			CompressMinBytes: sc.CompressMin(loopback(sc.Listen)), CallPath: callPath, Tracer: tracerOf(tracer)}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      writeTimeout,
@@ -146,7 +155,9 @@ func cmdServe(args []string, std stdio) error {
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	fmt.Fprintf(std.err, "listening on %s://%s\n", scheme, ln.Addr())
-	fmt.Fprintf(std.err, "inspector: %s://%s/ui/\n", scheme, ln.Addr())
+	if sc.Inspector {
+		fmt.Fprintf(std.err, "inspector: %s://%s/ui/\n", scheme, ln.Addr())
+	}
 
 	select {
 	case err := <-served:
@@ -167,7 +178,7 @@ func cmdServe(args []string, std stdio) error {
 // newCallPath makes the provider-compatible endpoints of the upstream
 // blocks (nil without any) and the write timeout the service needs: five
 // minutes, or longer for an upstream whose calls may last longer.
-func newCallPath(srv *server.Server, blocks []*config.Upstream, token string, maxBytes int64) (*callpath.Handler, time.Duration, error) {
+func newCallPath(srv *server.Server, blocks []*config.Upstream, token string, maxBytes int64, tracer trace.Tracer) (*callpath.Handler, time.Duration, error) {
 	writeTimeout := 5 * time.Minute
 	if len(blocks) == 0 {
 		return nil, writeTimeout, nil
@@ -177,7 +188,7 @@ func newCallPath(srv *server.Server, blocks []*config.Upstream, token string, ma
 		ups[i] = callpath.Upstream{Name: u.Name, Kind: u.Kind, BaseURL: u.BaseURL, Profile: u.Profile, Timeout: u.Timeout, MaxAnswerBytes: int64(u.MaxAnswerBytes), FallbackModel: u.FallbackModel}
 		writeTimeout = max(writeTimeout, u.Timeout+time.Minute)
 	}
-	h, err := srv.NewCallPath(server.CallPathOptions{Upstreams: ups, Token: token, MaxRequestBytes: maxBytes})
+	h, err := srv.NewCallPath(server.CallPathOptions{Upstreams: ups, Token: token, MaxRequestBytes: maxBytes, Tracer: tracer})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -238,4 +249,41 @@ func setMemoryLimit(limit int) {
 		return
 	}
 	debug.SetMemoryLimit(int64(limit))
+}
+
+// newInspector is the inspector's recorder (nil when the server block
+// turns the inspector off).
+func newInspector(sc config.Server) *inspector.Recorder {
+	if !sc.Inspector {
+		return nil
+	}
+	return inspector.NewRecorder(inspector.Limits{})
+}
+
+// startTracing starts the OTLP exporter the server block names (nil:
+// none named, nothing traced).
+func startTracing(ctx context.Context, sc config.Server) (*tracing.Tracer, error) {
+	if sc.TraceEndpoint == "" {
+		return nil, nil
+	}
+	return tracing.Start(ctx, tracing.Config{Endpoint: sc.TraceEndpoint, Protocol: sc.TraceProtocol, SampleRatio: sc.TraceSampleRatio, Version: versionString()})
+}
+
+func tracerOf(t *tracing.Tracer) trace.Tracer {
+	if t == nil {
+		return nil
+	}
+	return t.Tracer()
+}
+
+// stopTracing sends the spans still buffered (for at most 5 seconds).
+func stopTracing(t *tracing.Tracer, log hclog.Logger) {
+	if t == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := t.Shutdown(ctx); err != nil {
+		log.Warn("tracing: spans not sent at shutdown", "error", err)
+	}
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/provider"
 	"github.com/ctxhost/ctxhost/provider/responses"
@@ -40,8 +42,10 @@ func (h *Handler) endpoint(u *upstream, d dialect) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		c := &call{h: h, u: u, d: d, w: w, r: r, start: start}
+		c.startTrace()
 		err := c.serve()
 		outcome := c.finish(err)
+		c.endTrace(err, outcome)
 		c.release()
 		h.metrics.called(u.Name, d.endpoint())
 		// never the query (a Gemini key may be in it) nor a header
@@ -126,11 +130,16 @@ type call struct {
 	fallback string
 	// usage is the answer's usage, once recorded.
 	usage provider.Usage
+	// span is the call's trace span (nil: not traced), tctx its context.
+	span, phaseSpan trace.Span
+	tctx            context.Context
 }
 
 // serve runs the call: read, reconcile and prepare, send, relay, record.
 func (c *call) serve() error {
-	if err := c.read(); err != nil {
+	end := c.phase("read")
+	err := c.read()
+	if end(err); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(c.r.Context(), c.u.Timeout)
@@ -293,9 +302,10 @@ func (c *call) turn(ctx context.Context, es *engine.Session) (err error) {
 		callerTokens = p.Cache.Unmanaged.Total // the whole conversation as the caller sent it
 	}
 	c.h.metrics.prepared(c.u.Name, callerTokens, p.Budget.Used)
+	end := c.phase("upstream")
 	res, sent, err := c.send(ctx, out)
 	defer sent.detach() // before the session, and the payload's memory, go to the next call
-	if err != nil {
+	if end(err); err != nil {
 		return err
 	}
 	defer res.Body.Close()
@@ -304,11 +314,13 @@ func (c *call) turn(ctx context.Context, es *engine.Session) (err error) {
 		return &callError{status: res.StatusCode, reason: statusReason(res.StatusCode), err: fmt.Errorf("upstream answered %s", res.Status)}
 	}
 	a := c.d.newAnswer(c.req)
+	end = c.phase("relay")
 	if c.req.stream {
 		err = c.relayStream(ctx, res, a, es)
 	} else {
 		err = c.relayWhole(res, a, es)
 	}
+	end(err)
 	return err
 }
 
@@ -324,8 +336,9 @@ func (c *call) prepare(ctx context.Context, es *engine.Session) (engine.Turn, er
 		if err := setTools(es, c.req.tools); err != nil {
 			return failf(http.StatusBadRequest, "bad_request", "tools: %v", err)
 		}
+		end := c.phase("reconcile")
 		replaced, err := c.reconcile(es)
-		if err != nil {
+		if end(err); err != nil {
 			return err
 		}
 		c.reportDropped()
@@ -339,10 +352,15 @@ func (c *call) prepare(ctx context.Context, es *engine.Session) (engine.Turn, er
 		if err != nil {
 			return err
 		}
+		end = c.phase("prepare")
 		turn, err = es.Prepare(ctx, "")
 		if err != nil {
 			turn, window, reserved, err = c.fallBack(ctx, es, err, window, reserved)
 		}
+		if err == nil {
+			c.tracePrepared(turn.Prepared)
+		}
+		end(err)
 		if err != nil {
 			if ce := c.overWindow(err, window, reserved); ce != nil && !c.counting {
 				return ce
@@ -492,6 +510,7 @@ func (c *call) record(es *engine.Session, a answer) error {
 		m = withResponse(m, ra)
 	}
 	c.usage = u
+	end := c.phase("record")
 	err := es.Batch(func() error {
 		if ok {
 			added, err := es.AddMessage(m)
@@ -509,6 +528,7 @@ func (c *call) record(es *engine.Session, a answer) error {
 		}
 		return nil
 	})
+	end(err)
 	if err != nil {
 		if errors.Is(err, engine.ErrNotPersisted) { // the store failed (its disk full): nothing applied, a retry may pass
 			c.h.log.Error("record the answer: the store failed", "session", c.session, "error", err)

@@ -43,6 +43,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/internal/lru"
@@ -148,6 +149,9 @@ type Options struct {
 	// Observe, when set, is called with every call that prepared a turn
 	// (not token counts), once it ended, holding the session's lock.
 	Observe func(Observed)
+	// Tracer, when set, traces every call: a span per call with a span
+	// per phase (read, reconcile, prepare, upstream, relay, record).
+	Tracer trace.Tracer
 }
 
 // Handler serves the provider endpoints.
@@ -166,6 +170,7 @@ type Handler struct {
 	responses *responsesState
 	budget    *admission.Budget
 	observe   func(Observed)
+	tracer    trace.Tracer
 }
 
 // upstream is a configured upstream with its parsed base URL.
@@ -199,7 +204,7 @@ func New(opts Options) (*Handler, error) {
 	}
 	h := &Handler{upstreams: map[string]*upstream{}, sessions: opts.Sessions, token: opts.Token, maxBytes: max,
 		log: log, client: &http.Client{Transport: tr}, metrics: newMetrics(),
-		memos: lru.New[string, memo](memoSize), seed: maphash.MakeSeed(), responses: newResponsesState(), budget: opts.Budget, observe: opts.Observe}
+		memos: lru.New[string, memo](memoSize), seed: maphash.MakeSeed(), responses: newResponsesState(), budget: opts.Budget, observe: opts.Observe, tracer: opts.Tracer}
 	h.known, h.payloads = newKnownPrefixes(h.seed), newKnownPrefixes(h.seed)
 	for _, u := range opts.Upstreams {
 		if h.upstreams[u.Kind] != nil {

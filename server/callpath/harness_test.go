@@ -69,6 +69,13 @@ func newTestPathHCL(t testing.TB, upstream http.Handler, hcl string, maxAnswer i
 // (when not nil) before the handler is made.
 func newTestPathWith(t testing.TB, upstream http.Handler, hcl string, maxAnswer int64, stored bool, set func(*Upstream)) *testPath {
 	t.Helper()
+	return newTestPathOpts(t, upstream, hcl, maxAnswer, stored, set, nil)
+}
+
+// newTestPathOpts is newTestPathWith with the handler's options changed
+// by with (when not nil).
+func newTestPathOpts(t testing.TB, upstream http.Handler, hcl string, maxAnswer int64, stored bool, set func(*Upstream), with func(*Options)) *testPath {
+	t.Helper()
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "c.hcl")
 	if err := os.WriteFile(cfgPath, []byte(hcl), 0o600); err != nil {
@@ -103,7 +110,11 @@ func newTestPathWith(t testing.TB, upstream http.Handler, hcl string, maxAnswer 
 		}
 		ups = append(ups, u)
 	}
-	h, err := New(Options{Upstreams: ups, Sessions: sessions, Engines: sessions.engines})
+	opts := Options{Upstreams: ups, Sessions: sessions, Engines: sessions.engines}
+	if with != nil {
+		with(&opts)
+	}
+	h, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
