@@ -71,8 +71,24 @@ func (s *Server) watch(ctx context.Context, id string, after uint64, send func(e
 	if err := checkID(id); err != nil {
 		return err
 	}
+	polled := false
 	for {
 		wake := s.changes.wait(id) // before reading: a change saved after the read wakes it
+		if polled {
+			// Woken by the timer: read the log only when the version
+			// moved (a version read costs a row, a load the whole log).
+			if v, err := engine.StoredVersion(ctx, s.store, id); err == nil && v <= after && (v > 0 || after == 0) {
+				if err := s.waitChange(ctx, wake, &polled); err != nil || ctx.Err() != nil {
+					return err
+				}
+				if polled && idle != nil {
+					if err := idle(); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+		}
 		list, _, err := engine.StoredChanges(ctx, s.store, id, after)
 		switch {
 		case errors.Is(err, engine.ErrNotStored) && after == 0:
@@ -88,21 +104,31 @@ func (s *Server) watch(ctx context.Context, id string, after uint64, send func(e
 			}
 			after = c.Sequence
 		}
-		timer := time.NewTimer(pollEvery)
-		select {
-		case <-ctx.Done():
-			timer.Stop()
-			return nil
-		case <-wake:
-		case <-timer.C:
+		if err := s.waitChange(ctx, wake, &polled); err != nil || ctx.Err() != nil {
+			return err
 		}
-		timer.Stop()
 		if len(list) == 0 && idle != nil {
 			if err := idle(); err != nil {
 				return err
 			}
 		}
 	}
+}
+
+// waitChange waits for wake, the poll timer or the end of ctx; polled
+// tells which of the first two.
+func (s *Server) waitChange(ctx context.Context, wake <-chan struct{}, polled *bool) error {
+	timer := time.NewTimer(pollEvery)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-wake:
+		*polled = false
+	case <-timer.C:
+		*polled = true
+	}
+	return nil
 }
 
 // changeJSON is a change as its stream sends it.
