@@ -37,7 +37,7 @@ PLUGINS := \
 # npm SDKs, pinned in $(SDK_DIR)/package-lock.json, from $(SDK_DIR)/node_modules.
 SDK_DIR := cmd/ctxhost/testdata/sdk
 
-.PHONY: all build test run proto bench bench-growth lint clean python-deps chaos-service sdk-deps ui ui-deps browser-deps
+.PHONY: all build test run proto bench bench-growth bench-callpath nginx lint clean python-deps chaos-service sdk-deps ui ui-deps browser-deps
 
 all: build
 
@@ -194,6 +194,36 @@ bench-growth: build
 				if (sz in x) line = line sprintf(" %5.2fx", x[sz]); else line = line "       " } \
 			if (k) printf "%-28s%s\n", name, line } \
 		/^(FAIL|panic|--- FAIL)/ { print } ' $(BIN)/bench-growth.log; exit $$rc
+
+## nginx: Debian's nginx-light for bench-callpath's nginx column,
+## installed when running as root on Debian; elsewhere it says what to
+## install and the column is skipped.
+nginx:
+	@if [ -x /usr/sbin/nginx ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing nginx-light for bench-callpath"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y nginx-light || \
+		{ apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y nginx-light; } || \
+		echo "could not install nginx-light: bench-callpath skips its nginx column"; \
+		exit 0; \
+	fi; \
+	echo "/usr/sbin/nginx not found: bench-callpath skips its nginx column (sudo apt-get install nginx-light)"
+
+## bench-callpath: ctxhost's call path beside the stand-in called direct, a
+## minimal Go reverse proxy and nginx proxy_pass, in one run: added p50 at
+## 10 and 1,000 messages, the first call of a 1,000-message conversation,
+## throughput at concurrency 8, a 5 MB streamed answer. Prints the table
+## (also in $(BIN)/bench-callpath.md; full output $(BIN)/bench-callpath.log).
+## CALLPATH_ROUNDS sets the rounds of each measurement. Minutes; not part of
+## `make test`.
+CALLPATH_ROUNDS ?= 6
+bench-callpath: nginx
+	@mkdir -p $(BIN)
+	@CTXHOST_BENCH_ROUNDS=$(CALLPATH_ROUNDS) CTXHOST_BENCH_TABLE=$(BIN)/bench-callpath.md \
+		$(GO) test -run '^$$' -bench '^BenchmarkCallPathBesideProxies$$' -benchtime 1x -timeout 60m \
+		./server/callpath/proxybench >$(BIN)/bench-callpath.log 2>&1; rc=$$?; \
+	if [ $$rc = 0 ]; then cat $(BIN)/bench-callpath.md; grep '^BenchmarkCallPath' $(BIN)/bench-callpath.log; \
+	else cat $(BIN)/bench-callpath.log; fi; exit $$rc
 
 ## lint: gofmt and go vet
 lint:
