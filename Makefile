@@ -216,7 +216,7 @@ nginx:
 ## (also in $(BIN)/bench-callpath.md; full output $(BIN)/bench-callpath.log).
 ## CALLPATH_ROUNDS sets the rounds of each measurement. Minutes; not part of
 ## `make test`.
-CALLPATH_ROUNDS ?= 6
+CALLPATH_ROUNDS ?= 8
 bench-callpath: nginx
 	@mkdir -p $(BIN)
 	@CTXHOST_BENCH_ROUNDS=$(CALLPATH_ROUNDS) CTXHOST_BENCH_TABLE=$(BIN)/bench-callpath.md \

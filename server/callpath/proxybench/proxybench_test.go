@@ -123,12 +123,12 @@ func median(ds []time.Duration) time.Duration {
 }
 
 // rounds is how many rounds of each measurement the benchmark makes
-// (CTXHOST_BENCH_ROUNDS, default 6).
+// (CTXHOST_BENCH_ROUNDS, default 8).
 func rounds() int {
 	if n, err := strconv.Atoi(os.Getenv("CTXHOST_BENCH_ROUNDS")); err == nil && n > 0 {
 		return n
 	}
-	return 6
+	return 8
 }
 
 // loadAverage is the machine's 1-minute load average as Linux reports it.
@@ -370,6 +370,8 @@ func report(b *testing.B, targets []*target, load string) string {
 		for _, p := range proxies {
 			if d := unit(p); d > 0 {
 				parts = append(parts, fmt.Sprintf("%.2f× %s", v/d, p.name))
+			} else {
+				parts = append(parts, p.name+"'s within noise")
 			}
 		}
 		return strings.Join(parts, ", ")
@@ -381,7 +383,7 @@ func report(b *testing.B, targets []*target, load string) string {
 			if t == direct {
 				return "p50 " + ms(base)
 			}
-			s := "+" + ms(time.Duration(added(t)))
+			s := fmt.Sprintf("%+.2f ms", added(t)/1e6)
 			if t == ctx {
 				s += " (" + versus(added(t), added) + ")"
 			}
