@@ -3,6 +3,7 @@ package proxybench
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -74,27 +76,59 @@ func (c *conversation) take(answer []byte) error {
 	return nil
 }
 
+// errBusy is an answer an SDK retries: 429 or 503.
+type errBusy struct{ error }
+
+// retries is how often a side's call was answered 429 or 503 and sent
+// again, by base URL, as an SDK retries (the time in the call's).
+var retries sync.Map // base URL -> *atomic.Int64
+
 // post sends a Chat Completions body to base and returns the answer's
-// bytes (read to the end of the body) and the time the call took.
+// bytes (read to the end of the body) and the time the call took; a call
+// answered 429 or 503 is sent again after a pause, up to 8 times, as the
+// providers' SDKs do, and counted in retries.
 func post(client *http.Client, base string, body []byte) ([]byte, time.Duration, error) {
 	start := time.Now()
+	for attempt := 1; ; attempt++ {
+		answer, err := postOnce(client, base, body)
+		var busy errBusy
+		if !errors.As(err, &busy) || attempt == 8 {
+			return answer, time.Since(start), err
+		}
+		n, _ := retries.LoadOrStore(base, &atomic.Int64{})
+		n.(*atomic.Int64).Add(1)
+		time.Sleep(time.Duration(attempt) * 50 * time.Millisecond)
+	}
+}
+
+// retried is how many calls to base were sent again.
+func retried(base string) int64 {
+	if n, ok := retries.Load(base); ok {
+		return n.(*atomic.Int64).Load()
+	}
+	return 0
+}
+
+func postOnce(client *http.Client, base string, body []byte) ([]byte, error) {
 	req, err := http.NewRequest(http.MethodPost, base+"/v1/chat/completions", bytes.NewReader(body))
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer "+apiKey)
 	res, err := client.Do(req)
 	if err != nil {
-		return nil, 0, fmt.Errorf("post %s: %w", base, err)
+		return nil, fmt.Errorf("post %s: %w", base, err)
 	}
 	defer res.Body.Close()
 	answer, err := io.ReadAll(res.Body)
-	took := time.Since(start)
-	if err != nil || res.StatusCode != http.StatusOK {
-		return nil, took, fmt.Errorf("post %s: HTTP %d %.300s %v", base, res.StatusCode, answer, err)
+	if err == nil && (res.StatusCode == http.StatusTooManyRequests || res.StatusCode == http.StatusServiceUnavailable) {
+		return nil, errBusy{fmt.Errorf("post %s: HTTP %d %.300s", base, res.StatusCode, answer)}
 	}
-	return answer, took, nil
+	if err != nil || res.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("post %s: HTTP %d %.300s %v", base, res.StatusCode, answer, err)
+	}
+	return answer, nil
 }
 
 // target is one way to the upstream: direct, through a proxy or ctxhost.
@@ -423,6 +457,10 @@ func report(b *testing.B, targets []*target, load string) string {
 		})
 		b.ReportMetric(cpuPerCall/1e6, "serve-cpu-ms-per-call")
 	}
+	row("calls answered 429/503 and sent again", func(t *target) string {
+		return fmt.Sprint(retried(t.steady) + retried(t.big))
+	})
+	b.ReportMetric(float64(retried(ctx.steady)+retried(ctx.big)), "ctxhost-retries")
 	bigMedian := func(t *target) float64 { return float64(median(t.bigTook)) }
 	row("a 5 MB streamed answer (4 KB deltas)", func(t *target) string {
 		s := ms(median(t.bigTook))
