@@ -76,6 +76,10 @@ type recorded struct {
 	first   int // number of turns[0]
 	turns   []*Detail
 	payload int // index in turns of the oldest turn holding its payload
+	// shown is how the latest turn showed each of its messages that has
+	// an id: a steady turn shows the same messages again, and finds each
+	// here instead of scanning its text for markers (shownCache).
+	shown shownCache
 }
 
 // Event is one live notice: a session's new turn.
@@ -95,7 +99,13 @@ func (r *Recorder) Record(c Call, p *engine.Prepared) {
 	if r == nil || p == nil {
 		return
 	}
-	d := detailOf(c, p, len(p.Payload) <= r.limits.PayloadBytes/4)
+	r.mu.Lock()
+	var before shownCache
+	if s := r.sessions[c.Session]; s != nil {
+		before = s.shown
+	}
+	r.mu.Unlock()
+	d, after := detailOf(c, p, len(p.Payload) <= r.limits.PayloadBytes/4, before)
 	r.mu.Lock()
 	s := r.sessions[c.Session]
 	if s == nil {
@@ -105,6 +115,7 @@ func (r *Recorder) Record(c Call, p *engine.Prepared) {
 	}
 	d.N = s.first + len(s.turns)
 	s.turns = append(s.turns, d)
+	s.shown = after
 	r.bytes += len(d.Payload)
 	in := &s.info
 	in.Profile, in.Last, in.Turns = c.Profile, d.Time, d.N

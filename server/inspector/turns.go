@@ -158,9 +158,43 @@ type Call struct {
 // keptText is how much of a shown message's text a turn keeps.
 const keptText = 4 << 10
 
-// detailOf converts a prepared turn into what the inspector keeps of it.
-// It copies everything it keeps: p is only valid during the call.
-func detailOf(c Call, p *engine.Prepared, keepPayload bool) *Detail {
+// shownCache holds how a turn showed each message with an id, by
+// component and id.
+type shownCache map[shownKey]shownEntry
+
+type shownKey struct{ component, id string }
+
+// shownEntry is a message as a turn showed it, with what its showing
+// depends on.
+type shownEntry struct {
+	text, role, kind, summaryOf string
+	shown                       Shown
+}
+
+// shownCached is shownOf(comp, m), taken from before when m shows there
+// with the same text, role, kind and summary_of metadata (comparing a
+// text with the very string it was is immediate; another string of the
+// same length is compared byte by byte), and kept in after.
+func shownCached(comp string, m sdk.Message, before, after shownCache) Shown {
+	if m.ID == "" {
+		return shownOf(comp, m)
+	}
+	text := messageText(m)
+	k := shownKey{comp, m.ID}
+	if e, ok := before[k]; ok && e.text == text && e.role == m.Role && e.kind == m.Kind && e.summaryOf == m.Metadata["summary_of"] {
+		after[k] = e
+		return e.shown
+	}
+	s := shownOfText(comp, m, text)
+	after[k] = shownEntry{text: text, role: m.Role, kind: m.Kind, summaryOf: m.Metadata["summary_of"], shown: s}
+	return s
+}
+
+// detailOf converts a prepared turn into what the inspector keeps of it,
+// with how the session's previous turn showed its messages (before; nil
+// for none) and how this one shows them. It copies everything it keeps:
+// p is only valid during the call.
+func detailOf(c Call, p *engine.Prepared, keepPayload bool, before shownCache) (*Detail, shownCache) {
 	b := p.Budget
 	t := Turn{Time: time.Now().UTC(), Source: c.Source, Upstream: c.Upstream, Endpoint: c.Endpoint, Model: c.Model,
 		Outcome: c.Outcome, Status: c.Status, DurationMS: ms(c.Duration), Action: string(p.Action), Usage: c.Usage,
@@ -188,6 +222,7 @@ func detailOf(c Call, p *engine.Prepared, keepPayload bool) *Detail {
 		t.Cache = ca
 	}
 	d := &Detail{Turn: t, MediaType: p.MediaType}
+	after := make(shownCache, len(before))
 	for _, comp := range p.Components {
 		if !comp.IsMessages() {
 			if comp.Text != "" {
@@ -197,7 +232,7 @@ func detailOf(c Call, p *engine.Prepared, keepPayload bool) *Detail {
 			continue
 		}
 		for _, m := range comp.Messages {
-			s := shownOf(comp.Name, m)
+			s := shownCached(comp.Name, m, before, after)
 			if s.Mark != "" {
 				if d.Marked == nil {
 					d.Marked = map[string]int{}
@@ -210,7 +245,7 @@ func detailOf(c Call, p *engine.Prepared, keepPayload bool) *Detail {
 	if keepPayload {
 		d.Payload, d.HasPayload = string(p.Payload), true
 	}
-	return d
+	return d, after
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -233,7 +268,11 @@ func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 // shownOf describes message m of component comp and how it is shown,
 // from the markers the history puts in what it shows.
 func shownOf(comp string, m sdk.Message) Shown {
-	text := messageText(m)
+	return shownOfText(comp, m, messageText(m))
+}
+
+// shownOfText is shownOf with m's text (messageText) given.
+func shownOfText(comp string, m sdk.Message, text string) Shown {
 	s := Shown{Component: comp, ID: m.ID, Role: m.Role, Kind: m.Kind}
 	switch {
 	case m.ID == "" && m.Role == sdk.RoleSystem && omittedCount(text) > 0:
