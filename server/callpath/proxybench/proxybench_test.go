@@ -133,10 +133,12 @@ func postOnce(client *http.Client, base string, body []byte) ([]byte, error) {
 
 // target is one way to the upstream: direct, through a proxy or ctxhost.
 type target struct {
-	name      string
-	steady    string // base URL in front of the stand-in
-	big       string // base URL in front of the big-answer upstream
-	pid       int    // the process whose CPU is counted (ctxhost), or 0
+	name    string
+	steady  string // base URL in front of the stand-in
+	big     string // base URL in front of the big-answer upstream
+	pid     int    // the process whose CPU is counted (ctxhost), or 0
+	managed bool   // a ctxhost: its cells are compared with the proxies'
+
 	latency   map[int][]time.Duration
 	first     map[int][]time.Duration
 	calls     int
@@ -219,8 +221,14 @@ func BenchmarkCallPathBesideProxies(b *testing.B) {
 		targets = append(targets, &target{name: "nginx", steady: nginx[0], big: nginx[1]})
 	}
 	steadyServe, bigServe := startCallPath(b, direct), startCallPath(b, big)
-	ctxhost := &target{name: "ctxhost", steady: "http://" + steadyServe.addr, big: "http://" + bigServe.addr, pid: steadyServe.cmd.Process.Pid}
+	ctxhost := &target{name: "ctxhost", steady: "http://" + steadyServe.addr, big: "http://" + bigServe.addr, pid: steadyServe.cmd.Process.Pid, managed: true}
 	targets = append(targets, ctxhost)
+	// CTXHOST_BASELINE_BIN, another ctxhost binary (say, main's before a
+	// change), adds its column: a change's before and after in one run.
+	if bin := os.Getenv("CTXHOST_BASELINE_BIN"); bin != "" {
+		s, g := startCallPathWith(b, bin, direct), startCallPathWith(b, bin, big)
+		targets = append(targets, &target{name: "ctxhost baseline", steady: "http://" + s.addr, big: "http://" + g.addr, pid: s.cmd.Process.Pid, managed: true})
+	}
 	for _, t := range targets {
 		t.latency, t.first = map[int][]time.Duration{}, map[int][]time.Duration{}
 	}
@@ -375,6 +383,9 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Micros
 
 // report reports the ratios as metrics and returns the table.
 func report(b *testing.B, targets []*target, load string) string {
+	if base := targets[len(targets)-1]; base.name == "ctxhost baseline" {
+		defer reportBaseline(b, targets[len(targets)-2], base)
+	}
 	byName := map[string]*target{}
 	for _, t := range targets {
 		byName[t.name] = t
@@ -418,7 +429,7 @@ func report(b *testing.B, targets []*target, load string) string {
 				return "p50 " + ms(base)
 			}
 			s := fmt.Sprintf("%+.2f ms", added(t)/1e6)
-			if t == ctx {
+			if t.managed {
 				s += " (" + versus(added(t), added) + ")"
 			}
 			return s
@@ -438,7 +449,7 @@ func report(b *testing.B, targets []*target, load string) string {
 			return fmt.Sprintf("%.0f calls/s", rate(t))
 		}
 		s := fmt.Sprintf("%.2f×", rate(t)/rate(direct))
-		if t == ctx {
+		if t.managed {
 			s += " (" + versus(rate(t), rate) + ")"
 		}
 		return s
@@ -450,7 +461,7 @@ func report(b *testing.B, targets []*target, load string) string {
 	if ctx.cpu > 0 {
 		cpuPerCall := float64(ctx.cpu) / float64(ctx.calls)
 		row("CPU per call at concurrency 8", func(t *target) string {
-			if t == ctx {
+			if t.managed {
 				return ms(time.Duration(cpuPerCall))
 			}
 			return "—"
@@ -464,7 +475,7 @@ func report(b *testing.B, targets []*target, load string) string {
 	bigMedian := func(t *target) float64 { return float64(median(t.bigTook)) }
 	row("a 5 MB streamed answer (4 KB deltas)", func(t *target) string {
 		s := ms(median(t.bigTook))
-		if t == ctx {
+		if t.managed {
 			s += " (" + versus(bigMedian(t), bigMedian) + ")"
 		}
 		return s
@@ -474,4 +485,15 @@ func report(b *testing.B, targets []*target, load string) string {
 	}
 	out.WriteString("\n")
 	return out.String()
+}
+
+// reportBaseline reports ctxhost's figures over the baseline binary's.
+func reportBaseline(b *testing.B, after, before *target) {
+	for _, size := range []int{10, 1000} {
+		b.ReportMetric(float64(median(after.latency[size]))/float64(median(before.latency[size])), fmt.Sprintf("p50-%d-x-baseline", size))
+	}
+	b.ReportMetric((float64(after.calls)/after.busy.Seconds())/(float64(before.calls)/before.busy.Seconds()), "c8-x-baseline")
+	if before.cpu > 0 {
+		b.ReportMetric((float64(after.cpu)/float64(after.calls))/(float64(before.cpu)/float64(before.calls)), "cpu-per-call-x-baseline")
+	}
 }

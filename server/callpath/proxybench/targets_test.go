@@ -228,6 +228,12 @@ func startNginx(tb testing.TB, upstreams ...string) (urls []string, why string) 
 // (SQLite beside the configuration), and returns the process.
 func startCallPath(tb testing.TB, upstream string) *process {
 	tb.Helper()
+	return startCallPathWith(tb, binary(tb, "ctxhost"), upstream)
+}
+
+// startCallPathWith is startCallPath with the ctxhost binary bin.
+func startCallPathWith(tb testing.TB, bin, upstream string) *process {
+	tb.Helper()
 	example, err := os.ReadFile("../../../examples/callpath.hcl")
 	if err != nil {
 		tb.Fatal(err)
@@ -241,7 +247,7 @@ func startCallPath(tb testing.TB, upstream string) *process {
 	if err := os.WriteFile(cfg, []byte(hcl), 0o600); err != nil {
 		tb.Fatal(err)
 	}
-	return startProcess(tb, binary(tb, "ctxhost"), "serve", "-listen", "127.0.0.1:0", "-config", cfg)
+	return startProcess(tb, bin, "serve", "-listen", "127.0.0.1:0", "-config", cfg)
 }
 
 // bigAnswer is a streamed Chat Completions answer whose text is about
