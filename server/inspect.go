@@ -54,3 +54,33 @@ func (o inspectorOriginals) Original(ctx context.Context, session, id string) (e
 	}
 	return entries[0], nil
 }
+
+// Memory implements inspector.Memory: the blocks the session's turns see.
+func (o inspectorOriginals) Memory(ctx context.Context, session string) ([]inspector.Block, error) {
+	e, unlock, err := o.s.lockedSession(ctx, session)
+	if connect.CodeOf(err) == connect.CodeNotFound || connect.CodeOf(err) == connect.CodeInvalidArgument {
+		return nil, inspector.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	scopes, eng := e.es.MemoryScopes(), e.engine
+	unlock()
+	if len(scopes) == 0 {
+		return nil, nil
+	}
+	blocks, err := eng.MemoryBlocks(ctx, scopes...)
+	if err != nil {
+		return nil, err
+	}
+	count, err := eng.MemoryCounter()
+	if err != nil {
+		return nil, err
+	}
+	var out []inspector.Block
+	for _, b := range engine.VisibleBlocks(blocks) {
+		out = append(out, inspector.Block{Scope: b.Scope.String(), Label: b.Label, Description: b.Description, Value: b.Value,
+			Size: b.Size(count), Limit: b.Limit, Unit: b.Unit, ReadOnly: b.ReadOnly, Version: b.Version})
+	}
+	return out, nil
+}

@@ -26,6 +26,27 @@ type Originals interface {
 	Original(ctx context.Context, session, id string) (engine.HistoryEntry, error)
 }
 
+// Memory gives the memory blocks a session's turns see.
+type Memory interface {
+	// Memory returns the blocks session's turns see now (none for a
+	// session whose profile has no memory); an unknown session is
+	// ErrNotFound.
+	Memory(ctx context.Context, session string) ([]Block, error)
+}
+
+// Block is one memory block as a session's turns see it.
+type Block struct {
+	Scope       string `json:"scope"`
+	Label       string `json:"label"`
+	Description string `json:"description,omitempty"`
+	Value       string `json:"value"`
+	Size        int    `json:"size"`
+	Limit       int    `json:"limit"`
+	Unit        string `json:"unit"`
+	ReadOnly    bool   `json:"read_only"`
+	Version     uint64 `json:"version"`
+}
+
 // ErrNotFound is an unknown session, turn or message.
 var ErrNotFound = errors.New("not found")
 
@@ -34,6 +55,8 @@ type Options struct {
 	Recorder *Recorder
 	// Originals reads stored messages (nil: originals are not served).
 	Originals Originals
+	// Memory reads sessions' memory blocks (nil: not served).
+	Memory Memory
 	// Token, when set, must be carried by every API request: as
 	// "Authorization: Bearer TOKEN", or as the cookie the login form sets.
 	Token string
@@ -48,6 +71,7 @@ const CookieName = "ctxhost_inspector"
 type Handler struct {
 	rec    *Recorder
 	orig   Originals
+	memory Memory
 	token  string
 	cookie string // the login cookie's value: derived from the token, never the token
 	assets http.Handler
@@ -62,7 +86,7 @@ func NewHandler(opts Options) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("inspector assets: %w", err)
 	}
-	h := &Handler{rec: opts.Recorder, orig: opts.Originals, token: opts.Token, assets: http.StripPrefix("/ui/", http.FileServerFS(dist))}
+	h := &Handler{rec: opts.Recorder, orig: opts.Originals, memory: opts.Memory, token: opts.Token, assets: http.StripPrefix("/ui/", http.FileServerFS(dist))}
 	if h.token != "" {
 		mac := hmac.New(sha256.New, []byte(h.token))
 		mac.Write([]byte("ctxhost inspector login"))
@@ -87,6 +111,7 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	api("GET /ui/api/sessions/{id}/series", h.series)
 	api("GET /ui/api/sessions/{id}/turns/{n}", h.turn)
 	api("GET /ui/api/sessions/{id}/messages/{mid}", h.original)
+	api("GET /ui/api/sessions/{id}/memory", h.memoryBlocks)
 	api("GET /ui/api/events", h.events)
 	mux.Handle("GET /ui/api/", h.authorize(http.NotFoundHandler()))
 }
@@ -260,6 +285,26 @@ func (h *Handler) original(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, Original{ID: en.Message.ID, Role: en.Message.Role, Kind: en.Kind, Shown: en.Shown, Position: en.Position,
 		Tokens: en.Tokens, Text: messageText(en.Message)})
+}
+
+// memoryBlocks answers the memory blocks a session's turns see.
+func (h *Handler) memoryBlocks(w http.ResponseWriter, r *http.Request) {
+	if h.memory == nil {
+		writeError(w, http.StatusNotFound, "memory blocks are not served")
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	defer cancel()
+	blocks, err := h.memory.Memory(ctx, r.PathValue("id"))
+	switch {
+	case errors.Is(err, ErrNotFound):
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no session %q", r.PathValue("id")))
+		return
+	case err != nil:
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	writeJSON(w, map[string]any{"blocks": nonNil(blocks)})
 }
 
 // heartbeat is how often the event stream says it is alive.

@@ -246,3 +246,41 @@ func TestCommittedDistIsTheBuild(t *testing.T) {
 }
 
 func fileMissing(path string) bool { _, err := os.Stat(path); return err != nil }
+
+type fakeMemory map[string][]Block
+
+func (f fakeMemory) Memory(_ context.Context, session string) ([]Block, error) {
+	b, ok := f[session]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return b, nil
+}
+
+func TestMemoryBlocksServed(t *testing.T) {
+	h, err := NewHandler(Options{Recorder: NewRecorder(Limits{}), Token: "tok",
+		Memory: fakeMemory{"s": {{Scope: "session:s", Label: "persona", Value: "terse", Size: 5, Limit: 5000, Unit: "chars"}}, "empty": nil}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	h.Register(mux)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	var got struct{ Blocks []Block }
+	if code := getJSON(t, srv.Client(), srv.URL+"/ui/api/sessions/s/memory", "tok", &got); code != http.StatusOK || len(got.Blocks) != 1 || got.Blocks[0].Label != "persona" {
+		t.Errorf("memory of s: %d %+v", code, got)
+	}
+	got.Blocks = nil
+	if code := getJSON(t, srv.Client(), srv.URL+"/ui/api/sessions/empty/memory", "tok", &got); code != http.StatusOK || got.Blocks == nil || len(got.Blocks) != 0 {
+		t.Errorf("memory of a session without blocks: %d %+v, want an empty list", code, got)
+	}
+	for u, want := range map[string]int{"/ui/api/sessions/nope/memory": http.StatusNotFound} {
+		if code := getJSON(t, srv.Client(), srv.URL+u, "tok", nil); code != want {
+			t.Errorf("%s: %d, want %d", u, code, want)
+		}
+	}
+	if code := getJSON(t, srv.Client(), srv.URL+"/ui/api/sessions/s/memory", "", nil); code != http.StatusUnauthorized {
+		t.Errorf("without the token: %d", code)
+	}
+}

@@ -37,6 +37,11 @@ export interface SessionInfo {
 export interface Original { id: string; role: string; kind: string; shown: string; position: number; tokens: number; text: string }
 export interface Series { first: number; last: number; used: number[]; available: number[]; compacted: number[] }
 
+export interface Block {
+  scope: string; label: string; description?: string; value: string; size: number; limit: number;
+  unit: string; read_only: boolean; version: number;
+}
+
 export class Unauthorized extends Error {}
 
 async function get<T>(path: string): Promise<T> {
@@ -60,6 +65,7 @@ export const api = {
     get<{ turns: Turn[]; first: number; last: number }>(`sessions/${enc(id)}/turns?from=${from}&limit=${limit}`),
   series: (id: string) => get<Series>(`sessions/${enc(id)}/series`),
   turn: (id: string, n: number) => get<Detail>(`sessions/${enc(id)}/turns/${n}`),
+  memory: (id: string) => get<{ blocks: Block[] }>(`sessions/${enc(id)}/memory`),
   original: (id: string, mid: string) => get<Original>(`sessions/${enc(id)}/messages/${enc(mid)}`),
 };
 

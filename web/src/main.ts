@@ -1,6 +1,6 @@
 import "./style.css";
 import { diffLines } from "diff";
-import { api, events, Unauthorized, type Detail, type SessionInfo, type Shown, type Turn } from "./api";
+import { api, events, Unauthorized, type Block, type Detail, type SessionInfo, type Shown, type Turn } from "./api";
 
 // h makes an element: h("div", {class: "x"}, child, "text").
 type Child = Node | string | number | null | undefined | false;
@@ -128,10 +128,20 @@ async function sessionView(id: string, selected: number) {
   const info = await api.session(id);
   const head = h("div", { class: "summary", "data-testid": "summary" });
   const overview = h("div", { class: "overview" });
+  const memory = h("div", { "data-testid": "memory" });
   const chartBox = h("div", { class: "chart", "data-testid": "chart" });
   const pager = h("div", { class: "pager" });
   const detail = h("section", { class: "detail", "data-testid": "detail" });
-  app.replaceChildren(h("p", {}, h("a", { href: "#/" }, "‹ sessions")), head, overview, pager, chartBox, detail);
+  app.replaceChildren(h("p", {}, h("a", { href: "#/" }, "‹ sessions")), head, memory, overview, pager, chartBox, detail);
+  const loadMemory = async () => {
+    try {
+      const { blocks } = await api.memory(id);
+      memory.replaceChildren(blocks.length ? memoryBlocks(blocks) : "");
+    } catch (e) {
+      if (e instanceof Unauthorized) throw e;
+      memory.replaceChildren(); // no memory blocks served for this session
+    }
+  };
   let last = info.turns;
   let first = 1;
   let from = selected ? Math.max(1, selected - turnPage + 1) : Math.max(1, info.turns - turnPage + 1);
@@ -167,7 +177,7 @@ async function sessionView(id: string, selected: number) {
     const d = await api.turn(id, n);
     detail.replaceChildren(...turnDetail(id, d, last));
   };
-  await Promise.all([loadPage(), loadOverview()]);
+  await Promise.all([loadPage(), loadOverview(), loadMemory()]);
   await select(current || last);
   let pending = 0;
   stopEvents = events(id, (_s, t) => {
@@ -181,8 +191,20 @@ async function sessionView(id: string, selected: number) {
       if (shown.length > turnPage) { shown.shift(); from++; }
       chartBox.replaceChildren(chart(shown, current, (x) => select(x)));
     }
-    if (!pending) pending = window.setTimeout(() => { pending = 0; loadOverview().catch(fail); }, 500);
+    if (!pending) pending = window.setTimeout(() => { pending = 0; loadOverview().catch(fail); loadMemory().catch(fail); }, 500);
   }, setLive);
+}
+
+// memoryBlocks lists the memory blocks the session's turns see.
+function memoryBlocks(blocks: Block[]) {
+  return h("details", { class: "memory" },
+    h("summary", {}, `Memory blocks (${blocks.length})`),
+    h("table", { class: "grid small" },
+      h("thead", {}, h("tr", {}, ...["scope", "label", "size", "version", "value"].map((c) => h("th", {}, c)))),
+      h("tbody", {}, ...blocks.map((b) => h("tr", { "data-block": b.label },
+        h("td", {}, b.scope), h("td", {}, b.label + (b.read_only ? " (read-only)" : ""), b.description ? h("div", { class: "muted" }, b.description) : null),
+        h("td", { class: "num" }, `${n(b.size)} / ${n(b.limit)} ${b.unit}`), h("td", { class: "num" }, b.version),
+        h("td", {}, h("pre", {}, b.value)))))));
 }
 
 // overviewStrip draws every held turn's window use in one canvas strip;
