@@ -87,7 +87,7 @@ func openBleve(dir string) (chunkIndex, error) {
 	if _, statErr := os.Stat(dir); statErr == nil {
 		bi, err = bleve.Open(dir) // its documents stay; a sync indexes them again (hashes are not kept)
 	} else {
-		bi, err = bleve.NewUsing(dir, m, scorch.Name, scorch.Name, map[string]any{"unsafe_batch": true})
+		bi, err = bleve.NewUsing(dir, m, scorch.Name, scorch.Name, nil) // a batch returns once persisted
 	}
 	if err != nil {
 		return nil, err
@@ -258,6 +258,9 @@ func BenchmarkFirstIndex(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
+				if n, err := docCount(ix); err != nil || n == 0 {
+					b.Fatalf("the index opened again holds %d documents: %v", n, err)
+				}
 				after := liveHeap()
 				heap = after - min(before, after)
 				last = ix
@@ -305,6 +308,17 @@ func BenchmarkQuery(b *testing.B) {
 			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N)/1e3, "cpu-us/op")
 		})
 	}
+}
+
+// docCount is how many chunks (own: files) the index holds.
+func docCount(ix chunkIndex) (uint64, error) {
+	switch ix := ix.(type) {
+	case *bleveIndex:
+		return ix.bi.DocCount()
+	case *ownIndex:
+		return uint64(ix.ix.Files()), nil
+	}
+	return 0, nil
 }
 
 func forceMerge(b *bleveIndex) error {

@@ -8,6 +8,19 @@
 // the same query give the same results, byte for byte, whatever order
 // the files were indexed in. Terms weigh by how few of the repository's
 // files hold them: a word in half the files weighs nothing.
+//
+// Why an index of its own rather than bleve (scorch, BM25, the English
+// analyser) over the same chunks: on a generated 5,000-file repository
+// (85,001 chunks; bleve_bench_test.go, on 2 cores under a load of 20 to
+// 30, CPU of the process per operation) the first index takes 4.2 s of
+// CPU against bleve's 21.1 s, a query 0.53 ms of CPU against 16.8 ms,
+// and 100 changed files 0.26 s against 0.45 s; the index holds 45 MB of
+// heap and writes 6.3 MB to disk, where bleve writes and maps 56 MB of
+// segments. Right after those 100 files changed, the best ten results of
+// 40 queries are those of a fresh index of the same files (checked);
+// bleve's were too in that run, but its statistics are kept per segment
+// and count replaced chunks until a merge drops them, where this index
+// counts the files indexed now whatever happened before, by construction.
 package search
 
 import (
