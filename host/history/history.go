@@ -180,6 +180,9 @@ type History struct {
 	markerTokens int  // tokens of the omission marker, 0 when nothing is omitted
 	viewTokens   int  // tokens of View()
 	maskCursor   int  // entries before it are never mask candidates
+	// summary is the summary shown in the marker's place (nil: none);
+	// pending one taken for a span the window has not passed yet.
+	summary, pending *Summary
 
 	journal func(Op) // told every change (see SetJournal); nil: none
 

@@ -15,6 +15,7 @@ const (
 	OpCompactLate = "compact_late" // CompactLate(N)
 	OpCut         = "cut"          // Cut(N)
 	OpCutUnpinned = "cut_unpinned" // CutUnpinned(N)
+	OpSummary     = "summary"      // TakeSummary(Summary)
 )
 
 // Op is one change made to a History, as its call: Replay of the same ops
@@ -26,6 +27,7 @@ type Op struct {
 	Kind    string       `json:"kind"`
 	Message *sdk.Message `json:"message,omitempty"` // OpAdd: the message as given to Add
 	N       int          `json:"n,omitempty"`       // OpMask, OpCompact, OpCompactLate, OpCut, OpCutUnpinned
+	Summary *Summary     `json:"summary,omitempty"` // OpSummary: the summary as taken
 }
 
 // SetJournal makes the History tell fn every change (nil: stop), after a
@@ -69,6 +71,13 @@ func (h *History) Replay(op Op) error {
 		h.Cut(op.N)
 	case OpCutUnpinned:
 		h.CutUnpinned(op.N)
+	case OpSummary:
+		if op.Summary == nil {
+			return fmt.Errorf("replay %s: no summary", op.Kind)
+		}
+		if err := h.TakeSummary(*op.Summary); err != nil {
+			return fmt.Errorf("replay %s: %w", op.Kind, err)
+		}
 	default:
 		return fmt.Errorf("replay: unknown history op %q", op.Kind)
 	}

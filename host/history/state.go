@@ -2,6 +2,7 @@ package history
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"unicode/utf8"
 
@@ -26,6 +27,8 @@ type state struct {
 	Cut             []cutState `json:"cut,omitempty"`      // messages cut head + tail
 	Stripped        []string   `json:"stripped,omitempty"` // ids of messages shown without media and thinking
 	Omitted         int        `json:"omitted,omitempty"`  // version 1: messages omitted after the first
+	Summary         *Summary   `json:"summary,omitempty"`  // the summary shown in the marker's place
+	Pending         *Summary   `json:"pending,omitempty"`  // a summary waiting for the window to pass its span
 }
 
 // cutState is one cut message: its id and the content the view shows.
@@ -39,7 +42,8 @@ type cutState struct {
 func (h *History) State() ([]byte, error) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	st := state{Version: StateVersion, NextID: h.nextID, Messages: h.messages(0), Frontier: h.frontier, RequestFrontier: h.reqFrontier}
+	st := state{Version: StateVersion, NextID: h.nextID, Messages: h.messages(0), Frontier: h.frontier, RequestFrontier: h.reqFrontier,
+		Summary: h.summary, Pending: h.pending}
 	for i, e := range h.entries {
 		if e.masked {
 			st.Masked = append(st.Masked, e.id)
@@ -96,6 +100,7 @@ func (h *History) Restore(data []byte) error {
 	h.spill, h.noSpill, h.spilling = n.spill, n.noSpill, nil // the entries' spilled messages are in n's file
 	h.frontier, h.dropped, h.hiddenCount, h.reqFrontier = n.frontier, n.dropped, n.hiddenCount, n.reqFrontier
 	h.markerTokens, h.viewTokens, h.maskCursor = n.markerTokens, n.viewTokens, 0
+	h.summary, h.pending = n.summary, n.pending
 	h.allTokens = n.allTokens
 	h.viewChanged()
 	return nil
@@ -168,6 +173,9 @@ func (h *History) restoreView(st state) error {
 		h.hiddenCount++
 	}
 	h.flushSpill()
+	if err := h.restoreSummaries(st, frontier); err != nil {
+		return err
+	}
 	h.omitTo(frontier)
 	if err := h.checkHidden(); err != nil {
 		return err
@@ -186,5 +194,33 @@ func (h *History) checkHidden() error {
 			return fmt.Errorf("omitted messages separate %s from the call it answers", e.id)
 		}
 	}
+	return nil
+}
+
+// restoreSummaries takes a stored state's summaries, checked against its
+// messages: the shown one within the window's frontier, the pending one
+// continuing it beyond.
+func (h *History) restoreSummaries(st state, frontier int) error {
+	check := func(what string, s *Summary, from int) error {
+		if s == nil {
+			return nil
+		}
+		if (from >= 0 && s.From != from) || s.From < 0 || s.Through <= s.From || s.Through > len(h.entries) || s.Count <= 0 || s.Count > s.Through ||
+			!utf8.ValidString(s.Text) || !utf8.ValidString(s.Covers) || !utf8.ValidString(s.Model) {
+			return fmt.Errorf("%s summary of [%d, %d) does not fit the messages", what, s.From, s.Through)
+		}
+		return nil
+	}
+	from := 0
+	if s := st.Summary; s != nil {
+		from = s.Through
+		if s.Through > frontier {
+			return fmt.Errorf("summary of [%d, %d) is shown beyond the window's frontier %d", s.From, s.Through, frontier)
+		}
+	}
+	if err := errors.Join(check("shown", st.Summary, -1), check("pending", st.Pending, from)); err != nil {
+		return err
+	}
+	h.summary, h.pending = st.Summary, st.Pending
 	return nil
 }

@@ -105,7 +105,6 @@ func markerMessage(n int) sdk.Message {
 	return sdk.Message{Role: sdk.RoleSystem, Content: OmittedMarker(n)}
 }
 
-func (h *History) countMarker(n int) int { return h.count(markerMessage(n)) }
 
 // maskedMessage is message m as the view shows it once masked: its
 // placeholder, followed by Options.Digest's text when one is set.
@@ -167,7 +166,7 @@ func (h *History) eachShown(f func(m sdk.Message, tokens int)) {
 	place := h.markerPlace(func(i int) bool { return h.entries[i].hidden })
 	for i := range h.entries {
 		if i == place {
-			f(markerMessage(h.hiddenCount), h.markerTokens)
+			f(h.markerAt(h.hiddenCount, h.frontier), h.markerTokens)
 		}
 		e := &h.entries[i]
 		if e.hidden {
@@ -185,7 +184,7 @@ func (h *History) eachShown(f func(m sdk.Message, tokens int)) {
 		f(m, h.effTokens(i))
 	}
 	if place == len(h.entries) {
-		f(markerMessage(h.hiddenCount), h.markerTokens)
+		f(h.markerAt(h.hiddenCount, h.frontier), h.markerTokens)
 	}
 }
 
@@ -249,6 +248,7 @@ func (h *History) resetView() {
 		}
 	}
 	h.frontier, h.maskCursor, h.hiddenCount, h.dropped, h.reqFrontier = 0, 0, 0, false, 0
+	h.summary, h.pending = nil, nil
 	h.recountView()
 }
 
@@ -256,7 +256,7 @@ func (h *History) resetView() {
 func (h *History) recountView() {
 	h.markerTokens = 0
 	if h.hiddenCount > 0 {
-		h.markerTokens = h.countMarker(h.hiddenCount)
+		h.markerTokens = h.countMarkerAt(h.hiddenCount, h.frontier)
 	}
 	h.viewTokens = h.markerTokens
 	for i := range h.entries {
@@ -571,7 +571,7 @@ func (h *History) omitRequests(need, limit int) []string {
 			cur := h.effTokens(k)
 			h.hide(k)
 			h.hiddenCount++
-			marker := h.countMarker(h.hiddenCount)
+			marker := h.countMarkerAt(h.hiddenCount, h.frontier)
 			h.viewTokens += marker - h.markerTokens - cur
 			h.markerTokens = marker
 			ids = append(ids, e.id)
@@ -635,17 +635,27 @@ func (h *History) widenWindowTo(need, limit int) int {
 	before := h.viewTokens
 	base := before - h.markerTokens // the view without the marker
 	lastEnd, lastRemoved, lastNewly, found := -1, 0, 0, -1
+	prefer := -1 // the pending summary's end, when the window may move there and that frees need
 	h.windowEndsTo(limit, h.isHidden, func(end, removed, newly int) bool {
 		lastEnd, lastRemoved, lastNewly = end, removed, newly
 		if before-(base-removed) < need {
 			return true // not enough even if the marker were free: don't count it
 		}
-		if marker := h.countMarker(h.hiddenCount + newly); before-(base-removed+marker) >= need {
-			found = end
-			return false
+		marker := h.countMarkerAt(h.hiddenCount+newly, end)
+		if before-(base-removed+marker) < need {
+			return true
 		}
-		return true
+		if found < 0 {
+			found = end
+		}
+		if p := h.pending; p != nil && end == p.Through {
+			prefer = end
+		}
+		return h.pending != nil && end < h.pending.Through
 	})
+	if prefer >= 0 {
+		return h.omitTo(prefer)
+	}
 	if found >= 0 {
 		return h.omitTo(found)
 	}
@@ -653,7 +663,7 @@ func (h *History) widenWindowTo(need, limit int) int {
 		return 0
 	}
 	// Short of need: omit as much as may be, if that frees anything.
-	if marker := h.countMarker(h.hiddenCount + lastNewly); base-lastRemoved+marker < before {
+	if marker := h.countMarkerAt(h.hiddenCount+lastNewly, lastEnd); base-lastRemoved+marker < before {
 		return h.omitTo(lastEnd)
 	}
 	return 0
@@ -728,7 +738,7 @@ func (h *History) DeepStep() (free, keep int) {
 	hidden := func(i int) bool { return h.entries[i].hidden || inBlock[i] }
 	marker := h.markerTokens
 	if len(block) > 0 {
-		marker = h.countMarker(h.hiddenCount + len(block))
+		marker = h.countMarkerAt(h.hiddenCount+len(block), h.frontier)
 	}
 	end, removed, newly := h.frontier, 0, 0
 	h.windowEnds(hidden, func(e, r, n int) bool {
@@ -737,7 +747,7 @@ func (h *History) DeepStep() (free, keep int) {
 	})
 	count := h.hiddenCount + len(block) + newly
 	if newly > 0 {
-		if m := h.countMarker(count); removed+marker-m > 0 { // as widenWindow: only if it frees anything
+		if m := h.countMarkerAt(count, end); removed+marker-m > 0 { // as widenWindow: only if it frees anything
 			marker = m
 		} else {
 			end, removed, newly, count = h.frontier, 0, 0, count-newly
@@ -797,6 +807,7 @@ func (h *History) omitTo(end int) int {
 	}
 	h.flushSpill()
 	h.frontier = end
+	h.promote()
 	h.hiddenCount += n
 	h.recountView()
 	return n
