@@ -105,7 +105,6 @@ func markerMessage(n int) sdk.Message {
 	return sdk.Message{Role: sdk.RoleSystem, Content: OmittedMarker(n)}
 }
 
-
 // maskedMessage is message m as the view shows it once masked: its
 // placeholder, followed by Options.Digest's text when one is set.
 func (h *History) maskedMessage(m sdk.Message) sdk.Message {
