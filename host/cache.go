@@ -169,6 +169,7 @@ func (t *turn) cacheReport(agent string, final []countedComponent, b sdk.Budget)
 		Managed:   p.Cost(b.Used, shared),
 		Unmanaged: p.Cost(cur.unmanagedTotal+volatile, unmanagedShared)}
 	r.UnmanagedFits = calibrate(r.Unmanaged.Total, s.usage.Calibration) <= b.Available
+	r.Summaries = t.summaryCostThisTurn
 	s.pressure.Credit += r.Unmanaged.Cost - r.Managed.Cost
 	if !r.UnmanagedFits {
 		// The run is no longer one whose history fits: the strategy is

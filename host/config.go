@@ -83,6 +83,8 @@ type Config struct {
 	// Facts keeps what compacted messages stated in view (see
 	// FactsConfig); off unless Enabled.
 	Facts FactsConfig
+	// Summary turns the summarize step on (a Summarizer) and tunes it.
+	Summary SummaryConfig
 }
 
 // format is what the assembler declares of the session's format (the
@@ -185,6 +187,9 @@ func (c Config) WithDefaults() Config {
 	}
 	c.Strategy = c.Strategy.withDefaults()
 	c.Facts = c.Facts.withDefaults()
+	if c.Summary.Summarizer != nil {
+		c.Summary = c.Summary.withDefaults()
+	}
 	if c.History.Priority == nil {
 		p := DefaultHistoryPriority
 		c.History.Priority = &p
@@ -274,6 +279,9 @@ func (c Config) Validate() error {
 		if b.Timeout < 0 {
 			bad("plugin %q: timeout must not be negative", b.Name)
 		}
+	}
+	if err := c.Summary.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Assembler == nil && c.Format != "" {
 		bad("format %q set without an assembler", c.Format)

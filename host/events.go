@@ -24,6 +24,10 @@ const (
 	// Assemble) was cut off by its deadline and made once more; Err is
 	// the first attempt's error. Plugin names the plugin or assembler.
 	EventCallRetried EventType = "plugin:retried"
+	// EventSummaryFailed: a summary request failed or its answer was
+	// discarded (Plugin names the summarizer, Err says why); the span is
+	// omitted as without a summarizer.
+	EventSummaryFailed EventType = "summary:failed"
 )
 
 // Event is one notification to subscribers. Fields not relevant to the type

@@ -31,3 +31,14 @@ func (j journals) Open(ctx context.Context, id string) (Recorder, bool, error) {
 	}
 	return r, found, nil
 }
+
+// WaitSummary waits for the session's summary request in flight, if any,
+// to end (its answer or failure is then left for the next turn).
+func (s *Session) WaitSummary() {
+	s.sum.mu.Lock()
+	done := s.sum.inflight
+	s.sum.mu.Unlock()
+	if done != nil {
+		<-done
+	}
+}

@@ -87,7 +87,9 @@ func (t *turn) compactHistory(cs []countedComponent, i, ask int) CompactionStep 
 		if short <= 0 {
 			break
 		}
+		shown, _ := s.hist.Summaries()
 		step := s.hist.Compact(short)
+		t.noteSplice(shown)
 		*c = t.historyComponent()
 		t.refreshFacts(cs)
 		claimed += step.Freed
@@ -279,13 +281,26 @@ func (t *turn) carryOut(ctx context.Context, d Decision, cs []countedComponent, 
 		}
 	}
 	if d.Compact {
-		used := 0
-		for _, c := range cs {
-			used += c.tokens
+		deficit := func() int {
+			used := 0
+			for _, c := range cs {
+				used += c.tokens
+			}
+			need := used - uncalibrate(d.Target, s.usage.Calibration)
+			if d.Deep {
+				need = max(need, t.deepStep().free)
+			}
+			return need
 		}
-		report.Deficit = used - uncalibrate(d.Target, s.usage.Calibration)
-		if d.Deep {
-			report.Deficit = max(report.Deficit, t.deepStep().free)
+		report.Deficit = deficit()
+		if report.Deficit > 0 && t.waitForSummary(report.Deficit) {
+			for i := range cs { // the summary taken may be shown now
+				if cs[i].isHistory() {
+					cs[i] = t.historyComponent()
+				}
+			}
+			t.refreshFacts(cs)
+			report.Deficit = deficit()
 		}
 		if report.Deficit > 0 {
 			t.compact(ctx, cs, report.Deficit, report)

@@ -25,6 +25,8 @@ type (
 	RestartPlan = report.RestartPlan
 	// AgentView is what one agent of a multi-agent session sees.
 	AgentView = report.AgentView
+	// SummaryReport is what the summarize step did in one turn.
+	SummaryReport = report.SummaryReport
 	// ViewReport describes the view a multi-agent turn was assembled from.
 	ViewReport = report.ViewReport
 	// Metrics are a session's counters.

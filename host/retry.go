@@ -145,3 +145,18 @@ func callRetryingOnce[T any](ctx context.Context, timeout time.Duration, fn func
 func retriedWarning(what string, cutOff string) string {
 	return fmt.Sprintf("%s: %s; answered when retried", what, cutOff)
 }
+
+// wait is the wait after the n-th consecutive failure (n >= 1).
+func (b Backoff) wait(n int) time.Duration {
+	w := b.Initial
+	for i := 1; i < n; i++ {
+		w *= time.Duration(max(b.Factor, 1))
+		if b.Max > 0 && w >= b.Max {
+			return b.Max
+		}
+	}
+	if b.Max > 0 {
+		w = min(w, b.Max)
+	}
+	return w
+}

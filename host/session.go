@@ -56,6 +56,8 @@ type Session struct {
 	// memoryCount is the last rendering, counted.
 	memory      MemorySource
 	memoryCount countedText
+	// sum is the summarize step between turns (see summarize.go).
+	sum summaries
 }
 
 // countedText is a core text counted once, when it is set.
@@ -521,7 +523,13 @@ func (s *Session) Usage() UsageReport {
 }
 
 // Metrics returns a copy of the session's counters.
-func (s *Session) Metrics() Metrics { s.mu.Lock(); defer s.mu.Unlock(); return cloneMetrics(s.metrics) }
+func (s *Session) Metrics() Metrics {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := cloneMetrics(s.metrics)
+	s.summaryCounts(&m)
+	return m
+}
 
 // Restart performs a graduated restart: the history is replaced
 // by a restart notification followed by the last CarryoverTurns user turns,
@@ -578,6 +586,7 @@ func (s *Session) end(ctx context.Context, forget bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ended = true
+	s.stopSummaries()
 	err := s.plugins.end(ctx)
 	if forget && s.rec.journal != nil {
 		if derr := s.rec.journal.Delete(context.Background()); derr != nil {

@@ -68,6 +68,7 @@ type Supervisor struct {
 var (
 	_ ContextPlugin = (*Supervisor)(nil)
 	_ StateKeeper   = (*Supervisor)(nil)
+	_ Summarizer    = (*Supervisor)(nil)
 )
 
 // Supervise launches the plugin and returns its supervisor.
@@ -288,6 +289,21 @@ func (s *Supervisor) Configure(ctx context.Context, config json.RawMessage) erro
 // Component returns the session's component.
 func (s *Supervisor) Component(ctx context.Context, session, encoding string) (*sdk.Component, error) {
 	return read(ctx, s, session, func(p ContextPlugin) (*sdk.Component, error) { return p.Component(ctx, session, encoding) })
+}
+
+// Summarize asks the plugin (one declaring sdk.CapSummarize) to condense a
+// span of the session's history. It changes no state and does not wait
+// for the session's other calls: a summary is made in the background
+// while the session's turns go on. A call that finds the process dead is
+// made once more on the relaunched one.
+func (s *Supervisor) Summarize(ctx context.Context, session string, req sdk.SummarizeRequest) (sdk.SummarizeResult, error) {
+	return retryDead(ctx, s.proc, func(p ContextPlugin) (sdk.SummarizeResult, error) {
+		sum, ok := p.(Summarizer)
+		if !ok {
+			return sdk.SummarizeResult{}, fmt.Errorf("plugin %q cannot summarize", s.name)
+		}
+		return sum.Summarize(ctx, session, req)
+	})
 }
 
 // Compact compacts the session's component and keeps its new state.

@@ -59,6 +59,8 @@ type turn struct {
 	startEpoch uint64
 	// memoryText is the memory blocks' rendering this turn gathered.
 	memoryText string
+	// summaryCostThisTurn is the cost of the summaries taken this turn.
+	summaryCostThisTurn float64
 }
 
 // newTurn starts a turn of agent in s, whose lock the caller holds.
@@ -72,6 +74,7 @@ func (t *turn) prepare() (*Prepared, error) {
 	if s.ended {
 		return nil, fmt.Errorf("prepare %q: %w", s.id, ErrSessionEnded)
 	}
+	t.takeSummary()
 	t.unchanged = s.rec.holdsTurn(s.pressure)
 	if err := t.gatherComponents(); err != nil {
 		return nil, fmt.Errorf("prepare %q: %w", s.id, err)
@@ -88,7 +91,11 @@ func (t *turn) prepare() (*Prepared, error) {
 	} else if err := t.assembleTurn(); err != nil {
 		return nil, fmt.Errorf("prepare %q: %w", s.id, err)
 	}
-	return t.out, t.record()
+	if err := t.record(); err != nil {
+		return t.out, err
+	}
+	t.requestAhead()
+	return t.out, nil
 }
 
 // gatherComponents is the first stage: the agent's view (a multi-agent
@@ -105,7 +112,7 @@ func (t *turn) gatherComponents() error {
 	if err != nil {
 		return err
 	}
-	out.Warnings = warnings
+	out.Warnings = append(out.Warnings, warnings...)
 	if w := s.usage.warning(); w != "" {
 		out.Warnings = append(out.Warnings, w)
 	}

@@ -165,6 +165,18 @@ func (c *ContextClient) Compact(ctx context.Context, session string, req sdk.Com
 	return res, err
 }
 
+// Summarize implements host.Summarizer for a plugin declaring
+// sdk.CapSummarize.
+func (c *ContextClient) Summarize(ctx context.Context, session string, req sdk.SummarizeRequest) (sdk.SummarizeResult, error) {
+	msg := wire.ToProtoSummarizeRequest(req)
+	msg.SessionId, msg.Binding = session, c.binding(ctx)
+	res, err := c.rpc.Summarize(ctx, msg)
+	if err != nil {
+		return sdk.SummarizeResult{}, c.wrap("Summarize", err)
+	}
+	return wire.FromProtoSummarizeResponse(res), nil
+}
+
 // Apply implements host.ContextPlugin.
 func (c *ContextClient) Apply(ctx context.Context, session, op string, args json.RawMessage) (json.RawMessage, error) {
 	out, _, err := c.ApplyWithState(ctx, session, op, args)

@@ -71,6 +71,35 @@ type Prepared struct {
 	LeftOut []PluginFailure
 	// Warnings: plugins left out, a target not met, failed hooks.
 	Warnings []string
+	// Summary says what the summarize step did this turn; nil when the
+	// session has no summarizer or it did nothing.
+	Summary *SummaryReport
+}
+
+// SummaryReport is what the summarize step did in one turn: a summary
+// taken (arrived from the background request, or waited for), spliced
+// into the view, requested ahead of need.
+type SummaryReport struct {
+	// Taken: a summary arrived and the history took it this turn;
+	// Spliced: the view shows a new summary this turn (when it was taken,
+	// or when the window passed the span of one taken before).
+	Taken, Spliced bool
+	// Count, Covers, Model, InputTokens, OutputTokens and Cost describe
+	// the summary the view shows (or the one taken, when not shown yet):
+	// how many messages it stands for and their ids, the model that made
+	// it, the tokens and cost units of the call.
+	Count                     int
+	Covers                    string
+	Model                     string
+	InputTokens, OutputTokens int
+	Cost                      float64
+	// Requested names the span whose summary this turn asked for in the
+	// background ("" when none: below the warning line, one in flight,
+	// backing off after a failure, or nothing to summarize).
+	Requested string
+	// Waited is how long a turn that had to compact waited for the
+	// summary (wait = "critical").
+	Waited time.Duration
 }
 
 // PluginFailure is a plugin left out of a turn and why.
@@ -137,6 +166,10 @@ type CacheReport struct {
 	Unmanaged sdk.CacheCost
 	// UnmanagedFits: the unmanaged history would fit the available budget.
 	UnmanagedFits bool
+	// Summaries is the cost units of the summaries taken this turn (the
+	// summarizer's calls, priced as the summary block says); it counts
+	// against the managed payload's savings.
+	Summaries float64
 }
 
 // PressureAction is the graduated answer to context pressure, returned
@@ -202,4 +235,12 @@ type Metrics struct {
 	FreedByComponent map[string]int
 	// LastPrepare is the per-component tokens of the last prepared context.
 	LastPrepare []sdk.ComponentTokens
+	// SummaryRequests counts the summarizer's calls, SummaryFailures the
+	// answers discarded (an error, a timeout, an empty, oversized or
+	// non-text answer), SummariesTaken the summaries the history took;
+	// SummaryInputTokens, SummaryOutputTokens and SummaryCost sum what
+	// the calls cost.
+	SummaryRequests, SummaryFailures, SummariesTaken int
+	SummaryInputTokens, SummaryOutputTokens          int
+	SummaryCost                                      float64
 }

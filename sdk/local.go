@@ -63,6 +63,8 @@ func completeInfo(p Plugin) PluginInfo {
 	add(compactor, CapCompact)
 	add(stater, CapState)
 	add(hook, CapPrepared)
+	_, summarizer := probe.(Summarizer)
+	add(summarizer, CapSummarize)
 	slices.Sort(info.Capabilities)
 	if c, ok := probe.(Closer); ok {
 		_ = c.Close()
@@ -115,6 +117,20 @@ func (l *LocalPlugin) Compact(ctx context.Context, session string, req CompactRe
 			return fmt.Errorf("plugin %q cannot compact: its Session does not implement sdk.Compactor", l.info.Name)
 		}
 		res, err = c.Compact(ctx, req)
+		return err
+	})
+	return res, err
+}
+
+// Summarize asks the session to condense a span of history; it fails when
+// the session does not implement Summarizer.
+func (l *LocalPlugin) Summarize(ctx context.Context, session string, req SummarizeRequest) (res SummarizeResult, err error) {
+	err = l.with(session, func(s Session) error {
+		c, ok := s.(Summarizer)
+		if !ok {
+			return fmt.Errorf("plugin %q cannot summarize: its Session does not implement sdk.Summarizer", l.info.Name)
+		}
+		res, err = c.Summarize(ctx, req)
 		return err
 	})
 	return res, err

@@ -96,3 +96,38 @@ func TestBindingNameAndErrors(t *testing.T) {
 		t.Errorf("Launch with AutoMTLS: err = %v, want one saying to set auto_mtls = false", err)
 	}
 }
+
+// TestPythonSummarizer: a Python Session with a summarize method declares
+// the summarize capability, and the span, the previous summary and the
+// limit reach it over the wire; its answer comes back.
+func TestPythonSummarizer(t *testing.T) {
+	requirePython(t)
+	ctx := context.Background()
+	path, err := filepath.Abs("ctxhost-plugin-pydigest")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := pluginhost.Launch(ctx, pluginhost.Spec{Name: "digest", Kind: pluginhost.KindContext,
+		Path: path, NoAutoMTLS: true, Logger: hclog.NewNullLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Kill()
+	if !c.Context.Info().HasCapability(sdk.CapSummarize) {
+		t.Fatalf("capabilities %v lack %q", c.Context.Info().Capabilities, sdk.CapSummarize)
+	}
+	res, err := c.Context.Summarize(ctx, "s", sdk.SummarizeRequest{
+		Messages: []sdk.Message{
+			{ID: "m2", Role: sdk.RoleUser, Content: "deploy ticket T-4411 to staging"},
+			{ID: "m3", Role: sdk.RoleAssistant, Parts: []sdk.Part{{Type: sdk.PartText, Text: "deployed build 88"}}},
+		},
+		Previous: "- m1 user: the task", MaxTokens: 100, Encoding: "approximate", Key: "sk-never-on-the-wire",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "- m1 user: the task\n- m2 user: deploy ticket T-4411 to staging\n- m3 assistant: deployed build 88"
+	if res.Text != want || res.Model != "pydigest" {
+		t.Fatalf("Summarize = %+v, want text %q", res, want)
+	}
+}

@@ -66,6 +66,8 @@ type standin struct {
 	mu    sync.Mutex
 	log   *os.File
 	count map[string]int // requests seen by task id
+	// summaries counts the summarizer calls (see summarize.go).
+	summaries summaryCounts
 	last  map[string][]string
 	// scripts are the answers posted to /standin/replies, by reference,
 	// each taken by the one request that names it (ReplyRefHeader).
@@ -97,6 +99,13 @@ func (s *standin) handler() http.Handler {
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, chatProvider{s}) })
 	mux.HandleFunc("POST /v1/responses", func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, responsesProvider{s}) })
 	mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) { s.serve(w, r, anthropicProvider{}) })
+	mux.HandleFunc("GET /standin/summaries", func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		c := s.summaries
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(c)
+	})
 	mux.HandleFunc("POST /v1/messages/count_tokens", func(w http.ResponseWriter, r *http.Request) {
 		count(w, r, r.Header.Get("x-api-key"), "input_tokens")
 	})

@@ -62,6 +62,10 @@ func (s *standin) serve(w http.ResponseWriter, r *http.Request, p provider) {
 		p.fail(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	if mode, ok := summarizerCall(r, body); ok {
+		s.summarize(w, r, p, body, mode)
+		return
+	}
 	if s.quick {
 		s.quickAnswer(w, r, p, body)
 		return

@@ -60,6 +60,16 @@ func (s *contextServer) Compact(ctx context.Context, req *pb.CompactRequest) (*p
 	return out, s.done("Compact", req.GetSessionId(), start, nil)
 }
 
+func (s *contextServer) Summarize(ctx context.Context, req *pb.SummarizeRequest) (*pb.SummarizeResponse, error) {
+	start := time.Now()
+	ctx = sdk.WithBinding(ctx, req.GetBinding())
+	res, err := s.local.Summarize(ctx, req.GetSessionId(), wire.FromProtoSummarizeRequest(req))
+	if err != nil {
+		return nil, s.done("Summarize", req.GetSessionId(), start, err)
+	}
+	return wire.ToProtoSummarizeResponse(res), s.done("Summarize", req.GetSessionId(), start, nil)
+}
+
 func (s *contextServer) Apply(ctx context.Context, req *pb.ApplyRequest) (*pb.ApplyResponse, error) {
 	start := time.Now()
 	ctx = sdk.WithBinding(ctx, req.GetBinding())

@@ -1757,6 +1757,163 @@ func (x *RestoreRequest) GetBinding() string {
 	return ""
 }
 
+// SummarizeRequest asks a plugin with the "summarize" capability to
+// condense a span of a session's history (messages oldest first) together
+// with the summary of what came before it.
+type SummarizeRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Messages  []*Message             `protobuf:"bytes,2,rep,name=messages,proto3" json:"messages,omitempty"`
+	Previous  string                 `protobuf:"bytes,3,opt,name=previous,proto3" json:"previous,omitempty"`                     // the summary the answer replaces; empty: the first
+	MaxTokens int64                  `protobuf:"varint,4,opt,name=max_tokens,json=maxTokens,proto3" json:"max_tokens,omitempty"` // the most the answer may count, in encoding
+	Encoding  string                 `protobuf:"bytes,5,opt,name=encoding,proto3" json:"encoding,omitempty"`
+	// binding is the plugin's binding name: the label of its HCL plugin
+	// block.
+	Binding       string `protobuf:"bytes,6,opt,name=binding,proto3" json:"binding,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SummarizeRequest) Reset() {
+	*x = SummarizeRequest{}
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SummarizeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SummarizeRequest) ProtoMessage() {}
+
+func (x *SummarizeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SummarizeRequest.ProtoReflect.Descriptor instead.
+func (*SummarizeRequest) Descriptor() ([]byte, []int) {
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *SummarizeRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *SummarizeRequest) GetMessages() []*Message {
+	if x != nil {
+		return x.Messages
+	}
+	return nil
+}
+
+func (x *SummarizeRequest) GetPrevious() string {
+	if x != nil {
+		return x.Previous
+	}
+	return ""
+}
+
+func (x *SummarizeRequest) GetMaxTokens() int64 {
+	if x != nil {
+		return x.MaxTokens
+	}
+	return 0
+}
+
+func (x *SummarizeRequest) GetEncoding() string {
+	if x != nil {
+		return x.Encoding
+	}
+	return ""
+}
+
+func (x *SummarizeRequest) GetBinding() string {
+	if x != nil {
+		return x.Binding
+	}
+	return ""
+}
+
+type SummarizeResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Text          string                 `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	Model         string                 `protobuf:"bytes,2,opt,name=model,proto3" json:"model,omitempty"`                                 // what made the summary
+	InputTokens   int64                  `protobuf:"varint,3,opt,name=input_tokens,json=inputTokens,proto3" json:"input_tokens,omitempty"` // the model's usage; 0: unknown
+	OutputTokens  int64                  `protobuf:"varint,4,opt,name=output_tokens,json=outputTokens,proto3" json:"output_tokens,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SummarizeResponse) Reset() {
+	*x = SummarizeResponse{}
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SummarizeResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SummarizeResponse) ProtoMessage() {}
+
+func (x *SummarizeResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SummarizeResponse.ProtoReflect.Descriptor instead.
+func (*SummarizeResponse) Descriptor() ([]byte, []int) {
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *SummarizeResponse) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
+func (x *SummarizeResponse) GetModel() string {
+	if x != nil {
+		return x.Model
+	}
+	return ""
+}
+
+func (x *SummarizeResponse) GetInputTokens() int64 {
+	if x != nil {
+		return x.InputTokens
+	}
+	return 0
+}
+
+func (x *SummarizeResponse) GetOutputTokens() int64 {
+	if x != nil {
+		return x.OutputTokens
+	}
+	return 0
+}
+
 type FormatInfo struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -1770,7 +1927,7 @@ type FormatInfo struct {
 
 func (x *FormatInfo) Reset() {
 	*x = FormatInfo{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1782,7 +1939,7 @@ func (x *FormatInfo) String() string {
 func (*FormatInfo) ProtoMessage() {}
 
 func (x *FormatInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[24]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1795,7 +1952,7 @@ func (x *FormatInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FormatInfo.ProtoReflect.Descriptor instead.
 func (*FormatInfo) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{24}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *FormatInfo) GetName() string {
@@ -1848,7 +2005,7 @@ type Pricing struct {
 
 func (x *Pricing) Reset() {
 	*x = Pricing{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1860,7 +2017,7 @@ func (x *Pricing) String() string {
 func (*Pricing) ProtoMessage() {}
 
 func (x *Pricing) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[25]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1873,7 +2030,7 @@ func (x *Pricing) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Pricing.ProtoReflect.Descriptor instead.
 func (*Pricing) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{25}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Pricing) GetInput() float64 {
@@ -1926,7 +2083,7 @@ type Framing struct {
 
 func (x *Framing) Reset() {
 	*x = Framing{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1938,7 +2095,7 @@ func (x *Framing) String() string {
 func (*Framing) ProtoMessage() {}
 
 func (x *Framing) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[26]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1951,7 +2108,7 @@ func (x *Framing) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Framing.ProtoReflect.Descriptor instead.
 func (*Framing) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{26}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *Framing) GetPerRequest() int32 {
@@ -2013,7 +2170,7 @@ type AssemblerInfo struct {
 
 func (x *AssemblerInfo) Reset() {
 	*x = AssemblerInfo{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[27]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2025,7 +2182,7 @@ func (x *AssemblerInfo) String() string {
 func (*AssemblerInfo) ProtoMessage() {}
 
 func (x *AssemblerInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[27]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2038,7 +2195,7 @@ func (x *AssemblerInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssemblerInfo.ProtoReflect.Descriptor instead.
 func (*AssemblerInfo) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{27}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *AssemblerInfo) GetName() string {
@@ -2093,7 +2250,7 @@ type AgentIdentity struct {
 
 func (x *AgentIdentity) Reset() {
 	*x = AgentIdentity{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[28]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2105,7 +2262,7 @@ func (x *AgentIdentity) String() string {
 func (*AgentIdentity) ProtoMessage() {}
 
 func (x *AgentIdentity) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[28]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2118,7 +2275,7 @@ func (x *AgentIdentity) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentIdentity.ProtoReflect.Descriptor instead.
 func (*AgentIdentity) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{28}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *AgentIdentity) GetName() string {
@@ -2164,7 +2321,7 @@ type AssembleRequest struct {
 
 func (x *AssembleRequest) Reset() {
 	*x = AssembleRequest{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[29]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2176,7 +2333,7 @@ func (x *AssembleRequest) String() string {
 func (*AssembleRequest) ProtoMessage() {}
 
 func (x *AssembleRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[29]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2189,7 +2346,7 @@ func (x *AssembleRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssembleRequest.ProtoReflect.Descriptor instead.
 func (*AssembleRequest) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{29}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *AssembleRequest) GetComponents() []*Component {
@@ -2268,7 +2425,7 @@ type AssembleDelta struct {
 
 func (x *AssembleDelta) Reset() {
 	*x = AssembleDelta{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[30]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2280,7 +2437,7 @@ func (x *AssembleDelta) String() string {
 func (*AssembleDelta) ProtoMessage() {}
 
 func (x *AssembleDelta) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[30]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2293,7 +2450,7 @@ func (x *AssembleDelta) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssembleDelta.ProtoReflect.Descriptor instead.
 func (*AssembleDelta) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{30}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *AssembleDelta) GetBaseVersion() uint64 {
@@ -2325,7 +2482,7 @@ type ComponentChange struct {
 
 func (x *ComponentChange) Reset() {
 	*x = ComponentChange{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[31]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2337,7 +2494,7 @@ func (x *ComponentChange) String() string {
 func (*ComponentChange) ProtoMessage() {}
 
 func (x *ComponentChange) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[31]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2350,7 +2507,7 @@ func (x *ComponentChange) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ComponentChange.ProtoReflect.Descriptor instead.
 func (*ComponentChange) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{31}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ComponentChange) GetChange() isComponentChange_Change {
@@ -2423,7 +2580,7 @@ type AppendedMessages struct {
 
 func (x *AppendedMessages) Reset() {
 	*x = AppendedMessages{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[32]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2435,7 +2592,7 @@ func (x *AppendedMessages) String() string {
 func (*AppendedMessages) ProtoMessage() {}
 
 func (x *AppendedMessages) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[32]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2448,7 +2605,7 @@ func (x *AppendedMessages) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppendedMessages.ProtoReflect.Descriptor instead.
 func (*AppendedMessages) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{32}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *AppendedMessages) GetBase() int32 {
@@ -2481,7 +2638,7 @@ type AssembleResponse struct {
 
 func (x *AssembleResponse) Reset() {
 	*x = AssembleResponse{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[33]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2493,7 +2650,7 @@ func (x *AssembleResponse) String() string {
 func (*AssembleResponse) ProtoMessage() {}
 
 func (x *AssembleResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[33]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2506,7 +2663,7 @@ func (x *AssembleResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AssembleResponse.ProtoReflect.Descriptor instead.
 func (*AssembleResponse) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{33}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *AssembleResponse) GetPayload() []byte {
@@ -2557,7 +2714,7 @@ type ReleaseRequest struct {
 
 func (x *ReleaseRequest) Reset() {
 	*x = ReleaseRequest{}
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[34]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2569,7 +2726,7 @@ func (x *ReleaseRequest) String() string {
 func (*ReleaseRequest) ProtoMessage() {}
 
 func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[34]
+	mi := &file_ctxhost_plugin_v1_plugin_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2582,7 +2739,7 @@ func (x *ReleaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReleaseRequest.ProtoReflect.Descriptor instead.
 func (*ReleaseRequest) Descriptor() ([]byte, []int) {
-	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{34}
+	return file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ReleaseRequest) GetSessionId() string {
@@ -2748,7 +2905,21 @@ const file_ctxhost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x14\n" +
 	"\x05state\x18\x02 \x01(\fR\x05state\x12\x18\n" +
-	"\abinding\x18\x03 \x01(\tR\abinding\"\xcd\x01\n" +
+	"\abinding\x18\x03 \x01(\tR\abinding\"\xda\x01\n" +
+	"\x10SummarizeRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x126\n" +
+	"\bmessages\x18\x02 \x03(\v2\x1a.ctxhost.plugin.v1.MessageR\bmessages\x12\x1a\n" +
+	"\bprevious\x18\x03 \x01(\tR\bprevious\x12\x1d\n" +
+	"\n" +
+	"max_tokens\x18\x04 \x01(\x03R\tmaxTokens\x12\x1a\n" +
+	"\bencoding\x18\x05 \x01(\tR\bencoding\x12\x18\n" +
+	"\abinding\x18\x06 \x01(\tR\abinding\"\x85\x01\n" +
+	"\x11SummarizeResponse\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\x12\x14\n" +
+	"\x05model\x18\x02 \x01(\tR\x05model\x12!\n" +
+	"\finput_tokens\x18\x03 \x01(\x03R\vinputTokens\x12#\n" +
+	"\routput_tokens\x18\x04 \x01(\x03R\foutputTokens\"\xcd\x01\n" +
 	"\n" +
 	"FormatInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1d\n" +
@@ -2827,7 +2998,7 @@ const file_ctxhost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\bbase_ids\x18\x02 \x03(\tR\abaseIds*K\n" +
 	"\x0fProtocolVersion\x12 \n" +
 	"\x1cPROTOCOL_VERSION_UNSPECIFIED\x10\x00\x12\x16\n" +
-	"\x12PROTOCOL_VERSION_1\x10\x012\xcc\x05\n" +
+	"\x12PROTOCOL_VERSION_1\x10\x012\xa4\x06\n" +
 	"\rContextPlugin\x12C\n" +
 	"\bDescribe\x12\x18.ctxhost.plugin.v1.Empty\x1a\x1d.ctxhost.plugin.v1.PluginInfo\x12J\n" +
 	"\tConfigure\x12#.ctxhost.plugin.v1.ConfigureRequest\x1a\x18.ctxhost.plugin.v1.Empty\x12V\n" +
@@ -2838,7 +3009,8 @@ const file_ctxhost_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x05State\x12!.ctxhost.plugin.v1.SessionRequest\x1a .ctxhost.plugin.v1.StateResponse\x12F\n" +
 	"\aRestore\x12!.ctxhost.plugin.v1.RestoreRequest\x1a\x18.ctxhost.plugin.v1.Empty\x12I\n" +
 	"\n" +
-	"EndSession\x12!.ctxhost.plugin.v1.SessionRequest\x1a\x18.ctxhost.plugin.v1.Empty2\xf0\x01\n" +
+	"EndSession\x12!.ctxhost.plugin.v1.SessionRequest\x1a\x18.ctxhost.plugin.v1.Empty\x12V\n" +
+	"\tSummarize\x12#.ctxhost.plugin.v1.SummarizeRequest\x1a$.ctxhost.plugin.v1.SummarizeResponse2\xf0\x01\n" +
 	"\tAssembler\x12F\n" +
 	"\bDescribe\x12\x18.ctxhost.plugin.v1.Empty\x1a .ctxhost.plugin.v1.AssemblerInfo\x12S\n" +
 	"\bAssemble\x12\".ctxhost.plugin.v1.AssembleRequest\x1a#.ctxhost.plugin.v1.AssembleResponse\x12F\n" +
@@ -2857,7 +3029,7 @@ func file_ctxhost_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 }
 
 var file_ctxhost_plugin_v1_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_ctxhost_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_ctxhost_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_ctxhost_plugin_v1_plugin_proto_goTypes = []any{
 	(ProtocolVersion)(0),      // 0: ctxhost.plugin.v1.ProtocolVersion
 	(*Empty)(nil),             // 1: ctxhost.plugin.v1.Empty
@@ -2884,28 +3056,30 @@ var file_ctxhost_plugin_v1_plugin_proto_goTypes = []any{
 	(*SessionState)(nil),      // 22: ctxhost.plugin.v1.SessionState
 	(*StateResponse)(nil),     // 23: ctxhost.plugin.v1.StateResponse
 	(*RestoreRequest)(nil),    // 24: ctxhost.plugin.v1.RestoreRequest
-	(*FormatInfo)(nil),        // 25: ctxhost.plugin.v1.FormatInfo
-	(*Pricing)(nil),           // 26: ctxhost.plugin.v1.Pricing
-	(*Framing)(nil),           // 27: ctxhost.plugin.v1.Framing
-	(*AssemblerInfo)(nil),     // 28: ctxhost.plugin.v1.AssemblerInfo
-	(*AgentIdentity)(nil),     // 29: ctxhost.plugin.v1.AgentIdentity
-	(*AssembleRequest)(nil),   // 30: ctxhost.plugin.v1.AssembleRequest
-	(*AssembleDelta)(nil),     // 31: ctxhost.plugin.v1.AssembleDelta
-	(*ComponentChange)(nil),   // 32: ctxhost.plugin.v1.ComponentChange
-	(*AppendedMessages)(nil),  // 33: ctxhost.plugin.v1.AppendedMessages
-	(*AssembleResponse)(nil),  // 34: ctxhost.plugin.v1.AssembleResponse
-	(*ReleaseRequest)(nil),    // 35: ctxhost.plugin.v1.ReleaseRequest
-	nil,                       // 36: ctxhost.plugin.v1.Message.MetadataEntry
-	nil,                       // 37: ctxhost.plugin.v1.Component.MetadataEntry
-	nil,                       // 38: ctxhost.plugin.v1.AssembleRequest.OptionsEntry
+	(*SummarizeRequest)(nil),  // 25: ctxhost.plugin.v1.SummarizeRequest
+	(*SummarizeResponse)(nil), // 26: ctxhost.plugin.v1.SummarizeResponse
+	(*FormatInfo)(nil),        // 27: ctxhost.plugin.v1.FormatInfo
+	(*Pricing)(nil),           // 28: ctxhost.plugin.v1.Pricing
+	(*Framing)(nil),           // 29: ctxhost.plugin.v1.Framing
+	(*AssemblerInfo)(nil),     // 30: ctxhost.plugin.v1.AssemblerInfo
+	(*AgentIdentity)(nil),     // 31: ctxhost.plugin.v1.AgentIdentity
+	(*AssembleRequest)(nil),   // 32: ctxhost.plugin.v1.AssembleRequest
+	(*AssembleDelta)(nil),     // 33: ctxhost.plugin.v1.AssembleDelta
+	(*ComponentChange)(nil),   // 34: ctxhost.plugin.v1.ComponentChange
+	(*AppendedMessages)(nil),  // 35: ctxhost.plugin.v1.AppendedMessages
+	(*AssembleResponse)(nil),  // 36: ctxhost.plugin.v1.AssembleResponse
+	(*ReleaseRequest)(nil),    // 37: ctxhost.plugin.v1.ReleaseRequest
+	nil,                       // 38: ctxhost.plugin.v1.Message.MetadataEntry
+	nil,                       // 39: ctxhost.plugin.v1.Component.MetadataEntry
+	nil,                       // 40: ctxhost.plugin.v1.AssembleRequest.OptionsEntry
 }
 var file_ctxhost_plugin_v1_plugin_proto_depIdxs = []int32{
 	2,  // 0: ctxhost.plugin.v1.Message.tool_calls:type_name -> ctxhost.plugin.v1.ToolCall
-	36, // 1: ctxhost.plugin.v1.Message.metadata:type_name -> ctxhost.plugin.v1.Message.MetadataEntry
+	38, // 1: ctxhost.plugin.v1.Message.metadata:type_name -> ctxhost.plugin.v1.Message.MetadataEntry
 	3,  // 2: ctxhost.plugin.v1.Message.parts:type_name -> ctxhost.plugin.v1.Part
 	4,  // 3: ctxhost.plugin.v1.MessageList.messages:type_name -> ctxhost.plugin.v1.Message
 	5,  // 4: ctxhost.plugin.v1.Component.messages:type_name -> ctxhost.plugin.v1.MessageList
-	37, // 5: ctxhost.plugin.v1.Component.metadata:type_name -> ctxhost.plugin.v1.Component.MetadataEntry
+	39, // 5: ctxhost.plugin.v1.Component.metadata:type_name -> ctxhost.plugin.v1.Component.MetadataEntry
 	7,  // 6: ctxhost.plugin.v1.Budget.components:type_name -> ctxhost.plugin.v1.ComponentBudget
 	9,  // 7: ctxhost.plugin.v1.PluginInfo.ops:type_name -> ctxhost.plugin.v1.OpInfo
 	10, // 8: ctxhost.plugin.v1.PluginInfo.config_schema:type_name -> ctxhost.plugin.v1.ConfigField
@@ -2914,47 +3088,50 @@ var file_ctxhost_plugin_v1_plugin_proto_depIdxs = []int32{
 	22, // 11: ctxhost.plugin.v1.ApplyResponse.state:type_name -> ctxhost.plugin.v1.SessionState
 	8,  // 12: ctxhost.plugin.v1.PreparedRequest.budget:type_name -> ctxhost.plugin.v1.Budget
 	22, // 13: ctxhost.plugin.v1.PreparedResponse.state:type_name -> ctxhost.plugin.v1.SessionState
-	27, // 14: ctxhost.plugin.v1.FormatInfo.framing:type_name -> ctxhost.plugin.v1.Framing
-	26, // 15: ctxhost.plugin.v1.FormatInfo.pricing:type_name -> ctxhost.plugin.v1.Pricing
-	25, // 16: ctxhost.plugin.v1.AssemblerInfo.formats:type_name -> ctxhost.plugin.v1.FormatInfo
-	6,  // 17: ctxhost.plugin.v1.AssembleRequest.components:type_name -> ctxhost.plugin.v1.Component
-	8,  // 18: ctxhost.plugin.v1.AssembleRequest.budget:type_name -> ctxhost.plugin.v1.Budget
-	29, // 19: ctxhost.plugin.v1.AssembleRequest.agent:type_name -> ctxhost.plugin.v1.AgentIdentity
-	38, // 20: ctxhost.plugin.v1.AssembleRequest.options:type_name -> ctxhost.plugin.v1.AssembleRequest.OptionsEntry
-	31, // 21: ctxhost.plugin.v1.AssembleRequest.delta:type_name -> ctxhost.plugin.v1.AssembleDelta
-	32, // 22: ctxhost.plugin.v1.AssembleDelta.components:type_name -> ctxhost.plugin.v1.ComponentChange
-	6,  // 23: ctxhost.plugin.v1.ComponentChange.full:type_name -> ctxhost.plugin.v1.Component
-	33, // 24: ctxhost.plugin.v1.ComponentChange.appended:type_name -> ctxhost.plugin.v1.AppendedMessages
-	4,  // 25: ctxhost.plugin.v1.AppendedMessages.messages:type_name -> ctxhost.plugin.v1.Message
-	1,  // 26: ctxhost.plugin.v1.ContextPlugin.Describe:input_type -> ctxhost.plugin.v1.Empty
-	12, // 27: ctxhost.plugin.v1.ContextPlugin.Configure:input_type -> ctxhost.plugin.v1.ConfigureRequest
-	14, // 28: ctxhost.plugin.v1.ContextPlugin.Component:input_type -> ctxhost.plugin.v1.ComponentRequest
-	16, // 29: ctxhost.plugin.v1.ContextPlugin.Compact:input_type -> ctxhost.plugin.v1.CompactRequest
-	18, // 30: ctxhost.plugin.v1.ContextPlugin.Apply:input_type -> ctxhost.plugin.v1.ApplyRequest
-	20, // 31: ctxhost.plugin.v1.ContextPlugin.Prepared:input_type -> ctxhost.plugin.v1.PreparedRequest
-	13, // 32: ctxhost.plugin.v1.ContextPlugin.State:input_type -> ctxhost.plugin.v1.SessionRequest
-	24, // 33: ctxhost.plugin.v1.ContextPlugin.Restore:input_type -> ctxhost.plugin.v1.RestoreRequest
-	13, // 34: ctxhost.plugin.v1.ContextPlugin.EndSession:input_type -> ctxhost.plugin.v1.SessionRequest
-	1,  // 35: ctxhost.plugin.v1.Assembler.Describe:input_type -> ctxhost.plugin.v1.Empty
-	30, // 36: ctxhost.plugin.v1.Assembler.Assemble:input_type -> ctxhost.plugin.v1.AssembleRequest
-	35, // 37: ctxhost.plugin.v1.Assembler.Release:input_type -> ctxhost.plugin.v1.ReleaseRequest
-	11, // 38: ctxhost.plugin.v1.ContextPlugin.Describe:output_type -> ctxhost.plugin.v1.PluginInfo
-	1,  // 39: ctxhost.plugin.v1.ContextPlugin.Configure:output_type -> ctxhost.plugin.v1.Empty
-	15, // 40: ctxhost.plugin.v1.ContextPlugin.Component:output_type -> ctxhost.plugin.v1.ComponentResponse
-	17, // 41: ctxhost.plugin.v1.ContextPlugin.Compact:output_type -> ctxhost.plugin.v1.CompactResponse
-	19, // 42: ctxhost.plugin.v1.ContextPlugin.Apply:output_type -> ctxhost.plugin.v1.ApplyResponse
-	21, // 43: ctxhost.plugin.v1.ContextPlugin.Prepared:output_type -> ctxhost.plugin.v1.PreparedResponse
-	23, // 44: ctxhost.plugin.v1.ContextPlugin.State:output_type -> ctxhost.plugin.v1.StateResponse
-	1,  // 45: ctxhost.plugin.v1.ContextPlugin.Restore:output_type -> ctxhost.plugin.v1.Empty
-	1,  // 46: ctxhost.plugin.v1.ContextPlugin.EndSession:output_type -> ctxhost.plugin.v1.Empty
-	28, // 47: ctxhost.plugin.v1.Assembler.Describe:output_type -> ctxhost.plugin.v1.AssemblerInfo
-	34, // 48: ctxhost.plugin.v1.Assembler.Assemble:output_type -> ctxhost.plugin.v1.AssembleResponse
-	1,  // 49: ctxhost.plugin.v1.Assembler.Release:output_type -> ctxhost.plugin.v1.Empty
-	38, // [38:50] is the sub-list for method output_type
-	26, // [26:38] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	4,  // 14: ctxhost.plugin.v1.SummarizeRequest.messages:type_name -> ctxhost.plugin.v1.Message
+	29, // 15: ctxhost.plugin.v1.FormatInfo.framing:type_name -> ctxhost.plugin.v1.Framing
+	28, // 16: ctxhost.plugin.v1.FormatInfo.pricing:type_name -> ctxhost.plugin.v1.Pricing
+	27, // 17: ctxhost.plugin.v1.AssemblerInfo.formats:type_name -> ctxhost.plugin.v1.FormatInfo
+	6,  // 18: ctxhost.plugin.v1.AssembleRequest.components:type_name -> ctxhost.plugin.v1.Component
+	8,  // 19: ctxhost.plugin.v1.AssembleRequest.budget:type_name -> ctxhost.plugin.v1.Budget
+	31, // 20: ctxhost.plugin.v1.AssembleRequest.agent:type_name -> ctxhost.plugin.v1.AgentIdentity
+	40, // 21: ctxhost.plugin.v1.AssembleRequest.options:type_name -> ctxhost.plugin.v1.AssembleRequest.OptionsEntry
+	33, // 22: ctxhost.plugin.v1.AssembleRequest.delta:type_name -> ctxhost.plugin.v1.AssembleDelta
+	34, // 23: ctxhost.plugin.v1.AssembleDelta.components:type_name -> ctxhost.plugin.v1.ComponentChange
+	6,  // 24: ctxhost.plugin.v1.ComponentChange.full:type_name -> ctxhost.plugin.v1.Component
+	35, // 25: ctxhost.plugin.v1.ComponentChange.appended:type_name -> ctxhost.plugin.v1.AppendedMessages
+	4,  // 26: ctxhost.plugin.v1.AppendedMessages.messages:type_name -> ctxhost.plugin.v1.Message
+	1,  // 27: ctxhost.plugin.v1.ContextPlugin.Describe:input_type -> ctxhost.plugin.v1.Empty
+	12, // 28: ctxhost.plugin.v1.ContextPlugin.Configure:input_type -> ctxhost.plugin.v1.ConfigureRequest
+	14, // 29: ctxhost.plugin.v1.ContextPlugin.Component:input_type -> ctxhost.plugin.v1.ComponentRequest
+	16, // 30: ctxhost.plugin.v1.ContextPlugin.Compact:input_type -> ctxhost.plugin.v1.CompactRequest
+	18, // 31: ctxhost.plugin.v1.ContextPlugin.Apply:input_type -> ctxhost.plugin.v1.ApplyRequest
+	20, // 32: ctxhost.plugin.v1.ContextPlugin.Prepared:input_type -> ctxhost.plugin.v1.PreparedRequest
+	13, // 33: ctxhost.plugin.v1.ContextPlugin.State:input_type -> ctxhost.plugin.v1.SessionRequest
+	24, // 34: ctxhost.plugin.v1.ContextPlugin.Restore:input_type -> ctxhost.plugin.v1.RestoreRequest
+	13, // 35: ctxhost.plugin.v1.ContextPlugin.EndSession:input_type -> ctxhost.plugin.v1.SessionRequest
+	25, // 36: ctxhost.plugin.v1.ContextPlugin.Summarize:input_type -> ctxhost.plugin.v1.SummarizeRequest
+	1,  // 37: ctxhost.plugin.v1.Assembler.Describe:input_type -> ctxhost.plugin.v1.Empty
+	32, // 38: ctxhost.plugin.v1.Assembler.Assemble:input_type -> ctxhost.plugin.v1.AssembleRequest
+	37, // 39: ctxhost.plugin.v1.Assembler.Release:input_type -> ctxhost.plugin.v1.ReleaseRequest
+	11, // 40: ctxhost.plugin.v1.ContextPlugin.Describe:output_type -> ctxhost.plugin.v1.PluginInfo
+	1,  // 41: ctxhost.plugin.v1.ContextPlugin.Configure:output_type -> ctxhost.plugin.v1.Empty
+	15, // 42: ctxhost.plugin.v1.ContextPlugin.Component:output_type -> ctxhost.plugin.v1.ComponentResponse
+	17, // 43: ctxhost.plugin.v1.ContextPlugin.Compact:output_type -> ctxhost.plugin.v1.CompactResponse
+	19, // 44: ctxhost.plugin.v1.ContextPlugin.Apply:output_type -> ctxhost.plugin.v1.ApplyResponse
+	21, // 45: ctxhost.plugin.v1.ContextPlugin.Prepared:output_type -> ctxhost.plugin.v1.PreparedResponse
+	23, // 46: ctxhost.plugin.v1.ContextPlugin.State:output_type -> ctxhost.plugin.v1.StateResponse
+	1,  // 47: ctxhost.plugin.v1.ContextPlugin.Restore:output_type -> ctxhost.plugin.v1.Empty
+	1,  // 48: ctxhost.plugin.v1.ContextPlugin.EndSession:output_type -> ctxhost.plugin.v1.Empty
+	26, // 49: ctxhost.plugin.v1.ContextPlugin.Summarize:output_type -> ctxhost.plugin.v1.SummarizeResponse
+	30, // 50: ctxhost.plugin.v1.Assembler.Describe:output_type -> ctxhost.plugin.v1.AssemblerInfo
+	36, // 51: ctxhost.plugin.v1.Assembler.Assemble:output_type -> ctxhost.plugin.v1.AssembleResponse
+	1,  // 52: ctxhost.plugin.v1.Assembler.Release:output_type -> ctxhost.plugin.v1.Empty
+	40, // [40:53] is the sub-list for method output_type
+	27, // [27:40] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_ctxhost_plugin_v1_plugin_proto_init() }
@@ -2966,7 +3143,7 @@ func file_ctxhost_plugin_v1_plugin_proto_init() {
 		(*Component_Text)(nil),
 		(*Component_Messages)(nil),
 	}
-	file_ctxhost_plugin_v1_plugin_proto_msgTypes[31].OneofWrappers = []any{
+	file_ctxhost_plugin_v1_plugin_proto_msgTypes[33].OneofWrappers = []any{
 		(*ComponentChange_Same)(nil),
 		(*ComponentChange_Full)(nil),
 		(*ComponentChange_Appended)(nil),
@@ -2977,7 +3154,7 @@ func file_ctxhost_plugin_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxhost_plugin_v1_plugin_proto_rawDesc), len(file_ctxhost_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   38,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -34,6 +34,7 @@ const (
 	ContextPlugin_State_FullMethodName      = "/ctxhost.plugin.v1.ContextPlugin/State"
 	ContextPlugin_Restore_FullMethodName    = "/ctxhost.plugin.v1.ContextPlugin/Restore"
 	ContextPlugin_EndSession_FullMethodName = "/ctxhost.plugin.v1.ContextPlugin/EndSession"
+	ContextPlugin_Summarize_FullMethodName  = "/ctxhost.plugin.v1.ContextPlugin/Summarize"
 )
 
 // ContextPluginClient is the client API for ContextPlugin service.
@@ -51,6 +52,9 @@ type ContextPluginClient interface {
 	State(ctx context.Context, in *SessionRequest, opts ...grpc.CallOption) (*StateResponse, error)
 	Restore(ctx context.Context, in *RestoreRequest, opts ...grpc.CallOption) (*Empty, error)
 	EndSession(ctx context.Context, in *SessionRequest, opts ...grpc.CallOption) (*Empty, error)
+	// Summarize is called only on plugins declaring the "summarize"
+	// capability.
+	Summarize(ctx context.Context, in *SummarizeRequest, opts ...grpc.CallOption) (*SummarizeResponse, error)
 }
 
 type contextPluginClient struct {
@@ -151,6 +155,16 @@ func (c *contextPluginClient) EndSession(ctx context.Context, in *SessionRequest
 	return out, nil
 }
 
+func (c *contextPluginClient) Summarize(ctx context.Context, in *SummarizeRequest, opts ...grpc.CallOption) (*SummarizeResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SummarizeResponse)
+	err := c.cc.Invoke(ctx, ContextPlugin_Summarize_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ContextPluginServer is the server API for ContextPlugin service.
 // All implementations must embed UnimplementedContextPluginServer
 // for forward compatibility.
@@ -166,6 +180,9 @@ type ContextPluginServer interface {
 	State(context.Context, *SessionRequest) (*StateResponse, error)
 	Restore(context.Context, *RestoreRequest) (*Empty, error)
 	EndSession(context.Context, *SessionRequest) (*Empty, error)
+	// Summarize is called only on plugins declaring the "summarize"
+	// capability.
+	Summarize(context.Context, *SummarizeRequest) (*SummarizeResponse, error)
 	mustEmbedUnimplementedContextPluginServer()
 }
 
@@ -202,6 +219,9 @@ func (UnimplementedContextPluginServer) Restore(context.Context, *RestoreRequest
 }
 func (UnimplementedContextPluginServer) EndSession(context.Context, *SessionRequest) (*Empty, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method EndSession not implemented")
+}
+func (UnimplementedContextPluginServer) Summarize(context.Context, *SummarizeRequest) (*SummarizeResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Summarize not implemented")
 }
 func (UnimplementedContextPluginServer) mustEmbedUnimplementedContextPluginServer() {}
 func (UnimplementedContextPluginServer) testEmbeddedByValue()                       {}
@@ -386,6 +406,24 @@ func _ContextPlugin_EndSession_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ContextPlugin_Summarize_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SummarizeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ContextPluginServer).Summarize(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ContextPlugin_Summarize_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ContextPluginServer).Summarize(ctx, req.(*SummarizeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ContextPlugin_ServiceDesc is the grpc.ServiceDesc for ContextPlugin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -428,6 +466,10 @@ var ContextPlugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "EndSession",
 			Handler:    _ContextPlugin_EndSession_Handler,
+		},
+		{
+			MethodName: "Summarize",
+			Handler:    _ContextPlugin_Summarize_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -2,7 +2,7 @@
 
 A plugin subclasses Plugin (describe, new_session, optionally configure)
 and Session (component, apply; optionally compact, state and restore,
-prepared, close), then calls serve(plugin) from its main. The SDK speaks the
+prepared, summarize, close), then calls serve(plugin) from its main. The SDK speaks the
 go-plugin handshake and the ctxhost.plugin.v1 gRPC service (docs/PROTOCOL.md
 in the ctxhost repository), keeps one Session per session id, serializes
 the calls into one session, and turns UnknownOp, InvalidArgs and NotFound
@@ -19,6 +19,7 @@ from .sdk import (  # noqa: F401
     CAP_PREPARED,
     CAP_PREPARED_ON_CHANGE,
     CAP_STATE,
+    CAP_SUMMARIZE,
     CAP_VOLATILE,
     Call,
     CompactResult,
@@ -32,6 +33,7 @@ from .sdk import (  # noqa: F401
     Plugin,
     PluginInfo,
     Session,
+    SummarizeResult,
     ToolCall,
     UnknownOp,
     count_tokens,

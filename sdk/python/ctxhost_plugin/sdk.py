@@ -34,6 +34,9 @@ CAP_COMPACT = "compact"
 CAP_STATE = "state"
 CAP_PREPARED = "prepared"
 CAP_VOLATILE = "volatile"
+# The Session condenses spans of a conversation's history: the SDK adds it
+# when the Session class has a summarize method.
+CAP_SUMMARIZE = "summarize"
 # The Prepared hook changes nothing unless the session changed since it last
 # ran (an apply, a compaction, a restore): the host calls it only then.
 CAP_PREPARED_ON_CHANGE = "prepared_on_change"
@@ -182,6 +185,19 @@ class CompactResult:
     claimed_freed: int = 0
 
 
+@dataclass
+class SummarizeResult:
+    """A summary: its text, the model that made it and the tokens the
+    model reported for the call (0: unknown, the host counts them). The
+    host checks the text (not empty, within max_tokens, text) and
+    discards an answer that is not."""
+
+    text: str
+    model: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
 class Call:
     """The context of one call: the session, the binding name (the label of
     the HCL plugin block, e.g. "design_docs") and the deadline."""
@@ -201,8 +217,12 @@ class Session:
     compact(call, tokens_needed, encoding) -> CompactResult for a
     compactable component, state() -> bytes and restore(data: bytes) to
     survive restarts, prepared(call, budget: dict) to hear about every
-    prepared context, close() to release resources. The SDK serializes the
-    calls into one session; different sessions run concurrently."""
+    prepared context, close() to release resources, and
+    summarize(call, messages: List[Message], previous: str, max_tokens: int,
+    encoding: str) -> SummarizeResult to condense a span of the history
+    (the messages, oldest first, with the summary of what came before
+    them). The SDK serializes the calls into one session; different
+    sessions run concurrently."""
 
     def component(self, call: Call, encoding: str) -> Optional[Component]:
         raise NotImplementedError
@@ -304,6 +324,8 @@ def _complete_info(plugin: Plugin) -> PluginInfo:
         caps.add(CAP_STATE)
     if hasattr(cls, "prepared"):
         caps.add(CAP_PREPARED)
+    if hasattr(cls, "summarize"):
+        caps.add(CAP_SUMMARIZE)
     close = getattr(probe, "close", None)
     if close is not None:
         close()
@@ -335,6 +357,17 @@ def _pb_message(m: Message) -> pb.Message:
         parts=[pb.Part(type=p.type, text=p.text, media_type=p.media_type, data=p.data, url=p.url,
                        width=p.width, height=p.height, detail=p.detail, pages=p.pages, title=p.title,
                        signature=p.signature, opaque=p.opaque, provider=p.provider) for p in m.parts])
+
+
+def _message(m: pb.Message) -> Message:
+    return Message(
+        role=m.role, content=m.content, id=m.id, name=m.name, speaker_type=m.speaker_type,
+        tool_call_id=m.tool_call_id, tool_name=m.tool_name, metadata=dict(m.metadata),
+        tool_calls=[ToolCall(id=t.id, name=t.name, arguments=t.arguments, signature=t.signature) for t in m.tool_calls],
+        kind=m.kind, pinned=m.pinned,
+        parts=[Part(type=p.type, text=p.text, media_type=p.media_type, data=p.data, url=p.url,
+                    width=p.width, height=p.height, detail=p.detail, pages=p.pages, title=p.title,
+                    signature=p.signature, opaque=p.opaque, provider=p.provider) for p in m.parts])
 
 
 def _pb_component(c: Optional[Component], binding: str) -> pb.ComponentResponse:
@@ -453,6 +486,18 @@ class _ContextService:
             return pb.CompactResponse(log=res.log, claimed_freed=res.claimed_freed, state=_state_after(s))
         return self._run(context, "Compact", lambda: self.local.with_session(request.session_id, run))
 
+    def summarize(self, request, context):
+        call = Call(request.session_id, request.binding, context)
+
+        def run(s):
+            if not hasattr(s, "summarize"):
+                raise RuntimeError('plugin "%s" cannot summarize: its Session has no summarize method' % self.local.info.name)
+            res = s.summarize(call, [_message(m) for m in request.messages], request.previous,
+                              request.max_tokens, request.encoding)
+            return pb.SummarizeResponse(text=res.text, model=res.model,
+                                        input_tokens=res.input_tokens, output_tokens=res.output_tokens)
+        return self._run(context, "Summarize", lambda: self.local.with_session(request.session_id, run))
+
     def apply(self, request, context):
         call = Call(request.session_id, request.binding, context)
 
@@ -510,6 +555,7 @@ class _ContextService:
             "State": _unary(self.state, pb.SessionRequest, pb.StateResponse),
             "Restore": _unary(self.restore, pb.RestoreRequest, pb.Empty),
             "EndSession": _unary(self.end_session, pb.SessionRequest, pb.Empty),
+            "Summarize": _unary(self.summarize, pb.SummarizeRequest, pb.SummarizeResponse),
         })
 
 

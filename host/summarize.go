@@ -1,0 +1,455 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/ctxhost/ctxhost/host/history"
+	"github.com/ctxhost/ctxhost/sdk"
+)
+
+// The summarize step: once a turn's context crosses the warning line,
+// the span of history the window would omit next is sent to the
+// session's summarizer in the background (one request in flight per
+// session, a bounded number per Limiter); the answer, checked, is taken
+// by the history at the start of the next turn (journaled with it), and
+// shown where the span stood once the window passes the span (a turn
+// that must omit moves the window to the end of a ready summary's span).
+// A turn never waits for the model unless its profile says so
+// (SummaryWaitCritical): then a turn that must compact waits for the
+// summary within a deadline. A failed request (an error, a timeout, an
+// answer that is empty, over its limit or not text) changes nothing: the
+// window omits the span as it would without a summarizer, a warning and
+// a metric say so, and the next request waits a backoff.
+
+// Summarizer condenses spans of a session's history (the host's view of
+// an sdk.Summarizer, in-process or remote).
+type Summarizer interface {
+	Summarize(ctx context.Context, session string, req sdk.SummarizeRequest) (sdk.SummarizeResult, error)
+}
+
+// Values of SummaryConfig.Wait.
+const (
+	SummaryWaitNever    = "never"    // default: a turn never waits for a summary
+	SummaryWaitCritical = "critical" // a turn that must compact waits, within WaitTimeout
+)
+
+// Defaults of SummaryConfig.
+const (
+	DefaultSummaryMaxTokens   = 512
+	DefaultSummaryTimeout     = 60 * time.Second
+	DefaultSummaryWaitTimeout = 10 * time.Second
+	DefaultSummaryOutputPrice = 4 // cost units of an output token, an uncached input token costing 1
+)
+
+// SummaryBackoff paces the requests after failures: 1 s, doubling to
+// 5 min; the attempts never end (a request is made again only on a turn
+// past the warning line).
+var SummaryBackoff = Backoff{Initial: time.Second, Factor: 2, Max: 5 * time.Minute}
+
+// SummaryConfig turns the summarize step on (Summarizer set) and tunes it.
+type SummaryConfig struct {
+	Summarizer Summarizer
+	// Name names the summarizer in warnings and events.
+	Name string
+	// MaxTokens is the most a summary may count (default 512): a longer
+	// answer is discarded.
+	MaxTokens int
+	// MinSpanTokens is the least a span must count to be worth a summary
+	// (default twice MaxTokens).
+	MinSpanTokens int
+	// Timeout bounds one request (default 60 s).
+	Timeout time.Duration
+	// Wait is SummaryWaitNever (default) or SummaryWaitCritical;
+	// WaitTimeout bounds the wait (default 10 s).
+	Wait        string
+	WaitTimeout time.Duration
+	// Limiter bounds the requests in flight across the sessions sharing
+	// it (nil: no bound but one per session).
+	Limiter *Limiter
+	// Backoff paces requests after failures (zero: SummaryBackoff).
+	Backoff Backoff
+	// InputPrice and OutputPrice are the cost units of the summarizer's
+	// input and output tokens, an uncached input token of the session's
+	// model costing 1 (defaults 1 and 4).
+	InputPrice, OutputPrice float64
+}
+
+func (c SummaryConfig) withDefaults() SummaryConfig {
+	if c.MaxTokens <= 0 {
+		c.MaxTokens = DefaultSummaryMaxTokens
+	}
+	if c.MinSpanTokens <= 0 {
+		c.MinSpanTokens = 2 * c.MaxTokens
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultSummaryTimeout
+	}
+	if c.Wait == "" {
+		c.Wait = SummaryWaitNever
+	}
+	if c.WaitTimeout <= 0 {
+		c.WaitTimeout = DefaultSummaryWaitTimeout
+	}
+	c.Backoff = c.Backoff.orDefault(SummaryBackoff)
+	if c.InputPrice == 0 {
+		c.InputPrice = 1
+	}
+	if c.OutputPrice == 0 {
+		c.OutputPrice = DefaultSummaryOutputPrice
+	}
+	return c
+}
+
+func (c SummaryConfig) validate() error {
+	if c.Summarizer == nil {
+		return nil
+	}
+	if c.Wait != SummaryWaitNever && c.Wait != SummaryWaitCritical {
+		return fmt.Errorf("summary wait must be %q or %q, got %q", SummaryWaitNever, SummaryWaitCritical, c.Wait)
+	}
+	if c.InputPrice < 0 || c.OutputPrice < 0 {
+		return fmt.Errorf("summary prices must not be negative")
+	}
+	return nil
+}
+
+// Limiter bounds how many calls run at once.
+type Limiter struct{ slots chan struct{} }
+
+// NewLimiter returns a Limiter of n slots (at least 1).
+func NewLimiter(n int) *Limiter { return &Limiter{slots: make(chan struct{}, max(n, 1))} }
+
+func (l *Limiter) acquire(ctx context.Context) error {
+	if l == nil {
+		return nil
+	}
+	select {
+	case l.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (l *Limiter) release() {
+	if l != nil {
+		<-l.slots
+	}
+}
+
+// summaries is a session's summarize step between turns: the request in
+// flight, the answer waiting for the next turn, the failures to report
+// and the backoff. It has its own lock: the background request never
+// takes the session's.
+type summaries struct {
+	mu       sync.Mutex
+	inflight chan struct{} // closed when the request in flight ends; nil: none
+	cancel   context.CancelFunc
+	ready    *history.Summary
+	warnings []string
+	failures int       // consecutive
+	retryAt  time.Time // no request before
+	key      string    // the triggering call's key (memory only)
+	counts   Metrics   // the summary counters, added to the session's
+}
+
+// SetSummaryKey gives the session's summarizer the API key of the call
+// now being served (the call path's caller's key), for the summarizer
+// that takes it. It is held in memory only: never journaled, stored,
+// logged or exported, and dropped with the session.
+func (s *Session) SetSummaryKey(key string) {
+	s.sum.mu.Lock()
+	s.sum.key = key
+	s.sum.mu.Unlock()
+}
+
+// summaryOn reports whether the session summarizes (a summarizer, and a
+// history that the window may omit from).
+func (s *Session) summaryOn() bool {
+	return s.cfg.Summary.Summarizer != nil && *s.cfg.History.Priority > 0 && s.cfg.Viewer == nil
+}
+
+// summaryReport returns the turn's summary report, made on first use.
+func (t *turn) summaryReport() *SummaryReport {
+	if t.out.Summary == nil {
+		t.out.Summary = &SummaryReport{}
+	}
+	return t.out.Summary
+}
+
+// takeSummary has the history take the summary that arrived since the
+// last turn, and reports the failures since then.
+func (t *turn) takeSummary() {
+	s := t.s
+	if !s.summaryOn() {
+		return
+	}
+	s.sum.mu.Lock()
+	ready, warnings := s.sum.ready, s.sum.warnings
+	s.sum.ready, s.sum.warnings = nil, nil
+	s.sum.mu.Unlock()
+	t.out.Warnings = append(t.out.Warnings, warnings...)
+	if ready == nil {
+		return
+	}
+	shown, _ := s.hist.Summaries()
+	if err := s.hist.TakeSummary(*ready); err != nil {
+		t.out.Warnings = append(t.out.Warnings, fmt.Sprintf("summary of %d messages discarded: %v", ready.Through-ready.From, err))
+		return
+	}
+	s.metrics.SummariesTaken++
+	r := t.summaryReport()
+	r.Taken = true
+	now, pending := s.hist.Summaries()
+	sum := pending
+	if pending == nil {
+		sum = now
+	}
+	t.describeSummary(sum)
+	r.Spliced = !sameSummary(shown, now)
+	cost := s.summaryCost(*sum)
+	s.pressure.Credit -= cost // the cache strategy weighs what the summary cost
+	t.summaryCostThisTurn += cost
+}
+
+// describeSummary fills the turn's report with sum.
+func (t *turn) describeSummary(sum *history.Summary) {
+	if sum == nil {
+		return
+	}
+	r := t.summaryReport()
+	r.Count, r.Covers, r.Model = sum.Count, sum.Covers, sum.Model
+	r.InputTokens, r.OutputTokens, r.Cost = sum.InputTokens, sum.OutputTokens, t.s.summaryCost(*sum)
+}
+
+// noteSplice reports a summary the window's move made the view show.
+func (t *turn) noteSplice(before *history.Summary) {
+	if !t.s.summaryOn() {
+		return
+	}
+	now, _ := t.s.hist.Summaries()
+	if !sameSummary(before, now) {
+		t.describeSummary(now)
+		t.summaryReport().Spliced = true
+	}
+}
+
+func sameSummary(a, b *history.Summary) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.From == b.From && a.Through == b.Through
+}
+
+// summaryCost prices a summary's call.
+func (s *Session) summaryCost(sum history.Summary) float64 {
+	c := s.cfg.Summary
+	return float64(sum.InputTokens)*c.InputPrice + float64(sum.OutputTokens)*c.OutputPrice
+}
+
+// SummaryLeadTurns is how many turns of the context's recent growth
+// ahead of the warning line the summary of the next span is requested.
+const SummaryLeadTurns = 2
+
+// summaryAhead is the context expected SummaryLeadTurns turns from now
+// (raw tokens), from the recent growth.
+func (t *turn) summaryAhead(b sdk.Budget) int {
+	return b.Used + SummaryLeadTurns*meanGrowth(t.s.pressure.Growth)
+}
+
+// summaryNeed is what the strategy would have the history free, when the
+// context has grown to ahead, to compact down to its target: the size of
+// the span to summarize next.
+func (t *turn) summaryNeed(b sdk.Budget, ahead int) int {
+	s := t.s
+	target := int(s.cfg.Strategy.Target * float64(b.Available))
+	return max(ahead-uncalibrate(target, s.usage.Calibration), s.cfg.Strategy.minFree(b), 1)
+}
+
+// requestAhead asks for the next span's summary in the background once
+// the context has crossed the warning line, or is expected to within
+// SummaryLeadTurns turns.
+func (t *turn) requestAhead() {
+	s := t.s
+	b := t.out.Budget
+	if !s.summaryOn() || b.Available <= 0 {
+		return
+	}
+	ahead := t.summaryAhead(b)
+	if calibrate(ahead, s.usage.Calibration) < int(s.cfg.Thresholds.Warning*float64(b.Available)) {
+		return
+	}
+	if sp, ok := t.startSummary(t.summaryNeed(b, ahead)); ok {
+		t.summaryReport().Requested = describeSpan(sp)
+	}
+}
+
+// describeSpan names a span's first and last messages.
+func describeSpan(sp history.Span) string {
+	first, last := sp.Messages[0].ID, sp.Messages[len(sp.Messages)-1].ID
+	if first == last {
+		return first
+	}
+	return fmt.Sprintf("%s..%s (%d messages)", first, last, len(sp.Messages))
+}
+
+// startSummary starts the request for the span that would free need
+// tokens, unless one is in flight or waiting, the backoff runs, or the
+// span is too small to be worth it. The caller holds the session's lock.
+func (t *turn) startSummary(need int) (history.Span, bool) {
+	s := t.s
+	cfg := s.cfg.Summary
+	s.sum.mu.Lock()
+	defer s.sum.mu.Unlock()
+	if s.sum.inflight != nil || s.sum.ready != nil || time.Now().Before(s.sum.retryAt) {
+		return history.Span{}, false
+	}
+	sp, ok := s.hist.NextSpan(max(need, cfg.MinSpanTokens))
+	if !ok || sp.Tokens < cfg.MinSpanTokens {
+		return history.Span{}, false
+	}
+	req := sdk.SummarizeRequest{Messages: sp.Messages, Previous: sp.Previous, MaxTokens: cfg.MaxTokens,
+		Encoding: s.cfg.Encoding, Key: s.sum.key}
+	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
+	done := make(chan struct{})
+	s.sum.inflight, s.sum.cancel = done, cancel
+	s.sum.counts.SummaryRequests++
+	go s.summarize(ctx, cancel, done, sp, req)
+	return sp, true
+}
+
+// summarize makes one request and leaves its checked answer (or its
+// failure) for the next turn.
+func (s *Session) summarize(ctx context.Context, cancel context.CancelFunc, done chan struct{}, sp history.Span, req sdk.SummarizeRequest) {
+	defer close(done)
+	defer cancel()
+	cfg := s.cfg.Summary
+	var res sdk.SummarizeResult
+	err := cfg.Limiter.acquire(ctx)
+	if err == nil {
+		res, err = guardSummarize(func() (sdk.SummarizeResult, error) { return cfg.Summarizer.Summarize(ctx, s.id, req) })
+		cfg.Limiter.release()
+	}
+	var sum history.Summary
+	if err == nil {
+		sum, err = s.checkSummary(sp, req, res)
+	}
+	s.sum.mu.Lock()
+	defer s.sum.mu.Unlock()
+	s.sum.inflight, s.sum.cancel = nil, nil
+	if err != nil {
+		s.sum.failures++
+		s.sum.counts.SummaryFailures++
+		wait := cfg.Backoff.wait(s.sum.failures)
+		s.sum.retryAt = time.Now().Add(wait)
+		w := fmt.Sprintf("summarizer %q: summary of %s not made, the span is omitted instead (next request in %s or later): %v",
+			cfg.Name, describeSpan(sp), wait, err)
+		s.sum.warnings = append(s.sum.warnings, w)
+		s.events.emit(Event{Type: EventSummaryFailed, Session: s.id, Plugin: cfg.Name, Err: errors.New(w)})
+		return
+	}
+	s.sum.failures, s.sum.retryAt = 0, time.Time{}
+	s.sum.counts.SummaryInputTokens += sum.InputTokens
+	s.sum.counts.SummaryOutputTokens += sum.OutputTokens
+	s.sum.counts.SummaryCost += s.summaryCost(sum)
+	s.sum.ready = &sum
+}
+
+// guardSummarize turns a panic of an in-process summarizer into an
+// error.
+func guardSummarize(fn func() (sdk.SummarizeResult, error)) (res sdk.SummarizeResult, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("summarizer panicked: %v", r)
+		}
+	}()
+	return fn()
+}
+
+// checkSummary validates an answer: text (valid UTF-8, no control
+// characters but line breaks and tabs), not empty, within the limit as
+// the host counts it; usage not negative (counted by the host when not
+// reported).
+func (s *Session) checkSummary(sp history.Span, req sdk.SummarizeRequest, res sdk.SummarizeResult) (history.Summary, error) {
+	text := strings.TrimSpace(res.Text)
+	switch {
+	case text == "":
+		return history.Summary{}, errors.New("the answer is empty")
+	case !utf8.ValidString(text) || !utf8.ValidString(res.Model):
+		return history.Summary{}, errors.New("the answer is not valid UTF-8")
+	case strings.ContainsFunc(text, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r' }):
+		return history.Summary{}, errors.New("the answer is not text (it holds control characters)")
+	case res.InputTokens < 0 || res.OutputTokens < 0:
+		return history.Summary{}, fmt.Errorf("negative usage reported (%d in, %d out)", res.InputTokens, res.OutputTokens)
+	}
+	n := s.counter.Count(text)
+	if n > req.MaxTokens {
+		return history.Summary{}, fmt.Errorf("the answer counts %d tokens, over its limit of %d", n, req.MaxTokens)
+	}
+	in, out := res.InputTokens, res.OutputTokens
+	if in == 0 {
+		in = sp.Tokens + s.counter.Count(sp.Previous)
+	}
+	if out == 0 {
+		out = n
+	}
+	return history.Summary{From: sp.From, Through: sp.Through, Text: text, Model: res.Model, InputTokens: in, OutputTokens: out}, nil
+}
+
+// waitForSummary is a turn that must compact under wait = "critical": it
+// starts the request for the span if none is in flight or ready, waits
+// for it within the wait deadline, and has the history take it.
+func (t *turn) waitForSummary(deficit int) bool {
+	s := t.s
+	if !s.summaryOn() || s.cfg.Summary.Wait != SummaryWaitCritical {
+		return false
+	}
+	t.startSummary(deficit)
+	s.sum.mu.Lock()
+	done := s.sum.inflight
+	s.sum.mu.Unlock()
+	if done != nil {
+		start := time.Now()
+		timer := time.NewTimer(s.cfg.Summary.WaitTimeout)
+		select {
+		case <-done:
+		case <-timer.C:
+		case <-t.ctx.Done():
+		}
+		timer.Stop()
+		t.summaryReport().Waited = time.Since(start)
+	}
+	before, _ := s.hist.Summaries()
+	t.takeSummary()
+	after, pending := s.hist.Summaries()
+	return !sameSummary(before, after) || pending != nil
+}
+
+// stopSummaries cancels the request in flight (the session ends).
+func (s *Session) stopSummaries() {
+	s.sum.mu.Lock()
+	defer s.sum.mu.Unlock()
+	if s.sum.cancel != nil {
+		s.sum.cancel()
+	}
+	s.sum.key = ""
+}
+
+// summaryCounts adds the summary counters kept between turns to m.
+func (s *Session) summaryCounts(m *Metrics) {
+	s.sum.mu.Lock()
+	c := s.sum.counts
+	s.sum.mu.Unlock()
+	m.SummaryRequests += c.SummaryRequests
+	m.SummaryFailures += c.SummaryFailures
+	m.SummaryInputTokens += c.SummaryInputTokens
+	m.SummaryOutputTokens += c.SummaryOutputTokens
+	m.SummaryCost += c.SummaryCost
+}
