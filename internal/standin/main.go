@@ -68,7 +68,7 @@ type standin struct {
 	count map[string]int // requests seen by task id
 	// summaries counts the summarizer calls (see summarize.go).
 	summaries summaryCounts
-	last  map[string][]string
+	last      map[string][]string
 	// scripts are the answers posted to /standin/replies, by reference,
 	// each taken by the one request that names it (ReplyRefHeader).
 	scripts    map[string]scriptedReply
