@@ -52,6 +52,12 @@ const (
 	DefaultAdmissionWait       = 2 * time.Second
 	DefaultCompressMinBytes    = 64 << 10
 	DefaultMemoryLimit         = 160 << 20
+	DefaultSummaryMaxTokens    = 512
+	DefaultSummaryTimeout      = 60 * time.Second
+	DefaultSummaryConcurrency  = 2
+	DefaultSummaryWaitTimeout  = 10 * time.Second
+	DefaultSummaryInputPrice   = 1
+	DefaultSummaryOutputPrice  = 4
 )
 
 // DefaultShares returns the default dynamic shares of fresh contexts:
@@ -183,6 +189,17 @@ func decodeContext(fb fileBlock, diags *hcl.Diagnostics) *Context {
 		r.boolean("enabled", &f.Enabled)
 		r.integer("max_tokens", &f.MaxTokens)
 		r.number("share", &f.Share)
+	}
+	if b := singleBlock(content, "summarize", diags); b != nil {
+		s := &c.Summarize
+		s.DeclRange = b.DefRange
+		s.Enabled, s.Wait, s.WaitTimeout = true, "never", DefaultSummaryWaitTimeout
+		r := blockReader(b.Body, summarizeSchema, fb.ctx, &s.Source, diags)
+		r.str("summarizer", &s.Summarizer)
+		r.str("plugin", &s.Plugin)
+		r.integer("max_tokens", &s.MaxTokens)
+		r.str("wait", &s.Wait)
+		r.duration("wait_timeout", &s.WaitTimeout)
 	}
 	if b := singleBlock(content, "fresh", diags); b != nil {
 		f := &c.Fresh
@@ -332,6 +349,30 @@ func decodeUpstream(fb fileBlock, diags *hcl.Diagnostics) *Upstream {
 		r.errorAt("api_key", "API key in HCL", "An upstream never holds an API key: the calling agent sends its own key (Authorization, x-api-key or x-goog-api-key), and ctxhost forwards it to the upstream without storing it.")
 	}
 	return u
+}
+
+func decodeSummarizer(fb fileBlock, diags *hcl.Diagnostics) *Summarizer {
+	s := &Summarizer{Name: fb.block.Labels[0], Source: Source{DeclRange: fb.block.DefRange},
+		MaxTokens: DefaultSummaryMaxTokens, Timeout: DefaultSummaryTimeout, Concurrency: DefaultSummaryConcurrency,
+		InputPrice: DefaultSummaryInputPrice, OutputPrice: DefaultSummaryOutputPrice}
+	r := blockReader(fb.block.Body, summarizerSchema, fb.ctx, &s.Source, diags)
+	r.str("kind", &s.Kind)
+	r.str("base_url", &s.BaseURL)
+	r.str("model", &s.Model)
+	r.str("prompt", &s.Prompt)
+	r.integer("max_tokens", &s.MaxTokens)
+	r.duration("timeout", &s.Timeout)
+	r.str("api_key_env", &s.APIKeyEnv)
+	r.boolean("caller_key", &s.CallerKey)
+	r.integer("concurrency", &s.Concurrency)
+	r.number("input_price", &s.InputPrice)
+	r.number("output_price", &s.OutputPrice)
+	var key string
+	r.str("api_key", &key)
+	if s.IsSet("api_key") {
+		r.errorAt("api_key", "API key in HCL", "A summarizer never holds an API key: name the environment variable that holds it with api_key_env, or set caller_key = true to use the key of the call that triggers the summary (the call path).")
+	}
+	return s
 }
 
 // blockReader decodes body against schema and returns a reader of its

@@ -80,6 +80,9 @@ func Load(paths []string, vars map[string]string, env []string) (*Config, hcl.Di
 	if servers := byType[blockServer]; len(servers) > 0 {
 		decodeServer(servers[0], &cfg.Server, &diags)
 	}
+	for _, fb := range byType[blockSumm] {
+		cfg.Summarizers = append(cfg.Summarizers, decodeSummarizer(fb, &diags))
+	}
 	for _, fb := range byType[blockUpstream] {
 		cfg.Upstreams = append(cfg.Upstreams, decodeUpstream(fb, &diags))
 	}

@@ -13,6 +13,7 @@ const (
 	blockHost      = "host"
 	blockServer    = "server"
 	blockUpstream  = "upstream"
+	blockSumm      = "summarizer"
 )
 
 var rootSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
@@ -25,7 +26,14 @@ var rootSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
 	{Type: blockHost},
 	{Type: blockServer},
 	{Type: blockUpstream, LabelNames: []string{"name"}},
+	{Type: blockSumm, LabelNames: []string{"name"}},
 }}
+
+// summarizerSchema lists "api_key" only to explain that it is not accepted.
+var summarizerSchema = attrSchema([]string{"kind", "base_url", "model"}, "prompt", "max_tokens", "timeout",
+	"api_key_env", "caller_key", "concurrency", "input_price", "output_price", "api_key")
+
+var summarizeSchema = attrSchema(nil, "summarizer", "plugin", "max_tokens", "wait", "wait_timeout")
 
 var variableSchema = attrSchema(nil, "type", "default", "description")
 
@@ -40,7 +48,7 @@ var assemblerSchema = attrSchema(nil, "path", "builtin", "sha256", "format", "op
 
 var contextSchema = withBlocks(attrSchema([]string{"model"},
 	"system_prompt", "instructions", "plugins", "assembler", "mode", "fail_on_unmet_target", "allow_over_window"),
-	"strategy", "history", "facts", "fresh", "multi_agent", "memory")
+	"strategy", "history", "facts", "fresh", "multi_agent", "memory", "summarize")
 
 var memorySchema = &hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "agent"}, {Name: "groups"}, {Name: "tools"}},

@@ -50,6 +50,68 @@ type Config struct {
 	Host       Host
 	Server     Server
 	Upstreams  []*Upstream
+	// Summarizers are the summarizer blocks: models that condense the
+	// history spans a context's summarize block asks for.
+	Summarizers []*Summarizer
+}
+
+// SummarizerKinds are the provider APIs a summarizer block may call.
+var SummarizerKinds = []string{"openai", "anthropic", "gemini"}
+
+// Summarizer is a `summarizer "NAME"` block: a model that condenses spans
+// of history (see Summarize).
+type Summarizer struct {
+	Source
+	Name string
+	// Kind is the provider API: openai, anthropic or gemini.
+	Kind string
+	// BaseURL is where the API paths are appended.
+	BaseURL string
+	// Model is the model the calls name.
+	Model string
+	// Prompt is the instruction ("": the built-in one).
+	Prompt string
+	// MaxTokens bounds a summary (default DefaultSummaryMaxTokens).
+	MaxTokens int
+	// Timeout bounds one call (default DefaultSummaryTimeout).
+	Timeout time.Duration
+	// APIKeyEnv names the environment variable with the key ("": none).
+	APIKeyEnv string
+	// CallerKey: in the call path, a summary triggered by a call takes
+	// that call's key (held in memory only) before APIKeyEnv's.
+	CallerKey bool
+	// Concurrency bounds the calls in flight across sessions (default 2).
+	Concurrency int
+	// InputPrice and OutputPrice price a call's tokens in units of the
+	// context's uncached input token (defaults 1 and 4).
+	InputPrice, OutputPrice float64
+}
+
+// Summarizer returns the summarizer named name, or nil.
+func (c *Config) Summarizer(name string) *Summarizer {
+	return find(c.Summarizers, name, func(s *Summarizer) string { return s.Name })
+}
+
+// SummaryWaits are the values of a summarize block's wait attribute.
+var SummaryWaits = []string{"never", "critical"}
+
+// Summarize is a context's `summarize` block: the history span the window
+// would omit next is summarized ahead of need by a summarizer block's
+// model or a plugin with the summarize capability, and shown in its place.
+type Summarize struct {
+	Source
+	Enabled bool // the block is present
+	// Summarizer names a summarizer block; Plugin a plugin block (one of
+	// the two).
+	Summarizer string
+	Plugin     string
+	// MaxTokens bounds a summary (default: the summarizer block's, else
+	// DefaultSummaryMaxTokens).
+	MaxTokens int
+	// Wait is "never" (default) or "critical": a turn that must compact
+	// waits for the summary, at most WaitTimeout.
+	Wait        string
+	WaitTimeout time.Duration
 }
 
 // Variable is a `variable "NAME"` block and its resolved value.
@@ -307,6 +369,7 @@ type Context struct {
 	Fresh           Fresh
 	MultiAgent      MultiAgent
 	Memory          Memory
+	Summarize       Summarize
 }
 
 // Memory is a context's `memory` block: which agent and groups its

@@ -185,7 +185,59 @@ func (c *Config) validate() hcl.Diagnostics {
 	p.oneOf(c.Host.Source, "log_format", "log format", c.Host.LogFormat, LogFormats)
 	c.validateServer(p)
 	c.validateUpstreams(p)
+	c.validateSummarizers(p)
 	return p.diags
+}
+
+// validateSummarizers checks each summarizer block: a known kind, a base
+// URL as an upstream's, a model, positive limits and prices not negative.
+func (c *Config) validateSummarizers(p *problems) {
+	seen := map[string]bool{}
+	for _, s := range c.Summarizers {
+		if seen[s.Name] {
+			p.errorf(s.Source, "", "Duplicate summarizer", "summarizer %q is declared twice.", s.Name)
+		}
+		seen[s.Name] = true
+		p.oneOf(s.Source, "kind", "summarizer kind", s.Kind, SummarizerKinds)
+		if err := checkBaseURL(s.BaseURL); err != nil {
+			p.errorf(s.Source, "base_url", "Invalid base URL", "base_url: %v.", err)
+		}
+		if s.Model == "" {
+			p.errorf(s.Source, "model", "No model", "summarizer %q names no model.", s.Name)
+		}
+		p.atLeast(s.Source, "max_tokens", s.MaxTokens, 16)
+		p.atLeast(s.Source, "concurrency", s.Concurrency, 1)
+		if s.Timeout <= 0 {
+			p.errorf(s.Source, "timeout", "Invalid timeout", "timeout must be positive.")
+		}
+		if s.InputPrice < 0 || s.OutputPrice < 0 {
+			p.errorf(s.Source, "input_price", "Invalid price", "input_price and output_price must not be negative.")
+		}
+	}
+}
+
+// validateSummarize checks a context's summarize block: one summarizer or
+// one plugin, declared, and a known wait.
+func (c *Config) validateSummarize(p *problems, x *Context) {
+	s := x.Summarize
+	if !s.Enabled {
+		return
+	}
+	switch {
+	case (s.Summarizer == "") == (s.Plugin == ""):
+		p.errorf(s.Source, "summarizer", "One summarizer", "a summarize block names either a summarizer block (summarizer = \"NAME\") or a plugin with the summarize capability (plugin = \"NAME\").")
+	case s.Summarizer != "" && c.Summarizer(s.Summarizer) == nil:
+		p.errorf(s.Source, "summarizer", "Unknown summarizer", "summarizer %q names no summarizer block.", s.Summarizer)
+	case s.Plugin != "" && c.Plugin(s.Plugin) == nil:
+		p.errorf(s.Source, "plugin", "Unknown plugin", "plugin %q names no plugin block.", s.Plugin)
+	}
+	p.oneOf(s.Source, "wait", "summarize wait", s.Wait, SummaryWaits)
+	if s.MaxTokens != 0 {
+		p.atLeast(s.Source, "max_tokens", s.MaxTokens, 16)
+	}
+	if s.WaitTimeout <= 0 {
+		p.errorf(s.Source, "wait_timeout", "Invalid wait_timeout", "wait_timeout must be positive.")
+	}
 }
 
 // validateUpstreams checks each upstream block: a known kind, an absolute
@@ -253,6 +305,7 @@ func checkBaseURL(raw string) error {
 }
 
 func (c *Config) validateContext(p *problems, x *Context) {
+	c.validateSummarize(p, x)
 	if x.Model != "" && c.Model(x.Model) == nil {
 		p.errorf(x.Source, "model", "Unknown model", "Context %q names model %q, which is not declared.", x.Name, x.Model)
 	}

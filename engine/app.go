@@ -231,6 +231,9 @@ func (e *Engine) start(ctx context.Context) error {
 		return err
 	}
 	e.viewer = viewer
+	if e.sessionConfig.Summary, err = e.summaryConfig(); err != nil {
+		return err
+	}
 	return nil
 }
 

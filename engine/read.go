@@ -144,3 +144,7 @@ func (s *Session) PayloadsBuiltIn() bool {
 // session's next turns, in place of its model's (see
 // host.Session.SetWindow); it is not saved.
 func (s *Session) SetWindow(window, reserved int) error { return s.host.SetWindow(window, reserved) }
+
+// SetSummaryKey gives the session's summarizer the key of the call being
+// served, held in memory only (see host.Session.SetSummaryKey).
+func (s *Session) SetSummaryKey(key string) { s.host.SetSummaryKey(key) }

@@ -173,7 +173,7 @@ func (s *Session) SetSummaryKey(key string) {
 // summaryOn reports whether the session summarizes (a summarizer, and a
 // history that the window may omit from).
 func (s *Session) summaryOn() bool {
-	return s.cfg.Summary.Summarizer != nil && *s.cfg.History.Priority > 0 && s.cfg.Viewer == nil
+	return s.cfg.Summary.Summarizer != nil && *s.cfg.History.Priority > 0 && s.cfg.Viewer == nil && s.cfg.Fit == nil
 }
 
 // summaryReport returns the turn's summary report, made on first use.

@@ -57,6 +57,10 @@ var rules = []rule{{
 	direct:    true,
 	why:       "shows what it is told of turns and reads sessions through the engine and its Originals, never the transports",
 }, {
+	patterns:  []string{module + "/summarizer"},
+	forbidden: []string{"google.golang.org/grpc", "github.com/hashicorp/go-plugin", module + "/host", module + "/store", module + "/record", module + "/engine"},
+	why:       "is a model client behind sdk types: the engine wires it into the host",
+}, {
 	patterns:  []string{module + "/cmd/ctxhost"},
 	forbidden: []string{module + "/host", module + "/record"},
 	direct:    true,

@@ -352,6 +352,9 @@ func (c *call) prepare(ctx context.Context, es *engine.Session) (engine.Turn, er
 		if err != nil {
 			return err
 		}
+		if !c.counting {
+			es.SetSummaryKey(callerKey(c.r)) // memory only: a summary this turn asks for may use it
+		}
 		end = c.phase("prepare")
 		turn, err = es.Prepare(ctx, "")
 		if err != nil {

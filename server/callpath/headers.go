@@ -38,6 +38,21 @@ func copyResponseHeaders(dst, src http.Header) {
 	}
 }
 
+// callerKey is the provider API key the call carries (Authorization's
+// bearer token, x-api-key, x-goog-api-key or Gemini's key query
+// parameter; "" when none).
+func callerKey(r *http.Request) string {
+	if k, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		return strings.TrimSpace(k)
+	}
+	for _, h := range []string{"X-Api-Key", "X-Goog-Api-Key"} {
+		if k := r.Header.Get(h); k != "" {
+			return k
+		}
+	}
+	return r.URL.Query().Get("key")
+}
+
 // redactURL removes the URL from a transport error: its query may hold a
 // Gemini API key (key=...).
 func redactURL(err error) error {
