@@ -18,6 +18,9 @@ const (
 	ShownCut      = history.ShownCut
 	ShownStripped = history.ShownStripped
 	ShownOmitted  = history.ShownOmitted
+	// ShownSummarized: omitted, and the summary shown in its place stands
+	// for it.
+	ShownSummarized = history.ShownSummarized
 )
 
 // InferOff is the kind inference that gives unlabelled messages the kind

@@ -89,7 +89,9 @@ func (t *turn) compactHistory(cs []countedComponent, i, ask int) CompactionStep 
 		}
 		shown, _ := s.hist.Summaries()
 		step := s.hist.Compact(short)
-		t.noteSplice(shown)
+		if l := t.noteSplice(shown); l != "" {
+			step.Log += "; " + l
+		}
 		*c = t.historyComponent()
 		t.refreshFacts(cs)
 		claimed += step.Freed

@@ -229,16 +229,32 @@ func (t *turn) describeSummary(sum *history.Summary) {
 	r.InputTokens, r.OutputTokens, r.Cost = sum.InputTokens, sum.OutputTokens, t.s.summaryCost(*sum)
 }
 
-// noteSplice reports a summary the window's move made the view show.
-func (t *turn) noteSplice(before *history.Summary) {
+// noteSplice reports a summary the window's move made the view show, and
+// returns the compaction log's account of it ("" when none).
+func (t *turn) noteSplice(before *history.Summary) string {
 	if !t.s.summaryOn() {
-		return
+		return ""
 	}
 	now, _ := t.s.hist.Summaries()
-	if !sameSummary(before, now) {
-		t.describeSummary(now)
-		t.summaryReport().Spliced = true
+	if sameSummary(before, now) || now == nil {
+		return ""
 	}
+	t.describeSummary(now)
+	t.summaryReport().Spliced = true
+	return spliceLog(now, t.s.summaryCost(*now))
+}
+
+// spliceLog is the compaction log's line for a summary shown.
+func spliceLog(sum *history.Summary, cost float64) string {
+	return fmt.Sprintf("summary of %d messages (%s) by %s shown in their place (%d tokens in, %d out, cost %.0f)",
+		sum.Count, sum.Covers, orUnknown(sum.Model), sum.InputTokens, sum.OutputTokens, cost)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "an unnamed model"
+	}
+	return s
 }
 
 func sameSummary(a, b *history.Summary) bool {

@@ -97,7 +97,7 @@ func explainKinds(w io.Writer, infer, shape, why string, entries []engine.Histor
 			continue
 		}
 		fmt.Fprintf(w, "  %-13s %4d  labelled %s  inferred %s  shown", k, len(g.labelled)+len(g.inferred), idList(g.labelled), idList(g.inferred))
-		for _, s := range []string{engine.ShownWhole, engine.ShownMasked, engine.ShownCut, engine.ShownStripped, engine.ShownOmitted} {
+		for _, s := range []string{engine.ShownWhole, engine.ShownMasked, engine.ShownCut, engine.ShownStripped, engine.ShownOmitted, engine.ShownSummarized} {
 			if n := g.shown[s]; n > 0 {
 				fmt.Fprintf(w, " %s %d", s, n)
 			}
@@ -150,6 +150,13 @@ func explain(w io.Writer, profile string, s *engine.Session, p *engine.Prepared)
 		}
 	} else {
 		fmt.Fprintln(w, "\nnothing was compacted")
+	}
+	if sum := p.Summary; sum != nil && sum.Count > 0 {
+		fmt.Fprintf(w, "\nsummary: %d messages (%s) by %s, %s tokens in and %s out, cost %.0f\n", sum.Count, sum.Covers,
+			sum.Model, thousands(sum.InputTokens), thousands(sum.OutputTokens), sum.Cost)
+	}
+	if sum := p.Summary; sum != nil && sum.Requested != "" {
+		fmt.Fprintf(w, "summary requested in the background for %s\n", sum.Requested)
 	}
 	if len(p.Warnings) > 0 {
 		fmt.Fprintln(w, "\nwarnings:")

@@ -108,6 +108,9 @@ const (
 	ShownCut      = "cut"
 	ShownStripped = "stripped"
 	ShownOmitted  = "omitted"
+	// ShownSummarized: omitted, and the summary the view shows in the
+	// omitted messages' place stands for it.
+	ShownSummarized = "summarized"
 )
 
 // EntryInfo is one stored message as given, with its resolved kind (its
@@ -134,6 +137,8 @@ func (h *History) Entries(from, to int) []EntryInfo {
 		e := &h.entries[i]
 		shown := ShownWhole
 		switch {
+		case e.hidden && h.summary != nil && i < h.summary.Through && !h.opts.Policy[e.kind.name()].DropFirst:
+			shown = ShownSummarized
 		case e.hidden:
 			shown = ShownOmitted
 		case e.masked:
