@@ -416,7 +416,7 @@ func (s *Session) checkSummary(sp history.Span, req sdk.SummarizeRequest, res sd
 	if out == 0 {
 		out = n
 	}
-	return history.Summary{From: sp.From, Through: sp.Through, Text: text, Model: res.Model, InputTokens: in, OutputTokens: out}, nil
+	return history.Summary{From: sp.From, Through: sp.Through, FirstID: sp.FirstID, LastID: sp.LastID, Text: text, Model: res.Model, InputTokens: in, OutputTokens: out}, nil
 }
 
 // waitForSummary is a turn that must compact under wait = "critical": it

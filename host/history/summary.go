@@ -22,6 +22,11 @@ type Summary struct {
 	// Through.
 	From    int `json:"from"`
 	Through int `json:"through"`
+	// FirstID and LastID are the ids of entries From and Through-1: a
+	// summary of a span whose messages are no longer there (the history
+	// was cleared) is refused.
+	FirstID string `json:"first_id,omitempty"`
+	LastID  string `json:"last_id,omitempty"`
 	// Text is the summarizer's answer, as shown.
 	Text string `json:"text"`
 	// Model names what made it (the summarizer's model), for the
@@ -43,6 +48,8 @@ type Summary struct {
 // they roll into.
 type Span struct {
 	From, Through int
+	// FirstID and LastID are the ids of entries From and Through-1.
+	FirstID, LastID string
 	// Messages are the span's summarizable messages as added (oldest
 	// first); Tokens their tokens.
 	Messages []sdk.Message
@@ -145,7 +152,7 @@ func (h *History) NextSpan(need int) (Span, bool) {
 	if end <= from {
 		return Span{}, false
 	}
-	sp := Span{From: from, Through: end}
+	sp := Span{From: from, Through: end, FirstID: h.entries[from].id, LastID: h.entries[end-1].id}
 	if h.summary != nil {
 		sp.Previous = h.summary.Text
 	}
@@ -185,7 +192,8 @@ func (h *History) takeSummary(sum *Summary) error {
 	if strings.TrimSpace(sum.Text) == "" || !utf8.ValidString(sum.Text) || !utf8.ValidString(sum.Model) {
 		return fmt.Errorf("take summary: text is empty or not valid UTF-8")
 	}
-	if h.pending != nil || sum.From != h.covered() || sum.Through <= sum.From || sum.Through > len(h.entries) {
+	if h.pending != nil || sum.From != h.covered() || sum.Through <= sum.From || sum.Through > len(h.entries) ||
+		(sum.FirstID != "" && h.entries[sum.From].id != sum.FirstID) || (sum.LastID != "" && h.entries[sum.Through-1].id != sum.LastID) {
 		return fmt.Errorf("take summary of [%d, %d): %w", sum.From, sum.Through, ErrStaleSummary)
 	}
 	for j := sum.Through; j < len(h.entries); j++ {

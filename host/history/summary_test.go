@@ -159,3 +159,18 @@ func TestSummaryKeepsToolPairs(t *testing.T) {
 		t.Fatal("a summary ending between a call and its result was taken")
 	}
 }
+
+func TestSummaryOfAClearedHistoryRefused(t *testing.T) {
+	h := New(approx(t), Options{PreserveRecent: 2})
+	longChat(t, h, 10)
+	sp, ok := h.NextSpan(300)
+	if !ok {
+		t.Fatal("no span")
+	}
+	h.Clear()
+	longChat(t, h, 10)
+	err := h.TakeSummary(Summary{From: sp.From, Through: sp.Through, FirstID: sp.FirstID, LastID: sp.LastID, Text: "stale"})
+	if !errors.Is(err, ErrStaleSummary) {
+		t.Fatalf("a summary of cleared messages: %v", err)
+	}
+}

@@ -1,0 +1,77 @@
+package host_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/host/history"
+	"github.com/ctxhost/ctxhost/host/plaintext"
+	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/tokenizer"
+)
+
+// BenchmarkTurnWithSummaries is one turn (an exchange added, then
+// Prepare) of a session of 1,000 messages at a 16k window, with
+// summaries on (the digest summarizer answering at once: each summary is
+// made in the background and ready before the turn that needs it) and
+// off. Compare the two ns/op of one run: the goal is on <= 1.05 x off.
+func BenchmarkTurnWithSummaries(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		name := "off"
+		if on {
+			name = "on"
+		}
+		b.Run(name, func(b *testing.B) {
+			cfg := host.Config{Window: 16000, Reserved: 500, Encoding: tokenizer.CL100kBase,
+				History:   host.HistoryConfig{Options: history.Options{PreserveRecent: 5}},
+				Assembler: plaintext.New(), Format: "text"}
+			sum := &digestSummarizer{}
+			if on {
+				cfg.Summary = host.SummaryConfig{Summarizer: sum, Name: "digest", MaxTokens: 400}
+			}
+			h := host.New(host.Options{})
+			s, err := h.NewSession("bench", cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			add := func(n int) {
+				for _, m := range []sdk.Message{
+					{Role: sdk.RoleUser, Content: fmt.Sprintf("step %d: ticket T-%d %s", n, 1000+n, strings.Repeat("context words ", 20))},
+					{Role: sdk.RoleAssistant, Content: fmt.Sprintf("done %d %s", n, strings.Repeat("answer words ", 20))},
+				} {
+					if _, err := s.AddMessage(m); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			turn := func() {
+				if _, err := s.Prepare(context.Background(), sdk.AgentIdentity{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			n := 0
+			for ; n < 500; n++ { // 1,000 messages, compacted turn by turn as they came
+				add(n)
+				turn()
+				s.WaitSummary()
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				add(n)
+				n++
+				turn()
+				b.StopTimer()
+				s.WaitSummary() // prepared ahead: the next turn finds it ready
+				b.StartTimer()
+			}
+			b.StopTimer()
+			if m := s.Metrics(); on && m.SummariesTaken == 0 {
+				b.Fatalf("no summary taken: %+v", m)
+			}
+			b.ReportMetric(float64(s.Metrics().SummariesTaken)/float64(b.N), "summaries/turn")
+		})
+	}
+}
