@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -54,24 +55,34 @@ func summaryCalls(t *testing.T, si *standin) (calls, withKey int) {
 	return c.Calls, c.CallerKey
 }
 
-// summaryConversation is a chat of n user turns, each naming ticket T-(1000+i)
-// among about 250 tokens, answered by the stand-in's final text.
+// summaryConversation is a chat of n short requests, each answered at
+// length (about 250 tokens) by an answer naming build B-(1000+i): the
+// window holds the requests and omits the answers first, so the answers
+// are what a summary stands for.
 func summaryConversation(n int) []map[string]string {
-	msgs := []map[string]string{{"role": "user", "content": "TASK-ID: summary-e2e. Keep track of the tickets."}}
+	msgs := []map[string]string{{"role": "user", "content": "TASK-ID: summary-e2e. Keep track of the builds."}}
 	for i := 0; i < n; i++ {
 		if i > 0 {
-			msgs = append(msgs, map[string]string{"role": "assistant", "content": fmt.Sprintf("Noted ticket T-%d.", 999+i)})
+			msgs = append(msgs, map[string]string{"role": "assistant", "content": buildAnswer(i)})
 		}
-		msgs = append(msgs, map[string]string{"role": "user", "content": fmt.Sprintf("Ticket T-%d is about %s", 1000+i,
-			strings.Repeat("the parser dropping a field of the export record; ", 25))})
+		msgs = append(msgs, map[string]string{"role": "user", "content": fmt.Sprintf("What about the next build (%d)?", i)})
 	}
 	return msgs
 }
 
-func chatCall(t *testing.T, base string, msgs []map[string]string) {
+// buildAnswer is the assistant's answer to request i (about 250 tokens).
+func buildAnswer(i int) string {
+	return fmt.Sprintf("Build B-%d %s", 999+i, strings.Repeat("failed because the parser drops a field of the export record; ", 25))
+}
+
+// chatCall makes the call of the conversation of n requests; the
+// stand-in answers with the answer the next call carries back.
+func chatCall(t *testing.T, base string, n int) {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"model": "gpt-4.1", "max_tokens": 256, "messages": msgs})
-	code, _, out, err := post(t, base+"/v1/chat/completions", map[string]string{"Authorization": "Bearer " + standinKey}, string(body))
+	body, _ := json.Marshal(map[string]any{"model": "gpt-4.1", "max_tokens": 256, "messages": summaryConversation(n)})
+	reply, _ := json.Marshal(map[string]string{"text": buildAnswer(n)})
+	code, _, out, err := post(t, base+"/v1/chat/completions", map[string]string{"Authorization": "Bearer " + standinKey,
+		"Standin-Reply": base64.StdEncoding.EncodeToString(reply)}, string(body))
 	if err != nil || code != http.StatusOK {
 		t.Fatalf("call: %d %s %v", code, out, err)
 	}
@@ -116,9 +127,13 @@ func TestCallPathSummaries(t *testing.T) {
 	var shown string
 	turns := 0
 	for n := 1; n <= 40 && shown == ""; n++ {
-		chatCall(t, base, summaryConversation(n))
+		chatCall(t, base, n)
 		turns = n
 		shown = summaryText(lastUpstream(t, si))
+		if c, _ := summaryCalls(t, si); testing.Verbose() { // the run of a turn: what went upstream, the calls so far
+			cs := si.checks(t)["summary-e2e"]
+			t.Logf("turn %d: %d tokens upstream, %d messages, %d summarizer calls", n, cs[len(cs)-1].Tokens, cs[len(cs)-1].Messages, c)
+		}
 		if calls, _ := summaryCalls(t, si); calls > 0 && shown == "" {
 			time.Sleep(50 * time.Millisecond) // the next call takes the summary once it is made
 		}
@@ -130,8 +145,8 @@ func TestCallPathSummaries(t *testing.T) {
 	if calls == 0 || withKey != calls {
 		t.Fatalf("summarizer calls %d, %d with the caller's key", calls, withKey)
 	}
-	if !strings.Contains(shown, "T-1000") {
-		t.Errorf("the summary lost the first ticket: %q", shown)
+	if !strings.Contains(shown, "B-1000") {
+		t.Errorf("the summary lost the first build: %q", shown)
 	}
 	t.Logf("turn %d: %d summarizer calls; upstream summary %q", turns, calls, shown)
 
@@ -140,7 +155,7 @@ func TestCallPathSummaries(t *testing.T) {
 	<-srv.done
 	srv2 := startServe(t, nil, "-config", cfg)
 	base = "http://" + srv2.addr
-	chatCall(t, base, summaryConversation(turns+1))
+	chatCall(t, base, turns+1)
 	again := summaryText(lastUpstream(t, si))
 	header := func(s string) string { h, _, _ := strings.Cut(s, "\n"); return h }
 	if again == "" || !strings.HasPrefix(again, header(shown)) {

@@ -25,10 +25,39 @@ type summaryCounts struct {
 	CallerKey int64 `json:"caller_key"` // calls that carried APIKey
 }
 
-var (
-	factRe   = regexp.MustCompile(`\b[A-Z][A-Z0-9]*-\d+\b|\b\d[\d,.:/-]{2,}\d\b|[\w.-]+(?:/[\w.-]+)+|\b[\w-]+\.(?:py|go|js|ts|md|json|txt|yaml|toml|rs|java)\b|\b[\w.+-]+@[\w-]+\.[\w.]+\b`)
-	headerRe = regexp.MustCompile(`^\[(\S+) [^\]]*\] ?(.*)$`)
-)
+var headerRe = regexp.MustCompile(`^\[(\S+) [^\]]*\] ?(.*)$`)
+
+// factsOf is the words of text that look like facts, in order, each once:
+// letters mixed with digits (ids, codes), numbers of three digits or
+// more, dates, paths and e-mail addresses.
+func factsOf(text string, limit int) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, w := range strings.FieldsFunc(text, func(r rune) bool {
+		return r == ' ' || r == '\n' || r == '\t' || strings.ContainsRune(",;()[]{}\"'`<>=!?", r)
+	}) {
+		w = strings.Trim(w, ".:")
+		letters, digits := 0, 0
+		for _, r := range w {
+			switch {
+			case r >= '0' && r <= '9':
+				digits++
+			case r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
+				letters++
+			}
+		}
+		fact := (letters > 0 && digits > 0 && len(w) >= 3) || (letters == 0 && digits >= 3) ||
+			strings.Contains(w, "@") || (strings.Contains(w, "/") && len(w) > 2)
+		if fact && !seen[w] {
+			seen[w] = true
+			out = append(out, w)
+			if len(out) == limit {
+				break
+			}
+		}
+	}
+	return out
+}
 
 // summarizerCall reports whether the request names the summarizer model,
 // and its mode (the suffix, "" for a digest).
@@ -145,7 +174,7 @@ func digestOf(input string, limit int) string {
 			}
 		default:
 			if m := headerRe.FindStringSubmatch(line); m != nil {
-				facts := factRe.FindAllString(m[2], 12)
+				facts := factsOf(m[2], 12)
 				if len(facts) == 0 {
 					f := strings.Fields(m[2])
 					facts = f[:min(5, len(f))]
