@@ -22,6 +22,9 @@ type SavedChange struct {
 	// Compaction are the history's compaction steps (mask, compact,
 	// compact_late, cut, cut_unpinned) with their counts.
 	Compaction []HistoryStep `json:"compaction,omitempty"`
+	// Summaries are the summaries the history took: the messages each
+	// stands for, the model that made it and what its call cost.
+	Summaries []SavedSummary `json:"summaries,omitempty"`
 	// TextsSet names the core texts set (system, instructions, input,
 	// tools, team_task).
 	TextsSet []string `json:"texts_set,omitempty"`
@@ -44,6 +47,15 @@ type SavedChange struct {
 type HistoryStep struct {
 	Kind string `json:"kind"`
 	N    int    `json:"n"`
+}
+
+// SavedSummary is one summary a save recorded.
+type SavedSummary struct {
+	Covers       string `json:"covers"`
+	Count        int    `json:"count"`
+	Model        string `json:"model,omitempty"`
+	InputTokens  int    `json:"input_tokens,omitempty"`
+	OutputTokens int    `json:"output_tokens,omitempty"`
 }
 
 // PluginCall is one plugin call a save recorded.
@@ -80,6 +92,10 @@ func DescribeSaved(data []byte, snapshot bool) (SavedChange, error) {
 			c.MessagesAdded = append(c.MessagesAdded, op.History.Message.ID)
 		case op.History != nil && op.History.Kind == history.OpClear:
 			c.HistoryCleared = true
+		case op.History != nil && op.History.Kind == history.OpSummary && op.History.Summary != nil:
+			s := op.History.Summary
+			c.Summaries = append(c.Summaries, SavedSummary{Covers: s.Covers, Count: s.Count, Model: s.Model,
+				InputTokens: s.InputTokens, OutputTokens: s.OutputTokens})
 		case op.History != nil:
 			c.Compaction = append(c.Compaction, HistoryStep{Kind: op.History.Kind, N: op.History.N})
 		case op.Set != "":
