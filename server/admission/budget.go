@@ -44,6 +44,7 @@ type Budget struct {
 
 type waiter struct {
 	n     int64
+	own   int64         // what the waiter's call holds already
 	ready chan struct{} // closed once n is charged
 }
 
@@ -98,10 +99,23 @@ func (b *Budget) SetOutside(n int64) {
 	b.mu.Unlock()
 }
 
-// room is what a charge may take now; the caller holds b.mu.
-func (b *Budget) room() int64 {
-	if b.held == 0 {
-		return b.capacity // the first call in is admitted whatever sessions hold
+// Waiting reports whether a charge is waiting for room now.
+func (b *Budget) Waiting() bool {
+	if b == nil {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.waiters.Len() > 0
+}
+
+// room is what a charge of a call holding own bytes may take now; the
+// caller holds b.mu. A call alone in the process (nothing held but its
+// own) is admitted whatever sessions hold, so that one call always makes
+// progress.
+func (b *Budget) room(own int64) int64 {
+	if b.held == own {
+		return b.capacity - b.held
 	}
 	return b.capacity - b.held - b.outside
 }
@@ -111,7 +125,7 @@ func (b *Budget) room() int64 {
 func (b *Budget) grant() {
 	for e := b.waiters.Front(); e != nil; e = b.waiters.Front() {
 		w := e.Value.(*waiter)
-		if w.n > b.room() {
+		if w.n > b.room(w.own) {
 			return
 		}
 		b.held += w.n
@@ -124,6 +138,11 @@ func (b *Budget) grant() {
 // and no longer than ctx lives. It returns ErrTooLarge for a charge over
 // the capacity, ErrOverloaded when the wait ran out, or ctx's error.
 func (b *Budget) Acquire(ctx context.Context, n int64) error {
+	return b.acquire(ctx, n, 0)
+}
+
+// acquire is Acquire for a call that holds own bytes already.
+func (b *Budget) acquire(ctx context.Context, n, own int64) error {
 	if b == nil || n <= 0 {
 		return nil
 	}
@@ -131,12 +150,12 @@ func (b *Budget) Acquire(ctx context.Context, n int64) error {
 		return b.tooLarge(n)
 	}
 	b.mu.Lock()
-	if b.waiters.Len() == 0 && n <= b.room() {
+	if b.waiters.Len() == 0 && n <= b.room(own) {
 		b.held += n
 		b.mu.Unlock()
 		return nil
 	}
-	w := &waiter{n: n, ready: make(chan struct{})}
+	w := &waiter{n: n, own: own, ready: make(chan struct{})}
 	e := b.waiters.PushBack(w)
 	b.mu.Unlock()
 	if b.onWait != nil {

@@ -185,3 +185,26 @@ func BenchmarkAcquireRelease(b *testing.B) {
 		})
 	})
 }
+
+// TestLoneCallGrowsWhateverSessionsHold: a call alone in the process
+// grows its charge even when what sessions hold leaves no room, so a
+// call that was admitted always finishes; a second call waits.
+func TestLoneCallGrowsWhateverSessionsHold(t *testing.T) {
+	b := New(100, 10*time.Millisecond, nil)
+	b.SetOutside(95)
+	c := b.NewCharge()
+	if err := c.Grow(context.Background(), 30); err != nil {
+		t.Fatalf("first charge: %v", err)
+	}
+	if err := c.Grow(context.Background(), 30); err != nil {
+		t.Fatalf("the lone call's next charge: %v", err)
+	}
+	other := b.NewCharge()
+	if err := other.Grow(context.Background(), 1); !errors.Is(err, ErrOverloaded) {
+		t.Fatalf("a second call: %v, want ErrOverloaded", err)
+	}
+	c.Release()
+	if err := other.Grow(context.Background(), 1); err != nil {
+		t.Fatalf("the second call alone: %v", err)
+	}
+}

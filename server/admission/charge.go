@@ -24,12 +24,13 @@ func (c *Charge) Grow(ctx context.Context, n int64) error {
 		return nil
 	}
 	c.mu.Lock()
-	total := c.n + n
+	own := c.n
 	c.mu.Unlock()
+	total := own + n
 	if !c.b.Fits(total) {
 		return c.b.tooLarge(total)
 	}
-	if err := c.b.Acquire(ctx, n); err != nil {
+	if err := c.b.acquire(ctx, n, own); err != nil {
 		return err
 	}
 	c.mu.Lock()
