@@ -10,6 +10,10 @@ RUNFLAGS  ?=
 PROTOC_GEN_GO_VERSION      := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.5.1
 PROTOC_GEN_CONNECT_GO_VERSION := v1.21.1
+# gotestsum runs `go test -json` and prints each test as it ends (progress),
+# then the slowest tests; pinned, fetched through the Go module proxy.
+GOTESTSUM_VERSION := v1.13.0
+GOTESTSUM := $(GO) run gotest.tools/gotestsum@$(GOTESTSUM_VERSION)
 PROTO_FILES := sdk/proto/ctxhost/plugin/v1/plugin.proto
 SERVICE_PROTO_FILES := sdk/proto/ctxhost/service/v1/service.proto
 # where protoc finds google/protobuf/*.proto (Debian: libprotobuf-dev)
@@ -37,7 +41,7 @@ PLUGINS := \
 # npm SDKs, pinned in $(SDK_DIR)/package-lock.json, from $(SDK_DIR)/node_modules.
 SDK_DIR := cmd/ctxhost/testdata/sdk
 
-.PHONY: all build test run proto bench bench-growth bench-callpath nginx lint clean python-deps chaos-service sdk-deps ui ui-deps browser-deps
+.PHONY: all build test test-short run proto bench bench-growth bench-callpath nginx lint clean python-deps chaos-service sdk-deps ui ui-deps browser-deps
 
 all: build
 
@@ -56,7 +60,17 @@ test: build python-deps sdk-deps ui-deps browser-deps
 	@# the whole module graph in the module cache: TestOutOfTreeGuide builds
 	@# a module outside the tree offline (GOPROXY=off), from the cache only
 	$(GO) mod download
-	CTXHOST_BIN_DIR=$(BIN) $(GO) test -race -count=1 -timeout 30m ./...
+	CTXHOST_BIN_DIR=$(BIN) $(GOTESTSUM) --format testname --jsonfile $(BIN)/test-events.json -- \
+		-race -count=1 -timeout 30m ./...
+	@echo "the slowest tests (over 20 s):"
+	@$(GOTESTSUM) tool slowest --jsonfile $(BIN)/test-events.json --threshold 20s
+
+## test-short: the edit loop: every package's tests under -short, without
+## the race detector; the replays of whole corpora and trajectories, the
+## browser, SDK and framework runs and the restart scenarios skip (make
+## test runs them)
+test-short: build
+	CTXHOST_BIN_DIR=$(BIN) $(GOTESTSUM) --format pkgname-and-test-fails -- -short -count=1 -timeout 10m ./...
 
 ## python-deps: make sure $(PYTHON) can import grpc and protobuf (the Python
 ## SDK's only dependencies), installing the Debian packages when running as

@@ -216,6 +216,9 @@ func keptConfig(window int, withFacts bool) Config {
 // messages stated (in the facts component, by message id); without
 // facts it does not. The figures are logged.
 func TestFactsOutliveOmittedMessages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	var before, after keptReport
 	for seed := range uint64(8) {
 		msgs := serviceChat(seed, 40)

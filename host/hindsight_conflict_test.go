@@ -35,6 +35,9 @@ type goalConflict struct {
 // the same bounds give the least such a policy pays over the bound over
 // every schedule, which the summed goal (1.05) must leave room for.
 func TestNeverDearerRulesOutTheBoundGoal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	pricing := assembly.AnthropicPricing
 	windows := []int{8000, 16000, 32000}
 	var conflicts []goalConflict

@@ -516,6 +516,9 @@ var realStrategies = []string{StrategyLazy, StrategyProactive, StrategyAdaptive,
 // hindsight bound and the cache strategy against its promises
 // (checkCosts).
 func TestRealTranscripts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	runs := append(realRuns(t), runVariations(realRuns(t))...)
 	table := replayCosts(t, runs, []int{8000, 16000, 32000}, pricingFromEnv(t))
 	checkCosts(t, table, []int{8000, 16000, 32000})

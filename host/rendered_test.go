@@ -21,6 +21,9 @@ import (
 // counted whole, fits the window on every turn, or the turn is refused
 // as over the window; it is never handed out over it.
 func TestTextFormatFitsRendered(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	enc, err := tokenizer.Get(tokenizer.O200kBase)
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,9 @@ import (
 // compaction, and what the strategies weigh next (turns and growth). The
 // state a session decides from must all be saved with it.
 func TestReopenedSessionPreparesAsLive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	var runs []realRun
 	for _, run := range realRuns(t) {
 		if !strings.HasSuffix(run.name, "/unlabelled") && !strings.HasSuffix(run.name, "/tools+demonstration") {

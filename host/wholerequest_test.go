@@ -246,6 +246,9 @@ func truthKinds(t testing.TB, msgs []sdk.Message) []string {
 // CTXHOST_EXTRA_TRAJECTORIES may name a folder of further SWE-agent
 // trajectories (*.traj) to replay the same way, by hand.
 func TestWholeRequestRealRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	runs := realRuns(t)
 	if dir := os.Getenv("CTXHOST_EXTRA_TRAJECTORIES"); dir != "" {
 		runs = extraRuns(t, dir)

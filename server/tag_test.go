@@ -13,6 +13,9 @@ import (
 // by what they repeat of it (at, before and after a saved state) and for
 // payloads that extend nothing; a payload sent again keeps its tag.
 func TestTagMemoExtends(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	m := tagMemo{}
 	var payload []byte

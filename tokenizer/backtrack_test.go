@@ -17,6 +17,9 @@ import (
 // bytes of every token of both vocabularies: each is one token, itself
 // (the property its tables are built on).
 func TestEveryTokenEncodesToItself(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	for _, enc := range []string{CL100kBase, O200kBase} {
 		c, _ := Get(enc)
 		b := c.(*bpe)
@@ -74,6 +77,9 @@ func adversarialPieces(n int, r *rand.Rand) map[string]string {
 // TestBacktrackMatchesHeapMerge compares both merges on adversarial pieces
 // of several sizes, in both vocabularies.
 func TestBacktrackMatchesHeapMerge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	r := rand.New(rand.NewPCG(3, 9))
 	sizes := []int{65, 100, 1000, 10000, 100000}
 	if raceEnabled {

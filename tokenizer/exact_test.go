@@ -237,6 +237,9 @@ func randomTricky(r *rand.Rand, n int) string {
 // run by regexp2 on the trajectories, the vectors, long runs and random
 // strings over runes of every class.
 func TestPreTokensMatchPattern(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	res := patterns(t)
 	texts := trajectoryText(t)
 	for _, v := range loadVectors(t) {
@@ -355,6 +358,9 @@ func longPreTokens(n int) map[string]string {
 // pkoukk/tiktoken-go id for id (its merge is quadratic, so 20 KB; 6 KB
 // under the race detector).
 func TestLongPreTokensMatchTiktokenGo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	size := 20 << 10
 	if raceEnabled {
 		size = 6 << 10
@@ -377,6 +383,9 @@ func TestLongPreTokensMatchTiktokenGo(t *testing.T) {
 // inexact 512-byte cut this package had counted 1 MB of random letters 322
 // tokens high.
 func TestMegabytePreTokensMatchTokenizer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	size := 1 << 20
 	if raceEnabled {
 		size = 64 << 10

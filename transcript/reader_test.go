@@ -15,6 +15,9 @@ import (
 // at the end as after the first events: a Reader holds one event at a
 // time, whatever the transcript's length.
 func TestReaderHoldsOneEvent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	for _, format := range []string{FormatJSONL, FormatOpenAI, FormatTraj} {
 		t.Run(format, func(t *testing.T) {
 			const n = 20_000

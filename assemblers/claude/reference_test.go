@@ -98,6 +98,9 @@ func referencePrompt(p assembly.Parts) string {
 // TestCachedMatchesReference: with the message cache, both formats build
 // the bytes the whole request encoded at once gives.
 func TestCachedMatchesReference(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	for _, opts := range []map[string]string{nil, {OptionCache: "off"}} {
 		t.Run("api/"+opts[OptionCache], func(t *testing.T) {
 			assemblytest.CheckIncremental(t, withOptions{New(), opts}, FormatAPI, func(req sdk.AssembleRequest) (sdk.AssembleResult, error) {

@@ -97,6 +97,9 @@ func raw(s string) json.RawMessage { b, _ := json.Marshal(s); return b }
 // must fit at least as often as the naive trimmer, and the goals that
 // hold on the slice are asserted (see reportedOnly for the others).
 func TestConversationShapes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	s, trajs := testSetup(t)
 	if len(trajs) > 2 {
 		trajs = trajs[:2] // the slice: two runs, each as recorded (when it called tools) and unlabelled
@@ -169,6 +172,9 @@ func TestGoalsFallShort(t *testing.T) {
 // one at a time and four at a time: the tables must be the same, byte for
 // byte.
 func TestSameResultsAtAnyConcurrency(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	s, _ := testSetup(t)
 	var convs []conversation
 	for _, c := range syntheticConversations() {

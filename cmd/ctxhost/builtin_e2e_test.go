@@ -14,6 +14,9 @@ import (
 // the example transcript, compactions included, through each assembler
 // both ways (the example's hello plugin stays a process in both).
 func TestBuiltinSameBytes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	root := moduleRoot(t)
 	example, err := os.ReadFile(filepath.Join(root, "examples", "agent.hcl"))
 	if err != nil {

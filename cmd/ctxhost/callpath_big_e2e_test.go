@@ -71,6 +71,9 @@ var answerID = regexp.MustCompile(`"(?:id":"((?:chatcmpl-|resp_|msg_)[^"]+)|resp
 // stand-in logged them), each answer has an id of its own, and the session
 // recorded the text and the arguments whole.
 func TestCallPathBigAnswers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	si, srv, _ := startCallPath(t, 3, "")
 	base := "http://" + srv.addr
 	const textBytes, argsBytes = 1 << 20, 200 << 10 // the stand-in's BigTextBytes, BigArgsBytes

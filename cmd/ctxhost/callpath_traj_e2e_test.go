@@ -45,6 +45,9 @@ import (
 // CTXHOST_TRAJECTORIES names a folder of more .traj files to replay (runs
 // nobody tuned ctxhost on).
 func TestCallPathReplaysRealTrajectories(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	trajs := shareddata.RequireTrajectories(t)
 	if dir := os.Getenv("CTXHOST_TRAJECTORIES"); dir != "" {
 		more, _ := filepath.Glob(filepath.Join(dir, "*.traj"))

@@ -104,6 +104,9 @@ func TestCallPathErrorsInTheProvidersShape(t *testing.T) {
 // answer that holds them is recorded and recognised when sent back (the
 // history is not replaced), and they are counted by their size.
 func TestCallPathGeminiCodeExecution(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	up, srv := startRecordingCallPath(t)
 	url := "http://" + srv.addr + "/v1beta/models/gemini-2.5-flash:generateContent"
 	key := map[string]string{"x-goog-api-key": standinKey}

@@ -156,6 +156,9 @@ type tokenVector struct {
 }
 
 func TestTokensVectors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	shared := shareddata.Require(t)
 	data, err := os.ReadFile(filepath.Join(shared, "tokenizer", "vectors.json"))
 	if err != nil {

@@ -14,6 +14,9 @@ import (
 // dynamic parts of the budget; the task's own files are not repeated in
 // the map or the search results.
 func TestRunCodeExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	root := moduleRoot(t)
 	res := ctxhost(t, "", "run", "-config", filepath.Join(root, "examples", "code.hcl"), "-var", "bin_dir="+binDir,
 		"-var", "repo="+filepath.Join(root, "examples", "code", "shop"), "-var", "index_dir="+filepath.Join(t.TempDir(), "index"),
@@ -68,6 +71,9 @@ func TestRunCodeExample(t *testing.T) {
 // repository map, the codebase docs, code search results and the task's
 // own file.
 func TestServeCodeExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	root := moduleRoot(t)
 	// serve keeps its sessions beside the configuration: a copy of it in
 	// a temporary directory keeps them out of the repository

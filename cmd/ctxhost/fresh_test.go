@@ -41,6 +41,9 @@ type freshRunRecord struct {
 // context per task, each fitting its budget component by component, none
 // carrying a message of the transcript or anything another task brought.
 func TestRunFreshExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	root := moduleRoot(t)
 	tasks := filepath.Join(root, "examples", "fresh-tasks.jsonl")
 	res := ctxhost(t, "", "run", "-config", filepath.Join(root, "examples", "fresh.hcl"), "-var", "bin_dir="+binDir,
@@ -143,6 +146,9 @@ func jsonText(t *testing.T, s string) string {
 }
 
 func TestInspectFresh(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	root := moduleRoot(t)
 	res := ctxhost(t, "", "inspect", "-config", filepath.Join(root, "examples", "fresh.hcl"), "-var", "bin_dir="+binDir,
 		"-agent", "coder", filepath.Join(root, "examples", "fresh-tasks.jsonl"))
@@ -161,6 +167,9 @@ func TestInspectFresh(t *testing.T) {
 // and at run, where every turn says so; a required one is a configuration
 // error naming it.
 func TestOptionalPluginMissing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	cfg := filepath.Join("testdata", "optional-missing.hcl")
 	if res := ctxhost(t, "", "validate", "-config", cfg, "-var", "bin_dir="+binDir); res.code != exitRuntime {
 		t.Fatalf("validate without -allow-optional exited %d\n%s%s", res.code, res.stdout, res.stderr)

@@ -56,6 +56,9 @@ func guideFiles(t *testing.T, guide string) map[string]string {
 // the binary bound twice. It never touches the network: modules come from
 // the local module cache. Each step's duration is logged.
 func TestOutOfTreeGuide(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	root := moduleRoot(t)
 	files := guideFiles(t, filepath.Join(root, "docs", "PLUGINS.md"))
 	for _, name := range []string{"go.mod", "main.go", "main_test.go", "docs.hcl", "session.jsonl"} {

@@ -26,6 +26,9 @@ import (
 // before that turn is prepared a second time (a retried model call).
 // Every turn must be the same on both.
 func TestReopenedSessionsPrepareAsLive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	root := moduleRoot(t)
 	example := func(name string) string { return filepath.Join(root, "examples", name) }
 	cases := []struct{ name, config, transcript string }{

@@ -107,6 +107,9 @@ func TestRunExampleClaude(t *testing.T) {
 }
 
 func TestRunTrajectories(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	trajs := shareddata.RequireTrajectories(t)
 	root := moduleRoot(t)
 	for _, traj := range trajs {

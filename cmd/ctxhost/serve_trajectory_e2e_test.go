@@ -29,6 +29,9 @@ import (
 // must still be the same, the turn prepared again right after the restart
 // included.
 func TestServeReplaysTrajectories(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	trajs := shareddata.RequireTrajectories(t)
 	root := moduleRoot(t)
 	src, err := os.ReadFile(filepath.Join(root, "examples", "replay.hcl"))

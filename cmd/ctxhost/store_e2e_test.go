@@ -70,6 +70,9 @@ func splitAtMiddleTurn(t *testing.T, transcript, dir string) (first, second stri
 // other half resumed from the store in a new one, ends with the same final
 // payload as one full run.
 func TestRunResumeFromStore(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	for _, spec := range []string{"state/", "sessions.db"} {
 		t.Run(spec, func(t *testing.T) { testRunResumeFromStore(t, spec) })
 	}
@@ -141,6 +144,9 @@ func testRunResumeFromStore(t *testing.T, spec string) {
 // exactly the events applied (applying any twice would duplicate messages
 // and change the payload), and the final payload equals a full run's.
 func TestRunResumeBetweenToolCallAndResult(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	dir := t.TempDir()
 	transcript := filepath.Join(moduleRoot(t), "examples", "coding-session.jsonl")
 	cfg := storeConfig(t, dir)
@@ -190,6 +196,9 @@ func TestRunResumeBetweenToolCallAndResult(t *testing.T) {
 // transcript, then resumed with the whole transcript in a new process,
 // give every later turn as one full run gives it.
 func TestRunResumeFreshAndTeam(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	root := moduleRoot(t)
 	for _, tc := range []struct{ config, transcript string }{
 		{"fresh.hcl", "fresh-tasks.jsonl"},

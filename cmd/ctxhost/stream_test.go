@@ -89,6 +89,9 @@ func (p *turnProbe) Write(b []byte) (int, error) {
 // carries a 32 KB payload, which a run keeping its turns would hold 180
 // times over between the 20th and the 200th turn).
 func TestRunStreamsTurns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	dir := t.TempDir()
 	config := filepath.Join(dir, "run.hcl")
 	if err := os.WriteFile(config, []byte(`

@@ -11,6 +11,9 @@ import (
 // agents, each seeing the answers before its turn, plus the plain-text
 // fallback for an unknown agent type.
 func TestRunTeamExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	root := moduleRoot(t)
 	res := ctxhost(t, "", "run", "-config", filepath.Join(root, "examples", "team.hcl"), "-var", "bin_dir="+binDir,
 		filepath.Join(root, "examples", "team-chat.jsonl"))

@@ -53,6 +53,9 @@ func TestRunOverWindowFails(t *testing.T) {
 // transcript never reach the terminal raw, in text or JSON output; -pretty
 // indents the final JSON payload, and -o FILE keeps the bytes.
 func TestRunEscapesControlCharacters(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	path := writeTranscript(t,
 		map[string]any{"type": "system", "text": "be brief"},
 		map[string]any{"type": "message", "role": "user", "content": "\x1b[31mred\x1b[0m task\r\n"},

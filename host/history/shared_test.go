@@ -36,6 +36,9 @@ func dropFirstWalk(h *History) int {
 // out earlier never changes, and that two Shared of one epoch agree on
 // their common messages.
 func TestSharedMatchesView(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	o200k, err := tokenizer.Get(tokenizer.O200kBase)
 	if err != nil {
 		t.Fatal(err)

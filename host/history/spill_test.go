@@ -31,6 +31,9 @@ func init() {
 // state and restore test also checks that a spilled message comes back
 // as it was added.
 func TestSuiteSpilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	if os.Getenv(spillFromEnv) != "" {
 		t.Skip("this run spills already")
 	}

@@ -89,6 +89,9 @@ func TestEachAssemblerCheckCanFail(t *testing.T) {
 // TestAssemblerBinary runs the kit against the pluginhost test plugin in
 // assembler mode, as a real process.
 func TestAssemblerBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	bin, cleanup, err := plugintest.BuildBinary("../../pluginhost/testdata/testplugin", "ctxhost-assembler-test")
 	if err != nil {
 		t.Fatal(err)

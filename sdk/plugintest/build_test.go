@@ -14,6 +14,9 @@ import (
 // TestBuildBinaries builds two packages, one named by directory and one by
 // import path, under the names asked for, and nothing else.
 func TestBuildBinaries(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	dir, cleanup, err := plugintest.BuildBinaries(map[string]string{
 		"ctxhost-plugin-test":  "../../pluginhost/testdata/testplugin",
 		"ctxhost-plugin-hello": "github.com/ctxhost/ctxhost/examples/hello",

@@ -25,6 +25,9 @@ func opener(url string) storetest.Opener {
 
 // TestConformance runs the shared store suite in a schema of its own.
 func TestConformance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	storetest.RunWith(t, storetest.Options{Damager: damage}, opener(pgtest.URL(t)))
 }
 
