@@ -327,8 +327,8 @@ func (t *turn) startSummary(need int) (history.Span, bool) {
 	if s.sum.inflight != nil || s.sum.ready != nil || time.Now().Before(s.sum.retryAt) {
 		return history.Span{}, false
 	}
-	sp, ok := s.hist.NextSpan(max(need, cfg.MinSpanTokens))
-	if !ok || sp.Tokens < cfg.MinSpanTokens {
+	sp, ok := s.hist.NextSpan(max(need, cfg.MinSpanTokens), cfg.MinSpanTokens)
+	if !ok {
 		return history.Span{}, false
 	}
 	req := sdk.SummarizeRequest{Messages: sp.Messages, Previous: sp.Previous, MaxTokens: cfg.MaxTokens,

@@ -132,9 +132,10 @@ func (h *History) covered() int {
 // tokens (at least to the window's current frontier, at most to the first
 // preserved recent message, never splitting a tool call from its
 // results), from where the summaries end. It returns false when there is
-// nothing to summarize, or when a summary taken is still waiting for the
-// window to pass it (summaries roll one at a time).
-func (h *History) NextSpan(need int) (Span, bool) {
+// nothing to summarize, when the span's messages count fewer than
+// minTokens (found without copying them), or when a summary taken is
+// still waiting for the window to pass it (summaries roll one at a time).
+func (h *History) NextSpan(need, minTokens int) (Span, bool) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	if h.pending != nil {
@@ -153,17 +154,24 @@ func (h *History) NextSpan(need int) (Span, bool) {
 		return Span{}, false
 	}
 	sp := Span{From: from, Through: end, FirstID: h.entries[from].id, LastID: h.entries[end-1].id}
+	n := 0
+	for i := from; i < end; i++ {
+		if h.summarizable(i) {
+			sp.Tokens += h.entries[i].tokens
+			n++
+		}
+	}
+	if n == 0 || sp.Tokens < minTokens {
+		return Span{}, false
+	}
 	if h.summary != nil {
 		sp.Previous = h.summary.Text
 	}
+	sp.Messages = make([]sdk.Message, 0, n)
 	for i := from; i < end; i++ {
 		if h.summarizable(i) {
 			sp.Messages = append(sp.Messages, cloneMessage(h.message(i)))
-			sp.Tokens += h.entries[i].tokens
 		}
-	}
-	if len(sp.Messages) == 0 {
-		return Span{}, false
 	}
 	return sp, true
 }

@@ -34,7 +34,7 @@ func markerOf(t *testing.T, h *History) string {
 func TestSummaryStandsForTheSpanTheWindowOmits(t *testing.T) {
 	h := New(approx(t), Options{PreserveRecent: 2})
 	longChat(t, h, 10)
-	sp, ok := h.NextSpan(300)
+	sp, ok := h.NextSpan(300, 0)
 	if !ok || sp.From != 0 || sp.Previous != "" {
 		t.Fatalf("NextSpan = %+v, %v", sp, ok)
 	}
@@ -51,7 +51,7 @@ func TestSummaryStandsForTheSpanTheWindowOmits(t *testing.T) {
 	if got := h.View(); len(got) != len(before) {
 		t.Fatalf("a summary ahead of the window changed the view: %d messages, was %d", len(got), len(before))
 	}
-	if _, ok := h.NextSpan(300); ok {
+	if _, ok := h.NextSpan(300, 0); ok {
 		t.Fatal("a second span offered while the first summary waits")
 	}
 	// The compaction that needs less than the span omits the whole span,
@@ -80,7 +80,7 @@ func TestSummaryStandsForTheSpanTheWindowOmits(t *testing.T) {
 	if markerOf(t, h) != want {
 		t.Fatal("an append changed the summary")
 	}
-	sp2, ok := h.NextSpan(100)
+	sp2, ok := h.NextSpan(100, 0)
 	if !ok || sp2.From != sp.Through || sp2.Previous != "digest one" {
 		t.Fatalf("rolled span %+v %v", sp2, ok)
 	}
@@ -120,7 +120,7 @@ func TestSummaryReplaysFromTheJournal(t *testing.T) {
 	h := New(approx(t), Options{PreserveRecent: 2})
 	h.SetJournal(func(op Op) { ops = append(ops, op) })
 	longChat(t, h, 8)
-	sp, _ := h.NextSpan(200)
+	sp, _ := h.NextSpan(200, 0)
 	if err := h.TakeSummary(Summary{From: sp.From, Through: sp.Through, Text: "the digest", Model: "stand-in"}); err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func TestSummaryKeepsToolPairs(t *testing.T) {
 		mustAdd(t, h, call("look", tc(id, "read")), result(id, strings.Repeat("line ", 80)))
 	}
 	mustAdd(t, h, user("now"))
-	sp, ok := h.NextSpan(150)
+	sp, ok := h.NextSpan(150, 0)
 	if !ok {
 		t.Fatal("no span")
 	}
@@ -163,7 +163,7 @@ func TestSummaryKeepsToolPairs(t *testing.T) {
 func TestSummaryOfAClearedHistoryRefused(t *testing.T) {
 	h := New(approx(t), Options{PreserveRecent: 2})
 	longChat(t, h, 10)
-	sp, ok := h.NextSpan(300)
+	sp, ok := h.NextSpan(300, 0)
 	if !ok {
 		t.Fatal("no span")
 	}
