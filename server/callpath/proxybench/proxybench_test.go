@@ -140,6 +140,7 @@ type target struct {
 	managed bool   // a ctxhost: its cells are compared with the proxies'
 
 	latency   map[int][]time.Duration
+	steadyCPU map[int]time.Duration // the process's CPU in the steady calls, by size
 	first     map[int][]time.Duration
 	calls     int
 	busy      time.Duration // wall time of the concurrent runs
@@ -230,7 +231,7 @@ func BenchmarkCallPathBesideProxies(b *testing.B) {
 		targets = append(targets, &target{name: "ctxhost baseline", steady: "http://" + s.addr, big: "http://" + g.addr, pid: s.cmd.Process.Pid, managed: true})
 	}
 	for _, t := range targets {
-		t.latency, t.first = map[int][]time.Duration{}, map[int][]time.Duration{}
+		t.latency, t.first, t.steadyCPU = map[int][]time.Duration{}, map[int][]time.Duration{}, map[int]time.Duration{}
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConns: 256, MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute}}
 	n := rounds()
@@ -259,7 +260,9 @@ func BenchmarkCallPathBesideProxies(b *testing.B) {
 					}
 					t.first[size] = append(t.first[size], took)
 					for range 8 {
+						cpu0 := processCPU(t.pid)
 						answer, took, err := post(client, t.steady, c.body(false))
+						t.steadyCPU[size] += processCPU(t.pid) - cpu0
 						if err == nil {
 							err = c.take(answer)
 						}
@@ -441,6 +444,17 @@ func report(b *testing.B, targets []*target, load string) string {
 		}
 		b.ReportMetric(added(ctx)/1e6, fmt.Sprintf("added-p50-%d-ms", size))
 	}
+	if ctx.steadyCPU[10] > 0 {
+		for _, size := range []int{10, 1000} {
+			row(fmt.Sprintf("serve CPU per steady call, %d messages", size), func(t *target) string {
+				if t.managed && t.steadyCPU[size] > 0 {
+					return ms(t.steadyCPU[size] / time.Duration(len(t.latency[size])))
+				}
+				return "—"
+			})
+			b.ReportMetric(float64(ctx.steadyCPU[size])/float64(len(ctx.latency[size]))/1e6, fmt.Sprintf("serve-cpu-ms-%d", size))
+		}
+	}
 	row("first call of a 1,000-message conversation", func(t *target) string { return ms(median(t.first[1000])) })
 	b.ReportMetric(float64(median(ctx.first[1000]))/1e6, "first-1000-ms")
 	rate := func(t *target) float64 { return float64(t.calls) / t.busy.Seconds() }
@@ -491,6 +505,11 @@ func report(b *testing.B, targets []*target, load string) string {
 func reportBaseline(b *testing.B, after, before *target) {
 	for _, size := range []int{10, 1000} {
 		b.ReportMetric(float64(median(after.latency[size]))/float64(median(before.latency[size])), fmt.Sprintf("p50-%d-x-baseline", size))
+	}
+	for _, size := range []int{10, 1000} {
+		if before.steadyCPU[size] > 0 {
+			b.ReportMetric(float64(after.steadyCPU[size])/float64(before.steadyCPU[size]), fmt.Sprintf("serve-cpu-%d-x-baseline", size))
+		}
 	}
 	b.ReportMetric((float64(after.calls)/after.busy.Seconds())/(float64(before.calls)/before.busy.Seconds()), "c8-x-baseline")
 	if before.cpu > 0 {
