@@ -141,6 +141,7 @@ type target struct {
 
 	latency   map[int][]time.Duration
 	steadyCPU map[int]time.Duration // the process's CPU in the steady calls, by size
+	refused   atomic.Int64          // calls still answered 429/503 after 8 tries
 	first     map[int][]time.Duration
 	calls     int
 	busy      time.Duration // wall time of the concurrent runs
@@ -255,6 +256,10 @@ func BenchmarkCallPathBesideProxies(b *testing.B) {
 					if err == nil {
 						err = c.take(answer)
 					}
+					if errors.As(err, new(errBusy)) {
+						t.refused.Add(1)
+						continue
+					}
 					if err != nil {
 						b.Fatalf("%s: %v", t.name, err)
 					}
@@ -265,6 +270,10 @@ func BenchmarkCallPathBesideProxies(b *testing.B) {
 						t.steadyCPU[size] += processCPU(t.pid) - cpu0
 						if err == nil {
 							err = c.take(answer)
+						}
+						if errors.As(err, new(errBusy)) {
+							t.refused.Add(1)
+							break
 						}
 						if err != nil {
 							b.Fatalf("%s: %v", t.name, err)
@@ -293,6 +302,10 @@ func BenchmarkCallPathBesideProxies(b *testing.B) {
 				seq++
 				c := newConversation(fmt.Sprintf("big-%d", seq), 10)
 				answer, took, err := post(client, t.big, c.body(true))
+				if errors.As(err, new(errBusy)) {
+					t.refused.Add(1)
+					continue
+				}
 				if err != nil {
 					b.Fatalf("%s: %v", t.name, err)
 				}
@@ -323,7 +336,7 @@ func concurrent(client *http.Client, t *target, agents, calls int, seq *int) (in
 	base := *seq
 	*seq += agents
 	var wg sync.WaitGroup
-	cpu0 := processCPU(t.pid)
+	cpu0, refused0 := processCPU(t.pid), t.refused.Load()
 	start := time.Now()
 	for a := range agents {
 		wg.Go(func() {
@@ -343,6 +356,11 @@ func concurrent(client *http.Client, t *target, agents, calls int, seq *int) (in
 				if err == nil {
 					err = c.take(answer)
 				}
+				if errors.As(err, new(errBusy)) { // refused: the agent starts anew
+					t.refused.Add(1)
+					k = -1
+					continue
+				}
 				if err != nil {
 					mu.Lock()
 					errs = append(errs, err)
@@ -357,7 +375,7 @@ func concurrent(client *http.Client, t *target, agents, calls int, seq *int) (in
 	if len(errs) > 0 {
 		return 0, 0, 0, errs[0]
 	}
-	return calls, took, processCPU(t.pid) - cpu0, nil
+	return calls - int(t.refused.Load()-refused0), took, processCPU(t.pid) - cpu0, nil // refused calls are not served
 }
 
 // processCPU is the CPU time process pid's threads have run, from Linux's
@@ -486,6 +504,8 @@ func report(b *testing.B, targets []*target, load string) string {
 		return fmt.Sprint(retried(t.steady) + retried(t.big))
 	})
 	b.ReportMetric(float64(retried(ctx.steady)+retried(ctx.big)), "ctxhost-retries")
+	row("calls still refused after 8 tries", func(t *target) string { return fmt.Sprint(t.refused.Load()) })
+	b.ReportMetric(float64(ctx.refused.Load()), "ctxhost-refused")
 	bigMedian := func(t *target) float64 { return float64(median(t.bigTook)) }
 	row("a 5 MB streamed answer (4 KB deltas)", func(t *target) string {
 		s := ms(median(t.bigTook))
