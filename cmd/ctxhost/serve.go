@@ -257,7 +257,17 @@ func newInspector(sc config.Server) *inspector.Recorder {
 	if !sc.Inspector {
 		return nil
 	}
-	return inspector.NewRecorder(inspector.Limits{})
+	return inspector.NewRecorder(inspectorLimits(sc))
+}
+
+// inspectorLimits bounds the inspector's payloads to an eighth of the
+// server's memory limit (its default with none), so that what the
+// inspector shows never takes the memory the calls are admitted on.
+func inspectorLimits(sc config.Server) inspector.Limits {
+	if sc.MemoryLimit <= 0 {
+		return inspector.Limits{}
+	}
+	return inspector.Limits{PayloadBytes: max(sc.MemoryLimit/8, 1<<20)}
 }
 
 // startTracing starts the OTLP exporter the server block names (nil:
