@@ -173,7 +173,10 @@ func TestSummaryRequestedAheadAndSplicedWhenTheWindowMoves(t *testing.T) {
 	}
 
 	// Rolling: the next request carries the summary shown.
-	growUntil(t, s, n, func(p *host.Prepared) bool { return sum.count() >= 2 })
+	growUntil(t, s, n, func(p *host.Prepared) bool {
+		s.WaitSummary() // the next request goes in the background: count it once it is made
+		return sum.count() >= 2
+	})
 	s.WaitSummary()
 	sum.mu.Lock()
 	second := sum.reqs[1]
