@@ -24,19 +24,29 @@ const (
 // providerNames are the GenAI conventions' names of each kind's provider.
 var providerNames = map[string]string{KindOpenAI: "openai", KindAnthropic: "anthropic", KindGemini: "gcp.gemini"}
 
+// spanKindServer starts a call's span: its attributes are set once the
+// sampler has taken the call (the configured samplers read none).
+var spanKindServer = trace.WithSpanKind(trace.SpanKindServer)
+
 // noEnd ends a phase that is not traced.
 func noEnd(error) {}
 
-// startTrace opens the call's span (when the handler has a tracer), the
-// parent of its phases' spans.
+// startTrace opens the call's span (when the handler has a tracer and
+// its sampler takes the call), the parent of its phases' spans.
 func (c *call) startTrace() {
 	if c.h.tracer == nil {
 		return
 	}
-	c.tctx, c.span = c.h.tracer.Start(c.r.Context(), "chat", trace.WithSpanKind(trace.SpanKindServer),
-		trace.WithAttributes(attribute.String(attrOperation, "chat"), attribute.String(attrProvider, providerNames[c.u.Kind]),
-			attribute.String(attrSystem, providerNames[c.u.Kind]),
-			attribute.String("ctxhost.upstream", c.u.Name), attribute.String("ctxhost.endpoint", c.d.endpoint())))
+	c.tctx, c.span = c.h.tracer.Start(c.r.Context(), "chat", spanKindServer)
+	if !c.span.IsRecording() {
+		// Not sampled: its attributes, phases, figures and end would
+		// record nothing, so the call makes none of them.
+		c.tctx, c.span = nil, nil
+		return
+	}
+	c.span.SetAttributes(attribute.String(attrOperation, "chat"), attribute.String(attrProvider, providerNames[c.u.Kind]),
+		attribute.String(attrSystem, providerNames[c.u.Kind]),
+		attribute.String("ctxhost.upstream", c.u.Name), attribute.String("ctxhost.endpoint", c.d.endpoint()))
 }
 
 // phase opens the span of one phase of the call (read, reconcile,

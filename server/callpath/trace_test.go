@@ -49,19 +49,7 @@ func conversation(n int) *strings.Builder {
 // to p as session id.
 func chatCall(t testing.TB, p *testPath, id, conv string) {
 	t.Helper()
-	body := `{"model":"gpt-4.1","max_tokens":256,"messages":[` + conv + `]}`
-	req, _ := http.NewRequest(http.MethodPost, p.url+"/v1/chat/completions", strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(SessionHeader, id)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("HTTP %d %s", res.StatusCode, got)
-	}
+	postChat(t, p.url, id, conv)
 }
 
 // TestCallIsTraced: a call's span carries the GenAI conventions'
