@@ -261,8 +261,24 @@ func (c Config) Validate() error {
 	if p := c.History.Priority; p != nil && (*p < 0 || *p > 100) {
 		bad("history priority must be 0..100, got %d", *p)
 	}
+	errs = append(errs, validateBindings(c.Plugins)...)
+	if err := c.Summary.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.Assembler == nil && c.Format != "" {
+		bad("format %q set without an assembler", c.Format)
+	}
+	return errors.Join(errs...)
+}
+
+// validateBindings reports every problem of the plugin bindings: each
+// named once, bound to a plugin, its priority 0..100, its timeout not
+// negative.
+func validateBindings(bindings []PluginBinding) []error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	seen := map[string]bool{}
-	for i, b := range c.Plugins {
+	for i, b := range bindings {
 		switch {
 		case b.Name == "":
 			bad("plugin %d: name is empty", i)
@@ -280,13 +296,7 @@ func (c Config) Validate() error {
 			bad("plugin %q: timeout must not be negative", b.Name)
 		}
 	}
-	if err := c.Summary.validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if c.Assembler == nil && c.Format != "" {
-		bad("format %q set without an assembler", c.Format)
-	}
-	return errors.Join(errs...)
+	return errs
 }
 
 func (s StrategyConfig) validate() error {

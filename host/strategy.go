@@ -331,33 +331,10 @@ func (cacheAware) Name() string { return StrategyCache }
 
 func (c cacheAware) Decide(in StrategyInput) Decision {
 	b := in.Budget
-	target := fraction(b.Available, c.target)
-	deep := in.Deep
 	if b.CalibratedUsed > b.Available {
-		if deep.Free <= 0 {
-			return Decision{Compact: true, Target: target, Room: cutRoom(b.Available, target, in.Growth),
-				Reason: fmt.Sprintf("cache: %d tokens do not fit the available %d; nothing left for the window to omit, down to %d (target %.2f)",
-					b.CalibratedUsed, b.Available, target, c.target)}
-		}
-		after := b.CalibratedUsed - deep.Free
-		reason := fmt.Sprintf("cache: %d tokens do not fit the available %d; the deepest step frees %d and keeps %d after its first change; %s",
-			b.CalibratedUsed, b.Available, deep.Free, deep.Keep, turnsOfRoom(b.Available-after, in.Growth))
-		room := cutRoom(b.Available, target, in.Growth)
-		if after > b.Available && room > 0 && deep.Demonstrations == 0 {
-			if before := growthBefore(in.Growth); before > 0 && room-deep.Free >= before {
-				return Decision{Room: room - deep.Free,
-					Reason: fmt.Sprintf("cache: %d tokens do not fit the available %d; the window must cut, and the cut the deepest step would need "+
-						"(what is over after it and %d tokens more, a turn of the observed growth) leaves %d tokens free without the step, "+
-						"at least a turn of the growth of %d observed before this turn; the step would rewrite %d tokens after its first change "+
-						"to free %d, so the window cuts alone",
-						b.CalibratedUsed, b.Available, room, room-deep.Free, before, deep.Keep, deep.Free)}
-			}
-		}
-		if after > b.Available && room > 0 {
-			reason += fmt.Sprintf("; the window must cut, and cuts %d tokens more: a turn of the observed growth", room)
-		}
-		return Decision{Compact: true, Deep: true, Target: min(target, after), Room: room, Reason: reason}
+		return c.decideOverBudget(in)
 	}
+	deep := in.Deep
 	below := b.Utilization < in.Thresholds.Warning
 	if below && !in.Outgrown && in.Credit <= 0 || deep.Free < max(in.MinFree, 1) {
 		return Decision{}
@@ -376,24 +353,74 @@ func (c cacheAware) Decide(in StrategyInput) Decision {
 		return Decision{}
 	}
 	if below {
-		if next := nextTurnSaving(in); less(premium-saved, next) {
-			return Decision{Compact: true, Deep: true, Target: b.CalibratedUsed - deep.Free,
-				Reason: fmt.Sprintf("cache: %s; utilization %.2f under warning %.2f; the deepest step frees %d tokens; "+
-					"the %.0f units of writing instead of reading the %d it keeps after its first change, less the %.0f units fewer read this turn, "+
-					"are paid back by the %.0f units fewer read on the next turn",
-					why, b.Utilization, in.Thresholds.Warning, deep.Free, premium, deep.Keep, saved, next)}
-		}
-		if g := meanGrowth(in.Growth); g > 0 && deep.Free >= g {
-			if turn := turnPremium(in.Pricing, g); premium <= turn {
-				return Decision{Compact: true, Deep: true, Target: b.CalibratedUsed - deep.Free,
-					Reason: fmt.Sprintf("cache: %s; utilization %.2f under warning %.2f; the deepest step frees %d tokens, "+
-						"at least a turn of the observed growth of %d, and the %.0f units of writing instead of reading the %d it keeps after its first change "+
-						"are at most the %.0f of writing a turn of that growth instead of reading it",
-						why, b.Utilization, in.Thresholds.Warning, deep.Free, g, premium, deep.Keep, turn)}
-			}
-		}
-		return Decision{}
+		return decideBelowWarning(in, premium, saved, why)
 	}
+	return decideAtWarning(in, premium, saved, free, why)
+}
+
+// decideOverBudget is the decision when the context does not fit the
+// available budget: compact with the deepest step, or let the window
+// cut alone where the step would rewrite more than it is worth.
+func (c cacheAware) decideOverBudget(in StrategyInput) Decision {
+	b := in.Budget
+	target := fraction(b.Available, c.target)
+	deep := in.Deep
+	if deep.Free <= 0 {
+		return Decision{Compact: true, Target: target, Room: cutRoom(b.Available, target, in.Growth),
+			Reason: fmt.Sprintf("cache: %d tokens do not fit the available %d; nothing left for the window to omit, down to %d (target %.2f)",
+				b.CalibratedUsed, b.Available, target, c.target)}
+	}
+	after := b.CalibratedUsed - deep.Free
+	reason := fmt.Sprintf("cache: %d tokens do not fit the available %d; the deepest step frees %d and keeps %d after its first change; %s",
+		b.CalibratedUsed, b.Available, deep.Free, deep.Keep, turnsOfRoom(b.Available-after, in.Growth))
+	room := cutRoom(b.Available, target, in.Growth)
+	if after > b.Available && room > 0 && deep.Demonstrations == 0 {
+		if before := growthBefore(in.Growth); before > 0 && room-deep.Free >= before {
+			return Decision{Room: room - deep.Free,
+				Reason: fmt.Sprintf("cache: %d tokens do not fit the available %d; the window must cut, and the cut the deepest step would need "+
+					"(what is over after it and %d tokens more, a turn of the observed growth) leaves %d tokens free without the step, "+
+					"at least a turn of the growth of %d observed before this turn; the step would rewrite %d tokens after its first change "+
+					"to free %d, so the window cuts alone",
+					b.CalibratedUsed, b.Available, room, room-deep.Free, before, deep.Keep, deep.Free)}
+		}
+	}
+	if after > b.Available && room > 0 {
+		reason += fmt.Sprintf("; the window must cut, and cuts %d tokens more: a turn of the observed growth", room)
+	}
+	return Decision{Compact: true, Deep: true, Target: min(target, after), Room: room, Reason: reason}
+}
+
+// decideBelowWarning is the decision under the warning line, free to
+// speculate (why says why): the deepest step when it pays back by the
+// next turn, or when it frees a turn of the growth for at most a turn's
+// premium.
+func decideBelowWarning(in StrategyInput, premium, saved float64, why string) Decision {
+	b, deep := in.Budget, in.Deep
+	if next := nextTurnSaving(in); less(premium-saved, next) {
+		return Decision{Compact: true, Deep: true, Target: b.CalibratedUsed - deep.Free,
+			Reason: fmt.Sprintf("cache: %s; utilization %.2f under warning %.2f; the deepest step frees %d tokens; "+
+				"the %.0f units of writing instead of reading the %d it keeps after its first change, less the %.0f units fewer read this turn, "+
+				"are paid back by the %.0f units fewer read on the next turn",
+				why, b.Utilization, in.Thresholds.Warning, deep.Free, premium, deep.Keep, saved, next)}
+	}
+	if g := meanGrowth(in.Growth); g > 0 && deep.Free >= g {
+		if turn := turnPremium(in.Pricing, g); premium <= turn {
+			return Decision{Compact: true, Deep: true, Target: b.CalibratedUsed - deep.Free,
+				Reason: fmt.Sprintf("cache: %s; utilization %.2f under warning %.2f; the deepest step frees %d tokens, "+
+					"at least a turn of the observed growth of %d, and the %.0f units of writing instead of reading the %d it keeps after its first change "+
+					"are at most the %.0f of writing a turn of that growth instead of reading it",
+					why, b.Utilization, in.Thresholds.Warning, deep.Free, g, premium, deep.Keep, turn)}
+		}
+	}
+	return Decision{}
+}
+
+// decideAtWarning is the decision at or over the warning line: the
+// deepest step when it pays on this turn, by the next one (demonstrations
+// ahead), or, free to speculate, within the turns left before the budget
+// forces a compaction.
+func decideAtWarning(in StrategyInput, premium, saved float64, free bool, why string) Decision {
+	b, deep := in.Budget, in.Deep
 	if less(premium, saved) {
 		return Decision{Compact: true, Deep: true, Target: b.CalibratedUsed - deep.Free,
 			Reason: fmt.Sprintf("cache: utilization %.2f >= warning %.2f; the deepest step frees %d tokens, %.0f units fewer read this turn, "+
