@@ -388,58 +388,90 @@ func classify(w string) (Kind, bool) {
 	if n < 2 || n > maxLongValue || !utf8.ValidString(w) {
 		return 0, false
 	}
-	switch {
-	case strings.HasPrefix(w, "http://") || strings.HasPrefix(w, "https://"):
-		if n > len("https://")+2 {
-			return KindURL, true
-		}
-		return 0, false
-	case isEmail(w):
-		return KindEmail, true
-	case isDate(w):
-		return KindDate, true
-	case isCurrency(w):
-		return KindAmount, true
-	case isPath(w):
-		return KindPath, true
+	if k, ok, shaped := classifyShaped(w); shaped {
+		return k, ok
 	}
 	if n > maxValue {
 		return 0, false
 	}
-	letters, digits, upper, lower, other := 0, 0, 0, 0, 0
+	c, ok := countChars(w)
+	if !ok {
+		return 0, false
+	}
+	return classifyByChars(w, c)
+}
+
+// classifyShaped classifies the words a fact's shape tells (a URL, an
+// e-mail address, a date, an amount, a path); shaped is false for any
+// other word.
+func classifyShaped(w string) (k Kind, ok, shaped bool) {
+	switch {
+	case strings.HasPrefix(w, "http://") || strings.HasPrefix(w, "https://"):
+		return KindURL, len(w) > len("https://")+2, true
+	case isEmail(w):
+		return KindEmail, true, true
+	case isDate(w):
+		return KindDate, true, true
+	case isCurrency(w):
+		return KindAmount, true, true
+	case isPath(w):
+		return KindPath, true, true
+	}
+	return 0, false, false
+}
+
+// charCounts are the characters of a word by class.
+type charCounts struct{ letters, digits, upper, lower, other int }
+
+// countChars counts w's characters by class; ok is false when w holds a
+// character no fact is made of.
+func countChars(w string) (c charCounts, ok bool) {
 	for _, r := range w {
 		switch {
 		case r >= '0' && r <= '9':
-			digits++
+			c.digits++
 		case unicode.IsLetter(r):
-			letters++
+			c.letters++
 			if unicode.IsUpper(r) {
-				upper++
+				c.upper++
 			} else {
-				lower++
+				c.lower++
 			}
 		case r == '_' || r == '-' || r == '.' || r == '#' || r == ':' || r == '+':
-			other++
+			c.other++
 		default:
-			return 0, false
+			return c, false
 		}
 	}
+	return c, true
+}
+
+// classifyDigits classifies w, of digits and punctuation only, as an id
+// (a phone number: 555-123-4567) or a number of four digits or more.
+func classifyDigits(w string, c charCounts) (Kind, bool) {
+	if c.other > 0 && c.digits >= 7 && !strings.Contains(w, ".") {
+		return KindID, true
+	}
+	if c.other == 0 && c.digits >= 4 {
+		return KindNumber, true
+	}
+	return 0, false
+}
+
+// classifyByChars classifies w, of the characters c, as an id, a
+// number, a code or a name, if any.
+func classifyByChars(w string, c charCounts) (Kind, bool) {
+	letters, digits, upper, other := c.letters, c.digits, c.upper, c.other
 	switch {
 	case w[0] == '#' && digits+letters >= 3 && digits > 0:
 		return KindID, true
 	case letters > 0 && digits > 0:
-		if noiseMixed(w) || n < 4 {
+		if noiseMixed(w) || len(w) < 4 {
 			return 0, false
 		}
 		return KindID, true
 	case letters == 0 && digits > 0:
-		if other > 0 && digits >= 7 && !strings.Contains(w, ".") { // 555-123-4567
-			return KindID, true
-		}
-		if other == 0 && digits >= 4 {
-			return KindNumber, true
-		}
-		return 0, false
+		return classifyDigits(w, c)
 	case letters >= 3 && upper == letters && other == 0 && letters <= 8:
 		if stopWord(w) {
 			return 0, false

@@ -180,15 +180,9 @@ func (m *Manager) BuildFreshContext(ctx context.Context, task TaskSpec, opts Bui
 		}
 		return nil, fmt.Errorf("build fresh context for task %q: %w", task.ID, err)
 	}
-	var missing []string
-	for _, p := range m.opts.Plugins {
-		if p.Plugin != nil {
-			continue
-		}
-		if p.Required {
-			return nil, fmt.Errorf("build fresh context for task %q: %w: %q: plugin is not available", task.ID, ErrRequiredPlugin, p.Name)
-		}
-		missing = append(missing, p.Name)
+	missing, err := m.missingPlugins()
+	if err != nil {
+		return nil, fmt.Errorf("build fresh context for task %q: %w", task.ID, err)
 	}
 	fit := &taskFit{m: m, tc: tc, missing: missing, opts: opts.Context}
 	s, err := m.host.NewSession(session, m.sessionConfig(opts.MaxTokens, fit))
@@ -229,6 +223,22 @@ func (m *Manager) BuildFreshContext(ctx context.Context, task TaskSpec, opts Bui
 	m.built++
 	m.mu.Unlock()
 	return tc, nil
+}
+
+// missingPlugins names the optional plugins that are not available; a
+// required one that is not is an ErrRequiredPlugin.
+func (m *Manager) missingPlugins() ([]string, error) {
+	var missing []string
+	for _, p := range m.opts.Plugins {
+		if p.Plugin != nil {
+			continue
+		}
+		if p.Required {
+			return nil, fmt.Errorf("%w: %q: plugin is not available", ErrRequiredPlugin, p.Name)
+		}
+		missing = append(missing, p.Name)
+	}
+	return missing, nil
 }
 
 // sessionConfig is the host configuration of one task's session: the

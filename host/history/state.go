@@ -106,17 +106,21 @@ func (h *History) Restore(data []byte) error {
 	return nil
 }
 
-// restoreView applies a stored view state to a freshly filled history.
-func (h *History) restoreView(st state) error {
-	lookup := func(what, id string) (int, error) {
-		i, ok := h.byID.get(id)
-		if !ok {
-			return 0, fmt.Errorf("%s id %q is not a message", what, id)
-		}
-		return i, nil
+// lookupID is the index of the message id, or an error naming what the
+// stored state held it as.
+func (h *History) lookupID(what, id string) (int, error) {
+	i, ok := h.byID.get(id)
+	if !ok {
+		return 0, fmt.Errorf("%s id %q is not a message", what, id)
 	}
+	return i, nil
+}
+
+// restoreMaskedAndCut applies a stored view state's masked, stripped and
+// cut messages.
+func (h *History) restoreMaskedAndCut(st state) error {
 	for _, id := range st.Masked {
-		i, err := lookup("masked", id)
+		i, err := h.lookupID("masked", id)
 		if err != nil {
 			return err
 		}
@@ -132,7 +136,7 @@ func (h *History) restoreView(st state) error {
 		}
 	}
 	for _, c := range st.Cut {
-		i, err := lookup("cut", c.ID)
+		i, err := h.lookupID("cut", c.ID)
 		if err != nil {
 			return err
 		}
@@ -143,6 +147,14 @@ func (h *History) restoreView(st state) error {
 		x := shownOf(e)
 		e.cut, x.cutContent = true, c.Content
 		x.cutTokens = h.count(h.cutMessage(i))
+	}
+	return nil
+}
+
+// restoreView applies a stored view state to a freshly filled history.
+func (h *History) restoreView(st state) error {
+	if err := h.restoreMaskedAndCut(st); err != nil {
+		return err
 	}
 	frontier := st.Frontier
 	if st.Version == 1 && st.Omitted > 0 {
@@ -162,7 +174,7 @@ func (h *History) restoreView(st state) error {
 		h.dropped = true
 	}
 	for _, id := range st.Dropped {
-		i, err := lookup("dropped", id)
+		i, err := h.lookupID("dropped", id)
 		if err != nil {
 			return err
 		}
