@@ -288,3 +288,50 @@ func TestRunOwnTools(t *testing.T) {
 		t.Error("RunTool answered a tool that is not ctxhost's")
 	}
 }
+
+// TestAnswerToolCallsRecordsBothTurns: AnswerToolCalls runs the calls of
+// ctxhost's tools in a model's turn, leaves the others, and records the
+// turn (marked with the calls it answered, and hidden when asked) then a
+// result per call answered, in order, in one save.
+func TestAnswerToolCallsRecordsBothTurns(t *testing.T) {
+	e := startMemory(t, "claude", "", Options{})
+	ctx := context.Background()
+	s, err := e.NewSession("s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "note the test dir"}); err != nil {
+		t.Fatal(err)
+	}
+	turn := sdk.Message{Role: sdk.RoleAssistant, Content: "Noting it.", ToolCalls: []sdk.ToolCall{
+		{ID: "c1", Name: MemoryAppendTool, Arguments: `{"label":"notes","text":"tests in ./pkg"}`},
+		{ID: "c2", Name: "bash", Arguments: `{"cmd":"ls"}`},
+		{ID: "c3", Name: MemoryAppendTool, Arguments: `{"label":"persona","text":"x"}`},
+	}}
+	added, res, err := s.AnswerToolCalls(ctx, turn, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 2 || res[0].IsError || !res[1].IsError {
+		t.Fatalf("results %+v: want the append answered, the read-only block refused, bash left", res)
+	}
+	if got := OwnCallIDs(&added); strings.Join(got, ",") != "c1,c3" || added.Metadata[MetaHidden] != "true" {
+		t.Errorf("recorded turn's metadata %v", added.Metadata)
+	}
+	msgs := s.Messages()
+	if len(msgs) != 4 {
+		t.Fatalf("history of %d messages, want 4 (task, turn, two results)", len(msgs))
+	}
+	for i, id := range []string{"c1", "c3"} {
+		m := msgs[2+i]
+		if m.Role != sdk.RoleTool || m.ToolCallID != id || m.Metadata[MetaOwnResult] != "true" || (m.Metadata[sdk.MetaToolError] == "true") != (i == 1) {
+			t.Errorf("message %d is not the result of %s: %+v", 2+i, id, m)
+		}
+	}
+	if r, err := s.RunToolCall(ctx, sdk.ToolCall{ID: "c4", Name: MemoryViewTool, Arguments: `{"label":"notes"}`}); err != nil || !strings.Contains(r.Text, "tests in ./pkg") {
+		t.Errorf("RunToolCall: %+v, %v", r, err)
+	}
+	if msgs := s.Messages(); len(msgs) != 6 || msgs[4].ToolCalls[0].ID != "c4" || msgs[5].ToolCallID != "c4" || msgs[4].Metadata[MetaHidden] != "" {
+		t.Errorf("RunToolCall did not record its call and result: %+v", msgs[4:])
+	}
+}

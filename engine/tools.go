@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -172,3 +173,94 @@ func ownTools(c *config.Context) []sdk.ToolDefinition {
 	}
 	return nil
 }
+
+// Metadata keys of the turns AnswerToolCalls records.
+const (
+	// MetaOwnCalls, on an assistant message, lists the ids of its calls
+	// ctxhost answered itself (separated by spaces).
+	MetaOwnCalls = "ctxhost_own_calls"
+	// MetaOwnResult marks (value "true") a tool message that is ctxhost's
+	// answer to one of its own tools.
+	MetaOwnResult = "ctxhost_own_result"
+	// MetaHidden marks (value "true") an assistant message its caller
+	// never saw: a turn the call path answered itself before calling the
+	// model again.
+	MetaHidden = "ctxhost_hidden"
+)
+
+// AnswerToolCalls answers the calls of ctxhost's own tools in m, an
+// assistant turn the model gave, and records m followed by one tool
+// message per call answered, in order, saved in one store write. own
+// tells which tool names ctxhost answers (nil: IsOwnTool); the other
+// calls are left for the caller to answer. hidden marks m as a turn its
+// caller never saw (MetaHidden). A refusal is a result (IsError, and the
+// tool message is marked sdk.MetaToolError); err is a failure to answer
+// (nothing recorded) or to save (as with Batch, the caller then unloads
+// the session); a memory edit a tool made before the failure stays. It
+// returns m as recorded and the results, one per call answered.
+func (s *Session) AnswerToolCalls(ctx context.Context, m sdk.Message, own func(string) bool, hidden bool) (sdk.Message, []ToolResult, error) {
+	if own == nil {
+		own = IsOwnTool
+	}
+	var results []ToolResult
+	var replies []sdk.Message
+	var ids []string
+	for _, tc := range m.ToolCalls {
+		if !own(tc.Name) {
+			continue
+		}
+		res, err := s.RunTool(ctx, tc.Name, json.RawMessage(tc.Arguments))
+		if err != nil {
+			return sdk.Message{}, nil, fmt.Errorf("answer tool %s (call %s): %w", tc.Name, tc.ID, err)
+		}
+		results = append(results, res)
+		ids = append(ids, tc.ID)
+		reply := sdk.Message{Role: sdk.RoleTool, ToolCallID: tc.ID, ToolName: tc.Name, Content: res.Text,
+			Metadata: map[string]string{MetaOwnResult: "true"}}
+		if res.IsError {
+			reply.Metadata[sdk.MetaToolError] = "true"
+		}
+		replies = append(replies, reply)
+	}
+	m.Metadata = maps.Clone(m.Metadata)
+	if m.Metadata == nil {
+		m.Metadata = map[string]string{}
+	}
+	if len(ids) > 0 {
+		m.Metadata[MetaOwnCalls] = strings.Join(ids, " ")
+	}
+	if hidden {
+		m.Metadata[MetaHidden] = "true"
+	}
+	if len(m.Metadata) == 0 {
+		m.Metadata = nil
+	}
+	var added []sdk.Message
+	err := s.Batch(func() error {
+		var err error
+		added, err = s.AddMessages(append([]sdk.Message{m}, replies...))
+		return err
+	})
+	if err != nil {
+		return sdk.Message{}, nil, fmt.Errorf("record the tool calls: %w", err)
+	}
+	return added[0], results, nil
+}
+
+// RunToolCall answers call, a call of one of ctxhost's own tools, and
+// records it as an assistant turn of that one call followed by the tool
+// message of its result (see AnswerToolCalls).
+func (s *Session) RunToolCall(ctx context.Context, call sdk.ToolCall) (ToolResult, error) {
+	if !IsOwnTool(call.Name) {
+		return ToolResult{}, fmt.Errorf("tool %q: %w", call.Name, ErrUnknownOp)
+	}
+	_, res, err := s.AnswerToolCalls(ctx, sdk.Message{Role: sdk.RoleAssistant, ToolCalls: []sdk.ToolCall{call}}, nil, false)
+	if err != nil {
+		return ToolResult{}, err
+	}
+	return res[0], nil
+}
+
+// OwnCallIDs are the ids of the calls of m ctxhost answered itself
+// (MetaOwnCalls).
+func OwnCallIDs(m *sdk.Message) []string { return strings.Fields(m.Metadata[MetaOwnCalls]) }

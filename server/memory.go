@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 
 	"connectrpc.com/connect"
@@ -280,7 +282,10 @@ func checkMembership(agent string, groups []string) error {
 	return nil
 }
 
-// RunTool answers one of ctxhost's own tools in a session.
+// RunTool answers one of ctxhost's own tools in a session and records
+// the call (an assistant turn of that one call, under an id of ctxhost's)
+// and its result (a tool message) in the session's history, saved
+// together.
 func (s *Server) RunTool(ctx context.Context, req *connect.Request[servicev1.RunToolRequest]) (*connect.Response[servicev1.RunToolResponse], error) {
 	m := req.Msg
 	if !engine.IsOwnTool(m.GetName()) {
@@ -292,9 +297,20 @@ func (s *Server) RunTool(ctx context.Context, req *connect.Request[servicev1.Run
 		return nil, err
 	}
 	defer unlock()
-	res, err := e.es.RunTool(ctx, m.GetName(), []byte(m.GetArguments()))
+	res, err := e.es.RunToolCall(ctx, engine.ToolCall{ID: newCallID(), Name: m.GetName(), Arguments: m.GetArguments()})
 	if err != nil {
+		if errors.Is(err, engine.ErrNotPersisted) { // the history holds what the store did not save
+			s.unload(ctx, m.GetSessionId())
+		}
 		return nil, s.memoryError(ctx, "RunTool", err)
 	}
 	return connect.NewResponse(&servicev1.RunToolResponse{Result: res.Text, IsError: res.IsError}), nil
+}
+
+// newCallID is the id of a tool call RunTool records: "ctxhost_" and 24
+// random hexadecimal digits.
+func newCallID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return "ctxhost_" + hex.EncodeToString(b)
 }

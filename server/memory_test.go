@@ -179,4 +179,28 @@ func TestRunToolService(t *testing.T) {
 	if _, err := c.RunTool(ctx, req(&servicev1.RunToolRequest{SessionId: "t", Name: "bash"})); connect.CodeOf(err) != connect.CodeInvalidArgument {
 		t.Errorf("a tool that is not ctxhost's: %v", err)
 	}
+	// Each call and its result are in the history, in order: the
+	// assistant turn of the call, then the tool message answering it.
+	hist, err := c.GetHistory(ctx, req(&servicev1.GetHistoryRequest{SessionId: "t"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(hist.Msg.Entries); n != 4 {
+		t.Fatalf("history after two RunTool calls: %d messages, want 4 (a call and its result each)", n)
+	}
+	for i, want := range []struct {
+		result string
+		isErr  bool
+	}{{"updated", false}, {"limit of 30 chars", true}} {
+		call, reply := hist.Msg.Entries[2*i].Message, hist.Msg.Entries[2*i+1].Message
+		if call.Role != "assistant" || len(call.ToolCalls) != 1 || call.ToolCalls[0].Name != "ctxhost_memory_append" ||
+			!strings.Contains(call.ToolCalls[0].Arguments, `"label":"log"`) || call.ToolCalls[0].Id == "" {
+			t.Errorf("entry %d is not the call: %+v", 2*i, call)
+			continue
+		}
+		if reply.Role != "tool" || reply.ToolCallId != call.ToolCalls[0].Id || !strings.Contains(reply.Content, want.result) ||
+			(reply.Metadata["tool_error"] == "true") != want.isErr {
+			t.Errorf("entry %d is not the result of call %s (%q, error %v): %+v", 2*i+1, call.ToolCalls[0].Id, want.result, want.isErr, reply)
+		}
+	}
 }
