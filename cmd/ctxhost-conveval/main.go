@@ -52,6 +52,16 @@
 // fact out, which ones (-dump: and the texts it sent, beside the naive
 // trimmer's).
 //
+// ctxhost-conveval convert builds the corpora from the public material
+// docs/CONVERSATIONS.md names, read with git from clones of its
+// repositories (DIR, or DIR@COMMIT for a commit other than HEAD):
+//
+//	ctxhost-conveval convert -out /work/corpora -tau-bench tau-bench.git \
+//	    -hh-rlhf hh-rlhf.git -chatdev ChatDev.git -aider aider.git
+//
+// It writes a directory a shape (tools, assistant, multi-agent, aider)
+// and SOURCES, the files and commits read.
+//
 // A corpus is a directory of .jsonl files, named for its shape; each line
 // one conversation: {"id": source id, "messages": [OpenAI-style messages]}
 // (role system, user, assistant or tool; assistant tool_calls; a tool
@@ -73,6 +83,8 @@ func main() {
 	switch os.Args[1] {
 	case "run":
 		err = cmdRun(os.Args[2:])
+	case "convert":
+		err = cmdConvert(os.Args[2:])
 	default:
 		usage()
 	}
@@ -83,6 +95,6 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: ctxhost-conveval run -corpus DIR... [-trajectories DIR] [-windows 4096,8192,16384] (see the package doc)")
+	fmt.Fprintln(os.Stderr, "usage: ctxhost-conveval run -corpus DIR... [-trajectories DIR] [-windows 4096,8192,16384]\n       ctxhost-conveval convert -out DIR [-tau-bench CLONE] [-hh-rlhf CLONE] [-chatdev CLONE] [-aider CLONE]\n(see the package doc)")
 	os.Exit(2)
 }
