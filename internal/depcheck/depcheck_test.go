@@ -66,6 +66,10 @@ var rules = []rule{{
 	direct:    true,
 	why:       "reaches sessions through the engine only",
 }, {
+	patterns:  []string{module + "/internal/jsonprefix"},
+	forbidden: []string{module + "/server", module + "/engine", module + "/host", module + "/sdk", module + "/provider", module + "/store", module + "/record"},
+	why:       "reads JSON bodies by their bytes alone: it knows no session, provider format or transport",
+}, {
 	patterns:  []string{module + "/server/admission"},
 	forbidden: []string{module + "/"},
 	why:       "is a byte budget both the service and the call path share: it depends on no package of this module",

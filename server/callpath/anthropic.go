@@ -3,6 +3,7 @@ package callpath
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"net/http"
 
 	"github.com/ctxhost/ctxhost/provider/anthropic"
@@ -17,13 +18,13 @@ func (anthropicDialect) endpoint() string { return "messages" }
 
 func (anthropicDialect) field() string { return "messages" }
 
-func (anthropicDialect) head(_ *http.Request, fields object) (*request, error) {
+func (anthropicDialect) head(_ *http.Request, fields jsonprefix.Object) (*request, error) {
 	tools, err := anthropicTools(fields)
 	if err != nil {
 		return nil, err
 	}
-	req := &request{stream: fields.boolField("stream"), tools: tools}
-	if raw := fields.get("system"); raw != nil {
+	req := &request{stream: fields.Bool("stream"), tools: tools}
+	if raw := fields.Get("system"); raw != nil {
 		c, err := anthropic.DecodeBlocks(raw, nil)
 		if err != nil {
 			return nil, fmt.Errorf("system: %w", err)
@@ -34,8 +35,8 @@ func (anthropicDialect) head(_ *http.Request, fields object) (*request, error) {
 }
 
 // anthropicTools reads Messages tools and tool_choice.
-func anthropicTools(fields object) (sdk.RequestTools, error) {
-	return anthropic.DecodeTools(fields.get("tools"), fields.get("tool_choice"))
+func anthropicTools(fields jsonprefix.Object) (sdk.RequestTools, error) {
+	return anthropic.DecodeTools(fields.Get("tools"), fields.Get("tool_choice"))
 }
 
 // conversation converts messages (see anthropic.DecodeMessages).

@@ -3,6 +3,7 @@ package callpath
 import (
 	"bytes"
 	"fmt"
+	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"hash/maphash"
 	"io"
 	"math/rand/v2"
@@ -17,10 +18,10 @@ import (
 // arrays that start with a known prefix, that differ from one late in it,
 // that are too short, bodies whose other members (before and after the
 // conversation, with strings, escapes, numbers cut across reads) come in
-// any order, and bodies that are not what parseRequest reads.
+// any order, and bodies that are not what jsonprefix.ParseRequest reads.
 func TestArrivingPrefixFindsWhatMatchFinds(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
-	k := newKnownPrefixes(maphash.MakeSeed())
+	k := jsonprefix.NewPrefixes(maphash.MakeSeed(), 64)
 	element := func(i int) string {
 		return fmt.Sprintf(`{"role":"tool","content":"line %d \"quoted\" \\\\ %s"}`, i, strings.Repeat("x", rng.IntN(300)))
 	}
@@ -33,7 +34,7 @@ func TestArrivingPrefixFindsWhatMatchFinds(t *testing.T) {
 		convs = append(convs, elems)
 		if c%3 != 2 { // some conversations are not known
 			known := "[" + strings.Join(elems[:len(elems)-3], ",")
-			k.add([]byte(known), knownPrefix{})
+			k.Add([]byte(known), jsonprefix.Prefix{})
 		}
 	}
 	members := []string{`"model":"gpt-4.1"`, `"temperature":0.25`, `"tools":[{"type":"function","function":{"name":"messages","parameters":{"type":"object"}}}]`,
@@ -67,25 +68,25 @@ func TestArrivingPrefixFindsWhatMatchFinds(t *testing.T) {
 			body = body[:len(body)-5] // not whole JSON
 		}
 
-		want, wantErr := parseRequestKnown(body, "messages", func(array []byte) int { return k.match(array).len })
-		wantKnown := knownPrefix{}
+		want, wantErr := jsonprefix.ParseRequest(body, "messages", func(array []byte) int { return k.Match(array).Len })
+		wantKnown := jsonprefix.Prefix{}
 		if wantErr == nil {
-			wantKnown = k.match(want.get("messages"))
+			wantKnown = k.Match(want.Get("messages"))
 		}
 
-		a := k.arriving("messages")
+		a := k.Arriving("messages")
 		chunk := 1 + rng.IntN(4096)
-		got, err := readBody(iotest.HalfReader(&chunked{data: body, n: chunk}), int64(len(body)), 1<<30, a.feed)
+		got, err := readBody(iotest.HalfReader(&chunked{data: body, n: chunk}), int64(len(body)), 1<<30, a.Feed)
 		if err != nil || !bytes.Equal(got, body) {
 			t.Fatalf("trial %d: read %q, %v", trial, got, err)
 		}
-		var arrived knownPrefix
+		var arrived jsonprefix.Prefix
 		var decided bool
-		o, err := parseRequestKnown(got, "messages", func(array []byte) int {
-			if arrived, decided = a.finish(got, len(got)-len(array)); !decided {
-				arrived = k.match(array)
+		o, err := jsonprefix.ParseRequest(got, "messages", func(array []byte) int {
+			if arrived, decided = a.Finish(got, len(got)-len(array)); !decided {
+				arrived = k.Match(array)
 			}
-			return arrived.len
+			return arrived.Len
 		})
 		if (err == nil) != (wantErr == nil) {
 			t.Fatalf("trial %d: parse %v, want %v", trial, err, wantErr)
@@ -94,10 +95,10 @@ func TestArrivingPrefixFindsWhatMatchFinds(t *testing.T) {
 			continue
 		}
 		checked++
-		if arrived.len != wantKnown.len || arrived.hash != wantKnown.hash || !bytes.Equal(o.get("messages"), want.get("messages")) {
-			t.Fatalf("trial %d (reads of %d): arriving found %d/%x, match %d/%x in %s", trial, chunk, arrived.len, arrived.hash, wantKnown.len, wantKnown.hash, body)
+		if arrived.Len != wantKnown.Len || arrived.Hash != wantKnown.Hash || !bytes.Equal(o.Get("messages"), want.Get("messages")) {
+			t.Fatalf("trial %d (reads of %d): arriving found %d/%x, match %d/%x in %s", trial, chunk, arrived.Len, arrived.Hash, wantKnown.Len, wantKnown.Hash, body)
 		}
-		if arrived.len > 0 {
+		if arrived.Len > 0 {
 			found++
 			if !decided {
 				t.Errorf("trial %d: the known prefix was matched after the body, not as it arrived", trial)

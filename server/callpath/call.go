@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"io"
 	"net/http"
 	"strconv"
@@ -238,8 +239,8 @@ func (c *call) read() error {
 	if err != nil {
 		return err
 	}
-	arriving := c.h.known.arriving(c.d.field())
-	body, err := readBody(in, c.r.ContentLength, c.h.maxBytes, arriving.feed)
+	arriving := c.h.known.Arriving(c.d.field())
+	body, err := readBody(in, c.r.ContentLength, c.h.maxBytes, arriving.Feed)
 	if err != nil {
 		if rerr := c.refusedRead(err, "the request body", http.StatusRequestEntityTooLarge); rerr != nil {
 			return rerr
@@ -251,13 +252,13 @@ func (c *call) read() error {
 		return failf(http.StatusBadRequest, "bad_request", "read request: %v", err)
 	}
 	c.body = body
-	var known knownPrefix
+	var known jsonprefix.Prefix
 	if c.req, err = parseKnown(c.d, c.r, body, func(array []byte) int {
 		var decided bool
-		if known, decided = arriving.finish(body, len(body)-len(array)); !decided {
-			known = c.h.known.match(array)
+		if known, decided = arriving.Finish(body, len(body)-len(array)); !decided {
+			known = c.h.known.Match(array)
 		}
-		return known.len
+		return known.Len
 	}); err != nil {
 		c.unparsed = body
 		return failf(http.StatusBadRequest, "bad_request", "%v", err)

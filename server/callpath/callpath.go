@@ -36,6 +36,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"hash/maphash"
 	"net"
 	"net/http"
@@ -164,8 +165,8 @@ type Handler struct {
 	client    *http.Client
 	metrics   *Metrics
 	memos     *lru.Cache[string, memo]
-	known     *knownPrefixes
-	payloads  *knownPrefixes
+	known     *jsonprefix.Prefixes
+	payloads  *jsonprefix.Prefixes
 	seed      maphash.Seed
 	responses *responsesState
 	budget    *admission.Budget
@@ -205,7 +206,7 @@ func New(opts Options) (*Handler, error) {
 	h := &Handler{upstreams: map[string]*upstream{}, sessions: opts.Sessions, token: opts.Token, maxBytes: max,
 		log: log, client: &http.Client{Transport: tr}, metrics: newMetrics(),
 		memos: lru.New[string, memo](memoSize), seed: maphash.MakeSeed(), responses: newResponsesState(), budget: opts.Budget, observe: opts.Observe, tracer: opts.Tracer}
-	h.known, h.payloads = newKnownPrefixes(h.seed), newKnownPrefixes(h.seed)
+	h.known, h.payloads = jsonprefix.NewPrefixes(h.seed, memoSize), jsonprefix.NewPrefixes(h.seed, memoSize)
 	for _, u := range opts.Upstreams {
 		if h.upstreams[u.Kind] != nil {
 			return nil, fmt.Errorf("upstream %q: a second upstream of kind %q", u.Name, u.Kind)

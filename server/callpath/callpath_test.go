@@ -3,6 +3,7 @@ package callpath
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"hash/maphash"
 	"net/http/httptest"
 	"strings"
@@ -154,11 +155,11 @@ func TestUserParts(t *testing.T) {
 // ones come from the payload, payload fields the caller lacks are added
 // (but the model).
 func TestMerge(t *testing.T) {
-	caller, err := parseObject([]byte(`{"model":"mine","messages":[1],"temperature":0.20,"metadata":{"a":"b"},"system":"old"}`))
+	caller, err := jsonprefix.ParseObject([]byte(`{"model":"mine","messages":[1],"temperature":0.20,"metadata":{"a":"b"},"system":"old"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	payload, err := parseObject([]byte(`{"model":"theirs","max_tokens":99,"messages":[2,3],"prompt_cache_key":"k"}`))
+	payload, err := jsonprefix.ParseObject([]byte(`{"model":"theirs","max_tokens":99,"messages":[2,3],"prompt_cache_key":"k"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,8 +169,8 @@ func TestMerge(t *testing.T) {
 		t.Errorf("merge:\n got %s\nwant %s", got, want)
 	}
 	for _, bad := range []string{`[1]`, `{"a":1,"a":2}`, `{"a":1} x`, `{"a":`} {
-		if _, err := parseObject([]byte(bad)); err == nil {
-			t.Errorf("parseObject(%s) accepted", bad)
+		if _, err := jsonprefix.ParseObject([]byte(bad)); err == nil {
+			t.Errorf("jsonprefix.ParseObject(%s) accepted", bad)
 		}
 	}
 }
@@ -179,7 +180,7 @@ func TestMerge(t *testing.T) {
 func TestMemoTail(t *testing.T) {
 	seed := maphash.MakeSeed()
 	last := json.RawMessage(`[{"a":1}, {"b":2} ]`)
-	p := arrayPrefix(last)
+	p := jsonprefix.ArrayPrefix(last)
 	m := memo{prefixLen: len(p), prefixHash: maphash.Bytes(seed, p), turns: 2}
 	for _, c := range []struct {
 		next, tail string
@@ -191,7 +192,7 @@ func TestMemoTail(t *testing.T) {
 		{`[{"a":1}, {"b":2}{"c":3}]`, ``, false},
 		{`[{"a":1}]`, ``, false},
 	} {
-		tail, ok := m.tail(seed, json.RawMessage(c.next), knownPrefix{})
+		tail, ok := m.tail(seed, json.RawMessage(c.next), jsonprefix.Prefix{})
 		if ok != c.ok || string(tail) != c.tail {
 			t.Errorf("tail of %s: %q %v, want %q %v", c.next, tail, ok, c.tail, c.ok)
 		}
@@ -270,7 +271,7 @@ func TestTools(t *testing.T) {
 	params := `{"type":"object","properties":{"p":{"type":"string"}}}`
 	for _, c := range []struct {
 		name string
-		read func(object) (sdk.RequestTools, error)
+		read func(jsonprefix.Object) (sdk.RequestTools, error)
 		body string
 		want string
 	}{
@@ -283,7 +284,7 @@ func TestTools(t *testing.T) {
 		{"gemini", geminiTools, `{"tools":[{"functionDeclarations":[{"name":"read","description":"d","parameters":` + params + `}]},{"googleSearch":{}}],"toolConfig":{"functionCallingConfig":{"mode":"ANY","allowedFunctionNames":["read"]}},"generationConfig":{"maxOutputTokens":9}}`,
 			`{"tools":[{"name":"read","description":"d","parameters":` + params + `}],"tool_choice":{"mode":"tool","name":"read"}}`},
 	} {
-		fields, err := parseObject([]byte(c.body))
+		fields, err := jsonprefix.ParseObject([]byte(c.body))
 		if err != nil {
 			t.Fatal(err)
 		}

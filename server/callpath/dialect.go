@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"net/http"
 
 	"github.com/ctxhost/ctxhost/provider"
@@ -19,7 +20,7 @@ type dialect interface {
 	endpoint() string
 	// head reads the caller's request but its conversation: the system
 	// text (when it is not in the conversation) and whether it streams.
-	head(r *http.Request, fields object) (*request, error)
+	head(r *http.Request, fields jsonprefix.Object) (*request, error)
 	// field names the conversation's array in the request body.
 	field() string
 	// conversation converts conversation elements; first is the index of
@@ -69,7 +70,7 @@ type request struct {
 	// messages is the conversation, in order (set by decode).
 	messages []sdk.Message
 	// fields are the caller's top-level fields in their order.
-	fields object
+	fields jsonprefix.Object
 	stream bool
 	// tools are the function tools, tool choice and response schema the
 	// caller sent, for the budget.
@@ -92,7 +93,7 @@ type request struct {
 	builtInPayload bool
 	// payloads are the conversation prefixes of payloads validated on
 	// earlier calls (see parsePayload); nil: none.
-	payloads *knownPrefixes
+	payloads *jsonprefix.Prefixes
 	// payloadKnown, when not nil, is how many leading bytes of the
 	// payload's conversation array, found at byte at of the payload, are
 	// known without reading them (see payloadLink); 0: none.
@@ -102,8 +103,8 @@ type request struct {
 	// bracket (0: none).
 	payloadAt, payloadPrefix int
 	// known is the known prefix the conversation array starts with (its
-	// len 0: none; see knownPrefixes).
-	known knownPrefix
+	// len 0: none; see jsonprefix.Prefixes).
+	known jsonprefix.Prefix
 	// previous is the Responses previous_response_id ("": none); store
 	// is false when the caller asked the provider not to keep the answer
 	// (Responses store false), so that nothing can refer to it later.
@@ -125,9 +126,9 @@ func parse(d dialect, r *http.Request, body []byte) (*request, error) {
 }
 
 // parseKnown is parse with the conversation's known prefix skipped
-// (parseRequestKnown).
+// (jsonprefix.ParseRequest).
 func parseKnown(d dialect, r *http.Request, body []byte, known func([]byte) int) (*request, error) {
-	fields, err := parseRequestKnown(body, d.field(), known)
+	fields, err := jsonprefix.ParseRequest(body, d.field(), known)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +138,7 @@ func parseKnown(d dialect, r *http.Request, body []byte, known func([]byte) int)
 	}
 	req.fields = fields
 	req.headSystem, req.headHasSystem = req.system, req.hasSystem
-	req.raw = fields.get(d.field())
+	req.raw = fields.Get(d.field())
 	if req.raw == nil {
 		return nil, fmt.Errorf("%s: missing", d.field())
 	}

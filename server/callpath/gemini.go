@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"net/http"
 	"strings"
 
@@ -38,7 +39,7 @@ func geminiCall(r *http.Request) (model string, stream bool, err error) {
 
 func (geminiDialect) field() string { return "contents" }
 
-func (geminiDialect) head(r *http.Request, fields object) (*request, error) {
+func (geminiDialect) head(r *http.Request, fields jsonprefix.Object) (*request, error) {
 	model, stream, err := geminiCall(r)
 	if err != nil {
 		return nil, err
@@ -48,7 +49,7 @@ func (geminiDialect) head(r *http.Request, fields object) (*request, error) {
 		return nil, err
 	}
 	req := &request{stream: stream, tools: tools, model: model}
-	if raw := fields.get("systemInstruction"); raw != nil {
+	if raw := fields.Get("systemInstruction"); raw != nil {
 		system, err := gemini.DecodeSystem(raw)
 		if err != nil {
 			return nil, err
@@ -66,8 +67,8 @@ func (geminiDialect) conversation(raw json.RawMessage, first int) (conv, error) 
 
 // geminiTools reads function declarations, the function calling mode and
 // a response schema.
-func geminiTools(fields object) (sdk.RequestTools, error) {
-	return gemini.DecodeTools(fields.get("tools"), fields.get("toolConfig"), fields.get("generationConfig"))
+func geminiTools(fields jsonprefix.Object) (sdk.RequestTools, error) {
+	return gemini.DecodeTools(fields.Get("tools"), fields.Get("toolConfig"), fields.Get("generationConfig"))
 }
 
 func (geminiDialect) build(req *request, payload []byte) (body, error) {
@@ -82,16 +83,16 @@ func (geminiDialect) build(req *request, payload []byte) (body, error) {
 // countTokens takes contents alone, or a whole request (system
 // instruction, tools) as its generateContentRequest, with the model.
 func (geminiDialect) countBody(req *request, built []byte) ([]byte, error) {
-	o, err := parseObject(built)
+	o, err := jsonprefix.ParseObject(built)
 	if err != nil {
 		return nil, err
 	}
-	if len(o) == 1 && o[0].key == "contents" {
+	if len(o) == 1 && o[0].Key == "contents" {
 		return built, nil
 	}
 	var b bytes.Buffer
 	b.WriteString(`{"generateContentRequest":{`)
-	if o.get("model") == nil {
+	if o.Get("model") == nil {
 		m, _ := json.Marshal("models/" + req.model)
 		b.WriteString(`"model":`)
 		b.Write(m)

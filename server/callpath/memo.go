@@ -3,11 +3,11 @@ package callpath
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"hash/maphash"
 	"weak"
 
 	"github.com/ctxhost/ctxhost/engine"
-	"github.com/ctxhost/ctxhost/internal/lru"
 	"github.com/ctxhost/ctxhost/provider"
 	"github.com/ctxhost/ctxhost/sdk"
 )
@@ -63,26 +63,17 @@ func (l payloadLink) known(es *engine.Session, p *engine.Prepared, at int) int {
 // memoSize bounds the sessions remembered.
 const memoSize = 4096
 
-// arrayPrefix is raw without its closing bracket (and space around it).
-func arrayPrefix(raw json.RawMessage) []byte {
-	p := bytes.TrimRight(raw, " \t\r\n")
-	if len(p) == 0 || p[len(p)-1] != ']' {
-		return nil
-	}
-	return bytes.TrimRight(p[:len(p)-1], " \t\r\n")
-}
-
 // tail returns the elements of raw after the remembered prefix, as an
 // array (ok: raw starts with the prefix).
 //
 // known is the known prefix raw was found to start with when it was read
 // (its len 0: none): when it is the memo's, its bytes are not hashed
 // again.
-func (m memo) tail(seed maphash.Seed, raw json.RawMessage, known knownPrefix) (json.RawMessage, bool) {
+func (m memo) tail(seed maphash.Seed, raw json.RawMessage, known jsonprefix.Prefix) (json.RawMessage, bool) {
 	if m.prefixLen == 0 || len(raw) <= m.prefixLen {
 		return nil, false
 	}
-	if (known.len != m.prefixLen || known.hash != m.prefixHash) && maphash.Bytes(seed, raw[:m.prefixLen]) != m.prefixHash {
+	if (known.Len != m.prefixLen || known.Hash != m.prefixHash) && maphash.Bytes(seed, raw[:m.prefixLen]) != m.prefixHash {
 		return nil, false
 	}
 	rest := bytes.TrimLeft(raw[m.prefixLen:], " \t\r\n")
@@ -157,79 +148,18 @@ func startsWith(msgs, held []sdk.Message) bool {
 // conversation's array as a known prefix (hashed on from the known prefix
 // it started with).
 func (c *call) remember(es *engine.Session) {
-	p := arrayPrefix(c.req.raw)
+	p := jsonprefix.ArrayPrefix(c.req.raw)
 	if p == nil || c.req.after != nil { // the conversation is more than its array
 		return
 	}
-	known := c.h.known.add(p, c.req.known)
+	known := c.h.known.Add(p, c.req.known)
 	if c.req.turns == 0 {
 		return
 	}
-	m := memo{prefixLen: known.len, prefixHash: known.hash, turns: c.req.turns, held: c.held, version: es.StoredVersion(),
+	m := memo{prefixLen: known.Len, prefixHash: known.Hash, turns: c.req.turns, held: c.held, version: es.StoredVersion(),
 		headSystem: c.req.headSystem, headHasSystem: c.req.headHasSystem}
 	if c.req.payloadPrefix > 0 && c.payloadID != 0 {
 		m.payload = payloadLink{es: weak.Make(es), id: c.payloadID, at: c.req.payloadAt, prefix: c.req.payloadPrefix}
 	}
 	c.h.memos.Put(c.session, m)
-}
-
-// knownPrefixes remembers the conversation arrays of recent calls (up to
-// their closing brackets), found by the hash of their opening bytes, so
-// that the next call of a conversation, whose array starts with the last
-// one's bytes, has only its new elements delimited when its body is read:
-// the known bytes are matched by a hash (much faster than scanning their
-// structure) and were delimited and decoded whole on an earlier call.
-// It knows nothing of sessions, so it works before the session is named.
-// Each prefix keeps its hash's state, so that the next prefix, which
-// extends it, is hashed from there: a call hashes its conversation once
-// (to match the known part) plus what it added.
-type knownPrefixes struct {
-	seed     maphash.Seed
-	prefixes *lru.Cache[uint64, knownPrefix]
-}
-
-// knownPrefix is one array prefix: its length and hash, and the state of
-// the hash after its bytes.
-type knownPrefix struct {
-	len   int
-	hash  uint64
-	state maphash.Hash
-}
-
-// openingBytes is how many leading bytes of an array find its known
-// prefix (fewer when the prefix is shorter).
-const openingBytes = 1024
-
-func newKnownPrefixes(seed maphash.Seed) *knownPrefixes {
-	return &knownPrefixes{seed: seed, prefixes: lru.New[uint64, knownPrefix](memoSize)}
-}
-
-// add remembers prefix (an array without its closing bracket; nil is
-// ignored), extending from, a known prefix it starts with (its len 0:
-// none), and returns it, hashed.
-func (k *knownPrefixes) add(prefix []byte, from knownPrefix) knownPrefix {
-	p := from
-	if p.len == 0 || p.len > len(prefix) {
-		p = knownPrefix{}
-		p.state.SetSeed(k.seed)
-	}
-	_, _ = p.state.Write(prefix[p.len:])
-	p.len, p.hash = len(prefix), p.state.Sum64()
-	if len(prefix) > openingBytes { // a short array is cheap to scan
-		k.prefixes.Put(maphash.Bytes(k.seed, prefix[:openingBytes]), p)
-	}
-	return p
-}
-
-// match returns the known prefix that array (from its opening bracket on)
-// starts with; its len is 0 when there is none.
-func (k *knownPrefixes) match(array []byte) knownPrefix {
-	if len(array) <= openingBytes {
-		return knownPrefix{}
-	}
-	p, ok := k.prefixes.Get(maphash.Bytes(k.seed, array[:openingBytes]))
-	if !ok || p.len >= len(array) || maphash.Bytes(k.seed, array[:p.len]) != p.hash {
-		return knownPrefix{}
-	}
-	return p
 }

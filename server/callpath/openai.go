@@ -3,6 +3,7 @@ package callpath
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"net/http"
 
 	"github.com/ctxhost/ctxhost/provider/openai"
@@ -17,17 +18,17 @@ func (chatDialect) endpoint() string { return "chat.completions" }
 
 func (chatDialect) field() string { return "messages" }
 
-func (chatDialect) head(_ *http.Request, fields object) (*request, error) {
+func (chatDialect) head(_ *http.Request, fields jsonprefix.Object) (*request, error) {
 	tools, err := chatTools(fields)
 	if err != nil {
 		return nil, err
 	}
-	return &request{stream: fields.boolField("stream"), tools: tools}, nil
+	return &request{stream: fields.Bool("stream"), tools: tools}, nil
 }
 
 // chatTools reads Chat Completions tools, tool_choice and response_format.
-func chatTools(fields object) (sdk.RequestTools, error) {
-	return openai.DecodeTools(fields.get("tools"), fields.get("tool_choice"), fields.get("response_format"))
+func chatTools(fields jsonprefix.Object) (sdk.RequestTools, error) {
+	return openai.DecodeTools(fields.Get("tools"), fields.Get("tool_choice"), fields.Get("response_format"))
 }
 
 // conversation converts messages (see openai.DecodeMessages).

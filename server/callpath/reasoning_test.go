@@ -2,6 +2,7 @@ package callpath
 
 import (
 	"encoding/json"
+	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"strings"
 	"testing"
 
@@ -38,7 +39,7 @@ func TestResponsesReasoningBackInPlace(t *testing.T) {
 	{"role":"assistant","content":"Reading two.","tool_calls":[{"id":"c2","type":"function","function":{"name":"read","arguments":"{}"}}]},
 	{"role":"tool","tool_call_id":"c2","content":"two"},
 	{"role":"assistant","content":"Done."}]}`
-	req := &request{fields: object{{key: "model", value: json.RawMessage(`"m"`)}, {key: "input", value: json.RawMessage(input)}},
+	req := &request{fields: jsonprefix.Object{{Key: "model", Value: json.RawMessage(`"m"`)}, {Key: "input", Value: json.RawMessage(input)}},
 		reasoning: responses.ReasoningIndex([]sdk.Component{{Name: "history", Messages: view}})}
 	out, err := responsesDialect{}.build(req, []byte(payload))
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"net/http"
 	"strings"
 	"time"
@@ -119,7 +120,7 @@ func (c *call) resolveResponses(find lookup, deferMissing bool) error {
 			return previousNotFound(req.previous)
 		}
 		req.after = &r
-		req.fields = req.fields.without("previous_response_id")
+		req.fields = req.fields.Without("previous_response_id")
 	}
 	if !bytes.Contains(req.raw, []byte(`"item_reference"`)) && !bytes.Contains(req.raw, []byte(`"compaction"`)) {
 		return nil
@@ -170,8 +171,8 @@ func (c *call) resolveResponses(find lookup, deferMissing bool) error {
 	if err != nil {
 		return fmt.Errorf("resolve input: %w", err)
 	}
-	req.raw, req.known = raw, knownPrefix{}
-	req.fields = req.fields.with("input", raw)
+	req.raw, req.known = raw, jsonprefix.Prefix{}
+	req.fields = req.fields.With("input", raw)
 	return nil
 }
 
@@ -275,12 +276,12 @@ func (c *call) compact() error {
 		if err != nil {
 			return errors.Join(err, ErrUnsaved)
 		}
-		o, err := parseObject(built.bytes())
+		o, err := jsonprefix.ParseObject(built.bytes())
 		if err != nil {
 			return errors.Join(fmt.Errorf("read the built request: %w", err), ErrUnsaved)
 		}
 		var items []map[string]any
-		if err := json.Unmarshal(o.get("input"), &items); err != nil {
+		if err := json.Unmarshal(o.Get("input"), &items); err != nil {
 			return errors.Join(fmt.Errorf("read the built input: %w", err), ErrUnsaved)
 		}
 		if err := es.Batch(func() error { return nil }); err != nil { // the conversation, saved

@@ -3,6 +3,7 @@ package callpath
 import (
 	"encoding/json"
 	"errors"
+	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"net/http"
 	"strings"
 
@@ -27,29 +28,29 @@ func (responsesDialect) field() string { return "input" }
 // the system and developer messages input opens with (as the AI SDK and
 // LangChain send a system prompt), joined: held as the session's system
 // text, never compacted.
-func (responsesDialect) head(_ *http.Request, fields object) (*request, error) {
-	if v := fields.get("conversation"); v != nil && string(v) != "null" {
+func (responsesDialect) head(_ *http.Request, fields jsonprefix.Object) (*request, error) {
+	if v := fields.Get("conversation"); v != nil && string(v) != "null" {
 		return nil, errors.New("conversation is not supported: ctxhost manages the context, so send the conversation in input (previous_response_id is resolved)")
 	}
 	tools, err := responsesTools(fields)
 	if err != nil {
 		return nil, err
 	}
-	req := &request{stream: fields.boolField("stream"), tools: tools, store: string(fields.get("store")) != "false"}
-	if raw := fields.get("previous_response_id"); raw != nil && string(raw) != "null" {
+	req := &request{stream: fields.Bool("stream"), tools: tools, store: string(fields.Get("store")) != "false"}
+	if raw := fields.Get("previous_response_id"); raw != nil && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &req.previous); err != nil {
 			return nil, errors.New("previous_response_id: want a string")
 		}
 	}
 	var system []string
-	if raw := fields.get("instructions"); raw != nil && string(raw) != "null" {
+	if raw := fields.Get("instructions"); raw != nil && string(raw) != "null" {
 		var s string
 		if err := json.Unmarshal(raw, &s); err != nil {
 			return nil, errors.New("instructions: want a string")
 		}
 		system = append(system, s)
 	}
-	opening, err := responses.OpeningSystem(fields.get("input"))
+	opening, err := responses.OpeningSystem(fields.Get("input"))
 	if err != nil {
 		return nil, err
 	}
@@ -61,8 +62,8 @@ func (responsesDialect) head(_ *http.Request, fields object) (*request, error) {
 }
 
 // responsesTools reads Responses tools, tool_choice and text.format.
-func responsesTools(fields object) (sdk.RequestTools, error) {
-	return responses.DecodeTools(fields.get("tools"), fields.get("tool_choice"), fields.get("text"))
+func responsesTools(fields jsonprefix.Object) (sdk.RequestTools, error) {
+	return responses.DecodeTools(fields.Get("tools"), fields.Get("tool_choice"), fields.Get("text"))
 }
 
 // conversation converts input (see responses.DecodeInput).
@@ -78,9 +79,9 @@ func (responsesDialect) build(req *request, payload []byte) (body, error) {
 	if err != nil {
 		return body{}, err
 	}
-	managed := object{{key: "input", value: input}}
+	managed := jsonprefix.Object{{Key: "input", Value: input}}
 	if instructions != nil {
-		managed = append(managed, member{key: "instructions", value: instructions})
+		managed = append(managed, jsonprefix.Member{Key: "instructions", Value: instructions})
 	}
 	return merge(req.fields, managed, []string{"input", "instructions"}, nil), nil
 }

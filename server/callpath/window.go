@@ -98,7 +98,7 @@ func callModel(d dialect, req *request) string {
 		return req.model
 	}
 	var s string
-	if raw := req.fields.get("model"); raw != nil && json.Unmarshal(raw, &s) != nil {
+	if raw := req.fields.Get("model"); raw != nil && json.Unmarshal(raw, &s) != nil {
 		return ""
 	}
 	return s
@@ -118,19 +118,19 @@ func outputLimit(d dialect, req *request) int {
 	}
 	switch d.(type) {
 	case chatDialect:
-		if v := n(req.fields.get("max_completion_tokens")); v > 0 {
+		if v := n(req.fields.Get("max_completion_tokens")); v > 0 {
 			return v
 		}
-		return n(req.fields.get("max_tokens"))
+		return n(req.fields.Get("max_tokens"))
 	case responsesDialect:
-		return n(req.fields.get("max_output_tokens"))
+		return n(req.fields.Get("max_output_tokens"))
 	case anthropicDialect:
-		return n(req.fields.get("max_tokens"))
+		return n(req.fields.Get("max_tokens"))
 	case geminiDialect:
 		var gc struct {
 			MaxOutputTokens json.RawMessage `json:"maxOutputTokens"`
 		}
-		if raw := req.fields.get("generationConfig"); raw != nil && json.Unmarshal(raw, &gc) == nil {
+		if raw := req.fields.Get("generationConfig"); raw != nil && json.Unmarshal(raw, &gc) == nil {
 			return n(gc.MaxOutputTokens)
 		}
 	}
@@ -171,7 +171,7 @@ func (c *call) fallBack(ctx context.Context, es *engine.Session, err error, wind
 	c.fallback = fb.id
 	if _, ok := c.d.(geminiDialect); !ok {
 		id, _ := json.Marshal(fb.id)
-		c.req.fields = c.req.fields.with("model", id)
+		c.req.fields = c.req.fields.With("model", id)
 	}
 	c.w.Header().Set(FallbackHeader, fb.id)
 	c.h.metrics.fellBack(c.u.Name, fb.id)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"strings"
 	"testing"
 
@@ -74,7 +75,7 @@ func TestCallerMessageHasNoGoTypes(t *testing.T) {
 // one is system text too (later), never a message.
 func TestResponsesSystemItems(t *testing.T) {
 	input := `[{"role":"system","content":"S1"},{"type":"message","role":"developer","content":[{"type":"input_text","text":"D2"}]},{"role":"user","content":"U"},{"role":"developer","content":"later"}]`
-	fields, err := parseObject([]byte(`{"model":"m","instructions":"I0","input":` + input + `}`))
+	fields, err := jsonprefix.ParseObject([]byte(`{"model":"m","instructions":"I0","input":` + input + `}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package callpath
+package jsonprefix
 
 import (
 	"bytes"
@@ -7,29 +7,25 @@ import (
 	"fmt"
 )
 
-// parseRequest reads a caller's JSON object as parseObject does, but
-// the member named conversation (the message array, nearly all of a long
-// conversation's bytes) is only delimited here, not validated: every byte
-// of it is decoded (or, for a known prefix, matched by hash against bytes
-// decoded on an earlier call) when the conversation is reconciled, so a
-// second validating pass over it would only double the cost of a large
-// body. Every other member is validated (json.Valid), names must be
-// strings and appear once.
-func parseRequest(data []byte, conversation string) (object, error) {
-	return parseRequestKnown(data, conversation, nil)
-}
-
-// parseRequestKnown is parseRequest where known, when not nil, tells how
-// many leading bytes of the conversation array (given from its opening
-// bracket to the end of data) are an array prefix already delimited on an
-// earlier call (0: none); delimiting goes on after them.
-func parseRequestKnown(data []byte, conversation string, known func(array []byte) int) (object, error) {
+// ParseRequest reads a JSON object as ParseObject does, but the member
+// named conversation (the message array, nearly all of a long
+// conversation's bytes) is only delimited, not validated: the caller
+// decodes every byte of it later (or, for a known prefix, matched it by
+// hash against bytes decoded on an earlier call), so a second validating
+// pass over it would only double the cost of a large body. Every other
+// member is validated (json.Valid), names must be strings and appear once.
+//
+// known, when not nil, tells how many leading bytes of the conversation
+// array (given from its opening bracket to the end of data) are an array
+// prefix already delimited on an earlier call (0: none); delimiting goes
+// on after them.
+func ParseRequest(data []byte, conversation string, known func(array []byte) int) (Object, error) {
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return nil, errors.New("the body is not a JSON object")
 	}
 	i = skipSpace(data, i+1)
-	var o object
+	var o Object
 	if i < len(data) && data[i] == '}' {
 		i++
 	} else {
@@ -67,10 +63,10 @@ func parseRequestKnown(data []byte, conversation string, known func(array []byte
 			if key != conversation && !json.Valid(v) {
 				return nil, fmt.Errorf("read JSON field %q: invalid JSON", key)
 			}
-			if o.index(key) >= 0 {
+			if o.Index(key) >= 0 {
 				return nil, fmt.Errorf("field %q appears twice", key)
 			}
-			o = append(o, member{key: key, value: json.RawMessage(v)})
+			o = append(o, Member{Key: key, Value: json.RawMessage(v)})
 			i = skipSpace(data, i)
 			if i < len(data) && data[i] == ',' {
 				i = skipSpace(data, i+1)
@@ -171,59 +167,10 @@ func skipContainer(data []byte, i, depth int) (int, error) {
 	return 0, errors.New("read JSON: unterminated array or object")
 }
 
-// parsePayload reads an assembled payload. One from a first-party
-// assembler built into this process (req.builtInPayload) is well formed
-// by construction (its bytes are what its golden and schema tests check),
-// so its conversation member (field) is only delimited (its known
-// prefix, as a caller's, matched by hash). Any other is
-// validated, as a plugin's answer is never trusted: every member but the
-// conversation as parseRequest does, and the conversation whole, or, when
-// it starts with the conversation of a payload validated on an earlier
-// call, only the elements after those: an array prefix that was valid
-// followed by valid elements is a valid array. The payload is known to
-// start so by the host's word that it repeats the last payload's bytes
-// (req.payloadKnown, see payloadLink), or else by matching a hash
-// (req.payloads).
-func parsePayload(req *request, payload []byte, field string) (object, error) {
-	var matched knownPrefix
-	known, linked, at := 0, false, -1
-	o, err := parseRequestKnown(payload, field, func(array []byte) int {
-		at = len(payload) - len(array)
-		if req.payloadKnown != nil {
-			if n := req.payloadKnown(at); n > 0 && n < len(array) {
-				known, linked = n, true
-				return n
-			}
-		}
-		if req.payloads != nil {
-			matched = req.payloads.match(array)
-			known = matched.len
-		}
-		return known
-	})
-	if err != nil {
-		return nil, err
-	}
-	conv := o.get(field)
-	if conv == nil {
-		return o, nil
-	}
-	if !req.builtInPayload && !validConversation(conv, known) {
-		return nil, fmt.Errorf("read JSON field %q: invalid JSON", field)
-	}
-	if p := arrayPrefix(conv); p != nil && at >= 0 {
-		req.payloadAt, req.payloadPrefix = at, len(p)
-		if !linked && req.payloads != nil {
-			req.payloads.add(p, matched)
-		}
-	}
-	return o, nil
-}
-
-// validConversation reports whether array is valid JSON when its first
-// known bytes are an array prefix (without its closing bracket) already
+// ValidArray reports whether array is valid JSON when its first known
+// bytes are an array prefix (without its closing bracket) already
 // validated: then only what follows is checked, as an array of its own.
-func validConversation(array []byte, known int) bool {
+func ValidArray(array []byte, known int) bool {
 	if known == 0 {
 		return json.Valid(array)
 	}

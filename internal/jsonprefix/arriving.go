@@ -1,4 +1,4 @@
-package callpath
+package jsonprefix
 
 import (
 	"bytes"
@@ -6,35 +6,37 @@ import (
 	"hash/maphash"
 )
 
-// arrivingPrefix matches a request body's conversation array with the
-// known prefixes (knownPrefixes.match) while the body arrives: the bytes
+// Arriving matches a request body's conversation array with the known
+// prefixes (Prefixes.Match) while the body arrives: the bytes
 // of a long conversation come in over a while, and hashing each part as
 // it comes takes the hash of a megabyte of known conversation off the
 // time between the body's last byte and the call going upstream. It finds
 // the conversation member by the structure of the members before it (as
-// parseRequest delimits them), looks its opening bytes up once they are
+// ParseRequest delimits them), looks its opening bytes up once they are
 // in, and hashes the candidate prefix on as bytes arrive. What it finds
-// is what match finds on the whole body.
-type arrivingPrefix struct {
-	k    *knownPrefixes
+// is what Match finds on the whole body.
+type Arriving struct {
+	k    *Prefixes
 	name string // the conversation member's name
 	pos  int    // where the search for the member goes on: after whole members
 	at   int    // the array's offset in the body (-1: not found yet)
 	// done: nothing more to find (the verdict is matched, len 0: none).
 	done    bool
-	cand    knownPrefix // the prefix the array's opening bytes name
-	looked  bool        // cand was looked up
+	cand    Prefix // the prefix the array's opening bytes name
+	looked  bool   // cand was looked up
 	h       maphash.Hash
 	hashed  int
-	matched knownPrefix
+	matched Prefix
 }
 
-func (k *knownPrefixes) arriving(conversation string) *arrivingPrefix {
-	return &arrivingPrefix{k: k, name: conversation, at: -1}
+// Arriving starts matching the body of one request whose conversation is
+// the member named conversation.
+func (k *Prefixes) Arriving(conversation string) *Arriving {
+	return &Arriving{k: k, name: conversation, at: -1}
 }
 
-// feed takes the body read so far (it only grows, in the same array).
-func (a *arrivingPrefix) feed(data []byte) {
+// Feed takes the body read so far (it only grows, in the same array).
+func (a *Arriving) Feed(data []byte) {
 	if a.done {
 		return
 	}
@@ -42,10 +44,10 @@ func (a *arrivingPrefix) feed(data []byte) {
 		return
 	}
 	if !a.looked {
-		if len(data)-a.at <= openingBytes {
+		if len(data)-a.at <= OpeningBytes {
 			return
 		}
-		p, ok := a.k.prefixes.Get(maphash.Bytes(a.k.seed, data[a.at:a.at+openingBytes]))
+		p, ok := a.k.prefixes.Get(maphash.Bytes(a.k.seed, data[a.at:a.at+OpeningBytes]))
 		if !ok {
 			a.done = true
 			return
@@ -53,24 +55,24 @@ func (a *arrivingPrefix) feed(data []byte) {
 		a.cand, a.looked = p, true
 		a.h.SetSeed(a.k.seed)
 	}
-	if end := min(len(data)-a.at, a.cand.len); end > a.hashed {
+	if end := min(len(data)-a.at, a.cand.Len); end > a.hashed {
 		_, _ = a.h.Write(data[a.at+a.hashed : a.at+end])
 		a.hashed = end
 	}
 }
 
-// finish takes the whole body and returns the known prefix the array at
+// Finish takes the whole body and returns the known prefix the array at
 // offset at starts with (len 0: none), and whether the verdict is the
 // arriving prefix's (else the caller matches the array itself).
-func (a *arrivingPrefix) finish(body []byte, at int) (knownPrefix, bool) {
+func (a *Arriving) Finish(body []byte, at int) (Prefix, bool) {
 	if a == nil {
-		return knownPrefix{}, false
+		return Prefix{}, false
 	}
-	a.feed(body)
+	a.Feed(body)
 	if at != a.at {
-		return knownPrefix{}, false
+		return Prefix{}, false
 	}
-	if !a.done && a.looked && a.hashed == a.cand.len && a.cand.len < len(body)-a.at && a.h.Sum64() == a.cand.hash {
+	if !a.done && a.looked && a.hashed == a.cand.Len && a.cand.Len < len(body)-a.at && a.h.Sum64() == a.cand.Hash {
 		a.matched = a.cand
 	}
 	a.done = true
@@ -80,8 +82,8 @@ func (a *arrivingPrefix) finish(body []byte, at int) (knownPrefix, bool) {
 // find looks for the conversation member in the members of the object
 // that are in whole (each with the comma after it), from where the last
 // search stopped; it reports whether the array's offset is known. A body
-// it cannot follow ends the search: parseRequest says what is wrong.
-func (a *arrivingPrefix) find(data []byte) bool {
+// it cannot follow ends the search: ParseRequest says what is wrong.
+func (a *Arriving) find(data []byte) bool {
 	i := a.pos
 	if i == 0 {
 		i = skipSpace(data, 0)
@@ -139,7 +141,7 @@ func (a *arrivingPrefix) find(data []byte) bool {
 		}
 		v, err := skipValue(data, j)
 		if err != nil {
-			return false // not in yet (or not JSON: parseRequest will say)
+			return false // not in yet (or not JSON: ParseRequest will say)
 		}
 		v = skipSpace(data, v)
 		if v >= len(data) {

@@ -1,4 +1,4 @@
-package callpath
+package jsonprefix
 
 import (
 	"encoding/json"
@@ -48,47 +48,33 @@ func TestParseRequestMatchesParseObject(t *testing.T) {
 			parts = append(parts, fmt.Sprintf(" %q : %s ", fmt.Sprintf("m%d", i), randomJSON(rng, 0)))
 		}
 		body := "{" + strings.Join(parts, ",") + "}\n"
-		want, err := parseObject([]byte(body))
+		want, err := ParseObject([]byte(body))
 		if err != nil {
-			t.Fatalf("case %d: parseObject refused a valid body %q: %v", n, body, err)
+			t.Fatalf("case %d: ParseObject refused a valid body %q: %v", n, body, err)
 		}
-		got, err := parseRequest([]byte(body), "m1")
+		got, err := ParseRequest([]byte(body), "m1", nil)
 		if err != nil {
-			t.Fatalf("case %d: parseRequest refused %q: %v", n, body, err)
+			t.Fatalf("case %d: ParseRequest refused %q: %v", n, body, err)
 		}
 		if len(got) != len(want) {
 			t.Fatalf("case %d: %d members, want %d: %q", n, len(got), len(want), body)
 		}
 		for i := range want {
-			if got[i].key != want[i].key || string(got[i].value) != string(want[i].value) {
-				t.Fatalf("case %d member %d: %s:%s, want %s:%s", n, i, got[i].key, got[i].value, want[i].key, want[i].value)
+			if got[i].Key != want[i].Key || string(got[i].Value) != string(want[i].Value) {
+				t.Fatalf("case %d member %d: %s:%s, want %s:%s", n, i, got[i].Key, got[i].Value, want[i].Key, want[i].Value)
 			}
 		}
 	}
 	for _, bad := range []string{`{"a":1,"a":2}`, `{"a":1} x`, `[1]`, `{"a":}`, `{"a":1,}`, `{"a":"\x01"}`, `{"a" 1}`, `{a:1}`,
 		`{"a":[1,2}`, `{"a":"x`, `{"a":1 "b":2}`, `{"a":tru}`, `{"messages":[1],"a":[}`, ``, `{`} {
-		if _, err := parseRequest([]byte(bad), "messages"); err == nil {
-			t.Errorf("parseRequest(%q) took it", bad)
-		}
-	}
-}
-
-// A conversation the delimiting parse took without validating is refused
-// when it is decoded.
-func TestUnvalidatedConversationRefusedOnDecode(t *testing.T) {
-	for _, bad := range []string{`[{"role":"user","content":"a"},}]`, `[{"role":"user","content":"a` + "\x01" + `"}]`, `[{"role":"user" "content":"a"}]`, `[{]`} {
-		o, err := parseRequest([]byte(`{"model":"m","messages":`+bad+`}`), "messages")
-		if err != nil {
-			continue // refused already
-		}
-		if err := decode(chatDialect{}, &request{raw: o.get("messages")}); err == nil {
-			t.Errorf("the conversation %q was decoded", bad)
+		if _, err := ParseRequest([]byte(bad), "messages", nil); err == nil {
+			t.Errorf("ParseRequest(%q) took it", bad)
 		}
 	}
 }
 
 // TestKnownPrefixSkipped: a body whose conversation array starts with an
-// array remembered from an earlier call is read as parseRequest reads it,
+// array remembered from an earlier call is read as ParseRequest reads it,
 // with the known bytes matched by hash (a copy of the prefix with one
 // byte changed is not known, and is delimited); an unterminated tail
 // after a known prefix is refused.
@@ -98,24 +84,24 @@ func TestKnownPrefixSkipped(t *testing.T) {
 		msgs = append(msgs, fmt.Sprintf(`{"role":"tool","tool_call_id":"c%d","content":"line [%d] {\"x\": \"]\"}\n"}`, i, i))
 	}
 	first := "[" + strings.Join(msgs[:30], ",") + "]"
-	k := newKnownPrefixes(maphash.MakeSeed())
-	k.add(arrayPrefix(json.RawMessage(first)), knownPrefix{})
+	k := NewPrefixes(maphash.MakeSeed(), 64)
+	k.Add(ArrayPrefix(json.RawMessage(first)), Prefix{})
 	next := `{"model":"m","messages":` + "[" + strings.Join(msgs, ",") + `] , "stream":false}`
 	var matched int
-	known := func(a []byte) int { matched = k.match(a).len; return matched }
-	got, err := parseRequestKnown([]byte(next), "messages", known)
-	want, _ := parseRequest([]byte(next), "messages")
+	known := func(a []byte) int { matched = k.Match(a).Len; return matched }
+	got, err := ParseRequest([]byte(next), "messages", known)
+	want, _ := ParseRequest([]byte(next), "messages", nil)
 	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("with the known prefix: %v %v, want %v", got, err, want)
 	}
-	if matched != len(arrayPrefix(json.RawMessage(first))) {
-		t.Errorf("%d bytes matched, want the whole prefix %d", matched, len(arrayPrefix(json.RawMessage(first))))
+	if matched != len(ArrayPrefix(json.RawMessage(first))) {
+		t.Errorf("%d bytes matched, want the whole prefix %d", matched, len(ArrayPrefix(json.RawMessage(first))))
 	}
 	changed := strings.Replace(next, `"c29"`, `"c2X"`, 1)
-	if _, err := parseRequestKnown([]byte(changed), "messages", known); err != nil || matched != 0 {
+	if _, err := ParseRequest([]byte(changed), "messages", known); err != nil || matched != 0 {
 		t.Errorf("a prefix one byte off: matched %d, err %v; want 0 matched and read", matched, err)
 	}
-	if _, err := parseRequestKnown([]byte(`{"messages":`+strings.TrimSuffix(first, "]")+`,{"role":"user","content":"x"}`), "messages", known); err == nil || matched == 0 {
+	if _, err := ParseRequest([]byte(`{"messages":`+strings.TrimSuffix(first, "]")+`,{"role":"user","content":"x"}`), "messages", known); err == nil || matched == 0 {
 		t.Errorf("an unterminated array after a known prefix: matched %d, err %v", matched, err)
 	}
 }
@@ -132,7 +118,7 @@ func TestValidConversationFromKnownPrefix(t *testing.T) {
 			elems = append(elems, randomJSON(rng, 1))
 		}
 		k := 1 + rng.IntN(len(elems))
-		prefix := arrayPrefix(json.RawMessage("[" + strings.Join(elems[:k], ",") + "]"))
+		prefix := ArrayPrefix(json.RawMessage("[" + strings.Join(elems[:k], ",") + "]"))
 		array := []byte(string(prefix) + "]")
 		if k < len(elems) {
 			array = []byte(string(prefix) + " ," + strings.Join(elems[k:], ",") + "]")
@@ -141,7 +127,7 @@ func TestValidConversationFromKnownPrefix(t *testing.T) {
 			at := len(prefix) + rng.IntN(len(array)-len(prefix))
 			array[at] = "]},:x\"["[rng.IntN(7)]
 		}
-		if got, want := validConversation(array, len(prefix)), json.Valid(array); got != want {
+		if got, want := ValidArray(array, len(prefix)), json.Valid(array); got != want {
 			t.Fatalf("case %d: %q with known prefix %q: %v, json.Valid %v", n, array, prefix, got, want)
 		}
 	}
@@ -156,21 +142,21 @@ func TestKnownPrefixExtended(t *testing.T) {
 		msgs = append(msgs, fmt.Sprintf(`{"role":"user","content":"message %d"}`, i))
 	}
 	seed := maphash.MakeSeed()
-	k := newKnownPrefixes(seed)
+	k := NewPrefixes(seed, 64)
 	array := func(n int) []byte { return []byte("[" + strings.Join(msgs[:n], ",") + "]") }
-	first := k.add(arrayPrefix(array(30)), knownPrefix{})
-	m := k.match(array(45))
-	if m.len != first.len || m.hash != first.hash {
-		t.Fatalf("the 45-message array matched %d bytes, want the 30-message prefix's %d", m.len, first.len)
+	first := k.Add(ArrayPrefix(array(30)), Prefix{})
+	m := k.Match(array(45))
+	if m.Len != first.Len || m.Hash != first.Hash {
+		t.Fatalf("the 45-message array matched %d bytes, want the 30-message prefix's %d", m.Len, first.Len)
 	}
-	next := k.add(arrayPrefix(array(45)), m)
-	if want := maphash.Bytes(seed, arrayPrefix(array(45))); next.hash != want || next.len != len(arrayPrefix(array(45))) {
-		t.Errorf("extended hash %x (len %d), want %x", next.hash, next.len, want)
+	next := k.Add(ArrayPrefix(array(45)), m)
+	if want := maphash.Bytes(seed, ArrayPrefix(array(45))); next.Hash != want || next.Len != len(ArrayPrefix(array(45))) {
+		t.Errorf("extended hash %x (len %d), want %x", next.Hash, next.Len, want)
 	}
-	if got := k.match(array(60)); got.len != next.len {
-		t.Errorf("the 60-message array matched %d bytes, want the extended prefix's %d", got.len, next.len)
+	if got := k.Match(array(60)); got.Len != next.Len {
+		t.Errorf("the 60-message array matched %d bytes, want the extended prefix's %d", got.Len, next.Len)
 	}
-	if got := k.add(arrayPrefix(array(20)), next); got.hash != maphash.Bytes(seed, arrayPrefix(array(20))) {
+	if got := k.Add(ArrayPrefix(array(20)), next); got.Hash != maphash.Bytes(seed, ArrayPrefix(array(20))) {
 		t.Error("a shorter array added from a longer known prefix is not hashed from scratch")
 	}
 }
