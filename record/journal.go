@@ -30,7 +30,21 @@ type Journal struct {
 	// loaded is what the store held when Open found the session, until
 	// Replay applies it.
 	loaded *StoredSession
+	// notes are the feed events to write with the next save (see Note).
+	notes []FeedEvent
 }
+
+// Note adds an event to write to the store's feed with the next
+// successful save, in the same store write (a store that keeps no feed
+// drops it). A failed save keeps it for the next one.
+func (j *Journal) Note(kind string, data []byte) {
+	if _, ok := j.store.(FeedStore); ok {
+		j.notes = append(j.notes, FeedEvent{Session: j.id, Kind: kind, Data: data})
+	}
+}
+
+// Noted reports how many events wait for the next save.
+func (j *Journal) Noted() int { return len(j.notes) }
 
 // NewJournal returns the journal of session id in st, not stored yet.
 // floor replaces DefaultSnapshotFloor when positive.
@@ -61,11 +75,12 @@ func (j *Journal) save(ctx context.Context, event func() ([]byte, error), state 
 			return fmt.Errorf("encode event: %w", err)
 		}
 		if j.logBytes+len(ev) <= max(j.snapBytes, j.floor) {
-			if err := j.store.Append(ctx, j.id, j.version, ev); err != nil {
+			if err := j.append(ctx, ev); err != nil {
 				return err
 			}
 			j.version++
 			j.logBytes += len(ev)
+			j.notes = j.notes[:0]
 			return nil
 		}
 	}
@@ -73,12 +88,29 @@ func (j *Journal) save(ctx context.Context, event func() ([]byte, error), state 
 	if err != nil {
 		return err
 	}
-	if err := j.store.Snapshot(ctx, j.id, j.version, data); err != nil {
+	if err := j.snapshot(ctx, data); err != nil {
 		return err
 	}
 	j.version++
 	j.snapBytes, j.logBytes, j.stale = len(data), 0, false
+	j.notes = j.notes[:0]
 	return nil
+}
+
+// append appends ev with the events noted.
+func (j *Journal) append(ctx context.Context, ev []byte) error {
+	if f, ok := j.store.(FeedStore); ok && len(j.notes) > 0 {
+		return f.AppendNoted(ctx, j.id, j.version, ev, j.notes)
+	}
+	return j.store.Append(ctx, j.id, j.version, ev)
+}
+
+// snapshot writes data as a snapshot with the events noted.
+func (j *Journal) snapshot(ctx context.Context, data []byte) error {
+	if f, ok := j.store.(FeedStore); ok && len(j.notes) > 0 {
+		return f.SnapshotNoted(ctx, j.id, j.version, data, j.notes)
+	}
+	return j.store.Snapshot(ctx, j.id, j.version, data)
 }
 
 // Stale makes the next save a snapshot: the session changed in a way no

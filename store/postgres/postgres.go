@@ -11,7 +11,9 @@
 // server). Load reads in one repeatable-read transaction, so it sees a
 // consistent snapshot and log.
 //
-// The tables (ctxhost_schema_version, ctxhost_sessions, ctxhost_events)
+// The tables (ctxhost_schema_version, ctxhost_sessions, ctxhost_events,
+// the memory block tables, and ctxhost_feed with its sequence
+// ctxhost_feed_seq for the store-wide event feed of record.FeedStore)
 // are created when a Store is opened, under an advisory lock so hosts
 // starting at once do not race. They are created in the first schema of
 // the connection's search_path, which the URL may set, e.g.
@@ -56,6 +58,9 @@ type Store struct {
 	versionTable, sessions, events string
 	// The memory block tables (see blockSchema).
 	heads, blocks string
+	// The event feed's table and sequence (see feedSchema); feedSeqName
+	// is the sequence's name quoted as a string literal for nextval.
+	feed, feedSeq, feedSeqName string
 }
 
 var _ interface {
@@ -81,6 +86,8 @@ func New(ctx context.Context, url string) (*Store, error) {
 	}
 	s.versionTable, s.sessions, s.events = qual("ctxhost_schema_version"), qual("ctxhost_sessions"), qual("ctxhost_events")
 	s.heads, s.blocks = qual("ctxhost_memory_heads"), qual("ctxhost_memory_blocks")
+	s.feed, s.feedSeq = qual("ctxhost_feed"), qual("ctxhost_feed_seq")
+	s.feedSeqName = strings.ReplaceAll(s.feedSeq, "'", "''")
 	if s.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("postgres store %s: %w", where(cfg), err)
 	}
@@ -153,6 +160,7 @@ func (s *Store) init(ctx context.Context) error {
 			`ALTER TABLE ` + s.events + ` ADD COLUMN IF NOT EXISTS sum bigint`,
 		}
 		stmts = append(stmts, s.blockSchema()...)
+		stmts = append(stmts, s.feedSchema()...)
 		if s.schema != "" {
 			stmts = append([]string{`CREATE SCHEMA IF NOT EXISTS ` + pgx.Identifier{s.schema}.Sanitize()}, stmts...)
 		}
@@ -246,51 +254,57 @@ func (s *Store) Load(ctx context.Context, id string) (record.StoredSession, erro
 // Append adds event as version expected+1, in one transaction that locks
 // the session's row at the expected version.
 func (s *Store) Append(ctx context.Context, id string, expected uint64, event []byte) error {
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE `+s.sessions+` SET version = version + 1 WHERE id = $1 AND version = $2`, []byte(id), int64(expected))
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return s.conflict(ctx, tx, id, expected)
-		}
-		_, err = tx.Exec(ctx, `INSERT INTO `+s.events+` (session, version, data, sum) VALUES ($1, $2, $3, $4)`,
-			[]byte(id), int64(expected+1), nonNil(event), checksum(event))
-		return err
-	})
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return s.appendTx(ctx, tx, id, expected, event) })
 	if err != nil {
 		return fmt.Errorf("append to session %q: %w", id, err)
 	}
 	return nil
 }
 
+// appendTx is Append's work in tx.
+func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, id string, expected uint64, event []byte) error {
+	tag, err := tx.Exec(ctx, `UPDATE `+s.sessions+` SET version = version + 1 WHERE id = $1 AND version = $2`, []byte(id), int64(expected))
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return s.conflict(ctx, tx, id, expected)
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO `+s.events+` (session, version, data, sum) VALUES ($1, $2, $3, $4)`,
+		[]byte(id), int64(expected+1), nonNil(event), checksum(event))
+	return err
+}
+
 // Snapshot replaces the session's snapshot and events with state as
 // version expected+1, in one transaction that locks the session's row at
 // the expected version (or, for expected 0, inserts it).
 func (s *Store) Snapshot(ctx context.Context, id string, expected uint64, state []byte) error {
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var sql string
-		args := []any{[]byte(id), nonNil(state), checksum(state)}
-		if expected == 0 {
-			sql = `INSERT INTO ` + s.sessions + ` (id, version, snapshot_version, snapshot, snapshot_sum) VALUES ($1, 1, 1, $2, $3) ON CONFLICT (id) DO NOTHING`
-		} else {
-			sql = `UPDATE ` + s.sessions + ` SET version = $4::bigint + 1, snapshot_version = $4::bigint + 1, snapshot = $2, snapshot_sum = $3 WHERE id = $1 AND version = $4::bigint`
-			args = append(args, int64(expected))
-		}
-		tag, err := tx.Exec(ctx, sql, args...)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return s.conflict(ctx, tx, id, expected)
-		}
-		_, err = tx.Exec(ctx, `DELETE FROM `+s.events+` WHERE session = $1`, []byte(id))
-		return err
-	})
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return s.snapshotTx(ctx, tx, id, expected, state) })
 	if err != nil {
 		return fmt.Errorf("snapshot session %q: %w", id, err)
 	}
 	return nil
+}
+
+// snapshotTx is Snapshot's work in tx.
+func (s *Store) snapshotTx(ctx context.Context, tx pgx.Tx, id string, expected uint64, state []byte) error {
+	var sql string
+	args := []any{[]byte(id), nonNil(state), checksum(state)}
+	if expected == 0 {
+		sql = `INSERT INTO ` + s.sessions + ` (id, version, snapshot_version, snapshot, snapshot_sum) VALUES ($1, 1, 1, $2, $3) ON CONFLICT (id) DO NOTHING`
+	} else {
+		sql = `UPDATE ` + s.sessions + ` SET version = $4::bigint + 1, snapshot_version = $4::bigint + 1, snapshot = $2, snapshot_sum = $3 WHERE id = $1 AND version = $4::bigint`
+		args = append(args, int64(expected))
+	}
+	tag, err := tx.Exec(ctx, sql, args...)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return s.conflict(ctx, tx, id, expected)
+	}
+	_, err = tx.Exec(ctx, `DELETE FROM `+s.events+` WHERE session = $1`, []byte(id))
+	return err
 }
 
 // conflict returns the error for a write at expected that changed no row:

@@ -130,3 +130,16 @@ func TestBlocks(t *testing.T) {
 		return s
 	})
 }
+
+// TestFeed runs the event feed contract on two pools of one database.
+func TestFeed(t *testing.T) {
+	url := pgtest.URL(t)
+	storetest.RunFeed(t, true, func(t *testing.T) record.FeedStore {
+		s, err := postgres.New(t.Context(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}

@@ -16,8 +16,9 @@
 // not block writers. Do not put the file on a network file system: SQLite's
 // locking is not reliable there.
 //
-// The schema (tables schema_version, sessions, snapshots and events) is
-// created when the file is first opened, and a file of the first schema
+// The schema (tables schema_version, sessions, snapshots and events; the
+// memory block tables; feed, the store-wide event feed of
+// record.FeedStore) is created when the file is first opened, and a file of the first schema
 // is upgraded in place; a file written by a newer schema is refused. A
 // session's row holds only its versions, so an append rewrites a few
 // bytes, not the snapshot: an append costs the size of its event whatever
@@ -156,6 +157,9 @@ func New(path string) (*Store, error) {
 	err = s.init(context.Background())
 	if err == nil {
 		err = s.initBlocks(context.Background())
+	}
+	if err == nil {
+		err = s.initFeed(context.Background())
 	}
 	if err != nil {
 		s.stop()
@@ -515,54 +519,60 @@ func (s *Store) load(ctx context.Context, id string) (st record.StoredSession, e
 // Append adds event as version expected+1, in one transaction that checks
 // the stored version.
 func (s *Store) Append(ctx context.Context, id string, expected uint64, event []byte) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		if err := s.bump(ctx, tx, id, expected, "UPDATE sessions SET version = version + 1 WHERE id = ? AND version = ?"); err != nil {
-			return err
-		}
-		_, err := s.exec(ctx, tx, `INSERT INTO events (session, version, data, sum) VALUES (?, ?, ?, ?)`,
-			[]byte(id), expected+1, nonNil(event), checksum(event))
-		return err
-	})
+	err := s.write(ctx, func(tx *sql.Tx) error { return s.appendTx(ctx, tx, id, expected, event) })
 	if err != nil {
 		return fmt.Errorf("append to session %q: %w", id, err)
 	}
 	return nil
 }
 
+// appendTx is Append's work in tx.
+func (s *Store) appendTx(ctx context.Context, tx *sql.Tx, id string, expected uint64, event []byte) error {
+	if err := s.bump(ctx, tx, id, expected, "UPDATE sessions SET version = version + 1 WHERE id = ? AND version = ?"); err != nil {
+		return err
+	}
+	_, err := s.exec(ctx, tx, `INSERT INTO events (session, version, data, sum) VALUES (?, ?, ?, ?)`,
+		[]byte(id), expected+1, nonNil(event), checksum(event))
+	return err
+}
+
 // Snapshot replaces the session's snapshot and events with state as
 // version expected+1, in one transaction that checks the stored version.
 func (s *Store) Snapshot(ctx context.Context, id string, expected uint64, state []byte) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		if expected == 0 {
-			res, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, version, snapshot_version) VALUES (?, 1, 1)
-				ON CONFLICT (id) DO NOTHING`, []byte(id))
-			if err != nil {
-				return err
-			}
-			if n, err := res.RowsAffected(); err != nil || n == 0 {
-				return conflict(ctx, tx, id, expected, err)
-			}
-		} else {
-			res, err := s.exec(ctx, tx, `UPDATE sessions SET version = ?, snapshot_version = ? WHERE id = ? AND version = ?`,
-				expected+1, expected+1, []byte(id), expected)
-			if err != nil {
-				return err
-			}
-			if n, err := res.RowsAffected(); err != nil || n == 0 {
-				return conflict(ctx, tx, id, expected, err)
-			}
-		}
-		if _, err := s.exec(ctx, tx, `INSERT INTO snapshots (session, data, sum) VALUES (?, ?, ?)
-			ON CONFLICT (session) DO UPDATE SET data = excluded.data, sum = excluded.sum`, []byte(id), nonNil(state), checksum(state)); err != nil {
-			return err
-		}
-		_, err := s.exec(ctx, tx, `DELETE FROM events WHERE session = ?`, []byte(id))
-		return err
-	})
+	err := s.write(ctx, func(tx *sql.Tx) error { return s.snapshotTx(ctx, tx, id, expected, state) })
 	if err != nil {
 		return fmt.Errorf("snapshot session %q: %w", id, err)
 	}
 	return nil
+}
+
+// snapshotTx is Snapshot's work in tx.
+func (s *Store) snapshotTx(ctx context.Context, tx *sql.Tx, id string, expected uint64, state []byte) error {
+	if expected == 0 {
+		res, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, version, snapshot_version) VALUES (?, 1, 1)
+			ON CONFLICT (id) DO NOTHING`, []byte(id))
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return conflict(ctx, tx, id, expected, err)
+		}
+	} else {
+		res, err := s.exec(ctx, tx, `UPDATE sessions SET version = ?, snapshot_version = ? WHERE id = ? AND version = ?`,
+			expected+1, expected+1, []byte(id), expected)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return conflict(ctx, tx, id, expected, err)
+		}
+	}
+	if _, err := s.exec(ctx, tx, `INSERT INTO snapshots (session, data, sum) VALUES (?, ?, ?)
+		ON CONFLICT (session) DO UPDATE SET data = excluded.data, sum = excluded.sum`, []byte(id), nonNil(state), checksum(state)); err != nil {
+		return err
+	}
+	_, err := s.exec(ctx, tx, `DELETE FROM events WHERE session = ?`, []byte(id))
+	return err
 }
 
 // bump runs update (which moves the session's version on when it is

@@ -220,3 +220,16 @@ func TestBlocks(t *testing.T) {
 		return s
 	})
 }
+
+// TestFeed runs the event feed contract on two instances of one file.
+func TestFeed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "feed.db")
+	storetest.RunFeed(t, true, func(t *testing.T) record.FeedStore {
+		s, err := sqlite.New(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}

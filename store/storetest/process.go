@@ -69,7 +69,20 @@ func child(t *testing.T, role string, env []string) *exec.Cmd {
 //
 // The calling test must be a top-level test; in the child (InChild), it
 // opens the Store and calls Child instead.
+//
+// On a record.FeedStore the child writes each append with one feed event
+// (AppendNoted), and the feed must then hold exactly one event for each
+// version the session holds, in order, and none for a version it does
+// not: the event and the change are one write.
 func Crash(t *testing.T, env []string, open Opener) {
+	var feedStart uint64
+	if f, ok := record.AsFeed(open(t)); ok {
+		h, err := f.FeedHead(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		feedStart = h
+	}
 	cmd := child(t, "crash", env)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -138,7 +151,39 @@ func Crash(t *testing.T, env []string, open Opener) {
 			t.Errorf("%s: append after the crash: %v", sid, err)
 		}
 	}
+	if f, ok := record.AsFeed(st); ok {
+		checkCrashFeed(t, f, feedStart)
+	}
 	t.Logf("killed the writer after %d acknowledged appends over %d sessions", n, crashWriters)
+}
+
+// checkCrashFeed checks Crash's feed: for each session, one event per
+// stored version from 2 on, in order, with the child's data.
+func checkCrashFeed(t *testing.T, f record.FeedStore, after uint64) {
+	next := map[string]uint64{}
+	for _, ev := range feedAfter(t, f, after) {
+		if ev.Kind != "crash" {
+			continue
+		}
+		if next[ev.Session] == 0 {
+			next[ev.Session] = 2
+		}
+		if want := next[ev.Session]; ev.Version != want || string(ev.Data) != fmt.Sprint(ev.Session, " ", want) {
+			t.Errorf("feed event %d: %s version %d %q, want version %d", ev.Sequence, ev.Session, ev.Version, ev.Data, want)
+		}
+		next[ev.Session] = ev.Version + 1
+	}
+	for w := 0; w < crashWriters; w++ {
+		sid := crashSession(w)
+		v, err := record.StoredVersionOf(t.Context(), f, sid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The append after the crash (above) wrote no event.
+		if got := next[sid] - 1; got != v-1 {
+			t.Errorf("%s: the feed's last event is of version %d, the session's last change before the crash is %d", sid, got, v-1)
+		}
+	}
 }
 
 // crashChild is the child's part of Crash: it appends to crashWriters
@@ -165,12 +210,18 @@ func crashChild(st record.Store) {
 		go func() {
 			defer wg.Done()
 			for v := uint64(2); v < crashMaxWrites; v++ {
-				if err := st.Append(ctx, sid, v-1, crashEvent(sid, v)); err != nil {
+				var err error
+				if f, ok := record.AsFeed(st); ok {
+					err = f.AppendNoted(ctx, sid, v-1, crashEvent(sid, v), []record.FeedEvent{{Kind: "crash", Data: []byte(fmt.Sprint(sid, " ", v))}})
+				} else {
+					err = st.Append(ctx, sid, v-1, crashEvent(sid, v))
+				}
+				if err != nil {
 					fail(err)
 				}
 				mu.Lock()
 				fmt.Fprintln(out, sid, v)
-				err := out.Flush()
+				err = out.Flush()
 				mu.Unlock()
 				if err != nil {
 					fail(err)
