@@ -122,6 +122,7 @@ func TestConversationShapes(t *testing.T) {
 	}
 	var table strings.Builder
 	printTable(&table, res)
+	printParts(&table, res)
 	t.Log("\n" + table.String())
 	for k, c := range res.by {
 		if k.method == "ctxhost" && (c.failed > 0 || c.fit != c.calls) {

@@ -59,7 +59,8 @@ type tally struct {
 	masked               int // ... sent as masked placeholders
 	tokens               int64
 	cost                 float64
-	problems             []string // the stand-in's, the first few
+	parts                [nParts]int64 // ctxhost's: the tokens it sent beyond naive, by part (accountParts)
+	problems             []string      // the stand-in's, the first few
 }
 
 // results are the tallies by row.
@@ -332,6 +333,9 @@ func replayOne(s setup, c conversation, d replay.Dialect, window int, base, stan
 			}
 			keptBefore := t.currentKept
 			missing := judge(t, q, window, current, taskText, facts, outputs)
+			if m == "ctxhost" {
+				accountParts(t, q, got["naive"], r.Texts[:n], counts)
+			}
 			if s.explain && m == "ctxhost" && current != "" && t.currentKept == keptBefore && s.progress != nil {
 				s.progress("%s %s %d call %d: the latest user message (%d tokens) not sent whole; %d tokens sent", c.id, d.Name, window, calls, counts.one(current), q.tokens)
 			}
@@ -432,6 +436,9 @@ func add(a, b *tally) {
 	a.masked += b.masked
 	a.tokens += b.tokens
 	a.cost += b.cost
+	for i := range a.parts {
+		a.parts[i] += b.parts[i]
+	}
 	for _, p := range b.problems {
 		if len(a.problems) < 5 {
 			a.problems = append(a.problems, p)

@@ -130,6 +130,7 @@ func cmdRun(args []string) error {
 	}
 	printCorpora(os.Stdout, convs)
 	printTable(os.Stdout, res)
+	printParts(os.Stdout, res)
 	printGoals(os.Stdout, res)
 	return nil
 }
