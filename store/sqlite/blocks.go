@@ -61,7 +61,11 @@ func (s *Store) Blocks(ctx context.Context, scopes []string) ([]record.Block, er
 		JOIN memory_blocks b ON b.scope = h.scope AND b.label = h.label AND b.version = h.version
 		WHERE h.deleted = 0 AND h.scope IN (?` + strings.Repeat(", ?", len(scopes)-1) + `)
 		ORDER BY h.scope, h.label`
-	rows, err := s.db.QueryContext(ctx, q, args...)
+	st, err := s.prepared(ctx, q) // one statement per number of scopes, a handful
+	if err != nil {
+		return nil, fmt.Errorf("read memory blocks: %w", err)
+	}
+	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read memory blocks: %w", err)
 	}

@@ -112,7 +112,7 @@ type Store struct {
 	// commits counts the transactions the committer has run (each one
 	// sync of the log when it commits).
 	commits atomic.Uint64
-	// stmts are the committer's statements, prepared once (see stmt).
+	// stmts are the statements prepared once (see prepared).
 	stmtMu sync.Mutex
 	stmts  map[string]*sql.Stmt
 	// lock is the file Lock holds locked; alone tells whether exclusively.
@@ -415,6 +415,18 @@ func answer(batch []*writeReq, errs []error, err error) {
 // stmt is query prepared once for the store and bound to tx: the writes
 // a committer runs by the thousand are not parsed again each time.
 func (s *Store) stmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, error) {
+	st, err := s.prepared(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return tx.StmtContext(ctx, st), nil
+}
+
+// prepared is query prepared once for the store: the reads every call
+// makes (a session's version, its memory blocks) and the committer's
+// writes are not parsed again each time (parsing a statement cost more
+// than running it).
+func (s *Store) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
 	s.stmtMu.Lock()
 	st, ok := s.stmts[query]
 	s.stmtMu.Unlock()
@@ -432,7 +444,7 @@ func (s *Store) stmt(ctx context.Context, tx *sql.Tx, query string) (*sql.Stmt, 
 		}
 		s.stmtMu.Unlock()
 	}
-	return tx.StmtContext(ctx, st), nil
+	return st, nil
 }
 
 // exec runs query, prepared once (stmt), in tx.

@@ -17,7 +17,10 @@ var _ record.VersionReader = (*Store)(nil)
 // write.
 func (s *Store) Version(ctx context.Context, id string) (uint64, error) {
 	var v uint64
-	err := s.db.QueryRowContext(ctx, `SELECT version FROM sessions WHERE id = ?`, []byte(id)).Scan(&v)
+	st, err := s.prepared(ctx, `SELECT version FROM sessions WHERE id = ?`)
+	if err == nil {
+		err = st.QueryRowContext(ctx, []byte(id)).Scan(&v)
+	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
