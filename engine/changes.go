@@ -61,10 +61,19 @@ func StoredChanges(ctx context.Context, st Store, id string, after uint64) (chan
 	if err != nil {
 		return nil, 0, fmt.Errorf("session %q version %d: %w: %w", id, stored.SnapshotVersion, ErrDamaged, err)
 	}
+	// The events a fork or rewind stands on belong to the snapshot's
+	// version.
+	for i, ev := range stored.Events[:stored.Base] {
+		c, err := host.DescribeSaved(ev, false)
+		if err != nil {
+			return nil, 0, fmt.Errorf("session %q version %d (event %d it stands on): %w: %w", id, stored.SnapshotVersion, i+1, ErrDamaged, err)
+		}
+		prev = c
+	}
 	if after < stored.SnapshotVersion {
 		changes = append(changes, Change{Sequence: stored.SnapshotVersion, SavedChange: prev, Kinds: kindsOf(prev, prev)})
 	}
-	for i, ev := range stored.Events {
+	for i, ev := range stored.Events[stored.Base:] {
 		seq := stored.SnapshotVersion + 1 + uint64(i)
 		c, err := host.DescribeSaved(ev, false)
 		if err != nil {

@@ -79,5 +79,6 @@ func LoadEvents(ctx context.Context, st Store, id string) (StoredEvents, error) 
 	if err != nil {
 		return StoredEvents{}, fmt.Errorf("load session %q: %w", id, err)
 	}
-	return StoredEvents{First: stored.SnapshotVersion + 1, Events: stored.Events}, nil
+	// The events a fork or rewind stands on are not the session's own.
+	return StoredEvents{First: stored.SnapshotVersion + 1, Events: stored.Events[stored.Base:]}, nil
 }

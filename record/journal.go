@@ -61,21 +61,28 @@ func NewJournal(st Store, id string, floor int) *Journal {
 // is stale, or the log would outgrow the last snapshot. A failed save
 // wraps ErrNotPersisted and makes the next one a snapshot.
 func (j *Journal) Save(ctx context.Context, event func() ([]byte, error), state func(context.Context) ([]byte, error)) error {
-	if err := j.save(ctx, event, state); err != nil {
+	return j.SaveMarked(ctx, nil, event, state)
+}
+
+// SaveMarked is Save with the new version marked as a checkpoint carrying
+// meta (nil: not marked), in the same write, when the store keeps
+// checkpoints (CheckpointStore); a store that does not saves it unmarked.
+func (j *Journal) SaveMarked(ctx context.Context, meta []byte, event func() ([]byte, error), state func(context.Context) ([]byte, error)) error {
+	if err := j.save(ctx, meta, event, state); err != nil {
 		j.stale = true // the log misses these changes
 		return fmt.Errorf("%w: %w", ErrNotPersisted, err)
 	}
 	return nil
 }
 
-func (j *Journal) save(ctx context.Context, event func() ([]byte, error), state func(context.Context) ([]byte, error)) error {
+func (j *Journal) save(ctx context.Context, meta []byte, event func() ([]byte, error), state func(context.Context) ([]byte, error)) error {
 	if !j.stale && j.version > 0 {
 		ev, err := event()
 		if err != nil {
 			return fmt.Errorf("encode event: %w", err)
 		}
 		if j.logBytes+len(ev) <= max(j.snapBytes, j.floor) {
-			if err := j.append(ctx, ev); err != nil {
+			if err := j.append(ctx, ev, meta); err != nil {
 				return err
 			}
 			j.version++
@@ -88,7 +95,7 @@ func (j *Journal) save(ctx context.Context, event func() ([]byte, error), state 
 	if err != nil {
 		return err
 	}
-	if err := j.snapshot(ctx, data); err != nil {
+	if err := j.snapshot(ctx, data, meta); err != nil {
 		return err
 	}
 	j.version++
@@ -97,16 +104,24 @@ func (j *Journal) save(ctx context.Context, event func() ([]byte, error), state 
 	return nil
 }
 
-// append appends ev with the events noted.
-func (j *Journal) append(ctx context.Context, ev []byte) error {
+// append appends ev with the events noted, marked with meta (nil: not
+// marked).
+func (j *Journal) append(ctx context.Context, ev, meta []byte) error {
+	if cs, ok := j.store.(CheckpointStore); ok && meta != nil {
+		return cs.AppendMarked(ctx, j.id, j.version, ev, meta, j.notes)
+	}
 	if f, ok := j.store.(FeedStore); ok && len(j.notes) > 0 {
 		return f.AppendNoted(ctx, j.id, j.version, ev, j.notes)
 	}
 	return j.store.Append(ctx, j.id, j.version, ev)
 }
 
-// snapshot writes data as a snapshot with the events noted.
-func (j *Journal) snapshot(ctx context.Context, data []byte) error {
+// snapshot writes data as a snapshot with the events noted, marked with
+// meta (nil: not marked).
+func (j *Journal) snapshot(ctx context.Context, data, meta []byte) error {
+	if cs, ok := j.store.(CheckpointStore); ok && meta != nil {
+		return cs.SnapshotMarked(ctx, j.id, j.version, data, meta, j.notes)
+	}
 	if f, ok := j.store.(FeedStore); ok && len(j.notes) > 0 {
 		return f.SnapshotNoted(ctx, j.id, j.version, data, j.notes)
 	}
@@ -172,7 +187,7 @@ func (j *Journal) Replay(restore func(snapshot []byte) error, apply func(event [
 	logBytes := 0
 	for i, b := range stored.Events {
 		if err := apply(b); err != nil {
-			return fmt.Errorf("event %d: %w", stored.SnapshotVersion+uint64(i)+1, err)
+			return fmt.Errorf("event %d: %w", stored.EventVersion(i), err)
 		}
 		logBytes += len(b)
 	}

@@ -60,14 +60,21 @@ type StoredSession struct {
 	// Snapshot is the state as of SnapshotVersion.
 	Snapshot        []byte
 	SnapshotVersion uint64
-	// Events are versions SnapshotVersion+1 ... SnapshotVersion+len(Events),
-	// in order.
+	// Events are versions SnapshotVersion+1 ... in order, after the
+	// first Base of them.
 	Events [][]byte
+	// Base counts the events of the state a fork or rewind at
+	// SnapshotVersion stands on (see CheckpointStore): Snapshot and
+	// Events[:Base] are that state, all of it version SnapshotVersion
+	// (0 for a snapshot of the session's own).
+	Base int
 }
 
 // Version is the session's current version: that of its last event, or
 // of its snapshot.
-func (st StoredSession) Version() uint64 { return st.SnapshotVersion + uint64(len(st.Events)) }
+func (st StoredSession) Version() uint64 {
+	return st.SnapshotVersion + uint64(len(st.Events)-st.Base)
+}
 
 // Stored reports whether st holds state for session id.
 func Stored(ctx context.Context, st Store, id string) (bool, error) {

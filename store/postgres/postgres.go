@@ -28,6 +28,14 @@
 // Every snapshot and event is stored with its CRC-32C, checked when it is
 // read: a damaged record or missing events fail Load with
 // record.ErrDamaged, and nothing of the session is returned.
+//
+// Past versions are kept (record.CheckpointStore): a snapshot replaced by
+// a later one moves to ctxhost_past_snapshots, events stay, checkpoint
+// marks are in ctxhost_checkpoints and a fork's or rewind's first version
+// is a row of ctxhost_links naming the version it stands on, so a fork
+// writes a few rows whatever the session's size. Prune removes what the
+// retention no longer keeps; it locks the session's row, and a fork of
+// the session waits for it.
 package postgres
 
 import (
@@ -43,7 +51,12 @@ import (
 )
 
 // schemaVersion is the version of the schema this package writes.
-const schemaVersion = 2
+//
+// Version 3 keeps past versions (checkpoints, forks, rewinds); a
+// database of version 2 gains their tables in place. A program of
+// version 2 refuses it: it would read a fork's first version as an empty
+// snapshot.
+const schemaVersion = 3
 
 // schemaLockKey is the advisory lock key that serializes schema creation
 // (any fixed number; it spells "ctxhost!" in ASCII).
@@ -61,6 +74,8 @@ type Store struct {
 	// The event feed's table and sequence (see feedSchema); feedSeqName
 	// is the sequence's name quoted as a string literal for nextval.
 	feed, feedSeq, feedSeqName string
+	// The checkpoint tables (see checkpointSchema) and the links' index.
+	past, marks, links, linksIndex string
 }
 
 var _ interface {
@@ -88,6 +103,8 @@ func New(ctx context.Context, url string) (*Store, error) {
 	s.heads, s.blocks = qual("ctxhost_memory_heads"), qual("ctxhost_memory_blocks")
 	s.feed, s.feedSeq = qual("ctxhost_feed"), qual("ctxhost_feed_seq")
 	s.feedSeqName = strings.ReplaceAll(s.feedSeq, "'", "''")
+	s.past, s.marks, s.links = qual("ctxhost_past_snapshots"), qual("ctxhost_checkpoints"), qual("ctxhost_links")
+	s.linksIndex = "ctxhost_links_base"
 	if s.pool, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		return nil, fmt.Errorf("postgres store %s: %w", where(cfg), err)
 	}
@@ -161,6 +178,7 @@ func (s *Store) init(ctx context.Context) error {
 		}
 		stmts = append(stmts, s.blockSchema()...)
 		stmts = append(stmts, s.feedSchema()...)
+		stmts = append(stmts, s.checkpointSchema()...)
 		if s.schema != "" {
 			stmts = append([]string{`CREATE SCHEMA IF NOT EXISTS ` + pgx.Identifier{s.schema}.Sanitize()}, stmts...)
 		}
@@ -194,56 +212,9 @@ func (s *Store) init(ctx context.Context) error {
 func (s *Store) Load(ctx context.Context, id string) (record.StoredSession, error) {
 	var st record.StoredSession
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		st = record.StoredSession{}
-		var version int64
-		var snapVersion int64
-		var snapSum *int64
-		err := tx.QueryRow(ctx, `SELECT version, snapshot_version, snapshot, snapshot_sum FROM `+s.sessions+` WHERE id = $1`, []byte(id)).
-			Scan(&version, &snapVersion, &st.Snapshot, &snapSum)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return record.ErrNotStored
-		}
-		if err != nil {
-			return err
-		}
-		st.SnapshotVersion = uint64(snapVersion)
-		if snapSum != nil && *snapSum != checksum(st.Snapshot) {
-			return fmt.Errorf("%w: the snapshot of version %d fails its checksum", record.ErrDamaged, snapVersion)
-		}
-		if st.Snapshot == nil {
-			st.Snapshot = []byte{}
-		}
-		rows, err := tx.Query(ctx, `SELECT version, data, sum FROM `+s.events+` WHERE session = $1 AND version > $2 ORDER BY version`,
-			[]byte(id), snapVersion)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var v int64
-			var data []byte
-			var sum *int64
-			if err := rows.Scan(&v, &data, &sum); err != nil {
-				return err
-			}
-			if want := st.Version() + 1; uint64(v) != want {
-				return fmt.Errorf("%w: event version %d where %d belongs", record.ErrDamaged, v, want)
-			}
-			if sum != nil && *sum != checksum(data) {
-				return fmt.Errorf("%w: event %d fails its checksum", record.ErrDamaged, v)
-			}
-			if data == nil {
-				data = []byte{}
-			}
-			st.Events = append(st.Events, data)
-		}
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if st.Version() != uint64(version) {
-			return fmt.Errorf("%w: session at version %d, events up to %d", record.ErrDamaged, version, st.Version())
-		}
-		return nil
+		var err error
+		st, err = s.loadAt(ctx, tx, id, 0, 0)
+		return err
 	})
 	if err != nil {
 		return record.StoredSession{}, fmt.Errorf("load session %q: %w", id, err)
@@ -275,9 +246,10 @@ func (s *Store) appendTx(ctx context.Context, tx pgx.Tx, id string, expected uin
 	return err
 }
 
-// Snapshot replaces the session's snapshot and events with state as
-// version expected+1, in one transaction that locks the session's row at
-// the expected version (or, for expected 0, inserts it).
+// Snapshot makes state the session's snapshot as version expected+1, in
+// one transaction that locks the session's row at the expected version
+// (or, for expected 0, inserts it); the snapshot and events it follows
+// are kept as past versions (see Prune).
 func (s *Store) Snapshot(ctx context.Context, id string, expected uint64, state []byte) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return s.snapshotTx(ctx, tx, id, expected, state) })
 	if err != nil {
@@ -293,6 +265,9 @@ func (s *Store) snapshotTx(ctx context.Context, tx pgx.Tx, id string, expected u
 	if expected == 0 {
 		sql = `INSERT INTO ` + s.sessions + ` (id, version, snapshot_version, snapshot, snapshot_sum) VALUES ($1, 1, 1, $2, $3) ON CONFLICT (id) DO NOTHING`
 	} else {
+		if err := s.keepPast(ctx, tx, id, expected); err != nil {
+			return err
+		}
 		sql = `UPDATE ` + s.sessions + ` SET version = $4::bigint + 1, snapshot_version = $4::bigint + 1, snapshot = $2, snapshot_sum = $3 WHERE id = $1 AND version = $4::bigint`
 		args = append(args, int64(expected))
 	}
@@ -303,8 +278,10 @@ func (s *Store) snapshotTx(ctx context.Context, tx pgx.Tx, id string, expected u
 	if tag.RowsAffected() == 0 {
 		return s.conflict(ctx, tx, id, expected)
 	}
-	_, err = tx.Exec(ctx, `DELETE FROM `+s.events+` WHERE session = $1`, []byte(id))
-	return err
+	if expected == 0 {
+		return s.clearPast(ctx, tx, id)
+	}
+	return nil
 }
 
 // conflict returns the error for a write at expected that changed no row:
@@ -327,15 +304,7 @@ func (s *Store) conflict(ctx context.Context, tx pgx.Tx, id string, expected uin
 // Delete removes the session and its events; nothing stored is not an
 // error.
 func (s *Store) Delete(ctx context.Context, id string) error {
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		// The session's row first: its lock waits for a write in flight,
-		// whose events the second statement then sees.
-		if _, err := tx.Exec(ctx, `DELETE FROM `+s.sessions+` WHERE id = $1`, []byte(id)); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `DELETE FROM `+s.events+` WHERE session = $1`, []byte(id))
-		return err
-	})
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return s.deleteTx(ctx, tx, id) })
 	if err != nil {
 		return fmt.Errorf("delete session %q: %w", id, err)
 	}

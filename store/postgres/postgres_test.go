@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -142,4 +143,45 @@ func TestFeed(t *testing.T) {
 		t.Cleanup(func() { s.Close() })
 		return s
 	})
+}
+
+// TestCheckpoints runs the checkpoint contract on two pools of one database.
+func TestCheckpoints(t *testing.T) {
+	url := pgtest.URL(t)
+	storetest.RunCheckpoints(t, true, func(t *testing.T) record.CheckpointStore {
+		s, err := postgres.New(t.Context(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
+// TestForkCrash kills a process in the middle of its forks and checks
+// every acknowledged fork, and the one in flight, reads whole.
+func TestForkCrash(t *testing.T) {
+	if child(t) {
+		return
+	}
+	url := pgtest.URL(t)
+	open := opener(url)
+	storetest.ForkCrash(t, []string{"CTXHOST_POSTGRES_CHILD_URL=" + url}, func(t *testing.T) record.CheckpointStore {
+		return open(t).(record.CheckpointStore)
+	})
+}
+
+// BenchmarkFork forks sessions of 100, 1,000 and 10,000 messages: the
+// cost must not grow with the session.
+func BenchmarkFork(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000} {
+		b.Run(fmt.Sprint("messages=", n), func(b *testing.B) {
+			s, err := postgres.New(b.Context(), pgtest.URL(b))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			storetest.BenchFork(b, s, n)
+		})
+	}
 }

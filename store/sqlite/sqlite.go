@@ -27,6 +27,12 @@
 // or missing events fail Load with record.ErrDamaged, and nothing of the
 // session is returned. The file (and its -wal and -shm companions) is
 // created readable by its owner only (0600).
+//
+// Past versions are kept (record.CheckpointStore): a snapshot replaced by
+// a later one moves to past_snapshots, events stay, checkpoint marks are
+// in checkpoints and a fork's or rewind's first version is a row of links
+// naming the version it stands on, so a fork writes a few rows whatever
+// the session's size. Prune removes what the retention no longer keeps.
 package sqlite
 
 import (
@@ -48,7 +54,11 @@ import (
 )
 
 // schemaVersion is the version of the schema this package writes.
-const schemaVersion = 2
+//
+// Version 3 keeps past versions (checkpoints, forks, rewinds); a file of
+// version 2 gains their tables in place. A program of version 2 refuses
+// it: it would read a fork's first version as an empty snapshot.
+const schemaVersion = 3
 
 // BusyTimeout is how long a write waits for another connection's (or
 // process's) write lock before it fails.
@@ -89,7 +99,7 @@ var upgradeFrom1 = []string{
 	`INSERT INTO snapshots (session, data, sum) SELECT id, snapshot, NULL FROM sessions`,
 	`ALTER TABLE sessions DROP COLUMN snapshot`,
 	`ALTER TABLE events ADD COLUMN sum INTEGER`,
-	`UPDATE schema_version SET version = 2`,
+	`UPDATE schema_version SET version = 3`,
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -160,6 +170,9 @@ func New(path string) (*Store, error) {
 	}
 	if err == nil {
 		err = s.initFeed(context.Background())
+	}
+	if err == nil {
+		err = s.initCheckpoints(context.Background())
 	}
 	if err != nil {
 		s.stop()
@@ -247,6 +260,8 @@ func (s *Store) init(ctx context.Context) error {
 			}
 		case v == 1:
 			return run("upgrade the schema from version 1", upgradeFrom1)
+		case v == 2:
+			return run("upgrade the schema from version 2", []string{`UPDATE schema_version SET version = 3`})
 		case v > schemaVersion:
 			return fmt.Errorf("the database has schema version %d; this program knows versions up to %d (upgrade it)", v, schemaVersion)
 		}
@@ -466,66 +481,13 @@ func (s *Store) Load(ctx context.Context, id string) (record.StoredSession, erro
 	return st, nil
 }
 
-func (s *Store) load(ctx context.Context, id string) (st record.StoredSession, err error) {
+func (s *Store) load(ctx context.Context, id string) (record.StoredSession, error) {
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
-		return st, err
+		return record.StoredSession{}, err
 	}
 	defer tx.Rollback()
-	var version uint64
-	err = tx.QueryRowContext(ctx, `SELECT version, snapshot_version FROM sessions WHERE id = ?`, []byte(id)).
-		Scan(&version, &st.SnapshotVersion)
-	if errors.Is(err, sql.ErrNoRows) {
-		return st, record.ErrNotStored
-	}
-	if err != nil {
-		return st, err
-	}
-	var sum sql.NullInt64
-	err = tx.QueryRowContext(ctx, `SELECT data, sum FROM snapshots WHERE session = ?`, []byte(id)).Scan(&st.Snapshot, &sum)
-	if errors.Is(err, sql.ErrNoRows) {
-		return st, fmt.Errorf("%w: the snapshot of version %d is missing", record.ErrDamaged, st.SnapshotVersion)
-	}
-	if err != nil {
-		return st, err
-	}
-	if sum.Valid && sum.Int64 != checksum(st.Snapshot) {
-		return record.StoredSession{}, fmt.Errorf("%w: the snapshot of version %d fails its checksum", record.ErrDamaged, st.SnapshotVersion)
-	}
-	if st.Snapshot == nil {
-		st.Snapshot = []byte{}
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT version, data, sum FROM events WHERE session = ? AND version > ? ORDER BY version`,
-		[]byte(id), st.SnapshotVersion)
-	if err != nil {
-		return st, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var v uint64
-		var data []byte
-		var sum sql.NullInt64
-		if err := rows.Scan(&v, &data, &sum); err != nil {
-			return st, err
-		}
-		if want := st.Version() + 1; v != want {
-			return record.StoredSession{}, fmt.Errorf("%w: event version %d where %d belongs", record.ErrDamaged, v, want)
-		}
-		if sum.Valid && sum.Int64 != checksum(data) {
-			return record.StoredSession{}, fmt.Errorf("%w: event %d fails its checksum", record.ErrDamaged, v)
-		}
-		if data == nil {
-			data = []byte{}
-		}
-		st.Events = append(st.Events, data)
-	}
-	if err := rows.Err(); err != nil {
-		return st, err
-	}
-	if st.Version() != version {
-		return record.StoredSession{}, fmt.Errorf("%w: session at version %d, events up to %d", record.ErrDamaged, version, st.Version())
-	}
-	return st, nil
+	return s.loadAt(ctx, tx, id, 0, 0)
 }
 
 // Append adds event as version expected+1, in one transaction that checks
@@ -548,8 +510,9 @@ func (s *Store) appendTx(ctx context.Context, tx *sql.Tx, id string, expected ui
 	return err
 }
 
-// Snapshot replaces the session's snapshot and events with state as
-// version expected+1, in one transaction that checks the stored version.
+// Snapshot makes state the session's snapshot as version expected+1, in
+// one transaction that checks the stored version; the snapshot and events
+// it follows are kept as past versions (see Prune).
 func (s *Store) Snapshot(ctx context.Context, id string, expected uint64, state []byte) error {
 	err := s.write(ctx, func(tx *sql.Tx) error { return s.snapshotTx(ctx, tx, id, expected, state) })
 	if err != nil {
@@ -569,7 +532,13 @@ func (s *Store) snapshotTx(ctx context.Context, tx *sql.Tx, id string, expected 
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
 			return conflict(ctx, tx, id, expected, err)
 		}
+		if err := clearPast(ctx, tx, id); err != nil {
+			return err
+		}
 	} else {
+		if err := s.keepPast(ctx, tx, id, expected); err != nil {
+			return err
+		}
 		res, err := s.exec(ctx, tx, `UPDATE sessions SET version = ?, snapshot_version = ? WHERE id = ? AND version = ?`,
 			expected+1, expected+1, []byte(id), expected)
 		if err != nil {
@@ -579,11 +548,8 @@ func (s *Store) snapshotTx(ctx context.Context, tx *sql.Tx, id string, expected 
 			return conflict(ctx, tx, id, expected, err)
 		}
 	}
-	if _, err := s.exec(ctx, tx, `INSERT INTO snapshots (session, data, sum) VALUES (?, ?, ?)
-		ON CONFLICT (session) DO UPDATE SET data = excluded.data, sum = excluded.sum`, []byte(id), nonNil(state), checksum(state)); err != nil {
-		return err
-	}
-	_, err := s.exec(ctx, tx, `DELETE FROM events WHERE session = ?`, []byte(id))
+	_, err := s.exec(ctx, tx, `INSERT INTO snapshots (session, data, sum) VALUES (?, ?, ?)
+		ON CONFLICT (session) DO UPDATE SET data = excluded.data, sum = excluded.sum`, []byte(id), nonNil(state), checksum(state))
 	return err
 }
 
@@ -623,16 +589,7 @@ func conflict(ctx context.Context, tx *sql.Tx, id string, expected uint64, err e
 // Delete removes the session and its events; nothing stored is not an
 // error.
 func (s *Store) Delete(ctx context.Context, id string) error {
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, []byte(id)); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM snapshots WHERE session = ?`, []byte(id)); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM events WHERE session = ?`, []byte(id))
-		return err
-	})
+	err := s.write(ctx, func(tx *sql.Tx) error { return s.deleteTx(ctx, tx, id) })
 	if err != nil {
 		return fmt.Errorf("delete session %q: %w", id, err)
 	}

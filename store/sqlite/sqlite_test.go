@@ -233,3 +233,44 @@ func TestFeed(t *testing.T) {
 		return s
 	})
 }
+
+// TestCheckpoints runs the checkpoint contract on two instances of one file.
+func TestCheckpoints(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "checkpoints.db")
+	storetest.RunCheckpoints(t, true, func(t *testing.T) record.CheckpointStore {
+		s, err := sqlite.New(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
+}
+
+// TestForkCrash kills a process in the middle of its forks and checks
+// every acknowledged fork, and the one in flight, reads whole.
+func TestForkCrash(t *testing.T) {
+	if child(t) {
+		return
+	}
+	path := filepath.Join(t.TempDir(), "s.db")
+	open := opener(path)
+	storetest.ForkCrash(t, []string{"CTXHOST_SQLITE_CHILD_DB=" + path}, func(t *testing.T) record.CheckpointStore {
+		return open(t).(record.CheckpointStore)
+	})
+}
+
+// BenchmarkFork forks sessions of 100, 1,000 and 10,000 messages: the
+// cost must not grow with the session.
+func BenchmarkFork(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000} {
+		b.Run(fmt.Sprint("messages=", n), func(b *testing.B) {
+			s, err := sqlite.New(filepath.Join(b.TempDir(), "fork.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			storetest.BenchFork(b, s, n)
+		})
+	}
+}

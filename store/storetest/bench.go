@@ -39,3 +39,37 @@ func BenchAppend(b *testing.B, st record.Store) {
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "appends/s")
 }
+
+// BenchFork measures Fork of a session of messages events of 1 KiB each
+// after a snapshot of as many (a conversation of that many messages,
+// stored as the journal leaves it: a snapshot and the log after it), at
+// its last version; each fork is a new session. Its cost must not grow
+// with messages: a fork shares its parent's stored versions.
+func BenchFork(b *testing.B, st record.CheckpointStore, messages int) {
+	ctx := b.Context()
+	parent := fmt.Sprintf("bench-fork-%s", b.Name())
+	if err := st.Delete(ctx, parent); err != nil {
+		b.Fatal(err)
+	}
+	if err := st.Snapshot(ctx, parent, 0, pattern(messages<<10, 3)); err != nil {
+		b.Fatal(err)
+	}
+	ev := pattern(1<<10, 7)
+	for v := uint64(1); v <= uint64(messages); v++ {
+		if err := st.Append(ctx, parent, v, ev); err != nil {
+			b.Fatal(err)
+		}
+	}
+	at := uint64(messages) + 1
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := st.Fork(ctx, parent, at, fmt.Sprintf("%s/fork-%d", parent, i), nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	got, err := st.LoadAt(ctx, fmt.Sprintf("%s/fork-%d", parent, b.N-1), 1)
+	if err != nil || len(got.Events) != messages || len(got.Snapshot) != messages<<10 {
+		b.Fatalf("the last fork reads %d events, a snapshot of %d bytes (%v)", len(got.Events), len(got.Snapshot), err)
+	}
+}

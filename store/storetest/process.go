@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,6 +42,10 @@ func Child(st record.Store) {
 	role := os.Getenv(childEnv)
 	if tag, ok := strings.CutPrefix(role, "race "); ok {
 		raceChild(st, tag)
+		return
+	}
+	if role == "fork" {
+		forkChild(st)
 		return
 	}
 	crashChild(st)
@@ -316,4 +321,188 @@ func raceChild(st record.Store, tag string) {
 		fmt.Fprintln(os.Stderr, "race child:", err)
 		os.Exit(3)
 	}
+}
+
+// Fork crash parameters: the parent session's events, and the
+// acknowledged forks after which the child is killed.
+const (
+	forkCrashEvents    = 300
+	forkCrashKillAfter = 150
+)
+
+// forkParent is the session ForkCrash's child forks.
+const forkParent = "fork-crash-parent"
+
+// ForkCrash checks forks against the forking writer's sudden death: it
+// runs the calling test again in a child process (with env added to its
+// environment, as for Crash), which writes a session of a few hundred
+// versions and then forks it as fast as it can, each fork at another
+// version, printing every acknowledged fork, while it goes on appending to
+// the parent; after forkCrashKillAfter forks the child is killed with
+// SIGKILL. Then every acknowledged fork must read as the parent stood at
+// its version, any other fork stored (the one in flight) must too, and
+// the parent must hold every acknowledged append.
+func ForkCrash(t *testing.T, env []string, open func(t *testing.T) record.CheckpointStore) {
+	cmd := child(t, "fork", env)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	forks := map[string]uint64{} // acknowledged fork: parent version
+	var parentAcked uint64
+	read := func(line string) bool {
+		f := strings.Fields(line)
+		if len(f) != 3 {
+			return false
+		}
+		v, err := strconv.ParseUint(f[2], 10, 64)
+		if err != nil {
+			return false
+		}
+		switch f[0] {
+		case "fork":
+			forks[f[1]] = v
+			return true
+		case "append":
+			parentAcked = v
+		}
+		return false
+	}
+	sc := bufio.NewScanner(out)
+	n := 0
+	for n < forkCrashKillAfter && sc.Scan() {
+		if read(sc.Text()) {
+			n++
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatalf("kill the child: %v", err)
+	}
+	for sc.Scan() {
+		read(sc.Text())
+	}
+	werr := cmd.Wait()
+	if n < forkCrashKillAfter {
+		t.Fatalf("the child stopped after %d acknowledged forks (%v):\n%s", n, werr, stderr.String())
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("the child ended before it was killed (%v):\n%s", werr, stderr.String())
+	}
+	st := open(t)
+	parent, err := st.Load(t.Context(), forkParent)
+	if err != nil {
+		t.Fatalf("%s: %v", forkParent, err)
+	}
+	if v := parent.Version(); v < parentAcked || v > parentAcked+1 {
+		t.Errorf("%s at version %d; the child acknowledged %d", forkParent, v, parentAcked)
+	}
+	ids, err := st.(record.SessionLister).List(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := 0
+	for _, id := range ids {
+		if !strings.HasPrefix(id, "fork-crash-child-") {
+			continue
+		}
+		stored++
+		v, acked := forks[id]
+		if !acked {
+			// The fork in flight: whole, at the version its name says.
+			_, vs, _ := strings.Cut(strings.TrimPrefix(id, "fork-crash-child-"), "-")
+			v, _ = strconv.ParseUint(vs, 10, 64)
+		}
+		got, err := st.Load(t.Context(), id)
+		if err != nil {
+			t.Errorf("fork %s (acknowledged %v): %v", id, acked, err)
+			continue
+		}
+		want, err := st.LoadAt(t.Context(), forkParent, v)
+		if err != nil {
+			t.Errorf("%s at %d: %v", forkParent, v, err)
+			continue
+		}
+		if got.Version() != 1 || !slices.EqualFunc(got.Events, want.Events, bytes.Equal) || !bytes.Equal(got.Snapshot, want.Snapshot) {
+			t.Errorf("fork %s reads %d events at version %d, the parent at %d holds %d", id, len(got.Events), got.Version(), v, len(want.Events))
+		}
+	}
+	for id := range forks {
+		if ok, err := record.Stored(t.Context(), st, id); err != nil || !ok {
+			t.Errorf("acknowledged fork %s not stored (%v)", id, err)
+		}
+	}
+	if stored < len(forks) || stored > len(forks)+1 {
+		t.Errorf("%d forks stored, %d acknowledged (at most one more may have been in flight)", stored, len(forks))
+	}
+	t.Logf("killed the forking writer after %d acknowledged forks (parent at version %d)", len(forks), parent.Version())
+}
+
+// forkChild is the child's part of ForkCrash. It never returns.
+func forkChild(st record.Store) {
+	ctx := context.Background()
+	fail := func(err error) {
+		fmt.Fprintln(os.Stderr, "fork child:", err)
+		os.Exit(3)
+	}
+	cs, ok := st.(record.CheckpointStore)
+	if !ok {
+		fail(errors.New("the store keeps no checkpoints"))
+	}
+	ids, err := st.(record.SessionLister).List(ctx)
+	if err != nil {
+		fail(err)
+	}
+	for _, id := range ids {
+		if strings.HasPrefix(id, "fork-crash-") {
+			if err := st.Delete(ctx, id); err != nil {
+				fail(err)
+			}
+		}
+	}
+	if err := st.Snapshot(ctx, forkParent, 0, []byte(forkParent)); err != nil {
+		fail(err)
+	}
+	v := uint64(1)
+	for ; v <= forkCrashEvents; v++ {
+		if v%50 == 0 {
+			err = st.Snapshot(ctx, forkParent, v, crashEvent(forkParent, v+1))
+		} else {
+			err = st.Append(ctx, forkParent, v, crashEvent(forkParent, v+1))
+		}
+		if err != nil {
+			fail(err)
+		}
+	}
+	var mu sync.Mutex
+	out := bufio.NewWriter(os.Stdout)
+	print := func(args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintln(out, args...)
+		if err := out.Flush(); err != nil {
+			fail(err)
+		}
+	}
+	go func() { // the parent goes on meanwhile
+		for v := v; ; v++ {
+			if err := st.Append(ctx, forkParent, v, crashEvent(forkParent, v+1)); err != nil {
+				fail(err)
+			}
+			print("append", forkParent, v+1)
+		}
+	}()
+	for i := 0; i < crashMaxWrites; i++ {
+		at := uint64(1 + i*7%forkCrashEvents)
+		id := fmt.Sprintf("fork-crash-child-%d-%d", i, at)
+		if err := cs.Fork(ctx, forkParent, at, id, nil); err != nil {
+			fail(err)
+		}
+		print("fork", id, at)
+	}
+	fail(errors.New("nobody killed the child"))
 }
