@@ -3,6 +3,7 @@ package host_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -22,7 +23,17 @@ import (
 // testdata/plugins (see kit).
 var binDir string
 
+// noPluginsEnv set to 1 makes TestMain build no plugin binary: for a
+// benchmark that launches none counted under valgrind (callgrind aborts
+// on the signals of the go build processes TestMain starts). A test that
+// launches a plugin then fails.
+const noPluginsEnv = "CTXHOST_TEST_NO_PLUGIN_BINARIES"
+
 func TestMain(m *testing.M) {
+	if os.Getenv(noPluginsEnv) == "1" {
+		binDir = filepath.Join(os.TempDir(), "ctxhost-no-plugin-binaries")
+		os.Exit(m.Run())
+	}
 	pkgs := map[string]string{}
 	for _, p := range []string{"../plugins/plan", "../plugins/memory", "../plugins/tooloutput", "../plugins/assembler-gemini",
 		"./testdata/plugins/probe", "./testdata/plugins/sleepy", "./testdata/plugins/joiner"} {
