@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ctxhost/ctxhost/internal/supervise"
 	"os"
 	"sync"
 
@@ -257,7 +258,7 @@ func (e *Engine) supervise(ctx context.Context, p *config.Plugin, first host.Con
 		}
 		return cl.Context, nil
 	}
-	sup, err := e.core.Supervise(ctx, p.Name, launch, host.SuperviseOptions{Logger: e.Logger.Named(p.Name), RestoreTimeout: p.RestoreTimeout,
+	sup, err := e.core.Supervise(ctx, p.Name, launch, supervise.Options{Logger: e.Logger.Named(p.Name), RestoreTimeout: p.RestoreTimeout,
 		OnRestart: func(name string, cause error) { e.Logger.Warn("plugin restarted", "plugin", name, "cause", cause) }})
 	if err != nil {
 		return nil, err
@@ -294,7 +295,7 @@ func (e *Engine) superviseAssembler(ctx context.Context, asm *config.Assembler, 
 		}
 		return cl.Assembler, nil
 	}
-	return e.core.SuperviseAssembler(ctx, asm.Name, launch, host.SuperviseOptions{Logger: e.Logger.Named(asm.Name),
+	return e.core.SuperviseAssembler(ctx, asm.Name, launch, supervise.Options{Logger: e.Logger.Named(asm.Name),
 		OnRestart: func(name string, cause error) {
 			e.Logger.Warn("assembler restarted", "assembler", name, "cause", cause)
 		}})

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ctxhost/ctxhost/internal/supervise"
 	"io"
 	"os"
 	"path/filepath"
@@ -365,11 +366,11 @@ host { store = %q }
 // TestOptionalPluginRetriedAtStart: an optional plugin that fails its
 // first launch (a crash during the handshake) is launched again with
 // backoff and runs; one that keeps failing is left out after
-// host.StartBackoff.Attempts attempts, and the warning every turn carries says so and counts
+// supervise.StartBackoff.Attempts attempts, and the warning every turn carries says so and counts
 // the ops that were addressed to it.
 func TestOptionalPluginRetriedAtStart(t *testing.T) {
-	defer func(b host.Backoff) { host.StartBackoff = b }(host.StartBackoff)
-	host.StartBackoff.Initial = 10 * time.Millisecond
+	defer func(b supervise.Backoff) { supervise.StartBackoff = b }(supervise.StartBackoff)
+	supervise.StartBackoff.Initial = 10 * time.Millisecond
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "first-launch-done")
 	flaky := filepath.Join(dir, "flaky-plan")
@@ -395,8 +396,8 @@ context "c" { model = "m" }
 		t.Fatalf("running plugins %v, want plan after a retry", a.Plugins)
 	}
 	u := a.UnavailablePluginNamed("broken")
-	if u == nil || u.Attempts != host.StartBackoff.Attempts {
-		t.Fatalf("broken: %+v, want %d attempts", u, host.StartBackoff.Attempts)
+	if u == nil || u.Attempts != supervise.StartBackoff.Attempts {
+		t.Fatalf("broken: %+v, want %d attempts", u, supervise.StartBackoff.Attempts)
 	}
 	u.Drop()
 	u.Drop()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ctxhost/ctxhost/internal/supervise"
 	"sync"
 	"time"
 
@@ -90,7 +91,7 @@ func (r launchResult) kill() {
 // registry, a built-in one in this process) and returns each outcome;
 // unlike Registry.LaunchAll one failure does not kill the others, so the
 // caller can decide which failures are fatal. Specs marked in retry are
-// launched again on a retryable failure, paced by host.StartBackoff (the
+// launched again on a retryable failure, paced by supervise.StartBackoff (the
 // host's retry policy).
 func (e *Engine) launchEach(ctx context.Context, specs []launchSpec, retry []bool) []launchResult {
 	out := make([]launchResult, len(specs))
@@ -102,7 +103,7 @@ func (e *Engine) launchEach(ctx context.Context, specs []launchSpec, retry []boo
 		}
 		wg.Go(func() {
 			again := func(err error) bool { return retry[i] && retryable(err) }
-			out[i].attempts, out[i].err = host.StartBackoff.Do(ctx, func(int) error {
+			out[i].attempts, out[i].err = supervise.StartBackoff.Do(ctx, func(int) error {
 				var err error
 				out[i].client, err = e.registry.Launch(ctx, spec.Spec)
 				return err

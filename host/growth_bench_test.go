@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/ctxhost/ctxhost/internal/supervise"
 	"testing"
 	"time"
 
@@ -43,7 +44,7 @@ func BenchmarkPrepareGrowth(b *testing.B) {
 		{"process", func(b *testing.B) (host.ContextPlugin, host.Assembler, string) {
 			procs := &processes{spec: pluginhost.Spec{Name: "p1", Kind: pluginhost.KindContext, Path: binary("probe"), Logger: hclog.NewNullLogger()}}
 			b.Cleanup(procs.closeAll)
-			sup, err := host.Supervise(context.Background(), "p1", procs.launch, host.SuperviseOptions{})
+			sup, err := host.Supervise(context.Background(), "p1", procs.launch, supervise.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -107,7 +107,7 @@ func (t *turn) compactHistory(cs []countedComponent, i, ask int) CompactionStep 
 }
 
 // compactionUndone reports whether a Compact call that failed with err may
-// be made once more (see retry.go): its own deadline cut it off while the
+// be made once more (see package supervise): its own deadline cut it off while the
 // turn still waits, the plugin is supervised (the supervisor replaces a
 // process whose state-changing call was cut off and gives it the session's
 // acknowledged state back), and that acknowledged state is still prev, the

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ctxhost/ctxhost/internal/supervise"
 
 	"github.com/ctxhost/ctxhost/sdk"
 )
@@ -49,7 +50,7 @@ type InlineAssembler interface {
 // ErrPluginDead is wrapped by transport errors meaning the plugin process is
 // gone (crashed, killed or unreachable): the supervisor restarts it and
 // restores its sessions' state.
-var ErrPluginDead = errors.New("plugin process is not running")
+var ErrPluginDead = supervise.ErrDead
 
 // ErrRequiredPlugin is matched (errors.Is) by the error of a turn that
 // failed because a required plugin failed or was cut off by its deadline.
@@ -86,6 +87,4 @@ type StateCarrier interface {
 // Aborter is implemented by a ContextPlugin that runs in a process of its
 // own: Abort kills the process at once (SIGKILL) and returns when it is
 // gone, so nothing it was still doing can take effect later.
-type Aborter interface {
-	Abort()
-}
+type Aborter = supervise.Aborter

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/ctxhost/ctxhost/internal/supervise"
 	"sort"
 	"sync"
 	"testing"
@@ -160,7 +161,7 @@ func BenchmarkPrepareFirstParty(b *testing.B) {
 	for _, name := range []string{"plan", "memory", "tooloutput"} {
 		procs := &processes{spec: pluginhost.Spec{Name: name, Kind: pluginhost.KindContext, Path: binary(name), Logger: hclog.NewNullLogger()}}
 		b.Cleanup(procs.closeAll)
-		sup, err := host.Supervise(context.Background(), name, procs.launch, host.SuperviseOptions{})
+		sup, err := host.Supervise(context.Background(), name, procs.launch, supervise.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -221,7 +222,7 @@ func BenchmarkPrepareKit(b *testing.B) {
 				if variant == "process" {
 					procs := &processes{spec: pluginhost.Spec{Name: name, Kind: pluginhost.KindContext, Path: binary("probe"), Logger: hclog.NewNullLogger()}}
 					b.Cleanup(procs.closeAll)
-					sup, err := host.Supervise(context.Background(), name, procs.launch, host.SuperviseOptions{})
+					sup, err := host.Supervise(context.Background(), name, procs.launch, supervise.Options{})
 					if err != nil {
 						b.Fatal(err)
 					}

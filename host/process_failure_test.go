@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/ctxhost/ctxhost/internal/supervise"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,7 +26,7 @@ func supervised(t *testing.T, h *host.Host, name string, env ...string) (*host.S
 	t.Helper()
 	procs := &processes{spec: pluginhost.Spec{Name: name, Kind: pluginhost.KindContext, Path: binary(name), Env: env, Logger: hclog.NewNullLogger()}}
 	t.Cleanup(procs.closeAll)
-	sup, err := h.Supervise(context.Background(), name, procs.launch, host.SuperviseOptions{Backoff: host.Backoff{Initial: 10 * time.Millisecond}})
+	sup, err := h.Supervise(context.Background(), name, procs.launch, supervise.Options{Backoff: supervise.Backoff{Initial: 10 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +280,7 @@ func TestKilledAssemblerRelaunched(t *testing.T) {
 		deltas = c.Assembler.Deltas()
 		return c.Assembler, nil
 	}
-	sup, err := h.SuperviseAssembler(context.Background(), "gemini", launch, host.SuperviseOptions{Backoff: host.Backoff{Initial: 10 * time.Millisecond}})
+	sup, err := h.SuperviseAssembler(context.Background(), "gemini", launch, supervise.Options{Backoff: supervise.Backoff{Initial: 10 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/internal/supervise"
 	"github.com/ctxhost/ctxhost/pluginhost"
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/sdk/plugintest"
@@ -124,7 +125,7 @@ func TestKillPluginProcess(t *testing.T) {
 	t.Cleanup(procs.closeAll)
 	h := host.New(host.Options{})
 	restarted := watch(h, host.EventPluginRestarted)
-	sup, err := h.Supervise(ctx, "plan", procs.launch, host.SuperviseOptions{Backoff: host.Backoff{Initial: 10 * time.Millisecond}})
+	sup, err := h.Supervise(ctx, "plan", procs.launch, supervise.Options{Backoff: supervise.Backoff{Initial: 10 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
 	}

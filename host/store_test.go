@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/ctxhost/ctxhost/internal/supervise"
 	"slices"
 	"strings"
 	"sync"
@@ -159,7 +160,7 @@ type storeRig struct {
 func newStoreRig(t *testing.T, h *host.Host) *storeRig {
 	t.Helper()
 	notes := &countingPlugin{ContextPlugin: sdk.NewLocalPlugin(notesPlugin{name: "notes"})}
-	sup, err := h.Supervise(context.Background(), "notes", func(context.Context) (host.ContextPlugin, error) { return notes, nil }, host.SuperviseOptions{})
+	sup, err := h.Supervise(context.Background(), "notes", func(context.Context) (host.ContextPlugin, error) { return notes, nil }, supervise.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ctxhost/ctxhost/internal/supervise"
 	"strings"
 	"sync"
 	"time"
@@ -51,7 +52,7 @@ const (
 // SummaryBackoff paces the requests after failures: 1 s, doubling to
 // 5 min; the attempts never end (a request is made again only on a turn
 // past the warning line).
-var SummaryBackoff = Backoff{Initial: time.Second, Factor: 2, Max: 5 * time.Minute}
+var SummaryBackoff = supervise.Backoff{Initial: time.Second, Factor: 2, Max: 5 * time.Minute}
 
 // SummaryConfig turns the summarize step on (Summarizer set) and tunes it.
 type SummaryConfig struct {
@@ -74,7 +75,7 @@ type SummaryConfig struct {
 	// it (nil: no bound but one per session).
 	Limiter *Limiter
 	// Backoff paces requests after failures (zero: SummaryBackoff).
-	Backoff Backoff
+	Backoff supervise.Backoff
 	// InputPrice and OutputPrice are the cost units of the summarizer's
 	// input and output tokens, an uncached input token of the session's
 	// model costing 1 (defaults 1 and 4).
@@ -97,7 +98,7 @@ func (c SummaryConfig) withDefaults() SummaryConfig {
 	if c.WaitTimeout <= 0 {
 		c.WaitTimeout = DefaultSummaryWaitTimeout
 	}
-	c.Backoff = c.Backoff.orDefault(SummaryBackoff)
+	c.Backoff = c.Backoff.OrDefault(SummaryBackoff)
 	if c.InputPrice == 0 {
 		c.InputPrice = 1
 	}
@@ -363,7 +364,7 @@ func (s *Session) summarize(ctx context.Context, cancel context.CancelFunc, done
 	if err != nil {
 		s.sum.failures++
 		s.sum.counts.SummaryFailures++
-		wait := cfg.Backoff.wait(s.sum.failures)
+		wait := cfg.Backoff.Wait(s.sum.failures)
 		s.sum.retryAt = time.Now().Add(wait)
 		w := fmt.Sprintf("summarizer %q: summary of %s not made, the span is omitted instead (next request in %s or later): %v",
 			cfg.Name, describeSpan(sp), wait, err)

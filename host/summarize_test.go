@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ctxhost/ctxhost/internal/supervise"
 	"strings"
 	"sync"
 	"testing"
@@ -234,7 +235,7 @@ func TestSummaryFailuresLeaveTheDeterministicSteps(t *testing.T) {
 			sum := &digestSummarizer{mode: mode}
 			cfg := summaryConfig(sum)
 			cfg.Summary.Timeout = 20 * time.Millisecond
-			cfg.Summary.Backoff = host.Backoff{Initial: time.Hour}
+			cfg.Summary.Backoff = supervise.Backoff{Initial: time.Hour}
 			s, rec := newTestHostSession(t, cfg)
 			_, n := growUntil(t, s, 0, func(p *host.Prepared) bool { return p.Summary != nil && p.Summary.Requested != "" })
 			s.WaitSummary()

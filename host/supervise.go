@@ -7,29 +7,13 @@ import (
 	"fmt"
 	"sort"
 	"sync"
-	"time"
 
+	"github.com/ctxhost/ctxhost/internal/supervise"
 	"github.com/ctxhost/ctxhost/sdk"
-	"github.com/hashicorp/go-hclog"
 )
 
 // LaunchFunc starts a plugin (for a remote plugin: a new process).
 type LaunchFunc func(ctx context.Context) (ContextPlugin, error)
-
-// SuperviseOptions tune a Supervisor or an AssemblerSupervisor.
-type SuperviseOptions struct {
-	// Backoff paces the attempts to relaunch a dead process; its zero
-	// fields are RelaunchBackoff's (50ms doubling to 2s, 5 attempts).
-	Backoff Backoff
-	// RestoreTimeout bounds one relaunch attempt: launch, configure and
-	// the restore of every session's state. It is independent of the
-	// deadline of the call that found the plugin dead. Default 60s.
-	RestoreTimeout time.Duration
-	// OnRestart is called after a successful relaunch with the failure
-	// that caused it.
-	OnRestart func(plugin string, cause error)
-	Logger    hclog.Logger
-}
 
 // Supervisor is a ContextPlugin that keeps a plugin running and its
 // sessions' state as of the last acknowledged call.
@@ -49,7 +33,7 @@ type SuperviseOptions struct {
 // killing the process (Aborter), relaunching it and restoring every
 // session when it was cut off by its deadline or its process died. A call
 // that found the process dead is retried once on the new instance; a
-// cut-off call is not (the retry policy is in retry.go).
+// cut-off call is not (the retry policy is in package supervise).
 //
 // Calls for one session run one at a time in the order they arrive, even
 // when the caller stopped waiting for an earlier one, so a later call
@@ -57,7 +41,7 @@ type SuperviseOptions struct {
 type Supervisor struct {
 	name string
 	info sdk.PluginInfo
-	proc *keeper[ContextPlugin]
+	proc *supervise.Keeper[ContextPlugin]
 
 	mu     sync.Mutex // guards everything below
 	config json.RawMessage
@@ -72,25 +56,25 @@ var (
 )
 
 // Supervise launches the plugin and returns its supervisor.
-func Supervise(ctx context.Context, name string, launch LaunchFunc, opts SuperviseOptions) (*Supervisor, error) {
-	k, err := newKeeper(ctx, name, launch, opts)
+func Supervise(ctx context.Context, name string, launch LaunchFunc, opts supervise.Options) (*Supervisor, error) {
+	k, err := supervise.New(ctx, name, launch, opts)
 	if err != nil {
 		return nil, err
 	}
-	s := &Supervisor{name: name, info: k.current.Info(), proc: k, states: map[string][]byte{}, turns: map[string]chan struct{}{}}
-	k.prepare = s.restoreInto
+	s := &Supervisor{name: name, info: k.Current().Info(), proc: k, states: map[string][]byte{}, turns: map[string]chan struct{}{}}
+	k.SetPrepare(s.restoreInto)
 	return s, nil
 }
 
 // Supervise is the package-level Supervise with plugin-restarted events
 // emitted to this host's subscribers (opts.OnRestart is still called).
-func (h *Host) Supervise(ctx context.Context, name string, launch LaunchFunc, opts SuperviseOptions) (*Supervisor, error) {
+func (h *Host) Supervise(ctx context.Context, name string, launch LaunchFunc, opts supervise.Options) (*Supervisor, error) {
 	return Supervise(ctx, name, launch, h.announceRestarts(opts))
 }
 
 // announceRestarts makes opts.OnRestart emit a plugin-restarted event to
 // h's subscribers before it calls the caller's own.
-func (h *Host) announceRestarts(opts SuperviseOptions) SuperviseOptions {
+func (h *Host) announceRestarts(opts supervise.Options) supervise.Options {
 	user := opts.OnRestart
 	opts.OnRestart = func(plugin string, cause error) {
 		h.events.emit(Event{Type: EventPluginRestarted, Plugin: plugin, Err: cause})
@@ -102,10 +86,10 @@ func (h *Host) announceRestarts(opts SuperviseOptions) SuperviseOptions {
 }
 
 // Generation changes every time the plugin is relaunched (see Generationer).
-func (s *Supervisor) Generation() int { return s.proc.generation() }
+func (s *Supervisor) Generation() int { return s.proc.Generation() }
 
 // Restarts returns how many times the plugin was relaunched.
-func (s *Supervisor) Restarts() int { return s.proc.restarted() }
+func (s *Supervisor) Restarts() int { return s.proc.Restarts() }
 
 // stateful reports whether the plugin has per-session state to keep.
 func (s *Supervisor) stateful() bool { return s.info.HasCapability(sdk.CapState) }
@@ -131,7 +115,7 @@ func (s *Supervisor) lockSession(ctx context.Context, session string) (unlock fu
 // if instance gen is still current; false means the instance was replaced
 // while the call ran, so the call's effect is lost with it.
 func (s *Supervisor) ack(gen int, session string, st []byte) bool {
-	return s.proc.ifCurrent(gen, func() {
+	return s.proc.IfCurrent(gen, func() {
 		if st != nil {
 			s.mu.Lock()
 			s.states[session] = append([]byte(nil), st...)
@@ -153,7 +137,7 @@ func read[T any](ctx context.Context, s *Supervisor, session string, call func(C
 		return zero, err
 	}
 	defer unlock()
-	return retryDead(ctx, s.proc, call)
+	return supervise.RetryDead(ctx, s.proc, call)
 }
 
 // mutate runs a call that may change the session's state; call returns the
@@ -167,7 +151,7 @@ func mutate[T any](ctx context.Context, s *Supervisor, session string, call func
 	}
 	defer unlock()
 	for attempt := 0; ; attempt++ {
-		p, gen, err := s.proc.ready(ctx)
+		p, gen, err := s.proc.Ready(ctx)
 		if err != nil {
 			return zero, err
 		}
@@ -192,9 +176,9 @@ func mutate[T any](ctx context.Context, s *Supervisor, session string, call func
 			if rerr == nil {
 				return zero, err
 			}
-			s.proc.opts.Logger.Warn("rollback after a failed call failed; replacing the plugin", "plugin", s.name, "session", session, "error", rerr)
+			s.proc.Logger().Warn("rollback after a failed call failed; replacing the plugin", "plugin", s.name, "session", session, "error", rerr)
 		}
-		if rerr := s.proc.relaunch(ctx, gen, err); rerr != nil {
+		if rerr := s.proc.Relaunch(ctx, gen, err); rerr != nil {
 			return zero, errors.Join(err, rerr)
 		}
 		if !dead || attempt > 0 {
@@ -219,7 +203,7 @@ func (s *Supervisor) rollback(ctx context.Context, p ContextPlugin, session stri
 	s.mu.Lock()
 	st, ok := s.states[session]
 	s.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.proc.opts.RestoreTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.proc.RestoreTimeout())
 	defer cancel()
 	if !ok {
 		return p.EndSession(ctx, session)
@@ -274,7 +258,7 @@ func (s *Supervisor) Info() sdk.PluginInfo { return s.info }
 
 // Configure configures the plugin and remembers the config for relaunches.
 func (s *Supervisor) Configure(ctx context.Context, config json.RawMessage) error {
-	_, err := retryDead(ctx, s.proc, func(p ContextPlugin) (struct{}, error) {
+	_, err := supervise.RetryDead(ctx, s.proc, func(p ContextPlugin) (struct{}, error) {
 		if err := p.Configure(ctx, config); err != nil {
 			return struct{}{}, err
 		}
@@ -297,7 +281,7 @@ func (s *Supervisor) Component(ctx context.Context, session, encoding string) (*
 // while the session's turns go on. A call that finds the process dead is
 // made once more on the relaunched one.
 func (s *Supervisor) Summarize(ctx context.Context, session string, req sdk.SummarizeRequest) (sdk.SummarizeResult, error) {
-	return retryDead(ctx, s.proc, func(p ContextPlugin) (sdk.SummarizeResult, error) {
+	return supervise.RetryDead(ctx, s.proc, func(p ContextPlugin) (sdk.SummarizeResult, error) {
 		sum, ok := p.(Summarizer)
 		if !ok {
 			return sdk.SummarizeResult{}, fmt.Errorf("plugin %q cannot summarize", s.name)
@@ -389,23 +373,23 @@ type AssemblerLaunchFunc func(ctx context.Context) (Assembler, error)
 // state the host must restore, so nothing else is needed.
 type AssemblerSupervisor struct {
 	info sdk.AssemblerInfo
-	proc *keeper[Assembler]
+	proc *supervise.Keeper[Assembler]
 }
 
 var _ Assembler = (*AssemblerSupervisor)(nil)
 
 // SuperviseAssembler launches the assembler and returns its supervisor.
-func SuperviseAssembler(ctx context.Context, name string, launch AssemblerLaunchFunc, opts SuperviseOptions) (*AssemblerSupervisor, error) {
-	k, err := newKeeper(ctx, name, launch, opts)
+func SuperviseAssembler(ctx context.Context, name string, launch AssemblerLaunchFunc, opts supervise.Options) (*AssemblerSupervisor, error) {
+	k, err := supervise.New(ctx, name, launch, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &AssemblerSupervisor{info: k.current.Info(), proc: k}, nil
+	return &AssemblerSupervisor{info: k.Current().Info(), proc: k}, nil
 }
 
 // SuperviseAssembler is the package-level SuperviseAssembler with
 // plugin-restarted events emitted to this host's subscribers.
-func (h *Host) SuperviseAssembler(ctx context.Context, name string, launch AssemblerLaunchFunc, opts SuperviseOptions) (*AssemblerSupervisor, error) {
+func (h *Host) SuperviseAssembler(ctx context.Context, name string, launch AssemblerLaunchFunc, opts supervise.Options) (*AssemblerSupervisor, error) {
 	return SuperviseAssembler(ctx, name, launch, h.announceRestarts(opts))
 }
 
@@ -415,19 +399,17 @@ func (a *AssemblerSupervisor) Info() sdk.AssemblerInfo { return a.info }
 // Assemble assembles on the current process; one that died is replaced
 // and the call made once more.
 func (a *AssemblerSupervisor) Assemble(ctx context.Context, req sdk.AssembleRequest) (sdk.AssembleResult, error) {
-	return retryDead(ctx, a.proc, func(p Assembler) (sdk.AssembleResult, error) { return p.Assemble(ctx, req) })
+	return supervise.RetryDead(ctx, a.proc, func(p Assembler) (sdk.AssembleResult, error) { return p.Assemble(ctx, req) })
 }
 
 // ReleaseSession passes the release on to the current process's client
 // (see sdk.SessionReleaser).
 func (a *AssemblerSupervisor) ReleaseSession(session string) {
-	a.proc.mu.Lock()
-	p := a.proc.current
-	a.proc.mu.Unlock()
+	p := a.proc.Current()
 	if r, ok := p.(sdk.SessionReleaser); ok {
 		r.ReleaseSession(session)
 	}
 }
 
 // Restarts returns how many times the assembler was relaunched.
-func (a *AssemblerSupervisor) Restarts() int { return a.proc.restarted() }
+func (a *AssemblerSupervisor) Restarts() int { return a.proc.Restarts() }

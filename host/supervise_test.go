@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/ctxhost/ctxhost/internal/supervise"
 	"strings"
 	"sync"
 	"testing"
@@ -39,8 +40,8 @@ func (fl *fleet) current() *fakePlugin {
 
 func (fl *fleet) kill() { fl.current().set(func(f *fakePlugin) { f.dead = true }) }
 
-func superviseOpts() SuperviseOptions {
-	return SuperviseOptions{Backoff: Backoff{Initial: time.Millisecond, Max: 4 * time.Millisecond, Attempts: 4}}
+func superviseOpts() supervise.Options {
+	return supervise.Options{Backoff: supervise.Backoff{Initial: time.Millisecond, Max: 4 * time.Millisecond, Attempts: 4}}
 }
 
 func TestSupervisorRestartsAndRestores(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/ctxhost/ctxhost/internal/supervise"
 	"os/exec"
 	"time"
 
@@ -20,7 +21,7 @@ import (
 var (
 	_ host.ContextPlugin = (*ContextClient)(nil)
 	_ host.StateCarrier  = (*ContextClient)(nil)
-	_ host.Aborter       = (*ContextClient)(nil)
+	_ supervise.Aborter  = (*ContextClient)(nil)
 	_ host.StateCarrier  = (*sdk.LocalPlugin)(nil)
 	_ host.Assembler     = (*AssemblerClient)(nil)
 	_ host.ContextPlugin = (*sdk.LocalPlugin)(nil)
@@ -75,7 +76,7 @@ func (p *Process) Kill() {
 	}
 }
 
-// Abort kills the process with SIGKILL at once (host.Aborter): nothing it
+// Abort kills the process with SIGKILL at once (supervise.Aborter): nothing it
 // was doing can take effect afterwards.
 func (p *Process) Abort() {
 	p.sigkill()
@@ -96,7 +97,7 @@ func (p *Process) Close() error {
 
 // wrap names the plugin and the call in err, an error of a gRPC call to the
 // process: a transport failure or an exited process wraps
-// host.ErrPluginDead; an answer from the plugin becomes a
+// supervise.ErrDead (host.ErrPluginDead); an answer from the plugin becomes a
 // *wire.RemoteError, which keeps the plugin's message and unwraps to the
 // SDK sentinel it was sent as (errors.Is with sdk.ErrUnknownOp,
 // sdk.ErrInvalidArgs, sdk.ErrNotFound) or to the context error that cut
@@ -106,13 +107,13 @@ func (p *Process) wrap(call string, err error) error {
 		return nil
 	}
 	if wire.IsTransportFailure(err) || p.pc.Exited() {
-		return fmt.Errorf("plugin %q: %s: %w: %v", p.name, call, host.ErrPluginDead, wire.FromStatus(err))
+		return fmt.Errorf("plugin %q: %s: %w: %v", p.name, call, supervise.ErrDead, wire.FromStatus(err))
 	}
 	return fmt.Errorf("plugin %q: %s: %w", p.name, call, wire.FromStatus(err))
 }
 
 // ContextClient is the host's client of a context plugin process: it
-// implements host.ContextPlugin (and host.StateCarrier, host.Aborter) over
+// implements host.ContextPlugin (and host.StateCarrier, supervise.Aborter) over
 // gRPC, converting between the SDK's types and the wire messages, sending
 // every call's binding name, and classifying errors (see Process).
 type ContextClient struct {

@@ -2,8 +2,8 @@
 // and is the host's client of them: one client per plugin kind
 // (ContextClient, AssemblerClient) implements host.ContextPlugin or
 // host.Assembler over gRPC, converting between the SDK's types and the wire
-// messages and classifying errors (a dead process wraps host.ErrPluginDead,
-// a plugin's answer keeps its SDK sentinel). It is the only part of the
+// messages and classifying errors (a dead process wraps supervise.ErrDead,
+// which is host.ErrPluginDead; a plugin's answer keeps its SDK sentinel). It is the only part of the
 // host side that knows about gRPC and go-plugin; it lives outside package
 // host so that host and its subpackages import none of it.
 package pluginhost

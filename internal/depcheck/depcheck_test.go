@@ -66,6 +66,10 @@ var rules = []rule{{
 	direct:    true,
 	why:       "reaches sessions through the engine only",
 }, {
+	patterns:  []string{module + "/internal/supervise"},
+	forbidden: []string{module + "/"},
+	why:       "keeps processes running whatever they are: it depends on no package of this module",
+}, {
 	patterns:  []string{module + "/internal/jsonprefix"},
 	forbidden: []string{module + "/server", module + "/engine", module + "/host", module + "/sdk", module + "/provider", module + "/store", module + "/record"},
 	why:       "reads JSON bodies by their bytes alone: it knows no session, provider format or transport",
