@@ -109,6 +109,10 @@ type call struct {
 	start   time.Time // the call's arrival
 	req     *request
 	session string
+	// opening is the bytes of the conversation's array its session was
+	// derived from (0: none, or the session was named; see
+	// openingSession).
+	opening int
 	// wrote: the answer's status line went out (errors after it end the
 	// stream instead).
 	wrote  bool
@@ -281,7 +285,7 @@ func (c *call) read() error {
 	case c.session == "" && c.req.after != nil:
 		c.session = c.req.after.session
 	case c.session == "":
-		c.session = deriveSession(c.u, c.req)
+		c.session, c.opening, _ = c.h.openingSession(c.u, c.req)
 	}
 	return nil
 }

@@ -165,6 +165,9 @@ type Handler struct {
 	client    *http.Client
 	metrics   *Metrics
 	memos     *lru.Cache[string, memo]
+	// openings are the sessions derived from conversations' openings, by
+	// the known prefix that holds the opening (see openingSession).
+	openings  *lru.Cache[uint64, opening]
 	known     *jsonprefix.Prefixes
 	payloads  *jsonprefix.Prefixes
 	seed      maphash.Seed
@@ -205,7 +208,7 @@ func New(opts Options) (*Handler, error) {
 	}
 	h := &Handler{upstreams: map[string]*upstream{}, sessions: opts.Sessions, token: opts.Token, maxBytes: max,
 		log: log, client: &http.Client{Transport: tr}, metrics: newMetrics(),
-		memos: lru.New[string, memo](memoSize), seed: maphash.MakeSeed(), responses: newResponsesState(), budget: opts.Budget, observe: opts.Observe, tracer: opts.Tracer}
+		memos: lru.New[string, memo](memoSize), openings: lru.New[uint64, opening](memoSize), seed: maphash.MakeSeed(), responses: newResponsesState(), budget: opts.Budget, observe: opts.Observe, tracer: opts.Tracer}
 	h.known, h.payloads = jsonprefix.NewPrefixes(h.seed, memoSize), jsonprefix.NewPrefixes(h.seed, memoSize)
 	for _, u := range opts.Upstreams {
 		if h.upstreams[u.Kind] != nil {

@@ -153,6 +153,7 @@ func (c *call) remember(es *engine.Session) {
 		return
 	}
 	known := c.h.known.Add(p, c.req.known)
+	c.h.rememberOpening(c.u, c.req, c.session, c.opening, known)
 	if c.req.turns == 0 {
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"github.com/ctxhost/ctxhost/provider"
 	"github.com/ctxhost/ctxhost/sdk"
 )
@@ -24,8 +25,18 @@ import (
 // task, opens each task differently. Conversations that open alike (the
 // same system text and messages) must name their sessions in the header.
 func deriveSession(u *upstream, req *request) string {
+	id, _ := deriveOpening(u, req)
+	return id
+}
+
+// deriveOpening is deriveSession, and the bytes of the conversation's
+// array it read: through the model's first turn (0 when the array has
+// none yet, or the conversation is not an array). A conversation whose
+// array starts with the same bytes, at least that many, opens alike.
+func deriveOpening(u *upstream, req *request) (string, int) {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%d:%s\x00", u.Name, u.Profile, len(req.system), req.system)
+	end := 0
 	dec := json.NewDecoder(bytes.NewReader(req.raw))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
 		h.Write(req.raw) // a string (Responses input)
@@ -40,13 +51,52 @@ func deriveSession(u *upstream, req *request) string {
 				Type string `json:"type"`
 			}
 			if json.Unmarshal(el, &head) == nil && modelTurn(head.Role, head.Type) {
+				end = int(dec.InputOffset())
 				break
 			}
 			h.Write(el)
 			h.Write([]byte{0})
 		}
 	}
-	return u.Kind + "-" + hex.EncodeToString(h.Sum(nil)[:16])
+	return u.Kind + "-" + hex.EncodeToString(h.Sum(nil)[:16]), end
+}
+
+// opening is a session named by its conversation's opening
+// (deriveOpening), remembered by the known prefix of the call's array
+// (jsonprefix.Prefixes) that holds the opening: the next call of the
+// conversation, whose array starts with that prefix, opens alike and is
+// in the same session when it is for the same upstream and system text.
+// An agent's calls carry no session header: without it each call
+// decoded its opening again.
+type opening struct {
+	len              int // the prefix's length
+	end              int // the opening's bytes (deriveOpening), at most len
+	upstream, system string
+	session          string
+}
+
+// openingSession is the session of a call without a session header: the
+// one remembered for the known prefix its array starts with, else
+// derived from its opening (derived: true; see deriveSession). end is
+// the bytes of the array the opening takes (0: the array has no model
+// turn yet, or the conversation is no array).
+func (h *Handler) openingSession(u *upstream, req *request) (id string, end int, derived bool) {
+	if k := req.known; k.Len > 0 {
+		if o, ok := h.openings.Get(k.Hash); ok && o.len == k.Len && o.upstream == u.Name && o.system == req.system {
+			return o.session, o.end, false
+		}
+	}
+	id, end = deriveOpening(u, req)
+	return id, end, true
+}
+
+// rememberOpening keeps the session a call derived from its opening (or
+// took remembered), by known, the prefix its array is now remembered
+// as, when the opening is within it.
+func (h *Handler) rememberOpening(u *upstream, req *request, session string, end int, known jsonprefix.Prefix) {
+	if end > 0 && end <= known.Len && known.Len > jsonprefix.OpeningBytes {
+		h.openings.Put(known.Hash, opening{len: known.Len, end: end, upstream: u.Name, system: req.system, session: session})
+	}
 }
 
 // modelTurn reports whether a conversation element of role and type is
