@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ctxhost/ctxhost/internal/supervise"
 	"os"
 	"sync"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/ctxhost/ctxhost/config"
 	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/host/plaintext"
+	"github.com/ctxhost/ctxhost/internal/supervise"
 	"github.com/ctxhost/ctxhost/pluginhost"
 	"github.com/ctxhost/ctxhost/record"
 	"github.com/ctxhost/ctxhost/sdk"

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ctxhost/ctxhost/internal/supervise"
 	"sync"
 	"time"
 
 	"github.com/ctxhost/ctxhost/config"
 	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/internal/supervise"
 	"github.com/ctxhost/ctxhost/pluginhost"
 )
 

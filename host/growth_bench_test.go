@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/ctxhost/ctxhost/internal/supervise"
 	"testing"
 	"time"
 
 	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/host/testdata/plugins/kit"
+	"github.com/ctxhost/ctxhost/internal/supervise"
 	"github.com/ctxhost/ctxhost/pluginhost"
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/hashicorp/go-hclog"

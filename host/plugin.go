@@ -9,8 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ctxhost/ctxhost/internal/supervise"
 
+	"github.com/ctxhost/ctxhost/internal/supervise"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/ctxhost/ctxhost/internal/supervise"
 	"sort"
 	"sync"
 	"testing"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/host/testdata/plugins/kit"
+	"github.com/ctxhost/ctxhost/internal/supervise"
 	"github.com/ctxhost/ctxhost/pluginhost"
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/hashicorp/go-hclog"

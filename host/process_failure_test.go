@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/ctxhost/ctxhost/internal/supervise"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/host/testdata/plugins/kit"
+	"github.com/ctxhost/ctxhost/internal/supervise"
 	"github.com/ctxhost/ctxhost/pluginhost"
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/hashicorp/go-hclog"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ctxhost/ctxhost/internal/supervise"
 	"strings"
 	"sync"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ctxhost/ctxhost/host/history"
+	"github.com/ctxhost/ctxhost/internal/supervise"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 

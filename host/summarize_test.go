@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ctxhost/ctxhost/internal/supervise"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/ctxhost/ctxhost/host"
 	"github.com/ctxhost/ctxhost/host/history"
 	"github.com/ctxhost/ctxhost/host/plaintext"
+	"github.com/ctxhost/ctxhost/internal/supervise"
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/tokenizer"
 )

@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/ctxhost/ctxhost/internal/supervise"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/ctxhost/ctxhost/internal/supervise"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 

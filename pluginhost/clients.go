@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/ctxhost/ctxhost/internal/supervise"
 	"os/exec"
 	"time"
 
 	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/internal/supervise"
 	"github.com/ctxhost/ctxhost/internal/wire"
 	"github.com/ctxhost/ctxhost/internal/wire/pb"
 	"github.com/ctxhost/ctxhost/sdk"

@@ -3,9 +3,9 @@ package callpath
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"net/http"
 
+	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"github.com/ctxhost/ctxhost/provider/anthropic"
 	"github.com/ctxhost/ctxhost/sdk"
 )

@@ -3,13 +3,14 @@ package callpath
 import (
 	"bytes"
 	"fmt"
-	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"hash/maphash"
 	"io"
 	"math/rand/v2"
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 )
 
 // TestArrivingPrefixFindsWhatMatchFinds: a body read in parts of any size

@@ -36,7 +36,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"hash/maphash"
 	"net"
 	"net/http"
@@ -47,6 +46,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"github.com/ctxhost/ctxhost/internal/lru"
 	"github.com/ctxhost/ctxhost/server/admission"
 )

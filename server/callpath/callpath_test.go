@@ -3,12 +3,12 @@ package callpath
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"hash/maphash"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 

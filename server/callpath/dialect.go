@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"net/http"
 
+	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"github.com/ctxhost/ctxhost/provider"
 	"github.com/ctxhost/ctxhost/provider/anthropic"
 	"github.com/ctxhost/ctxhost/provider/gemini"

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"net/http"
 	"strings"
 
+	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"github.com/ctxhost/ctxhost/provider/gemini"
 	"github.com/ctxhost/ctxhost/sdk"
 )

@@ -3,11 +3,11 @@ package callpath
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"hash/maphash"
 	"weak"
 
 	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"github.com/ctxhost/ctxhost/provider"
 	"github.com/ctxhost/ctxhost/sdk"
 )

@@ -2,10 +2,10 @@ package callpath
 
 import (
 	"encoding/json"
-	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"strings"
 	"testing"
 
+	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"github.com/ctxhost/ctxhost/provider/responses"
 	"github.com/ctxhost/ctxhost/sdk"
 )

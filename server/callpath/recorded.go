@@ -8,12 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"github.com/ctxhost/ctxhost/internal/lru"
 	"github.com/ctxhost/ctxhost/provider/openai"
 	"github.com/ctxhost/ctxhost/provider/responses"

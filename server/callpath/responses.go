@@ -3,10 +3,10 @@ package callpath
 import (
 	"encoding/json"
 	"errors"
-	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"net/http"
 	"strings"
 
+	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"github.com/ctxhost/ctxhost/provider/openai"
 	"github.com/ctxhost/ctxhost/provider/responses"
 	"github.com/ctxhost/ctxhost/sdk"

@@ -4,10 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"strings"
 	"testing"
 
+	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"github.com/ctxhost/ctxhost/provider/anthropic"
 	"github.com/ctxhost/ctxhost/sdk"
 )
