@@ -1,14 +1,20 @@
 package server
 
 import (
+	"bufio"
+	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/ctxhost/ctxhost/record"
 	"github.com/ctxhost/ctxhost/server/callpath"
 	"github.com/ctxhost/ctxhost/store/filestore"
 )
@@ -81,4 +87,155 @@ func TestWaitWhileTheAnswerComes(t *testing.T) {
 		t.Errorf("the first call: HTTP %d", c)
 	}
 	t.Logf("the second call was served after %s (lock wait 2s)", took.Round(time.Millisecond))
+}
+
+// TestSessionFreeWhileTheCallerReads: a whole answer of 24 MB, recorded,
+// is written to its caller once the session is released, so a caller
+// that does not read it (the connection's buffers hold a few MB) keeps
+// no other call of the session waiting: the second call is served while
+// the first answer is still unread, where it was refused with 503 after
+// the lock wait. The first caller then reads its answer whole.
+func TestSessionFreeWhileTheCallerReads(t *testing.T) {
+	fs, err := filestore.New(filepath.Join(t.TempDir(), "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Repeat("lorem ipsum ", 24<<20/12)
+	big := fmt.Sprintf(`{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":%q}],"stop_reason":"end_turn","usage":{"input_tokens":5,"output_tokens":1}}`, text)
+	var calls atomic.Int32
+	upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		if calls.Add(1) == 1 {
+			_, _ = io.WriteString(w, big)
+			return
+		}
+		_, _ = io.WriteString(w, `{"id":"msg_2","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":"short"}],"stop_reason":"end_turn","usage":{"input_tokens":5,"output_tokens":1}}`)
+	})
+	_, base := callPathServer(t, fs, upstream, Limits{LockWait: time.Second})
+	body := `{"model":"m","max_tokens":100,"messages":[{"role":"user","content":"first"}]}`
+
+	// The first caller sends its call and reads nothing for now.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n%s: free\r\nContent-Length: %d\r\n\r\n%s",
+		callpath.SessionHeader, len(body), body)
+	// Its answer is recorded (the store's second version: the session's
+	// creation, then the turn) before any of it goes out.
+	deadline := time.Now().Add(2 * time.Minute)
+	for v, _ := record.StoredVersionOf(context.Background(), fs, "free"); v < 2; v, _ = record.StoredVersionOf(context.Background(), fs, "free") {
+		if time.Now().After(deadline) {
+			t.Fatal("the first call's answer was never recorded")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	req, _ := http.NewRequest(http.MethodPost, base+"/v1/messages", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(callpath.SessionHeader, "free")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK || !strings.Contains(string(b), "short") {
+		t.Fatalf("the second call while the first answer is unread: HTTP %d %.300s; want 200", res.StatusCode, b)
+	}
+
+	first, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(first.Body)
+	first.Body.Close()
+	if err != nil || first.StatusCode != http.StatusOK || string(got) != big {
+		t.Errorf("the first answer, read late: HTTP %d, %d bytes of %d, %v", first.StatusCode, len(got), len(big), err)
+	}
+}
+
+// gatedStore holds every write of a stored session (expected version 1
+// or more) while armed, until released: a record that takes as long as
+// the test wants.
+type gatedStore struct {
+	record.Store
+	armed   atomic.Bool
+	waiting chan struct{} // a write is held (closed once)
+	release chan struct{} // closed to let the held writes through
+	once    sync.Once
+}
+
+func (g *gatedStore) hold(expected uint64) {
+	if g.armed.Load() && expected >= 1 {
+		g.once.Do(func() { close(g.waiting) })
+		<-g.release
+	}
+}
+
+func (g *gatedStore) Append(ctx context.Context, id string, expected uint64, event []byte) error {
+	g.hold(expected)
+	return g.Store.Append(ctx, id, expected, event)
+}
+
+func (g *gatedStore) Snapshot(ctx context.Context, id string, expected uint64, state []byte) error {
+	g.hold(expected)
+	return g.Store.Snapshot(ctx, id, expected, state)
+}
+
+// TestWaitWhileTheAnswerIsRecorded: a second call on a session while the
+// first call's 4 MB answer is being recorded, its store write held three
+// times the lock wait, waits for the record (the recording call reports
+// progress) instead of being refused with 503, and is served after it.
+func TestWaitWhileTheAnswerIsRecorded(t *testing.T) {
+	fs, err := filestore.New(filepath.Join(t.TempDir(), "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gatedStore{Store: fs, waiting: make(chan struct{}), release: make(chan struct{})}
+	text := strings.Repeat("lorem ipsum ", 4<<20/12)
+	upstream := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":%q}],"stop_reason":"end_turn","usage":{"input_tokens":5,"output_tokens":1}}`, text)
+	})
+	const lockWait = time.Second
+	_, base := callPathServer(t, g, upstream, Limits{LockWait: lockWait})
+	call := func(done chan<- int) {
+		body := `{"model":"m","max_tokens":100,"messages":[{"role":"user","content":"first"}]}`
+		req, _ := http.NewRequest(http.MethodPost, base+"/v1/messages", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(callpath.SessionHeader, "recorded")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+			done <- 0
+			return
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		done <- res.StatusCode
+	}
+	g.armed.Store(true)
+	var open sync.Once
+	free := func() { open.Do(func() { g.armed.Store(false); close(g.release) }) }
+	t.Cleanup(free) // before the servers close, which wait for the held call
+	first, second := make(chan int, 1), make(chan int, 1)
+	go call(first)
+	<-g.waiting // the first call is recording its answer
+	go call(second)
+	select {
+	case code := <-second:
+		t.Fatalf("the second call ended (HTTP %d) while the first call's answer was being recorded", code)
+	case <-time.After(3 * lockWait):
+	}
+	free()
+	if code := <-first; code != http.StatusOK {
+		t.Errorf("the first call: HTTP %d", code)
+	}
+	if code := <-second; code != http.StatusOK {
+		t.Errorf("the second call, after the record: HTTP %d; want 200", code)
+	}
 }

@@ -75,8 +75,8 @@ type Progress interface {
 }
 
 // working reports progress on the call's session every beat until the
-// returned function is called: the call is recording its answer, which
-// takes time in proportion to its size.
+// returned function is called: the call is reading or recording its
+// answer, which takes time in proportion to its size.
 func (c *call) working() (stop func()) {
 	p, ok := c.h.sessions.(Progress)
 	if !ok {

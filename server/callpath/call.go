@@ -119,6 +119,12 @@ type call struct {
 	status int
 	// out writes a streamed answer (relayStream).
 	out *streamOut
+	// rest is what deliver writes of the answer once the session is
+	// released: a whole answer's body, a stream's last event.
+	rest []byte
+	// progress, when the sessions report it, is told of each event the
+	// caller took (flush).
+	progress Progress
 	// held is the number of history messages the conversation came to.
 	held int
 	// body is the request body read (see release); unparsed is the body
@@ -149,9 +155,37 @@ func (c *call) serve() error {
 	}
 	ctx, cancel := context.WithTimeout(c.r.Context(), c.u.Timeout)
 	defer cancel()
-	return c.h.sessions.WithSession(ctx, c.session, c.u.Profile, func(es *engine.Session) error {
+	err = c.h.sessions.WithSession(ctx, c.session, c.u.Profile, func(es *engine.Session) error {
 		return c.turn(ctx, es)
 	})
+	if c.out != nil {
+		defer c.out.close()
+	}
+	if err != nil {
+		return err
+	}
+	return c.deliver()
+}
+
+// deliver writes what is left of an answer once it is recorded and the
+// session's lock is released: a whole answer's body, a stream's last
+// event. That is only the caller's I/O, which a slow reader may drag
+// out: the session is already free for its next call, whose reads see
+// the recorded turn.
+func (c *call) deliver() error {
+	rest := c.rest
+	c.rest, c.progress = nil, nil // the session is another call's now
+	if c.out != nil {
+		if rest == nil {
+			return nil
+		}
+		return c.flush(rest)
+	}
+	if c.wrote && rest != nil {
+		c.w.WriteHeader(c.status)
+		_, _ = c.w.Write(rest)
+	}
+	return nil
 }
 
 // readBody reads r whole: into one array of the declared length when it
@@ -445,7 +479,8 @@ func (c *call) relayError(res *http.Response) {
 	_, _ = io.Copy(c.w, res.Body)
 }
 
-// relayWhole reads a whole answer, passes it on, then records it.
+// relayWhole reads a whole answer and records it; deliver passes it on
+// once the session is released.
 func (c *call) relayWhole(res *http.Response, a answer, es *engine.Session) error {
 	limit := c.u.maxEvent()
 	if res.ContentLength > int64(limit) {
@@ -465,7 +500,10 @@ func (c *call) relayWhole(res *http.Response, a answer, es *engine.Session) erro
 	if err != nil {
 		return failf(http.StatusBadGateway, "dropped", "upstream connection lost before the answer was whole: %v", redactURL(err))
 	}
-	if err := a.Whole(body); err != nil {
+	stop := c.working() // reading a large answer takes time in proportion to it
+	err = a.Whole(body)
+	stop()
+	if err != nil {
 		return failf(http.StatusBadGateway, "bad_answer", "upstream answer unreadable: %v", err)
 	}
 	// Recorded before it goes out, so a read after the answer (on any
@@ -478,8 +516,7 @@ func (c *call) relayWhole(res *http.Response, a answer, es *engine.Session) erro
 	c.w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	c.status = http.StatusOK
 	c.wrote = true
-	c.w.WriteHeader(http.StatusOK)
-	_, _ = c.w.Write(body)
+	c.rest = body // written by deliver, the session released
 	return nil
 }
 

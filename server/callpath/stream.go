@@ -25,7 +25,8 @@ var errAborted = errors.New("stream aborted")
 
 // relayStream passes the upstream's server-sent events on as they arrive.
 // Every event but the last is written and flushed at once; the last (the
-// one that makes the answer whole) only after the answer is recorded. A
+// one that makes the answer whole) only after the answer is recorded, by
+// deliver once the session is released. A
 // stream that ends before its last event gets the provider's error event
 // and the connection is cut; nothing of the answer is recorded.
 //
@@ -38,9 +39,9 @@ func (c *call) relayStream(ctx context.Context, res *http.Response, a answer, es
 	c.wrote = true
 	c.w.WriteHeader(http.StatusOK) // held in the connection's buffer until a flush
 	c.out = &streamOut{w: c.w}
-	c.out.headers = time.AfterFunc(headerWait, c.out.flushHeaders)
-	defer c.out.close()
-	in, err := c.admitAnswer(res.Body, -1) // charged as the events come
+	c.progress, _ = c.h.sessions.(Progress)
+	c.out.headers = time.AfterFunc(headerWait, c.out.flushHeaders) // stopped by serve (out.close)
+	in, err := c.admitAnswer(res.Body, -1)                         // charged as the events come
 	if err != nil {
 		return err
 	}
@@ -136,10 +137,13 @@ func (c *call) dispatch(a answer, es *engine.Session, name string, data, raw []b
 		// goes out, so a read after the answer (on any server) sees it; a
 		// record that fails ends the stream with the provider's error
 		// event instead, and nothing of the call is applied.
+		// The event itself goes out once the session is released
+		// (deliver): what is left is the caller's I/O.
 		if err := c.record(es, a); err != nil {
 			return true, c.abort(err)
 		}
-		return true, c.flush(raw)
+		c.rest = raw // relayStream's own buffer, not read into again
+		return true, nil
 	}
 	return false, c.flush(raw)
 }
@@ -149,6 +153,9 @@ func (c *call) dispatch(a answer, es *engine.Session, name string, data, raw []b
 func (c *call) flush(raw []byte) error {
 	if err := c.out.write(raw); err != nil {
 		return &callError{status: 499, reason: "caller_gone", err: err}
+	}
+	if c.progress != nil {
+		c.progress.Progress(c.session) // the caller took more of it: a call waiting for the session waits on
 	}
 	return nil
 }
