@@ -69,6 +69,8 @@ type Engine struct {
 	// saved is where sessions are saved: store, or Options.Store; nil
 	// without a store.
 	saved record.Store
+	// stopFeed ends the writing of host-wide events to the store's feed.
+	stopFeed func()
 	// blocks keeps the memory blocks (Options.Blocks, the store's, or
 	// this process's memory).
 	blocks record.BlockStore
@@ -136,6 +138,7 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 	if e.blocks == nil {
 		e.blocks = BlockStoreOf(hs)
 	}
+	e.stopFeed = e.publishHostEvents()
 	if err := e.start(ctx); err != nil {
 		e.Close()
 		return nil, err
@@ -399,6 +402,9 @@ func (e *Engine) NewSession(id string) (*Session, error) {
 func (e *Engine) Close() {
 	e.closeOnce.Do(func() {
 		e.registry.KillAll()
+		if e.stopFeed != nil {
+			e.stopFeed()
+		}
 		if e.store != nil {
 			if err := e.store.Close(); err != nil {
 				e.Logger.Warn("close the session store", "error", err)

@@ -167,6 +167,7 @@ func (e *Engine) PutMemoryBlock(ctx context.Context, b MemoryBlock, expected uin
 		return MemoryBlock{}, err
 	}
 	b.Version = expected + 1
+	e.publishMemoryChange(ctx, b.Scope, b.Label, b.Version, false)
 	return b, nil
 }
 
@@ -229,7 +230,11 @@ func (e *Engine) DeleteMemoryBlock(ctx context.Context, scope MemoryScope, label
 		}
 		expected = cur.Version
 	}
-	return e.blocks.DeleteBlock(ctx, scope.String(), label, expected)
+	if err := e.blocks.DeleteBlock(ctx, scope.String(), label, expected); err != nil {
+		return err
+	}
+	e.publishMemoryChange(ctx, scope, label, expected+1, true)
+	return nil
 }
 
 // MemoryBlockVersions returns every version of the block, oldest first; a
@@ -257,8 +262,12 @@ func (e *Engine) ForgetSessionMemory(ctx context.Context, id string) error {
 		return err
 	}
 	for _, b := range blocks {
-		if err := e.blocks.DeleteBlock(ctx, scope.String(), b.Label, b.Version); err != nil && !errors.Is(err, ErrBlockNotFound) {
+		err := e.blocks.DeleteBlock(ctx, scope.String(), b.Label, b.Version)
+		if err != nil && !errors.Is(err, ErrBlockNotFound) {
 			return err
+		}
+		if err == nil {
+			e.publishMemoryChange(ctx, scope, b.Label, b.Version+1, true)
 		}
 	}
 	return nil

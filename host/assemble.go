@@ -53,7 +53,7 @@ func (t *turn) assembleOnce(ctx context.Context, agent sdk.AgentIdentity, out *P
 		})
 	}
 	if cutOff != nil {
-		s.events.emit(Event{Type: EventCallRetried, Session: s.id, Plugin: a.Info().Name, Err: cutOff})
+		s.emit(Event{Type: EventCallRetried, Session: s.id, Plugin: a.Info().Name, Err: cutOff})
 		if err == nil {
 			out.Warnings = append(out.Warnings, retriedWarning(fmt.Sprintf("assembler %q", a.Info().Name), cutOff.Error()))
 		}

@@ -82,7 +82,7 @@ func (t *turn) gather(ctx context.Context, view *AgentView) ([]countedComponent,
 	for i, p := range s.plugins.all {
 		a := answers[i]
 		if a.cutOff != nil {
-			s.events.emit(Event{Type: EventCallRetried, Session: s.id, Plugin: p.binding.Name, Err: a.cutOff})
+			s.emit(Event{Type: EventCallRetried, Session: s.id, Plugin: p.binding.Name, Err: a.cutOff})
 			if a.err == nil {
 				warnings = append(warnings, retriedWarning(fmt.Sprintf("plugin %q: component", p.binding.Name), a.cutOff.Error()))
 			}
@@ -92,7 +92,7 @@ func (t *turn) gather(ctx context.Context, view *AgentView) ([]countedComponent,
 		}
 		if a.err != nil {
 			p.fresh = false
-			s.events.emit(Event{Type: EventPluginFailed, Session: s.id, Plugin: p.binding.Name, Err: a.err})
+			s.emit(Event{Type: EventPluginFailed, Session: s.id, Plugin: p.binding.Name, Err: a.err})
 			if p.binding.Required {
 				return nil, warnings, nil, &RequiredPluginError{Plugin: p.binding.Name, Err: a.err}
 			}

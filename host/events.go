@@ -40,6 +40,8 @@ type Event struct {
 	Budget     *sdk.Budget       // budget warning / critical
 	Compaction *CompactionReport // compacted
 	Err        error             // plugin failed / restarted (the failure that caused it)
+	// Assembler: the plugin restarted is an assembler.
+	Assembler bool
 }
 
 // Subscriber receives events synchronously; it must not call back into the

@@ -191,6 +191,6 @@ func restoreStored(ctx context.Context, s *Session) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.restoreTracks(s.pressure.Tracks)
-	s.rec.saved(s.usage, s.pressure)
+	s.savedAs(s.usage, s.pressure)
 	return nil
 }

@@ -146,7 +146,7 @@ func (t *turn) compactPlugin(ctx context.Context, c *countedComponent, ask int) 
 	discard := func(reason string) CompactionStep {
 		st.Discarded = reason
 		st.Duration = time.Since(start)
-		s.events.emit(Event{Type: EventPluginFailed, Session: s.id, Plugin: p.binding.Name,
+		s.emit(Event{Type: EventPluginFailed, Session: s.id, Plugin: p.binding.Name,
 			Err: fmt.Errorf("compact %q: answer discarded: %s", c.comp.Name, reason)})
 		return st
 	}
@@ -173,7 +173,7 @@ func (t *turn) compactPlugin(ctx context.Context, c *countedComponent, ask int) 
 	call := func(ctx context.Context) (sdk.CompactResult, error) { return p.binding.Plugin.Compact(ctx, s.id, req) }
 	res, err := callWithDeadline(ctx, p.binding.Timeout, call)
 	if err != nil && t.compactionUndone(ctx, p, prev, err) {
-		s.events.emit(Event{Type: EventCallRetried, Session: s.id, Plugin: p.binding.Name, Err: err})
+		s.emit(Event{Type: EventCallRetried, Session: s.id, Plugin: p.binding.Name, Err: err})
 		first := err
 		if res, err = callWithDeadline(ctx, p.binding.Timeout, call); err == nil {
 			st.Retried = first.Error()
@@ -193,7 +193,7 @@ func (t *turn) compactPlugin(ctx context.Context, c *countedComponent, ask int) 
 	}
 	f, gen, cutOff, err := p.fetch(ctx, s.id, s.cfg.Encoding, s.counter)
 	if cutOff != nil {
-		s.events.emit(Event{Type: EventCallRetried, Session: s.id, Plugin: p.binding.Name, Err: cutOff})
+		s.emit(Event{Type: EventCallRetried, Session: s.id, Plugin: p.binding.Name, Err: cutOff})
 	}
 	if err != nil {
 		return undo(err.Error())
@@ -315,7 +315,7 @@ func (t *turn) carryOut(ctx context.Context, d Decision, cs []countedComponent, 
 	report.Met = report.Freed >= report.Deficit
 	if len(report.Steps) > 0 {
 		s.metrics.Compactions++
-		s.events.emit(Event{Type: EventCompacted, Session: s.id, Compaction: report})
+		s.emit(Event{Type: EventCompacted, Session: s.id, Compaction: report})
 	}
 	return report, nil
 }

@@ -41,6 +41,8 @@ type Session struct {
 	// rec makes the session's changes durable (its journal is nil
 	// without a store).
 	rec recording
+	// feed are the events to write with the next save (see emit).
+	feed feedNotes
 	// caches remembers each agent's last payload, for the cache report;
 	// lastTurns each agent's last assembly, reused by an unchanged turn.
 	caches    map[string]*cacheTrack
@@ -307,7 +309,7 @@ func (s *Session) AddMessage(m sdk.Message) (sdk.Message, error) {
 	if err != nil {
 		return sdk.Message{}, fmt.Errorf("add message: %w", err)
 	}
-	s.events.emit(Event{Type: EventMessageAdded, Session: s.id, Message: &stored})
+	s.emit(Event{Type: EventMessageAdded, Session: s.id, Message: &stored})
 	if perr != nil {
 		return stored, fmt.Errorf("add message: %w", perr)
 	}
@@ -330,7 +332,7 @@ func (s *Session) AddMessages(msgs []sdk.Message) ([]sdk.Message, error) {
 		return nil, fmt.Errorf("add messages: %w", err)
 	}
 	for i := range stored {
-		s.events.emit(Event{Type: EventMessageAdded, Session: s.id, Message: &stored[i]})
+		s.emit(Event{Type: EventMessageAdded, Session: s.id, Message: &stored[i]})
 	}
 	if perr != nil {
 		return stored, fmt.Errorf("add messages: %w", perr)
@@ -387,7 +389,7 @@ func (s *Session) ClearHistory() error {
 	s.hist.Clear()
 	err := s.persist()
 	s.mu.Unlock()
-	s.events.emit(Event{Type: EventHistoryCleared, Session: s.id})
+	s.emit(Event{Type: EventHistoryCleared, Session: s.id})
 	if err != nil {
 		return fmt.Errorf("clear history: %w", err)
 	}
@@ -440,7 +442,7 @@ func (s *Session) Apply(ctx context.Context, plugin, op string, args json.RawMes
 	})
 	if err != nil {
 		if !isProtocolError(err) {
-			s.events.emit(Event{Type: EventPluginFailed, Session: s.id, Plugin: plugin, Err: err})
+			s.emit(Event{Type: EventPluginFailed, Session: s.id, Plugin: plugin, Err: err})
 		}
 		return nil, fmt.Errorf("apply %s.%s: %w", plugin, op, err)
 	}
@@ -554,7 +556,7 @@ func (s *Session) Restart() (RestartPlan, error) {
 	s.pressure = pressureState{Turns: s.pressure.Turns} // a restart starts the conversation again, not the session
 	perr := s.persist()
 	s.mu.Unlock()
-	s.events.emit(Event{Type: EventHistoryCleared, Session: s.id})
+	s.emit(Event{Type: EventHistoryCleared, Session: s.id})
 	if err != nil {
 		return plan, fmt.Errorf("restart: carry over: %w", errors.Join(err, perr))
 	}

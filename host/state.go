@@ -144,7 +144,7 @@ func (s *Session) restore(ctx context.Context, data []byte, persist bool) error 
 	s.hist = s.rec.follow(hist)
 	s.usage, s.pressure, s.rec.position, s.rec.attachment = st.Usage, st.Pressure.restored(), st.Position, st.Attachment
 	s.restoreTracks(s.pressure.Tracks)
-	s.rec.pending = s.rec.pending[:0]
+	s.rec.pending, s.feed.derived = s.rec.pending[:0], 0
 	if persist {
 		// An imported state's turn mark names versions of another store.
 		s.pressure.TurnVersion, s.pressure.TurnAgent, s.pressure.TurnBudget = 0, "", 0

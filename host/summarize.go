@@ -369,7 +369,7 @@ func (s *Session) summarize(ctx context.Context, cancel context.CancelFunc, done
 		w := fmt.Sprintf("summarizer %q: summary of %s not made, the span is omitted instead (next request in %s or later): %v",
 			cfg.Name, describeSpan(sp), wait, err)
 		s.sum.warnings = append(s.sum.warnings, w)
-		s.events.emit(Event{Type: EventSummaryFailed, Session: s.id, Plugin: cfg.Name, Err: errors.New(w)})
+		s.emit(Event{Type: EventSummaryFailed, Session: s.id, Plugin: cfg.Name, Err: errors.New(w)})
 		return
 	}
 	s.sum.failures, s.sum.retryAt = 0, time.Time{}

@@ -69,15 +69,16 @@ func Supervise(ctx context.Context, name string, launch LaunchFunc, opts supervi
 // Supervise is the package-level Supervise with plugin-restarted events
 // emitted to this host's subscribers (opts.OnRestart is still called).
 func (h *Host) Supervise(ctx context.Context, name string, launch LaunchFunc, opts supervise.Options) (*Supervisor, error) {
-	return Supervise(ctx, name, launch, h.announceRestarts(opts))
+	return Supervise(ctx, name, launch, h.announceRestarts(opts, false))
 }
 
 // announceRestarts makes opts.OnRestart emit a plugin-restarted event to
-// h's subscribers before it calls the caller's own.
-func (h *Host) announceRestarts(opts supervise.Options) supervise.Options {
+// h's subscribers (marked as an assembler's when assembler is set)
+// before it calls the caller's own.
+func (h *Host) announceRestarts(opts supervise.Options, assembler bool) supervise.Options {
 	user := opts.OnRestart
 	opts.OnRestart = func(plugin string, cause error) {
-		h.events.emit(Event{Type: EventPluginRestarted, Plugin: plugin, Err: cause})
+		h.events.emit(Event{Type: EventPluginRestarted, Plugin: plugin, Err: cause, Assembler: assembler})
 		if user != nil {
 			user(plugin, cause)
 		}
@@ -390,7 +391,7 @@ func SuperviseAssembler(ctx context.Context, name string, launch AssemblerLaunch
 // SuperviseAssembler is the package-level SuperviseAssembler with
 // plugin-restarted events emitted to this host's subscribers.
 func (h *Host) SuperviseAssembler(ctx context.Context, name string, launch AssemblerLaunchFunc, opts supervise.Options) (*AssemblerSupervisor, error) {
-	return SuperviseAssembler(ctx, name, launch, h.announceRestarts(opts))
+	return SuperviseAssembler(ctx, name, launch, h.announceRestarts(opts, true))
 }
 
 // Info returns the assembler's description (from its first launch).

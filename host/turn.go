@@ -271,9 +271,14 @@ func (s *Session) persist() error {
 		r.pending = nil
 		return nil
 	}
-	if r.unchanged(s.usage, s.pressure) || r.holding > 0 {
+	if r.holding > 0 {
 		return nil
 	}
+	if r.unchanged(s.usage, s.pressure) {
+		s.dropRepeatedBudget()
+		return nil
+	}
+	s.noteForSave()
 	ctx := context.Background()
 	err := r.journal.Save(ctx, func() ([]byte, error) {
 		return json.Marshal(storedEvent{Version: EventVersion, Ops: r.pending, Usage: s.usage, Pressure: s.pressureToSave(), Position: r.newPosition(), Attachment: r.newAttachment()})
@@ -283,11 +288,17 @@ func (s *Session) persist() error {
 	if err != nil {
 		return err
 	}
-	r.saved(s.usage, s.pressure)
+	s.savedAs(s.usage, s.pressure)
 	return nil
 }
 
-// saved forgets what the last save wrote.
+// savedAs forgets what the last save wrote, its events included.
+func (s *Session) savedAs(u usage, p pressureState) {
+	s.feed.derived = 0
+	s.rec.saved(u, p)
+}
+
+// saved forgets what the last save wrote (the pending ops and figures).
 func (r *recording) saved(u usage, p pressureState) {
 	r.pending = r.pending[:0]
 	r.positionSaved, r.attachmentSaved = true, true
@@ -415,9 +426,9 @@ func (t *turn) emitBudget(b sdk.Budget) {
 	s := t.s
 	switch b.Status {
 	case sdk.StatusWarning:
-		s.events.emit(Event{Type: EventBudgetWarning, Session: s.id, Budget: &b})
+		s.emit(Event{Type: EventBudgetWarning, Session: s.id, Budget: &b})
 	case sdk.StatusCritical:
-		s.events.emit(Event{Type: EventBudgetCritical, Session: s.id, Budget: &b})
+		s.emit(Event{Type: EventBudgetCritical, Session: s.id, Budget: &b})
 	}
 }
 

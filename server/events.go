@@ -32,10 +32,22 @@ var pollEvery = time.Second
 // comment, so proxies keep it open.
 const heartbeatEvery = 15 * time.Second
 
-// changes tells the streams of a session that a call on it ended.
+// changes tells the streams of a session that a call on it ended, and
+// the feed's streams that a call on any session did.
 type changes struct {
 	mu    sync.Mutex
 	waits map[string]chan struct{}
+	any   chan struct{}
+}
+
+// waitAny returns a channel closed at the next notify of any session.
+func (c *changes) waitAny() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.any == nil {
+		c.any = make(chan struct{})
+	}
+	return c.any
 }
 
 // wait returns a channel closed at the next notify of id.
@@ -58,9 +70,14 @@ func (c *changes) notify(id string) {
 	c.mu.Lock()
 	ch, ok := c.waits[id]
 	delete(c.waits, id)
+	all := c.any
+	c.any = nil
 	c.mu.Unlock()
 	if ok {
 		close(ch)
+	}
+	if all != nil {
+		close(all)
 	}
 }
 

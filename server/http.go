@@ -58,6 +58,7 @@ func (s *Server) Handler(opts HandlerOptions) http.Handler {
 	// The token is checked before the body is read.
 	mux.Handle(path, requireToken(opts.Token, s.admitRPC(max+64<<10, http.MaxBytesHandler(h, max+64<<10)))) // framing beyond the message
 	mux.Handle("GET /v1/events", requireToken(opts.Token, http.HandlerFunc(s.serveEvents)))
+	mux.Handle("GET /v1/feed", requireToken(opts.Token, http.HandlerFunc(s.serveFeed)))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"status": "SERVING"})
 	})

@@ -4248,6 +4248,166 @@ func (x *ChangeEvent) GetChange() *structpb.Value {
 	return nil
 }
 
+// WatchFeedRequest: the feed's events with a sequence above after (0: all
+// the store holds), or from its current end (from_now), then each new one.
+type WatchFeedRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	After         uint64                 `protobuf:"varint,1,opt,name=after,proto3" json:"after,omitempty"`
+	SessionId     string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"` // only this session's events ("": every session's and the host's)
+	Kinds         []string               `protobuf:"bytes,3,rep,name=kinds,proto3" json:"kinds,omitempty"`                          // only these kinds (none: every kind)
+	FromNow       bool                   `protobuf:"varint,4,opt,name=from_now,json=fromNow,proto3" json:"from_now,omitempty"`      // start at the feed's end, not after `after`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchFeedRequest) Reset() {
+	*x = WatchFeedRequest{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchFeedRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchFeedRequest) ProtoMessage() {}
+
+func (x *WatchFeedRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchFeedRequest.ProtoReflect.Descriptor instead.
+func (*WatchFeedRequest) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *WatchFeedRequest) GetAfter() uint64 {
+	if x != nil {
+		return x.After
+	}
+	return 0
+}
+
+func (x *WatchFeedRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *WatchFeedRequest) GetKinds() []string {
+	if x != nil {
+		return x.Kinds
+	}
+	return nil
+}
+
+func (x *WatchFeedRequest) GetFromNow() bool {
+	if x != nil {
+		return x.FromNow
+	}
+	return false
+}
+
+// FeedEvent is one event of the store's feed: its store-wide sequence
+// (resume after it), the session it is about ("" for the host's own), the
+// session's version it was saved with (0: written on its own), its kind
+// (message:added, compacted, budget:warning, budget:critical,
+// plugin:failed, plugin:retried, plugin:restarted, summary:failed,
+// history:cleared, memory:changed, checkpoint:forked) and what it says.
+type FeedEvent struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Sequence      uint64                 `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	SessionId     string                 `protobuf:"bytes,2,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Version       uint64                 `protobuf:"varint,3,opt,name=version,proto3" json:"version,omitempty"`
+	Kind          string                 `protobuf:"bytes,4,opt,name=kind,proto3" json:"kind,omitempty"`
+	Time          string                 `protobuf:"bytes,5,opt,name=time,proto3" json:"time,omitempty"` // when the store wrote it, RFC 3339 UTC
+	Data          *structpb.Value        `protobuf:"bytes,6,opt,name=data,proto3" json:"data,omitempty"` // as JSON (see docs/SERVICE.md)
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FeedEvent) Reset() {
+	*x = FeedEvent{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FeedEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FeedEvent) ProtoMessage() {}
+
+func (x *FeedEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FeedEvent.ProtoReflect.Descriptor instead.
+func (*FeedEvent) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *FeedEvent) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+func (x *FeedEvent) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *FeedEvent) GetVersion() uint64 {
+	if x != nil {
+		return x.Version
+	}
+	return 0
+}
+
+func (x *FeedEvent) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *FeedEvent) GetTime() string {
+	if x != nil {
+		return x.Time
+	}
+	return ""
+}
+
+func (x *FeedEvent) GetData() *structpb.Value {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
 type RunToolRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
@@ -4259,7 +4419,7 @@ type RunToolRequest struct {
 
 func (x *RunToolRequest) Reset() {
 	*x = RunToolRequest{}
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[59]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4271,7 +4431,7 @@ func (x *RunToolRequest) String() string {
 func (*RunToolRequest) ProtoMessage() {}
 
 func (x *RunToolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[59]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4284,7 +4444,7 @@ func (x *RunToolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunToolRequest.ProtoReflect.Descriptor instead.
 func (*RunToolRequest) Descriptor() ([]byte, []int) {
-	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{59}
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *RunToolRequest) GetSessionId() string {
@@ -4321,7 +4481,7 @@ type RunToolResponse struct {
 
 func (x *RunToolResponse) Reset() {
 	*x = RunToolResponse{}
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[60]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4333,7 +4493,7 @@ func (x *RunToolResponse) String() string {
 func (*RunToolResponse) ProtoMessage() {}
 
 func (x *RunToolResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ctxhost_service_v1_service_proto_msgTypes[60]
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4346,7 +4506,7 @@ func (x *RunToolResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunToolResponse.ProtoReflect.Descriptor instead.
 func (*RunToolResponse) Descriptor() ([]byte, []int) {
-	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{60}
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *RunToolResponse) GetResult() string {
@@ -4730,7 +4890,21 @@ const file_ctxhost_service_v1_service_proto_rawDesc = "" +
 	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x12\n" +
 	"\x04type\x18\x03 \x01(\tR\x04type\x12\x14\n" +
 	"\x05kinds\x18\x04 \x03(\tR\x05kinds\x12.\n" +
-	"\x06change\x18\x05 \x01(\v2\x16.google.protobuf.ValueR\x06change\"a\n" +
+	"\x06change\x18\x05 \x01(\v2\x16.google.protobuf.ValueR\x06change\"x\n" +
+	"\x10WatchFeedRequest\x12\x14\n" +
+	"\x05after\x18\x01 \x01(\x04R\x05after\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x14\n" +
+	"\x05kinds\x18\x03 \x03(\tR\x05kinds\x12\x19\n" +
+	"\bfrom_now\x18\x04 \x01(\bR\afromNow\"\xb4\x01\n" +
+	"\tFeedEvent\x12\x1a\n" +
+	"\bsequence\x18\x01 \x01(\x04R\bsequence\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x02 \x01(\tR\tsessionId\x12\x18\n" +
+	"\aversion\x18\x03 \x01(\x04R\aversion\x12\x12\n" +
+	"\x04kind\x18\x04 \x01(\tR\x04kind\x12\x12\n" +
+	"\x04time\x18\x05 \x01(\tR\x04time\x12*\n" +
+	"\x04data\x18\x06 \x01(\v2\x16.google.protobuf.ValueR\x04data\"a\n" +
 	"\x0eRunToolRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x12\n" +
@@ -4745,7 +4919,7 @@ const file_ctxhost_service_v1_service_proto_rawDesc = "" +
 	"\x11TEXT_INSTRUCTIONS\x10\x02\x12\x0e\n" +
 	"\n" +
 	"TEXT_INPUT\x10\x03\x12\x12\n" +
-	"\x0eTEXT_TEAM_TASK\x10\x042\x96\x15\n" +
+	"\x0eTEXT_TEAM_TASK\x10\x042\xea\x15\n" +
 	"\x0eContextService\x12Z\n" +
 	"\rCreateSession\x12(.ctxhost.service.v1.CreateSessionRequest\x1a\x1f.ctxhost.service.v1.SessionInfo\x12T\n" +
 	"\n" +
@@ -4768,7 +4942,8 @@ const file_ctxhost_service_v1_service_proto_rawDesc = "" +
 	"\n" +
 	"GetHistory\x12%.ctxhost.service.v1.GetHistoryRequest\x1a&.ctxhost.service.v1.GetHistoryResponse\x12d\n" +
 	"\rFormatHistory\x12(.ctxhost.service.v1.FormatHistoryRequest\x1a).ctxhost.service.v1.FormatHistoryResponse\x12X\n" +
-	"\vWatchEvents\x12&.ctxhost.service.v1.WatchEventsRequest\x1a\x1f.ctxhost.service.v1.ChangeEvent0\x01\x12m\n" +
+	"\vWatchEvents\x12&.ctxhost.service.v1.WatchEventsRequest\x1a\x1f.ctxhost.service.v1.ChangeEvent0\x01\x12R\n" +
+	"\tWatchFeed\x12$.ctxhost.service.v1.WatchFeedRequest\x1a\x1d.ctxhost.service.v1.FeedEvent0\x01\x12m\n" +
 	"\x10ListMemoryBlocks\x12+.ctxhost.service.v1.ListMemoryBlocksRequest\x1a,.ctxhost.service.v1.ListMemoryBlocksResponse\x12\\\n" +
 	"\x0eGetMemoryBlock\x12).ctxhost.service.v1.GetMemoryBlockRequest\x1a\x1f.ctxhost.service.v1.MemoryBlock\x12\\\n" +
 	"\x0ePutMemoryBlock\x12).ctxhost.service.v1.PutMemoryBlockRequest\x1a\x1f.ctxhost.service.v1.MemoryBlock\x12^\n" +
@@ -4793,7 +4968,7 @@ func file_ctxhost_service_v1_service_proto_rawDescGZIP() []byte {
 }
 
 var file_ctxhost_service_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_ctxhost_service_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 62)
+var file_ctxhost_service_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 64)
 var file_ctxhost_service_v1_service_proto_goTypes = []any{
 	(Text)(0),                         // 0: ctxhost.service.v1.Text
 	(*WriteOptions)(nil),              // 1: ctxhost.service.v1.WriteOptions
@@ -4855,21 +5030,23 @@ var file_ctxhost_service_v1_service_proto_goTypes = []any{
 	(*SetMembershipRequest)(nil),      // 57: ctxhost.service.v1.SetMembershipRequest
 	(*WatchEventsRequest)(nil),        // 58: ctxhost.service.v1.WatchEventsRequest
 	(*ChangeEvent)(nil),               // 59: ctxhost.service.v1.ChangeEvent
-	(*RunToolRequest)(nil),            // 60: ctxhost.service.v1.RunToolRequest
-	(*RunToolResponse)(nil),           // 61: ctxhost.service.v1.RunToolResponse
-	nil,                               // 62: ctxhost.service.v1.Message.MetadataEntry
-	(*structpb.Value)(nil),            // 63: google.protobuf.Value
+	(*WatchFeedRequest)(nil),          // 60: ctxhost.service.v1.WatchFeedRequest
+	(*FeedEvent)(nil),                 // 61: ctxhost.service.v1.FeedEvent
+	(*RunToolRequest)(nil),            // 62: ctxhost.service.v1.RunToolRequest
+	(*RunToolResponse)(nil),           // 63: ctxhost.service.v1.RunToolResponse
+	nil,                               // 64: ctxhost.service.v1.Message.MetadataEntry
+	(*structpb.Value)(nil),            // 65: google.protobuf.Value
 }
 var file_ctxhost_service_v1_service_proto_depIdxs = []int32{
 	10, // 0: ctxhost.service.v1.Message.tool_calls:type_name -> ctxhost.service.v1.ToolCall
-	62, // 1: ctxhost.service.v1.Message.metadata:type_name -> ctxhost.service.v1.Message.MetadataEntry
+	64, // 1: ctxhost.service.v1.Message.metadata:type_name -> ctxhost.service.v1.Message.MetadataEntry
 	11, // 2: ctxhost.service.v1.Message.parts:type_name -> ctxhost.service.v1.Part
 	12, // 3: ctxhost.service.v1.AppendMessagesRequest.messages:type_name -> ctxhost.service.v1.Message
 	1,  // 4: ctxhost.service.v1.AppendMessagesRequest.write:type_name -> ctxhost.service.v1.WriteOptions
 	0,  // 5: ctxhost.service.v1.SetTextRequest.text:type_name -> ctxhost.service.v1.Text
 	1,  // 6: ctxhost.service.v1.SetTextRequest.write:type_name -> ctxhost.service.v1.WriteOptions
-	63, // 7: ctxhost.service.v1.ToolDefinition.parameters:type_name -> google.protobuf.Value
-	63, // 8: ctxhost.service.v1.ResponseFormat.schema:type_name -> google.protobuf.Value
+	65, // 7: ctxhost.service.v1.ToolDefinition.parameters:type_name -> google.protobuf.Value
+	65, // 8: ctxhost.service.v1.ResponseFormat.schema:type_name -> google.protobuf.Value
 	16, // 9: ctxhost.service.v1.SetToolsRequest.tools:type_name -> ctxhost.service.v1.ToolDefinition
 	17, // 10: ctxhost.service.v1.SetToolsRequest.tool_choice:type_name -> ctxhost.service.v1.ToolChoice
 	18, // 11: ctxhost.service.v1.SetToolsRequest.response_format:type_name -> ctxhost.service.v1.ResponseFormat
@@ -4877,9 +5054,9 @@ var file_ctxhost_service_v1_service_proto_depIdxs = []int32{
 	1,  // 13: ctxhost.service.v1.ClearHistoryRequest.write:type_name -> ctxhost.service.v1.WriteOptions
 	12, // 14: ctxhost.service.v1.HistoryEntry.message:type_name -> ctxhost.service.v1.Message
 	22, // 15: ctxhost.service.v1.GetHistoryResponse.entries:type_name -> ctxhost.service.v1.HistoryEntry
-	63, // 16: ctxhost.service.v1.ApplyOpRequest.args:type_name -> google.protobuf.Value
+	65, // 16: ctxhost.service.v1.ApplyOpRequest.args:type_name -> google.protobuf.Value
 	1,  // 17: ctxhost.service.v1.ApplyOpRequest.write:type_name -> ctxhost.service.v1.WriteOptions
-	63, // 18: ctxhost.service.v1.ApplyOpResponse.result:type_name -> google.protobuf.Value
+	65, // 18: ctxhost.service.v1.ApplyOpResponse.result:type_name -> google.protobuf.Value
 	1,  // 19: ctxhost.service.v1.ReportUsageRequest.write:type_name -> ctxhost.service.v1.WriteOptions
 	1,  // 20: ctxhost.service.v1.CompactRequest.write:type_name -> ctxhost.service.v1.WriteOptions
 	36, // 21: ctxhost.service.v1.CompactResponse.compaction:type_name -> ctxhost.service.v1.Compaction
@@ -4896,74 +5073,77 @@ var file_ctxhost_service_v1_service_proto_depIdxs = []int32{
 	4,  // 32: ctxhost.service.v1.InspectResponse.session:type_name -> ctxhost.service.v1.SessionInfo
 	34, // 33: ctxhost.service.v1.InspectResponse.budget:type_name -> ctxhost.service.v1.Budget
 	33, // 34: ctxhost.service.v1.InspectResponse.components:type_name -> ctxhost.service.v1.ComponentTokens
-	63, // 35: ctxhost.service.v1.Event.event:type_name -> google.protobuf.Value
+	65, // 35: ctxhost.service.v1.Event.event:type_name -> google.protobuf.Value
 	45, // 36: ctxhost.service.v1.ListEventsResponse.events:type_name -> ctxhost.service.v1.Event
 	49, // 37: ctxhost.service.v1.ListMemoryBlocksResponse.blocks:type_name -> ctxhost.service.v1.MemoryBlock
 	49, // 38: ctxhost.service.v1.PutMemoryBlockRequest.block:type_name -> ctxhost.service.v1.MemoryBlock
-	63, // 39: ctxhost.service.v1.ChangeEvent.change:type_name -> google.protobuf.Value
-	3,  // 40: ctxhost.service.v1.ContextService.CreateSession:input_type -> ctxhost.service.v1.CreateSessionRequest
-	5,  // 41: ctxhost.service.v1.ContextService.GetSession:input_type -> ctxhost.service.v1.GetSessionRequest
-	6,  // 42: ctxhost.service.v1.ContextService.ListSessions:input_type -> ctxhost.service.v1.ListSessionsRequest
-	8,  // 43: ctxhost.service.v1.ContextService.DeleteSession:input_type -> ctxhost.service.v1.DeleteSessionRequest
-	13, // 44: ctxhost.service.v1.ContextService.AppendMessages:input_type -> ctxhost.service.v1.AppendMessagesRequest
-	15, // 45: ctxhost.service.v1.ContextService.SetText:input_type -> ctxhost.service.v1.SetTextRequest
-	26, // 46: ctxhost.service.v1.ContextService.ApplyOp:input_type -> ctxhost.service.v1.ApplyOpRequest
-	28, // 47: ctxhost.service.v1.ContextService.ReportUsage:input_type -> ctxhost.service.v1.ReportUsageRequest
-	29, // 48: ctxhost.service.v1.ContextService.Compact:input_type -> ctxhost.service.v1.CompactRequest
-	31, // 49: ctxhost.service.v1.ContextService.ImportState:input_type -> ctxhost.service.v1.ImportStateRequest
-	19, // 50: ctxhost.service.v1.ContextService.SetTools:input_type -> ctxhost.service.v1.SetToolsRequest
-	20, // 51: ctxhost.service.v1.ContextService.ClearHistory:input_type -> ctxhost.service.v1.ClearHistoryRequest
-	32, // 52: ctxhost.service.v1.ContextService.Prepare:input_type -> ctxhost.service.v1.PrepareRequest
-	40, // 53: ctxhost.service.v1.ContextService.Inspect:input_type -> ctxhost.service.v1.InspectRequest
-	42, // 54: ctxhost.service.v1.ContextService.ExportState:input_type -> ctxhost.service.v1.ExportStateRequest
-	44, // 55: ctxhost.service.v1.ContextService.ListEvents:input_type -> ctxhost.service.v1.ListEventsRequest
-	21, // 56: ctxhost.service.v1.ContextService.GetHistory:input_type -> ctxhost.service.v1.GetHistoryRequest
-	24, // 57: ctxhost.service.v1.ContextService.FormatHistory:input_type -> ctxhost.service.v1.FormatHistoryRequest
-	58, // 58: ctxhost.service.v1.ContextService.WatchEvents:input_type -> ctxhost.service.v1.WatchEventsRequest
-	50, // 59: ctxhost.service.v1.ContextService.ListMemoryBlocks:input_type -> ctxhost.service.v1.ListMemoryBlocksRequest
-	52, // 60: ctxhost.service.v1.ContextService.GetMemoryBlock:input_type -> ctxhost.service.v1.GetMemoryBlockRequest
-	53, // 61: ctxhost.service.v1.ContextService.PutMemoryBlock:input_type -> ctxhost.service.v1.PutMemoryBlockRequest
-	54, // 62: ctxhost.service.v1.ContextService.EditMemoryBlock:input_type -> ctxhost.service.v1.EditMemoryBlockRequest
-	55, // 63: ctxhost.service.v1.ContextService.DeleteMemoryBlock:input_type -> ctxhost.service.v1.DeleteMemoryBlockRequest
-	52, // 64: ctxhost.service.v1.ContextService.ListMemoryBlockVersions:input_type -> ctxhost.service.v1.GetMemoryBlockRequest
-	60, // 65: ctxhost.service.v1.ContextService.RunTool:input_type -> ctxhost.service.v1.RunToolRequest
-	57, // 66: ctxhost.service.v1.ContextService.SetMembership:input_type -> ctxhost.service.v1.SetMembershipRequest
-	47, // 67: ctxhost.service.v1.ContextService.Health:input_type -> ctxhost.service.v1.HealthRequest
-	47, // 68: ctxhost.service.v1.ContextService.Ready:input_type -> ctxhost.service.v1.HealthRequest
-	4,  // 69: ctxhost.service.v1.ContextService.CreateSession:output_type -> ctxhost.service.v1.SessionInfo
-	4,  // 70: ctxhost.service.v1.ContextService.GetSession:output_type -> ctxhost.service.v1.SessionInfo
-	7,  // 71: ctxhost.service.v1.ContextService.ListSessions:output_type -> ctxhost.service.v1.ListSessionsResponse
-	9,  // 72: ctxhost.service.v1.ContextService.DeleteSession:output_type -> ctxhost.service.v1.DeleteSessionResponse
-	14, // 73: ctxhost.service.v1.ContextService.AppendMessages:output_type -> ctxhost.service.v1.AppendMessagesResponse
-	2,  // 74: ctxhost.service.v1.ContextService.SetText:output_type -> ctxhost.service.v1.WriteResponse
-	27, // 75: ctxhost.service.v1.ContextService.ApplyOp:output_type -> ctxhost.service.v1.ApplyOpResponse
-	2,  // 76: ctxhost.service.v1.ContextService.ReportUsage:output_type -> ctxhost.service.v1.WriteResponse
-	30, // 77: ctxhost.service.v1.ContextService.Compact:output_type -> ctxhost.service.v1.CompactResponse
-	2,  // 78: ctxhost.service.v1.ContextService.ImportState:output_type -> ctxhost.service.v1.WriteResponse
-	2,  // 79: ctxhost.service.v1.ContextService.SetTools:output_type -> ctxhost.service.v1.WriteResponse
-	2,  // 80: ctxhost.service.v1.ContextService.ClearHistory:output_type -> ctxhost.service.v1.WriteResponse
-	39, // 81: ctxhost.service.v1.ContextService.Prepare:output_type -> ctxhost.service.v1.PrepareResponse
-	41, // 82: ctxhost.service.v1.ContextService.Inspect:output_type -> ctxhost.service.v1.InspectResponse
-	43, // 83: ctxhost.service.v1.ContextService.ExportState:output_type -> ctxhost.service.v1.ExportStateResponse
-	46, // 84: ctxhost.service.v1.ContextService.ListEvents:output_type -> ctxhost.service.v1.ListEventsResponse
-	23, // 85: ctxhost.service.v1.ContextService.GetHistory:output_type -> ctxhost.service.v1.GetHistoryResponse
-	25, // 86: ctxhost.service.v1.ContextService.FormatHistory:output_type -> ctxhost.service.v1.FormatHistoryResponse
-	59, // 87: ctxhost.service.v1.ContextService.WatchEvents:output_type -> ctxhost.service.v1.ChangeEvent
-	51, // 88: ctxhost.service.v1.ContextService.ListMemoryBlocks:output_type -> ctxhost.service.v1.ListMemoryBlocksResponse
-	49, // 89: ctxhost.service.v1.ContextService.GetMemoryBlock:output_type -> ctxhost.service.v1.MemoryBlock
-	49, // 90: ctxhost.service.v1.ContextService.PutMemoryBlock:output_type -> ctxhost.service.v1.MemoryBlock
-	49, // 91: ctxhost.service.v1.ContextService.EditMemoryBlock:output_type -> ctxhost.service.v1.MemoryBlock
-	56, // 92: ctxhost.service.v1.ContextService.DeleteMemoryBlock:output_type -> ctxhost.service.v1.DeleteMemoryBlockResponse
-	51, // 93: ctxhost.service.v1.ContextService.ListMemoryBlockVersions:output_type -> ctxhost.service.v1.ListMemoryBlocksResponse
-	61, // 94: ctxhost.service.v1.ContextService.RunTool:output_type -> ctxhost.service.v1.RunToolResponse
-	4,  // 95: ctxhost.service.v1.ContextService.SetMembership:output_type -> ctxhost.service.v1.SessionInfo
-	48, // 96: ctxhost.service.v1.ContextService.Health:output_type -> ctxhost.service.v1.HealthResponse
-	48, // 97: ctxhost.service.v1.ContextService.Ready:output_type -> ctxhost.service.v1.HealthResponse
-	69, // [69:98] is the sub-list for method output_type
-	40, // [40:69] is the sub-list for method input_type
-	40, // [40:40] is the sub-list for extension type_name
-	40, // [40:40] is the sub-list for extension extendee
-	0,  // [0:40] is the sub-list for field type_name
+	65, // 39: ctxhost.service.v1.ChangeEvent.change:type_name -> google.protobuf.Value
+	65, // 40: ctxhost.service.v1.FeedEvent.data:type_name -> google.protobuf.Value
+	3,  // 41: ctxhost.service.v1.ContextService.CreateSession:input_type -> ctxhost.service.v1.CreateSessionRequest
+	5,  // 42: ctxhost.service.v1.ContextService.GetSession:input_type -> ctxhost.service.v1.GetSessionRequest
+	6,  // 43: ctxhost.service.v1.ContextService.ListSessions:input_type -> ctxhost.service.v1.ListSessionsRequest
+	8,  // 44: ctxhost.service.v1.ContextService.DeleteSession:input_type -> ctxhost.service.v1.DeleteSessionRequest
+	13, // 45: ctxhost.service.v1.ContextService.AppendMessages:input_type -> ctxhost.service.v1.AppendMessagesRequest
+	15, // 46: ctxhost.service.v1.ContextService.SetText:input_type -> ctxhost.service.v1.SetTextRequest
+	26, // 47: ctxhost.service.v1.ContextService.ApplyOp:input_type -> ctxhost.service.v1.ApplyOpRequest
+	28, // 48: ctxhost.service.v1.ContextService.ReportUsage:input_type -> ctxhost.service.v1.ReportUsageRequest
+	29, // 49: ctxhost.service.v1.ContextService.Compact:input_type -> ctxhost.service.v1.CompactRequest
+	31, // 50: ctxhost.service.v1.ContextService.ImportState:input_type -> ctxhost.service.v1.ImportStateRequest
+	19, // 51: ctxhost.service.v1.ContextService.SetTools:input_type -> ctxhost.service.v1.SetToolsRequest
+	20, // 52: ctxhost.service.v1.ContextService.ClearHistory:input_type -> ctxhost.service.v1.ClearHistoryRequest
+	32, // 53: ctxhost.service.v1.ContextService.Prepare:input_type -> ctxhost.service.v1.PrepareRequest
+	40, // 54: ctxhost.service.v1.ContextService.Inspect:input_type -> ctxhost.service.v1.InspectRequest
+	42, // 55: ctxhost.service.v1.ContextService.ExportState:input_type -> ctxhost.service.v1.ExportStateRequest
+	44, // 56: ctxhost.service.v1.ContextService.ListEvents:input_type -> ctxhost.service.v1.ListEventsRequest
+	21, // 57: ctxhost.service.v1.ContextService.GetHistory:input_type -> ctxhost.service.v1.GetHistoryRequest
+	24, // 58: ctxhost.service.v1.ContextService.FormatHistory:input_type -> ctxhost.service.v1.FormatHistoryRequest
+	58, // 59: ctxhost.service.v1.ContextService.WatchEvents:input_type -> ctxhost.service.v1.WatchEventsRequest
+	60, // 60: ctxhost.service.v1.ContextService.WatchFeed:input_type -> ctxhost.service.v1.WatchFeedRequest
+	50, // 61: ctxhost.service.v1.ContextService.ListMemoryBlocks:input_type -> ctxhost.service.v1.ListMemoryBlocksRequest
+	52, // 62: ctxhost.service.v1.ContextService.GetMemoryBlock:input_type -> ctxhost.service.v1.GetMemoryBlockRequest
+	53, // 63: ctxhost.service.v1.ContextService.PutMemoryBlock:input_type -> ctxhost.service.v1.PutMemoryBlockRequest
+	54, // 64: ctxhost.service.v1.ContextService.EditMemoryBlock:input_type -> ctxhost.service.v1.EditMemoryBlockRequest
+	55, // 65: ctxhost.service.v1.ContextService.DeleteMemoryBlock:input_type -> ctxhost.service.v1.DeleteMemoryBlockRequest
+	52, // 66: ctxhost.service.v1.ContextService.ListMemoryBlockVersions:input_type -> ctxhost.service.v1.GetMemoryBlockRequest
+	62, // 67: ctxhost.service.v1.ContextService.RunTool:input_type -> ctxhost.service.v1.RunToolRequest
+	57, // 68: ctxhost.service.v1.ContextService.SetMembership:input_type -> ctxhost.service.v1.SetMembershipRequest
+	47, // 69: ctxhost.service.v1.ContextService.Health:input_type -> ctxhost.service.v1.HealthRequest
+	47, // 70: ctxhost.service.v1.ContextService.Ready:input_type -> ctxhost.service.v1.HealthRequest
+	4,  // 71: ctxhost.service.v1.ContextService.CreateSession:output_type -> ctxhost.service.v1.SessionInfo
+	4,  // 72: ctxhost.service.v1.ContextService.GetSession:output_type -> ctxhost.service.v1.SessionInfo
+	7,  // 73: ctxhost.service.v1.ContextService.ListSessions:output_type -> ctxhost.service.v1.ListSessionsResponse
+	9,  // 74: ctxhost.service.v1.ContextService.DeleteSession:output_type -> ctxhost.service.v1.DeleteSessionResponse
+	14, // 75: ctxhost.service.v1.ContextService.AppendMessages:output_type -> ctxhost.service.v1.AppendMessagesResponse
+	2,  // 76: ctxhost.service.v1.ContextService.SetText:output_type -> ctxhost.service.v1.WriteResponse
+	27, // 77: ctxhost.service.v1.ContextService.ApplyOp:output_type -> ctxhost.service.v1.ApplyOpResponse
+	2,  // 78: ctxhost.service.v1.ContextService.ReportUsage:output_type -> ctxhost.service.v1.WriteResponse
+	30, // 79: ctxhost.service.v1.ContextService.Compact:output_type -> ctxhost.service.v1.CompactResponse
+	2,  // 80: ctxhost.service.v1.ContextService.ImportState:output_type -> ctxhost.service.v1.WriteResponse
+	2,  // 81: ctxhost.service.v1.ContextService.SetTools:output_type -> ctxhost.service.v1.WriteResponse
+	2,  // 82: ctxhost.service.v1.ContextService.ClearHistory:output_type -> ctxhost.service.v1.WriteResponse
+	39, // 83: ctxhost.service.v1.ContextService.Prepare:output_type -> ctxhost.service.v1.PrepareResponse
+	41, // 84: ctxhost.service.v1.ContextService.Inspect:output_type -> ctxhost.service.v1.InspectResponse
+	43, // 85: ctxhost.service.v1.ContextService.ExportState:output_type -> ctxhost.service.v1.ExportStateResponse
+	46, // 86: ctxhost.service.v1.ContextService.ListEvents:output_type -> ctxhost.service.v1.ListEventsResponse
+	23, // 87: ctxhost.service.v1.ContextService.GetHistory:output_type -> ctxhost.service.v1.GetHistoryResponse
+	25, // 88: ctxhost.service.v1.ContextService.FormatHistory:output_type -> ctxhost.service.v1.FormatHistoryResponse
+	59, // 89: ctxhost.service.v1.ContextService.WatchEvents:output_type -> ctxhost.service.v1.ChangeEvent
+	61, // 90: ctxhost.service.v1.ContextService.WatchFeed:output_type -> ctxhost.service.v1.FeedEvent
+	51, // 91: ctxhost.service.v1.ContextService.ListMemoryBlocks:output_type -> ctxhost.service.v1.ListMemoryBlocksResponse
+	49, // 92: ctxhost.service.v1.ContextService.GetMemoryBlock:output_type -> ctxhost.service.v1.MemoryBlock
+	49, // 93: ctxhost.service.v1.ContextService.PutMemoryBlock:output_type -> ctxhost.service.v1.MemoryBlock
+	49, // 94: ctxhost.service.v1.ContextService.EditMemoryBlock:output_type -> ctxhost.service.v1.MemoryBlock
+	56, // 95: ctxhost.service.v1.ContextService.DeleteMemoryBlock:output_type -> ctxhost.service.v1.DeleteMemoryBlockResponse
+	51, // 96: ctxhost.service.v1.ContextService.ListMemoryBlockVersions:output_type -> ctxhost.service.v1.ListMemoryBlocksResponse
+	63, // 97: ctxhost.service.v1.ContextService.RunTool:output_type -> ctxhost.service.v1.RunToolResponse
+	4,  // 98: ctxhost.service.v1.ContextService.SetMembership:output_type -> ctxhost.service.v1.SessionInfo
+	48, // 99: ctxhost.service.v1.ContextService.Health:output_type -> ctxhost.service.v1.HealthResponse
+	48, // 100: ctxhost.service.v1.ContextService.Ready:output_type -> ctxhost.service.v1.HealthResponse
+	71, // [71:101] is the sub-list for method output_type
+	41, // [41:71] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_ctxhost_service_v1_service_proto_init() }
@@ -4977,7 +5157,7 @@ func file_ctxhost_service_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxhost_service_v1_service_proto_rawDesc), len(file_ctxhost_service_v1_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   62,
+			NumMessages:   64,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

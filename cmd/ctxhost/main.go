@@ -45,6 +45,7 @@ func commands() []command {
 		{"inspect", "apply a transcript, prepare once and explain the context", cmdInspect},
 		{"serve", "serve the context service over HTTP (Connect, gRPC, gRPC-Web)", cmdServe},
 		{"memory", "read and write memory blocks through a running ctxhost serve", cmdMemory},
+		{"events", "print the event feed of a running ctxhost serve, every session's", cmdEvents},
 		{"tokens", "count the tokens of stdin or files", cmdTokens},
 		{"version", "print the version", cmdVersion},
 	}

@@ -98,6 +98,9 @@ const (
 	// ContextServiceWatchEventsProcedure is the fully-qualified name of the ContextService's
 	// WatchEvents RPC.
 	ContextServiceWatchEventsProcedure = "/ctxhost.service.v1.ContextService/WatchEvents"
+	// ContextServiceWatchFeedProcedure is the fully-qualified name of the ContextService's WatchFeed
+	// RPC.
+	ContextServiceWatchFeedProcedure = "/ctxhost.service.v1.ContextService/WatchFeed"
 	// ContextServiceListMemoryBlocksProcedure is the fully-qualified name of the ContextService's
 	// ListMemoryBlocks RPC.
 	ContextServiceListMemoryBlocksProcedure = "/ctxhost.service.v1.ContextService/ListMemoryBlocks"
@@ -154,6 +157,11 @@ type ContextServiceClient interface {
 	// WatchEvents streams a session's durable changes after a sequence,
 	// then each new one as it is saved (see docs/SERVICE.md, "Events").
 	WatchEvents(context.Context, *connect.Request[servicev1.WatchEventsRequest]) (*connect.ServerStreamForClient[servicev1.ChangeEvent], error)
+	// WatchFeed streams the store's event feed: the events of every
+	// session (or of one) and of the host, in the store-wide order of their
+	// sequences, from after a sequence, then each new one as it is written
+	// (see docs/SERVICE.md, "The event feed").
+	WatchFeed(context.Context, *connect.Request[servicev1.WatchFeedRequest]) (*connect.ServerStreamForClient[servicev1.FeedEvent], error)
 	// Memory blocks: named, size-limited texts shared by the sessions of a
 	// scope (session:ID, agent:NAME or group:NAME) and pinned in the
 	// system text of every prepare of those sessions. Every write makes a
@@ -304,6 +312,12 @@ func NewContextServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(contextServiceMethods.ByName("WatchEvents")),
 			connect.WithClientOptions(opts...),
 		),
+		watchFeed: connect.NewClient[servicev1.WatchFeedRequest, servicev1.FeedEvent](
+			httpClient,
+			baseURL+ContextServiceWatchFeedProcedure,
+			connect.WithSchema(contextServiceMethods.ByName("WatchFeed")),
+			connect.WithClientOptions(opts...),
+		),
 		listMemoryBlocks: connect.NewClient[servicev1.ListMemoryBlocksRequest, servicev1.ListMemoryBlocksResponse](
 			httpClient,
 			baseURL+ContextServiceListMemoryBlocksProcedure,
@@ -388,6 +402,7 @@ type contextServiceClient struct {
 	getHistory              *connect.Client[servicev1.GetHistoryRequest, servicev1.GetHistoryResponse]
 	formatHistory           *connect.Client[servicev1.FormatHistoryRequest, servicev1.FormatHistoryResponse]
 	watchEvents             *connect.Client[servicev1.WatchEventsRequest, servicev1.ChangeEvent]
+	watchFeed               *connect.Client[servicev1.WatchFeedRequest, servicev1.FeedEvent]
 	listMemoryBlocks        *connect.Client[servicev1.ListMemoryBlocksRequest, servicev1.ListMemoryBlocksResponse]
 	getMemoryBlock          *connect.Client[servicev1.GetMemoryBlockRequest, servicev1.MemoryBlock]
 	putMemoryBlock          *connect.Client[servicev1.PutMemoryBlockRequest, servicev1.MemoryBlock]
@@ -495,6 +510,11 @@ func (c *contextServiceClient) WatchEvents(ctx context.Context, req *connect.Req
 	return c.watchEvents.CallServerStream(ctx, req)
 }
 
+// WatchFeed calls ctxhost.service.v1.ContextService.WatchFeed.
+func (c *contextServiceClient) WatchFeed(ctx context.Context, req *connect.Request[servicev1.WatchFeedRequest]) (*connect.ServerStreamForClient[servicev1.FeedEvent], error) {
+	return c.watchFeed.CallServerStream(ctx, req)
+}
+
 // ListMemoryBlocks calls ctxhost.service.v1.ContextService.ListMemoryBlocks.
 func (c *contextServiceClient) ListMemoryBlocks(ctx context.Context, req *connect.Request[servicev1.ListMemoryBlocksRequest]) (*connect.Response[servicev1.ListMemoryBlocksResponse], error) {
 	return c.listMemoryBlocks.CallUnary(ctx, req)
@@ -572,6 +592,11 @@ type ContextServiceHandler interface {
 	// WatchEvents streams a session's durable changes after a sequence,
 	// then each new one as it is saved (see docs/SERVICE.md, "Events").
 	WatchEvents(context.Context, *connect.Request[servicev1.WatchEventsRequest], *connect.ServerStream[servicev1.ChangeEvent]) error
+	// WatchFeed streams the store's event feed: the events of every
+	// session (or of one) and of the host, in the store-wide order of their
+	// sequences, from after a sequence, then each new one as it is written
+	// (see docs/SERVICE.md, "The event feed").
+	WatchFeed(context.Context, *connect.Request[servicev1.WatchFeedRequest], *connect.ServerStream[servicev1.FeedEvent]) error
 	// Memory blocks: named, size-limited texts shared by the sessions of a
 	// scope (session:ID, agent:NAME or group:NAME) and pinned in the
 	// system text of every prepare of those sessions. Every write makes a
@@ -718,6 +743,12 @@ func NewContextServiceHandler(svc ContextServiceHandler, opts ...connect.Handler
 		connect.WithSchema(contextServiceMethods.ByName("WatchEvents")),
 		connect.WithHandlerOptions(opts...),
 	)
+	contextServiceWatchFeedHandler := connect.NewServerStreamHandler(
+		ContextServiceWatchFeedProcedure,
+		svc.WatchFeed,
+		connect.WithSchema(contextServiceMethods.ByName("WatchFeed")),
+		connect.WithHandlerOptions(opts...),
+	)
 	contextServiceListMemoryBlocksHandler := connect.NewUnaryHandler(
 		ContextServiceListMemoryBlocksProcedure,
 		svc.ListMemoryBlocks,
@@ -818,6 +849,8 @@ func NewContextServiceHandler(svc ContextServiceHandler, opts ...connect.Handler
 			contextServiceFormatHistoryHandler.ServeHTTP(w, r)
 		case ContextServiceWatchEventsProcedure:
 			contextServiceWatchEventsHandler.ServeHTTP(w, r)
+		case ContextServiceWatchFeedProcedure:
+			contextServiceWatchFeedHandler.ServeHTTP(w, r)
 		case ContextServiceListMemoryBlocksProcedure:
 			contextServiceListMemoryBlocksHandler.ServeHTTP(w, r)
 		case ContextServiceGetMemoryBlockProcedure:
@@ -921,6 +954,10 @@ func (UnimplementedContextServiceHandler) FormatHistory(context.Context, *connec
 
 func (UnimplementedContextServiceHandler) WatchEvents(context.Context, *connect.Request[servicev1.WatchEventsRequest], *connect.ServerStream[servicev1.ChangeEvent]) error {
 	return connect.NewError(connect.CodeUnimplemented, errors.New("ctxhost.service.v1.ContextService.WatchEvents is not implemented"))
+}
+
+func (UnimplementedContextServiceHandler) WatchFeed(context.Context, *connect.Request[servicev1.WatchFeedRequest], *connect.ServerStream[servicev1.FeedEvent]) error {
+	return connect.NewError(connect.CodeUnimplemented, errors.New("ctxhost.service.v1.ContextService.WatchFeed is not implemented"))
 }
 
 func (UnimplementedContextServiceHandler) ListMemoryBlocks(context.Context, *connect.Request[servicev1.ListMemoryBlocksRequest]) (*connect.Response[servicev1.ListMemoryBlocksResponse], error) {
