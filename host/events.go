@@ -79,6 +79,10 @@ func (e *events) subscribe(s Subscriber) (cancel func()) {
 func (e *events) emit(ev Event) {
 	e.logEvent(ev)
 	e.mu.RLock()
+	if len(e.subs) == 0 { // the common case: a message added on every call, no one subscribed
+		e.mu.RUnlock()
+		return
+	}
 	ids := make([]int, 0, len(e.subs))
 	for id := range e.subs {
 		ids = append(ids, id)
@@ -95,6 +99,9 @@ func (e *events) emit(ev Event) {
 }
 
 func (e *events) logEvent(ev Event) {
+	if ev.Err == nil && ev.Type != EventBudgetCritical && !e.log.IsDebug() {
+		return // logged at debug level, which is off: its arguments are not built
+	}
 	args := []any{"session", ev.Session}
 	if ev.Plugin != "" {
 		args = append(args, "plugin", ev.Plugin)

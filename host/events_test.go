@@ -2,7 +2,11 @@ package host
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"testing"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/tokenizer"
@@ -32,5 +36,28 @@ func TestEvents(t *testing.T) {
 	}
 	if len(s.History()) != 0 {
 		t.Error("history not cleared")
+	}
+}
+
+// TestEventsLoggedAtTheirLevel: an event goes to the log at its level
+// (debug for a message added, warn for a budget gone critical or a
+// failure), and only then are its arguments built; a logger above debug
+// gets the warnings alone.
+func TestEventsLoggedAtTheirLevel(t *testing.T) {
+	for _, level := range []hclog.Level{hclog.Debug, hclog.Info} {
+		var out strings.Builder
+		e := newEvents(hclog.New(&hclog.LoggerOptions{Level: level, Output: &out}))
+		e.emit(Event{Type: EventMessageAdded, Session: "s1", Message: &sdk.Message{ID: "m1", Role: sdk.RoleUser}})
+		e.emit(Event{Type: EventBudgetCritical, Session: "s2", Budget: &sdk.Budget{Available: 10}})
+		e.emit(Event{Type: EventPluginFailed, Session: "s3", Plugin: "p", Err: errors.New("gone")})
+		got := out.String()
+		if added := strings.Contains(got, "message:added") && strings.Contains(got, "id=m1"); added != (level == hclog.Debug) {
+			t.Errorf("level %s: message:added logged %v:\n%s", level, added, got)
+		}
+		for _, want := range []string{"budget:critical: session=s2", "plugin:failed: session=s3 plugin=p error=gone"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("level %s: %q not logged:\n%s", level, want, got)
+			}
+		}
 	}
 }
