@@ -407,3 +407,48 @@ upstream "a" {
 		t.Errorf("default infer %q, want auto", got)
 	}
 }
+
+// TestUpstreamToolRounds: tool_rounds defaults to DefaultToolRounds, 0
+// is kept (ctxhost's tools not offered), and outside 0..MaxToolRounds is
+// an error naming the attribute.
+func TestUpstreamToolRounds(t *testing.T) {
+	load := func(attr string) (*Config, string) {
+		t.Helper()
+		hcl := `
+model "m" { context_window = 8000 }
+assembler "a" { builtin = "codex" }
+context "c" {
+  model     = "m"
+  assembler = "a"
+}
+upstream "o" {
+  kind     = "openai"
+  base_url = "https://api.openai.com"
+  ` + attr + `
+}
+`
+		path := filepath.Join(t.TempDir(), "c.hcl")
+		if err := os.WriteFile(path, []byte(hcl), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg, diags := Load([]string{path}, nil, nil)
+		if diags.HasErrors() {
+			return cfg, FormatDiagnostics(diags, cfg.Files)
+		}
+		return cfg, ""
+	}
+	for attr, want := range map[string]int{"": DefaultToolRounds, "tool_rounds = 0": 0, "tool_rounds = 7": 7} {
+		cfg, errs := load(attr)
+		if errs != "" {
+			t.Fatalf("%q: %s", attr, errs)
+		}
+		if got := cfg.Upstream("o").ToolRounds; got != want {
+			t.Errorf("%q: tool_rounds %d, want %d", attr, got, want)
+		}
+	}
+	for _, attr := range []string{"tool_rounds = -1", "tool_rounds = 33"} {
+		if _, errs := load(attr); !strings.Contains(errs, "tool_rounds") {
+			t.Errorf("%q: want an error naming tool_rounds, got %q", attr, errs)
+		}
+	}
+}

@@ -335,7 +335,8 @@ func decodeServer(fb fileBlock, s *Server, diags *hcl.Diagnostics) {
 }
 
 func decodeUpstream(fb fileBlock, diags *hcl.Diagnostics) *Upstream {
-	u := &Upstream{Name: fb.block.Labels[0], Source: Source{DeclRange: fb.block.DefRange}, Timeout: DefaultUpstreamTimeout, MaxAnswerBytes: DefaultMaxAnswerBytes}
+	u := &Upstream{Name: fb.block.Labels[0], Source: Source{DeclRange: fb.block.DefRange}, Timeout: DefaultUpstreamTimeout, MaxAnswerBytes: DefaultMaxAnswerBytes,
+		ToolRounds: DefaultToolRounds}
 	r := blockReader(fb.block.Body, upstreamSchema, fb.ctx, &u.Source, diags)
 	r.str("kind", &u.Kind)
 	r.str("base_url", &u.BaseURL)
@@ -343,6 +344,7 @@ func decodeUpstream(fb fileBlock, diags *hcl.Diagnostics) *Upstream {
 	r.duration("timeout", &u.Timeout)
 	r.integer("max_answer_bytes", &u.MaxAnswerBytes)
 	r.str("fallback_model", &u.FallbackModel)
+	r.integer("tool_rounds", &u.ToolRounds)
 	var key string
 	r.str("api_key", &key)
 	if u.IsSet("api_key") {

@@ -78,7 +78,7 @@ var serverSchema = attrSchema(nil, "listen", "token_file", "tls_cert", "tls_key"
 	"inspector", "trace_endpoint", "trace_protocol", "trace_sample_ratio")
 
 // upstreamSchema lists "api_key" only to explain that it is not accepted.
-var upstreamSchema = attrSchema([]string{"kind", "base_url"}, "profile", "timeout", "max_answer_bytes", "fallback_model", "api_key")
+var upstreamSchema = attrSchema([]string{"kind", "base_url"}, "profile", "timeout", "max_answer_bytes", "fallback_model", "tool_rounds", "api_key")
 
 func attrSchema(required []string, optional ...string) *hcl.BodySchema {
 	s := &hcl.BodySchema{}

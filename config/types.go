@@ -553,7 +553,19 @@ type Upstream struct {
 	// its pinned content cannot fit the window of the model it names: a
 	// model block's match patterns give its window, which must be larger.
 	FallbackModel string
+	// ToolRounds bounds the rounds of one call in which ctxhost answers
+	// its own tools (the recall and memory tools its profile adds) and
+	// calls the model again (default DefaultToolRounds; 0: ctxhost's
+	// tools are not offered upstream).
+	ToolRounds int
 }
+
+// DefaultToolRounds is an upstream's ToolRounds when tool_rounds is
+// unset; MaxToolRounds is the most it may be.
+const (
+	DefaultToolRounds = 4
+	MaxToolRounds     = 32
+)
 
 // Upstream returns the upstream named name, or nil.
 func (c *Config) Upstream(name string) *Upstream {

@@ -265,6 +265,9 @@ func (c *Config) validateUpstreams(p *problems) {
 			p.errorf(u.Source, "timeout", "Invalid timeout", "timeout must be positive.")
 		}
 		p.atLeast(u.Source, "max_answer_bytes", u.MaxAnswerBytes, 1024)
+		if u.ToolRounds < 0 || u.ToolRounds > MaxToolRounds {
+			p.errorf(u.Source, "tool_rounds", "Invalid tool_rounds", "tool_rounds must be from 0 to %d, got %d.", MaxToolRounds, u.ToolRounds)
+		}
 		if u.FallbackModel != "" && c.matchModel(u.FallbackModel) == nil {
 			p.errorf(u.Source, "fallback_model", "Fallback model without a window",
 				"fallback_model %q is matched by no model block's match patterns, so its window is unknown: declare a model block matching it.", u.FallbackModel)

@@ -264,3 +264,18 @@ func (s *Session) RunToolCall(ctx context.Context, call sdk.ToolCall) (ToolResul
 // OwnCallIDs are the ids of the calls of m ctxhost answered itself
 // (MetaOwnCalls).
 func OwnCallIDs(m *sdk.Message) []string { return strings.Fields(m.Metadata[MetaOwnCalls]) }
+
+// OwnTools are the definitions of the tools ctxhost answers itself that
+// the session's requests carry (the recall tool with recall_tool, the
+// memory tools with memory { tools = true }); none on a fresh profile.
+func (s *Session) OwnTools() []sdk.ToolDefinition {
+	if s.IsFresh() {
+		return nil
+	}
+	cfg := s.host.Config()
+	var out []sdk.ToolDefinition
+	if cfg.RecallTool {
+		out = append(out, sdk.RecallTool())
+	}
+	return append(out, cfg.OwnTools...)
+}

@@ -185,7 +185,8 @@ func newCallPath(srv *server.Server, blocks []*config.Upstream, token string, ma
 	}
 	ups := make([]callpath.Upstream, len(blocks))
 	for i, u := range blocks {
-		ups[i] = callpath.Upstream{Name: u.Name, Kind: u.Kind, BaseURL: u.BaseURL, Profile: u.Profile, Timeout: u.Timeout, MaxAnswerBytes: int64(u.MaxAnswerBytes), FallbackModel: u.FallbackModel}
+		ups[i] = callpath.Upstream{Name: u.Name, Kind: u.Kind, BaseURL: u.BaseURL, Profile: u.Profile, Timeout: u.Timeout, MaxAnswerBytes: int64(u.MaxAnswerBytes), FallbackModel: u.FallbackModel,
+			ToolRounds: u.ToolRounds}
 		writeTimeout = max(writeTimeout, u.Timeout+time.Minute)
 	}
 	h, err := srv.NewCallPath(server.CallPathOptions{Upstreams: ups, Token: token, MaxRequestBytes: maxBytes, Tracer: tracer})

@@ -144,6 +144,9 @@ type call struct {
 	// span is the call's trace span (nil: not traced), tctx its context.
 	span, phaseSpan trace.Span
 	tctx            context.Context
+	// own, when not nil, are ctxhost's tools the call offers upstream
+	// (selftools.go).
+	own *ownTools
 }
 
 // serve runs the call: read, reconcile and prepare, send, relay, record.
@@ -331,6 +334,9 @@ func (c *call) turn(ctx context.Context, es *engine.Session) (err error) {
 		return err
 	}
 	defer func() { c.observed(turn.Prepared, err) }()
+	if own := c.ownToolsOf(ctx, es); own != nil {
+		return c.ownTurn(ctx, es, &turn, own)
+	}
 	out, err := c.upstreamBody(es, turn)
 	if err != nil {
 		return err
@@ -558,7 +564,7 @@ func (c *call) record(es *engine.Session, a answer) error {
 	end := c.phase("record")
 	err := es.Batch(func() error {
 		if ok {
-			added, err := es.AddMessage(m)
+			added, err := c.addAnswer(es, m)
 			if err != nil {
 				return failf(http.StatusInternalServerError, "record", "record the answer: %v", err)
 			}

@@ -92,6 +92,10 @@ type Upstream struct {
 	// its pinned content cannot fit the window of the model it names; a
 	// model block matching it gives its window.
 	FallbackModel string
+	// ToolRounds bounds the rounds of one call in which ctxhost answers
+	// its own tools and calls the model again (see selftools.go); 0:
+	// ctxhost's tools are not offered upstream.
+	ToolRounds int
 }
 
 // DefaultMaxAnswerBytes is an upstream's MaxAnswerBytes when unset.

@@ -110,6 +110,7 @@ func (c *call) reconcile(es *engine.Session) (replaced bool, err error) {
 		if tail, ok := m.tail(c.h.seed, c.req.raw, c.req.known); ok {
 			if t, err := c.d.conversation(tail, m.turns); err == nil {
 				since, held := es.MessagesFrom(m.held)
+				since = agentView(since)
 				if held >= m.held && startsWith(t.messages, since) {
 					if len(t.later) > 0 {
 						if err := es.SetSystemPrompt(provider.JoinSystem(es.SystemPrompt(), t.later)); err != nil {
@@ -122,7 +123,7 @@ func (c *call) reconcile(es *engine.Session) (replaced bool, err error) {
 						}
 					}
 					c.req.turns, c.req.dropped = m.turns+t.turns, t.dropped
-					c.held = m.held + len(t.messages)
+					c.held = held + len(t.messages) - len(since)
 					return false, nil
 				}
 			}
@@ -135,7 +136,7 @@ func (c *call) reconcile(es *engine.Session) (replaced bool, err error) {
 	if err != nil {
 		return replaced, failf(400, "bad_request", "%v", err)
 	}
-	c.held = len(c.req.messages)
+	c.held = es.MessageCount()
 	return replaced, nil
 }
 

@@ -24,6 +24,9 @@ type Metrics struct {
 	beforeSend *prometheus.HistogramVec
 	dropped    *prometheus.CounterVec
 	fallbacks  *prometheus.CounterVec
+	// ownRounds, ownLimit and ownCalls count the rounds in which ctxhost
+	// answered its own tools (selftools.go).
+	ownRounds, ownLimit, ownCalls *prometheus.CounterVec
 }
 
 // latencyBuckets are the buckets of the call path's latency histograms:
@@ -47,6 +50,9 @@ func newMetrics() *Metrics {
 		replacedH:  counter("ctxhost_upstream_history_replaced_total", "Calls whose conversation no longer started with the session's history (an earlier message edited or removed), so the history was replaced, by upstream."),
 		dropped:    counter("ctxhost_upstream_dropped_total", "Pieces of callers' requests ctxhost could not carry upstream and left out (each also logged as a warning), by upstream and what was left out.", "what"),
 		fallbacks:  counter("ctxhost_upstream_fallbacks_total", "Calls whose pinned content could not fit the window of the model they named, sent to the upstream's fallback_model instead, by upstream and model.", "model"),
+		ownRounds:  counter("ctxhost_upstream_tool_rounds_total", "Rounds in which ctxhost answered its own tools (recall, memory) and called the model again before answering the caller, by upstream."),
+		ownLimit:   counter("ctxhost_upstream_tool_round_limit_total", "Answers that went to the caller with calls of ctxhost's own tools unanswered, the upstream's tool_rounds used up, by upstream."),
+		ownCalls:   counter("ctxhost_upstream_own_tool_calls_total", "Calls of ctxhost's own tools ctxhost answered in the call path, by upstream and tool.", "tool"),
 		prepare: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "ctxhost_upstream_prepare_seconds",
 			Help:    "Time each call's context took to prepare (the conversation reconciled with its session, compacted and assembled), by upstream.",
 			Buckets: latencyBuckets}, []string{"upstream"}),
@@ -59,7 +65,7 @@ func newMetrics() *Metrics {
 // Collectors returns every metric, to register with a registry.
 func (m *Metrics) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.calls, m.errors, m.callerToks, m.sentToks, m.savedToks, m.prompt, m.completion,
-		m.cacheRead, m.cacheWrite, m.replacedH, m.prepare, m.beforeSend, m.dropped, m.fallbacks}
+		m.cacheRead, m.cacheWrite, m.replacedH, m.prepare, m.beforeSend, m.dropped, m.fallbacks, m.ownRounds, m.ownLimit, m.ownCalls}
 }
 
 // declare makes the token counters of upstream show from the start.
@@ -110,4 +116,18 @@ func (m *Metrics) usage(upstream string, u provider.Usage) {
 // fellBack counts a call sent to the upstream's fallback model.
 func (m *Metrics) fellBack(upstream, model string) {
 	m.fallbacks.WithLabelValues(upstream, model).Inc()
+}
+
+// toolRounds counts a call's rounds of ctxhost's own tools (atLimit: its
+// answer went out with them unanswered).
+func (m *Metrics) toolRounds(upstream string, rounds int, atLimit bool) {
+	m.ownRounds.WithLabelValues(upstream).Add(float64(rounds))
+	if atLimit {
+		m.ownLimit.WithLabelValues(upstream).Inc()
+	}
+}
+
+// ownToolCall counts a call of ctxhost's tool ctxhost answered.
+func (m *Metrics) ownToolCall(upstream, tool string) {
+	m.ownCalls.WithLabelValues(upstream, tool).Inc()
 }

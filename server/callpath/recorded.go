@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -187,9 +188,8 @@ func continuing(es *engine.Session, req *request) ([]sdk.Message, error) {
 		}
 		return nil, previousNotFound(req.previous) // the history was replaced since
 	}
-	out := make([]sdk.Message, r.held)
+	out := slices.Clone(agentView(held[:r.held]))
 	for i := range out {
-		out[i] = held[i]
 		out[i].ID = ""
 	}
 	return out, nil
@@ -210,7 +210,7 @@ func (c *call) reconcileAfter(es *engine.Session) (bool, error) {
 	if err != nil {
 		return replaced, failf(http.StatusBadRequest, "bad_request", "%v", err)
 	}
-	c.held = len(c.req.messages)
+	c.held = es.MessageCount()
 	return replaced, nil
 }
 

@@ -126,7 +126,7 @@ func reconcile(es *engine.Session, req *request) (replaced bool, err error) {
 			return false, fmt.Errorf("system text: %w", err)
 		}
 	}
-	held := es.Messages()
+	held := agentView(es.Messages()) // the turns ctxhost answered itself are not the caller's
 	from := len(held)
 	if len(held) > len(req.messages) || !samePrefix(held, req.messages) {
 		if err := es.ClearHistory(); err != nil {
