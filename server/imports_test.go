@@ -16,8 +16,9 @@ var allowedImports = []string{"engine", "api", "config", "server"}
 
 // callpathImports are those of the call path: the engine's and the
 // plain message types (sdk), each provider API's wire format (provider,
-// which imports sdk alone) and the LRU cache of its memos.
-var callpathImports = append([]string{"sdk", "provider", "internal/lru"}, allowedImports...)
+// which imports sdk alone), the LRU cache of its memos and the JSON
+// prefix machinery (internal/jsonprefix, which knows no sessions).
+var callpathImports = append([]string{"sdk", "provider", "internal/lru", "internal/jsonprefix"}, allowedImports...)
 
 // TestImportsOnlyEngine fails naming every package of the module that
 // server (or its call path) imports other than the engine, the API, the

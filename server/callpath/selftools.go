@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"github.com/ctxhost/ctxhost/provider"
 	"github.com/ctxhost/ctxhost/sdk"
 )
@@ -362,7 +363,7 @@ func ownMarked(m sdk.Message) bool {
 
 // withOwnTools returns fields with ctxhost's tools after the caller's
 // tools, in d's shape.
-func withOwnTools(d dialect, fields object, defs []sdk.ToolDefinition) object {
+func withOwnTools(d dialect, fields jsonprefix.Object, defs []sdk.ToolDefinition) jsonprefix.Object {
 	var add []any
 	switch d.(type) {
 	case chatDialect:
@@ -385,7 +386,7 @@ func withOwnTools(d dialect, fields object, defs []sdk.ToolDefinition) object {
 		add = []any{map[string]any{"functionDeclarations": decls}}
 	}
 	var tools []json.RawMessage
-	if raw := fields.get("tools"); raw != nil && string(raw) != "null" {
+	if raw := fields.Get("tools"); raw != nil && string(raw) != "null" {
 		_ = json.Unmarshal(raw, &tools) // the caller's tools were read as an array (head)
 	}
 	for _, t := range add {
@@ -393,7 +394,7 @@ func withOwnTools(d dialect, fields object, defs []sdk.ToolDefinition) object {
 		tools = append(tools, b)
 	}
 	all, _ := json.Marshal(tools)
-	return fields.with("tools", all)
+	return fields.With("tools", all)
 }
 
 // schemaOf is a tool's parameters schema (an empty object's when none).

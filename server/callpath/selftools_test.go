@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"github.com/ctxhost/ctxhost/sdk"
 )
 
@@ -567,10 +568,10 @@ func TestOwnToolsNotOffered(t *testing.T) {
 	if got.answer.Content != "Done: noted." || strings.Contains(model.seen()[0], "ctxhost_") {
 		t.Errorf("tool_rounds 0 offered ctxhost's tools: %s", model.seen()[0])
 	}
-	fields, _ := parseObject([]byte(`{"tools":[{"type":"function","function":{"name":"x"}}]}`))
+	fields, _ := jsonprefix.ParseObject([]byte(`{"tools":[{"type":"function","function":{"name":"x"}}]}`))
 	out := withOwnTools(chatDialect{}, fields, []sdk.ToolDefinition{{Name: "y"}})
 	var tools []json.RawMessage
-	if err := json.Unmarshal(out.get("tools"), &tools); err != nil || len(tools) != 2 || !bytes.Contains(tools[1], []byte(`"name":"y"`)) {
-		t.Errorf("withOwnTools: %s", out.get("tools"))
+	if err := json.Unmarshal(out.Get("tools"), &tools); err != nil || len(tools) != 2 || !bytes.Contains(tools[1], []byte(`"name":"y"`)) {
+		t.Errorf("withOwnTools: %s", out.Get("tools"))
 	}
 }
