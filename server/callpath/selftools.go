@@ -225,7 +225,10 @@ func (c *call) relayWholeOwn(res *http.Response, a answer, es *engine.Session, o
 	case err != nil:
 		return false, failf(http.StatusBadGateway, "dropped", "upstream connection lost before the answer was whole: %v", redactURL(err))
 	}
-	if err := a.Whole(body); err != nil {
+	stop := c.working() // reading a large answer takes time in proportion to it
+	err = a.Whole(body)
+	stop()
+	if err != nil {
 		return false, failf(http.StatusBadGateway, "bad_answer", "upstream answer unreadable: %v", err)
 	}
 	m, ok, u := a.Result()
@@ -245,8 +248,7 @@ func (c *call) relayWholeOwn(res *http.Response, a answer, es *engine.Session, o
 	c.w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	c.status = http.StatusOK
 	c.wrote = true
-	c.w.WriteHeader(http.StatusOK)
-	_, _ = c.w.Write(body)
+	c.rest = body // written by deliver, the session released
 	return false, nil
 }
 

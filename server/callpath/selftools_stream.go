@@ -32,11 +32,6 @@ type heldStream struct {
 // model is to be called again, and nothing went to the caller.
 func (c *call) relayStreamOwn(ctx context.Context, res *http.Response, a answer, es *engine.Session, own *ownTools) (again bool, err error) {
 	hs := &heldStream{c: c, res: res, own: own, filter: newOwnFilter(c.d, own.isOwn)}
-	defer func() {
-		if c.out != nil {
-			c.out.close()
-		}
-	}()
 	in, err := c.admitAnswer(res.Body, -1)
 	if err != nil {
 		return false, err
@@ -141,7 +136,17 @@ func (hs *heldStream) dispatch(a answer, es *engine.Session, name string, data, 
 	if err := hs.flushHeld(); err != nil {
 		return true, false, err
 	}
-	return true, false, hs.relay(name, data, raw)
+	// The last event goes out once the session is released (deliver).
+	if hs.asIs {
+		c.rest = append([]byte(nil), raw...)
+		return true, false, nil
+	}
+	out, err := hs.filter.event(name, data, raw)
+	if err != nil {
+		return true, false, hs.abort(failf(http.StatusBadGateway, "bad_answer", "upstream event unreadable: %v", err))
+	}
+	c.rest = append([]byte(nil), out...)
+	return true, false, nil
 }
 
 // start sends the status line and headers once: the upstream's, with
@@ -158,7 +163,8 @@ func (hs *heldStream) start() {
 	c.wrote = true
 	c.w.WriteHeader(http.StatusOK)
 	c.out = &streamOut{w: c.w}
-	c.out.headers = time.AfterFunc(headerWait, c.out.flushHeaders)
+	c.progress, _ = c.h.sessions.(Progress)
+	c.out.headers = time.AfterFunc(headerWait, c.out.flushHeaders) // stopped by serve (out.close)
 }
 
 // flushHeld relays the events held.
