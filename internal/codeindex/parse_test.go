@@ -71,12 +71,26 @@ func TestParseReferences(t *testing.T) {
 
 func TestSplitIdentifier(t *testing.T) {
 	for in, want := range map[string]string{"parse_date": "parse date", "parseDate": "parse date", "HTTPServer": "http server",
-		"ParseDATE": "parse date", "__init__": "init", "v2Api": "v2 api"} {
+		"ParseDATE": "parse date", "__init__": "init", "v2Api": "v2 api",
+		"URLs": "urls", "parseURLsFrom": "parse urls from", "IPv6": "ipv6", "IPv4Address": "ipv4 address", "IDs": "ids", "XMLHttpRequest": "xml http request"} {
 		if got := strings.Join(SplitIdentifier(in), " "); got != want {
 			t.Errorf("SplitIdentifier(%q) = %q, want %q", in, got, want)
 		}
 	}
 	if got := SearchText("self.parseDate(x_y)"); got != "self parsedate parse date x_y x y " {
 		t.Errorf("SearchText = %q", got)
+	}
+}
+
+func TestIsTestPathFindsTestDoubles(t *testing.T) {
+	for p, want := range map[string]bool{
+		"internal/run/stub.go": true, "internal/config/config_mock.go": true, "pkg/verification/mock_verifier.go": true,
+		"pkg/fakes/server.go": true, "src/__mocks__/fs.ts": true, "pkg/cmd/pr/list/fixtures/prList.json": true,
+		"internal/testutil/repo.go": true, "server/fake_client.py": true, "x_test.go": true,
+		"pkg/mockery/main.go": false, "src/stubborn.rs": false, "pkg/cmd/pr/create/create.go": false, "lib/fakeroot.c": false,
+	} {
+		if got := IsTestPath(p); got != want {
+			t.Errorf("IsTestPath(%q) = %v, want %v", p, got, want)
+		}
 	}
 }

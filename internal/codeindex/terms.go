@@ -54,7 +54,7 @@ func SplitIdentifier(id string) []string {
 			flush()
 		case unicode.IsUpper(r) && len(cur) > 0 &&
 			(unicode.IsLower(cur[len(cur)-1]) || unicode.IsDigit(cur[len(cur)-1]) ||
-				(i+1 < len(rs) && unicode.IsLower(rs[i+1]))):
+				(i+1 < len(rs) && unicode.IsLower(rs[i+1]) && !oneLowerAfter(rs, i))):
 			flush()
 			cur = append(cur, r)
 		default:
@@ -63,6 +63,14 @@ func SplitIdentifier(id string) []string {
 	}
 	flush()
 	return words
+}
+
+// oneLowerAfter reports whether the capital at i, at the end of a run of
+// capitals, is followed by a single lower-case letter that ends the word:
+// a plural (URLs, IDs) or a version (IPv6) of the acronym, not a new
+// word (HTTPServer).
+func oneLowerAfter(rs []rune, i int) bool {
+	return i+2 >= len(rs) || !unicode.IsLower(rs[i+2]) && !unicode.IsUpper(rs[i+2]) || unicode.IsUpper(rs[i+2]) && rs[i+1] == 's'
 }
 
 // SearchText is text prepared for a word index: every identifier is kept

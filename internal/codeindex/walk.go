@@ -91,23 +91,42 @@ func readText(path string) ([]byte, bool, error) {
 	return b, true, nil
 }
 
-// IsTestPath reports whether path looks like a test file: under a test
-// directory (test, tests, testing, __tests__, spec, testdata, test-data)
-// or named like one
-// (test_x.py, x_test.py, x_test.go, x.test.js, x.spec.ts, conftest.py,
-// XTest.java).
+// IsTestPath reports whether path looks like a test file or a test
+// double: under a test directory (test, tests, testing, __tests__, spec,
+// testdata, test-data, fixtures, __fixtures__, mocks, __mocks__, fakes,
+// testutil, testutils, testhelpers) or named like one (test_x.py,
+// x_test.py, x_test.go, x.test.js, x.spec.ts, conftest.py, XTest.java,
+// x_mock.go, mock_x.go, x_fake.go, fake_x.go, stub.go, mock.go).
 func IsTestPath(path string) bool {
 	parts := strings.Split(path, "/")
 	for _, dir := range parts[:len(parts)-1] {
 		switch dir {
-		case "test", "tests", "testing", "__tests__", "spec", "testdata", "test-data":
+		case "test", "tests", "testing", "__tests__", "spec", "testdata", "test-data",
+			"fixtures", "__fixtures__", "mocks", "__mocks__", "fakes", "testutil", "testutils", "testhelpers":
 			return true
 		}
 	}
 	base := parts[len(parts)-1]
 	stem := strings.TrimSuffix(base, filepath.Ext(base))
 	return strings.HasPrefix(base, "test_") || strings.HasSuffix(stem, "_test") || strings.HasSuffix(stem, ".test") ||
-		strings.HasSuffix(stem, ".spec") || base == "conftest.py" || (strings.HasSuffix(base, ".java") && strings.HasSuffix(stem, "Test"))
+		strings.HasSuffix(stem, ".spec") || base == "conftest.py" || (strings.HasSuffix(base, ".java") && strings.HasSuffix(stem, "Test")) ||
+		isTestDouble(strings.ToLower(stem))
+}
+
+// isTestDouble reports whether a file's lower-case name without its
+// extension names a mock, fake or stub (config_mock, mock_client,
+// fake_server, stub).
+func isTestDouble(stem string) bool {
+	switch stem {
+	case "mock", "mocks", "fake", "fakes", "stub", "stubs":
+		return true
+	}
+	for _, w := range []string{"mock", "mocks", "fake", "stub"} {
+		if strings.HasPrefix(stem, w+"_") || strings.HasSuffix(stem, "_"+w) {
+			return true
+		}
+	}
+	return false
 }
 
 // IsDeclarationPath reports whether path is a declaration file: a Python

@@ -26,8 +26,8 @@ type SearchOptions struct {
 	// FileOrder ranks files by a second signal, best first (the reference
 	// graph's PageRank for the same task): when set, the ten best files
 	// are ranked by reciprocal rank fusion of their rank here and their
-	// place in FileOrder among them (test, generated and vendored files
-	// left out of it), and a chunk scores its file's fused score times
+	// place in FileOrder among them, weighed half (test, generated and
+	// vendored files left out of it), and a chunk scores its file's fused score times
 	// its share of the file's best chunk score.
 	FileOrder []string
 	// DemoteDeclarations scores declaration files' chunks (stubs) like
@@ -63,6 +63,10 @@ const (
 	// graphCandidates is how many of the best files the second ranking
 	// (FileOrder) re-ranks.
 	graphCandidates = 10
+	// graphWeight weighs a file's place in the second ranking against its
+	// rank in the text's: half, so that the graph breaks near ties of the
+	// text's ranking rather than overturning its first file.
+	graphWeight = 0.5
 )
 
 // Query returns the best limit chunks for text, best first, leaving out
@@ -320,7 +324,7 @@ func (ix *Index) fuse(files []*fileDoc, order []string, declarations bool) map[*
 		}
 		if candidates[f] {
 			place++ // ranks among the candidates
-			fused[f] += 1 / float64(fusionK+place)
+			fused[f] += graphWeight / float64(fusionK+place)
 		}
 	}
 	return fused
