@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"sync/atomic"
 )
 
 // File is one file of an indexed repository.
@@ -29,6 +30,12 @@ func (f *File) HasTags() bool { return f.Tags != nil }
 type Options struct {
 	MaxFileBytes int64 // 0 means DefaultMaxFileBytes
 	Workers      int   // parsers run at once; 0 means GOMAXPROCS
+	// ParseCache is a file where the parses are kept between processes:
+	// the first Refresh parses only the files whose content is not in
+	// it, and every Refresh that changed something writes it again. ""
+	// keeps parses in memory only. A damaged cache is not used (Warning
+	// says so) and is written again.
+	ParseCache string
 }
 
 // Index is the parsed state of one repository, refreshed incrementally:
@@ -42,6 +49,10 @@ type Index struct {
 	mu      sync.RWMutex
 	files   map[string]*File
 	version uint64
+
+	seeded  bool                   // the parse cache was read
+	seed    map[string]cachedParse // its parses, until the first Refresh is done
+	warning string                 // what was wrong with the parse cache
 }
 
 // Changes are the paths a Refresh added, changed (new content) and removed.
@@ -100,7 +111,41 @@ func (ix *Index) Refresh() (Changes, error) {
 	}
 	ix.mu.RUnlock()
 
-	return ix.apply(todo, removed), nil
+	return ix.applyAndSave(todo, removed), nil
+}
+
+// applyAndSave is apply, with the parse cache read before the first one
+// and written after any that changed something.
+func (ix *Index) applyAndSave(todo []FileStat, removed []string) Changes {
+	if ix.opts.ParseCache != "" && !ix.seeded {
+		seed, err := readParseCache(ix.opts.ParseCache)
+		ix.mu.Lock()
+		ix.seeded, ix.seed = true, seed
+		if err != nil {
+			ix.warning = fmt.Sprintf("%v: parsed again", err)
+		}
+		ix.mu.Unlock()
+	}
+	ch := ix.apply(todo, removed)
+	ix.mu.Lock()
+	ix.seed = nil
+	ix.mu.Unlock()
+	if ix.opts.ParseCache != "" && !ch.Empty() {
+		if err := writeParseCache(ix.opts.ParseCache, ix.Files()); err != nil {
+			ix.mu.Lock()
+			ix.warning = err.Error()
+			ix.mu.Unlock()
+		}
+	}
+	return ch
+}
+
+// Warning says what went wrong with the parse cache (damaged, of another
+// version, not writable), "" when nothing: the index itself is complete.
+func (ix *Index) Warning() string {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.warning
 }
 
 // apply loads todo and removes removed; a changed stat with the same
@@ -154,7 +199,7 @@ func (ix *Index) RefreshFiles(paths []string) (Changes, error) {
 		}
 		todo = append(todo, FileStat{Path: p, Size: info.Size(), ModTime: info.ModTime().UnixNano()})
 	}
-	return ix.apply(todo, gone), nil
+	return ix.applyAndSave(todo, gone), nil
 }
 
 // load reads, hashes and parses files with opts.Workers goroutines; a
@@ -178,6 +223,9 @@ func (ix *Index) load(todo []FileStat) []*File {
 	return out
 }
 
+// parses counts the files parsed, for the tests of the parse cache.
+var parses atomic.Int64
+
 func (ix *Index) loadOne(s FileStat) *File {
 	f := &File{Path: s.Path, Size: s.Size, ModTime: s.ModTime}
 	if s.Size > ix.opts.MaxFileBytes {
@@ -198,12 +246,18 @@ func (ix *Index) loadOne(s FileStat) *File {
 	f.Lines = countLines(src)
 	ix.mu.RLock()
 	old := ix.files[s.Path]
+	cached, inCache := ix.seed[s.Path]
 	ix.mu.RUnlock()
 	if old != nil && old.Hash == f.Hash {
 		f.Tags, f.Err = old.Tags, old.Err
 		return f
 	}
+	if inCache && cached.Hash == f.Hash {
+		f.Tags, f.Err = cached.Tags, cached.Err
+		return f
+	}
 	if l := LanguageOf(s.Path); l != nil {
+		parses.Add(1)
 		tags, err := Parse(l, src)
 		if err != nil {
 			f.Err = err.Error()

@@ -25,7 +25,12 @@ type Live struct {
 // NewLive returns a live index of root, checked for changes at most every
 // interval (0: on every Current).
 func NewLive(root string, interval time.Duration) (*Live, error) {
-	ix, err := New(root, Options{})
+	return NewLiveWith(root, interval, Options{})
+}
+
+// NewLiveWith is NewLive with the index's options.
+func NewLiveWith(root string, interval time.Duration, opts Options) (*Live, error) {
+	ix, err := New(root, opts)
 	if err != nil {
 		return nil, err
 	}

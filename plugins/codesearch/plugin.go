@@ -218,7 +218,12 @@ type chunkIndex struct {
 	synced   *codeindex.Derived[search.SyncStats]
 	graph    *codeindex.Derived[*repomap.Graph]
 	embedder atomic.Pointer[embed.Client] // nil without an embedding endpoint
+	warnOnce sync.Once                    // the parse cache's warning is logged once
 }
+
+// parseCacheName is the file of the index directory that keeps the
+// parses of the repository's files.
+const parseCacheName = "parses.gob"
 
 // defaultIndexDir is a directory per repository under the user's cache.
 func defaultIndexDir(root string) (string, error) {
@@ -235,15 +240,19 @@ func defaultIndexDir(root string) (string, error) {
 }
 
 func newChunkIndex(c config) (*chunkIndex, error) {
-	live, err := codeindex.NewLive(c.Root, time.Duration(c.RefreshSeconds*float64(time.Second)))
-	if err != nil {
-		return nil, fmt.Errorf("code search of %q: %w", c.Root, err)
-	}
 	dir := c.IndexDir
 	if dir == "" {
-		if dir, err = defaultIndexDir(live.Root()); err != nil {
+		var err error
+		if dir, err = defaultIndexDir(c.Root); err != nil {
 			return nil, fmt.Errorf("code search of %q: %w", c.Root, err)
 		}
+	}
+	// the parses are kept beside the chunks: a new process parses only
+	// the files that changed since the last one
+	live, err := codeindex.NewLiveWith(c.Root, time.Duration(c.RefreshSeconds*float64(time.Second)),
+		codeindex.Options{ParseCache: filepath.Join(dir, parseCacheName)})
+	if err != nil {
+		return nil, fmt.Errorf("code search of %q: %w", c.Root, err)
 	}
 	chunks, err := search.Open(dir)
 	if err != nil {
@@ -260,6 +269,9 @@ func newChunkIndex(c config) (*chunkIndex, error) {
 	ci := &chunkIndex{live: live, cfg: c, chunks: chunks, graph: graph}
 	ci.embedder.Store(newEmbedder(c))
 	ci.synced = codeindex.NewDerived(live, func(_ context.Context, _ search.SyncStats, ix *codeindex.Index) (search.SyncStats, error) {
+		if w := ix.Warning(); w != "" {
+			ci.warnOnce.Do(func() { sdk.Logger().Warn(w) })
+		}
 		return chunks.Sync(ix)
 	})
 	return ci, nil
