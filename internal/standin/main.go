@@ -5,7 +5,9 @@
 // managed context must keep (the window, the task, tool call pairs), logs
 // each check as one JSON line, and answers as a tool-using agent's model
 // would: a tool call per turn until the conversation's last turn, then a
-// text (or the answer a request's Standin-Reply header scripts).
+// text (or the answer a request's Standin-Reply header scripts). A
+// "selftool-..." task calls ctxhost's memory tool first, then answers
+// with a text once the tool's result is in the request.
 //
 //	standin -openapi openai-openapi.json -log checks.jsonl -window 8192 -turns 40
 //

@@ -114,6 +114,8 @@ func (s *standin) serve(w http.ResponseWriter, r *http.Request, p provider) {
 	switch {
 	case strings.HasPrefix(c.Task, "big-text-"):
 		rep.text = BigText(BigTextBytes)
+	case strings.HasPrefix(c.Task, "selftool-"):
+		rep = selfToolReply(rep, body, c.Task)
 	case strings.HasPrefix(c.Task, "big-args-"):
 		rep.text = "Applying the patch."
 		rep.callID, rep.tool, rep.args = fmt.Sprintf("call_big_%02d", turn), "apply_patch", BigArgs(BigArgsBytes)
@@ -365,4 +367,23 @@ func halves(s string) [2]string {
 		n--
 	}
 	return [2]string{s[:n], s[n:]}
+}
+
+// selfToolReply answers a "selftool-..." task as a model using the memory
+// tools ctxhost adds to the request (and answers itself): while the
+// request offers ctxhost_memory_append and carries no result of it, a
+// call noting the task id in the "notes" block; then a text. A request
+// that does not offer the tool gets the text at once.
+func selfToolReply(rep reply, body []byte, task string) reply {
+	offered := bytes.Contains(body, []byte(`"ctxhost_memory_append"`))
+	answered := bytes.Contains(body, []byte(`updated (version`))
+	if offered && !answered {
+		rep.callID = fmt.Sprintf("call_self_%d", rep.n)
+		rep.tool = "ctxhost_memory_append"
+		rep.args = fmt.Sprintf(`{"label":"notes","text":"task %s seen"}`, task)
+		rep.text = "Noting the task."
+		return rep
+	}
+	rep.text = "Noted in memory. TASK COMPLETE."
+	return rep
 }

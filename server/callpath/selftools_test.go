@@ -470,6 +470,16 @@ func TestCallPathAnswersOwnTools(t *testing.T) {
 				if msgs := tp.sessions.messages(session); len(msgs) != 6 {
 					t.Errorf("history of %d messages after the next call, want 6 (the round kept)", len(msgs))
 				}
+				// The same conversation in other bytes (indented) is compared
+				// message by message, not by the memo: still recognised.
+				turns = append(turns, agentTurn{answer: &next.answer}, agentTurn{user: "Once more."})
+				indented := e.callIndented(t, tp.url, session, turns, stream)
+				if h := indented.Get(HistoryHeader); h != "" {
+					t.Errorf("the conversation sent in other bytes replaced the history (%s: %s)", HistoryHeader, h)
+				}
+				if msgs := tp.sessions.messages(session); len(msgs) != 8 {
+					t.Errorf("history of %d messages after the third call, want 8", len(msgs))
+				}
 			})
 		}
 	}
@@ -573,5 +583,53 @@ func TestOwnToolsNotOffered(t *testing.T) {
 	var tools []json.RawMessage
 	if err := json.Unmarshal(out.Get("tools"), &tools); err != nil || len(tools) != 2 || !bytes.Contains(tools[1], []byte(`"name":"y"`)) {
 		t.Errorf("withOwnTools: %s", out.Get("tools"))
+	}
+}
+
+// callIndented posts the conversation indented (other bytes than call's,
+// so no memo applies) and returns the answer's headers.
+func (e ownEndpoint) callIndented(t *testing.T, base, session string, turns []agentTurn, stream bool) http.Header {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(e.body(turns, stream)), &v); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.MarshalIndent(v, "", "  ")
+	req, _ := http.NewRequest(http.MethodPost, base+e.path(stream), bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(SessionHeader, session)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("%s: status %d: %s", e.name, res.StatusCode, raw)
+	}
+	return res.Header
+}
+
+// TestAgentView: the caller's view of a history leaves out the rounds'
+// turns and ctxhost's results, and ctxhost's calls of an answer it got.
+func TestAgentView(t *testing.T) {
+	plain := []sdk.Message{{Role: sdk.RoleUser, Content: "a"}, {Role: sdk.RoleAssistant, Content: "b"}}
+	if got := agentView(plain); &got[0] != &plain[0] {
+		t.Error("a history without ctxhost's turns is copied")
+	}
+	msgs := []sdk.Message{
+		{Role: sdk.RoleUser, Content: "task"},
+		{Role: sdk.RoleAssistant, ToolCalls: []sdk.ToolCall{{ID: "1", Name: engine.MemoryViewTool}}, Metadata: map[string]string{engine.MetaHidden: "true", engine.MetaOwnCalls: "1"}},
+		{Role: sdk.RoleTool, ToolCallID: "1", Metadata: map[string]string{engine.MetaOwnResult: "true"}},
+		{Role: sdk.RoleAssistant, Content: "both", ToolCalls: []sdk.ToolCall{{ID: "2", Name: engine.MemoryAppendTool}, {ID: "3", Name: "bash"}}, Metadata: map[string]string{engine.MetaOwnCalls: "2"}},
+		{Role: sdk.RoleTool, ToolCallID: "2", Metadata: map[string]string{engine.MetaOwnResult: "true"}},
+		{Role: sdk.RoleTool, ToolCallID: "3", Content: "ls"},
+	}
+	got := agentView(msgs)
+	if len(got) != 3 || got[0].Content != "task" || got[1].Content != "both" || len(got[1].ToolCalls) != 1 || got[1].ToolCalls[0].ID != "3" || got[2].ToolCallID != "3" {
+		t.Errorf("agentView: %+v", got)
+	}
+	if len(msgs[3].ToolCalls) != 2 {
+		t.Error("agentView changed the history's message")
 	}
 }
