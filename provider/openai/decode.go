@@ -162,9 +162,11 @@ func DecodeContent(raw json.RawMessage) (c *provider.Content, present bool, err 
 		return c, false, nil
 	}
 	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, false, err
+		s, ok := provider.JSONString(raw)
+		if !ok {
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return nil, false, err
+			}
 		}
 		if s != "" {
 			c.Text(s)
