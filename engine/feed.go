@@ -97,15 +97,66 @@ func (e *Engine) publishHostEvents() (cancel func()) {
 	})
 }
 
-// publishMemoryChange writes a memory:changed event for a block written
-// or deleted at version; the event of a block of a session's own scope is
-// that session's.
-func (e *Engine) publishMemoryChange(ctx context.Context, scope MemoryScope, label string, version uint64, deleted bool) {
-	session := ""
-	if s, ok := strings.CutPrefix(scope.String(), "session:"); ok {
-		session = s
+// memoryEvent is the memory:changed event of a block written or deleted
+// at version; the event of a block of a session's own scope is that
+// session's.
+func memoryEvent(scope MemoryScope, label string, version uint64, deleted bool) record.FeedEvent {
+	session, _ := strings.CutPrefix(scope.String(), "session:")
+	if session == scope.String() {
+		session = ""
 	}
-	if err := e.PublishEvent(ctx, session, host.EventMemoryChanged, host.MemoryChangedData{Scope: scope.String(), Label: label, Version: version, Deleted: deleted}); err != nil {
-		e.Logger.Warn("event feed: memory:changed not written", "scope", scope.String(), "label", label, "error", err)
+	data, _ := json.Marshal(host.MemoryChangedData{Scope: scope.String(), Label: label, Version: version, Deleted: deleted})
+	return record.FeedEvent{Session: session, Kind: string(host.EventMemoryChanged), Data: data}
+}
+
+// notedBlocks returns the engine's block store when it writes the
+// store's feed in the same transaction as a block.
+func (e *Engine) notedBlocks() (record.NotedBlockStore, bool) {
+	nb, ok := e.blocks.(record.NotedBlockStore)
+	if !ok || !HasFeed(e.saved) {
+		return nil, false
+	}
+	f, _ := feedOf(e.saved)
+	return nb, any(nb) == any(f)
+}
+
+// putBlock writes rb as version expected+1 with its memory:changed event:
+// in the same transaction when the block store is the feed's, else just
+// after it.
+func (e *Engine) putBlock(ctx context.Context, scope MemoryScope, rb record.Block, expected uint64) error {
+	ev := memoryEvent(scope, rb.Label, expected+1, false)
+	if nb, ok := e.notedBlocks(); ok {
+		return nb.PutBlockNoted(ctx, rb, expected, []record.FeedEvent{ev})
+	}
+	if err := e.blocks.PutBlock(ctx, rb, expected); err != nil {
+		return err
+	}
+	e.publishAfter(ctx, ev)
+	return nil
+}
+
+// deleteBlock deletes a block over version expected with its event, as
+// putBlock.
+func (e *Engine) deleteBlock(ctx context.Context, scope MemoryScope, label string, expected uint64) error {
+	ev := memoryEvent(scope, label, expected+1, true)
+	if nb, ok := e.notedBlocks(); ok {
+		return nb.DeleteBlockNoted(ctx, scope.String(), label, expected, []record.FeedEvent{ev})
+	}
+	if err := e.blocks.DeleteBlock(ctx, scope.String(), label, expected); err != nil {
+		return err
+	}
+	e.publishAfter(ctx, ev)
+	return nil
+}
+
+// publishAfter writes ev to the store's feed on its own (when it keeps
+// one), logging a failure: the change it tells of is made already.
+func (e *Engine) publishAfter(ctx context.Context, ev record.FeedEvent) {
+	f, err := feedOf(e.saved)
+	if err != nil {
+		return
+	}
+	if err := f.Publish(ctx, []record.FeedEvent{ev}); err != nil {
+		e.Logger.Warn("event feed: "+ev.Kind+" not written", "error", err)
 	}
 }

@@ -163,11 +163,10 @@ func (e *Engine) PutMemoryBlock(ctx context.Context, b MemoryBlock, expected uin
 	if err != nil {
 		return MemoryBlock{}, err
 	}
-	if err := e.blocks.PutBlock(ctx, record.Block{Scope: b.Scope.String(), Label: b.Label, Data: encodeBlock(b)}, expected); err != nil {
+	if err := e.putBlock(ctx, b.Scope, record.Block{Scope: b.Scope.String(), Label: b.Label, Data: encodeBlock(b)}, expected); err != nil {
 		return MemoryBlock{}, err
 	}
 	b.Version = expected + 1
-	e.publishMemoryChange(ctx, b.Scope, b.Label, b.Version, false)
 	return b, nil
 }
 
@@ -230,11 +229,7 @@ func (e *Engine) DeleteMemoryBlock(ctx context.Context, scope MemoryScope, label
 		}
 		expected = cur.Version
 	}
-	if err := e.blocks.DeleteBlock(ctx, scope.String(), label, expected); err != nil {
-		return err
-	}
-	e.publishMemoryChange(ctx, scope, label, expected+1, true)
-	return nil
+	return e.deleteBlock(ctx, scope, label, expected)
 }
 
 // MemoryBlockVersions returns every version of the block, oldest first; a
@@ -262,12 +257,8 @@ func (e *Engine) ForgetSessionMemory(ctx context.Context, id string) error {
 		return err
 	}
 	for _, b := range blocks {
-		err := e.blocks.DeleteBlock(ctx, scope.String(), b.Label, b.Version)
-		if err != nil && !errors.Is(err, ErrBlockNotFound) {
+		if err := e.deleteBlock(ctx, scope, b.Label, b.Version); err != nil && !errors.Is(err, ErrBlockNotFound) {
 			return err
-		}
-		if err == nil {
-			e.publishMemoryChange(ctx, scope, b.Label, b.Version+1, true)
 		}
 	}
 	return nil

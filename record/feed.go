@@ -58,3 +58,16 @@ func AsFeed(st Store) (FeedStore, bool) {
 	f, ok := st.(FeedStore)
 	return f, ok
 }
+
+// NotedBlockStore is implemented by a BlockStore whose writes can add
+// events to the feed of the same store, in the same transaction: a memory
+// block's memory:changed event is in the feed exactly when its version is
+// stored.
+type NotedBlockStore interface {
+	BlockStore
+	// PutBlockNoted is PutBlock adding events (each at its own session,
+	// with version 0).
+	PutBlockNoted(ctx context.Context, b Block, expected uint64, events []FeedEvent) error
+	// DeleteBlockNoted is DeleteBlock adding events.
+	DeleteBlockNoted(ctx context.Context, scope, label string, expected uint64, events []FeedEvent) error
+}

@@ -81,7 +81,13 @@ func scanBlock(scan func(...any) error) (record.Block, error) {
 // PutBlock writes b as version expected+1 in one transaction that locks
 // the block's head at the expected version.
 func (s *Store) PutBlock(ctx context.Context, b record.Block, expected uint64) error {
-	if err := s.writeBlock(ctx, b.Scope, b.Label, expected, nonNil(b.Data)); err != nil {
+	return s.PutBlockNoted(ctx, b, expected, nil)
+}
+
+// PutBlockNoted is PutBlock with events added to the feed in the same
+// transaction.
+func (s *Store) PutBlockNoted(ctx context.Context, b record.Block, expected uint64, events []record.FeedEvent) error {
+	if err := s.writeBlock(ctx, b.Scope, b.Label, expected, nonNil(b.Data), events); err != nil {
 		return fmt.Errorf("write block %q of %q: %w", b.Label, b.Scope, err)
 	}
 	return nil
@@ -89,16 +95,23 @@ func (s *Store) PutBlock(ctx context.Context, b record.Block, expected uint64) e
 
 // DeleteBlock writes a deleted version as expected+1.
 func (s *Store) DeleteBlock(ctx context.Context, scope, label string, expected uint64) error {
-	if err := s.writeBlock(ctx, scope, label, expected, nil); err != nil {
+	return s.DeleteBlockNoted(ctx, scope, label, expected, nil)
+}
+
+// DeleteBlockNoted is DeleteBlock with events added to the feed in the
+// same transaction.
+func (s *Store) DeleteBlockNoted(ctx context.Context, scope, label string, expected uint64, events []record.FeedEvent) error {
+	if err := s.writeBlock(ctx, scope, label, expected, nil, events); err != nil {
 		return fmt.Errorf("delete block %q of %q: %w", label, scope, err)
 	}
 	return nil
 }
 
 // writeBlock moves the head from expected to expected+1 (inserting it for
-// expected 0) and adds the version (data nil: deleted). Of writers racing
-// at one version the head's row lock (or its primary key) lets one win.
-func (s *Store) writeBlock(ctx context.Context, scope, label string, expected uint64, data []byte) error {
+// expected 0) and adds the version (data nil: deleted), and events to
+// the feed. Of writers racing at one version the head's row lock (or its
+// primary key) lets one win.
+func (s *Store) writeBlock(ctx context.Context, scope, label string, expected uint64, data []byte, events []record.FeedEvent) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var sql string
 		if expected == 0 {
@@ -126,9 +139,11 @@ func (s *Store) writeBlock(ctx context.Context, scope, label string, expected ui
 			c := checksum(data)
 			sum = &c
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO `+s.blocks+` (scope, label, version, data, sum) VALUES ($1, $2, $3, $4, $5)`,
-			[]byte(scope), []byte(label), int64(expected+1), data, sum)
-		return err
+		if _, err = tx.Exec(ctx, `INSERT INTO `+s.blocks+` (scope, label, version, data, sum) VALUES ($1, $2, $3, $4, $5)`,
+			[]byte(scope), []byte(label), int64(expected+1), data, sum); err != nil {
+			return err
+		}
+		return s.insertFeed(ctx, tx, "", 0, events)
 	})
 }
 

@@ -107,7 +107,18 @@ func scanBlock(scan func(...any) error) (record.Block, error) {
 // PutBlock writes b as version expected+1 in one transaction that checks
 // the block's current version.
 func (s *Store) PutBlock(ctx context.Context, b record.Block, expected uint64) error {
-	err := s.write(ctx, func(tx *sql.Tx) error { return s.writeBlock(ctx, tx, b.Scope, b.Label, expected, nonNil(b.Data)) })
+	return s.PutBlockNoted(ctx, b, expected, nil)
+}
+
+// PutBlockNoted is PutBlock with events added to the feed in the same
+// transaction.
+func (s *Store) PutBlockNoted(ctx context.Context, b record.Block, expected uint64, events []record.FeedEvent) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		if err := s.writeBlock(ctx, tx, b.Scope, b.Label, expected, nonNil(b.Data)); err != nil {
+			return err
+		}
+		return s.insertFeed(ctx, tx, "", 0, events)
+	})
 	if err != nil {
 		return fmt.Errorf("write block %q of %q: %w", b.Label, b.Scope, err)
 	}
@@ -116,7 +127,18 @@ func (s *Store) PutBlock(ctx context.Context, b record.Block, expected uint64) e
 
 // DeleteBlock writes a deleted version as expected+1.
 func (s *Store) DeleteBlock(ctx context.Context, scope, label string, expected uint64) error {
-	err := s.write(ctx, func(tx *sql.Tx) error { return s.writeBlock(ctx, tx, scope, label, expected, nil) })
+	return s.DeleteBlockNoted(ctx, scope, label, expected, nil)
+}
+
+// DeleteBlockNoted is DeleteBlock with events added to the feed in the
+// same transaction.
+func (s *Store) DeleteBlockNoted(ctx context.Context, scope, label string, expected uint64, events []record.FeedEvent) error {
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		if err := s.writeBlock(ctx, tx, scope, label, expected, nil); err != nil {
+			return err
+		}
+		return s.insertFeed(ctx, tx, "", 0, events)
+	})
 	if err != nil {
 		return fmt.Errorf("delete block %q of %q: %w", label, scope, err)
 	}

@@ -25,6 +25,7 @@ func RunFeed(t *testing.T, crossInstance bool, open FeedOpener) {
 	t.Run("WrittenWithTheChange", f.written)
 	t.Run("RefusedWriteAddsNone", f.refused)
 	t.Run("Paging", f.paging)
+	t.Run("BlockWrites", f.blockWrites)
 	t.Run("ConcurrentReadersMissNothing", func(t *testing.T) { f.concurrent(t, false) })
 	if crossInstance {
 		t.Run("CrossInstance", f.crossInstance)
@@ -286,5 +287,38 @@ func (f feedSuite) crossInstance(t *testing.T) {
 		if got := ofSession(feedAfter(t, st, start), sid); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("instance %s reads %q, want %q", name, got, want)
 		}
+	}
+}
+
+// blockWrites: a memory block written or deleted with events (when the
+// store is a NotedBlockStore) adds them in the same transaction; a
+// refused write adds none.
+func (f feedSuite) blockWrites(t *testing.T) {
+	st := f.open(t)
+	nb, ok := st.(record.NotedBlockStore)
+	if !ok {
+		t.Skip("the store keeps no memory blocks with events")
+	}
+	start := head(t, st)
+	sc := "group:" + t.Name()
+	sid := "feed-" + t.Name()
+	ev := func(data string) []record.FeedEvent {
+		return []record.FeedEvent{{Session: sid, Kind: "memory:changed", Data: []byte(data)}}
+	}
+	if err := nb.PutBlockNoted(ctx(t), record.Block{Scope: sc, Label: "l", Data: []byte("v1")}, 0, ev("1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := nb.PutBlockNoted(ctx(t), record.Block{Scope: sc, Label: "l", Data: []byte("v2")}, 0, ev("refused")); !errors.Is(err, record.ErrVersionConflict) {
+		t.Errorf("a stale block write: %v, want ErrVersionConflict", err)
+	}
+	if err := nb.DeleteBlockNoted(ctx(t), sc, "l", 1, ev("2")); err != nil {
+		t.Fatal(err)
+	}
+	if err := nb.DeleteBlockNoted(ctx(t), sc, "l", 2, ev("refused")); !errors.Is(err, record.ErrBlockNotFound) {
+		t.Errorf("deleting a deleted block: %v, want ErrBlockNotFound", err)
+	}
+	got := ofSession(feedAfter(t, st, start), sid)
+	if want := []string{sid + "@0 memory:changed 1", sid + "@0 memory:changed 2"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("feed %q, want %q", got, want)
 	}
 }
