@@ -1,7 +1,6 @@
 package history
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -62,13 +61,11 @@ func (h *History) State() ([]byte, error) {
 	if h.dropped && st.Dropped == nil {
 		st.Dropped = []string{}
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // a text's <, > and & one byte each, not six
-	if err := enc.Encode(st); err != nil {
+	b, err := json.Marshal(st)
+	if err != nil {
 		return nil, fmt.Errorf("encode history state: %w", err)
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return b, nil
 }
 
 // Restore replaces the history with one exported by State. Every message

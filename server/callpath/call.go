@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ctxhost/ctxhost/engine"
@@ -141,9 +142,13 @@ type call struct {
 	fallback string
 	// usage is the answer's usage, once recorded.
 	usage provider.Usage
-	// span is the call's trace span (nil: not traced), tctx its context.
-	span, phaseSpan trace.Span
-	tctx            context.Context
+	// span is the call's trace span (nil: not traced or not sampled);
+	// phaseName the phase it is in, phaseEnd ends it (see phase); attrs
+	// the span's attributes, set together when it ends.
+	span      trace.Span
+	phaseName string
+	phaseEnd  func(error)
+	attrs     []attribute.KeyValue
 	// own, when not nil, are ctxhost's tools the call offers upstream
 	// (selftools.go).
 	own *ownTools

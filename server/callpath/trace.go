@@ -31,34 +31,52 @@ var spanKindServer = trace.WithSpanKind(trace.SpanKindServer)
 // noEnd ends a phase that is not traced.
 func noEnd(error) {}
 
-// startTrace opens the call's span (when the handler has a tracer and
-// its sampler takes the call), the parent of its phases' spans.
+// spanAttrs is how many attributes a call's span has at most (see
+// startTrace, tracePrepared and endTrace).
+const spanAttrs = 18
+
+// startTrace opens the call's span when the handler has a tracer and its
+// sampler takes the call. A call is one span: its phases are events on
+// it, and its attributes are gathered in one slice set when it ends, so
+// that a sampled call costs one span of the SDK's, not one per phase.
 func (c *call) startTrace() {
 	if c.h.tracer == nil {
 		return
 	}
-	c.tctx, c.span = c.h.tracer.Start(c.r.Context(), "chat", spanKindServer)
+	_, c.span = c.h.tracer.Start(c.r.Context(), "chat", spanKindServer)
 	if !c.span.IsRecording() {
 		// Not sampled: its attributes, phases, figures and end would
 		// record nothing, so the call makes none of them.
-		c.tctx, c.span = nil, nil
+		c.span = nil
 		return
 	}
-	c.span.SetAttributes(attribute.String(attrOperation, "chat"), attribute.String(attrProvider, providerNames[c.u.Kind]),
-		attribute.String(attrSystem, providerNames[c.u.Kind]),
+	c.phaseEnd = c.endPhase
+	c.attrs = make([]attribute.KeyValue, 0, spanAttrs)
+	provider := providerNames[c.u.Kind]
+	c.attrs = append(c.attrs, attribute.String(attrOperation, "chat"), attribute.String(attrProvider, provider),
+		attribute.String(attrSystem, provider),
 		attribute.String("ctxhost.upstream", c.u.Name), attribute.String("ctxhost.endpoint", c.d.endpoint()))
 }
 
-// phase opens the span of one phase of the call (read, reconcile,
-// prepare, upstream, relay, record); call the returned func with the
-// phase's error to end it.
+// phase starts one phase of the call (read, reconcile, prepare,
+// upstream, relay, record): an event on the call's span named after it,
+// at the time it starts (it lasts until the next phase's event, or the
+// span's end). Call the returned func with the phase's error: a failed
+// phase adds an exception event naming it.
 func (c *call) phase(name string) func(error) {
 	if c.span == nil {
 		return noEnd
 	}
-	_, sp := c.h.tracer.Start(c.tctx, name)
-	c.phaseSpan = sp
-	return func(err error) { endSpan(sp, err) }
+	c.span.AddEvent(name)
+	c.phaseName = name
+	return c.phaseEnd
+}
+
+// endPhase ends the phase the call is in.
+func (c *call) endPhase(err error) {
+	if err != nil {
+		c.span.RecordError(err, trace.WithAttributes(attribute.String("ctxhost.phase", c.phaseName)))
+	}
 }
 
 func endSpan(sp trace.Span, err error) {
@@ -69,20 +87,20 @@ func endSpan(sp trace.Span, err error) {
 	sp.End()
 }
 
-// tracePrepared sets the prepared turn's figures on the call's span and
-// adds its compaction, and each compaction step, as events of the
-// prepare phase's span (the phase open).
+// tracePrepared gathers the prepared turn's figures for the call's span
+// and adds its compaction, and each compaction step, as events on it
+// (after the prepare phase's).
 func (c *call) tracePrepared(p *engine.Prepared) {
 	if c.span == nil || p == nil {
 		return
 	}
-	sp := c.phaseSpan
-	c.span.SetAttributes(attribute.Int("ctxhost.tokens.before", p.Before.Used), attribute.Int("ctxhost.tokens.sent", p.Budget.Used),
+	c.attrs = append(c.attrs, attribute.Int("ctxhost.tokens.before", p.Before.Used), attribute.Int("ctxhost.tokens.sent", p.Budget.Used),
 		attribute.Int("ctxhost.window", p.Budget.Window), attribute.String("ctxhost.action", string(p.Action)))
 	r := p.Compaction
 	if r == nil {
 		return
 	}
+	sp := c.span
 	sp.AddEvent("compaction", trace.WithAttributes(attribute.String("ctxhost.compaction.reason", r.Reason),
 		attribute.Int("ctxhost.compaction.before", r.Before), attribute.Int("ctxhost.compaction.after", r.After),
 		attribute.Int("ctxhost.compaction.freed", r.Freed), attribute.Bool("ctxhost.compaction.met", r.Met)))
@@ -94,23 +112,24 @@ func (c *call) tracePrepared(p *engine.Prepared) {
 	}
 }
 
-// endTrace ends the call's span with what the call came to.
+// endTrace ends the call's span with what the call came to, its
+// attributes set in one call.
 func (c *call) endTrace(err error, outcome string) {
 	if c.span == nil {
 		return
 	}
-	attrs := []attribute.KeyValue{attribute.String("ctxhost.session", c.session), attribute.String("ctxhost.outcome", outcome),
-		attribute.Int("http.response.status_code", c.status)}
+	c.attrs = append(c.attrs, attribute.String("ctxhost.session", c.session), attribute.String("ctxhost.outcome", outcome),
+		attribute.Int("http.response.status_code", c.status))
 	if c.req != nil {
 		if m := callModel(c.d, c.req); m != "" {
-			attrs = append(attrs, attribute.String(attrRequestModel, m))
+			c.attrs = append(c.attrs, attribute.String(attrRequestModel, m))
 			c.span.SetName("chat " + m)
 		}
 	}
 	if c.usage.Known {
-		attrs = append(attrs, attribute.Int(attrInputTokens, c.usage.Prompt), attribute.Int(attrOutputTokens, c.usage.Completion),
+		c.attrs = append(c.attrs, attribute.Int(attrInputTokens, c.usage.Prompt), attribute.Int(attrOutputTokens, c.usage.Completion),
 			attribute.Int(attrCacheRead, c.usage.CacheRead), attribute.Int(attrCacheCreation, c.usage.CacheWrite))
 	}
-	c.span.SetAttributes(attrs...)
+	c.span.SetAttributes(c.attrs...)
 	endSpan(c.span, err)
 }
