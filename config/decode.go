@@ -200,6 +200,7 @@ func decodeContext(fb fileBlock, diags *hcl.Diagnostics) *Context {
 		r.integer("max_tokens", &s.MaxTokens)
 		r.str("wait", &s.Wait)
 		r.duration("wait_timeout", &s.WaitTimeout)
+		r.integer("tool_output_tokens", &s.ToolOutputTokens)
 	}
 	if b := singleBlock(content, "fresh", diags); b != nil {
 		f := &c.Fresh

@@ -33,7 +33,7 @@ var rootSchema = &hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{
 var summarizerSchema = attrSchema([]string{"kind", "base_url", "model"}, "prompt", "max_tokens", "timeout",
 	"api_key_env", "caller_key", "concurrency", "input_price", "output_price", "api_key")
 
-var summarizeSchema = attrSchema(nil, "summarizer", "plugin", "max_tokens", "wait", "wait_timeout")
+var summarizeSchema = attrSchema(nil, "summarizer", "plugin", "max_tokens", "wait", "wait_timeout", "tool_output_tokens")
 
 var variableSchema = attrSchema(nil, "type", "default", "description")
 

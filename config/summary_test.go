@@ -38,6 +38,7 @@ context "a" {
     summarizer   = "fast"
     wait         = "critical"
     wait_timeout = "3s"
+    tool_output_tokens = 2000
   }
 }
 context "b" {
@@ -52,7 +53,7 @@ context "b" {
 		s.APIKeyEnv != "ANTHROPIC_API_KEY" || s.CallerKey || s.OutputPrice != DefaultSummaryOutputPrice {
 		t.Fatalf("summarizer %+v", s)
 	}
-	if b := c.Context("a").Summarize; !b.Enabled || b.Summarizer != "fast" || b.Wait != "critical" || b.WaitTimeout != 3*time.Second {
+	if b := c.Context("a").Summarize; !b.Enabled || b.Summarizer != "fast" || b.Wait != "critical" || b.WaitTimeout != 3*time.Second || b.ToolOutputTokens != 2000 {
 		t.Errorf("summarize block %+v", b)
 	}
 	if b := c.Context("b").Summarize; b.Enabled {
@@ -70,6 +71,7 @@ context "a" {
   summarize {
     summarizer = "missing"
     wait       = "always"
+    tool_output_tokens = 10
   }
 }
 context "b" {
@@ -77,7 +79,7 @@ context "b" {
   summarize {}
 }
 `)
-	for _, want := range []string{"API key in HCL", "Invalid summarizer kind", "Invalid base URL", "Unknown summarizer", "Invalid summarize wait", "One summarizer"} {
+	for _, want := range []string{"API key in HCL", "Invalid summarizer kind", "Invalid base URL", "Unknown summarizer", "Invalid summarize wait", "One summarizer", "tool_output_tokens must be at least 64"} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("diagnostics %q lack %q", errs, want)
 		}

@@ -112,6 +112,10 @@ type Summarize struct {
 	// waits for the summary, at most WaitTimeout.
 	Wait        string
 	WaitTimeout time.Duration
+	// ToolOutputTokens, when set, has a single tool output of at least
+	// this many tokens summarized ahead too: masked, it is shown as its
+	// summary (0: outputs are masked by their placeholders only).
+	ToolOutputTokens int
 }
 
 // Variable is a `variable "NAME"` block and its resolved value.

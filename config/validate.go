@@ -238,6 +238,9 @@ func (c *Config) validateSummarize(p *problems, x *Context) {
 	if s.WaitTimeout <= 0 {
 		p.errorf(s.Source, "wait_timeout", "Invalid wait_timeout", "wait_timeout must be positive.")
 	}
+	if s.ToolOutputTokens != 0 {
+		p.atLeast(s.Source, "tool_output_tokens", s.ToolOutputTokens, 64)
+	}
 }
 
 // validateUpstreams checks each upstream block: a known kind, an absolute

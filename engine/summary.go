@@ -18,7 +18,7 @@ func (e *Engine) summaryConfig() (host.SummaryConfig, error) {
 	if !b.Enabled {
 		return host.SummaryConfig{}, nil
 	}
-	sc := host.SummaryConfig{MaxTokens: b.MaxTokens, Wait: b.Wait, WaitTimeout: b.WaitTimeout}
+	sc := host.SummaryConfig{MaxTokens: b.MaxTokens, Wait: b.Wait, WaitTimeout: b.WaitTimeout, ToolOutputTokens: b.ToolOutputTokens}
 	if b.Plugin != "" {
 		for _, p := range e.Plugins {
 			if p.Config.Name != b.Plugin {

@@ -80,6 +80,12 @@ type SummaryConfig struct {
 	// input and output tokens, an uncached input token of the session's
 	// model costing 1 (defaults 1 and 4).
 	InputPrice, OutputPrice float64
+	// ToolOutputTokens, when set, has a single tool output of at least
+	// this many tokens (the oldest shown whole that the mask step may
+	// mask) summarized in the background too, when no span is: once
+	// masked, the output is shown as its summary instead of its
+	// placeholder (0: outputs are masked by their placeholders only).
+	ToolOutputTokens int
 }
 
 func (c SummaryConfig) withDefaults() SummaryConfig {
@@ -154,6 +160,7 @@ type summaries struct {
 	inflight chan struct{} // closed when the request in flight ends; nil: none
 	cancel   context.CancelFunc
 	ready    *history.Summary
+	output   *history.OutputSummary // an output's summary waiting for the next turn
 	warnings []string
 	failures int       // consecutive
 	retryAt  time.Time // no request before
@@ -193,10 +200,13 @@ func (t *turn) takeSummary() {
 		return
 	}
 	s.sum.mu.Lock()
-	ready, warnings := s.sum.ready, s.sum.warnings
-	s.sum.ready, s.sum.warnings = nil, nil
+	ready, output, warnings := s.sum.ready, s.sum.output, s.sum.warnings
+	s.sum.ready, s.sum.output, s.sum.warnings = nil, nil, nil
 	s.sum.mu.Unlock()
 	t.out.Warnings = append(t.out.Warnings, warnings...)
+	if output != nil {
+		t.takeOutputSummary(*output)
+	}
 	if ready == nil {
 		return
 	}
@@ -217,6 +227,20 @@ func (t *turn) takeSummary() {
 	r.Spliced = !sameSummary(shown, now)
 	cost := s.summaryCost(*sum)
 	s.pressure.Credit -= cost // the cache strategy weighs what the summary cost
+	t.summaryCostThisTurn += cost
+}
+
+// takeOutputSummary has the history take the summary of an output.
+func (t *turn) takeOutputSummary(sum history.OutputSummary) {
+	s := t.s
+	if err := s.hist.TakeOutputSummary(sum); err != nil {
+		t.out.Warnings = append(t.out.Warnings, fmt.Sprintf("summary of the output %s discarded: %v", sum.ID, err))
+		return
+	}
+	s.metrics.SummariesTaken++
+	t.summaryReport().OutputTaken = sum.ID
+	cost := s.outputSummaryCost(sum)
+	s.pressure.Credit -= cost
 	t.summaryCostThisTurn += cost
 }
 
@@ -267,8 +291,18 @@ func sameSummary(a, b *history.Summary) bool {
 
 // summaryCost prices a summary's call.
 func (s *Session) summaryCost(sum history.Summary) float64 {
+	return s.callCost(sum.InputTokens, sum.OutputTokens)
+}
+
+// outputSummaryCost prices an output's summary's call.
+func (s *Session) outputSummaryCost(sum history.OutputSummary) float64 {
+	return s.callCost(sum.InputTokens, sum.OutputTokens)
+}
+
+// callCost prices a summarizer's call of in and out tokens.
+func (s *Session) callCost(in, out int) float64 {
 	c := s.cfg.Summary
-	return float64(sum.InputTokens)*c.InputPrice + float64(sum.OutputTokens)*c.OutputPrice
+	return float64(in)*c.InputPrice + float64(out)*c.OutputPrice
 }
 
 // SummaryLeadTurns is how many turns of the context's recent growth
@@ -305,6 +339,8 @@ func (t *turn) requestAhead() {
 	}
 	if sp, ok := t.startSummary(t.summaryNeed(b, ahead)); ok {
 		t.summaryReport().Requested = describeSpan(sp)
+	} else if id, ok := t.startOutputSummary(); ok {
+		t.summaryReport().OutputRequested = id
 	}
 }
 
@@ -325,7 +361,7 @@ func (t *turn) startSummary(need int) (history.Span, bool) {
 	cfg := s.cfg.Summary
 	s.sum.mu.Lock()
 	defer s.sum.mu.Unlock()
-	if s.sum.inflight != nil || s.sum.ready != nil || time.Now().Before(s.sum.retryAt) {
+	if !s.sum.idle() {
 		return history.Span{}, false
 	}
 	sp, ok := s.hist.NextSpan(max(need, cfg.MinSpanTokens), cfg.MinSpanTokens)
@@ -334,29 +370,92 @@ func (t *turn) startSummary(need int) (history.Span, bool) {
 	}
 	req := sdk.SummarizeRequest{Messages: sp.Messages, Previous: sp.Previous, MaxTokens: cfg.MaxTokens,
 		Encoding: s.cfg.Encoding, Key: s.sum.key}
-	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
+	s.startRequest(summaryJob{what: "summary of " + describeSpan(sp), instead: "the span is omitted instead", req: req,
+		accept: func(res sdk.SummarizeResult) (int, int, func(), error) {
+			sum, err := s.checkSummary(sp, req, res)
+			return sum.InputTokens, sum.OutputTokens, func() { s.sum.ready = &sum }, err
+		}})
+	return sp, true
+}
+
+// idle reports whether a request may start: none in flight, no answer
+// waiting for the next turn, no backoff running. The caller holds mu.
+func (m *summaries) idle() bool {
+	return m.inflight == nil && m.ready == nil && m.output == nil && !time.Now().Before(m.retryAt)
+}
+
+// startOutputSummary starts the request for the oldest output of at
+// least SummaryConfig.ToolOutputTokens shown whole, and returns its id.
+// The caller holds the session's lock.
+func (t *turn) startOutputSummary() (string, bool) {
+	s := t.s
+	cfg := s.cfg.Summary
+	if cfg.ToolOutputTokens <= 0 {
+		return "", false
+	}
+	s.sum.mu.Lock()
+	defer s.sum.mu.Unlock()
+	if !s.sum.idle() {
+		return "", false
+	}
+	out, ok := s.hist.NextOutput(cfg.ToolOutputTokens)
+	if !ok {
+		return "", false
+	}
+	id := out.Message.ID
+	req := sdk.SummarizeRequest{Messages: []sdk.Message{out.Message}, MaxTokens: min(cfg.MaxTokens, max(out.Tokens/2, 16)),
+		Encoding: s.cfg.Encoding, Key: s.sum.key}
+	s.startRequest(summaryJob{what: "summary of the output " + id, instead: "it is masked by its placeholder instead", req: req,
+		accept: func(res sdk.SummarizeResult) (int, int, func(), error) {
+			text, n, err := s.checkAnswer(req, res)
+			in, o := res.InputTokens, res.OutputTokens
+			if in == 0 {
+				in = out.Tokens
+			}
+			if o == 0 {
+				o = n
+			}
+			sum := history.OutputSummary{ID: id, Tokens: out.Tokens, Text: text, Model: res.Model, InputTokens: in, OutputTokens: o}
+			return in, o, func() { s.sum.output = &sum }, err
+		}})
+	return id, true
+}
+
+// summaryJob is one request to the summarizer: what it is for (in
+// warnings), what the turn does instead when it fails, the request, and
+// accept, which checks the answer and returns the call's tokens and how
+// to leave it for the next turn (run under summaries.mu).
+type summaryJob struct {
+	what, instead string
+	req           sdk.SummarizeRequest
+	accept        func(sdk.SummarizeResult) (in, out int, keep func(), err error)
+}
+
+// startRequest starts job in the background. The caller holds s.sum.mu.
+func (s *Session) startRequest(job summaryJob) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Summary.Timeout)
 	done := make(chan struct{})
 	s.sum.inflight, s.sum.cancel = done, cancel
 	s.sum.counts.SummaryRequests++
-	go s.summarize(ctx, cancel, done, sp, req)
-	return sp, true
+	go s.summarize(ctx, cancel, done, job)
 }
 
 // summarize makes one request and leaves its checked answer (or its
 // failure) for the next turn.
-func (s *Session) summarize(ctx context.Context, cancel context.CancelFunc, done chan struct{}, sp history.Span, req sdk.SummarizeRequest) {
+func (s *Session) summarize(ctx context.Context, cancel context.CancelFunc, done chan struct{}, job summaryJob) {
 	defer close(done)
 	defer cancel()
 	cfg := s.cfg.Summary
 	var res sdk.SummarizeResult
 	err := cfg.Limiter.acquire(ctx)
 	if err == nil {
-		res, err = guardSummarize(func() (sdk.SummarizeResult, error) { return cfg.Summarizer.Summarize(ctx, s.id, req) })
+		res, err = guardSummarize(func() (sdk.SummarizeResult, error) { return cfg.Summarizer.Summarize(ctx, s.id, job.req) })
 		cfg.Limiter.release()
 	}
-	var sum history.Summary
+	var in, out int
+	var keep func()
 	if err == nil {
-		sum, err = s.checkSummary(sp, req, res)
+		in, out, keep, err = job.accept(res)
 	}
 	s.sum.mu.Lock()
 	defer s.sum.mu.Unlock()
@@ -366,17 +465,17 @@ func (s *Session) summarize(ctx context.Context, cancel context.CancelFunc, done
 		s.sum.counts.SummaryFailures++
 		wait := cfg.Backoff.Wait(s.sum.failures)
 		s.sum.retryAt = time.Now().Add(wait)
-		w := fmt.Sprintf("summarizer %q: summary of %s not made, the span is omitted instead (next request in %s or later): %v",
-			cfg.Name, describeSpan(sp), wait, err)
+		w := fmt.Sprintf("summarizer %q: %s not made, %s (next request in %s or later): %v",
+			cfg.Name, job.what, job.instead, wait, err)
 		s.sum.warnings = append(s.sum.warnings, w)
 		s.emit(Event{Type: EventSummaryFailed, Session: s.id, Plugin: cfg.Name, Err: errors.New(w)})
 		return
 	}
 	s.sum.failures, s.sum.retryAt = 0, time.Time{}
-	s.sum.counts.SummaryInputTokens += sum.InputTokens
-	s.sum.counts.SummaryOutputTokens += sum.OutputTokens
-	s.sum.counts.SummaryCost += s.summaryCost(sum)
-	s.sum.ready = &sum
+	s.sum.counts.SummaryInputTokens += in
+	s.sum.counts.SummaryOutputTokens += out
+	s.sum.counts.SummaryCost += s.callCost(in, out)
+	keep()
 }
 
 // guardSummarize turns a panic of an in-process summarizer into an
@@ -395,20 +494,9 @@ func guardSummarize(fn func() (sdk.SummarizeResult, error)) (res sdk.SummarizeRe
 // the host counts it; usage not negative (counted by the host when not
 // reported).
 func (s *Session) checkSummary(sp history.Span, req sdk.SummarizeRequest, res sdk.SummarizeResult) (history.Summary, error) {
-	text := strings.TrimSpace(res.Text)
-	switch {
-	case text == "":
-		return history.Summary{}, errors.New("the answer is empty")
-	case !utf8.ValidString(text) || !utf8.ValidString(res.Model):
-		return history.Summary{}, errors.New("the answer is not valid UTF-8")
-	case strings.ContainsFunc(text, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r' }):
-		return history.Summary{}, errors.New("the answer is not text (it holds control characters)")
-	case res.InputTokens < 0 || res.OutputTokens < 0:
-		return history.Summary{}, fmt.Errorf("negative usage reported (%d in, %d out)", res.InputTokens, res.OutputTokens)
-	}
-	n := s.counter.Count(text)
-	if n > req.MaxTokens {
-		return history.Summary{}, fmt.Errorf("the answer counts %d tokens, over its limit of %d", n, req.MaxTokens)
+	text, n, err := s.checkAnswer(req, res)
+	if err != nil {
+		return history.Summary{}, err
 	}
 	in, out := res.InputTokens, res.OutputTokens
 	if in == 0 {
@@ -418,6 +506,27 @@ func (s *Session) checkSummary(sp history.Span, req sdk.SummarizeRequest, res sd
 		out = n
 	}
 	return history.Summary{From: sp.From, Through: sp.Through, FirstID: sp.FirstID, LastID: sp.LastID, Text: text, Model: res.Model, InputTokens: in, OutputTokens: out}, nil
+}
+
+// checkAnswer checks a summarizer's answer (see checkSummary) and returns
+// its text, trimmed, and its tokens.
+func (s *Session) checkAnswer(req sdk.SummarizeRequest, res sdk.SummarizeResult) (string, int, error) {
+	text := strings.TrimSpace(res.Text)
+	switch {
+	case text == "":
+		return "", 0, errors.New("the answer is empty")
+	case !utf8.ValidString(text) || !utf8.ValidString(res.Model):
+		return "", 0, errors.New("the answer is not valid UTF-8")
+	case strings.ContainsFunc(text, func(r rune) bool { return unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r' }):
+		return "", 0, errors.New("the answer is not text (it holds control characters)")
+	case res.InputTokens < 0 || res.OutputTokens < 0:
+		return "", 0, fmt.Errorf("negative usage reported (%d in, %d out)", res.InputTokens, res.OutputTokens)
+	}
+	n := s.counter.Count(text)
+	if n > req.MaxTokens {
+		return "", 0, fmt.Errorf("the answer counts %d tokens, over its limit of %d", n, req.MaxTokens)
+	}
+	return text, n, nil
 }
 
 // waitForSummary is a turn that must compact under wait = "critical": it

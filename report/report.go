@@ -97,6 +97,11 @@ type SummaryReport struct {
 	// background ("" when none: below the warning line, one in flight,
 	// backing off after a failure, or nothing to summarize).
 	Requested string
+	// OutputRequested names the tool output whose summary this turn
+	// asked for in the background (summarize's tool_output_tokens);
+	// OutputTaken the one whose summary the history took this turn (it
+	// is shown in the output's place once the output is masked).
+	OutputRequested, OutputTaken string
 	// Waited is how long a turn that had to compact waited for the
 	// summary (wait = "critical").
 	Waited time.Duration

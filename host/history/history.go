@@ -183,6 +183,9 @@ type History struct {
 	// summary is the summary shown in the marker's place (nil: none);
 	// pending one taken for a span the window has not passed yet.
 	summary, pending *Summary
+	// outputs are the summaries of large outputs, by id: a summarized
+	// output is masked as its summary (see outputsummary.go).
+	outputs map[string]*OutputSummary
 
 	journal func(Op) // told every change (see SetJournal); nil: none
 
@@ -209,6 +212,7 @@ func (h *History) reset() {
 	h.opening, h.openingTask, h.request = true, -1, -1
 	h.shape = shapeState{shape: ShapeChat, why: "no messages yet"}
 	h.allTokens = 0
+	h.outputs = nil
 	h.resetView()
 	h.viewChanged()
 }
@@ -389,6 +393,9 @@ func (h *History) SetCounter(c tokenizer.Counter) {
 		e := &h.entries[i]
 		e.tokens = h.count(h.message(i))
 		h.allTokens += e.tokens
+		if s := h.outputs[e.id]; s != nil {
+			s.Tokens = e.tokens
+		}
 		if e.shown != nil {
 			e.shown.maskTokens = -1
 		}

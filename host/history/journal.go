@@ -8,14 +8,15 @@ import (
 
 // Op kinds: one for every call that changes a History.
 const (
-	OpAdd         = "add"          // Add(Message)
-	OpClear       = "clear"        // Clear()
-	OpMask        = "mask"         // MaskOldest(N)
-	OpCompact     = "compact"      // Compact(N)
-	OpCompactLate = "compact_late" // CompactLate(N)
-	OpCut         = "cut"          // Cut(N)
-	OpCutUnpinned = "cut_unpinned" // CutUnpinned(N)
-	OpSummary     = "summary"      // TakeSummary(Summary)
+	OpAdd           = "add"            // Add(Message)
+	OpClear         = "clear"          // Clear()
+	OpMask          = "mask"           // MaskOldest(N)
+	OpCompact       = "compact"        // Compact(N)
+	OpCompactLate   = "compact_late"   // CompactLate(N)
+	OpCut           = "cut"            // Cut(N)
+	OpCutUnpinned   = "cut_unpinned"   // CutUnpinned(N)
+	OpSummary       = "summary"        // TakeSummary(Summary)
+	OpOutputSummary = "output_summary" // TakeOutputSummary(Output)
 )
 
 // Op is one change made to a History, as its call: Replay of the same ops
@@ -24,10 +25,11 @@ const (
 // state and the call. Restore, SetCounter and SetFraming are not ops: a
 // caller journaling a History takes a new State after them.
 type Op struct {
-	Kind    string       `json:"kind"`
-	Message *sdk.Message `json:"message,omitempty"` // OpAdd: the message as given to Add
-	N       int          `json:"n,omitempty"`       // OpMask, OpCompact, OpCompactLate, OpCut, OpCutUnpinned
-	Summary *Summary     `json:"summary,omitempty"` // OpSummary: the summary as taken
+	Kind    string         `json:"kind"`
+	Message *sdk.Message   `json:"message,omitempty"` // OpAdd: the message as given to Add
+	N       int            `json:"n,omitempty"`       // OpMask, OpCompact, OpCompactLate, OpCut, OpCutUnpinned
+	Summary *Summary       `json:"summary,omitempty"` // OpSummary: the summary as taken
+	Output  *OutputSummary `json:"output,omitempty"`  // OpOutputSummary: the output's summary as taken
 }
 
 // SetJournal makes the History tell fn every change (nil: stop), after a
@@ -76,6 +78,13 @@ func (h *History) Replay(op Op) error {
 			return fmt.Errorf("replay %s: no summary", op.Kind)
 		}
 		if err := h.TakeSummary(*op.Summary); err != nil {
+			return fmt.Errorf("replay %s: %w", op.Kind, err)
+		}
+	case OpOutputSummary:
+		if op.Output == nil {
+			return fmt.Errorf("replay %s: no summary", op.Kind)
+		}
+		if err := h.TakeOutputSummary(*op.Output); err != nil {
 			return fmt.Errorf("replay %s: %w", op.Kind, err)
 		}
 	default:

@@ -22,13 +22,14 @@ type state struct {
 	Frontier int           `json:"frontier,omitempty"` // the window has passed this many messages
 	// RequestFrontier: the earlier requests before it are omitted too
 	// (from it on the window holds them).
-	RequestFrontier int        `json:"request_frontier,omitempty"`
-	Dropped         []string   `json:"dropped,omitempty"`  // ids of the dropped block (demonstrations)
-	Cut             []cutState `json:"cut,omitempty"`      // messages cut head + tail
-	Stripped        []string   `json:"stripped,omitempty"` // ids of messages shown without media and thinking
-	Omitted         int        `json:"omitted,omitempty"`  // version 1: messages omitted after the first
-	Summary         *Summary   `json:"summary,omitempty"`  // the summary shown in the marker's place
-	Pending         *Summary   `json:"pending,omitempty"`  // a summary waiting for the window to pass its span
+	RequestFrontier int             `json:"request_frontier,omitempty"`
+	Dropped         []string        `json:"dropped,omitempty"`          // ids of the dropped block (demonstrations)
+	Cut             []cutState      `json:"cut,omitempty"`              // messages cut head + tail
+	Stripped        []string        `json:"stripped,omitempty"`         // ids of messages shown without media and thinking
+	Omitted         int             `json:"omitted,omitempty"`          // version 1: messages omitted after the first
+	Summary         *Summary        `json:"summary,omitempty"`          // the summary shown in the marker's place
+	Pending         *Summary        `json:"pending,omitempty"`          // a summary waiting for the window to pass its span
+	Outputs         []OutputSummary `json:"output_summaries,omitempty"` // the large outputs' summaries, in message order
 }
 
 // cutState is one cut message: its id and the content the view shows.
@@ -45,6 +46,9 @@ func (h *History) State() ([]byte, error) {
 	st := state{Version: StateVersion, NextID: h.nextID, Messages: h.messages(0), Frontier: h.frontier, RequestFrontier: h.reqFrontier,
 		Summary: h.summary, Pending: h.pending}
 	for i, e := range h.entries {
+		if s := h.outputs[e.id]; s != nil {
+			st.Outputs = append(st.Outputs, *s)
+		}
 		if e.masked {
 			st.Masked = append(st.Masked, e.id)
 		}
@@ -92,6 +96,9 @@ func (h *History) Restore(data []byte) error {
 		}
 	}
 	n.nextID = max(st.NextID, h.nextID)
+	if err := n.restoreOutputs(st.Outputs); err != nil {
+		return fmt.Errorf("restore history: %w", err)
+	}
 	if err := n.restoreView(st); err != nil {
 		return fmt.Errorf("restore history: %w", err)
 	}
@@ -100,7 +107,7 @@ func (h *History) Restore(data []byte) error {
 	h.spill, h.noSpill, h.spilling = n.spill, n.noSpill, nil // the entries' spilled messages are in n's file
 	h.frontier, h.dropped, h.hiddenCount, h.reqFrontier = n.frontier, n.dropped, n.hiddenCount, n.reqFrontier
 	h.markerTokens, h.viewTokens, h.maskCursor = n.markerTokens, n.viewTokens, 0
-	h.summary, h.pending = n.summary, n.pending
+	h.summary, h.pending, h.outputs = n.summary, n.pending, n.outputs
 	h.allTokens = n.allTokens
 	h.viewChanged()
 	return nil

@@ -139,7 +139,16 @@ func (h *History) cutMessage(i int) sdk.Message {
 func (h *History) maskTokensOf(i int) int {
 	x := shownOf(&h.entries[i])
 	if x.maskTokens < 0 {
-		m := h.maskedMessage(h.message(i))
+		var m sdk.Message
+		if text, ok := h.summarizedOutput(i); ok {
+			m = cloneMessage(h.message(i))
+			if h.opts.Digest != nil {
+				text += h.opts.Digest(m) // the facts it stated, as a placeholder keeps them
+			}
+			m.Content, m.Parts = text, nil
+		} else {
+			m = h.maskedMessage(h.message(i))
+		}
 		x.maskContent = m.Content
 		x.maskTokens = h.count(m)
 	}
@@ -298,7 +307,7 @@ func (h *History) maskOldest(n int) MaskResult {
 	if len(ids) == 0 {
 		res.Log = "no observation left to mask"
 	} else {
-		res.Log = fmt.Sprintf("masked %d observations (%s), freed %d tokens", len(ids), strings.Join(ids, ", "), freed)
+		res.Log = fmt.Sprintf("masked %d observations (%s%s), freed %d tokens", len(ids), strings.Join(ids, ", "), h.asSummaries(ids), freed)
 	}
 	return res
 }
@@ -364,6 +373,7 @@ func (h *History) compactLate(need int) Step {
 		h.viewChanged()
 	}
 	freed := before - h.viewTokens
+	asSummaries := h.asSummaries(ids)
 	h.mu.Unlock()
 	for l, r := 0, len(ids)-1; l < r; l, r = l+1, r-1 {
 		ids[l], ids[r] = ids[r], ids[l]
@@ -373,7 +383,7 @@ func (h *History) compactLate(need int) Step {
 		parts = append(parts, fmt.Sprintf("omitted %d demonstration messages (%s)", len(dropped), idRange(dropped)))
 	}
 	if len(ids) > 0 {
-		parts = append(parts, fmt.Sprintf("masked %d observations newest first (%s)", len(ids), strings.Join(ids, ", ")))
+		parts = append(parts, fmt.Sprintf("masked %d observations newest first (%s%s)", len(ids), strings.Join(ids, ", "), asSummaries))
 	}
 	if len(parts) == 0 {
 		parts = append(parts, "nothing to drop or mask newest first")
@@ -590,7 +600,7 @@ func (h *History) stepLog(step Step, need, from int) string {
 		parts = append(parts, fmt.Sprintf("omitted %d demonstration messages (%s)", step.Dropped, idRange(step.DroppedIDs)))
 	}
 	if step.Masked > 0 {
-		parts = append(parts, fmt.Sprintf("masked %d observations (%s)", step.Masked, strings.Join(step.MaskedIDs, ", ")))
+		parts = append(parts, fmt.Sprintf("masked %d observations (%s%s)", step.Masked, strings.Join(step.MaskedIDs, ", "), h.asSummaries(step.MaskedIDs)))
 	}
 	if step.Omitted > 0 {
 		var first, last string
