@@ -34,6 +34,8 @@ type setup struct {
 	progress                  func(format string, args ...any)
 	explain                   bool // print, through progress, what each of ctxhost's requests left out
 	dump                      bool // ... and its texts beside the naive trimmer's
+
+	summaries summarySetup // ctxhost summarizes with the stand-in's summarizer (zero: off; see withSummaries)
 }
 
 // key is one row of the table, in one split.
@@ -182,6 +184,9 @@ func replayWorker(s setup, convs []conversation, window int, jobs <-chan int, ou
 	defer si.stop()
 	hcl, err := serveConfig(s.config, window, replay.AnswerTokens, "http://"+siAddr) // what a call sets none of (Gemini's) reserves as the others ask
 	if err != nil {
+		return err
+	}
+	if hcl, err = withSummaries(hcl, "http://"+siAddr, s.summaries); err != nil {
 		return err
 	}
 	cfg := filepath.Join(dir, "callpath.hcl")

@@ -68,6 +68,12 @@
 // message's tool_call_id). -trajectories reads SWE-agent .traj files, in
 // two shapes: as recorded (tool calls and results) and unlabelled (each
 // observation a user message).
+//
+// -summaries has ctxhost's contexts summarize what their window omits,
+// with the stand-in's deterministic summarizer (a digest of each
+// message's identifiers), every turn that must compact waiting for its
+// summary; -summary-outputs N summarizes a tool output of N tokens or
+// more too. Compare the table with a run without.
 package main
 
 import (

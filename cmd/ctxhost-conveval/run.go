@@ -40,6 +40,7 @@ func cmdRun(args []string) error {
 	explain := fs.Bool("explain", false, "print on stderr the facts each of ctxhost's requests left out")
 	split := fs.String("split", "", "replay only the conversations of this split (tune or heldout; default both)")
 	dump := fs.Bool("dump", false, "with -explain, print the texts of those requests and of the naive trimmer's beside them")
+	summaries := addSummaryFlags(fs)
 	_ = fs.Parse(args)
 
 	s := setup{maxCalls: *maxCalls, concurrency: *concurrency, explain: *explain, dump: *dump, progress: func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }}
@@ -51,6 +52,9 @@ func cmdRun(args []string) error {
 		s.windows = append(s.windows, n)
 	}
 	var err error
+	if s.summaries, err = summaries.summaries(); err != nil {
+		return err
+	}
 	if s.dialects, err = dialectsNamed(*endpoints); err != nil {
 		return err
 	}
