@@ -70,9 +70,13 @@ type Recorders interface {
 type Recorder interface {
 	// Save writes the changes since the last save: the event event
 	// encodes, or the whole state state exports when the recorder
-	// writes a snapshot instead. A failure leaves the change applied in
-	// memory only; its error says so.
+	// writes a snapshot instead (event returning nil asks for one). A
+	// failure leaves the change applied in memory only; its error says
+	// so.
 	Save(ctx context.Context, event func() ([]byte, error), state func(context.Context) ([]byte, error)) error
+	// Room is the size an event may have and be appended by the next
+	// Save (-1: that save writes a snapshot).
+	Room() int
 	// Stale makes the next save a snapshot: the session changed in a way
 	// no event describes.
 	Stale()

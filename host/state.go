@@ -14,7 +14,8 @@ import (
 )
 
 // StateVersion is the version of the exported session state format.
-const StateVersion = 1
+// Version 1 states, whose history is its JSON in base64, are still read.
+const StateVersion = 2
 
 // sessionState is the exported form of a session: its core, the history
 // (messages and view), the usage and pressure bookkeeping, the strategy and
@@ -28,7 +29,7 @@ type sessionState struct {
 	Tools        string        `json:"tools,omitempty"` // sdk.ToolsText of the request's tools
 	TeamTask     string        `json:"team_task,omitempty"`
 	Strategy     strategyState `json:"strategy"`
-	History      []byte        `json:"history"`
+	History      historyState  `json:"history"`
 	Usage        usage         `json:"usage"`
 	Pressure     pressureState `json:"pressure"`
 	Plugins      []pluginState `json:"plugins,omitempty"`
@@ -71,7 +72,7 @@ func (s *Session) exportLocked(ctx context.Context, stateOf func(context.Context
 	st := sessionState{
 		Version: StateVersion, Session: s.id,
 		SystemPrompt: s.system.text, Instructions: s.instructions.text, Input: s.input.text, Tools: s.tools.text,
-		TeamTask: s.teamTask.text, Strategy: strategyState(s.cfg.Strategy), History: hist, Usage: s.usage, Pressure: s.pressureToSave(),
+		TeamTask: s.teamTask.text, Strategy: strategyState(s.cfg.Strategy), History: historyState{data: hist}, Usage: s.usage, Pressure: s.pressureToSave(),
 		Position: s.rec.position, Attachment: s.rec.attachment,
 	}
 	for _, p := range s.plugins.all {
@@ -84,7 +85,7 @@ func (s *Session) exportLocked(ctx context.Context, stateOf func(context.Context
 		}
 		st.Plugins = append(st.Plugins, pluginState{Name: p.binding.Name, State: b})
 	}
-	out, err := json.Marshal(st)
+	out, err := encodeJSON(st)
 	if err != nil {
 		return nil, fmt.Errorf("export %q: %w", s.id, err)
 	}
@@ -129,7 +130,7 @@ func (s *Session) restore(ctx context.Context, data []byte, persist bool) error 
 		return fmt.Errorf("restore %q: %w", s.id, err)
 	}
 	hist := history.New(s.counter, s.cfg.History.Options)
-	if err := hist.Restore(st.History); err != nil {
+	if err := hist.Restore(st.History.data); err != nil {
 		return fmt.Errorf("restore %q: history: %w", s.id, err)
 	}
 	if err := s.plugins.restoreAll(ctx, slots, st.Plugins); err != nil {
@@ -164,8 +165,11 @@ func decodeState(data []byte) (sessionState, error) {
 	if err := decodeStrict(data, &st); err != nil {
 		return st, fmt.Errorf("state: %w", err)
 	}
-	if st.Version != StateVersion {
+	if st.Version != StateVersion && st.Version != 1 {
 		return st, fmt.Errorf("state version %d, want %d", st.Version, StateVersion)
+	}
+	if st.Version == StateVersion && st.History.base64 {
+		return st, fmt.Errorf("state version %d with a version 1 history (a base64 string)", st.Version)
 	}
 	if err := checkFigures(st.Usage, st.Pressure); err != nil {
 		return st, err
@@ -217,5 +221,41 @@ func checkFigures(u usage, pr pressureState) error {
 	}):
 		return fmt.Errorf("negative figures of a saved payload")
 	}
+	return nil
+}
+
+// historyState is the history's own state (history.State) as it sits in
+// a session's state: its JSON object as it is (version 2), or that JSON
+// as base64, as version 1 wrote it (base64 was a third larger, and one
+// more encoding of the whole history every snapshot).
+type historyState struct {
+	data   []byte
+	base64 bool // read from a version 1 state
+}
+
+// MarshalJSON writes the history's JSON as it is.
+func (h historyState) MarshalJSON() ([]byte, error) {
+	if len(h.data) == 0 {
+		return []byte("null"), nil
+	}
+	return h.data, nil
+}
+
+// UnmarshalJSON reads the history's JSON object, or a version 1 state's
+// base64 string of it.
+func (h *historyState) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '"' {
+		var data []byte
+		if err := json.Unmarshal(b, &data); err != nil {
+			return fmt.Errorf("history: %w", err)
+		}
+		h.data, h.base64 = data, true
+		return nil
+	}
+	if string(b) == "null" {
+		h.data = nil
+		return nil
+	}
+	h.data = append([]byte(nil), b...)
 	return nil
 }

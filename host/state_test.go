@@ -101,7 +101,7 @@ func TestRestoreRejectsBadState(t *testing.T) {
 		{"calibration", mutate(func(m map[string]any) { m["usage"] = map[string]any{"calibration": 1e300} }), "calibration"},
 		{"negative usage", mutate(func(m map[string]any) { m["usage"] = map[string]any{"calibration": 1, "completion_total": -5} }), "negative usage"},
 		{"unknown field", mutate(func(m map[string]any) { m["surprise"] = 1 }), "unknown field"},
-		{"version", mutate(func(m map[string]any) { m["version"] = 2 }), "state version 2"},
+		{"version", mutate(func(m map[string]any) { m["version"] = 3 }), "state version 3"},
 		{"unknown plugin", mutate(func(m map[string]any) { m["plugins"] = []any{map[string]any{"name": "ghost", "state": "W10="}} }), `unknown plugin "ghost"`},
 		{"bad plugin state", mutate(func(m map[string]any) { m["plugins"] = []any{map[string]any{"name": "mem", "state": "e30="}} }), `plugin "mem"`},
 		{"strategy", mutate(func(m map[string]any) { m["strategy"] = map[string]any{"name": "eager"} }), "unknown strategy"},

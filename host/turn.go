@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -280,8 +279,12 @@ func (s *Session) persist() error {
 	}
 	s.noteForSave()
 	ctx := context.Background()
+	room := r.journal.Room()
 	err := r.journal.Save(ctx, func() ([]byte, error) {
-		return json.Marshal(storedEvent{Version: EventVersion, Ops: r.pending, Usage: s.usage, Pressure: s.pressureToSave(), Position: r.newPosition(), Attachment: r.newAttachment()})
+		if room < 0 || opsLeast(r.pending) > room {
+			return nil, nil // a snapshot: the event could not be appended, so it is not encoded
+		}
+		return encodeJSON(storedEvent{Version: EventVersion, Ops: r.pending, Usage: s.usage, Pressure: s.pressureToSave(), Position: r.newPosition(), Attachment: r.newAttachment()})
 	}, func(ctx context.Context) ([]byte, error) {
 		return s.exportLocked(ctx, s.plugins.stateNow)
 	})

@@ -58,8 +58,9 @@ func NewJournal(st Store, id string, floor int) *Journal {
 // Save makes the session's changes since the last save durable: the event
 // event returns, appended as the next version, or the whole state state
 // returns, as a snapshot, when the session is not stored yet, the journal
-// is stale, or the log would outgrow the last snapshot. A failed save
-// wraps ErrNotPersisted and makes the next one a snapshot.
+// is stale, the log would outgrow the last snapshot (see Room), or event
+// returns nil. A failed save wraps ErrNotPersisted and makes the next one
+// a snapshot.
 func (j *Journal) Save(ctx context.Context, event func() ([]byte, error), state func(context.Context) ([]byte, error)) error {
 	return j.SaveMarked(ctx, nil, event, state)
 }
@@ -81,7 +82,7 @@ func (j *Journal) save(ctx context.Context, meta []byte, event func() ([]byte, e
 		if err != nil {
 			return fmt.Errorf("encode event: %w", err)
 		}
-		if j.logBytes+len(ev) <= max(j.snapBytes, j.floor) {
+		if ev != nil && j.logBytes+len(ev) <= max(j.snapBytes, j.floor) {
 			if err := j.append(ctx, ev, meta); err != nil {
 				return err
 			}
@@ -126,6 +127,17 @@ func (j *Journal) snapshot(ctx context.Context, data, meta []byte) error {
 		return f.SnapshotNoted(ctx, j.id, j.version, data, j.notes)
 	}
 	return j.store.Snapshot(ctx, j.id, j.version, data)
+}
+
+// Room is the size an event may have and be appended by the next save;
+// -1 when that save writes a snapshot whatever the event. A session whose
+// change is surely larger (a long answer) need not encode it as an event
+// only for Save to drop it: its event function returns nil.
+func (j *Journal) Room() int {
+	if j.stale || j.version == 0 {
+		return -1
+	}
+	return max(j.snapBytes, j.floor) - j.logBytes
 }
 
 // Stale makes the next save a snapshot: the session changed in a way no

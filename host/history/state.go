@@ -1,6 +1,7 @@
 package history
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -65,11 +66,13 @@ func (h *History) State() ([]byte, error) {
 	if h.dropped && st.Dropped == nil {
 		st.Dropped = []string{}
 	}
-	b, err := json.Marshal(st)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // a text's <, > and & one byte each, not six
+	if err := enc.Encode(st); err != nil {
 		return nil, fmt.Errorf("encode history state: %w", err)
 	}
-	return b, nil
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // Restore replaces the history with one exported by State. Every message

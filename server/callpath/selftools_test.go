@@ -10,6 +10,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"github.com/ctxhost/ctxhost/sdk"
@@ -515,6 +518,12 @@ func TestCallPathOwnToolRoundLimit(t *testing.T) {
 				if msgs := tp.sessions.messages("limit"); len(msgs) != 6 {
 					t.Errorf("history of %d messages, want 6 (the task, two rounds, the answer)", len(msgs))
 				}
+				m, up := tp.h.Metrics(), endpointKind(e)
+				rounds, limited := counterValue(t, m.ownRounds.WithLabelValues(up)), counterValue(t, m.ownLimit.WithLabelValues(up))
+				calls := counterValue(t, m.ownCalls.WithLabelValues(up, engine.MemoryAppendTool))
+				if rounds != 2 || limited != 1 || calls != 2 {
+					t.Errorf("metrics: %v rounds, %v at the limit, %v calls answered; want 2, 1, 2", rounds, limited, calls)
+				}
 			})
 		}
 	}
@@ -632,4 +641,14 @@ func TestAgentView(t *testing.T) {
 	if len(msgs[3].ToolCalls) != 2 {
 		t.Error("agentView changed the history's message")
 	}
+}
+
+// counterValue is a counter's value.
+func counterValue(t *testing.T, c prometheus.Counter) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
 }
