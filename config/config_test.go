@@ -96,7 +96,7 @@ func TestLoadGood(t *testing.T) {
 	if diff := cmp.Diff(wantAgents, cfg.Agents, ignoreSource); diff != "" {
 		t.Errorf("agents (-want +got):\n%s", diff)
 	}
-	wantHost := Host{LogLevel: "debug", LogFormat: "json", Store: filepath.Join("testdata", "good", "state")}
+	wantHost := Host{LogLevel: "debug", LogFormat: "json", Store: filepath.Join("testdata", "good", "state"), CheckpointsKeepLast: DefaultCheckpointsKeepLast}
 	if diff := cmp.Diff(wantHost, cfg.Host, ignoreSource); diff != "" {
 		t.Errorf("host (-want +got):\n%s", diff)
 	}

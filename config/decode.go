@@ -304,6 +304,9 @@ func decodeHost(fb fileBlock, h *Host, diags *hcl.Diagnostics) {
 	r.str("log_format", &h.LogFormat)
 	r.str("store", &h.Store)
 	h.Store = resolveStore(fb.dir, h.Store)
+	r.integer("checkpoints_keep_last", &h.CheckpointsKeepLast)
+	r.duration("checkpoints_max_age", &h.CheckpointsMaxAge)
+	r.duration("checkpoints_sweep", &h.CheckpointsSweep)
 }
 
 func decodeServer(fb fileBlock, s *Server, diags *hcl.Diagnostics) {

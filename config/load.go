@@ -23,7 +23,7 @@ import (
 // Files are needed to format the diagnostics. It must not be used when
 // diags.HasErrors(). Load never starts a plugin.
 func Load(paths []string, vars map[string]string, env []string) (*Config, hcl.Diagnostics) {
-	cfg := &Config{Host: Host{LogLevel: DefaultLogLevel, LogFormat: DefaultLogFormat}}
+	cfg := &Config{Host: Host{LogLevel: DefaultLogLevel, LogFormat: DefaultLogFormat, CheckpointsKeepLast: DefaultCheckpointsKeepLast}}
 	var diags hcl.Diagnostics
 	files := expandPaths(paths, &diags)
 	if len(files) == 0 && !diags.HasErrors() {

@@ -71,7 +71,7 @@ var multiAgentSchema = attrSchema(nil, "window_size", "max_bytes", "team_task_ma
 var agentSchema = attrSchema(nil, "type", "assembler", "format", "system_instruction",
 	"instruction_file", "window_size", "speaker_type")
 
-var hostSchema = attrSchema(nil, "log_level", "log_format", "store")
+var hostSchema = attrSchema(nil, "log_level", "log_format", "store", "checkpoints_keep_last", "checkpoints_max_age", "checkpoints_sweep")
 
 // serverSchema lists "token" only to explain that it is not accepted.
 var serverSchema = attrSchema(nil, "listen", "token_file", "tls_cert", "tls_key", "max_request_bytes", "max_append_messages", "max_append_bytes", "lock_wait", "admission_wait", "compress_min_bytes", "shared_store", "memory_limit", "token",

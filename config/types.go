@@ -440,7 +440,22 @@ type Host struct {
 	LogLevel  string // trace, debug, info (default), warn, error
 	LogFormat string // text (default) or json
 	Store     string // optional directory for session state
+	// CheckpointsKeepLast and CheckpointsMaxAge are the retention of a
+	// session's checkpoints (every acknowledged turn is one): the last
+	// keep_last of each session (default DefaultCheckpointsKeepLast;
+	// 0: any number) younger than max_age (0, the default: any age).
+	// CheckpointsSweep is how often the background sweep removes the
+	// others (default DefaultCheckpointsSweep).
+	CheckpointsKeepLast int
+	CheckpointsMaxAge   time.Duration
+	CheckpointsSweep    time.Duration
 }
+
+// Checkpoint retention defaults (see Host).
+const (
+	DefaultCheckpointsKeepLast = 100
+	DefaultCheckpointsSweep    = time.Minute
+)
 
 // Server is the `server` block: how `ctxhost serve` listens.
 type Server struct {

@@ -183,6 +183,12 @@ func (c *Config) validate() hcl.Diagnostics {
 	}
 	p.oneOf(c.Host.Source, "log_level", "log level", c.Host.LogLevel, LogLevels)
 	p.oneOf(c.Host.Source, "log_format", "log format", c.Host.LogFormat, LogFormats)
+	if c.Host.CheckpointsKeepLast < 0 {
+		p.errorf(c.Host.Source, "checkpoints_keep_last", "Invalid checkpoint retention", "checkpoints_keep_last is %d: want 0 (any number) or more.", c.Host.CheckpointsKeepLast)
+	}
+	if c.Host.CheckpointsMaxAge < 0 || c.Host.CheckpointsSweep < 0 {
+		p.errorf(c.Host.Source, "checkpoints_max_age", "Invalid checkpoint retention", "checkpoints_max_age and checkpoints_sweep must not be negative.")
+	}
 	c.validateServer(p)
 	c.validateUpstreams(p)
 	c.validateSummarizers(p)

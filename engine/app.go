@@ -74,6 +74,8 @@ type Engine struct {
 	// blocks keeps the memory blocks (Options.Blocks, the store's, or
 	// this process's memory).
 	blocks record.BlockStore
+	// stopSweep ends the checkpoint sweep this engine runs (nil: none).
+	stopSweep func()
 }
 
 // Options tune Start.
@@ -146,6 +148,9 @@ func Start(ctx context.Context, cfg *config.Config, opts Options) (*Engine, erro
 	if err := e.seedProfileMemory(ctx); err != nil {
 		e.Close()
 		return nil, err
+	}
+	if !opts.IgnoreStore {
+		e.startSweep()
 	}
 	return e, nil
 }
@@ -401,6 +406,9 @@ func (e *Engine) NewSession(id string) (*Session, error) {
 // Close kills every process the engine launched. It is safe to call twice.
 func (e *Engine) Close() {
 	e.closeOnce.Do(func() {
+		if e.stopSweep != nil {
+			e.stopSweep()
+		}
 		e.registry.KillAll()
 		if e.stopFeed != nil {
 			e.stopFeed()

@@ -102,7 +102,13 @@ type Watcher struct {
 	Compacted func(session string)
 	// PluginRestarted follows each relaunch of a dead plugin.
 	PluginRestarted func(plugin string)
+	// Forked follows each fork (and rewind) of a checkpoint of session
+	// parent (event checkpoint:forked).
+	Forked func(parent string, r ForkReport)
 }
+
+// ForkReport is what a checkpoint:forked event says.
+type ForkReport = host.ForkReport
 
 // Watch calls w's funcs on the engine's events until cancel is called.
 func (e *Engine) Watch(w Watcher) (cancel func()) {
@@ -112,6 +118,8 @@ func (e *Engine) Watch(w Watcher) (cancel func()) {
 			w.Compacted(ev.Session)
 		case ev.Type == host.EventPluginRestarted && w.PluginRestarted != nil:
 			w.PluginRestarted(ev.Plugin)
+		case ev.Type == host.EventCheckpointForked && w.Forked != nil && ev.Fork != nil:
+			w.Forked(ev.Fork.Parent, *ev.Fork)
 		}
 	})
 }

@@ -194,3 +194,24 @@ func restoreStored(ctx context.Context, s *Session) error {
 	s.savedAs(s.usage, s.pressure)
 	return nil
 }
+
+// OpenRecorded creates session id with cfg and restores it from r, which
+// holds its state (a recorder over a past version of a stored session,
+// for example), instead of from the host's recorders. A state that cannot
+// be restored is an error, and the session is not created.
+func (h *Host) OpenRecorded(ctx context.Context, id string, cfg Config, r Recorder) (*Session, error) {
+	if err := checkID(id); err != nil {
+		return nil, err
+	}
+	s, err := h.newSession(id, cfg, r)
+	if err != nil {
+		return nil, fmt.Errorf("open session %q: %w", id, err)
+	}
+	if err := restoreStored(ctx, s); err != nil {
+		h.mu.Lock()
+		delete(h.sessions, id)
+		h.mu.Unlock()
+		return nil, errors.Join(fmt.Errorf("open session %q: %w", id, err), s.end(ctx, false))
+	}
+	return s, nil
+}

@@ -115,6 +115,8 @@ type recording struct {
 	// store holds (as of the last save or restore).
 	savedUsage    usage
 	savedPressure pressureState
+	// mark is the turn the next save marks as a checkpoint (nil: none).
+	mark *TurnMark
 }
 
 // follow makes r record h's changes; it returns h.

@@ -21,6 +21,8 @@ import (
 type Session struct {
 	id     string
 	events *events
+	// tagger tags each turn's payload for its checkpoint (nil: none).
+	tagger PayloadTagger
 
 	mu           sync.Mutex
 	cfg          Config

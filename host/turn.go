@@ -251,6 +251,7 @@ func (t *turn) record() error {
 	if t.last == nil || !s.rec.unchanged(s.usage, s.pressure) {
 		t.markSavedTurn(t.agent.Name, t.view, out.Budget)
 	}
+	t.markTurn(out)
 	if err := s.persist(); err != nil {
 		s.pressure.TurnVersion = 0
 		return fmt.Errorf("prepare %q: %w", s.id, err)
@@ -267,7 +268,7 @@ func (t *turn) record() error {
 func (s *Session) persist() error {
 	r := &s.rec
 	if r.journal == nil || s.ended {
-		r.pending = nil
+		r.pending, r.mark = nil, nil
 		return nil
 	}
 	if r.holding > 0 {
@@ -275,12 +276,13 @@ func (s *Session) persist() error {
 	}
 	if r.unchanged(s.usage, s.pressure) {
 		s.dropRepeatedBudget()
+		r.mark = nil // the stored version is the turn's already
 		return nil
 	}
 	s.noteForSave()
 	ctx := context.Background()
 	room := r.journal.Room()
-	err := r.journal.Save(ctx, func() ([]byte, error) {
+	err := r.save(ctx, s.hist.Len(), func() ([]byte, error) {
 		if room < 0 || opsLeast(r.pending) > room {
 			return nil, nil // a snapshot: the event could not be appended, so it is not encoded
 		}

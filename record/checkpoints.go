@@ -170,3 +170,22 @@ const MaxLinks = 1000
 func ErrLinks(id string) error {
 	return fmt.Errorf("%w: session %q stands on more than %d forks and rewinds", ErrDamaged, id, MaxLinks)
 }
+
+// ErrReadOnly is returned (wrapped) by the writes of a Frozen store.
+var ErrReadOnly = errors.New("a past version is read-only")
+
+// Frozen returns a Store that holds st, as the state of every session id
+// it is asked for, and refuses every write (ErrReadOnly): a Journal
+// opened over it restores a past version without any way to change it.
+func Frozen(st StoredSession) Store { return frozen{st} }
+
+type frozen struct{ st StoredSession }
+
+func (f frozen) Load(context.Context, string) (StoredSession, error) { return f.st, nil }
+func (frozen) Append(context.Context, string, uint64, []byte) error {
+	return fmt.Errorf("append: %w", ErrReadOnly)
+}
+func (frozen) Snapshot(context.Context, string, uint64, []byte) error {
+	return fmt.Errorf("snapshot: %w", ErrReadOnly)
+}
+func (frozen) Delete(context.Context, string) error { return fmt.Errorf("delete: %w", ErrReadOnly) }
