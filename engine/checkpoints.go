@@ -217,8 +217,9 @@ type Rewound struct {
 }
 
 // Rewind takes session id back to its checkpoint at version to: first
-// what came after is kept as a new session, branch (empty: "ID@VERSION",
-// VERSION the session's current one), forked at the current version;
+// what came after is kept as a new session, branch (empty:
+// "ID:branch-VERSION", VERSION the session's current one), forked at the
+// current version;
 // then the session's next version is its state at to, and it goes on
 // from there. The versions in between stay readable (CheckpointState).
 // The session, when loaded, is unloaded: open it again to go on (the
@@ -249,7 +250,7 @@ func (e *Engine) Rewind(ctx context.Context, id string, to uint64, branch string
 		return Rewound{}, fmt.Errorf("rewind %q: %w", id, err)
 	}
 	if branch == "" {
-		branch = fmt.Sprintf("%s@%d", id, head)
+		branch = fmt.Sprintf("%s:branch-%d", id, head)
 	}
 	if err := cs.Fork(ctx, id, head, branch, nil); err != nil {
 		return Rewound{}, fmt.Errorf("rewind %q: keep what came after as %q: %w", id, branch, err)
@@ -349,4 +350,14 @@ func SweepCheckpoints(ctx context.Context, cs record.CheckpointStore, r record.R
 		total.Events += p.Events
 	}
 	return total, first
+}
+
+// SetPayloadTagger makes every turn of the session tag its payload with
+// f for the checkpoint its save marks (TurnMark.PayloadTag); nil: none.
+func (s *Session) SetPayloadTagger(f func(agent string, p *Prepared) string) {
+	if f == nil {
+		s.host.SetPayloadTagger(nil)
+		return
+	}
+	s.host.SetPayloadTagger(func(agent string, p *host.Prepared) string { return f(agent, p) })
 }

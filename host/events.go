@@ -42,7 +42,7 @@ type Event struct {
 	Err        error             // plugin failed / restarted (the failure that caused it)
 	// Assembler: the plugin restarted is an assembler.
 	Assembler bool
-	Fork       *ForkReport       // checkpoint forked (Session is the new session)
+	Fork      *ForkReport // checkpoint forked (Session is the new session)
 }
 
 // Subscriber receives events synchronously; it must not call back into the

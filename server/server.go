@@ -254,6 +254,7 @@ func (s *Server) cached(id string) *entry {
 }
 
 func (s *Server) remember(id string, e *entry) {
+	e.tagTurns()
 	s.mu.Lock()
 	s.used(e)
 	s.open[id] = e

@@ -4523,6 +4523,611 @@ func (x *RunToolResponse) GetIsError() bool {
 	return false
 }
 
+// Checkpoint is one checkpoint of a session: the sequence a turn's save
+// left it at, and what the turn was.
+type Checkpoint struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Sequence      uint64                 `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	TimeUnixMs    int64                  `protobuf:"varint,2,opt,name=time_unix_ms,json=timeUnixMs,proto3" json:"time_unix_ms,omitempty"` // when it was saved
+	Agent         string                 `protobuf:"bytes,3,opt,name=agent,proto3" json:"agent,omitempty"`                                // the agent prepared for ("" for the session's own context)
+	Budget        *Budget                `protobuf:"bytes,4,opt,name=budget,proto3" json:"budget,omitempty"`                              // the turn's final budget
+	Components    []*ComponentTokens     `protobuf:"bytes,5,rep,name=components,proto3" json:"components,omitempty"`
+	PayloadId     uint64                 `protobuf:"varint,6,opt,name=payload_id,json=payloadId,proto3" json:"payload_id,omitempty"`   // the payload's number among the session's
+	PayloadTag    string                 `protobuf:"bytes,7,opt,name=payload_tag,json=payloadTag,proto3" json:"payload_tag,omitempty"` // as Prepare answered it ("" for a turn of the call path)
+	Messages      int32                  `protobuf:"varint,8,opt,name=messages,proto3" json:"messages,omitempty"`                      // messages the history held
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Checkpoint) Reset() {
+	*x = Checkpoint{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Checkpoint) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Checkpoint) ProtoMessage() {}
+
+func (x *Checkpoint) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Checkpoint.ProtoReflect.Descriptor instead.
+func (*Checkpoint) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *Checkpoint) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+func (x *Checkpoint) GetTimeUnixMs() int64 {
+	if x != nil {
+		return x.TimeUnixMs
+	}
+	return 0
+}
+
+func (x *Checkpoint) GetAgent() string {
+	if x != nil {
+		return x.Agent
+	}
+	return ""
+}
+
+func (x *Checkpoint) GetBudget() *Budget {
+	if x != nil {
+		return x.Budget
+	}
+	return nil
+}
+
+func (x *Checkpoint) GetComponents() []*ComponentTokens {
+	if x != nil {
+		return x.Components
+	}
+	return nil
+}
+
+func (x *Checkpoint) GetPayloadId() uint64 {
+	if x != nil {
+		return x.PayloadId
+	}
+	return 0
+}
+
+func (x *Checkpoint) GetPayloadTag() string {
+	if x != nil {
+		return x.PayloadTag
+	}
+	return ""
+}
+
+func (x *Checkpoint) GetMessages() int32 {
+	if x != nil {
+		return x.Messages
+	}
+	return 0
+}
+
+type ListCheckpointsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListCheckpointsRequest) Reset() {
+	*x = ListCheckpointsRequest{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListCheckpointsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListCheckpointsRequest) ProtoMessage() {}
+
+func (x *ListCheckpointsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListCheckpointsRequest.ProtoReflect.Descriptor instead.
+func (*ListCheckpointsRequest) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *ListCheckpointsRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+type ListCheckpointsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Checkpoints   []*Checkpoint          `protobuf:"bytes,1,rep,name=checkpoints,proto3" json:"checkpoints,omitempty"` // oldest first
+	Sequence      uint64                 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`      // the session's current sequence
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListCheckpointsResponse) Reset() {
+	*x = ListCheckpointsResponse{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[65]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListCheckpointsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListCheckpointsResponse) ProtoMessage() {}
+
+func (x *ListCheckpointsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[65]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListCheckpointsResponse.ProtoReflect.Descriptor instead.
+func (*ListCheckpointsResponse) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{65}
+}
+
+func (x *ListCheckpointsResponse) GetCheckpoints() []*Checkpoint {
+	if x != nil {
+		return x.Checkpoints
+	}
+	return nil
+}
+
+func (x *ListCheckpointsResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+// GetCheckpointRequest reads the session at sequence (0: its current
+// one); the history fields select messages as GetHistoryRequest's do.
+type GetCheckpointRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Sequence      uint64                 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	From          int32                  `protobuf:"varint,3,opt,name=from,proto3" json:"from,omitempty"`
+	To            int32                  `protobuf:"varint,4,opt,name=to,proto3" json:"to,omitempty"`
+	Limit         int32                  `protobuf:"varint,5,opt,name=limit,proto3" json:"limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetCheckpointRequest) Reset() {
+	*x = GetCheckpointRequest{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetCheckpointRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetCheckpointRequest) ProtoMessage() {}
+
+func (x *GetCheckpointRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetCheckpointRequest.ProtoReflect.Descriptor instead.
+func (*GetCheckpointRequest) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *GetCheckpointRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *GetCheckpointRequest) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+func (x *GetCheckpointRequest) GetFrom() int32 {
+	if x != nil {
+		return x.From
+	}
+	return 0
+}
+
+func (x *GetCheckpointRequest) GetTo() int32 {
+	if x != nil {
+		return x.To
+	}
+	return 0
+}
+
+func (x *GetCheckpointRequest) GetLimit() int32 {
+	if x != nil {
+		return x.Limit
+	}
+	return 0
+}
+
+type GetCheckpointResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Checkpoint    *Checkpoint            `protobuf:"bytes,1,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`
+	SystemPrompt  string                 `protobuf:"bytes,2,opt,name=system_prompt,json=systemPrompt,proto3" json:"system_prompt,omitempty"`
+	Instructions  string                 `protobuf:"bytes,3,opt,name=instructions,proto3" json:"instructions,omitempty"`
+	Input         string                 `protobuf:"bytes,4,opt,name=input,proto3" json:"input,omitempty"`
+	Entries       []*HistoryEntry        `protobuf:"bytes,5,rep,name=entries,proto3" json:"entries,omitempty"`
+	Total         int32                  `protobuf:"varint,6,opt,name=total,proto3" json:"total,omitempty"` // messages the history held
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetCheckpointResponse) Reset() {
+	*x = GetCheckpointResponse{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetCheckpointResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetCheckpointResponse) ProtoMessage() {}
+
+func (x *GetCheckpointResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetCheckpointResponse.ProtoReflect.Descriptor instead.
+func (*GetCheckpointResponse) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *GetCheckpointResponse) GetCheckpoint() *Checkpoint {
+	if x != nil {
+		return x.Checkpoint
+	}
+	return nil
+}
+
+func (x *GetCheckpointResponse) GetSystemPrompt() string {
+	if x != nil {
+		return x.SystemPrompt
+	}
+	return ""
+}
+
+func (x *GetCheckpointResponse) GetInstructions() string {
+	if x != nil {
+		return x.Instructions
+	}
+	return ""
+}
+
+func (x *GetCheckpointResponse) GetInput() string {
+	if x != nil {
+		return x.Input
+	}
+	return ""
+}
+
+func (x *GetCheckpointResponse) GetEntries() []*HistoryEntry {
+	if x != nil {
+		return x.Entries
+	}
+	return nil
+}
+
+func (x *GetCheckpointResponse) GetTotal() int32 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+// ForkSessionRequest makes session new_session_id as session_id stood
+// at sequence (0: its current one).
+type ForkSessionRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Sequence      uint64                 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	NewSessionId  string                 `protobuf:"bytes,3,opt,name=new_session_id,json=newSessionId,proto3" json:"new_session_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForkSessionRequest) Reset() {
+	*x = ForkSessionRequest{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForkSessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForkSessionRequest) ProtoMessage() {}
+
+func (x *ForkSessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForkSessionRequest.ProtoReflect.Descriptor instead.
+func (*ForkSessionRequest) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *ForkSessionRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *ForkSessionRequest) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+func (x *ForkSessionRequest) GetNewSessionId() string {
+	if x != nil {
+		return x.NewSessionId
+	}
+	return ""
+}
+
+type ForkSessionResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Checkpoint    *Checkpoint            `protobuf:"bytes,1,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"` // the parent's checkpoint the fork stands on
+	Session       *SessionInfo           `protobuf:"bytes,2,opt,name=session,proto3" json:"session,omitempty"`       // the new session
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ForkSessionResponse) Reset() {
+	*x = ForkSessionResponse{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[69]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ForkSessionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ForkSessionResponse) ProtoMessage() {}
+
+func (x *ForkSessionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[69]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ForkSessionResponse.ProtoReflect.Descriptor instead.
+func (*ForkSessionResponse) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{69}
+}
+
+func (x *ForkSessionResponse) GetCheckpoint() *Checkpoint {
+	if x != nil {
+		return x.Checkpoint
+	}
+	return nil
+}
+
+func (x *ForkSessionResponse) GetSession() *SessionInfo {
+	if x != nil {
+		return x.Session
+	}
+	return nil
+}
+
+// RewindSessionRequest takes the session back to its checkpoint at
+// sequence; what came after is kept as session branch_session_id
+// (empty: "ID:branch-SEQUENCE", the sequence before the rewind).
+type RewindSessionRequest struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	SessionId       string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Sequence        uint64                 `protobuf:"varint,2,opt,name=sequence,proto3" json:"sequence,omitempty"`
+	BranchSessionId string                 `protobuf:"bytes,3,opt,name=branch_session_id,json=branchSessionId,proto3" json:"branch_session_id,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *RewindSessionRequest) Reset() {
+	*x = RewindSessionRequest{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RewindSessionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RewindSessionRequest) ProtoMessage() {}
+
+func (x *RewindSessionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RewindSessionRequest.ProtoReflect.Descriptor instead.
+func (*RewindSessionRequest) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{70}
+}
+
+func (x *RewindSessionRequest) GetSessionId() string {
+	if x != nil {
+		return x.SessionId
+	}
+	return ""
+}
+
+func (x *RewindSessionRequest) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+func (x *RewindSessionRequest) GetBranchSessionId() string {
+	if x != nil {
+		return x.BranchSessionId
+	}
+	return ""
+}
+
+type RewindSessionResponse struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Sequence        uint64                 `protobuf:"varint,1,opt,name=sequence,proto3" json:"sequence,omitempty"`                                       // the session's new sequence
+	Checkpoint      *Checkpoint            `protobuf:"bytes,2,opt,name=checkpoint,proto3" json:"checkpoint,omitempty"`                                    // the checkpoint rewound to
+	BranchSessionId string                 `protobuf:"bytes,3,opt,name=branch_session_id,json=branchSessionId,proto3" json:"branch_session_id,omitempty"` // what came after, as a session
+	BranchSequence  uint64                 `protobuf:"varint,4,opt,name=branch_sequence,json=branchSequence,proto3" json:"branch_sequence,omitempty"`     // the sequence the branch was forked at
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *RewindSessionResponse) Reset() {
+	*x = RewindSessionResponse{}
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[71]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RewindSessionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RewindSessionResponse) ProtoMessage() {}
+
+func (x *RewindSessionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ctxhost_service_v1_service_proto_msgTypes[71]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RewindSessionResponse.ProtoReflect.Descriptor instead.
+func (*RewindSessionResponse) Descriptor() ([]byte, []int) {
+	return file_ctxhost_service_v1_service_proto_rawDescGZIP(), []int{71}
+}
+
+func (x *RewindSessionResponse) GetSequence() uint64 {
+	if x != nil {
+		return x.Sequence
+	}
+	return 0
+}
+
+func (x *RewindSessionResponse) GetCheckpoint() *Checkpoint {
+	if x != nil {
+		return x.Checkpoint
+	}
+	return nil
+}
+
+func (x *RewindSessionResponse) GetBranchSessionId() string {
+	if x != nil {
+		return x.BranchSessionId
+	}
+	return ""
+}
+
+func (x *RewindSessionResponse) GetBranchSequence() uint64 {
+	if x != nil {
+		return x.BranchSequence
+	}
+	return 0
+}
+
 var File_ctxhost_service_v1_service_proto protoreflect.FileDescriptor
 
 const file_ctxhost_service_v1_service_proto_rawDesc = "" +
@@ -4912,14 +5517,73 @@ const file_ctxhost_service_v1_service_proto_rawDesc = "" +
 	"\targuments\x18\x03 \x01(\tR\targuments\"D\n" +
 	"\x0fRunToolResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\tR\x06result\x12\x19\n" +
-	"\bis_error\x18\x02 \x01(\bR\aisError*o\n" +
+	"\bis_error\x18\x02 \x01(\bR\aisError\"\xb5\x02\n" +
+	"\n" +
+	"Checkpoint\x12\x1a\n" +
+	"\bsequence\x18\x01 \x01(\x04R\bsequence\x12 \n" +
+	"\ftime_unix_ms\x18\x02 \x01(\x03R\n" +
+	"timeUnixMs\x12\x14\n" +
+	"\x05agent\x18\x03 \x01(\tR\x05agent\x122\n" +
+	"\x06budget\x18\x04 \x01(\v2\x1a.ctxhost.service.v1.BudgetR\x06budget\x12C\n" +
+	"\n" +
+	"components\x18\x05 \x03(\v2#.ctxhost.service.v1.ComponentTokensR\n" +
+	"components\x12\x1d\n" +
+	"\n" +
+	"payload_id\x18\x06 \x01(\x04R\tpayloadId\x12\x1f\n" +
+	"\vpayload_tag\x18\a \x01(\tR\n" +
+	"payloadTag\x12\x1a\n" +
+	"\bmessages\x18\b \x01(\x05R\bmessages\"7\n" +
+	"\x16ListCheckpointsRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\"w\n" +
+	"\x17ListCheckpointsResponse\x12@\n" +
+	"\vcheckpoints\x18\x01 \x03(\v2\x1e.ctxhost.service.v1.CheckpointR\vcheckpoints\x12\x1a\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\"\x8b\x01\n" +
+	"\x14GetCheckpointRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1a\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\x12\x12\n" +
+	"\x04from\x18\x03 \x01(\x05R\x04from\x12\x0e\n" +
+	"\x02to\x18\x04 \x01(\x05R\x02to\x12\x14\n" +
+	"\x05limit\x18\x05 \x01(\x05R\x05limit\"\x88\x02\n" +
+	"\x15GetCheckpointResponse\x12>\n" +
+	"\n" +
+	"checkpoint\x18\x01 \x01(\v2\x1e.ctxhost.service.v1.CheckpointR\n" +
+	"checkpoint\x12#\n" +
+	"\rsystem_prompt\x18\x02 \x01(\tR\fsystemPrompt\x12\"\n" +
+	"\finstructions\x18\x03 \x01(\tR\finstructions\x12\x14\n" +
+	"\x05input\x18\x04 \x01(\tR\x05input\x12:\n" +
+	"\aentries\x18\x05 \x03(\v2 .ctxhost.service.v1.HistoryEntryR\aentries\x12\x14\n" +
+	"\x05total\x18\x06 \x01(\x05R\x05total\"u\n" +
+	"\x12ForkSessionRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1a\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\x12$\n" +
+	"\x0enew_session_id\x18\x03 \x01(\tR\fnewSessionId\"\x90\x01\n" +
+	"\x13ForkSessionResponse\x12>\n" +
+	"\n" +
+	"checkpoint\x18\x01 \x01(\v2\x1e.ctxhost.service.v1.CheckpointR\n" +
+	"checkpoint\x129\n" +
+	"\asession\x18\x02 \x01(\v2\x1f.ctxhost.service.v1.SessionInfoR\asession\"}\n" +
+	"\x14RewindSessionRequest\x12\x1d\n" +
+	"\n" +
+	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1a\n" +
+	"\bsequence\x18\x02 \x01(\x04R\bsequence\x12*\n" +
+	"\x11branch_session_id\x18\x03 \x01(\tR\x0fbranchSessionId\"\xc8\x01\n" +
+	"\x15RewindSessionResponse\x12\x1a\n" +
+	"\bsequence\x18\x01 \x01(\x04R\bsequence\x12>\n" +
+	"\n" +
+	"checkpoint\x18\x02 \x01(\v2\x1e.ctxhost.service.v1.CheckpointR\n" +
+	"checkpoint\x12*\n" +
+	"\x11branch_session_id\x18\x03 \x01(\tR\x0fbranchSessionId\x12'\n" +
+	"\x0fbranch_sequence\x18\x04 \x01(\x04R\x0ebranchSequence*o\n" +
 	"\x04Text\x12\x14\n" +
 	"\x10TEXT_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12TEXT_SYSTEM_PROMPT\x10\x01\x12\x15\n" +
 	"\x11TEXT_INSTRUCTIONS\x10\x02\x12\x0e\n" +
 	"\n" +
 	"TEXT_INPUT\x10\x03\x12\x12\n" +
-	"\x0eTEXT_TEAM_TASK\x10\x042\xea\x15\n" +
+	"\x0eTEXT_TEAM_TASK\x10\x042\x82\x19\n" +
 	"\x0eContextService\x12Z\n" +
 	"\rCreateSession\x12(.ctxhost.service.v1.CreateSessionRequest\x1a\x1f.ctxhost.service.v1.SessionInfo\x12T\n" +
 	"\n" +
@@ -4941,7 +5605,11 @@ const file_ctxhost_service_v1_service_proto_rawDesc = "" +
 	"ListEvents\x12%.ctxhost.service.v1.ListEventsRequest\x1a&.ctxhost.service.v1.ListEventsResponse\x12[\n" +
 	"\n" +
 	"GetHistory\x12%.ctxhost.service.v1.GetHistoryRequest\x1a&.ctxhost.service.v1.GetHistoryResponse\x12d\n" +
-	"\rFormatHistory\x12(.ctxhost.service.v1.FormatHistoryRequest\x1a).ctxhost.service.v1.FormatHistoryResponse\x12X\n" +
+	"\rFormatHistory\x12(.ctxhost.service.v1.FormatHistoryRequest\x1a).ctxhost.service.v1.FormatHistoryResponse\x12j\n" +
+	"\x0fListCheckpoints\x12*.ctxhost.service.v1.ListCheckpointsRequest\x1a+.ctxhost.service.v1.ListCheckpointsResponse\x12d\n" +
+	"\rGetCheckpoint\x12(.ctxhost.service.v1.GetCheckpointRequest\x1a).ctxhost.service.v1.GetCheckpointResponse\x12^\n" +
+	"\vForkSession\x12&.ctxhost.service.v1.ForkSessionRequest\x1a'.ctxhost.service.v1.ForkSessionResponse\x12d\n" +
+	"\rRewindSession\x12(.ctxhost.service.v1.RewindSessionRequest\x1a).ctxhost.service.v1.RewindSessionResponse\x12X\n" +
 	"\vWatchEvents\x12&.ctxhost.service.v1.WatchEventsRequest\x1a\x1f.ctxhost.service.v1.ChangeEvent0\x01\x12R\n" +
 	"\tWatchFeed\x12$.ctxhost.service.v1.WatchFeedRequest\x1a\x1d.ctxhost.service.v1.FeedEvent0\x01\x12m\n" +
 	"\x10ListMemoryBlocks\x12+.ctxhost.service.v1.ListMemoryBlocksRequest\x1a,.ctxhost.service.v1.ListMemoryBlocksResponse\x12\\\n" +
@@ -4968,7 +5636,7 @@ func file_ctxhost_service_v1_service_proto_rawDescGZIP() []byte {
 }
 
 var file_ctxhost_service_v1_service_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_ctxhost_service_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 64)
+var file_ctxhost_service_v1_service_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
 var file_ctxhost_service_v1_service_proto_goTypes = []any{
 	(Text)(0),                         // 0: ctxhost.service.v1.Text
 	(*WriteOptions)(nil),              // 1: ctxhost.service.v1.WriteOptions
@@ -5034,19 +5702,28 @@ var file_ctxhost_service_v1_service_proto_goTypes = []any{
 	(*FeedEvent)(nil),                 // 61: ctxhost.service.v1.FeedEvent
 	(*RunToolRequest)(nil),            // 62: ctxhost.service.v1.RunToolRequest
 	(*RunToolResponse)(nil),           // 63: ctxhost.service.v1.RunToolResponse
-	nil,                               // 64: ctxhost.service.v1.Message.MetadataEntry
-	(*structpb.Value)(nil),            // 65: google.protobuf.Value
+	(*Checkpoint)(nil),                // 64: ctxhost.service.v1.Checkpoint
+	(*ListCheckpointsRequest)(nil),    // 65: ctxhost.service.v1.ListCheckpointsRequest
+	(*ListCheckpointsResponse)(nil),   // 66: ctxhost.service.v1.ListCheckpointsResponse
+	(*GetCheckpointRequest)(nil),      // 67: ctxhost.service.v1.GetCheckpointRequest
+	(*GetCheckpointResponse)(nil),     // 68: ctxhost.service.v1.GetCheckpointResponse
+	(*ForkSessionRequest)(nil),        // 69: ctxhost.service.v1.ForkSessionRequest
+	(*ForkSessionResponse)(nil),       // 70: ctxhost.service.v1.ForkSessionResponse
+	(*RewindSessionRequest)(nil),      // 71: ctxhost.service.v1.RewindSessionRequest
+	(*RewindSessionResponse)(nil),     // 72: ctxhost.service.v1.RewindSessionResponse
+	nil,                               // 73: ctxhost.service.v1.Message.MetadataEntry
+	(*structpb.Value)(nil),            // 74: google.protobuf.Value
 }
 var file_ctxhost_service_v1_service_proto_depIdxs = []int32{
 	10, // 0: ctxhost.service.v1.Message.tool_calls:type_name -> ctxhost.service.v1.ToolCall
-	64, // 1: ctxhost.service.v1.Message.metadata:type_name -> ctxhost.service.v1.Message.MetadataEntry
+	73, // 1: ctxhost.service.v1.Message.metadata:type_name -> ctxhost.service.v1.Message.MetadataEntry
 	11, // 2: ctxhost.service.v1.Message.parts:type_name -> ctxhost.service.v1.Part
 	12, // 3: ctxhost.service.v1.AppendMessagesRequest.messages:type_name -> ctxhost.service.v1.Message
 	1,  // 4: ctxhost.service.v1.AppendMessagesRequest.write:type_name -> ctxhost.service.v1.WriteOptions
 	0,  // 5: ctxhost.service.v1.SetTextRequest.text:type_name -> ctxhost.service.v1.Text
 	1,  // 6: ctxhost.service.v1.SetTextRequest.write:type_name -> ctxhost.service.v1.WriteOptions
-	65, // 7: ctxhost.service.v1.ToolDefinition.parameters:type_name -> google.protobuf.Value
-	65, // 8: ctxhost.service.v1.ResponseFormat.schema:type_name -> google.protobuf.Value
+	74, // 7: ctxhost.service.v1.ToolDefinition.parameters:type_name -> google.protobuf.Value
+	74, // 8: ctxhost.service.v1.ResponseFormat.schema:type_name -> google.protobuf.Value
 	16, // 9: ctxhost.service.v1.SetToolsRequest.tools:type_name -> ctxhost.service.v1.ToolDefinition
 	17, // 10: ctxhost.service.v1.SetToolsRequest.tool_choice:type_name -> ctxhost.service.v1.ToolChoice
 	18, // 11: ctxhost.service.v1.SetToolsRequest.response_format:type_name -> ctxhost.service.v1.ResponseFormat
@@ -5054,9 +5731,9 @@ var file_ctxhost_service_v1_service_proto_depIdxs = []int32{
 	1,  // 13: ctxhost.service.v1.ClearHistoryRequest.write:type_name -> ctxhost.service.v1.WriteOptions
 	12, // 14: ctxhost.service.v1.HistoryEntry.message:type_name -> ctxhost.service.v1.Message
 	22, // 15: ctxhost.service.v1.GetHistoryResponse.entries:type_name -> ctxhost.service.v1.HistoryEntry
-	65, // 16: ctxhost.service.v1.ApplyOpRequest.args:type_name -> google.protobuf.Value
+	74, // 16: ctxhost.service.v1.ApplyOpRequest.args:type_name -> google.protobuf.Value
 	1,  // 17: ctxhost.service.v1.ApplyOpRequest.write:type_name -> ctxhost.service.v1.WriteOptions
-	65, // 18: ctxhost.service.v1.ApplyOpResponse.result:type_name -> google.protobuf.Value
+	74, // 18: ctxhost.service.v1.ApplyOpResponse.result:type_name -> google.protobuf.Value
 	1,  // 19: ctxhost.service.v1.ReportUsageRequest.write:type_name -> ctxhost.service.v1.WriteOptions
 	1,  // 20: ctxhost.service.v1.CompactRequest.write:type_name -> ctxhost.service.v1.WriteOptions
 	36, // 21: ctxhost.service.v1.CompactResponse.compaction:type_name -> ctxhost.service.v1.Compaction
@@ -5073,77 +5750,93 @@ var file_ctxhost_service_v1_service_proto_depIdxs = []int32{
 	4,  // 32: ctxhost.service.v1.InspectResponse.session:type_name -> ctxhost.service.v1.SessionInfo
 	34, // 33: ctxhost.service.v1.InspectResponse.budget:type_name -> ctxhost.service.v1.Budget
 	33, // 34: ctxhost.service.v1.InspectResponse.components:type_name -> ctxhost.service.v1.ComponentTokens
-	65, // 35: ctxhost.service.v1.Event.event:type_name -> google.protobuf.Value
+	74, // 35: ctxhost.service.v1.Event.event:type_name -> google.protobuf.Value
 	45, // 36: ctxhost.service.v1.ListEventsResponse.events:type_name -> ctxhost.service.v1.Event
 	49, // 37: ctxhost.service.v1.ListMemoryBlocksResponse.blocks:type_name -> ctxhost.service.v1.MemoryBlock
 	49, // 38: ctxhost.service.v1.PutMemoryBlockRequest.block:type_name -> ctxhost.service.v1.MemoryBlock
-	65, // 39: ctxhost.service.v1.ChangeEvent.change:type_name -> google.protobuf.Value
-	65, // 40: ctxhost.service.v1.FeedEvent.data:type_name -> google.protobuf.Value
-	3,  // 41: ctxhost.service.v1.ContextService.CreateSession:input_type -> ctxhost.service.v1.CreateSessionRequest
-	5,  // 42: ctxhost.service.v1.ContextService.GetSession:input_type -> ctxhost.service.v1.GetSessionRequest
-	6,  // 43: ctxhost.service.v1.ContextService.ListSessions:input_type -> ctxhost.service.v1.ListSessionsRequest
-	8,  // 44: ctxhost.service.v1.ContextService.DeleteSession:input_type -> ctxhost.service.v1.DeleteSessionRequest
-	13, // 45: ctxhost.service.v1.ContextService.AppendMessages:input_type -> ctxhost.service.v1.AppendMessagesRequest
-	15, // 46: ctxhost.service.v1.ContextService.SetText:input_type -> ctxhost.service.v1.SetTextRequest
-	26, // 47: ctxhost.service.v1.ContextService.ApplyOp:input_type -> ctxhost.service.v1.ApplyOpRequest
-	28, // 48: ctxhost.service.v1.ContextService.ReportUsage:input_type -> ctxhost.service.v1.ReportUsageRequest
-	29, // 49: ctxhost.service.v1.ContextService.Compact:input_type -> ctxhost.service.v1.CompactRequest
-	31, // 50: ctxhost.service.v1.ContextService.ImportState:input_type -> ctxhost.service.v1.ImportStateRequest
-	19, // 51: ctxhost.service.v1.ContextService.SetTools:input_type -> ctxhost.service.v1.SetToolsRequest
-	20, // 52: ctxhost.service.v1.ContextService.ClearHistory:input_type -> ctxhost.service.v1.ClearHistoryRequest
-	32, // 53: ctxhost.service.v1.ContextService.Prepare:input_type -> ctxhost.service.v1.PrepareRequest
-	40, // 54: ctxhost.service.v1.ContextService.Inspect:input_type -> ctxhost.service.v1.InspectRequest
-	42, // 55: ctxhost.service.v1.ContextService.ExportState:input_type -> ctxhost.service.v1.ExportStateRequest
-	44, // 56: ctxhost.service.v1.ContextService.ListEvents:input_type -> ctxhost.service.v1.ListEventsRequest
-	21, // 57: ctxhost.service.v1.ContextService.GetHistory:input_type -> ctxhost.service.v1.GetHistoryRequest
-	24, // 58: ctxhost.service.v1.ContextService.FormatHistory:input_type -> ctxhost.service.v1.FormatHistoryRequest
-	58, // 59: ctxhost.service.v1.ContextService.WatchEvents:input_type -> ctxhost.service.v1.WatchEventsRequest
-	60, // 60: ctxhost.service.v1.ContextService.WatchFeed:input_type -> ctxhost.service.v1.WatchFeedRequest
-	50, // 61: ctxhost.service.v1.ContextService.ListMemoryBlocks:input_type -> ctxhost.service.v1.ListMemoryBlocksRequest
-	52, // 62: ctxhost.service.v1.ContextService.GetMemoryBlock:input_type -> ctxhost.service.v1.GetMemoryBlockRequest
-	53, // 63: ctxhost.service.v1.ContextService.PutMemoryBlock:input_type -> ctxhost.service.v1.PutMemoryBlockRequest
-	54, // 64: ctxhost.service.v1.ContextService.EditMemoryBlock:input_type -> ctxhost.service.v1.EditMemoryBlockRequest
-	55, // 65: ctxhost.service.v1.ContextService.DeleteMemoryBlock:input_type -> ctxhost.service.v1.DeleteMemoryBlockRequest
-	52, // 66: ctxhost.service.v1.ContextService.ListMemoryBlockVersions:input_type -> ctxhost.service.v1.GetMemoryBlockRequest
-	62, // 67: ctxhost.service.v1.ContextService.RunTool:input_type -> ctxhost.service.v1.RunToolRequest
-	57, // 68: ctxhost.service.v1.ContextService.SetMembership:input_type -> ctxhost.service.v1.SetMembershipRequest
-	47, // 69: ctxhost.service.v1.ContextService.Health:input_type -> ctxhost.service.v1.HealthRequest
-	47, // 70: ctxhost.service.v1.ContextService.Ready:input_type -> ctxhost.service.v1.HealthRequest
-	4,  // 71: ctxhost.service.v1.ContextService.CreateSession:output_type -> ctxhost.service.v1.SessionInfo
-	4,  // 72: ctxhost.service.v1.ContextService.GetSession:output_type -> ctxhost.service.v1.SessionInfo
-	7,  // 73: ctxhost.service.v1.ContextService.ListSessions:output_type -> ctxhost.service.v1.ListSessionsResponse
-	9,  // 74: ctxhost.service.v1.ContextService.DeleteSession:output_type -> ctxhost.service.v1.DeleteSessionResponse
-	14, // 75: ctxhost.service.v1.ContextService.AppendMessages:output_type -> ctxhost.service.v1.AppendMessagesResponse
-	2,  // 76: ctxhost.service.v1.ContextService.SetText:output_type -> ctxhost.service.v1.WriteResponse
-	27, // 77: ctxhost.service.v1.ContextService.ApplyOp:output_type -> ctxhost.service.v1.ApplyOpResponse
-	2,  // 78: ctxhost.service.v1.ContextService.ReportUsage:output_type -> ctxhost.service.v1.WriteResponse
-	30, // 79: ctxhost.service.v1.ContextService.Compact:output_type -> ctxhost.service.v1.CompactResponse
-	2,  // 80: ctxhost.service.v1.ContextService.ImportState:output_type -> ctxhost.service.v1.WriteResponse
-	2,  // 81: ctxhost.service.v1.ContextService.SetTools:output_type -> ctxhost.service.v1.WriteResponse
-	2,  // 82: ctxhost.service.v1.ContextService.ClearHistory:output_type -> ctxhost.service.v1.WriteResponse
-	39, // 83: ctxhost.service.v1.ContextService.Prepare:output_type -> ctxhost.service.v1.PrepareResponse
-	41, // 84: ctxhost.service.v1.ContextService.Inspect:output_type -> ctxhost.service.v1.InspectResponse
-	43, // 85: ctxhost.service.v1.ContextService.ExportState:output_type -> ctxhost.service.v1.ExportStateResponse
-	46, // 86: ctxhost.service.v1.ContextService.ListEvents:output_type -> ctxhost.service.v1.ListEventsResponse
-	23, // 87: ctxhost.service.v1.ContextService.GetHistory:output_type -> ctxhost.service.v1.GetHistoryResponse
-	25, // 88: ctxhost.service.v1.ContextService.FormatHistory:output_type -> ctxhost.service.v1.FormatHistoryResponse
-	59, // 89: ctxhost.service.v1.ContextService.WatchEvents:output_type -> ctxhost.service.v1.ChangeEvent
-	61, // 90: ctxhost.service.v1.ContextService.WatchFeed:output_type -> ctxhost.service.v1.FeedEvent
-	51, // 91: ctxhost.service.v1.ContextService.ListMemoryBlocks:output_type -> ctxhost.service.v1.ListMemoryBlocksResponse
-	49, // 92: ctxhost.service.v1.ContextService.GetMemoryBlock:output_type -> ctxhost.service.v1.MemoryBlock
-	49, // 93: ctxhost.service.v1.ContextService.PutMemoryBlock:output_type -> ctxhost.service.v1.MemoryBlock
-	49, // 94: ctxhost.service.v1.ContextService.EditMemoryBlock:output_type -> ctxhost.service.v1.MemoryBlock
-	56, // 95: ctxhost.service.v1.ContextService.DeleteMemoryBlock:output_type -> ctxhost.service.v1.DeleteMemoryBlockResponse
-	51, // 96: ctxhost.service.v1.ContextService.ListMemoryBlockVersions:output_type -> ctxhost.service.v1.ListMemoryBlocksResponse
-	63, // 97: ctxhost.service.v1.ContextService.RunTool:output_type -> ctxhost.service.v1.RunToolResponse
-	4,  // 98: ctxhost.service.v1.ContextService.SetMembership:output_type -> ctxhost.service.v1.SessionInfo
-	48, // 99: ctxhost.service.v1.ContextService.Health:output_type -> ctxhost.service.v1.HealthResponse
-	48, // 100: ctxhost.service.v1.ContextService.Ready:output_type -> ctxhost.service.v1.HealthResponse
-	71, // [71:101] is the sub-list for method output_type
-	41, // [41:71] is the sub-list for method input_type
-	41, // [41:41] is the sub-list for extension type_name
-	41, // [41:41] is the sub-list for extension extendee
-	0,  // [0:41] is the sub-list for field type_name
+	74, // 39: ctxhost.service.v1.ChangeEvent.change:type_name -> google.protobuf.Value
+	74, // 40: ctxhost.service.v1.FeedEvent.data:type_name -> google.protobuf.Value
+	34, // 41: ctxhost.service.v1.Checkpoint.budget:type_name -> ctxhost.service.v1.Budget
+	33, // 42: ctxhost.service.v1.Checkpoint.components:type_name -> ctxhost.service.v1.ComponentTokens
+	64, // 43: ctxhost.service.v1.ListCheckpointsResponse.checkpoints:type_name -> ctxhost.service.v1.Checkpoint
+	64, // 44: ctxhost.service.v1.GetCheckpointResponse.checkpoint:type_name -> ctxhost.service.v1.Checkpoint
+	22, // 45: ctxhost.service.v1.GetCheckpointResponse.entries:type_name -> ctxhost.service.v1.HistoryEntry
+	64, // 46: ctxhost.service.v1.ForkSessionResponse.checkpoint:type_name -> ctxhost.service.v1.Checkpoint
+	4,  // 47: ctxhost.service.v1.ForkSessionResponse.session:type_name -> ctxhost.service.v1.SessionInfo
+	64, // 48: ctxhost.service.v1.RewindSessionResponse.checkpoint:type_name -> ctxhost.service.v1.Checkpoint
+	3,  // 49: ctxhost.service.v1.ContextService.CreateSession:input_type -> ctxhost.service.v1.CreateSessionRequest
+	5,  // 50: ctxhost.service.v1.ContextService.GetSession:input_type -> ctxhost.service.v1.GetSessionRequest
+	6,  // 51: ctxhost.service.v1.ContextService.ListSessions:input_type -> ctxhost.service.v1.ListSessionsRequest
+	8,  // 52: ctxhost.service.v1.ContextService.DeleteSession:input_type -> ctxhost.service.v1.DeleteSessionRequest
+	13, // 53: ctxhost.service.v1.ContextService.AppendMessages:input_type -> ctxhost.service.v1.AppendMessagesRequest
+	15, // 54: ctxhost.service.v1.ContextService.SetText:input_type -> ctxhost.service.v1.SetTextRequest
+	26, // 55: ctxhost.service.v1.ContextService.ApplyOp:input_type -> ctxhost.service.v1.ApplyOpRequest
+	28, // 56: ctxhost.service.v1.ContextService.ReportUsage:input_type -> ctxhost.service.v1.ReportUsageRequest
+	29, // 57: ctxhost.service.v1.ContextService.Compact:input_type -> ctxhost.service.v1.CompactRequest
+	31, // 58: ctxhost.service.v1.ContextService.ImportState:input_type -> ctxhost.service.v1.ImportStateRequest
+	19, // 59: ctxhost.service.v1.ContextService.SetTools:input_type -> ctxhost.service.v1.SetToolsRequest
+	20, // 60: ctxhost.service.v1.ContextService.ClearHistory:input_type -> ctxhost.service.v1.ClearHistoryRequest
+	32, // 61: ctxhost.service.v1.ContextService.Prepare:input_type -> ctxhost.service.v1.PrepareRequest
+	40, // 62: ctxhost.service.v1.ContextService.Inspect:input_type -> ctxhost.service.v1.InspectRequest
+	42, // 63: ctxhost.service.v1.ContextService.ExportState:input_type -> ctxhost.service.v1.ExportStateRequest
+	44, // 64: ctxhost.service.v1.ContextService.ListEvents:input_type -> ctxhost.service.v1.ListEventsRequest
+	21, // 65: ctxhost.service.v1.ContextService.GetHistory:input_type -> ctxhost.service.v1.GetHistoryRequest
+	24, // 66: ctxhost.service.v1.ContextService.FormatHistory:input_type -> ctxhost.service.v1.FormatHistoryRequest
+	65, // 67: ctxhost.service.v1.ContextService.ListCheckpoints:input_type -> ctxhost.service.v1.ListCheckpointsRequest
+	67, // 68: ctxhost.service.v1.ContextService.GetCheckpoint:input_type -> ctxhost.service.v1.GetCheckpointRequest
+	69, // 69: ctxhost.service.v1.ContextService.ForkSession:input_type -> ctxhost.service.v1.ForkSessionRequest
+	71, // 70: ctxhost.service.v1.ContextService.RewindSession:input_type -> ctxhost.service.v1.RewindSessionRequest
+	58, // 71: ctxhost.service.v1.ContextService.WatchEvents:input_type -> ctxhost.service.v1.WatchEventsRequest
+	60, // 72: ctxhost.service.v1.ContextService.WatchFeed:input_type -> ctxhost.service.v1.WatchFeedRequest
+	50, // 73: ctxhost.service.v1.ContextService.ListMemoryBlocks:input_type -> ctxhost.service.v1.ListMemoryBlocksRequest
+	52, // 74: ctxhost.service.v1.ContextService.GetMemoryBlock:input_type -> ctxhost.service.v1.GetMemoryBlockRequest
+	53, // 75: ctxhost.service.v1.ContextService.PutMemoryBlock:input_type -> ctxhost.service.v1.PutMemoryBlockRequest
+	54, // 76: ctxhost.service.v1.ContextService.EditMemoryBlock:input_type -> ctxhost.service.v1.EditMemoryBlockRequest
+	55, // 77: ctxhost.service.v1.ContextService.DeleteMemoryBlock:input_type -> ctxhost.service.v1.DeleteMemoryBlockRequest
+	52, // 78: ctxhost.service.v1.ContextService.ListMemoryBlockVersions:input_type -> ctxhost.service.v1.GetMemoryBlockRequest
+	62, // 79: ctxhost.service.v1.ContextService.RunTool:input_type -> ctxhost.service.v1.RunToolRequest
+	57, // 80: ctxhost.service.v1.ContextService.SetMembership:input_type -> ctxhost.service.v1.SetMembershipRequest
+	47, // 81: ctxhost.service.v1.ContextService.Health:input_type -> ctxhost.service.v1.HealthRequest
+	47, // 82: ctxhost.service.v1.ContextService.Ready:input_type -> ctxhost.service.v1.HealthRequest
+	4,  // 83: ctxhost.service.v1.ContextService.CreateSession:output_type -> ctxhost.service.v1.SessionInfo
+	4,  // 84: ctxhost.service.v1.ContextService.GetSession:output_type -> ctxhost.service.v1.SessionInfo
+	7,  // 85: ctxhost.service.v1.ContextService.ListSessions:output_type -> ctxhost.service.v1.ListSessionsResponse
+	9,  // 86: ctxhost.service.v1.ContextService.DeleteSession:output_type -> ctxhost.service.v1.DeleteSessionResponse
+	14, // 87: ctxhost.service.v1.ContextService.AppendMessages:output_type -> ctxhost.service.v1.AppendMessagesResponse
+	2,  // 88: ctxhost.service.v1.ContextService.SetText:output_type -> ctxhost.service.v1.WriteResponse
+	27, // 89: ctxhost.service.v1.ContextService.ApplyOp:output_type -> ctxhost.service.v1.ApplyOpResponse
+	2,  // 90: ctxhost.service.v1.ContextService.ReportUsage:output_type -> ctxhost.service.v1.WriteResponse
+	30, // 91: ctxhost.service.v1.ContextService.Compact:output_type -> ctxhost.service.v1.CompactResponse
+	2,  // 92: ctxhost.service.v1.ContextService.ImportState:output_type -> ctxhost.service.v1.WriteResponse
+	2,  // 93: ctxhost.service.v1.ContextService.SetTools:output_type -> ctxhost.service.v1.WriteResponse
+	2,  // 94: ctxhost.service.v1.ContextService.ClearHistory:output_type -> ctxhost.service.v1.WriteResponse
+	39, // 95: ctxhost.service.v1.ContextService.Prepare:output_type -> ctxhost.service.v1.PrepareResponse
+	41, // 96: ctxhost.service.v1.ContextService.Inspect:output_type -> ctxhost.service.v1.InspectResponse
+	43, // 97: ctxhost.service.v1.ContextService.ExportState:output_type -> ctxhost.service.v1.ExportStateResponse
+	46, // 98: ctxhost.service.v1.ContextService.ListEvents:output_type -> ctxhost.service.v1.ListEventsResponse
+	23, // 99: ctxhost.service.v1.ContextService.GetHistory:output_type -> ctxhost.service.v1.GetHistoryResponse
+	25, // 100: ctxhost.service.v1.ContextService.FormatHistory:output_type -> ctxhost.service.v1.FormatHistoryResponse
+	66, // 101: ctxhost.service.v1.ContextService.ListCheckpoints:output_type -> ctxhost.service.v1.ListCheckpointsResponse
+	68, // 102: ctxhost.service.v1.ContextService.GetCheckpoint:output_type -> ctxhost.service.v1.GetCheckpointResponse
+	70, // 103: ctxhost.service.v1.ContextService.ForkSession:output_type -> ctxhost.service.v1.ForkSessionResponse
+	72, // 104: ctxhost.service.v1.ContextService.RewindSession:output_type -> ctxhost.service.v1.RewindSessionResponse
+	59, // 105: ctxhost.service.v1.ContextService.WatchEvents:output_type -> ctxhost.service.v1.ChangeEvent
+	61, // 106: ctxhost.service.v1.ContextService.WatchFeed:output_type -> ctxhost.service.v1.FeedEvent
+	51, // 107: ctxhost.service.v1.ContextService.ListMemoryBlocks:output_type -> ctxhost.service.v1.ListMemoryBlocksResponse
+	49, // 108: ctxhost.service.v1.ContextService.GetMemoryBlock:output_type -> ctxhost.service.v1.MemoryBlock
+	49, // 109: ctxhost.service.v1.ContextService.PutMemoryBlock:output_type -> ctxhost.service.v1.MemoryBlock
+	49, // 110: ctxhost.service.v1.ContextService.EditMemoryBlock:output_type -> ctxhost.service.v1.MemoryBlock
+	56, // 111: ctxhost.service.v1.ContextService.DeleteMemoryBlock:output_type -> ctxhost.service.v1.DeleteMemoryBlockResponse
+	51, // 112: ctxhost.service.v1.ContextService.ListMemoryBlockVersions:output_type -> ctxhost.service.v1.ListMemoryBlocksResponse
+	63, // 113: ctxhost.service.v1.ContextService.RunTool:output_type -> ctxhost.service.v1.RunToolResponse
+	4,  // 114: ctxhost.service.v1.ContextService.SetMembership:output_type -> ctxhost.service.v1.SessionInfo
+	48, // 115: ctxhost.service.v1.ContextService.Health:output_type -> ctxhost.service.v1.HealthResponse
+	48, // 116: ctxhost.service.v1.ContextService.Ready:output_type -> ctxhost.service.v1.HealthResponse
+	83, // [83:117] is the sub-list for method output_type
+	49, // [49:83] is the sub-list for method input_type
+	49, // [49:49] is the sub-list for extension type_name
+	49, // [49:49] is the sub-list for extension extendee
+	0,  // [0:49] is the sub-list for field type_name
 }
 
 func init() { file_ctxhost_service_v1_service_proto_init() }
@@ -5157,7 +5850,7 @@ func file_ctxhost_service_v1_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ctxhost_service_v1_service_proto_rawDesc), len(file_ctxhost_service_v1_service_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   64,
+			NumMessages:   73,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

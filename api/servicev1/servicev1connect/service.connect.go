@@ -95,6 +95,18 @@ const (
 	// ContextServiceFormatHistoryProcedure is the fully-qualified name of the ContextService's
 	// FormatHistory RPC.
 	ContextServiceFormatHistoryProcedure = "/ctxhost.service.v1.ContextService/FormatHistory"
+	// ContextServiceListCheckpointsProcedure is the fully-qualified name of the ContextService's
+	// ListCheckpoints RPC.
+	ContextServiceListCheckpointsProcedure = "/ctxhost.service.v1.ContextService/ListCheckpoints"
+	// ContextServiceGetCheckpointProcedure is the fully-qualified name of the ContextService's
+	// GetCheckpoint RPC.
+	ContextServiceGetCheckpointProcedure = "/ctxhost.service.v1.ContextService/GetCheckpoint"
+	// ContextServiceForkSessionProcedure is the fully-qualified name of the ContextService's
+	// ForkSession RPC.
+	ContextServiceForkSessionProcedure = "/ctxhost.service.v1.ContextService/ForkSession"
+	// ContextServiceRewindSessionProcedure is the fully-qualified name of the ContextService's
+	// RewindSession RPC.
+	ContextServiceRewindSessionProcedure = "/ctxhost.service.v1.ContextService/RewindSession"
 	// ContextServiceWatchEventsProcedure is the fully-qualified name of the ContextService's
 	// WatchEvents RPC.
 	ContextServiceWatchEventsProcedure = "/ctxhost.service.v1.ContextService/WatchEvents"
@@ -154,6 +166,17 @@ type ContextServiceClient interface {
 	ListEvents(context.Context, *connect.Request[servicev1.ListEventsRequest]) (*connect.Response[servicev1.ListEventsResponse], error)
 	GetHistory(context.Context, *connect.Request[servicev1.GetHistoryRequest]) (*connect.Response[servicev1.GetHistoryResponse], error)
 	FormatHistory(context.Context, *connect.Request[servicev1.FormatHistoryRequest]) (*connect.Response[servicev1.FormatHistoryResponse], error)
+	// Checkpoints: every acknowledged turn is one (a sequence of the
+	// session kept by a SQLite or PostgreSQL store, until the retention in
+	// HCL removes it). GetCheckpoint reads the session as it stood at one;
+	// ForkSession makes a new session from one (sharing the parent's
+	// storage: its cost does not grow with the session); RewindSession
+	// takes the session back to one, keeping what came after as a branch
+	// session.
+	ListCheckpoints(context.Context, *connect.Request[servicev1.ListCheckpointsRequest]) (*connect.Response[servicev1.ListCheckpointsResponse], error)
+	GetCheckpoint(context.Context, *connect.Request[servicev1.GetCheckpointRequest]) (*connect.Response[servicev1.GetCheckpointResponse], error)
+	ForkSession(context.Context, *connect.Request[servicev1.ForkSessionRequest]) (*connect.Response[servicev1.ForkSessionResponse], error)
+	RewindSession(context.Context, *connect.Request[servicev1.RewindSessionRequest]) (*connect.Response[servicev1.RewindSessionResponse], error)
 	// WatchEvents streams a session's durable changes after a sequence,
 	// then each new one as it is saved (see docs/SERVICE.md, "Events").
 	WatchEvents(context.Context, *connect.Request[servicev1.WatchEventsRequest]) (*connect.ServerStreamForClient[servicev1.ChangeEvent], error)
@@ -306,6 +329,30 @@ func NewContextServiceClient(httpClient connect.HTTPClient, baseURL string, opts
 			connect.WithSchema(contextServiceMethods.ByName("FormatHistory")),
 			connect.WithClientOptions(opts...),
 		),
+		listCheckpoints: connect.NewClient[servicev1.ListCheckpointsRequest, servicev1.ListCheckpointsResponse](
+			httpClient,
+			baseURL+ContextServiceListCheckpointsProcedure,
+			connect.WithSchema(contextServiceMethods.ByName("ListCheckpoints")),
+			connect.WithClientOptions(opts...),
+		),
+		getCheckpoint: connect.NewClient[servicev1.GetCheckpointRequest, servicev1.GetCheckpointResponse](
+			httpClient,
+			baseURL+ContextServiceGetCheckpointProcedure,
+			connect.WithSchema(contextServiceMethods.ByName("GetCheckpoint")),
+			connect.WithClientOptions(opts...),
+		),
+		forkSession: connect.NewClient[servicev1.ForkSessionRequest, servicev1.ForkSessionResponse](
+			httpClient,
+			baseURL+ContextServiceForkSessionProcedure,
+			connect.WithSchema(contextServiceMethods.ByName("ForkSession")),
+			connect.WithClientOptions(opts...),
+		),
+		rewindSession: connect.NewClient[servicev1.RewindSessionRequest, servicev1.RewindSessionResponse](
+			httpClient,
+			baseURL+ContextServiceRewindSessionProcedure,
+			connect.WithSchema(contextServiceMethods.ByName("RewindSession")),
+			connect.WithClientOptions(opts...),
+		),
 		watchEvents: connect.NewClient[servicev1.WatchEventsRequest, servicev1.ChangeEvent](
 			httpClient,
 			baseURL+ContextServiceWatchEventsProcedure,
@@ -401,6 +448,10 @@ type contextServiceClient struct {
 	listEvents              *connect.Client[servicev1.ListEventsRequest, servicev1.ListEventsResponse]
 	getHistory              *connect.Client[servicev1.GetHistoryRequest, servicev1.GetHistoryResponse]
 	formatHistory           *connect.Client[servicev1.FormatHistoryRequest, servicev1.FormatHistoryResponse]
+	listCheckpoints         *connect.Client[servicev1.ListCheckpointsRequest, servicev1.ListCheckpointsResponse]
+	getCheckpoint           *connect.Client[servicev1.GetCheckpointRequest, servicev1.GetCheckpointResponse]
+	forkSession             *connect.Client[servicev1.ForkSessionRequest, servicev1.ForkSessionResponse]
+	rewindSession           *connect.Client[servicev1.RewindSessionRequest, servicev1.RewindSessionResponse]
 	watchEvents             *connect.Client[servicev1.WatchEventsRequest, servicev1.ChangeEvent]
 	watchFeed               *connect.Client[servicev1.WatchFeedRequest, servicev1.FeedEvent]
 	listMemoryBlocks        *connect.Client[servicev1.ListMemoryBlocksRequest, servicev1.ListMemoryBlocksResponse]
@@ -505,6 +556,26 @@ func (c *contextServiceClient) FormatHistory(ctx context.Context, req *connect.R
 	return c.formatHistory.CallUnary(ctx, req)
 }
 
+// ListCheckpoints calls ctxhost.service.v1.ContextService.ListCheckpoints.
+func (c *contextServiceClient) ListCheckpoints(ctx context.Context, req *connect.Request[servicev1.ListCheckpointsRequest]) (*connect.Response[servicev1.ListCheckpointsResponse], error) {
+	return c.listCheckpoints.CallUnary(ctx, req)
+}
+
+// GetCheckpoint calls ctxhost.service.v1.ContextService.GetCheckpoint.
+func (c *contextServiceClient) GetCheckpoint(ctx context.Context, req *connect.Request[servicev1.GetCheckpointRequest]) (*connect.Response[servicev1.GetCheckpointResponse], error) {
+	return c.getCheckpoint.CallUnary(ctx, req)
+}
+
+// ForkSession calls ctxhost.service.v1.ContextService.ForkSession.
+func (c *contextServiceClient) ForkSession(ctx context.Context, req *connect.Request[servicev1.ForkSessionRequest]) (*connect.Response[servicev1.ForkSessionResponse], error) {
+	return c.forkSession.CallUnary(ctx, req)
+}
+
+// RewindSession calls ctxhost.service.v1.ContextService.RewindSession.
+func (c *contextServiceClient) RewindSession(ctx context.Context, req *connect.Request[servicev1.RewindSessionRequest]) (*connect.Response[servicev1.RewindSessionResponse], error) {
+	return c.rewindSession.CallUnary(ctx, req)
+}
+
 // WatchEvents calls ctxhost.service.v1.ContextService.WatchEvents.
 func (c *contextServiceClient) WatchEvents(ctx context.Context, req *connect.Request[servicev1.WatchEventsRequest]) (*connect.ServerStreamForClient[servicev1.ChangeEvent], error) {
 	return c.watchEvents.CallServerStream(ctx, req)
@@ -589,6 +660,17 @@ type ContextServiceHandler interface {
 	ListEvents(context.Context, *connect.Request[servicev1.ListEventsRequest]) (*connect.Response[servicev1.ListEventsResponse], error)
 	GetHistory(context.Context, *connect.Request[servicev1.GetHistoryRequest]) (*connect.Response[servicev1.GetHistoryResponse], error)
 	FormatHistory(context.Context, *connect.Request[servicev1.FormatHistoryRequest]) (*connect.Response[servicev1.FormatHistoryResponse], error)
+	// Checkpoints: every acknowledged turn is one (a sequence of the
+	// session kept by a SQLite or PostgreSQL store, until the retention in
+	// HCL removes it). GetCheckpoint reads the session as it stood at one;
+	// ForkSession makes a new session from one (sharing the parent's
+	// storage: its cost does not grow with the session); RewindSession
+	// takes the session back to one, keeping what came after as a branch
+	// session.
+	ListCheckpoints(context.Context, *connect.Request[servicev1.ListCheckpointsRequest]) (*connect.Response[servicev1.ListCheckpointsResponse], error)
+	GetCheckpoint(context.Context, *connect.Request[servicev1.GetCheckpointRequest]) (*connect.Response[servicev1.GetCheckpointResponse], error)
+	ForkSession(context.Context, *connect.Request[servicev1.ForkSessionRequest]) (*connect.Response[servicev1.ForkSessionResponse], error)
+	RewindSession(context.Context, *connect.Request[servicev1.RewindSessionRequest]) (*connect.Response[servicev1.RewindSessionResponse], error)
 	// WatchEvents streams a session's durable changes after a sequence,
 	// then each new one as it is saved (see docs/SERVICE.md, "Events").
 	WatchEvents(context.Context, *connect.Request[servicev1.WatchEventsRequest], *connect.ServerStream[servicev1.ChangeEvent]) error
@@ -737,6 +819,30 @@ func NewContextServiceHandler(svc ContextServiceHandler, opts ...connect.Handler
 		connect.WithSchema(contextServiceMethods.ByName("FormatHistory")),
 		connect.WithHandlerOptions(opts...),
 	)
+	contextServiceListCheckpointsHandler := connect.NewUnaryHandler(
+		ContextServiceListCheckpointsProcedure,
+		svc.ListCheckpoints,
+		connect.WithSchema(contextServiceMethods.ByName("ListCheckpoints")),
+		connect.WithHandlerOptions(opts...),
+	)
+	contextServiceGetCheckpointHandler := connect.NewUnaryHandler(
+		ContextServiceGetCheckpointProcedure,
+		svc.GetCheckpoint,
+		connect.WithSchema(contextServiceMethods.ByName("GetCheckpoint")),
+		connect.WithHandlerOptions(opts...),
+	)
+	contextServiceForkSessionHandler := connect.NewUnaryHandler(
+		ContextServiceForkSessionProcedure,
+		svc.ForkSession,
+		connect.WithSchema(contextServiceMethods.ByName("ForkSession")),
+		connect.WithHandlerOptions(opts...),
+	)
+	contextServiceRewindSessionHandler := connect.NewUnaryHandler(
+		ContextServiceRewindSessionProcedure,
+		svc.RewindSession,
+		connect.WithSchema(contextServiceMethods.ByName("RewindSession")),
+		connect.WithHandlerOptions(opts...),
+	)
 	contextServiceWatchEventsHandler := connect.NewServerStreamHandler(
 		ContextServiceWatchEventsProcedure,
 		svc.WatchEvents,
@@ -847,6 +953,14 @@ func NewContextServiceHandler(svc ContextServiceHandler, opts ...connect.Handler
 			contextServiceGetHistoryHandler.ServeHTTP(w, r)
 		case ContextServiceFormatHistoryProcedure:
 			contextServiceFormatHistoryHandler.ServeHTTP(w, r)
+		case ContextServiceListCheckpointsProcedure:
+			contextServiceListCheckpointsHandler.ServeHTTP(w, r)
+		case ContextServiceGetCheckpointProcedure:
+			contextServiceGetCheckpointHandler.ServeHTTP(w, r)
+		case ContextServiceForkSessionProcedure:
+			contextServiceForkSessionHandler.ServeHTTP(w, r)
+		case ContextServiceRewindSessionProcedure:
+			contextServiceRewindSessionHandler.ServeHTTP(w, r)
 		case ContextServiceWatchEventsProcedure:
 			contextServiceWatchEventsHandler.ServeHTTP(w, r)
 		case ContextServiceWatchFeedProcedure:
@@ -950,6 +1064,22 @@ func (UnimplementedContextServiceHandler) GetHistory(context.Context, *connect.R
 
 func (UnimplementedContextServiceHandler) FormatHistory(context.Context, *connect.Request[servicev1.FormatHistoryRequest]) (*connect.Response[servicev1.FormatHistoryResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("ctxhost.service.v1.ContextService.FormatHistory is not implemented"))
+}
+
+func (UnimplementedContextServiceHandler) ListCheckpoints(context.Context, *connect.Request[servicev1.ListCheckpointsRequest]) (*connect.Response[servicev1.ListCheckpointsResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("ctxhost.service.v1.ContextService.ListCheckpoints is not implemented"))
+}
+
+func (UnimplementedContextServiceHandler) GetCheckpoint(context.Context, *connect.Request[servicev1.GetCheckpointRequest]) (*connect.Response[servicev1.GetCheckpointResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("ctxhost.service.v1.ContextService.GetCheckpoint is not implemented"))
+}
+
+func (UnimplementedContextServiceHandler) ForkSession(context.Context, *connect.Request[servicev1.ForkSessionRequest]) (*connect.Response[servicev1.ForkSessionResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("ctxhost.service.v1.ContextService.ForkSession is not implemented"))
+}
+
+func (UnimplementedContextServiceHandler) RewindSession(context.Context, *connect.Request[servicev1.RewindSessionRequest]) (*connect.Response[servicev1.RewindSessionResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("ctxhost.service.v1.ContextService.RewindSession is not implemented"))
 }
 
 func (UnimplementedContextServiceHandler) WatchEvents(context.Context, *connect.Request[servicev1.WatchEventsRequest], *connect.ServerStream[servicev1.ChangeEvent]) error {
