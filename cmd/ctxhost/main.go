@@ -46,6 +46,7 @@ func commands() []command {
 		{"serve", "serve the context service over HTTP (Connect, gRPC, gRPC-Web)", cmdServe},
 		{"memory", "read and write memory blocks through a running ctxhost serve", cmdMemory},
 		{"events", "print the event feed of a running ctxhost serve, every session's", cmdEvents},
+		{"checkpoints", "list, read, fork and rewind session checkpoints through a running ctxhost serve", cmdCheckpoints},
 		{"tokens", "count the tokens of stdin or files", cmdTokens},
 		{"version", "print the version", cmdVersion},
 	}
