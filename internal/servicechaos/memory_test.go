@@ -223,8 +223,20 @@ func TestMemoryBoundedHeldBodies(t *testing.T) {
 // with a streamed answer of two text deltas of event bytes each when the
 // call streams.
 func anthropicStandIn(t *testing.T, event int) *httptest.Server {
-	delta := mustJSON(map[string]any{"type": "content_block_delta", "index": 0,
-		"delta": map[string]any{"type": "text_delta", "text": words(event)}})
+	return anthropicStandInText(t, words(event))
+}
+
+// anthropicStandInText is anthropicStandIn streaming text in each of its
+// two deltas, JSON as the providers write it (<, > and & not escaped).
+func anthropicStandInText(t *testing.T, text string) *httptest.Server {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(map[string]any{"type": "content_block_delta", "index": 0,
+		"delta": map[string]any{"type": "text_delta", "text": text}}); err != nil {
+		t.Fatal(err)
+	}
+	delta := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Stream bool `json:"stream"`
@@ -300,16 +312,25 @@ func TestMemoryBoundedConcurrentBodies(t *testing.T) {
 // its bytes: at the default limit it is more than the budget admits for
 // one call, so the stream ends with the provider's error event naming
 // memory_limit (the connection then cut, nothing recorded); at twice the
-// limit it is relayed whole. Peak RSS stays within each limit and its
-// slack (before admission: 642 MB at 160 MiB).
+// limit it is relayed whole, as an answer of markup is. Peak RSS stays
+// within each limit and its slack (before admission: 642 MB at 160 MiB;
+// the markup answer took 537 MiB at 320 MiB while sessions were saved as
+// HTML-escaped JSON in base64).
 func TestMemoryBoundedStreamedAnswer(t *testing.T) {
 	up := anthropicStandIn(t, 10_000_000)
+	// Markup, which JSON escapes most (<, > and &), is saved at its length.
+	markup := anthropicStandInText(t, strings.Repeat("<p>a&b</p>", 1_000_000))
 	for _, c := range []struct {
-		limit int
-		whole bool // the answer must come whole
-	}{{memoryLimit, false}, {2 * memoryLimit, true}} {
-		t.Run(fmt.Sprintf("%dMiB", c.limit>>20), func(t *testing.T) {
-			s := boundedServerAt(t, up.URL, c.limit)
+		limit  int
+		whole  bool // the answer must come whole
+		markup bool // the markup upstream's answer
+	}{{memoryLimit, false, false}, {2 * memoryLimit, true, false}, {2 * memoryLimit, true, true}} {
+		name, url := fmt.Sprintf("%dMiB", c.limit>>20), up.URL
+		if c.markup {
+			name, url = name+"-markup", markup.URL
+		}
+		t.Run(name, func(t *testing.T) {
+			s := boundedServerAt(t, url, c.limit)
 			status, tail, err := streamCall(s.addr)
 			rss := s.peakRSS()
 			whole := bytes.Contains(tail, []byte("message_stop"))
