@@ -9,7 +9,6 @@ import (
 
 	"github.com/ctxhost/ctxhost/api/servicev1"
 	"github.com/ctxhost/ctxhost/engine"
-	"github.com/ctxhost/ctxhost/record"
 )
 
 // tagTurns makes e's session tag each turn's payload, for its checkpoint,
@@ -36,7 +35,7 @@ func checkpointErr(id string, err error) error {
 		return notFound(id)
 	case errors.Is(err, engine.ErrNotKept):
 		return connect.NewError(connect.CodeNotFound, err)
-	case errors.Is(err, record.ErrStored):
+	case errors.Is(err, engine.ErrStored):
 		return connect.NewError(connect.CodeAlreadyExists, err)
 	case errors.Is(err, engine.ErrDamaged):
 		return connect.NewError(connect.CodeDataLoss, err)
