@@ -27,7 +27,7 @@ const (
 	DefaultHistoryPriority     = 6
 	DefaultFactsMaxTokens      = 400
 	DefaultBlockLimit          = 5000
-	DefaultFactsShare          = 0.05
+	DefaultFactsShare          = 0.10
 	DefaultWindowSize          = 5
 	DefaultMaxBytes            = 768 * 1024
 	DefaultTeamTaskMaxBytes    = 5 * 1024

@@ -36,7 +36,7 @@ assembler "gemini" { builtin = "gemini" }
 # `facts {}`: what a masked, omitted or cut message stated (ids, codes,
 # amounts, dates, paths, URLs, a JSON output's keys and ids) stays in the
 # context: in the masked output's placeholder, and in a bounded component
-# (at most 400 tokens or 5 % of the budget) naming each message's id.
+# (at most 400 tokens or 10 % of the budget) naming each message's id.
 context "openai" {
   model     = "large"
   assembler = "codex"

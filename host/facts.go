@@ -13,7 +13,7 @@ import (
 // Defaults of FactsConfig.
 const (
 	DefaultFactsMaxTokens = 400
-	DefaultFactsShare     = 0.05
+	DefaultFactsShare     = 0.10
 )
 
 // ComponentFacts is the name of the core component that holds the facts
@@ -34,7 +34,8 @@ type FactsConfig struct {
 	// component, the placeholders' digests alone).
 	MaxTokens int
 	// Share bounds the component to this share of the available budget
-	// (default 0.05).
+	// (default 0.10: at a 4k window a single tool output can push out
+	// more facts than 5 % of the budget holds).
 	Share float64
 }
 

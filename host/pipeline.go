@@ -321,8 +321,14 @@ func (t *turn) carryOut(ctx context.Context, d Decision, cs []countedComponent, 
 }
 
 // fitWindow is the last resort for a context still over the window after
-// the strategy's compaction: the history cuts its largest messages head +
-// tail (the task and pinned ones last). With room (d.Room) it first cuts
+// the strategy's compaction: the preserved turns but the latest give way
+// (history.GiveWay: masked, then omitted, oldest first, their facts kept
+// in the facts component, so only where facts are kept; not when the
+// decision gives room, the cache strategy's cut planned with what it
+// rewrites), then the facts component
+// shrinks, then the
+// history cuts its largest messages head + tail (the task and pinned ones
+// last). With room (d.Room) it first cuts
 // the messages that are not pinned until room calibrated tokens are free
 // under the available budget, so the cut rewrites nothing before the
 // first of them. The steps are added to report (a new one when the
@@ -338,6 +344,17 @@ func (t *turn) fitWindow(cs []countedComponent, report *CompactionReport, before
 	b := t.budgetOf(finalComponents(cs))
 	if b.CalibratedUsed <= b.Available {
 		return report
+	}
+	for i := range cs {
+		// with room the cache strategy weighed the cut, what it rewrites,
+		// alone; without facts the turns would go without a trace
+		if cs[i].isHistory() && room == 0 && s.cfg.Facts.Enabled && s.cfg.Facts.MaxTokens >= 0 {
+			need := uncalibrate(b.CalibratedUsed-b.Available, s.usage.Calibration) + 1
+			report = t.giveWayStep(cs, i, report, reason, before, b.Available, need)
+			if b = t.budgetOf(finalComponents(cs)); b.CalibratedUsed <= b.Available {
+				return report
+			}
+		}
 	}
 	if report = t.fitFacts(cs, report, reason, before, b.Available); report != nil {
 		if b = t.budgetOf(finalComponents(cs)); b.CalibratedUsed <= b.Available {
@@ -358,6 +375,37 @@ func (t *turn) fitWindow(cs []countedComponent, report *CompactionReport, before
 		need := uncalibrate(b.CalibratedUsed-b.Available, s.usage.Calibration) + 1
 		report = t.cutStep(cs, i, report, reason, before, b.Available, need, s.hist.Cut)
 	}
+	return report
+}
+
+// giveWayStep has the history component cs[i] free need tokens from its
+// preserved turns but the latest (history.GiveWay) and adds the step to
+// report (a new one with reason when nil); it changes nothing when
+// nothing gives way. It frees room for the facts component to grow to
+// its limit too, which then takes the facts of what gave way.
+func (t *turn) giveWayStep(cs []countedComponent, i int, report *CompactionReport, reason string, before sdk.Budget, available, need int) *CompactionReport {
+	s := t.s
+	prev := cs[i].tokens
+	// room for the facts component to grow to its limit with the facts of
+	// what gives way
+	need += max(0, s.cfg.Facts.limit(s.cfg.Window-s.cfg.Reserved)-factsTokens(cs))
+	res := s.hist.GiveWay(need)
+	if res.Masked == 0 && res.Omitted == 0 {
+		return report
+	}
+	cs[i] = t.historyComponent()
+	if report == nil {
+		report = &CompactionReport{Reason: reason, Target: available, Before: before.Used, Deficit: need}
+	}
+	prevFacts := factsTokens(cs)
+	t.sizeFacts(cs)
+	st := CompactionStep{Component: cs[i].comp.Name, Action: "compact", Asked: need, Claimed: res.Freed,
+		Freed: prev + prevFacts - cs[i].tokens - factsTokens(cs), Log: res.Log}
+	report.Steps = append(report.Steps, st)
+	report.Freed += st.Freed
+	report.After = report.Before - report.Freed
+	report.Met = report.Freed >= report.Deficit
+	s.metrics.FreedByComponent[st.Component] += st.Freed
 	return report
 }
 

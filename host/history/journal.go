@@ -15,6 +15,7 @@ const (
 	OpCompactLate   = "compact_late"   // CompactLate(N)
 	OpCut           = "cut"            // Cut(N)
 	OpCutUnpinned   = "cut_unpinned"   // CutUnpinned(N)
+	OpGiveWay       = "give_way"       // GiveWay(N)
 	OpSummary       = "summary"        // TakeSummary(Summary)
 	OpOutputSummary = "output_summary" // TakeOutputSummary(Output)
 )
@@ -27,7 +28,7 @@ const (
 type Op struct {
 	Kind    string         `json:"kind"`
 	Message *sdk.Message   `json:"message,omitempty"` // OpAdd: the message as given to Add
-	N       int            `json:"n,omitempty"`       // OpMask, OpCompact, OpCompactLate, OpCut, OpCutUnpinned
+	N       int            `json:"n,omitempty"`       // OpMask, OpCompact, OpCompactLate, OpCut, OpCutUnpinned, OpGiveWay
 	Summary *Summary       `json:"summary,omitempty"` // OpSummary: the summary as taken
 	Output  *OutputSummary `json:"output,omitempty"`  // OpOutputSummary: the output's summary as taken
 }
@@ -73,6 +74,8 @@ func (h *History) Replay(op Op) error {
 		h.Cut(op.N)
 	case OpCutUnpinned:
 		h.CutUnpinned(op.N)
+	case OpGiveWay:
+		h.GiveWay(op.N)
 	case OpSummary:
 		if op.Summary == nil {
 			return fmt.Errorf("replay %s: no summary", op.Kind)

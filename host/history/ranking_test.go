@@ -1,6 +1,7 @@
 package history
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -131,5 +132,49 @@ func TestPreservedTurnsBeforeTheRequestGiveWay(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"m1", "", "m9", "m13", "m14"}, viewIDs(h)); diff != "" {
 		t.Errorf("deepest view (-want +got):\n%s", diff)
+	}
+}
+
+// TestPreservedTurnsGiveWayBeforeAnyCut: with every turn preserved,
+// Compact as deep as it goes keeps the earlier requests (m5, m9), and
+// GiveWay (the window's step before it cuts) omits them, oldest first:
+// the task, the current request and the latest turn stay, nothing is
+// cut. Its journal replays to the same view.
+func TestPreservedTurnsGiveWayBeforeAnyCut(t *testing.T) {
+	h := toolChat(t, Options{PreserveRecent: 20, Infer: InferChat}) // every turn preserved
+	var ops []Op
+	h.SetJournal(func(op Op) { ops = append(ops, op) })
+	h.Compact(1 << 20)
+	if diff := cmp.Diff([]string{"m1", "", "m5", "m9", "m13", "m14"}, viewIDs(h)); diff != "" {
+		t.Fatalf("Compact's deepest view (-want +got):\n%s", diff)
+	}
+	freedAll := 0
+	for range 10 {
+		before := h.ViewTokens()
+		step := h.GiveWay(5)
+		checkConsistent(t, h)
+		if len(step.CutIDs) > 0 || step.Freed != before-h.ViewTokens() {
+			t.Fatalf("GiveWay cut %v or freed %d of %d: %s", step.CutIDs, step.Freed, before-h.ViewTokens(), step.Log)
+		}
+		freedAll += step.Freed
+		ids := viewIDs(h)
+		if !slices.Contains(ids, "m1") || !slices.Contains(ids, "m13") || !slices.Contains(ids, "m14") {
+			t.Fatalf("the task, the current request or the latest turn went: %v (%s)", ids, step.Log)
+		}
+		if slices.Contains(ids, "m5") != slices.Contains(ids, "m9") && !slices.Contains(ids, "m9") {
+			t.Fatalf("m9 went before m5: %v (%s)", ids, step.Log)
+		}
+	}
+	if diff := cmp.Diff([]string{"m1", "", "m13", "m14"}, viewIDs(h)); diff != "" || freedAll == 0 {
+		t.Errorf("deepest view (-want +got), %d tokens freed:\n%s", freedAll, diff)
+	}
+	again := toolChat(t, Options{PreserveRecent: 20, Infer: InferChat})
+	for _, op := range ops {
+		if err := again.Replay(op); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff(viewIDs(h), viewIDs(again)); diff != "" || again.ViewTokens() != h.ViewTokens() {
+		t.Errorf("the journal replays to another view (-want +got):\n%s", diff)
 	}
 }

@@ -549,6 +549,81 @@ func (h *History) compact(need int) Step {
 	return step
 }
 
+// GiveWay frees at least need tokens, if it can, from the preserved
+// turns but the latest, oldest first, in a conversation whose current
+// request is not its first (a chat, a chat agent with tools, peer agents
+// talking; not a task agent working on its task): their observations masked, then
+// their exchanges and answers omitted, then their requests (the current
+// request, pinned, stays; the task and pinned messages stay). It is for a
+// context still over the window after Compact, before Cut: at a small
+// window a few long turns do not fit, and cutting each head and tail to
+// keep them all sends more than the older turns are worth, where their
+// facts stay (see the host's facts component) once they are omitted.
+func (h *History) GiveWay(need int) Step {
+	h.record(Op{Kind: OpGiveWay, N: need})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if need <= 0 {
+		return Step{Log: "nothing to free"}
+	}
+	if !h.askedSinceTask() {
+		return Step{Log: "a task agent's preserved turns are its work: they are cut, not omitted"}
+	}
+	last := h.latestTurn()
+	before := h.viewTokens
+	from := h.frontier
+	var step Step
+	for before-h.viewTokens < need {
+		ids, _ := h.maskNextTo(h.opts.MaskBatch, last)
+		if len(ids) == 0 {
+			break
+		}
+		step.MaskedIDs = append(step.MaskedIDs, ids...)
+	}
+	step.Masked = len(step.MaskedIDs)
+	if short := need - (before - h.viewTokens); short > 0 {
+		step.Omitted += h.widenWindowTo(short, last)
+	}
+	var requests []string
+	if short := need - (before - h.viewTokens); short > 0 {
+		requests = h.omitRequests(short, last)
+		step.Omitted += len(requests)
+	}
+	step.Freed = before - h.viewTokens
+	if step.Masked > 0 || step.Omitted > 0 {
+		h.viewChanged()
+	}
+	step.Log = "preserved turns gave way: " + h.stepLog(step, need, from)
+	if len(requests) > 0 {
+		step.Log = fmt.Sprintf("omitted %d earlier requests (%s); %s", len(requests), idRange(requests), step.Log)
+	}
+	return step
+}
+
+// askedSinceTask reports whether the current request came after the
+// first one (the task): a person or a peer agent asking again, whose
+// earlier turns give way, unlike a task agent's, whose current request is
+// its task and whose preserved turns are the observations it works on.
+func (h *History) askedSinceTask() bool {
+	for k := range h.entries {
+		if e := &h.entries[k]; e.user && isRequest(sdk.RoleUser, e.kind.name()) {
+			return h.request > k
+		}
+	}
+	return false
+}
+
+// latestTurn is the index of the message the latest turn begins with
+// (see preserveFrom).
+func (h *History) latestTurn() int {
+	for i := len(h.entries) - 1; i > 0; i-- {
+		if !h.answers(i) {
+			return i
+		}
+	}
+	return 0
+}
+
 // held reports whether entry k is an earlier request the window holds:
 // a user message that asks something (see isRequest), from reqFrontier
 // on. The window omits every older tool exchange and assistant message
