@@ -416,7 +416,7 @@ func (t *turn) cutStep(cs []countedComponent, i int, report *CompactionReport, r
 	s := t.s
 	prev := cs[i].tokens
 	res := cut(need)
-	if len(res.CutIDs) == 0 {
+	if len(res.CutIDs) == 0 && res.Freed == 0 { // a summary giving way frees tokens without a cut
 		return report
 	}
 	cs[i] = t.historyComponent()

@@ -338,3 +338,44 @@ func must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
+
+func TestSummaryGivesWayToALargeRequest(t *testing.T) {
+	// The same session, a request of words words at its end.
+	turn := func(words int) (*host.Prepared, string) {
+		s, _ := newTestHostSession(t, summaryConfig(&digestSummarizer{}))
+		_, n := growUntil(t, s, 0, func(p *host.Prepared) bool { return p.Summary != nil && p.Summary.Requested != "" })
+		s.WaitSummary()
+		growUntil(t, s, n, func(p *host.Prepared) bool { return summaryMarker(p) != "" })
+		request := "now this: " + strings.Repeat("request ", words)
+		_, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: request})
+		must(t, err)
+		p, err := s.Prepare(context.Background(), sdk.AgentIdentity{})
+		must(t, err)
+		return p, request
+	}
+	// A request that fits whole only once the summary gives way to the
+	// plain marker: the summary is not sent, the request is not cut.
+	for words := 200; words < 2000; words += 25 {
+		p, request := turn(words)
+		gave := false
+		for _, st := range p.Compaction.Steps {
+			gave = gave || strings.Contains(st.Log, "gave way to the omission marker")
+		}
+		if !gave {
+			continue
+		}
+		whole := false
+		for _, c := range p.Components {
+			for _, m := range c.Messages {
+				whole = whole || m.Content == request
+			}
+		}
+		if summaryMarker(p) != "" || p.Budget.Used > p.Budget.Available {
+			t.Fatalf("%d words: the summary is still sent (%v), %d of %d tokens used: %v", words, summaryMarker(p) != "", p.Budget.Used, p.Budget.Available, p.Compaction)
+		}
+		if whole {
+			return
+		}
+	}
+	t.Fatal("no request made the summary give way and stayed whole")
+}

@@ -183,6 +183,10 @@ type History struct {
 	// summary is the summary shown in the marker's place (nil: none);
 	// pending one taken for a span the window has not passed yet.
 	summary, pending *Summary
+	// withdrawn: the shown summary gave way to the plain omission marker
+	// when the view had to cut a message (see cutView), until the next
+	// summary is shown.
+	withdrawn bool
 	// outputs are the summaries of large outputs, by id: a summarized
 	// output is masked as its summary (see outputsummary.go).
 	outputs map[string]*OutputSummary

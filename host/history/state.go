@@ -24,13 +24,14 @@ type state struct {
 	// RequestFrontier: the earlier requests before it are omitted too
 	// (from it on the window holds them).
 	RequestFrontier int             `json:"request_frontier,omitempty"`
-	Dropped         []string        `json:"dropped,omitempty"`          // ids of the dropped block (demonstrations)
-	Cut             []cutState      `json:"cut,omitempty"`              // messages cut head + tail
-	Stripped        []string        `json:"stripped,omitempty"`         // ids of messages shown without media and thinking
-	Omitted         int             `json:"omitted,omitempty"`          // version 1: messages omitted after the first
-	Summary         *Summary        `json:"summary,omitempty"`          // the summary shown in the marker's place
-	Pending         *Summary        `json:"pending,omitempty"`          // a summary waiting for the window to pass its span
-	Outputs         []OutputSummary `json:"output_summaries,omitempty"` // the large outputs' summaries, in message order
+	Dropped         []string        `json:"dropped,omitempty"`           // ids of the dropped block (demonstrations)
+	Cut             []cutState      `json:"cut,omitempty"`               // messages cut head + tail
+	Stripped        []string        `json:"stripped,omitempty"`          // ids of messages shown without media and thinking
+	Omitted         int             `json:"omitted,omitempty"`           // version 1: messages omitted after the first
+	Summary         *Summary        `json:"summary,omitempty"`           // the summary shown in the marker's place
+	Pending         *Summary        `json:"pending,omitempty"`           // a summary waiting for the window to pass its span
+	Outputs         []OutputSummary `json:"output_summaries,omitempty"`  // the large outputs' summaries, in message order
+	Withdrawn       bool            `json:"summary_withdrawn,omitempty"` // the shown summary gave way to the plain marker
 }
 
 // cutState is one cut message: its id and the content the view shows.
@@ -45,7 +46,7 @@ func (h *History) State() ([]byte, error) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	st := state{Version: StateVersion, NextID: h.nextID, Messages: h.messages(0), Frontier: h.frontier, RequestFrontier: h.reqFrontier,
-		Summary: h.summary, Pending: h.pending}
+		Summary: h.summary, Pending: h.pending, Withdrawn: h.withdrawn}
 	for i, e := range h.entries {
 		if s := h.outputs[e.id]; s != nil {
 			st.Outputs = append(st.Outputs, *s)
@@ -110,7 +111,7 @@ func (h *History) Restore(data []byte) error {
 	h.spill, h.noSpill, h.spilling = n.spill, n.noSpill, nil // the entries' spilled messages are in n's file
 	h.frontier, h.dropped, h.hiddenCount, h.reqFrontier = n.frontier, n.dropped, n.hiddenCount, n.reqFrontier
 	h.markerTokens, h.viewTokens, h.maskCursor = n.markerTokens, n.viewTokens, 0
-	h.summary, h.pending, h.outputs = n.summary, n.pending, n.outputs
+	h.summary, h.pending, h.outputs, h.withdrawn = n.summary, n.pending, n.outputs, n.withdrawn
 	h.allTokens = n.allTokens
 	h.viewChanged()
 	return nil
@@ -243,6 +244,6 @@ func (h *History) restoreSummaries(st state, frontier int) error {
 	if err := errors.Join(check("shown", st.Summary, -1), check("pending", st.Pending, from)); err != nil {
 		return err
 	}
-	h.summary, h.pending = st.Summary, st.Pending
+	h.summary, h.pending, h.withdrawn = st.Summary, st.Pending, st.Withdrawn && st.Summary != nil
 	return nil
 }

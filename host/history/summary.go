@@ -97,6 +97,9 @@ func (h *History) summaryAt(frontier int) *Summary {
 	if p := h.pending; p != nil && frontier >= p.Through {
 		return p
 	}
+	if h.withdrawn {
+		return nil
+	}
 	return h.summary
 }
 
@@ -104,7 +107,7 @@ func (h *History) summaryAt(frontier int) *Summary {
 // passed its span. The caller recounts the view.
 func (h *History) promote() {
 	if p := h.pending; p != nil && h.frontier >= p.Through {
-		h.summary, h.pending = p, nil
+		h.summary, h.pending, h.withdrawn = p, nil, false
 	}
 }
 
@@ -263,7 +266,7 @@ func (h *History) coverage(through int) (int, string) {
 func (h *History) Summaries() (shown, pending *Summary) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	if h.summary != nil {
+	if h.summary != nil && !h.withdrawn {
 		s := *h.summary
 		shown = &s
 	}

@@ -174,3 +174,62 @@ func TestSummaryOfAClearedHistoryRefused(t *testing.T) {
 		t.Fatalf("a summary of cleared messages: %v", err)
 	}
 }
+
+func TestSummaryGivesWayBeforeACut(t *testing.T) {
+	h := New(approx(t), Options{PreserveRecent: 2})
+	longChat(t, h, 10)
+	sp, ok := h.NextSpan(300, 0)
+	if !ok {
+		t.Fatal("no span")
+	}
+	long := "digest " + strings.Repeat("fact F-1 ", 100)
+	if err := h.TakeSummary(Summary{From: sp.From, Through: sp.Through, Text: long, Model: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	h.Compact(50)
+	if !strings.HasPrefix(markerOf(t, h), "[Summary of ") {
+		t.Fatal("the summary is not shown")
+	}
+	request := "now this: " + strings.Repeat("request words ", 200)
+	mustAdd(t, h, user(request))
+	withSummary := h.ViewTokens()
+	step := h.Cut(100) // less than the summary costs beyond the plain marker
+	checkConsistent(t, h)
+	if len(step.CutIDs) != 0 || !strings.Contains(step.Log, "gave way to the omission marker") || step.Freed < 100 {
+		t.Fatalf("step %+v", step)
+	}
+	if m := markerOf(t, h); strings.HasPrefix(m, "[Summary of ") || !strings.Contains(m, "omitted") {
+		t.Fatalf("marker after the cut step %q", m)
+	}
+	if v := h.View(); v[len(v)-1].Content != request {
+		t.Fatal("the current request was cut")
+	}
+	if shown, _ := h.Summaries(); shown != nil || h.ViewTokens() >= withSummary {
+		t.Fatalf("the summary still counts as shown (%v), view %d of %d", shown, h.ViewTokens(), withSummary)
+	}
+	st, err := h.State()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := New(approx(t), Options{PreserveRecent: 2})
+	if err := r.Restore(st); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(r.View()) != fmt.Sprint(h.View()) || r.ViewTokens() != h.ViewTokens() {
+		t.Fatal("the restored view differs")
+	}
+	// The next summary, rolling the withdrawn one in, stands again.
+	longChat(t, h, 6)
+	sp2, ok := h.NextSpan(200, 0)
+	if !ok || sp2.Previous != long {
+		t.Fatalf("next span %+v %v", sp2.Previous, ok)
+	}
+	if err := h.TakeSummary(Summary{From: sp2.From, Through: sp2.Through, Text: "digest two", Model: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	h.Compact(h.ViewTokens() / 2)
+	checkConsistent(t, h)
+	if m := markerOf(t, h); !strings.HasPrefix(m, "[Summary of ") || !strings.Contains(m, "digest two") {
+		t.Fatalf("the next summary is not shown: %q", m)
+	}
+}

@@ -256,7 +256,7 @@ func (h *History) resetView() {
 		}
 	}
 	h.frontier, h.maskCursor, h.hiddenCount, h.dropped, h.reqFrontier = 0, 0, 0, false, 0
-	h.summary, h.pending = nil, nil
+	h.summary, h.pending, h.withdrawn = nil, nil, false
 	h.recountView()
 }
 
@@ -922,13 +922,38 @@ func (h *History) cutView(need int, pinned bool) Step {
 		return Step{Log: "nothing to free"}
 	}
 	before := h.viewTokens
-	step := Step{CutIDs: h.cutLargest(need, pinned)}
+	withdrew := h.withdrawSummary()
+	step := Step{}
+	if rest := need - (before - h.viewTokens); rest > 0 {
+		step.CutIDs = h.cutLargest(rest, pinned)
+	}
 	step.Freed = before - h.viewTokens
-	if len(step.CutIDs) > 0 {
+	if len(step.CutIDs) > 0 || withdrew != "" {
 		h.viewChanged()
 	}
-	step.Log = h.stepLog(step, need, h.frontier)
+	step.Log = withdrew + h.stepLog(step, need, h.frontier)
 	return step
+}
+
+// withdrawSummary has the shown summary give way to the plain omission
+// marker before any message is cut (a summary never takes the place of
+// the current request), when that frees tokens, and returns the
+// compaction log's account of it ("" when it did not). The next summary
+// shown, which rolls this one in, stands again.
+func (h *History) withdrawSummary() string {
+	sum := h.summaryAt(h.frontier)
+	if sum == nil || sum != h.summary || h.hiddenCount == 0 {
+		return ""
+	}
+	before := h.viewTokens
+	h.withdrawn = true
+	h.recountView()
+	if h.viewTokens >= before {
+		h.withdrawn = false
+		h.recountView()
+		return ""
+	}
+	return fmt.Sprintf("the summary of %d messages gave way to the omission marker (%d tokens); ", sum.Count, before-h.viewTokens)
 }
 
 // cutLargest cuts shown messages head + tail, the largest first (pinned
