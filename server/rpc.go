@@ -445,7 +445,7 @@ func (s *Server) Prepare(ctx context.Context, req *connect.Request[servicev1.Pre
 	if p := turn.Prepared; p != nil && turn.Fresh == nil {
 		link = payloadLink{id: p.PayloadID, extends: p.Extends, repeats: p.Repeats}
 	}
-	held, last := req.Msg.GetKnownPayloadTag(), w.e.tags.last(agent)
+	held, last := req.Msg.GetKnownPayloadTag(), w.e.tags.before(agent, link.id)
 	tag := w.e.tags.tag(agent, link, payload, mediaType, system, hasSystem)
 	known := held != "" && held == tag
 	out := toPrepareResponse(turn)

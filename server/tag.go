@@ -68,6 +68,10 @@ type taggedPayload struct {
 	system    string
 	hasSystem bool
 	marks     [][]byte // marks[i]: the hash state after the header and the first i*tagMark payload bytes
+	// prev is the payload tagged before this one (its own prev dropped):
+	// a turn's payload is tagged when its save marks the checkpoint, before
+	// Prepare's answer asks what the caller held (before).
+	prev *taggedPayload
 }
 
 // payloadLink is what the host says of a payload: its number, and the
@@ -77,8 +81,16 @@ type payloadLink struct {
 	repeats     int
 }
 
-// last returns the last payload tagged for agent (nil: none).
-func (m tagMemo) last(agent string) *taggedPayload { return m[agent] }
+// before returns the last payload tagged for agent before the payload
+// numbered id (nil: none): the one before it when id was tagged already
+// (its checkpoint's tag), else the last.
+func (m tagMemo) before(agent string, id uint64) *taggedPayload {
+	last := m[agent]
+	if last != nil && id != 0 && last.id == id {
+		return last.prev
+	}
+	return last
+}
 
 // tag returns the payload's tag and remembers it as agent's last.
 func (m tagMemo) tag(agent string, link payloadLink, payload []byte, mediaType, system string, hasSystem bool) string {
@@ -86,7 +98,10 @@ func (m tagMemo) tag(agent string, link payloadLink, payload []byte, mediaType, 
 	if last != nil && link.id != 0 && last.id == link.id && last.size == len(payload) {
 		return last.tag // the same payload again
 	}
-	next := &taggedPayload{id: link.id, size: len(payload), mediaType: mediaType, system: system, hasSystem: hasSystem}
+	next := &taggedPayload{id: link.id, size: len(payload), mediaType: mediaType, system: system, hasSystem: hasSystem, prev: last}
+	if last != nil {
+		last.prev = nil // one payload back is all before needs
+	}
 	var h hash.Hash
 	from := 0
 	if last != nil && link.id != 0 && link.extends == last.id && link.extends != 0 && link.repeats <= last.size &&

@@ -67,3 +67,27 @@ func TestSuffixFrom(t *testing.T) {
 		t.Errorf("a payload that extends none: left out %d bytes", n)
 	}
 }
+
+// TestTagMemoBefore: once a turn's payload is tagged (for its
+// checkpoint, when its save marks it), before names the payload tagged
+// ahead of it, which the caller may hold, not the turn's own; for a
+// payload not tagged yet it names the last.
+func TestTagMemoBefore(t *testing.T) {
+	m := tagMemo{}
+	a := []byte(strings.Repeat("a", 100))
+	b := append(append([]byte{}, a...), "more"...)
+	tagA := m.tag("", payloadLink{id: 1}, a, "application/json", "", false)
+	if got := m.before("", 2); got == nil || got.tag != tagA {
+		t.Fatalf("before payload 2 is tagged: %v, want payload 1", got)
+	}
+	m.tag("", payloadLink{id: 2, extends: 1, repeats: len(a)}, b, "application/json", "", false)
+	if got := m.before("", 2); got == nil || got.tag != tagA || got.id != 1 {
+		t.Fatalf("before payload 2, tagged already: %+v, want payload 1", got)
+	}
+	if got := m.before("", 3); got == nil || got.id != 2 {
+		t.Fatalf("before payload 3: %+v, want payload 2", got)
+	}
+	if m.tag("", payloadLink{id: 2, extends: 1, repeats: len(a)}, b, "application/json", "", false); m.before("", 2).id != 1 {
+		t.Fatal("tagging payload 2 again lost the payload before it")
+	}
+}
