@@ -214,63 +214,19 @@ func (s *Server) serveEvents(w http.ResponseWriter, r *http.Request) {
 		}
 		after = n
 	}
-	rc := http.NewResponseController(w)
-	extend := func() { _ = rc.SetWriteDeadline(time.Now().Add(heartbeatEvery + time.Minute)) }
-	started := false
-	start := func() {
-		if !started {
-			started = true
-			w.Header().Set("Content-Type", "text/event-stream")
-			w.Header().Set("Cache-Control", "no-cache")
-			w.WriteHeader(http.StatusOK)
-		}
-	}
-	lastBeat := time.Now()
+	sse := newSSEStream(w)
 	err := s.watch(r.Context(), id, after, func(c engine.Change) error {
 		b, err := changeJSON(id, c)
 		if err != nil {
 			return err
 		}
-		extend()
-		start()
 		typ := "change"
 		if c.Snapshot {
 			typ = "snapshot"
 		}
-		if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", c.Sequence, typ, b); err != nil {
-			return err
-		}
-		lastBeat = time.Now()
-		return rc.Flush()
-	}, func() error {
-		start()
-		if time.Since(lastBeat) < heartbeatEvery {
-			return rc.Flush()
-		}
-		extend()
-		lastBeat = time.Now()
-		if _, err := fmt.Fprint(w, ": idle\n\n"); err != nil {
-			return err
-		}
-		return rc.Flush()
-	})
-	if err != nil && !started {
-		code := http.StatusInternalServerError
-		var ce *connect.Error
-		if errors.As(err, &ce) {
-			switch ce.Code() {
-			case connect.CodeNotFound:
-				code = http.StatusNotFound
-			case connect.CodeInvalidArgument:
-				code = http.StatusBadRequest
-			case connect.CodeUnavailable:
-				code = http.StatusServiceUnavailable
-			case connect.CodeDataLoss:
-				code = http.StatusInternalServerError
-			}
-			writeJSON(w, code, map[string]any{"code": ce.Code().String(), "message": ce.Message()})
-			return
-		}
-		writeJSON(w, code, map[string]any{"code": "internal", "message": "internal error (see the server log)"})
+		return sse.event(c.Sequence, typ, b)
+	}, sse.idle)
+	if err != nil && !sse.started {
+		writeConnectError(w, err)
 	}
 }

@@ -179,20 +179,9 @@ func (s *Server) serveFeed(w http.ResponseWriter, r *http.Request) {
 		writeConnectError(w, err)
 		return
 	}
-	rc := http.NewResponseController(w)
-	extend := func() { _ = rc.SetWriteDeadline(time.Now().Add(heartbeatEvery + time.Minute)) }
-	started := false
-	begin := func() {
-		if !started {
-			started = true
-			w.Header().Set("Content-Type", "text/event-stream")
-			w.Header().Set("Cache-Control", "no-cache")
-			w.WriteHeader(http.StatusOK)
-		}
-	}
-	begin() // the stream's start is fixed: a client may write now
-	_ = rc.Flush()
-	lastBeat := time.Now()
+	sse := newSSEStream(w)
+	sse.begin() // the stream's start is fixed: a client may write now
+	_ = sse.rc.Flush()
 	err = s.watchFeed(r.Context(), start, f, func(ev engine.FeedEvent) error {
 		data := ev.Data
 		if len(data) == 0 {
@@ -202,26 +191,9 @@ func (s *Server) serveFeed(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		extend()
-		begin()
-		if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.Sequence, ev.Kind, b); err != nil {
-			return err
-		}
-		lastBeat = time.Now()
-		return rc.Flush()
-	}, func() error {
-		begin()
-		if time.Since(lastBeat) < heartbeatEvery {
-			return rc.Flush()
-		}
-		extend()
-		lastBeat = time.Now()
-		if _, err := fmt.Fprint(w, ": idle\n\n"); err != nil {
-			return err
-		}
-		return rc.Flush()
-	})
-	if err != nil && !started {
+		return sse.event(ev.Sequence, ev.Kind, b)
+	}, sse.idle)
+	if err != nil && !sse.started {
 		writeConnectError(w, err)
 	}
 }
