@@ -513,21 +513,11 @@ func (s *Store) prune(ctx context.Context, tx pgx.Tx, id string, r record.Retent
 
 // Pruneable returns the stored sessions' ids and those of deleted
 // sessions whose versions are still kept, sorted bytewise.
+// Pruneable returns the stored sessions' ids and those of deleted
+// sessions whose versions are still kept, sorted bytewise.
 func (s *Store) Pruneable(ctx context.Context) ([]string, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id FROM `+s.sessions+` UNION SELECT session FROM `+s.past+` UNION
+	return s.queryIDs(ctx, "list sessions to prune", `SELECT id FROM `+s.sessions+` UNION SELECT session FROM `+s.past+` UNION
 		SELECT session FROM `+s.links+` ORDER BY 1`)
-	if err != nil {
-		return nil, fmt.Errorf("list sessions to prune: %w", err)
-	}
-	ids, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
-		var id []byte
-		err := r.Scan(&id)
-		return string(id), err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list sessions to prune: %w", err)
-	}
-	return ids, nil
 }
 
 // deleteTx forgets session id. When forks of other sessions stand on its

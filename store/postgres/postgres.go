@@ -313,9 +313,15 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 
 // List returns the ids of the stored sessions, sorted bytewise.
 func (s *Store) List(ctx context.Context) ([]string, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id FROM `+s.sessions+` ORDER BY id`)
+	return s.queryIDs(ctx, "list sessions", `SELECT id FROM `+s.sessions+` ORDER BY id`)
+}
+
+// queryIDs runs query, whose rows are one session id each, and returns
+// the ids in the rows' order; what names the query in its errors.
+func (s *Store) queryIDs(ctx context.Context, what, query string) ([]string, error) {
+	rows, err := s.pool.Query(ctx, query)
 	if err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	ids, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
 		var id []byte
@@ -323,7 +329,7 @@ func (s *Store) List(ctx context.Context) ([]string, error) {
 		return string(id), err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return ids, nil
 }

@@ -561,24 +561,8 @@ func (s *Store) prune(ctx context.Context, tx *sql.Tx, id string, r record.Reten
 // Pruneable returns the stored sessions' ids and those of deleted
 // sessions whose versions are still kept, sorted bytewise.
 func (s *Store) Pruneable(ctx context.Context) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id FROM sessions UNION SELECT session FROM past_snapshots UNION
+	return s.queryIDs(ctx, "list sessions to prune", `SELECT id FROM sessions UNION SELECT session FROM past_snapshots UNION
 		SELECT session FROM links ORDER BY 1`)
-	if err != nil {
-		return nil, fmt.Errorf("list sessions to prune: %w", err)
-	}
-	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var id []byte
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("list sessions to prune: %w", err)
-		}
-		ids = append(ids, string(id))
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list sessions to prune: %w", err)
-	}
-	return ids, nil
 }
 
 // deleteTx forgets session id. When forks of other sessions stand on its

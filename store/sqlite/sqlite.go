@@ -598,21 +598,27 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 
 // List returns the ids of the stored sessions, sorted bytewise.
 func (s *Store) List(ctx context.Context) ([]string, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id FROM sessions ORDER BY id`)
+	return s.queryIDs(ctx, "list sessions", `SELECT id FROM sessions ORDER BY id`)
+}
+
+// queryIDs runs query, whose rows are one session id each, and returns
+// the ids in the rows' order; what names the query in its errors.
+func (s *Store) queryIDs(ctx context.Context, what, query string) ([]string, error) {
+	rows, err := s.db.QueryContext(ctx, query)
 	if err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer rows.Close()
 	var ids []string
 	for rows.Next() {
 		var id []byte
 		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("list sessions: %w", err)
+			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		ids = append(ids, string(id))
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return ids, nil
 }
