@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"unicode/utf8"
 
 	"connectrpc.com/connect"
 
@@ -283,7 +284,8 @@ func checkMembership(agent string, groups []string) error {
 }
 
 // RunTool answers one of ctxhost's own tools in a session and records
-// the call (an assistant turn of that one call, under an id of ctxhost's)
+// the call (an assistant turn of that one call, under the caller's call
+// id or one of ctxhost's)
 // and its result (a tool message) in the session's history, saved
 // together.
 func (s *Server) RunTool(ctx context.Context, req *connect.Request[servicev1.RunToolRequest]) (*connect.Response[servicev1.RunToolResponse], error) {
@@ -297,14 +299,45 @@ func (s *Server) RunTool(ctx context.Context, req *connect.Request[servicev1.Run
 		return nil, err
 	}
 	defer unlock()
-	res, err := e.es.RunToolCall(ctx, engine.ToolCall{ID: newCallID(), Name: m.GetName(), Arguments: m.GetArguments()})
+	id := m.GetCallId()
+	if id == "" {
+		id = newCallID()
+	} else if err := checkCallID(id, e.es.Messages()); err != nil {
+		return nil, err
+	}
+	res, err := e.es.RunToolCall(ctx, engine.ToolCall{ID: id, Name: m.GetName(), Arguments: m.GetArguments()})
 	if err != nil {
 		if errors.Is(err, engine.ErrNotPersisted) { // the history holds what the store did not save
 			s.unload(ctx, m.GetSessionId())
 		}
 		return nil, s.memoryError(ctx, "RunTool", err)
 	}
-	return connect.NewResponse(&servicev1.RunToolResponse{Result: res.Text, IsError: res.IsError}), nil
+	return connect.NewResponse(&servicev1.RunToolResponse{Result: res.Text, IsError: res.IsError, CallId: id}), nil
+}
+
+// maxCallID is the longest tool-call id RunTool records as given.
+const maxCallID = 256
+
+// checkCallID refuses a caller's tool-call id that is too long, holds a
+// space or a control character, or names a call the history already has
+// (a second call under one id would pair the wrong result with it).
+func checkCallID(id string, history []engine.Message) error {
+	if len(id) > maxCallID {
+		return invalidf("call id: %d bytes, at most %d", len(id), maxCallID)
+	}
+	for _, r := range id {
+		if r <= ' ' || r == 0x7f || !utf8.ValidRune(r) || r == utf8.RuneError {
+			return invalidf("call id %q: no spaces or control characters", id)
+		}
+	}
+	for i := range history {
+		for _, tc := range history[i].ToolCalls {
+			if tc.ID == id {
+				return invalidf("call id %q: already a call in the session", id)
+			}
+		}
+	}
+	return nil
 }
 
 // newCallID is the id of a tool call RunTool records: "ctxhost_" and 24

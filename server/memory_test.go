@@ -204,3 +204,54 @@ func TestRunToolService(t *testing.T) {
 		}
 	}
 }
+
+// TestRunToolCallID: RunTool records the call under the caller's id when
+// it gives one (so the model's next request pairs with it), under one of
+// ctxhost's otherwise, answers the id either way, and refuses an id that
+// is malformed or already a call in the session without recording.
+func TestRunToolCallID(t *testing.T) {
+	ctx := context.Background()
+	c := client(t, newTestServer(t, t.TempDir()))
+	if _, err := c.CreateSession(ctx, req(&servicev1.CreateSessionRequest{SessionId: "t", Groups: []string{"team"}})); err != nil {
+		t.Fatal(err)
+	}
+	putBlock(t, c, &servicev1.MemoryBlock{Scope: "group:team", Label: "log", Limit: 300}, 0)
+	run := func(id string) (*servicev1.RunToolResponse, error) {
+		res, err := c.RunTool(ctx, req(&servicev1.RunToolRequest{SessionId: "t", Name: "ctxhost_memory_append",
+			Arguments: `{"label":"log","text":"x"}`, CallId: id}))
+		if err != nil {
+			return nil, err
+		}
+		return res.Msg, nil
+	}
+	res, err := run("call_8fJ2")
+	if err != nil || res.CallId != "call_8fJ2" {
+		t.Fatalf("given id: %+v, %v", res, err)
+	}
+	res, err = run("")
+	if err != nil || !strings.HasPrefix(res.CallId, "ctxhost_") || len(res.CallId) != len("ctxhost_")+24 {
+		t.Fatalf("made id: %+v, %v", res, err)
+	}
+	made := res.CallId
+	for _, bad := range []string{"call_8fJ2", made, "a b", "a\nb", strings.Repeat("i", 257)} {
+		if _, err := run(bad); connect.CodeOf(err) != connect.CodeInvalidArgument {
+			t.Errorf("call id %.20q: %v, want invalid_argument", bad, err)
+		}
+	}
+	hist, err := c.GetHistory(ctx, req(&servicev1.GetHistoryRequest{SessionId: "t"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(hist.Msg.Entries); n != 4 {
+		t.Fatalf("history: %d messages, want 4 (refused calls recorded nothing)", n)
+	}
+	for i, id := range []string{"call_8fJ2", made} {
+		call, reply := hist.Msg.Entries[2*i].Message, hist.Msg.Entries[2*i+1].Message
+		if len(call.ToolCalls) != 1 || call.ToolCalls[0].Id != id || reply.ToolCallId != id {
+			t.Errorf("call %d recorded as %+v / %+v, want id %s", i, call.ToolCalls, reply.ToolCallId, id)
+		}
+	}
+	if _, err := run(strings.Repeat("i", 256)); err != nil {
+		t.Errorf("a 256-byte id: %v", err)
+	}
+}

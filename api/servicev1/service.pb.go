@@ -4409,10 +4409,15 @@ func (x *FeedEvent) GetData() *structpb.Value {
 }
 
 type RunToolRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`           // the tool's name
-	Arguments     string                 `protobuf:"bytes,3,opt,name=arguments,proto3" json:"arguments,omitempty"` // the call's arguments, JSON text as the model gave them
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	Name      string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`           // the tool's name
+	Arguments string                 `protobuf:"bytes,3,opt,name=arguments,proto3" json:"arguments,omitempty"` // the call's arguments, JSON text as the model gave them
+	// call_id is the model's id for the call, recorded as given so that the
+	// caller's next request pairs with it; empty: ctxhost makes one
+	// ("ctxhost_" and 24 hexadecimal digits). At most 256 characters, no
+	// spaces or control characters, and not already a call in the session.
+	CallId        string `protobuf:"bytes,4,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4468,6 +4473,13 @@ func (x *RunToolRequest) GetArguments() string {
 	return ""
 }
 
+func (x *RunToolRequest) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
+}
+
 // RunToolResponse is the tool's result for the model: is_error marks a
 // refusal it should act on (a block over its limit, a read-only block, an
 // unknown label or message id).
@@ -4475,6 +4487,7 @@ type RunToolResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Result        string                 `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
 	IsError       bool                   `protobuf:"varint,2,opt,name=is_error,json=isError,proto3" json:"is_error,omitempty"`
+	CallId        string                 `protobuf:"bytes,3,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"` // the id the call was recorded under
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4521,6 +4534,13 @@ func (x *RunToolResponse) GetIsError() bool {
 		return x.IsError
 	}
 	return false
+}
+
+func (x *RunToolResponse) GetCallId() string {
+	if x != nil {
+		return x.CallId
+	}
+	return ""
 }
 
 // Checkpoint is one checkpoint of a session: the sequence a turn's save
@@ -5509,15 +5529,17 @@ const file_ctxhost_service_v1_service_proto_rawDesc = "" +
 	"\aversion\x18\x03 \x01(\x04R\aversion\x12\x12\n" +
 	"\x04kind\x18\x04 \x01(\tR\x04kind\x12\x12\n" +
 	"\x04time\x18\x05 \x01(\tR\x04time\x12*\n" +
-	"\x04data\x18\x06 \x01(\v2\x16.google.protobuf.ValueR\x04data\"a\n" +
+	"\x04data\x18\x06 \x01(\v2\x16.google.protobuf.ValueR\x04data\"z\n" +
 	"\x0eRunToolRequest\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
-	"\targuments\x18\x03 \x01(\tR\targuments\"D\n" +
+	"\targuments\x18\x03 \x01(\tR\targuments\x12\x17\n" +
+	"\acall_id\x18\x04 \x01(\tR\x06callId\"]\n" +
 	"\x0fRunToolResponse\x12\x16\n" +
 	"\x06result\x18\x01 \x01(\tR\x06result\x12\x19\n" +
-	"\bis_error\x18\x02 \x01(\bR\aisError\"\xb5\x02\n" +
+	"\bis_error\x18\x02 \x01(\bR\aisError\x12\x17\n" +
+	"\acall_id\x18\x03 \x01(\tR\x06callId\"\xb5\x02\n" +
 	"\n" +
 	"Checkpoint\x12\x1a\n" +
 	"\bsequence\x18\x01 \x01(\x04R\bsequence\x12 \n" +
