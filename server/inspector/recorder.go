@@ -76,10 +76,10 @@ type recorded struct {
 	first   int // number of turns[0]
 	turns   []*Detail
 	payload int // index in turns of the oldest turn holding its payload
-	// shown is how the latest turn showed each of its messages that has
-	// an id: a steady turn shows the same messages again, and finds each
-	// here instead of scanning its text for markers (shownCache).
-	shown shownCache
+	// shown is how the latest turn showed its messages (its runs): a
+	// steady turn shows the same messages again, and takes each run
+	// that shows alike instead of scanning its texts for markers.
+	shown []*shownRun
 }
 
 // Event is one live notice: a session's new turn.
@@ -100,12 +100,12 @@ func (r *Recorder) Record(c Call, p *engine.Prepared) {
 		return
 	}
 	r.mu.Lock()
-	var before shownCache
+	var before []*shownRun
 	if s := r.sessions[c.Session]; s != nil {
 		before = s.shown
 	}
 	r.mu.Unlock()
-	d, after := detailOf(c, p, len(p.Payload) <= r.limits.PayloadBytes/4, before)
+	d := detailOf(c, p, len(p.Payload) <= r.limits.PayloadBytes/4, before)
 	r.mu.Lock()
 	s := r.sessions[c.Session]
 	if s == nil {
@@ -115,7 +115,7 @@ func (r *Recorder) Record(c Call, p *engine.Prepared) {
 	}
 	d.N = s.first + len(s.turns)
 	s.turns = append(s.turns, d)
-	s.shown = after
+	s.shown = d.runs
 	r.bytes += len(d.Payload)
 	in := &s.info
 	in.Profile, in.Last, in.Turns = c.Profile, d.Time, d.N
@@ -167,7 +167,7 @@ func (r *Recorder) trim(s *recorded) {
 
 func (r *Recorder) dropPayload(d *Detail) {
 	r.bytes -= len(d.Payload)
-	d.Payload, d.Messages, d.Texts, d.HasPayload = "", nil, nil, false
+	d.Payload, d.runs, d.Texts, d.HasPayload = "", nil, nil, false
 }
 
 // dropOldestPayload drops the payload of the session seen least recently
@@ -284,7 +284,9 @@ func (r *Recorder) Turn(id string, n int) (Detail, bool) {
 	if !ok || n < s.first || n >= s.first+len(s.turns) {
 		return Detail{}, false
 	}
-	return *s.turns[n-s.first], true
+	d := *s.turns[n-s.first]
+	d.Messages, d.runs = messagesOf(d.runs), nil
+	return d, true
 }
 
 // Subscribe returns a channel of the turns recorded from now on, and the

@@ -137,6 +137,9 @@ type Detail struct {
 	Messages  []Shown `json:"messages,omitempty"`
 	// Texts are the turn's text components (system prompt, plugins).
 	Texts []Shown `json:"texts,omitempty"`
+	// runs hold the messages as shown while the recorder holds the turn
+	// (Messages is listed from them when the turn is asked for).
+	runs []*shownRun
 }
 
 // Call describes the call a turn was prepared for.
@@ -158,43 +161,13 @@ type Call struct {
 // keptText is how much of a shown message's text a turn keeps.
 const keptText = 4 << 10
 
-// shownCache holds how a turn showed each message with an id, by
-// component and id.
-type shownCache map[shownKey]shownEntry
-
-type shownKey struct{ component, id string }
-
-// shownEntry is a message as a turn showed it, with what its showing
-// depends on.
-type shownEntry struct {
-	text, role, kind, summaryOf string
-	shown                       Shown
-}
-
-// shownCached is shownOf(comp, m), taken from before when m shows there
-// with the same text, role, kind and summary_of metadata (comparing a
-// text with the very string it was is immediate; another string of the
-// same length is compared byte by byte), and kept in after.
-func shownCached(comp string, m sdk.Message, before, after shownCache) Shown {
-	if m.ID == "" {
-		return shownOf(comp, m)
-	}
-	text := messageText(m)
-	k := shownKey{comp, m.ID}
-	if e, ok := before[k]; ok && e.text == text && e.role == m.Role && e.kind == m.Kind && e.summaryOf == m.Metadata["summary_of"] {
-		after[k] = e
-		return e.shown
-	}
-	s := shownOfText(comp, m, text)
-	after[k] = shownEntry{text: text, role: m.Role, kind: m.Kind, summaryOf: m.Metadata["summary_of"], shown: s}
-	return s
-}
-
 // detailOf converts a prepared turn into what the inspector keeps of it,
-// with how the session's previous turn showed its messages (before; nil
-// for none) and how this one shows them. It copies everything it keeps:
-// p is only valid during the call.
-func detailOf(c Call, p *engine.Prepared, keepPayload bool, before shownCache) (*Detail, shownCache) {
+// with how the session's previous turn showed its messages (before, its
+// runs; nil for none). The turn's messages as shown are in its runs,
+// shared with before where they show alike, so that a steady turn costs
+// what changed and a comparison of each message with the one it was.
+// It copies everything it keeps: p is only valid during the call.
+func detailOf(c Call, p *engine.Prepared, keepPayload bool, before []*shownRun) *Detail {
 	b := p.Budget
 	t := Turn{Time: time.Now().UTC(), Source: c.Source, Upstream: c.Upstream, Endpoint: c.Endpoint, Model: c.Model,
 		Outcome: c.Outcome, Status: c.Status, DurationMS: ms(c.Duration), Action: string(p.Action), Usage: c.Usage,
@@ -222,7 +195,7 @@ func detailOf(c Call, p *engine.Prepared, keepPayload bool, before shownCache) (
 		t.Cache = ca
 	}
 	d := &Detail{Turn: t, MediaType: p.MediaType}
-	after := make(shownCache, len(before))
+	sh := shower{before: before}
 	for _, comp := range p.Components {
 		if !comp.IsMessages() {
 			if comp.Text != "" {
@@ -231,21 +204,26 @@ func detailOf(c Call, p *engine.Prepared, keepPayload bool, before shownCache) (
 			}
 			continue
 		}
-		for _, m := range comp.Messages {
-			s := shownCached(comp.Name, m, before, after)
-			if s.Mark != "" {
-				if d.Marked == nil {
-					d.Marked = map[string]int{}
-				}
-				d.Marked[s.Mark]++
+		d.runs = append(d.runs, sh.show(comp.Name, comp.Messages, firstRun(before, comp.Name))...)
+	}
+	var marked [len(marks)]int
+	for _, r := range d.runs {
+		for i, n := range r.marked {
+			marked[i] += n
+		}
+	}
+	for i, n := range marked {
+		if n > 0 {
+			if d.Marked == nil {
+				d.Marked = map[string]int{}
 			}
-			d.Messages = append(d.Messages, s)
+			d.Marked[marks[i]] = n
 		}
 	}
 	if keepPayload {
 		d.Payload, d.HasPayload = string(p.Payload), true
 	}
-	return d, after
+	return d
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
