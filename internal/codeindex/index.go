@@ -50,9 +50,9 @@ type Index struct {
 	files   map[string]*File
 	version uint64
 
-	seeded  bool                   // the parse cache was read
-	seed    map[string]cachedParse // its parses, until the first Refresh is done
-	warning string                 // what was wrong with the parse cache
+	seeded  bool        // the parse cache was read
+	seed    *parseCache // its parses, until the first Refresh is done
+	warning string      // what was wrong with the parse cache
 }
 
 // Changes are the paths a Refresh added, changed (new content) and removed.
@@ -115,22 +115,29 @@ func (ix *Index) Refresh() (Changes, error) {
 }
 
 // applyAndSave is apply, with the parse cache read before the first one
-// and written after any that changed something.
+// and written after any that changed something. The first refresh of a
+// process adds every file: it writes the cache only when the files
+// differ from it.
 func (ix *Index) applyAndSave(todo []FileStat, removed []string) Changes {
+	first := false
 	if ix.opts.ParseCache != "" && !ix.seeded {
 		seed, err := readParseCache(ix.opts.ParseCache)
 		ix.mu.Lock()
-		ix.seeded, ix.seed = true, seed
+		ix.seeded, ix.seed, first = true, seed, true
 		if err != nil {
 			ix.warning = fmt.Sprintf("%v: parsed again", err)
 		}
 		ix.mu.Unlock()
 	}
-	ch := ix.apply(todo, removed)
+	ch, touched := ix.apply(todo, removed)
 	ix.mu.Lock()
+	write := !ch.Empty() || touched
+	if first && ix.seed != nil {
+		write = !sameAsCache(ix.seed, ix.files)
+	}
 	ix.seed = nil
 	ix.mu.Unlock()
-	if ix.opts.ParseCache != "" && !ch.Empty() {
+	if ix.opts.ParseCache != "" && write {
 		if err := writeParseCache(ix.opts.ParseCache, ix.Files()); err != nil {
 			ix.mu.Lock()
 			ix.warning = err.Error()
@@ -138,6 +145,25 @@ func (ix *Index) applyAndSave(todo []FileStat, removed []string) Changes {
 		}
 	}
 	return ch
+}
+
+// sameAsCache reports whether c holds exactly the cacheable files of
+// files, each with the same stat and content and trusted by its stat (a
+// file too close to the cache's writing is not: writing the cache again
+// lets the next process trust it).
+func sameAsCache(c *parseCache, files map[string]*File) bool {
+	n := 0
+	for _, f := range files {
+		if !cacheable(f) {
+			continue
+		}
+		n++
+		e, ok := c.Files[f.Path]
+		if !ok || e.Hash != f.Hash || !e.trusted(FileStat{Path: f.Path, Size: f.Size, ModTime: f.ModTime}, c.Written) {
+			return false
+		}
+	}
+	return n == len(c.Files)
 }
 
 // Warning says what went wrong with the parse cache (damaged, of another
@@ -149,12 +175,11 @@ func (ix *Index) Warning() string {
 }
 
 // apply loads todo and removes removed; a changed stat with the same
-// content only updates the stat.
-func (ix *Index) apply(todo []FileStat, removed []string) Changes {
+// content only updates the stat (touched says whether one did).
+func (ix *Index) apply(todo []FileStat, removed []string) (ch Changes, touched bool) {
 	loaded := ix.load(todo)
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	var ch Changes
 	for _, f := range loaded {
 		old, ok := ix.files[f.Path]
 		switch {
@@ -165,6 +190,7 @@ func (ix *Index) apply(todo []FileStat, removed []string) Changes {
 		default:
 			// touched, same content: keep the parse, note the new stat
 			old.Size, old.ModTime = f.Size, f.ModTime
+			touched = true
 			continue
 		}
 		ix.files[f.Path] = f
@@ -181,7 +207,7 @@ func (ix *Index) apply(todo []FileStat, removed []string) Changes {
 	if !ch.Empty() {
 		ix.version++
 	}
-	return ch
+	return ch, touched
 }
 
 // RefreshFiles brings the given files (relative paths) up to date
@@ -223,8 +249,9 @@ func (ix *Index) load(todo []FileStat) []*File {
 	return out
 }
 
-// parses counts the files parsed, for the tests of the parse cache.
-var parses atomic.Int64
+// parses counts the files parsed, reads the files read, for the tests of
+// the parse cache.
+var parses, reads atomic.Int64
 
 func (ix *Index) loadOne(s FileStat) *File {
 	f := &File{Path: s.Path, Size: s.Size, ModTime: s.ModTime}
@@ -232,6 +259,22 @@ func (ix *Index) loadOne(s FileStat) *File {
 		f.Err = "larger than the size limit"
 		return f
 	}
+	ix.mu.RLock()
+	old := ix.files[s.Path]
+	var cached cachedParse
+	inCache := false
+	if ix.seed != nil {
+		cached, inCache = ix.seed.Files[s.Path]
+		if inCache && cached.trusted(s, ix.seed.Written) {
+			ix.mu.RUnlock()
+			// the same size and time as when the cache was written, well
+			// before it: the same content
+			f.Hash, f.Lines, f.Tags, f.Err = cached.Hash, cached.Lines, cached.Tags, cached.Err
+			return f
+		}
+	}
+	ix.mu.RUnlock()
+	reads.Add(1)
 	src, text, err := readText(filepath.Join(ix.root, filepath.FromSlash(s.Path)))
 	if err != nil {
 		f.Err = err.Error()
@@ -244,10 +287,6 @@ func (ix *Index) loadOne(s FileStat) *File {
 	sum := sha256.Sum256(src)
 	f.Hash = hex.EncodeToString(sum[:])
 	f.Lines = countLines(src)
-	ix.mu.RLock()
-	old := ix.files[s.Path]
-	cached, inCache := ix.seed[s.Path]
-	ix.mu.RUnlock()
 	if old != nil && old.Hash == f.Hash {
 		f.Tags, f.Err = old.Tags, old.Err
 		return f
