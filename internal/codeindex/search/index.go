@@ -116,7 +116,10 @@ func OpenWith(dir string, opts Options) (*Index, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("open code search index %q: %w", dir, err)
 	}
-	recs, err := readIndexFile(filepath.Join(dir, indexFileName), opts)
+	err := loadIndexFile(filepath.Join(dir, indexFileName), opts, ix)
+	if err != nil {
+		ix = &Index{opts: opts, dir: dir, terms: map[string]uint32{}, files: map[string]*fileDoc{}, byPath: map[uint32][]*fileDoc{}}
+	}
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		if entries, _ := os.ReadDir(dir); existed {
@@ -128,10 +131,6 @@ func OpenWith(dir string, opts Options) (*Index, error) {
 		}
 	case err != nil:
 		ix.warning = fmt.Sprintf("code search index %q is damaged (%v): rebuilt from the repository", dir, err)
-	default:
-		for _, r := range recs {
-			ix.add(r)
-		}
 	}
 	return ix, nil
 }
@@ -336,8 +335,42 @@ func (ix *Index) termID(t string) uint32 {
 	return id
 }
 
+// idChunk is a chunk record with its terms as ids of the index.
+type idChunk struct {
+	Line, EndLine int32
+	Kind, Symbol  string
+	Terms         []uint32 // distinct, ascending
+	TFs           []uint16
+	Sym           []uint32
+	Length        int32
+}
+
 // add indexes a file record (the file is not indexed).
 func (ix *Index) add(r fileRecord) {
+	chunks := make([]idChunk, len(r.Chunks))
+	for ci, cr := range r.Chunks {
+		c := idChunk{Line: cr.Line, EndLine: cr.EndLine, Kind: cr.Kind, Symbol: cr.Symbol, Length: cr.Length,
+			Terms: make([]uint32, len(cr.Terms)), TFs: make([]uint16, len(cr.Terms)), Sym: make([]uint32, len(cr.Sym))}
+		order := make([]int, len(cr.Terms))
+		ids := make([]uint32, len(cr.Terms))
+		for i, t := range cr.Terms {
+			ids[i], order[i] = ix.termID(t), i
+		}
+		sort.Slice(order, func(a, b int) bool { return ids[order[a]] < ids[order[b]] })
+		for i, j := range order {
+			c.Terms[i], c.TFs[i] = ids[j], cr.TFs[j]
+		}
+		for i, t := range cr.Sym {
+			c.Sym[i] = ix.termID(t)
+		}
+		chunks[ci] = c
+	}
+	ix.addIDs(r, chunks)
+}
+
+// addIDs indexes a file (not indexed) of the record r with its chunks'
+// terms as ids (r.Chunks is not read).
+func (ix *Index) addIDs(r fileRecord, chunks []idChunk) {
 	f := &fileDoc{path: r.Path, hash: r.Hash, generated: r.Generated}
 	all := map[uint32]bool{}
 	for _, t := range distinctTerms(pathText(r.Path)) {
@@ -347,26 +380,16 @@ func (ix *Index) add(r fileRecord) {
 		ix.byPath[id] = append(ix.byPath[id], f)
 		all[id] = true
 	}
-	for _, cr := range r.Chunks {
-		c := &chunkDoc{file: f, line: cr.Line, endLine: cr.EndLine, kind: cr.Kind, symbol: cr.Symbol, length: cr.Length}
+	for _, cr := range chunks {
+		c := &chunkDoc{file: f, line: cr.Line, endLine: cr.EndLine, kind: cr.Kind, symbol: cr.Symbol, length: cr.Length,
+			terms: cr.Terms, tfs: cr.TFs}
 		slot := uint32(len(ix.chunks))
 		ix.chunks = append(ix.chunks, c)
-		c.terms = make([]uint32, len(cr.Terms))
-		c.tfs = make([]uint16, len(cr.Terms))
-		order := make([]int, len(cr.Terms))
-		ids := make([]uint32, len(cr.Terms))
-		for i, t := range cr.Terms {
-			id := ix.termID(t)
-			ids[i], order[i] = id, i
+		for _, id := range cr.Terms {
 			ix.body[id] = append(ix.body[id], slot)
 			all[id] = true
 		}
-		sort.Slice(order, func(a, b int) bool { return ids[order[a]] < ids[order[b]] })
-		for i, j := range order {
-			c.terms[i], c.tfs[i] = ids[j], cr.TFs[j]
-		}
-		for _, t := range cr.Sym {
-			id := ix.termID(t)
+		for _, id := range cr.Sym {
 			c.sym = append(c.sym, id)
 			ix.symbol[id] = append(ix.symbol[id], slot)
 			all[id] = true

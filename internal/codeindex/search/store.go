@@ -161,63 +161,76 @@ func b2u(b bool) uint64 {
 // errDamaged is a file that is not a whole index of this version.
 var errDamaged = errors.New("not a whole index of this version")
 
-// readIndexFile reads the files an index file holds; os.ErrNotExist when
-// there is none, errDamaged (wrapped) when it is cut short, altered or of
-// another version or options.
-func readIndexFile(path string, opts Options) ([]fileRecord, error) {
+// loadIndexFile indexes in ix (empty) the files an index file holds,
+// with the file's numbering of terms (no term is looked up by name but
+// the paths'); os.ErrNotExist when there is none, errDamaged (wrapped)
+// when it is cut short, altered or of another version or options, and
+// then ix is left partly filled: the caller starts again from empty.
+func loadIndexFile(path string, opts Options, ix *Index) error {
 	raw, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if len(raw) < len(indexMagic)+4 || string(raw[:len(indexMagic)]) != indexMagic {
-		return nil, fmt.Errorf("%w: no header", errDamaged)
+		return fmt.Errorf("%w: no header", errDamaged)
 	}
 	body := raw[:len(raw)-4]
 	if crc32.ChecksumIEEE(body) != binary.LittleEndian.Uint32(raw[len(raw)-4:]) {
-		return nil, fmt.Errorf("%w: checksum", errDamaged)
+		return fmt.Errorf("%w: checksum", errDamaged)
 	}
 	r := &reader{b: body[len(indexMagic):]}
 	if whole := r.u() == 1; whole != opts.WholeFiles {
-		return nil, fmt.Errorf("%w: indexed with other options", errDamaged)
+		return fmt.Errorf("%w: indexed with other options", errDamaged)
 	}
-	terms := make([]string, r.n())
-	for i := range terms {
-		terms[i] = r.s()
+	nterms := r.n()
+	for range nterms {
+		t := r.s()
+		if _, dup := ix.terms[t]; dup || r.bad {
+			return fmt.Errorf("%w: malformed", errDamaged)
+		}
+		ix.termID(t)
 	}
-	term := func() string {
+	// term reads a term id of the file's dictionary; ids of a chunk's
+	// terms ascend
+	term := func(after int64) uint32 {
 		id := r.u()
-		if id >= uint64(len(terms)) {
+		if id >= uint64(nterms) || int64(id) <= after {
 			r.bad = true
-			return ""
+			return 0
 		}
-		return terms[id]
+		return uint32(id)
 	}
-	files := make([]fileRecord, r.n())
-	for i := range files {
+	nfiles := r.n()
+	for range nfiles {
 		f := fileRecord{Path: r.s(), Hash: r.s(), Generated: r.u() == 1}
-		f.Chunks = make([]chunkRecord, r.n())
-		for j := range f.Chunks {
-			c := chunkRecord{Line: int32(r.u()), EndLine: int32(r.u()), Kind: r.s(), Symbol: r.s(), Length: int32(r.u())}
+		chunks := make([]idChunk, r.n())
+		for j := range chunks {
+			c := idChunk{Line: int32(r.u()), EndLine: int32(r.u()), Kind: r.s(), Symbol: r.s(), Length: int32(r.u())}
 			n := r.n()
-			c.Terms, c.TFs = make([]string, n), make([]uint16, n)
+			c.Terms, c.TFs = make([]uint32, n), make([]uint16, n)
+			last := int64(-1)
 			for k := range n {
-				c.Terms[k], c.TFs[k] = term(), uint16(r.u())
+				c.Terms[k], c.TFs[k] = term(last), uint16(r.u())
+				last = int64(c.Terms[k])
 			}
-			c.Sym = make([]string, r.n())
+			c.Sym = make([]uint32, r.n())
 			for k := range c.Sym {
-				c.Sym[k] = term()
+				c.Sym[k] = term(-1)
 			}
-			f.Chunks[j] = c
+			chunks[j] = c
 		}
-		files[i] = f
 		if r.bad {
 			break
 		}
+		if _, dup := ix.files[f.Path]; dup {
+			return fmt.Errorf("%w: malformed", errDamaged)
+		}
+		ix.addIDs(f, chunks)
 	}
 	if r.bad || len(r.b) != 0 {
-		return nil, fmt.Errorf("%w: malformed", errDamaged)
+		return fmt.Errorf("%w: malformed", errDamaged)
 	}
-	return files, nil
+	return nil
 }
 
 type reader struct {
