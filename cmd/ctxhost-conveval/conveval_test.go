@@ -211,6 +211,7 @@ var built struct {
 }
 
 func TestMain(m *testing.M) {
+	procsRole() // the test binary as a parent or a child of TestSignalStopsChildren
 	code := m.Run()
 	if built.cleanup != nil {
 		built.cleanup()

@@ -170,11 +170,11 @@ func evaluateWindow(s setup, convs []conversation, window, conc int, out []map[s
 // conversation it is given on every dialect through them, one call at a
 // time, until jobs is closed.
 func replayWorker(s setup, convs []conversation, window int, jobs <-chan int, out []map[string]*tally, done *atomic.Int64, total int) error {
-	dir, err := os.MkdirTemp("", "ctxhost-conveval-")
+	dir, err := tempDir("ctxhost-conveval-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer removeTemp(dir)
 	logPath := filepath.Join(dir, "checks.jsonl")
 	si, siAddr, err := start(dir, s.standin, "-openapi", s.openapi, "-log", logPath, "-texts",
 		"-window", fmt.Sprint(window), "-turns", "1000")

@@ -69,6 +69,11 @@
 // two shapes: as recorded (tool calls and results) and unlabelled (each
 // observation a user message).
 //
+// SIGINT or SIGTERM stops the stand-ins and serves the command started
+// (SIGTERM, SIGKILL 30 s on or at a second signal) and removes their
+// temporary directories before it exits; on Linux the kernel kills them
+// too when the command is killed outright.
+//
 // -summaries has ctxhost's contexts summarize what their window omits,
 // with the stand-in's deterministic summarizer (a digest of each
 // message's identifiers), every turn that must compact waiting for its
@@ -85,6 +90,7 @@ func main() {
 	if len(os.Args) < 2 {
 		usage()
 	}
+	stopOnSignal()
 	var err error
 	switch os.Args[1] {
 	case "run":

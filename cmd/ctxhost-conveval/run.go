@@ -88,11 +88,11 @@ func cmdRun(args []string) error {
 		if err != nil {
 			return err
 		}
-		tmp, err := os.MkdirTemp("", "ctxhost-conveval-bin-")
+		tmp, err := tempDir("ctxhost-conveval-bin-")
 		if err != nil {
 			return err
 		}
-		defer os.RemoveAll(tmp)
+		defer removeTemp(tmp)
 		if s.standin, err = buildStandin(root, tmp); err != nil {
 			return err
 		}
