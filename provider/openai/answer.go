@@ -40,14 +40,12 @@ func (u *chatUsage) usage() provider.Usage {
 
 // Whole reads a chat.completion body.
 func (a *Answer) Whole(body []byte) error {
-	var res struct {
-		Choices []struct {
-			Message RequestMessage `json:"message"`
-		} `json:"choices"`
-		Usage *chatUsage `json:"usage"`
-	}
-	if err := json.Unmarshal(body, &res); err != nil {
-		return err
+	var res wholeBody
+	if !readWhole(body, &res) {
+		res = wholeBody{}
+		if err := json.Unmarshal(body, &res); err != nil {
+			return err
+		}
 	}
 	if len(res.Choices) > 0 {
 		m := res.Choices[0].Message
@@ -74,42 +72,27 @@ func (a *Answer) Event(_ string, data []byte) (bool, error) {
 		a.done = true
 		return true, nil
 	}
-	var chunk struct {
-		Choices []struct {
-			Index int `json:"index"`
-			Delta struct {
-				Content   *string `json:"content"`
-				Refusal   *string `json:"refusal"`
-				ToolCalls []struct {
-					Index    int    `json:"index"`
-					ID       string `json:"id"`
-					Function struct {
-						Name      string `json:"name"`
-						Arguments string `json:"arguments"`
-					} `json:"function"`
-				} `json:"tool_calls"`
-			} `json:"delta"`
-		} `json:"choices"`
-		Usage *chatUsage      `json:"usage"`
-		Error json.RawMessage `json:"error"`
+	var ch chunk
+	if !readChunk(data, &ch) {
+		ch = chunk{}
+		if err := json.Unmarshal(data, &ch); err != nil {
+			return false, err
+		}
 	}
-	if err := json.Unmarshal(data, &chunk); err != nil {
-		return false, err
-	}
-	if len(chunk.Error) > 0 && string(chunk.Error) != "null" {
+	if len(ch.Error) > 0 && string(ch.Error) != "null" {
 		return false, provider.ErrUpstreamFailed
 	}
-	for _, ch := range chunk.Choices {
-		if ch.Index != 0 {
+	for _, choice := range ch.Choices {
+		if choice.Index != 0 {
 			continue
 		}
-		if ch.Delta.Content != nil {
-			a.text.WriteString(*ch.Delta.Content)
+		if choice.Delta.Content != nil {
+			a.text.WriteString(*choice.Delta.Content)
 		}
-		if ch.Delta.Refusal != nil {
-			a.text.WriteString(*ch.Delta.Refusal)
+		if choice.Delta.Refusal != nil {
+			a.text.WriteString(*choice.Delta.Refusal)
 		}
-		for _, d := range ch.Delta.ToolCalls {
+		for _, d := range choice.Delta.ToolCalls {
 			if d.Index < 0 || d.Index > len(a.calls) {
 				return false, errors.New("tool call delta out of order")
 			}
@@ -121,8 +104,8 @@ func (a *Answer) Event(_ string, data []byte) (bool, error) {
 			a.args[d.Index] = append(a.args[d.Index], d.Function.Arguments...)
 		}
 	}
-	if chunk.Usage != nil {
-		a.u = chunk.Usage.usage()
+	if ch.Usage != nil {
+		a.u = ch.Usage.usage()
 	}
 	return false, nil
 }
