@@ -218,8 +218,8 @@ type Rewound struct {
 
 // Rewind takes session id back to its checkpoint at version to: first
 // what came after is kept as a new session, branch (empty:
-// "ID:branch-VERSION", VERSION the session's current one), forked at the
-// current version;
+// BranchID(id, VERSION), VERSION the session's current one), forked at
+// the current version;
 // then the session's next version is its state at to, and it goes on
 // from there. The versions in between stay readable (CheckpointState).
 // The session, when loaded, is unloaded: open it again to go on (the
@@ -250,7 +250,7 @@ func (e *Engine) Rewind(ctx context.Context, id string, to uint64, branch string
 		return Rewound{}, fmt.Errorf("rewind %q: %w", id, err)
 	}
 	if branch == "" {
-		branch = fmt.Sprintf("%s:branch-%d", id, head)
+		branch = BranchID(id, head)
 	}
 	if err := cs.Fork(ctx, id, head, branch, nil); err != nil {
 		return Rewound{}, fmt.Errorf("rewind %q: keep what came after as %q: %w", id, branch, err)
@@ -360,4 +360,26 @@ func (s *Session) SetPayloadTagger(f func(agent string, p *Prepared) string) {
 		return
 	}
 	s.host.SetPayloadTagger(func(agent string, p *host.Prepared) string { return f(agent, p) })
+}
+
+// Checkpoints lists the session's kept checkpoints, oldest first (see
+// Engine.Checkpoints); a store that keeps none wraps ErrNoCheckpoints.
+func (s *Session) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
+	return s.engine.Checkpoints(ctx, s.ID())
+}
+
+// HistoryDigest identifies the first n messages of the session's history
+// as a checkpoint's TurnMark.History does: the history at a checkpoint
+// of n messages is the start of this one exactly when the two are equal.
+func (s *Session) HistoryDigest(n int) string { return s.host.HistoryDigest(n) }
+
+// BranchID is the id Rewind gives by default to the session that keeps
+// what came after a checkpoint of session id at version head: "ID:branch-
+// HEAD", the id shortened so that the whole is at most 128 bytes.
+func BranchID(id string, head uint64) string {
+	suffix := fmt.Sprintf(":branch-%d", head)
+	if len(id)+len(suffix) > 128 {
+		id = id[:128-len(suffix)]
+	}
+	return id + suffix
 }

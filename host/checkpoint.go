@@ -27,6 +27,11 @@ type TurnMark struct {
 	// Messages is how many messages the history held when the version was
 	// saved.
 	Messages int `json:"messages"`
+	// History identifies those messages (Session.HistoryDigest): a
+	// session's history starts with the checkpoint's exactly when its
+	// digest of as many messages is this one. Empty on checkpoints made
+	// before ctxhost kept it, and for a history of no messages.
+	History string `json:"history,omitempty"`
 }
 
 // DecodeTurnMark reads a checkpoint's meta; nil or empty meta is a zero
@@ -78,13 +83,13 @@ func (t *turn) markTurn(out *Prepared) {
 
 // save writes the pending changes through the recorder, marked as the
 // pending turn's checkpoint when there is one. The caller holds s.mu.
-func (r *recording) save(ctx context.Context, messages int, event func() ([]byte, error), state func(context.Context) ([]byte, error)) error {
+func (r *recording) save(ctx context.Context, messages int, digest string, event func() ([]byte, error), state func(context.Context) ([]byte, error)) error {
 	mr, ok := r.journal.(markingRecorder)
 	if r.mark == nil || !ok {
 		return r.journal.Save(ctx, event, state)
 	}
 	m := *r.mark
-	m.Messages = messages
+	m.Messages, m.History = messages, digest
 	meta, err := json.Marshal(m)
 	if err != nil {
 		return r.journal.Save(ctx, event, state)
@@ -94,6 +99,14 @@ func (r *recording) save(ctx context.Context, messages int, event func() ([]byte
 	}
 	r.mark = nil
 	return nil
+}
+
+// HistoryDigest identifies the first n messages of the history (see
+// TurnMark.History); "" for none.
+func (s *Session) HistoryDigest(n int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hist.Digest(n)
 }
 
 // ForkReport is what a checkpoint:forked event says.

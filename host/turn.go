@@ -282,7 +282,8 @@ func (s *Session) persist() error {
 	s.noteForSave()
 	ctx := context.Background()
 	room := r.journal.Room()
-	err := r.save(ctx, s.hist.Len(), func() ([]byte, error) {
+	n := s.hist.Len()
+	err := r.save(ctx, n, s.hist.Digest(n), func() ([]byte, error) {
 		if room < 0 || opsLeast(r.pending) > room {
 			return nil, nil // a snapshot: the event could not be appended, so it is not encoded
 		}

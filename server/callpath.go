@@ -114,3 +114,34 @@ func (s *Server) withSession(ctx context.Context, id, profile string, fn func(*e
 	}
 	return err
 }
+
+var _ callpath.Brancher = (*Server)(nil)
+
+// Branch implements callpath.Brancher: session id as stored is kept as
+// its branch (engine.BranchID at its stored version), then, when to is
+// not 0, the session is rewound to version to and reopened. The caller
+// holds the session's lock (WithSession).
+func (s *Server) Branch(ctx context.Context, id string, es *engine.Session, to uint64) (string, *engine.Session, error) {
+	e := s.cached(id)
+	if e == nil || e.es != es {
+		return "", nil, fmt.Errorf("branch %q: the session is not the one open", id)
+	}
+	if to == 0 {
+		head := es.StoredVersion()
+		branch := engine.BranchID(id, head)
+		if _, err := e.engine.Fork(ctx, id, head, branch); err != nil {
+			return "", nil, fmt.Errorf("keep session %q as %q: %w", id, branch, err)
+		}
+		return branch, es, nil
+	}
+	s.unload(ctx, id) // reopened as rewound
+	rw, err := e.engine.Rewind(ctx, id, to, "")
+	if err != nil {
+		return "", nil, err
+	}
+	next, err := s.session(ctx, id)
+	if err != nil {
+		return "", nil, fmt.Errorf("reopen session %q rewound to %d (what it held is kept as %q): %w", id, to, rw.Branch, err)
+	}
+	return rw.Branch, next.es, nil
+}

@@ -108,6 +108,8 @@ type entry struct {
 	pinnedMsg bool  // msg.Pinned
 	assistant bool  // msg.Role is assistant
 	user      bool  // msg.Role is user
+	// chain digests the messages up to this one (see chainOf).
+	chain uint64
 }
 
 // shownAs holds what the view shows of an entry that is not shown as
@@ -263,8 +265,12 @@ func (h *History) add(m sdk.Message) (sdk.Message, error) {
 		ref.answered = true
 		h.calls[m.ToolCallID] = ref
 	}
+	var prev uint64
+	if idx > 0 {
+		prev = h.entries[idx-1].chain
+	}
 	e := entry{msg: &m, id: m.ID, kind: kindOf(kind), tokens: h.count(m), caller: int32(caller),
-		pinnedMsg: m.Pinned, assistant: m.Role == sdk.RoleAssistant, user: m.Role == sdk.RoleUser}
+		pinnedMsg: m.Pinned, assistant: m.Role == sdk.RoleAssistant, user: m.Role == sdk.RoleUser, chain: chainOf(prev, &m)}
 	h.entries = append(h.entries, e)
 	h.byID.put(m.ID, idx)
 	h.viewTokens += e.tokens

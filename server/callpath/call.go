@@ -133,6 +133,11 @@ type call struct {
 	body, unparsed []byte
 	// counting: a token count call, which keeps none of its changes.
 	counting bool
+	// branch is the session that keeps what the session held before the
+	// call's conversation edited it at an earlier message ("": none);
+	// forked tells that the session went back to a checkpoint then.
+	branch string
+	forked bool
 	// payloadID is the host's number of the payload sent upstream.
 	payloadID uint64
 	// charge is what the call holds of the memory budget (admit.go).
@@ -334,7 +339,7 @@ func (c *call) read() error {
 
 // turn runs the call on its session, holding the session's lock.
 func (c *call) turn(ctx context.Context, es *engine.Session) (err error) {
-	turn, err := c.prepare(ctx, es)
+	turn, es, err := c.prepare(ctx, es)
 	if err != nil {
 		return err
 	}
@@ -374,11 +379,11 @@ func (c *call) turn(ctx context.Context, es *engine.Session) (err error) {
 	return err
 }
 
-// prepare reconciles the caller's conversation with the session and
+// prepareOn reconciles the caller's conversation with the session and
 // prepares its context, holding every change in memory: they are saved
 // with the answer (record), in one store write, so nothing is written
 // before the call goes upstream. An error is joined with ErrUnsaved.
-func (c *call) prepare(ctx context.Context, es *engine.Session) (engine.Turn, error) {
+func (c *call) prepareOn(ctx context.Context, es *engine.Session) (engine.Turn, error) {
 	c.w.Header().Set(SessionHeader, c.session)
 	var turn engine.Turn
 	start := time.Now()
@@ -387,16 +392,20 @@ func (c *call) prepare(ctx context.Context, es *engine.Session) (engine.Turn, er
 			return failf(http.StatusBadRequest, "bad_request", "tools: %v", err)
 		}
 		end := c.phase("reconcile")
-		replaced, err := c.reconcile(es)
+		replaced, err := c.reconcile(ctx, es)
 		if end(err); err != nil {
 			return err
 		}
 		c.reportDropped()
-		if replaced {
+		switch {
+		case replaced:
 			if !c.counting { // a count keeps nothing: the history was not replaced
 				c.h.metrics.replaced(c.u.Name)
 			}
 			c.w.Header().Set(HistoryHeader, "replaced")
+		case c.forked:
+			c.h.metrics.forked(c.u.Name)
+			c.w.Header().Set(HistoryHeader, "forked")
 		}
 		window, reserved, err := c.setWindow(es)
 		if err != nil {
@@ -574,7 +583,7 @@ func (c *call) record(es *engine.Session, a answer) error {
 				return failf(http.StatusInternalServerError, "record", "record the answer: %v", err)
 			}
 			if isResponses {
-				c.recordResponse(ra, added)
+				c.recordResponse(es, ra, added)
 			}
 		}
 		if u.Known {

@@ -8,8 +8,13 @@
 //     and compared with the session's history; the messages the session
 //     holds are recognised, the new ones appended. When the conversation
 //     no longer starts with the history (an earlier message edited or
-//     removed) the history is replaced by the caller's conversation and the
-//     answer says so (header Ctxhost-History: replaced).
+//     removed, or an answer regenerated) the session branches: what it
+//     held is kept as a session of its own (header Ctxhost-Branch), and
+//     the session goes back to its latest checkpoint that the
+//     conversation starts with (header Ctxhost-History: forked), or,
+//     when none matches or the store keeps no checkpoints, its history
+//     is replaced by the caller's conversation (Ctxhost-History:
+//     replaced).
 //   - prepare: the session's context is built (counted, compacted,
 //     assembled by the profile's assembler in the provider's shape).
 //   - upstream: the assembled messages replace the caller's, every other
@@ -63,9 +68,16 @@ const TokenHeader = "Ctxhost-Token"
 // named, whose window its pinned content could not fit.
 const FallbackHeader = "Ctxhost-Fallback"
 
-// HistoryHeader is set to "replaced" on an answer whose call replaced the
-// session's history.
+// HistoryHeader is set on an answer whose conversation was the session's
+// history edited at an earlier message: "forked" when the session went
+// back to the checkpoint the conversation starts with, "replaced" when
+// its history was replaced by the conversation.
 const HistoryHeader = "Ctxhost-History"
+
+// BranchHeader names, on an answer whose conversation was the session's
+// history edited at an earlier message, the session that keeps the
+// history the conversation left (see Brancher).
+const BranchHeader = "Ctxhost-Branch"
 
 // Provider kinds.
 const (
@@ -117,6 +129,20 @@ type Sessions interface {
 	WithSession(ctx context.Context, id, profile string, fn func(*engine.Session) error) error
 }
 
+// Brancher is implemented by Sessions whose store keeps checkpoints: a
+// call whose conversation is its session's history edited at an earlier
+// message keeps what the session held as a branch, a session of its own,
+// instead of losing it.
+type Brancher interface {
+	// Branch is called from WithSession's fn on session id, es, with the
+	// session's lock held. It keeps the session as stored as a new
+	// session, the branch, and then, when to is not 0, takes the session
+	// back to its stored version to (as a rewind does). It returns the
+	// branch's id and the session to go on with: es when to is 0, else
+	// the session reopened as rewound (es is not used again).
+	Branch(ctx context.Context, id string, es *engine.Session, to uint64) (branch string, next *engine.Session, err error)
+}
+
 // ErrUnsaved marks a call that failed after changing its session in
 // memory without saving the change (a batch of changes is saved whole or
 // not at all): the caller of the call path unloads the session so that
@@ -163,6 +189,7 @@ type Options struct {
 type Handler struct {
 	upstreams map[string]*upstream // by kind
 	sessions  Sessions
+	branches  Brancher // nil: the sessions do not branch
 	token     string
 	maxBytes  int64
 	log       hclog.Logger
@@ -213,6 +240,7 @@ func New(opts Options) (*Handler, error) {
 	h := &Handler{upstreams: map[string]*upstream{}, sessions: opts.Sessions, token: opts.Token, maxBytes: max,
 		log: log, client: &http.Client{Transport: tr}, metrics: newMetrics(),
 		memos: lru.New[string, memo](memoSize), openings: lru.New[uint64, opening](memoSize), seed: maphash.MakeSeed(), responses: newResponsesState(), budget: opts.Budget, observe: opts.Observe, tracer: opts.Tracer}
+	h.branches, _ = opts.Sessions.(Brancher)
 	h.known, h.payloads = jsonprefix.NewPrefixes(h.seed, memoSize), jsonprefix.NewPrefixes(h.seed, memoSize)
 	for _, u := range opts.Upstreams {
 		if h.upstreams[u.Kind] != nil {

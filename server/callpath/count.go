@@ -57,7 +57,7 @@ func (c *call) count(cd counter) error {
 	ctx, cancel := context.WithTimeout(c.r.Context(), c.u.Timeout)
 	defer cancel()
 	err := c.h.sessions.WithSession(ctx, c.session, c.u.Profile, func(es *engine.Session) error {
-		turn, err := c.prepare(ctx, es)
+		turn, es, err := c.prepare(ctx, es)
 		if err != nil {
 			return err
 		}

@@ -2,6 +2,7 @@ package callpath
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"hash/maphash"
 	"weak"
@@ -90,7 +91,7 @@ func (m memo) tail(seed maphash.Seed, raw json.RawMessage, known jsonprefix.Pref
 // reconcile brings the session in line with the call's conversation: by
 // its tail when the session's memo applies, else whole (see the package
 // reconcile). It sets the request's turns and c.held.
-func (c *call) reconcile(es *engine.Session) (replaced bool, err error) {
+func (c *call) reconcile(ctx context.Context, es *engine.Session) (replaced bool, err error) {
 	if c.req.unresolved {
 		if err := c.resolveResponses(sessionLookup(c.h.responses, c.session, es), false); err != nil {
 			return false, err
@@ -100,7 +101,7 @@ func (c *call) reconcile(es *engine.Session) (replaced bool, err error) {
 		}
 	}
 	if c.req.after != nil {
-		return c.reconcileAfter(es)
+		return c.reconcileAfter(ctx, es)
 	}
 	// The memo applies to a conversation whose head gives the system text
 	// it gave then, and that starts with the bytes it had then: the
@@ -132,8 +133,11 @@ func (c *call) reconcile(es *engine.Session) (replaced bool, err error) {
 	if err := decode(c.d, c.req); err != nil {
 		return false, failf(400, "bad_request", "%v", err)
 	}
-	replaced, err = reconcile(es, c.req)
+	replaced, err = reconcile(es, c.req, c.edited(ctx))
 	if err != nil {
+		if isBranching(err) {
+			return false, err
+		}
 		return replaced, failf(400, "bad_request", "%v", err)
 	}
 	c.held = es.MessageCount()

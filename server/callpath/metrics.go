@@ -20,6 +20,7 @@ type Metrics struct {
 	cacheRead  *prometheus.CounterVec
 	cacheWrite *prometheus.CounterVec
 	replacedH  *prometheus.CounterVec
+	forkedH    *prometheus.CounterVec
 	prepare    *prometheus.HistogramVec
 	beforeSend *prometheus.HistogramVec
 	dropped    *prometheus.CounterVec
@@ -48,6 +49,7 @@ func newMetrics() *Metrics {
 		cacheRead:  counter("ctxhost_upstream_cache_read_tokens_total", "Input tokens the upstream reported read from its prompt cache, by upstream; divided by ctxhost_upstream_prompt_tokens_total it is the cache read share."),
 		cacheWrite: counter("ctxhost_upstream_cache_write_tokens_total", "Input tokens the upstream reported written to its prompt cache, by upstream."),
 		replacedH:  counter("ctxhost_upstream_history_replaced_total", "Calls whose conversation no longer started with the session's history (an earlier message edited or removed), so the history was replaced, by upstream."),
+		forkedH:    counter("ctxhost_upstream_history_forked_total", "Calls whose conversation was the session's history edited at an earlier message, so the session went back to the checkpoint the conversation starts with (what it held kept as a branch session), by upstream."),
 		dropped:    counter("ctxhost_upstream_dropped_total", "Pieces of callers' requests ctxhost could not carry upstream and left out (each also logged as a warning), by upstream and what was left out.", "what"),
 		fallbacks:  counter("ctxhost_upstream_fallbacks_total", "Calls whose pinned content could not fit the window of the model they named, sent to the upstream's fallback_model instead, by upstream and model.", "model"),
 		ownRounds:  counter("ctxhost_upstream_tool_rounds_total", "Rounds in which ctxhost answered its own tools (recall, memory) and called the model again before answering the caller, by upstream."),
@@ -65,12 +67,12 @@ func newMetrics() *Metrics {
 // Collectors returns every metric, to register with a registry.
 func (m *Metrics) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.calls, m.errors, m.callerToks, m.sentToks, m.savedToks, m.prompt, m.completion,
-		m.cacheRead, m.cacheWrite, m.replacedH, m.prepare, m.beforeSend, m.dropped, m.fallbacks, m.ownRounds, m.ownLimit, m.ownCalls}
+		m.cacheRead, m.cacheWrite, m.replacedH, m.forkedH, m.prepare, m.beforeSend, m.dropped, m.fallbacks, m.ownRounds, m.ownLimit, m.ownCalls}
 }
 
 // declare makes the token counters of upstream show from the start.
 func (m *Metrics) declare(upstream string) {
-	for _, c := range []*prometheus.CounterVec{m.callerToks, m.sentToks, m.savedToks, m.prompt, m.completion, m.cacheRead, m.cacheWrite, m.replacedH} {
+	for _, c := range []*prometheus.CounterVec{m.callerToks, m.sentToks, m.savedToks, m.prompt, m.completion, m.cacheRead, m.cacheWrite, m.replacedH, m.forkedH} {
 		c.WithLabelValues(upstream)
 	}
 }
@@ -80,6 +82,7 @@ func (m *Metrics) called(upstream, endpoint string) {
 }
 func (m *Metrics) failed(upstream, reason string) { m.errors.WithLabelValues(upstream, reason).Inc() }
 func (m *Metrics) replaced(upstream string)       { m.replacedH.WithLabelValues(upstream).Inc() }
+func (m *Metrics) forked(upstream string)         { m.forkedH.WithLabelValues(upstream).Inc() }
 
 // droppedPart counts a piece of a caller's request left out (what names
 // it: a part or item type).

@@ -29,9 +29,11 @@ type recorded struct {
 	session string
 	// held is the number of history messages up to the answer (or the
 	// compacted conversation's end); last is the id of the last of them,
-	// so that a history replaced since is not taken for it.
-	held int
-	last string
+	// and digest identifies them (engine.Session.HistoryDigest), so that
+	// a history replaced or rewound since is not taken for it.
+	held   int
+	last   string
+	digest string
 }
 
 // responsesState is what the call path remembers of recent Responses
@@ -182,7 +184,7 @@ func (c *call) resolveResponses(find lookup, deferMissing bool) error {
 func continuing(es *engine.Session, req *request) ([]sdk.Message, error) {
 	r := req.after
 	held := es.Messages()
-	if r.held > len(held) || r.held > 0 && held[r.held-1].ID != r.last {
+	if r.held > len(held) || r.held > 0 && (held[r.held-1].ID != r.last || r.digest != "" && es.HistoryDigest(r.held) != r.digest) {
 		if req.previous == "" { // a compaction's
 			return nil, failf(http.StatusBadRequest, "not_found", "the conversation a compaction item stands for was replaced since; send the conversation again")
 		}
@@ -197,7 +199,7 @@ func continuing(es *engine.Session, req *request) ([]sdk.Message, error) {
 
 // reconcileAfter reconciles a call that continues a recorded conversation
 // (see resolveResponses): the recorded messages, then the caller's.
-func (c *call) reconcileAfter(es *engine.Session) (bool, error) {
+func (c *call) reconcileAfter(ctx context.Context, es *engine.Session) (bool, error) {
 	before, err := continuing(es, c.req)
 	if err != nil {
 		return false, err
@@ -206,8 +208,11 @@ func (c *call) reconcileAfter(es *engine.Session) (bool, error) {
 		return false, failf(http.StatusBadRequest, "bad_request", "%v", err)
 	}
 	c.req.messages = append(before, c.req.messages...)
-	replaced, err := reconcile(es, c.req)
+	replaced, err := reconcile(es, c.req, c.edited(ctx))
 	if err != nil {
+		if isBranching(err) {
+			return false, err
+		}
 		return replaced, failf(http.StatusBadRequest, "bad_request", "%v", err)
 	}
 	c.held = es.MessageCount()
@@ -216,12 +221,12 @@ func (c *call) reconcileAfter(es *engine.Session) (bool, error) {
 
 // recordResponse remembers a Responses answer just added to the history
 // as message added, unless the caller asked for it not to be stored.
-func (c *call) recordResponse(a *responses.Answer, added sdk.Message) {
+func (c *call) recordResponse(es *engine.Session, a *responses.Answer, added sdk.Message) {
 	if !c.req.store {
 		return
 	}
 	if id := a.ID(); id != "" {
-		c.h.responses.answers.Put(id, recorded{session: c.session, held: c.held + 1, last: added.ID})
+		c.h.responses.answers.Put(id, recorded{session: c.session, held: c.held + 1, last: added.ID, digest: es.HistoryDigest(c.held + 1)})
 	}
 	for _, it := range a.Output() {
 		var head struct {
@@ -268,7 +273,7 @@ func (c *call) compact() error {
 	ctx, cancel := context.WithTimeout(c.r.Context(), c.u.Timeout)
 	defer cancel()
 	return c.h.sessions.WithSession(ctx, c.session, c.u.Profile, func(es *engine.Session) error {
-		turn, err := c.prepare(ctx, es)
+		turn, es, err := c.prepare(ctx, es)
 		if err != nil {
 			return err
 		}
@@ -292,7 +297,7 @@ func (c *call) compact() error {
 			last = held[c.held-1].ID
 		}
 		id := newID("cmp_")
-		c.h.responses.answers.Put(id, recorded{session: c.session, held: c.held, last: last})
+		c.h.responses.answers.Put(id, recorded{session: c.session, held: c.held, last: last, digest: es.HistoryDigest(c.held)})
 		for _, it := range items {
 			if it["type"] == nil {
 				it["type"] = "message"

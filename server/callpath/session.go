@@ -117,18 +117,25 @@ func modelTurn(role, typ string) bool {
 // caller's conversation. The messages the history holds (the same role,
 // text, parts, tool calls and tool call ids, in the same order) are
 // recognised and the rest appended. When the conversation does not start
-// with the whole history (an earlier message edited or removed), the
-// history is replaced by the conversation (replaced: true); the session's
-// plugin state stays.
-func reconcile(es *engine.Session, req *request) (replaced bool, err error) {
+// with the whole history (an earlier message edited or removed), edited,
+// when not nil, is told first (see call.edited): an error from it ends
+// the reconcile. Then the history is replaced by the conversation
+// (replaced: true); the session's plugin state stays.
+func reconcile(es *engine.Session, req *request, edited editedFunc) (replaced bool, err error) {
 	if req.hasSystem && es.SystemPrompt() != req.system { // a system text the conversation opens with
 		if err := es.SetSystemPrompt(req.system); err != nil {
 			return false, fmt.Errorf("system text: %w", err)
 		}
 	}
-	held := agentView(es.Messages()) // the turns ctxhost answered itself are not the caller's
+	full := es.Messages()
+	held := agentView(full) // the turns ctxhost answered itself are not the caller's
 	from := len(held)
-	if len(held) > len(req.messages) || !samePrefix(held, req.messages) {
+	if k := commonPrefix(held, req.messages); k < len(held) {
+		if edited != nil {
+			if err := edited(es, full, k); err != nil {
+				return false, err
+			}
+		}
 		if err := es.ClearHistory(); err != nil {
 			return false, fmt.Errorf("replace the history: %w", err)
 		}
@@ -140,6 +147,17 @@ func reconcile(es *engine.Session, req *request) (replaced bool, err error) {
 		}
 	}
 	return replaced, nil
+}
+
+// commonPrefix is how many messages held and msgs start with alike.
+func commonPrefix(held, msgs []sdk.Message) int {
+	n := min(len(held), len(msgs))
+	for i := range n {
+		if !sameMessage(&held[i], &msgs[i]) {
+			return i
+		}
+	}
+	return n
 }
 
 // samePrefix reports whether msgs starts with held.

@@ -92,7 +92,7 @@ func sessionLookup(st *responsesState, session string, es *engine.Session) looku
 			if _, gone := st.deleted.Get(id); !ok || gone {
 				return recorded{}, false
 			}
-			return recorded{session: session, held: at + 1, last: m.ID}, true
+			return recorded{session: session, held: at + 1, last: m.ID, digest: es.HistoryDigest(at + 1)}, true
 		},
 		item: func(id string) (json.RawMessage, bool) {
 			if it, ok := st.items.Get(id); ok {
