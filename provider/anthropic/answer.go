@@ -79,12 +79,12 @@ func (a *Answer) add(u *usage) {
 
 // Whole reads a message body.
 func (a *Answer) Whole(body []byte) error {
-	var res struct {
-		Content []RequestBlock `json:"content"`
-		Usage   *usage         `json:"usage"`
-	}
-	if err := json.Unmarshal(body, &res); err != nil {
-		return err
+	var res wholeBody
+	if !readWhole(body, &res) {
+		res = wholeBody{}
+		if err := json.Unmarshal(body, &res); err != nil {
+			return err
+		}
 	}
 	a.blocks = res.Content
 	a.add(res.Usage)
@@ -93,24 +93,12 @@ func (a *Answer) Whole(body []byte) error {
 
 // Event reads one streamed event; message_stop ends the answer.
 func (a *Answer) Event(name string, data []byte) (bool, error) {
-	var ev struct {
-		Type    string `json:"type"`
-		Index   int    `json:"index"`
-		Message struct {
-			Usage *usage `json:"usage"`
-		} `json:"message"`
-		ContentBlock *RequestBlock `json:"content_block"`
-		Delta        struct {
-			Type        string `json:"type"`
-			Text        string `json:"text"`
-			PartialJSON string `json:"partial_json"`
-			Thinking    string `json:"thinking"`
-			Signature   string `json:"signature"`
-		} `json:"delta"`
-		Usage *usage `json:"usage"`
-	}
-	if err := json.Unmarshal(data, &ev); err != nil {
-		return false, err
+	var ev event
+	if !readEvent(data, &ev) {
+		ev = event{}
+		if err := json.Unmarshal(data, &ev); err != nil {
+			return false, err
+		}
 	}
 	switch ev.Type {
 	case "message_start":

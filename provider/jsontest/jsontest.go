@@ -9,8 +9,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strconv"
 	"strings"
+	"testing"
 )
 
 // node is a JSON value with its members in order.
@@ -193,4 +195,38 @@ func Variants(doc []byte, seed uint64, n int, rate float64) ([][]byte, error) {
 		out = append(out, bytes.Clone(w.b.Bytes()))
 	}
 	return out, nil
+}
+
+// SameAsUnmarshal checks that read reads doc as json.Unmarshal does into
+// a new T, or declines it; it reports whether read declined a document
+// json.Unmarshal reads.
+func SameAsUnmarshal[T any](t testing.TB, doc []byte, read func([]byte, *T) bool) (declined bool) {
+	t.Helper()
+	var got, want T
+	ok := read(doc, &got)
+	err := json.Unmarshal(doc, &want)
+	switch {
+	case ok && err != nil:
+		t.Fatalf("%s\nread, json.Unmarshal refuses it: %v", doc, err)
+	case ok && !reflect.DeepEqual(got, want):
+		t.Fatalf("%s\nread   %+v\nwanted %+v", doc, got, want)
+	}
+	return !ok && err == nil
+}
+
+// AllVariants is every document of docs and its variants, n of each at
+// every rate, seeded by its place.
+func AllVariants(t testing.TB, docs [][]byte, n int, rates ...float64) [][]byte {
+	t.Helper()
+	var out [][]byte
+	for i, d := range docs {
+		for _, rate := range rates {
+			vs, err := Variants(d, uint64(i), n, rate)
+			if err != nil {
+				t.Fatalf("%s: %v", d, err)
+			}
+			out = append(out, vs...)
+		}
+	}
+	return out
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
@@ -83,36 +82,7 @@ func documents(t *testing.T) [][]byte {
 	for _, a := range ownAnswers {
 		docs = append(docs, []byte(a))
 	}
-	var out [][]byte
-	for i, d := range docs {
-		for _, rate := range []float64{0.05, 0.3} {
-			vs, err := jsontest.Variants(d, uint64(i), 150, rate)
-			if err != nil {
-				t.Fatalf("%s: %v", d, err)
-			}
-			out = append(out, vs...)
-		}
-	}
-	return out
-}
-
-// sameAsUnmarshal checks that read reads doc as json.Unmarshal does
-// into a new T, or declines it; it reports whether read declined a
-// document json.Unmarshal reads.
-func sameAsUnmarshal[T any](t testing.TB, doc []byte, read func([]byte, *T) bool) (declined bool) {
-	t.Helper()
-	var got, want T
-	ok := read(doc, &got)
-	err := json.Unmarshal(doc, &want)
-	switch {
-	case ok && err != nil:
-		t.Fatalf("%s\nread, json.Unmarshal refuses it: %v", doc, err)
-	case ok && !reflect.DeepEqual(got, want):
-		g, _ := json.Marshal(got)
-		w, _ := json.Marshal(want)
-		t.Fatalf("%s\nread   %s\nwanted %s", doc, g, w)
-	}
-	return !ok && err == nil
+	return jsontest.AllVariants(t, docs, 150, 0.05, 0.3)
 }
 
 // TestReadAsUnmarshal: the one-pass readers of a chat.completion and of
@@ -126,10 +96,10 @@ func TestReadAsUnmarshal(t *testing.T) {
 	docs := documents(t)
 	declined := 0
 	for _, doc := range docs {
-		if sameAsUnmarshal(t, doc, readWhole) {
+		if jsontest.SameAsUnmarshal(t, doc, readWhole) {
 			declined++
 		}
-		if sameAsUnmarshal(t, doc, readChunk) {
+		if jsontest.SameAsUnmarshal(t, doc, readChunk) {
 			declined++
 		}
 	}
@@ -154,8 +124,8 @@ func FuzzReadWhole(f *testing.F) {
 	}
 	f.Add([]byte(`{"choices":[{"message":{"role":"assistant","content":"hi \ud83d\ude00 \u00e9","tool_calls":[{"id":"c","type":"function","function":{"name":"n","arguments":"{}"}}]}}],"usage":{"prompt_tokens":3,"completion_tokens":1}}`))
 	f.Fuzz(func(t *testing.T, doc []byte) {
-		sameAsUnmarshal(t, doc, readWhole)
-		sameAsUnmarshal(t, doc, readChunk)
+		jsontest.SameAsUnmarshal(t, doc, readWhole)
+		jsontest.SameAsUnmarshal(t, doc, readChunk)
 	})
 }
 
