@@ -41,7 +41,7 @@ PLUGINS := \
 # npm SDKs, pinned in $(SDK_DIR)/package-lock.json, from $(SDK_DIR)/node_modules.
 SDK_DIR := cmd/ctxhost/testdata/sdk
 
-.PHONY: all build test test-short run proto bench bench-growth bench-callpath nginx lint clean python-deps chaos-service sdk-deps ui ui-deps browser-deps
+.PHONY: all build test test-full test-short run proto bench bench-growth bench-callpath nginx lint clean python-deps chaos-service sdk-deps ui ui-deps browser-deps
 
 all: build
 
@@ -64,6 +64,14 @@ test: build python-deps sdk-deps ui-deps browser-deps
 		-race -count=1 -timeout 30m ./...
 	@echo "the slowest tests (over 20 s):"
 	@$(GOTESTSUM) tool slowest --jsonfile $(BIN)/test-events.json --threshold 20s
+
+## test-full: make test with the slowest replays over all of their
+## material (CTXHOST_TEST_FULL=1, internal/suite): under make test each
+## replays every class of case it checks (a form of a run, an endpoint, a
+## window, a strategy) on one of its runs, taken in turn; here every run
+## in every class
+test-full:
+	CTXHOST_TEST_FULL=1 $(MAKE) test
 
 ## test-short: the edit loop: every package's tests under -short, without
 ## the race detector; the replays of whole corpora and trajectories, the
