@@ -97,6 +97,9 @@ func cmdRun(args []string) error {
 			return err
 		}
 	}
+	if s.standin, err = filepath.Abs(s.standin); err != nil { // the stand-in runs in a directory of its own
+		return err
+	}
 	var convs []conversation
 	for _, dir := range corpora {
 		cs, err := loadCorpus(dir)

@@ -15,7 +15,8 @@ const (
 	OpCompactLate   = "compact_late"   // CompactLate(N)
 	OpCut           = "cut"            // Cut(N)
 	OpCutUnpinned   = "cut_unpinned"   // CutUnpinned(N)
-	OpGiveWay       = "give_way"       // GiveWay(N)
+	OpGiveWay       = "give_way"       // GiveWay(N) asked again since the task
+	OpGiveWayTask   = "give_way_task"  // GiveWay(N) in a task agent's conversation
 	OpSummary       = "summary"        // TakeSummary(Summary)
 	OpOutputSummary = "output_summary" // TakeOutputSummary(Output)
 )
@@ -28,7 +29,7 @@ const (
 type Op struct {
 	Kind    string         `json:"kind"`
 	Message *sdk.Message   `json:"message,omitempty"` // OpAdd: the message as given to Add
-	N       int            `json:"n,omitempty"`       // OpMask, OpCompact, OpCompactLate, OpCut, OpCutUnpinned, OpGiveWay
+	N       int            `json:"n,omitempty"`       // OpMask, OpCompact, OpCompactLate, OpCut, OpCutUnpinned, OpGiveWay, OpGiveWayTask
 	Summary *Summary       `json:"summary,omitempty"` // OpSummary: the summary as taken
 	Output  *OutputSummary `json:"output,omitempty"`  // OpOutputSummary: the output's summary as taken
 }
@@ -75,7 +76,9 @@ func (h *History) Replay(op Op) error {
 	case OpCutUnpinned:
 		h.CutUnpinned(op.N)
 	case OpGiveWay:
-		h.GiveWay(op.N)
+		h.giveWay(op.N, false)
+	case OpGiveWayTask:
+		h.giveWay(op.N, true)
 	case OpSummary:
 		if op.Summary == nil {
 			return fmt.Errorf("replay %s: no summary", op.Kind)

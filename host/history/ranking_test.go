@@ -178,3 +178,69 @@ func TestPreservedTurnsGiveWayBeforeAnyCut(t *testing.T) {
 		t.Errorf("the journal replays to another view (-want +got):\n%s", diff)
 	}
 }
+
+// taskAgent is a task agent's conversation: its task (m1), then four
+// calls with their results, every turn preserved.
+func taskAgent(t *testing.T) *History {
+	h := New(approx(t), Options{PreserveRecent: 20})
+	mustAdd(t, h, user("Fix issue 1867 in src/marshmallow/fields.py")) // m1: the task
+	for _, id := range []string{"a", "b", "c", "d"} {
+		mustAdd(t, h, call("look", tc(id, "bash")), result(id, big()))
+	}
+	return h
+}
+
+// TestTaskAgentTurnsGiveWay: a task agent's preserved turns (its task the
+// only request) give way as a chat's do, oldest first, nothing cut: the
+// task and the latest turn, the observation it acts on next, stay whole.
+// The journal (give_way_task) replays to the same view; a give_way op
+// journaled before task agents' turns gave way replays as it did then,
+// freeing nothing.
+func TestTaskAgentTurnsGiveWay(t *testing.T) {
+	h := taskAgent(t)
+	var ops []Op
+	h.SetJournal(func(op Op) { ops = append(ops, op) })
+	h.Compact(1 << 20)
+	full := h.ViewTokens()
+	for range 10 {
+		before := h.ViewTokens()
+		step := h.GiveWay(5)
+		checkConsistent(t, h)
+		if len(step.CutIDs) > 0 || step.Freed != before-h.ViewTokens() {
+			t.Fatalf("GiveWay cut %v or freed %d of %d: %s", step.CutIDs, step.Freed, before-h.ViewTokens(), step.Log)
+		}
+		ids := viewIDs(h)
+		if ids[0] != "m1" || !slices.Contains(ids, "m8") || !slices.Contains(ids, "m9") {
+			t.Fatalf("the task or the latest turn went: %v (%s)", ids, step.Log)
+		}
+		if slices.Contains(ids, "m3") && !slices.Contains(ids, "m5") {
+			t.Fatalf("m5 went before m3: %v (%s)", ids, step.Log)
+		}
+	}
+	if diff := cmp.Diff([]string{"m1", "", "m8", "m9"}, viewIDs(h)); diff != "" || h.ViewTokens() >= full {
+		t.Errorf("deepest view (-want +got), %d of %d tokens:\n%s", h.ViewTokens(), full, diff)
+	}
+	again, old := taskAgent(t), taskAgent(t)
+	kinds := map[string]int{}
+	for _, op := range ops {
+		kinds[op.Kind]++
+		if err := again.Replay(op); err != nil {
+			t.Fatal(err)
+		}
+		if op.Kind == OpGiveWayTask {
+			op.Kind = OpGiveWay // as an earlier ctxhost journaled it
+		}
+		if err := old.Replay(op); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if kinds[OpGiveWayTask] != 10 || kinds[OpGiveWay] != 0 {
+		t.Errorf("journaled %v, want 10 %s", kinds, OpGiveWayTask)
+	}
+	if diff := cmp.Diff(viewIDs(h), viewIDs(again)); diff != "" || again.ViewTokens() != h.ViewTokens() {
+		t.Errorf("the journal replays to another view (-want +got):\n%s", diff)
+	}
+	if old.ViewTokens() != full {
+		t.Errorf("give_way ops of a task agent replayed to %d tokens, want %d as before (%v)", old.ViewTokens(), full, viewIDs(old))
+	}
+}

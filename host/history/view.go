@@ -550,24 +550,39 @@ func (h *History) compact(need int) Step {
 }
 
 // GiveWay frees at least need tokens, if it can, from the preserved
-// turns but the latest, oldest first, in a conversation whose current
-// request is not its first (a chat, a chat agent with tools, peer agents
-// talking; not a task agent working on its task): their observations masked, then
+// turns but the latest, oldest first: their observations masked, then
 // their exchanges and answers omitted, then their requests (the current
 // request, pinned, stays; the task and pinned messages stay). It is for a
 // context still over the window after Compact, before Cut: at a small
 // window a few long turns do not fit, and cutting each head and tail to
 // keep them all sends more than the older turns are worth, where their
-// facts stay (see the host's facts component) once they are omitted.
+// facts stay (see the host's facts component) once they are omitted. A
+// task agent's turns (its task its only request) give way as a chat's
+// do: its latest turn, the observation it acts on next, and its task
+// stay whole. It is journaled as OpGiveWay in a conversation asked again
+// since its task, as OpGiveWayTask in a task agent's.
 func (h *History) GiveWay(need int) Step {
-	h.record(Op{Kind: OpGiveWay, N: need})
+	h.mu.Lock()
+	kind := OpGiveWay
+	if !h.askedSinceTask() {
+		kind = OpGiveWayTask
+	}
+	h.mu.Unlock()
+	h.record(Op{Kind: kind, N: need})
+	return h.giveWay(need, true)
+}
+
+// giveWay is GiveWay; without tasks, a task agent's turns do not give way
+// (they are cut, as before OpGiveWayTask: the replay of an OpGiveWay a
+// task agent's journal holds from then).
+func (h *History) giveWay(need int, tasks bool) Step {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if need <= 0 {
 		return Step{Log: "nothing to free"}
 	}
-	if !h.askedSinceTask() {
-		return Step{Log: "a task agent's preserved turns are its work: they are cut, not omitted"}
+	if !tasks && !h.askedSinceTask() {
+		return Step{Log: "a task agent's preserved turns are cut, not omitted (journaled before they gave way)"}
 	}
 	last := h.latestTurn()
 	before := h.viewTokens
