@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ctxhost/ctxhost/host"
+	"github.com/ctxhost/ctxhost/host/memory"
 	"github.com/ctxhost/ctxhost/record"
 )
 
@@ -158,9 +159,10 @@ func scratchID(id string, version uint64) string {
 }
 
 // Fork makes session child, stored as session parent stood at version (0:
-// its current version), and emits checkpoint:forked. The fork shares the
-// parent's stored versions (it costs the same whatever the parent's
-// size); either goes on without changing the other. A child already
+// its current version), with the parent's own memory blocks (scope
+// session:PARENT) as they are now, and emits checkpoint:forked. The fork
+// shares the parent's stored versions (it costs the same whatever the
+// parent's size); either goes on without changing the other. A child already
 // stored wraps record.ErrStored; a version not kept ErrNotKept. The
 // parent's changes not saved yet (a Hold in progress) are not in the
 // fork.
@@ -184,11 +186,61 @@ func (e *Engine) Fork(ctx context.Context, parent string, version uint64, child 
 	if err != nil {
 		return Checkpoint{}, err
 	}
-	if err := cs.Fork(ctx, parent, version, child, nil); err != nil {
+	f := host.ForkReport{Parent: parent, Version: version, Child: child}
+	noted, err := e.fork(ctx, cs, f, true)
+	if err != nil {
 		return Checkpoint{}, err
 	}
-	e.forked(ctx, host.ForkReport{Parent: parent, Version: version, Child: child})
+	if noted {
+		e.core.Forked(f)
+	} else {
+		e.forked(ctx, f)
+	}
 	return cp, nil
+}
+
+// fork stores f.Child as f.Parent stood at f.Version. On a store that
+// copies blocks with a fork (record.ForkNoter), the child takes the
+// parent's own memory blocks (scope session:PARENT, as they are now) in
+// the fork's transaction, and with note its checkpoint:forked event too
+// (noted: true); on another store the blocks are copied after the fork,
+// one write each.
+func (e *Engine) fork(ctx context.Context, cs record.CheckpointStore, f host.ForkReport, note bool) (noted bool, err error) {
+	from := MemoryScope{Kind: memory.KindSession, Name: f.Parent}.String()
+	to := MemoryScope{Kind: memory.KindSession, Name: f.Child}.String()
+	if fn, ok := cs.(record.ForkNoter); ok {
+		var events []record.FeedEvent
+		if note {
+			data, err := json.Marshal(host.CheckpointForkedData{Parent: f.Parent, Checkpoint: f.Version, Child: f.Child})
+			if err != nil {
+				return false, fmt.Errorf("fork %q: %w", f.Parent, err)
+			}
+			events = []record.FeedEvent{{Session: f.Child, Kind: string(host.EventCheckpointForked), Data: data}}
+		}
+		return note, fn.ForkNoted(ctx, f.Parent, f.Version, f.Child, nil, from, to, events)
+	}
+	if err := cs.Fork(ctx, f.Parent, f.Version, f.Child, nil); err != nil {
+		return false, err
+	}
+	return false, e.copySessionBlocks(ctx, f.Parent, f.Child)
+}
+
+// copySessionBlocks writes the current blocks of session parent's own
+// scope as blocks of session child's, but over a block the child's scope
+// holds.
+func (e *Engine) copySessionBlocks(ctx context.Context, parent, child string) error {
+	to := MemoryScope{Kind: memory.KindSession, Name: child}
+	blocks, err := e.MemoryBlocks(ctx, MemoryScope{Kind: memory.KindSession, Name: parent})
+	if err != nil {
+		return fmt.Errorf("copy the memory blocks of %q to %q: %w", parent, child, err)
+	}
+	for _, b := range blocks {
+		b.Scope, b.Version = to, 0
+		if _, err := e.PutMemoryBlock(ctx, b, 0); err != nil && !errors.Is(err, ErrVersionConflict) {
+			return fmt.Errorf("copy memory block %q of %q to %q: %w", b.Label, parent, child, err)
+		}
+	}
+	return nil
 }
 
 // forked emits checkpoint:forked to the engine's subscribers and writes
@@ -252,7 +304,7 @@ func (e *Engine) Rewind(ctx context.Context, id string, to uint64, branch string
 	if branch == "" {
 		branch = BranchID(id, head)
 	}
-	if err := cs.Fork(ctx, id, head, branch, nil); err != nil {
+	if _, err := e.fork(ctx, cs, host.ForkReport{Parent: id, Version: head, Child: branch}, false); err != nil {
 		return Rewound{}, fmt.Errorf("rewind %q: keep what came after as %q: %w", id, branch, err)
 	}
 	meta, err := json.Marshal(target.Turn)

@@ -99,6 +99,21 @@ type CheckpointStore interface {
 	Pruneable(ctx context.Context) ([]string, error)
 }
 
+// ForkNoter is implemented by a CheckpointStore that also keeps memory
+// blocks and a feed: a fork that takes its parent's own memory blocks
+// and writes its event in the one transaction that makes it, so a crash
+// leaves the fork with both or no fork at all.
+type ForkNoter interface {
+	CheckpointStore
+	// ForkNoted is Fork that, in the same transaction, copies the
+	// current blocks of scope from as blocks of scope to (each a new
+	// version of its block there; a block scope to holds already, not
+	// deleted, stays as it is) and adds events to the feed, each at the
+	// child's version 1. Its cost grows with the blocks copied, not with
+	// the parent's size.
+	ForkNoted(ctx context.Context, parent string, version uint64, child string, meta []byte, from, to string, events []FeedEvent) error
+}
+
 // EventVersion is the version event i of st belongs to: the events of
 // the state a fork or rewind stands on (the first Base) all belong to
 // SnapshotVersion.

@@ -147,6 +147,43 @@ func (s *Store) writeBlock(ctx context.Context, scope, label string, expected ui
 	})
 }
 
+// copyBlocks writes the current blocks of scope from as blocks of scope
+// to in transaction tx, but over a block scope to holds (not deleted):
+// each head of scope to is inserted at version 1, or moved on from a
+// deleted version, under its row lock.
+func (s *Store) copyBlocks(ctx context.Context, tx pgx.Tx, from, to string) error {
+	if from == "" || to == "" || from == to {
+		return nil
+	}
+	rows, err := tx.Query(ctx, `SELECT h.scope, h.label, h.version, b.data, b.sum FROM `+s.heads+` h
+		JOIN `+s.blocks+` b ON b.scope = h.scope AND b.label = h.label AND b.version = h.version
+		WHERE NOT h.deleted AND h.scope = $1 ORDER BY h.label`, []byte(from))
+	if err != nil {
+		return fmt.Errorf("read the blocks of %q: %w", from, err)
+	}
+	blocks, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (record.Block, error) { return scanBlock(r.Scan) })
+	if err != nil {
+		return fmt.Errorf("read the blocks of %q: %w", from, err)
+	}
+	for _, b := range blocks {
+		var version int64
+		err := tx.QueryRow(ctx, `INSERT INTO `+s.heads+` AS h (scope, label, version, deleted) VALUES ($1, $2, 1, false)
+			ON CONFLICT (scope, label) DO UPDATE SET version = h.version + 1, deleted = false WHERE h.deleted
+			RETURNING h.version`, []byte(to), []byte(b.Label)).Scan(&version)
+		if errors.Is(err, pgx.ErrNoRows) {
+			continue // the scope's own block stays
+		}
+		if err != nil {
+			return fmt.Errorf("copy block %q of %q to %q: %w", b.Label, from, to, err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO `+s.blocks+` (scope, label, version, data, sum) VALUES ($1, $2, $3, $4, $5)`,
+			[]byte(to), []byte(b.Label), version, b.Data, checksum(b.Data)); err != nil {
+			return fmt.Errorf("copy block %q of %q to %q: %w", b.Label, from, to, err)
+		}
+	}
+	return nil
+}
+
 // notDeleted restricts a delete to a head not deleted already.
 func notDeleted(deleting bool) string {
 	if deleting {

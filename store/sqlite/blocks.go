@@ -178,6 +178,51 @@ func (s *Store) writeBlock(ctx context.Context, tx *sql.Tx, scope, label string,
 	return err
 }
 
+// copyBlocks writes the current blocks of scope from as blocks of scope
+// to in transaction tx, but over a block scope to holds (not deleted).
+func (s *Store) copyBlocks(ctx context.Context, tx *sql.Tx, from, to string) error {
+	if from == "" || to == "" || from == to {
+		return nil
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT h.scope, h.label, h.version, b.data, b.sum FROM memory_heads h
+		JOIN memory_blocks b ON b.scope = h.scope AND b.label = h.label AND b.version = h.version
+		WHERE h.deleted = 0 AND h.scope = ? ORDER BY h.label`, []byte(from))
+	if err != nil {
+		return fmt.Errorf("read the blocks of %q: %w", from, err)
+	}
+	var blocks []record.Block
+	for rows.Next() {
+		b, err := scanBlock(rows.Scan)
+		if err != nil {
+			rows.Close()
+			return fmt.Errorf("read the blocks of %q: %w", from, err)
+		}
+		blocks = append(blocks, b)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read the blocks of %q: %w", from, err)
+	}
+	for _, b := range blocks {
+		var current uint64
+		var deleted bool
+		err := tx.QueryRowContext(ctx, `SELECT version, deleted FROM memory_heads WHERE scope = ? AND label = ?`, []byte(to), []byte(b.Label)).
+			Scan(&current, &deleted)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			current = 0
+		case err != nil:
+			return err
+		case !deleted:
+			continue // the scope's own block stays
+		}
+		if err := s.writeBlock(ctx, tx, to, b.Label, current, b.Data); err != nil {
+			return fmt.Errorf("copy block %q of %q to %q: %w", b.Label, from, to, err)
+		}
+	}
+	return nil
+}
+
 // BlockVersions returns every stored version of the block, oldest first.
 func (s *Store) BlockVersions(ctx context.Context, scope, label string) ([]record.Block, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT scope, label, version, data, sum FROM memory_blocks

@@ -350,39 +350,62 @@ func markOf(ctx context.Context, tx *sql.Tx, id string, version uint64) ([]byte,
 // Fork stores session child as parent stood at version, in one
 // transaction that writes a few rows whatever the parent's size.
 func (s *Store) Fork(ctx context.Context, parent string, version uint64, child string, meta []byte) error {
+	err := s.write(ctx, func(tx *sql.Tx) error { return s.forkTx(ctx, tx, parent, version, child, meta) })
+	if err != nil {
+		return fmt.Errorf("fork session %q at version %d as %q: %w", parent, version, child, err)
+	}
+	return nil
+}
+
+var _ record.ForkNoter = (*Store)(nil)
+
+// ForkNoted is Fork with the blocks of scope from copied to scope to and
+// events added to the feed, in the same transaction.
+func (s *Store) ForkNoted(ctx context.Context, parent string, version uint64, child string, meta []byte, from, to string, events []record.FeedEvent) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		if err := kept(ctx, tx, parent, version); err != nil {
-			return fmt.Errorf("version %d of %q: %w", version, parent, err)
-		}
-		if meta == nil {
-			var err error
-			if meta, err = markOf(ctx, tx, parent, version); err != nil {
-				return err
-			}
-		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, version, snapshot_version) VALUES (?, 1, 1) ON CONFLICT (id) DO NOTHING`, []byte(child))
-		if err != nil {
+		if err := s.forkTx(ctx, tx, parent, version, child, meta); err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			if err == nil {
-				err = fmt.Errorf("%w (end it first, or fork under another id)", record.ErrStored)
-			}
+		if err := s.copyBlocks(ctx, tx, from, to); err != nil {
 			return err
 		}
-		if err := clearPast(ctx, tx, child); err != nil {
-			return err
-		}
-		if err := s.linkTx(ctx, tx, child, 1, parent, version); err != nil {
-			return err
-		}
-		if meta != nil {
-			return s.mark(ctx, tx, child, 1, meta)
-		}
-		return nil
+		return s.insertFeed(ctx, tx, child, 1, events)
 	})
 	if err != nil {
 		return fmt.Errorf("fork session %q at version %d as %q: %w", parent, version, child, err)
+	}
+	return nil
+}
+
+// forkTx is Fork in transaction tx.
+func (s *Store) forkTx(ctx context.Context, tx *sql.Tx, parent string, version uint64, child string, meta []byte) error {
+	if err := kept(ctx, tx, parent, version); err != nil {
+		return fmt.Errorf("version %d of %q: %w", version, parent, err)
+	}
+	if meta == nil {
+		var err error
+		if meta, err = markOf(ctx, tx, parent, version); err != nil {
+			return err
+		}
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO sessions (id, version, snapshot_version) VALUES (?, 1, 1) ON CONFLICT (id) DO NOTHING`, []byte(child))
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		if err == nil {
+			err = fmt.Errorf("%w (end it first, or fork under another id)", record.ErrStored)
+		}
+		return err
+	}
+	if err := clearPast(ctx, tx, child); err != nil {
+		return err
+	}
+	if err := s.linkTx(ctx, tx, child, 1, parent, version); err != nil {
+		return err
+	}
+	if meta != nil {
+		return s.mark(ctx, tx, child, 1, meta)
 	}
 	return nil
 }

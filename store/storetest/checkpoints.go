@@ -18,7 +18,8 @@ type CheckpointOpener func(t *testing.T) record.CheckpointStore
 
 // RunCheckpoints checks a record.CheckpointStore: past versions read back
 // as they stood, checkpoint marks, forks sharing their parent's versions,
-// rewinds that keep what came after, and the retention. crossInstance
+// rewinds that keep what came after, the retention, and (on a store that
+// is a record.ForkNoter) forks that take their parent's memory blocks. crossInstance
 // runs the checks whose two Stores write one backend at once.
 func RunCheckpoints(t *testing.T, crossInstance bool, open CheckpointOpener) {
 	c := cpSuite{open: open}
@@ -32,6 +33,7 @@ func RunCheckpoints(t *testing.T, crossInstance bool, open CheckpointOpener) {
 		{"Fork", false, c.fork},
 		{"ForkOfFork", false, c.forkOfFork},
 		{"ForkRefused", false, c.forkRefused},
+		{"ForkNoted", false, c.forkNoted},
 		{"Rewind", false, c.rewind},
 		{"PruneKeepLast", false, c.pruneKeepLast},
 		{"PruneAge", false, c.pruneAge},
@@ -491,5 +493,64 @@ func (c cpSuite) crossInstance(t *testing.T) {
 	mustDo(t, err)
 	if !bytes.Equal([]byte(strings.Join(flatten(got), "|")), []byte(strings.Join(w.m[2], "|"))) {
 		t.Errorf("fork read from the other instance = %q", flatten(got))
+	}
+}
+
+// forkNoted: a fork that copies its parent's own memory blocks and adds
+// its event does both in the fork's transaction: the child's scope gets
+// the parent's current blocks (a deleted one not, and over a block the
+// child's scope holds already not), the event is the child's at version
+// 1, and each scope goes on without the other; a refused fork copies
+// nothing and adds no event.
+func (c cpSuite) forkNoted(t *testing.T) {
+	st := c.open(t)
+	fn, ok := st.(record.ForkNoter)
+	bs, okBlocks := st.(record.BlockStore)
+	feed, okFeed := st.(record.FeedStore)
+	if !ok || !okBlocks || !okFeed {
+		t.Skip("the store does not copy blocks with a fork")
+	}
+	p := newWriter(t, st, id(t, "parent"))
+	p.append([]byte("p2"))
+	p.append([]byte("p3"))
+	child := id(t, "child")
+	mustDo(t, st.Delete(ctx(t), child))
+	from, to := "session:"+p.id, "session:"+child
+	put(t, bs, from, "notes", 0, "a")
+	put(t, bs, from, "notes", 1, "b")
+	put(t, bs, from, "gone", 0, "x")
+	mustDo(t, bs.DeleteBlock(ctx(t), from, "gone", 1))
+	put(t, bs, from, "plan", 0, "step 1")
+	put(t, bs, to, "own", 0, "mine")  // written for the child before it is
+	put(t, bs, to, "plan", 0, "its")  // the child's own: it stays
+	put(t, bs, to, "notes", 0, "old") // deleted before the fork: written again
+	mustDo(t, bs.DeleteBlock(ctx(t), to, "notes", 1))
+	head, err := feed.FeedHead(ctx(t))
+	mustDo(t, err)
+
+	ev := record.FeedEvent{Session: "ignored", Kind: "checkpoint:forked", Data: []byte(`{"child":"c"}`)}
+	mustDo(t, fn.ForkNoted(ctx(t), p.id, 2, child, nil, from, to, []record.FeedEvent{ev}))
+	expectAt(t, st, child, 1, p.m[2])
+	sameStrings(t, "the child's blocks", current(t, bs, to), []string{to + "/notes@3=b", to + "/own@1=mine", to + "/plan@1=its"})
+	sameStrings(t, "the parent's blocks", current(t, bs, from), []string{from + "/notes@2=b", from + "/plan@1=step 1"})
+	evs, err := feed.ReadFeed(ctx(t), head, 10)
+	mustDo(t, err)
+	if len(evs) != 1 || evs[0].Session != child || evs[0].Version != 1 || evs[0].Kind != ev.Kind || string(evs[0].Data) != string(ev.Data) {
+		t.Errorf("the fork's events = %+v; want its checkpoint:forked at the child's version 1", evs)
+	}
+	// Each goes on without the other.
+	put(t, bs, to, "notes", 3, "c")
+	sameStrings(t, "the parent's blocks after the child wrote", current(t, bs, from), []string{from + "/notes@2=b", from + "/plan@1=step 1"})
+
+	// Refused: the child is stored; nothing copied, no event.
+	put(t, bs, from, "late", 0, "z")
+	head, err = feed.FeedHead(ctx(t))
+	mustDo(t, err)
+	if err := fn.ForkNoted(ctx(t), p.id, 3, child, nil, from, to, []record.FeedEvent{ev}); !errors.Is(err, record.ErrStored) {
+		t.Errorf("ForkNoted onto a stored session: %v; want ErrStored", err)
+	}
+	sameStrings(t, "the child's blocks after a refused fork", current(t, bs, to), []string{to + "/notes@4=c", to + "/own@1=mine", to + "/plan@1=its"})
+	if h, err := feed.FeedHead(ctx(t)); err != nil || h != head {
+		t.Errorf("a refused fork moved the feed from %d to %d (%v)", head, h, err)
 	}
 }
