@@ -154,5 +154,5 @@ func (s *Session) PayloadsBuiltIn() bool {
 func (s *Session) SetWindow(window, reserved int) error { return s.host.SetWindow(window, reserved) }
 
 // SetSummaryKey gives the session's summarizer the key of the call being
-// served, held in memory only (see host.Session.SetSummaryKey).
-func (s *Session) SetSummaryKey(key string) { s.host.SetSummaryKey(key) }
+// served, held in memory only (see host.Summaries.SetKey).
+func (s *Session) SetSummaryKey(key string) { s.host.Summaries().SetKey(key) }

@@ -32,12 +32,12 @@ func (j journals) Open(ctx context.Context, id string) (Recorder, bool, error) {
 	return r, found, nil
 }
 
-// WaitSummary waits for the session's summary request in flight, if any,
-// to end (its answer or failure is then left for the next turn).
-func (s *Session) WaitSummary() {
-	s.sum.mu.Lock()
-	done := s.sum.inflight
-	s.sum.mu.Unlock()
+// Wait waits for the session's summary request in flight, if any, to end
+// (its answer or failure is then left for the next turn).
+func (m *Summaries) Wait() {
+	m.mu.Lock()
+	done := m.inflight
+	m.mu.Unlock()
 	if done != nil {
 		<-done
 	}

@@ -78,7 +78,7 @@ func TestToolOutputSummaryStandsInTheMaskedOutput(t *testing.T) {
 		t.Fatal("the output's summary was requested only once the context compacted, not ahead")
 	}
 	id := p.Summary.OutputRequested
-	s.WaitSummary()
+	s.Summaries().Wait()
 	if sum.count() != 1 || len(sum.reqs[0].Messages) != 1 || sum.reqs[0].Messages[0].ID != id || sum.reqs[0].Messages[0].Role != sdk.RoleTool {
 		t.Fatalf("the request is not the one output %s: %+v", id, sum.reqs)
 	}
@@ -107,7 +107,7 @@ func TestToolOutputSummaryStandsInTheMaskedOutput(t *testing.T) {
 	if got, ok := s.Message(id); !ok || got.Content != orig.Content {
 		t.Fatal("the original output is not retrievable")
 	}
-	s.WaitSummary() // the next output's request, made in the background
+	s.Summaries().Wait() // the next output's request, made in the background
 	if mt := s.Metrics(); mt.SummariesTaken < 1 || mt.SummaryFailures != 0 || mt.SummaryCost != 140*float64(mt.SummaryRequests) {
 		t.Fatalf("metrics %+v", mt)
 	}
@@ -125,7 +125,7 @@ func TestToolOutputSummaryStandsInTheMaskedOutput(t *testing.T) {
 	if m2, _ := summarizedOutput(p2); m2.Content != m.Content || string(p2.Payload) != string(p.Payload) {
 		t.Fatalf("restored turn differs:\n%q\n%q", m2.Content, m.Content)
 	}
-	s2.WaitSummary()
+	s2.Summaries().Wait()
 	if sum.count() != calls {
 		t.Fatal("the old summarizer called after the kill")
 	}
@@ -144,7 +144,7 @@ func TestToolOutputSummaryFailureMasksAsBefore(t *testing.T) {
 	_, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "find the broken file"})
 	must(t, err)
 	_, n := growTools(t, s, 0, func(p *host.Prepared) bool { return p.Summary != nil && p.Summary.OutputRequested != "" })
-	s.WaitSummary()
+	s.Summaries().Wait()
 	toolStep(t, s, n)
 	p, err := s.Prepare(context.Background(), sdk.AgentIdentity{})
 	must(t, err)

@@ -61,7 +61,7 @@ type Session struct {
 	memory      MemorySource
 	memoryCount countedText
 	// sum is the summarize step between turns (see summarize.go).
-	sum summaries
+	sum Summaries
 }
 
 // countedText is a core text counted once, when it is set.
@@ -174,6 +174,7 @@ func newSession(id string, cfg Config, ev *events) (*Session, error) {
 		rec:     recording{positionSaved: true, attachmentSaved: true},
 		plugins: bindings{session: id, events: ev},
 	}
+	s.sum = newSummaries(id, cfg, counter, s.emit)
 	s.hist = s.rec.follow(s.hist)
 	if cfg.RecallTool || len(cfg.OwnTools) > 0 {
 		var r sdk.RequestTools
@@ -531,7 +532,7 @@ func (s *Session) Metrics() Metrics {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := cloneMetrics(s.metrics)
-	s.summaryCounts(&m)
+	s.sum.addCounts(&m)
 	return m
 }
 
@@ -590,7 +591,7 @@ func (s *Session) end(ctx context.Context, forget bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ended = true
-	s.stopSummaries()
+	s.sum.stop()
 	err := s.plugins.end(ctx)
 	if forget && s.rec.journal != nil {
 		if derr := s.rec.journal.Delete(context.Background()); derr != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/ctxhost/ctxhost/host/history"
 	"github.com/ctxhost/ctxhost/internal/supervise"
 	"github.com/ctxhost/ctxhost/sdk"
+	"github.com/ctxhost/ctxhost/tokenizer"
 )
 
 // The summarize step: once a turn's context crosses the warning line,
@@ -151,11 +152,24 @@ func (l *Limiter) release() {
 	}
 }
 
-// summaries is a session's summarize step between turns: the request in
+// Summaries is a session's summarize step between turns: the request in
 // flight, the answer waiting for the next turn, the failures to report
 // and the backoff. It has its own lock: the background request never
-// takes the session's.
-type summaries struct {
+// takes the session's. A turn reaches it through the session
+// (Session.Summaries); its only caller-facing call is SetKey.
+type Summaries struct {
+	// cfg, session, counter and emit are set with the session and do not
+	// change: the step's configuration, the session it summarizes for,
+	// how it counts an answer and how it tells of a failure.
+	cfg      SummaryConfig
+	session  string
+	encoding string
+	counter  tokenizer.Counter
+	emit     func(Event)
+	// on: the session summarizes (a summarizer, and a history that the
+	// window may omit from).
+	on bool
+
 	mu       sync.Mutex
 	inflight chan struct{} // closed when the request in flight ends; nil: none
 	cancel   context.CancelFunc
@@ -168,20 +182,27 @@ type summaries struct {
 	counts   Metrics   // the summary counters, added to the session's
 }
 
-// SetSummaryKey gives the session's summarizer the API key of the call
-// now being served (the call path's caller's key), for the summarizer
-// that takes it. It is held in memory only: never journaled, stored,
-// logged or exported, and dropped with the session.
-func (s *Session) SetSummaryKey(key string) {
-	s.sum.mu.Lock()
-	s.sum.key = key
-	s.sum.mu.Unlock()
+// newSummaries is the summarize step of a session id under cfg (its
+// defaults applied), counting with counter and telling of failures with
+// emit.
+func newSummaries(id string, cfg Config, counter tokenizer.Counter, emit func(Event)) Summaries {
+	return Summaries{
+		cfg: cfg.Summary, session: id, encoding: cfg.Encoding, counter: counter, emit: emit,
+		on: cfg.Summary.Summarizer != nil && *cfg.History.Priority > 0 && cfg.Viewer == nil && cfg.Fit == nil,
+	}
 }
 
-// summaryOn reports whether the session summarizes (a summarizer, and a
-// history that the window may omit from).
-func (s *Session) summaryOn() bool {
-	return s.cfg.Summary.Summarizer != nil && *s.cfg.History.Priority > 0 && s.cfg.Viewer == nil && s.cfg.Fit == nil
+// Summaries is the session's summarize step.
+func (s *Session) Summaries() *Summaries { return &s.sum }
+
+// SetKey gives the session's summarizer the API key of the call now
+// being served (the call path's caller's key), for the summarizer that
+// takes it. It is held in memory only: never journaled, stored, logged or
+// exported, and dropped with the session.
+func (m *Summaries) SetKey(key string) {
+	m.mu.Lock()
+	m.key = key
+	m.mu.Unlock()
 }
 
 // summaryReport returns the turn's summary report, made on first use.
@@ -196,7 +217,7 @@ func (t *turn) summaryReport() *SummaryReport {
 // last turn, and reports the failures since then.
 func (t *turn) takeSummary() {
 	s := t.s
-	if !s.summaryOn() {
+	if !s.sum.on {
 		return
 	}
 	s.sum.mu.Lock()
@@ -225,7 +246,7 @@ func (t *turn) takeSummary() {
 	}
 	t.describeSummary(sum)
 	r.Spliced = !sameSummary(shown, now)
-	cost := s.summaryCost(*sum)
+	cost := s.sum.summaryCost(*sum)
 	s.pressure.Credit -= cost // the cache strategy weighs what the summary cost
 	t.summaryCostThisTurn += cost
 }
@@ -239,7 +260,7 @@ func (t *turn) takeOutputSummary(sum history.OutputSummary) {
 	}
 	s.metrics.SummariesTaken++
 	t.summaryReport().OutputTaken = sum.ID
-	cost := s.outputSummaryCost(sum)
+	cost := s.sum.outputSummaryCost(sum)
 	s.pressure.Credit -= cost
 	t.summaryCostThisTurn += cost
 }
@@ -251,13 +272,13 @@ func (t *turn) describeSummary(sum *history.Summary) {
 	}
 	r := t.summaryReport()
 	r.Count, r.Covers, r.Model = sum.Count, sum.Covers, sum.Model
-	r.InputTokens, r.OutputTokens, r.Cost = sum.InputTokens, sum.OutputTokens, t.s.summaryCost(*sum)
+	r.InputTokens, r.OutputTokens, r.Cost = sum.InputTokens, sum.OutputTokens, t.s.sum.summaryCost(*sum)
 }
 
 // noteSplice reports a summary the window's move made the view show, and
 // returns the compaction log's account of it ("" when none).
 func (t *turn) noteSplice(before *history.Summary) string {
-	if !t.s.summaryOn() {
+	if !t.s.sum.on {
 		return ""
 	}
 	now, _ := t.s.hist.Summaries()
@@ -266,7 +287,7 @@ func (t *turn) noteSplice(before *history.Summary) string {
 	}
 	t.describeSummary(now)
 	t.summaryReport().Spliced = true
-	return spliceLog(now, t.s.summaryCost(*now))
+	return spliceLog(now, t.s.sum.summaryCost(*now))
 }
 
 // spliceLog is the compaction log's line for a summary shown.
@@ -290,18 +311,18 @@ func sameSummary(a, b *history.Summary) bool {
 }
 
 // summaryCost prices a summary's call.
-func (s *Session) summaryCost(sum history.Summary) float64 {
-	return s.callCost(sum.InputTokens, sum.OutputTokens)
+func (m *Summaries) summaryCost(sum history.Summary) float64 {
+	return m.callCost(sum.InputTokens, sum.OutputTokens)
 }
 
 // outputSummaryCost prices an output's summary's call.
-func (s *Session) outputSummaryCost(sum history.OutputSummary) float64 {
-	return s.callCost(sum.InputTokens, sum.OutputTokens)
+func (m *Summaries) outputSummaryCost(sum history.OutputSummary) float64 {
+	return m.callCost(sum.InputTokens, sum.OutputTokens)
 }
 
 // callCost prices a summarizer's call of in and out tokens.
-func (s *Session) callCost(in, out int) float64 {
-	c := s.cfg.Summary
+func (m *Summaries) callCost(in, out int) float64 {
+	c := m.cfg
 	return float64(in)*c.InputPrice + float64(out)*c.OutputPrice
 }
 
@@ -330,7 +351,7 @@ func (t *turn) summaryNeed(b sdk.Budget, ahead int) int {
 func (t *turn) requestAhead() {
 	s := t.s
 	b := t.out.Budget
-	if !s.summaryOn() || b.Available <= 0 {
+	if !s.sum.on || b.Available <= 0 {
 		return
 	}
 	ahead := t.summaryAhead(b)
@@ -370,9 +391,9 @@ func (t *turn) startSummary(need int) (history.Span, bool) {
 	}
 	req := sdk.SummarizeRequest{Messages: sp.Messages, Previous: sp.Previous, MaxTokens: cfg.MaxTokens,
 		Encoding: s.cfg.Encoding, Key: s.sum.key}
-	s.startRequest(summaryJob{what: "summary of " + describeSpan(sp), instead: "the span is omitted instead", req: req,
+	s.sum.startRequest(summaryJob{what: "summary of " + describeSpan(sp), instead: "the span is omitted instead", req: req,
 		accept: func(res sdk.SummarizeResult) (int, int, func(), error) {
-			sum, err := s.checkSummary(sp, req, res)
+			sum, err := s.sum.checkSummary(sp, req, res)
 			return sum.InputTokens, sum.OutputTokens, func() { s.sum.ready = &sum }, err
 		}})
 	return sp, true
@@ -380,7 +401,7 @@ func (t *turn) startSummary(need int) (history.Span, bool) {
 
 // idle reports whether a request may start: none in flight, no answer
 // waiting for the next turn, no backoff running. The caller holds mu.
-func (m *summaries) idle() bool {
+func (m *Summaries) idle() bool {
 	return m.inflight == nil && m.ready == nil && m.output == nil && !time.Now().Before(m.retryAt)
 }
 
@@ -405,9 +426,9 @@ func (t *turn) startOutputSummary() (string, bool) {
 	id := out.Message.ID
 	req := sdk.SummarizeRequest{Messages: []sdk.Message{out.Message}, MaxTokens: min(cfg.MaxTokens, max(out.Tokens/2, 16)),
 		Encoding: s.cfg.Encoding, Key: s.sum.key}
-	s.startRequest(summaryJob{what: "summary of the output " + id, instead: "it is masked by its placeholder instead", req: req,
+	s.sum.startRequest(summaryJob{what: "summary of the output " + id, instead: "it is masked by its placeholder instead", req: req,
 		accept: func(res sdk.SummarizeResult) (int, int, func(), error) {
-			text, n, err := s.checkAnswer(req, res)
+			text, n, err := s.sum.checkAnswer(req, res)
 			in, o := res.InputTokens, res.OutputTokens
 			if in == 0 {
 				in = out.Tokens
@@ -431,25 +452,25 @@ type summaryJob struct {
 	accept        func(sdk.SummarizeResult) (in, out int, keep func(), err error)
 }
 
-// startRequest starts job in the background. The caller holds s.sum.mu.
-func (s *Session) startRequest(job summaryJob) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Summary.Timeout)
+// startRequest starts job in the background. The caller holds m.mu.
+func (m *Summaries) startRequest(job summaryJob) {
+	ctx, cancel := context.WithTimeout(context.Background(), m.cfg.Timeout)
 	done := make(chan struct{})
-	s.sum.inflight, s.sum.cancel = done, cancel
-	s.sum.counts.SummaryRequests++
-	go s.summarize(ctx, cancel, done, job)
+	m.inflight, m.cancel = done, cancel
+	m.counts.SummaryRequests++
+	go m.summarize(ctx, cancel, done, job)
 }
 
 // summarize makes one request and leaves its checked answer (or its
 // failure) for the next turn.
-func (s *Session) summarize(ctx context.Context, cancel context.CancelFunc, done chan struct{}, job summaryJob) {
+func (m *Summaries) summarize(ctx context.Context, cancel context.CancelFunc, done chan struct{}, job summaryJob) {
 	defer close(done)
 	defer cancel()
-	cfg := s.cfg.Summary
+	cfg := m.cfg
 	var res sdk.SummarizeResult
 	err := cfg.Limiter.acquire(ctx)
 	if err == nil {
-		res, err = guardSummarize(func() (sdk.SummarizeResult, error) { return cfg.Summarizer.Summarize(ctx, s.id, job.req) })
+		res, err = guardSummarize(func() (sdk.SummarizeResult, error) { return cfg.Summarizer.Summarize(ctx, m.session, job.req) })
 		cfg.Limiter.release()
 	}
 	var in, out int
@@ -457,24 +478,24 @@ func (s *Session) summarize(ctx context.Context, cancel context.CancelFunc, done
 	if err == nil {
 		in, out, keep, err = job.accept(res)
 	}
-	s.sum.mu.Lock()
-	defer s.sum.mu.Unlock()
-	s.sum.inflight, s.sum.cancel = nil, nil
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.inflight, m.cancel = nil, nil
 	if err != nil {
-		s.sum.failures++
-		s.sum.counts.SummaryFailures++
-		wait := cfg.Backoff.Wait(s.sum.failures)
-		s.sum.retryAt = time.Now().Add(wait)
+		m.failures++
+		m.counts.SummaryFailures++
+		wait := cfg.Backoff.Wait(m.failures)
+		m.retryAt = time.Now().Add(wait)
 		w := fmt.Sprintf("summarizer %q: %s not made, %s (next request in %s or later): %v",
 			cfg.Name, job.what, job.instead, wait, err)
-		s.sum.warnings = append(s.sum.warnings, w)
-		s.emit(Event{Type: EventSummaryFailed, Session: s.id, Plugin: cfg.Name, Err: errors.New(w)})
+		m.warnings = append(m.warnings, w)
+		m.emit(Event{Type: EventSummaryFailed, Session: m.session, Plugin: cfg.Name, Err: errors.New(w)})
 		return
 	}
-	s.sum.failures, s.sum.retryAt = 0, time.Time{}
-	s.sum.counts.SummaryInputTokens += in
-	s.sum.counts.SummaryOutputTokens += out
-	s.sum.counts.SummaryCost += s.callCost(in, out)
+	m.failures, m.retryAt = 0, time.Time{}
+	m.counts.SummaryInputTokens += in
+	m.counts.SummaryOutputTokens += out
+	m.counts.SummaryCost += m.callCost(in, out)
 	keep()
 }
 
@@ -493,14 +514,14 @@ func guardSummarize(fn func() (sdk.SummarizeResult, error)) (res sdk.SummarizeRe
 // characters but line breaks and tabs), not empty, within the limit as
 // the host counts it; usage not negative (counted by the host when not
 // reported).
-func (s *Session) checkSummary(sp history.Span, req sdk.SummarizeRequest, res sdk.SummarizeResult) (history.Summary, error) {
-	text, n, err := s.checkAnswer(req, res)
+func (m *Summaries) checkSummary(sp history.Span, req sdk.SummarizeRequest, res sdk.SummarizeResult) (history.Summary, error) {
+	text, n, err := m.checkAnswer(req, res)
 	if err != nil {
 		return history.Summary{}, err
 	}
 	in, out := res.InputTokens, res.OutputTokens
 	if in == 0 {
-		in = sp.Tokens + s.counter.Count(sp.Previous)
+		in = sp.Tokens + m.counter.Count(sp.Previous)
 	}
 	if out == 0 {
 		out = n
@@ -510,7 +531,7 @@ func (s *Session) checkSummary(sp history.Span, req sdk.SummarizeRequest, res sd
 
 // checkAnswer checks a summarizer's answer (see checkSummary) and returns
 // its text, trimmed, and its tokens.
-func (s *Session) checkAnswer(req sdk.SummarizeRequest, res sdk.SummarizeResult) (string, int, error) {
+func (m *Summaries) checkAnswer(req sdk.SummarizeRequest, res sdk.SummarizeResult) (string, int, error) {
 	text := strings.TrimSpace(res.Text)
 	switch {
 	case text == "":
@@ -522,7 +543,7 @@ func (s *Session) checkAnswer(req sdk.SummarizeRequest, res sdk.SummarizeResult)
 	case res.InputTokens < 0 || res.OutputTokens < 0:
 		return "", 0, fmt.Errorf("negative usage reported (%d in, %d out)", res.InputTokens, res.OutputTokens)
 	}
-	n := s.counter.Count(text)
+	n := m.counter.Count(text)
 	if n > req.MaxTokens {
 		return "", 0, fmt.Errorf("the answer counts %d tokens, over its limit of %d", n, req.MaxTokens)
 	}
@@ -534,7 +555,7 @@ func (s *Session) checkAnswer(req sdk.SummarizeRequest, res sdk.SummarizeResult)
 // for it within the wait deadline, and has the history take it.
 func (t *turn) waitForSummary(deficit int) bool {
 	s := t.s
-	if !s.summaryOn() || s.cfg.Summary.Wait != SummaryWaitCritical {
+	if !s.sum.on || s.cfg.Summary.Wait != SummaryWaitCritical {
 		return false
 	}
 	t.startSummary(deficit)
@@ -558,24 +579,24 @@ func (t *turn) waitForSummary(deficit int) bool {
 	return !sameSummary(before, after) || pending != nil
 }
 
-// stopSummaries cancels the request in flight (the session ends).
-func (s *Session) stopSummaries() {
-	s.sum.mu.Lock()
-	defer s.sum.mu.Unlock()
-	if s.sum.cancel != nil {
-		s.sum.cancel()
+// stop cancels the request in flight (the session ends).
+func (m *Summaries) stop() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cancel != nil {
+		m.cancel()
 	}
-	s.sum.key = ""
+	m.key = ""
 }
 
-// summaryCounts adds the summary counters kept between turns to m.
-func (s *Session) summaryCounts(m *Metrics) {
-	s.sum.mu.Lock()
-	c := s.sum.counts
-	s.sum.mu.Unlock()
-	m.SummaryRequests += c.SummaryRequests
-	m.SummaryFailures += c.SummaryFailures
-	m.SummaryInputTokens += c.SummaryInputTokens
-	m.SummaryOutputTokens += c.SummaryOutputTokens
-	m.SummaryCost += c.SummaryCost
+// addCounts adds the summary counters kept between turns to to.
+func (m *Summaries) addCounts(to *Metrics) {
+	m.mu.Lock()
+	c := m.counts
+	m.mu.Unlock()
+	to.SummaryRequests += c.SummaryRequests
+	to.SummaryFailures += c.SummaryFailures
+	to.SummaryInputTokens += c.SummaryInputTokens
+	to.SummaryOutputTokens += c.SummaryOutputTokens
+	to.SummaryCost += c.SummaryCost
 }

@@ -59,7 +59,7 @@ func BenchmarkTurnWithSummaries(b *testing.B) {
 			for ; n < 500; n++ { // 1,000 messages, compacted turn by turn as they came
 				add(n)
 				turn()
-				s.WaitSummary()
+				s.Summaries().Wait()
 			}
 			before := s.Metrics()
 			b.ResetTimer()
@@ -68,7 +68,7 @@ func BenchmarkTurnWithSummaries(b *testing.B) {
 				n++
 				turn()
 				b.StopTimer()
-				s.WaitSummary() // prepared ahead: the next turn finds it ready
+				s.Summaries().Wait() // prepared ahead: the next turn finds it ready
 				b.StartTimer()
 			}
 			b.StopTimer()

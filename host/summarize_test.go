@@ -138,7 +138,7 @@ func TestSummaryRequestedAheadAndSplicedWhenTheWindowMoves(t *testing.T) {
 	if p.Compaction != nil || p.Budget.Utilization < 0.5 {
 		t.Fatalf("requested at utilization %.2f (compacted: %v), not ahead of the warning line", p.Budget.Utilization, p.Compaction != nil)
 	}
-	s.WaitSummary()
+	s.Summaries().Wait()
 	if sum.count() != 1 {
 		t.Fatalf("%d summarizer calls, want 1", sum.count())
 	}
@@ -175,10 +175,10 @@ func TestSummaryRequestedAheadAndSplicedWhenTheWindowMoves(t *testing.T) {
 
 	// Rolling: the next request carries the summary shown.
 	growUntil(t, s, n, func(p *host.Prepared) bool {
-		s.WaitSummary() // the next request goes in the background: count it once it is made
+		s.Summaries().Wait() // the next request goes in the background: count it once it is made
 		return sum.count() >= 2
 	})
-	s.WaitSummary()
+	s.Summaries().Wait()
 	sum.mu.Lock()
 	second := sum.reqs[1]
 	sum.mu.Unlock()
@@ -203,7 +203,7 @@ func TestSummarySplicedOnALaterTurn(t *testing.T) {
 		t.Fatal("the compacted turn has no omission marker")
 	}
 	close(sum.release)
-	s.WaitSummary()
+	s.Summaries().Wait()
 	exchange(t, s, n)
 	p, err := s.Prepare(context.Background(), sdk.AgentIdentity{})
 	must(t, err)
@@ -238,7 +238,7 @@ func TestSummaryFailuresLeaveTheDeterministicSteps(t *testing.T) {
 			cfg.Summary.Backoff = supervise.Backoff{Initial: time.Hour}
 			s, rec := newTestHostSession(t, cfg)
 			_, n := growUntil(t, s, 0, func(p *host.Prepared) bool { return p.Summary != nil && p.Summary.Requested != "" })
-			s.WaitSummary()
+			s.Summaries().Wait()
 			exchange(t, s, n)
 			p, err := s.Prepare(context.Background(), sdk.AgentIdentity{})
 			must(t, err)
@@ -269,9 +269,9 @@ func TestSummaryRestoredWithoutCallingTheModel(t *testing.T) {
 	s, err := h.NewSession("s1", summaryConfig(sum))
 	must(t, err)
 	_, n := growUntil(t, s, 0, func(p *host.Prepared) bool { return p.Summary != nil && p.Summary.Requested != "" })
-	s.WaitSummary()
+	s.Summaries().Wait()
 	p, _ := growUntil(t, s, n, func(p *host.Prepared) bool { return summaryMarker(p) != "" })
-	s.WaitSummary() // the request of the last turn, whose answer the kill loses
+	s.Summaries().Wait() // the request of the last turn, whose answer the kill loses
 	calls := sum.count()
 
 	// A new process (the old one killed: nothing closed) opens the store.
@@ -286,7 +286,7 @@ func TestSummaryRestoredWithoutCallingTheModel(t *testing.T) {
 	if summaryMarker(p2) != summaryMarker(p) || string(p2.Payload) != string(p.Payload) {
 		t.Fatalf("restored turn differs:\n%q\n%q", summaryMarker(p2), summaryMarker(p))
 	}
-	s2.WaitSummary()
+	s2.Summaries().Wait()
 	if sum.count() != calls {
 		t.Fatalf("the old summarizer called %d times after the kill", sum.count()-calls)
 	}
@@ -344,7 +344,7 @@ func TestSummaryGivesWayToALargeRequest(t *testing.T) {
 	turn := func(words int) (*host.Prepared, string) {
 		s, _ := newTestHostSession(t, summaryConfig(&digestSummarizer{}))
 		_, n := growUntil(t, s, 0, func(p *host.Prepared) bool { return p.Summary != nil && p.Summary.Requested != "" })
-		s.WaitSummary()
+		s.Summaries().Wait()
 		growUntil(t, s, n, func(p *host.Prepared) bool { return summaryMarker(p) != "" })
 		request := "now this: " + strings.Repeat("request ", words)
 		_, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: request})
