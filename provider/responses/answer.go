@@ -58,11 +58,15 @@ func (a *Answer) take(r *response, raw json.RawMessage) {
 
 // Whole reads a response body.
 func (a *Answer) Whole(body []byte) error {
+	kept := append(json.RawMessage(nil), body...) // the output items are slices of it
 	var r response
-	if err := json.Unmarshal(body, &r); err != nil {
-		return err
+	if !readResponse(kept, &r) {
+		r = response{}
+		if err := json.Unmarshal(body, &r); err != nil {
+			return err
+		}
 	}
-	a.take(&r, append(json.RawMessage(nil), body...))
+	a.take(&r, kept)
 	return nil
 }
 
@@ -72,23 +76,27 @@ func (a *Answer) Event(name string, data []byte) (bool, error) {
 	if passing[name] {
 		return false, nil
 	}
-	var ev struct {
-		Type     string          `json:"type"`
-		Response json.RawMessage `json:"response"`
-	}
-	if err := json.Unmarshal(data, &ev); err != nil {
-		return false, err
+	var ev streamEvent
+	if !readEvent(data, &ev) {
+		ev = streamEvent{}
+		if err := json.Unmarshal(data, &ev); err != nil {
+			return false, err
+		}
 	}
 	switch ev.Type {
 	case "response.completed", "response.incomplete":
-		var r response
 		if len(ev.Response) == 0 || string(ev.Response) == "null" {
 			return false, errors.New(ev.Type + " without its response")
 		}
-		if err := json.Unmarshal(ev.Response, &r); err != nil {
-			return false, err
+		kept := append(json.RawMessage(nil), ev.Response...) // data is the caller's; the output items are slices of kept
+		var r response
+		if !readResponse(kept, &r) {
+			r = response{}
+			if err := json.Unmarshal(kept, &r); err != nil {
+				return false, err
+			}
 		}
-		a.take(&r, ev.Response)
+		a.take(&r, kept)
 		return true, nil
 	case "response.failed", "error":
 		return false, provider.ErrUpstreamFailed

@@ -123,8 +123,11 @@ func toMessages(items []json.RawMessage, first int) (out []sdk.Message, later, d
 	for k, raw := range items {
 		i := first + k
 		var it Item
-		if err := json.Unmarshal(raw, &it); err != nil {
-			return nil, nil, nil, fmt.Errorf("input[%d]: %w", i, err)
+		if !readItem(raw, &it) {
+			it = Item{}
+			if err := json.Unmarshal(raw, &it); err != nil {
+				return nil, nil, nil, fmt.Errorf("input[%d]: %w", i, err)
+			}
 		}
 		if it.Type == "" {
 			it.Type = "message"
@@ -198,9 +201,11 @@ func Content(raw json.RawMessage, c *provider.Content) error {
 		return nil
 	}
 	if raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return err
+		s, ok := provider.JSONString(raw)
+		if !ok {
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return err
+			}
 		}
 		if s != "" {
 			c.Text(s)
@@ -208,19 +213,25 @@ func Content(raw json.RawMessage, c *provider.Content) error {
 		return nil
 	}
 	var parts []json.RawMessage
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return fmt.Errorf("content: %w", err)
+	if !readParts(raw, &parts) {
+		parts = nil
+		if err := json.Unmarshal(raw, &parts); err != nil {
+			return fmt.Errorf("content: %w", err)
+		}
 	}
 	for i, rawPart := range parts {
 		var p part
-		if err := json.Unmarshal(rawPart, &p); err != nil {
-			var head struct {
-				Type string `json:"type"`
+		if !readPart(rawPart, &p) {
+			p = part{}
+			if err := json.Unmarshal(rawPart, &p); err != nil {
+				var head struct {
+					Type string `json:"type"`
+				}
+				if json.Unmarshal(rawPart, &head) != nil || known[head.Type] {
+					return fmt.Errorf("content[%d]: %w", i, err)
+				}
+				p = part{Type: head.Type}
 			}
-			if json.Unmarshal(rawPart, &head) != nil || known[head.Type] {
-				return fmt.Errorf("content[%d]: %w", i, err)
-			}
-			p = part{Type: head.Type}
 		}
 		if len(p.Annotations) > 0 || len(p.Logprobs) > 0 {
 			c.Dropped = append(c.Dropped, p.Type+" annotations")

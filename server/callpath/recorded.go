@@ -229,11 +229,8 @@ func (c *call) recordResponse(es *engine.Session, a *responses.Answer, added sdk
 		c.h.responses.answers.Put(id, recorded{session: c.session, held: c.held + 1, last: added.ID, digest: es.HistoryDigest(c.held + 1)})
 	}
 	for _, it := range a.Output() {
-		var head struct {
-			ID string `json:"id"`
-		}
-		if json.Unmarshal(it, &head) == nil && head.ID != "" {
-			c.h.responses.items.Put(head.ID, append(json.RawMessage(nil), it...))
+		if id := responses.ItemID(it); id != "" {
+			c.h.responses.items.Put(id, append(json.RawMessage(nil), it...))
 		}
 	}
 }
