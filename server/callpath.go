@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"connectrpc.com/connect"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/server/callpath"
+	"github.com/ctxhost/ctxhost/server/callspan"
 )
 
 // CallPathOptions configure NewCallPath.
@@ -23,8 +23,8 @@ type CallPathOptions struct {
 	MaxRequestBytes int64
 	// Transport sends the upstream requests (default: callpath's own).
 	Transport http.RoundTripper
-	// Tracer, when set, traces every call (callpath.Options.Tracer).
-	Tracer trace.Tracer
+	// Spans, when set, traces the calls (callpath.Options.Spans).
+	Spans *callspan.Recorder
 }
 
 // NewCallPath returns the provider-compatible endpoints over the server's
@@ -39,7 +39,7 @@ func (s *Server) NewCallPath(opts CallPathOptions) (*callpath.Handler, error) {
 		ups[i] = u
 	}
 	o := callpath.Options{Upstreams: ups, Sessions: s, Engines: s.engines, Token: opts.Token,
-		MaxRequestBytes: opts.MaxRequestBytes, Logger: s.log.Named("callpath"), Transport: opts.Transport, Budget: s.budget, Tracer: opts.Tracer}
+		MaxRequestBytes: opts.MaxRequestBytes, Logger: s.log.Named("callpath"), Transport: opts.Transport, Budget: s.budget, Spans: opts.Spans}
 	if s.inspect != nil {
 		o.Observe = s.observeCall
 	}

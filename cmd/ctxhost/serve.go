@@ -23,6 +23,7 @@ import (
 	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/server"
 	"github.com/ctxhost/ctxhost/server/callpath"
+	"github.com/ctxhost/ctxhost/server/callspan"
 	"github.com/ctxhost/ctxhost/server/inspector"
 	"github.com/ctxhost/ctxhost/server/tracing"
 	"github.com/ctxhost/ctxhost/store"
@@ -118,7 +119,7 @@ func cmdServe(args []string, std stdio) error {
 		return &usageError{err: err}
 	}
 	defer stopTracing(tracer, logger)
-	callPath, writeTimeout, err := newCallPath(srv, cfg.Upstreams, token, int64(sc.MaxRequestBytes), tracerOf(tracer))
+	callPath, writeTimeout, err := newCallPath(srv, cfg.Upstreams, token, int64(sc.MaxRequestBytes), callSpansOf(tracer))
 	if err != nil {
 		return &usageError{err: err}
 	}
@@ -178,7 +179,7 @@ func cmdServe(args []string, std stdio) error {
 // newCallPath makes the provider-compatible endpoints of the upstream
 // blocks (nil without any) and the write timeout the service needs: five
 // minutes, or longer for an upstream whose calls may last longer.
-func newCallPath(srv *server.Server, blocks []*config.Upstream, token string, maxBytes int64, tracer trace.Tracer) (*callpath.Handler, time.Duration, error) {
+func newCallPath(srv *server.Server, blocks []*config.Upstream, token string, maxBytes int64, spans *callspan.Recorder) (*callpath.Handler, time.Duration, error) {
 	writeTimeout := 5 * time.Minute
 	if len(blocks) == 0 {
 		return nil, writeTimeout, nil
@@ -189,7 +190,7 @@ func newCallPath(srv *server.Server, blocks []*config.Upstream, token string, ma
 			ToolRounds: u.ToolRounds}
 		writeTimeout = max(writeTimeout, u.Timeout+time.Minute)
 	}
-	h, err := srv.NewCallPath(server.CallPathOptions{Upstreams: ups, Token: token, MaxRequestBytes: maxBytes, Tracer: tracer})
+	h, err := srv.NewCallPath(server.CallPathOptions{Upstreams: ups, Token: token, MaxRequestBytes: maxBytes, Spans: spans})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -285,6 +286,13 @@ func tracerOf(t *tracing.Tracer) trace.Tracer {
 		return nil
 	}
 	return t.Tracer()
+}
+
+func callSpansOf(t *tracing.Tracer) *callspan.Recorder {
+	if t == nil {
+		return nil
+	}
+	return t.Calls()
 }
 
 // stopTracing sends the spans still buffered (for at most 5 seconds).

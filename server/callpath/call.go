@@ -11,14 +11,12 @@ import (
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"github.com/ctxhost/ctxhost/provider"
 	"github.com/ctxhost/ctxhost/provider/responses"
 	"github.com/ctxhost/ctxhost/server/admission"
+	"github.com/ctxhost/ctxhost/server/callspan"
 )
 
 // callError is an error answered to the caller with a status, in the
@@ -147,13 +145,12 @@ type call struct {
 	fallback string
 	// usage is the answer's usage, once recorded.
 	usage provider.Usage
-	// span is the call's trace span (nil: not traced or not sampled);
-	// phaseName the phase it is in, phaseEnd ends it (see phase); attrs
-	// the span's attributes, set together when it ends.
-	span      trace.Span
+	// span is the record of the call's trace span (nil: not traced or
+	// not sampled); phaseName the phase it is in, phaseEnd ends it (see
+	// phase).
+	span      *callspan.Record
 	phaseName string
 	phaseEnd  func(error)
-	attrs     []attribute.KeyValue
 	// own, when not nil, are ctxhost's tools the call offers upstream
 	// (selftools.go).
 	own *ownTools

@@ -48,12 +48,12 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/internal/jsonprefix"
 	"github.com/ctxhost/ctxhost/internal/lru"
 	"github.com/ctxhost/ctxhost/server/admission"
+	"github.com/ctxhost/ctxhost/server/callspan"
 )
 
 // SessionHeader names the session of a call; without it the session is
@@ -180,9 +180,10 @@ type Options struct {
 	// Observe, when set, is called with every call that prepared a turn
 	// (not token counts), once it ended, holding the session's lock.
 	Observe func(Observed)
-	// Tracer, when set, traces every call: a span per call with a span
-	// per phase (read, reconcile, prepare, upstream, relay, record).
-	Tracer trace.Tracer
+	// Spans, when set, traces every call its sampler takes: a span per
+	// call, its phases (read, reconcile, prepare, upstream, relay,
+	// record) events on it, made off the call's path.
+	Spans *callspan.Recorder
 }
 
 // Handler serves the provider endpoints.
@@ -205,7 +206,7 @@ type Handler struct {
 	responses *responsesState
 	budget    *admission.Budget
 	observe   func(Observed)
-	tracer    trace.Tracer
+	spans     *callspan.Recorder
 }
 
 // upstream is a configured upstream with its parsed base URL.
@@ -239,8 +240,11 @@ func New(opts Options) (*Handler, error) {
 	}
 	h := &Handler{upstreams: map[string]*upstream{}, sessions: opts.Sessions, token: opts.Token, maxBytes: max,
 		log: log, client: &http.Client{Transport: tr}, metrics: newMetrics(),
-		memos: lru.New[string, memo](memoSize), openings: lru.New[uint64, opening](memoSize), seed: maphash.MakeSeed(), responses: newResponsesState(), budget: opts.Budget, observe: opts.Observe, tracer: opts.Tracer}
+		memos: lru.New[string, memo](memoSize), openings: lru.New[uint64, opening](memoSize), seed: maphash.MakeSeed(), responses: newResponsesState(), budget: opts.Budget, observe: opts.Observe, spans: opts.Spans}
 	h.branches, _ = opts.Sessions.(Brancher)
+	if opts.Spans != nil {
+		h.metrics.spansDropped(opts.Spans.Dropped)
+	}
 	h.known, h.payloads = jsonprefix.NewPrefixes(h.seed, memoSize), jsonprefix.NewPrefixes(h.seed, memoSize)
 	for _, u := range opts.Upstreams {
 		if h.upstreams[u.Kind] != nil {

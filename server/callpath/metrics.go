@@ -28,6 +28,8 @@ type Metrics struct {
 	// ownRounds, ownLimit and ownCalls count the rounds in which ctxhost
 	// answered its own tools (selftools.go).
 	ownRounds, ownLimit, ownCalls *prometheus.CounterVec
+	// spansLost, when tracing, counts the call spans dropped.
+	spansLost prometheus.Collector
 }
 
 // latencyBuckets are the buckets of the call path's latency histograms:
@@ -66,8 +68,20 @@ func newMetrics() *Metrics {
 
 // Collectors returns every metric, to register with a registry.
 func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.calls, m.errors, m.callerToks, m.sentToks, m.savedToks, m.prompt, m.completion,
+	cs := []prometheus.Collector{m.calls, m.errors, m.callerToks, m.sentToks, m.savedToks, m.prompt, m.completion,
 		m.cacheRead, m.cacheWrite, m.replacedH, m.forkedH, m.prepare, m.beforeSend, m.dropped, m.fallbacks, m.ownRounds, m.ownLimit, m.ownCalls}
+	if m.spansLost != nil {
+		cs = append(cs, m.spansLost)
+	}
+	return cs
+}
+
+// spansDropped counts the call spans the tracer dropped, its queue full,
+// as dropped tells them.
+func (m *Metrics) spansDropped(dropped func() uint64) {
+	m.spansLost = prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "ctxhost_trace_spans_dropped_total",
+		Help: "Call-path spans dropped without being exported: the tracer's queue of ended calls was full (the collector slow or down)."},
+		func() float64 { return float64(dropped()) })
 }
 
 // declare makes the token counters of upstream show from the start.

@@ -2,7 +2,6 @@ package callpath
 
 import (
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ctxhost/ctxhost/engine"
@@ -24,36 +23,26 @@ const (
 // providerNames are the GenAI conventions' names of each kind's provider.
 var providerNames = map[string]string{KindOpenAI: "openai", KindAnthropic: "anthropic", KindGemini: "gcp.gemini"}
 
-// spanKindServer starts a call's span: its attributes are set once the
-// sampler has taken the call (the configured samplers read none).
-var spanKindServer = trace.WithSpanKind(trace.SpanKindServer)
-
 // noEnd ends a phase that is not traced.
 func noEnd(error) {}
 
-// spanAttrs is how many attributes a call's span has at most (see
-// startTrace, tracePrepared and endTrace).
-const spanAttrs = 18
-
-// startTrace opens the call's span when the handler has a tracer and its
-// sampler takes the call. A call is one span: its phases are events on
-// it, and its attributes are gathered in one slice set when it ends, so
-// that a sampled call costs one span of the SDK's, not one per phase.
+// startTrace starts the call's span record when the handler traces and
+// its sampler takes the call. A call is one span: its phases are events
+// on it. The call writes the span's times and attributes into a plain
+// record, which the recorder turns into the SDK's span in the
+// background once the call has ended, off the call's path (see
+// callspan).
 func (c *call) startTrace() {
-	if c.h.tracer == nil {
+	if c.h.spans == nil {
 		return
 	}
-	_, c.span = c.h.tracer.Start(c.r.Context(), "chat", spanKindServer)
-	if !c.span.IsRecording() {
-		// Not sampled: its attributes, phases, figures and end would
-		// record nothing, so the call makes none of them.
-		c.span = nil
-		return
+	c.span = c.h.spans.Start(c.r.Context(), "chat", trace.SpanKindServer)
+	if c.span == nil {
+		return // not sampled: the call records none of its span
 	}
 	c.phaseEnd = c.endPhase
-	c.attrs = make([]attribute.KeyValue, 0, spanAttrs)
 	provider := providerNames[c.u.Kind]
-	c.attrs = append(c.attrs, attribute.String(attrOperation, "chat"), attribute.String(attrProvider, provider),
+	c.span.Attrs = append(c.span.Attrs, attribute.String(attrOperation, "chat"), attribute.String(attrProvider, provider),
 		attribute.String(attrSystem, provider),
 		attribute.String("ctxhost.upstream", c.u.Name), attribute.String("ctxhost.endpoint", c.d.endpoint()))
 }
@@ -67,7 +56,7 @@ func (c *call) phase(name string) func(error) {
 	if c.span == nil {
 		return noEnd
 	}
-	c.span.AddEvent(name)
+	c.span.Event(name)
 	c.phaseName = name
 	return c.phaseEnd
 }
@@ -75,16 +64,8 @@ func (c *call) phase(name string) func(error) {
 // endPhase ends the phase the call is in.
 func (c *call) endPhase(err error) {
 	if err != nil {
-		c.span.RecordError(err, trace.WithAttributes(attribute.String("ctxhost.phase", c.phaseName)))
+		c.span.Exception(err, attribute.String("ctxhost.phase", c.phaseName))
 	}
-}
-
-func endSpan(sp trace.Span, err error) {
-	if err != nil {
-		sp.RecordError(err)
-		sp.SetStatus(codes.Error, err.Error())
-	}
-	sp.End()
 }
 
 // tracePrepared gathers the prepared turn's figures for the call's span
@@ -94,42 +75,44 @@ func (c *call) tracePrepared(p *engine.Prepared) {
 	if c.span == nil || p == nil {
 		return
 	}
-	c.attrs = append(c.attrs, attribute.Int("ctxhost.tokens.before", p.Before.Used), attribute.Int("ctxhost.tokens.sent", p.Budget.Used),
+	c.span.Attrs = append(c.span.Attrs, attribute.Int("ctxhost.tokens.before", p.Before.Used), attribute.Int("ctxhost.tokens.sent", p.Budget.Used),
 		attribute.Int("ctxhost.window", p.Budget.Window), attribute.String("ctxhost.action", string(p.Action)))
 	r := p.Compaction
 	if r == nil {
 		return
 	}
 	sp := c.span
-	sp.AddEvent("compaction", trace.WithAttributes(attribute.String("ctxhost.compaction.reason", r.Reason),
+	sp.Event("compaction", attribute.String("ctxhost.compaction.reason", r.Reason),
 		attribute.Int("ctxhost.compaction.before", r.Before), attribute.Int("ctxhost.compaction.after", r.After),
-		attribute.Int("ctxhost.compaction.freed", r.Freed), attribute.Bool("ctxhost.compaction.met", r.Met)))
+		attribute.Int("ctxhost.compaction.freed", r.Freed), attribute.Bool("ctxhost.compaction.met", r.Met))
 	for _, st := range r.Steps {
-		sp.AddEvent("compaction.step", trace.WithAttributes(attribute.String("ctxhost.component", st.Component),
+		sp.Event("compaction.step", attribute.String("ctxhost.component", st.Component),
 			attribute.String("ctxhost.step.action", st.Action), attribute.Int("ctxhost.step.asked", st.Asked),
 			attribute.Int("ctxhost.step.claimed", st.Claimed), attribute.Int("ctxhost.step.freed", st.Freed),
-			attribute.String("ctxhost.step.discarded", st.Discarded)))
+			attribute.String("ctxhost.step.discarded", st.Discarded))
 	}
 }
 
-// endTrace ends the call's span with what the call came to, its
-// attributes set in one call.
+// endTrace ends the call's span record with what the call came to and
+// hands it to the recorder.
 func (c *call) endTrace(err error, outcome string) {
 	if c.span == nil {
 		return
 	}
-	c.attrs = append(c.attrs, attribute.String("ctxhost.session", c.session), attribute.String("ctxhost.outcome", outcome),
+	sp := c.span
+	c.span = nil
+	sp.Attrs = append(sp.Attrs, attribute.String("ctxhost.session", c.session), attribute.String("ctxhost.outcome", outcome),
 		attribute.Int("http.response.status_code", c.status))
 	if c.req != nil {
 		if m := callModel(c.d, c.req); m != "" {
-			c.attrs = append(c.attrs, attribute.String(attrRequestModel, m))
-			c.span.SetName("chat " + m)
+			sp.Attrs = append(sp.Attrs, attribute.String(attrRequestModel, m))
+			sp.Detail = m // the name "chat MODEL", joined off the call's path
 		}
 	}
 	if c.usage.Known {
-		c.attrs = append(c.attrs, attribute.Int(attrInputTokens, c.usage.Prompt), attribute.Int(attrOutputTokens, c.usage.Completion),
+		sp.Attrs = append(sp.Attrs, attribute.Int(attrInputTokens, c.usage.Prompt), attribute.Int(attrOutputTokens, c.usage.Completion),
 			attribute.Int(attrCacheRead, c.usage.CacheRead), attribute.Int(attrCacheCreation, c.usage.CacheWrite))
 	}
-	c.span.SetAttributes(c.attrs...)
-	endSpan(c.span, err)
+	sp.Err = err
+	c.h.spans.End(sp)
 }

@@ -11,6 +11,8 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/ctxhost/ctxhost/server/callspan"
 )
 
 // discardExporter takes every batch of spans and keeps nothing: what an
@@ -43,13 +45,12 @@ func BenchmarkTracingCost(b *testing.B) {
 			case "off":
 				url = newTestPathOpts(b, usageUpstream, hcl, 0, false, nil, nil).url
 			case "on", "tenth":
-				sampler := sdktrace.AlwaysSample()
+				var sampler sdktrace.Sampler
 				if mode == "tenth" {
 					sampler = sdktrace.ParentBased(sdktrace.TraceIDRatioBased(0.1)) // trace_sample_ratio = 0.1
 				}
-				tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sampler), sdktrace.WithBatcher(discardExporter{}))
-				b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-				url = newTestPathOpts(b, usageUpstream, hcl, 0, false, nil, func(o *Options) { o.Tracer = tp.Tracer("bench") }).url
+				spans := benchSpans(b, sampler)
+				url = newTestPathOpts(b, usageUpstream, hcl, 0, false, nil, func(o *Options) { o.Spans = spans }).url
 			}
 			conv := conversation(20)
 			b.ResetTimer()
@@ -84,9 +85,13 @@ func postChat(t testing.TB, url, id, conv string) {
 // answered as any other and records no span, its phases' neither.
 func TestUnsampledCallMakesNoSpans(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
-	tp := sdktrace.NewTracerProvider(sdktrace.WithSampler(sdktrace.NeverSample()), sdktrace.WithSpanProcessor(rec))
-	p := newTestPathOpts(t, usageUpstream, smallHCL, 0, false, nil, func(o *Options) { o.Tracer = tp.Tracer("test") })
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	spans := callspan.New(tp.Tracer("test"), sdktrace.NeverSample())
+	p := newTestPathOpts(t, usageUpstream, smallHCL, 0, false, nil, func(o *Options) { o.Spans = spans })
 	chatCall(t, p, "unsampled", conversation(20).String())
+	if err := spans.Close(context.Background()); err != nil { // every record queued has its span
+		t.Fatal(err)
+	}
 	if started := rec.Started(); len(started) != 0 {
 		t.Fatalf("%d spans started for an unsampled call, want none", len(started))
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/ctxhost/ctxhost/engine"
+	"github.com/ctxhost/ctxhost/provider"
 	"github.com/ctxhost/ctxhost/provider/openai"
 )
 
@@ -97,8 +98,15 @@ func callModel(d dialect, req *request) string {
 	if _, ok := d.(geminiDialect); ok {
 		return req.model
 	}
+	raw := req.fields.Get("model")
+	if raw == nil {
+		return ""
+	}
+	if s, ok := provider.JSONString(raw); ok {
+		return s
+	}
 	var s string
-	if raw := req.fields.Get("model"); raw != nil && json.Unmarshal(raw, &s) != nil {
+	if json.Unmarshal(raw, &s) != nil {
 		return ""
 	}
 	return s

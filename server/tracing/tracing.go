@@ -5,6 +5,7 @@ package tracing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 
@@ -14,6 +15,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/ctxhost/ctxhost/server/callspan"
 )
 
 // Protocols of the OTLP exporter.
@@ -36,11 +39,26 @@ type Config struct {
 	Version string
 }
 
-// Tracer is a running exporter: Tracer gives the spans to it, Shutdown
-// sends what is still buffered.
+// Tracer is a running exporter: Tracer gives the service calls' spans to
+// it, Calls the call path's records, Shutdown sends what is still
+// buffered.
 type Tracer struct {
 	provider *sdktrace.TracerProvider
+	// calls makes the call path's spans off its hot path, with
+	// callsProvider: every record it queues is a span (the sampling is
+	// decided when a call starts), and its batch processor waits for room
+	// rather than drop, so that a span is dropped in one place, counted:
+	// the recorder's queue.
+	calls         *callspan.Recorder
+	callsProvider *sdktrace.TracerProvider
+	exporter      sdktrace.SpanExporter
 }
+
+// sharedExporter is the exporter of both providers: its Shutdown is the
+// Tracer's, once both providers are down.
+type sharedExporter struct{ sdktrace.SpanExporter }
+
+func (sharedExporter) Shutdown(context.Context) error { return nil }
 
 // Start returns a tracer exporting to cfg's collector. Spans are sent in
 // batches in the background: a collector down or slow costs a call
@@ -67,10 +85,21 @@ func Start(ctx context.Context, cfg Config) (*Tracer, error) {
 		ratio = 1
 	}
 	res := resource.NewSchemaless(attribute.String("service.name", "ctxhost"), attribute.String("service.version", cfg.Version))
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res),
-		sdktrace.WithSampler(sdktrace.ParentBased(sdktrace.TraceIDRatioBased(ratio))))
-	return &Tracer{provider: tp}, nil
+	sampler := sdktrace.ParentBased(sdktrace.TraceIDRatioBased(ratio))
+	shared := sharedExporter{exp}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(shared), sdktrace.WithResource(res), sdktrace.WithSampler(sampler))
+	cp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(shared, sdktrace.WithBlocking()), sdktrace.WithResource(res),
+		sdktrace.WithSampler(sdktrace.AlwaysSample()))
+	var callSampler sdktrace.Sampler // every call: nothing to decide (the call path continues no caller's trace)
+	if ratio < 1 {
+		callSampler = sampler
+	}
+	calls := callspan.New(cp.Tracer(scope), callSampler)
+	return &Tracer{provider: tp, calls: calls, callsProvider: cp, exporter: exp}, nil
 }
+
+// scope is the instrumentation scope of ctxhost's spans.
+const scope = "github.com/ctxhost/ctxhost/server"
 
 // otlpHTTPURL is the traces URL of an OTLP/HTTP collector: its
 // /v1/traces when the endpoint names no path.
@@ -82,8 +111,26 @@ func otlpHTTPURL(u *url.URL) string {
 	return v.String()
 }
 
-// Tracer returns the tracer of ctxhost's spans.
-func (t *Tracer) Tracer() trace.Tracer { return t.provider.Tracer("github.com/ctxhost/ctxhost/server") }
+// Tracer returns the tracer of the service calls' spans.
+func (t *Tracer) Tracer() trace.Tracer { return t.provider.Tracer(scope) }
 
-// Shutdown sends the buffered spans and stops the exporter.
-func (t *Tracer) Shutdown(ctx context.Context) error { return t.provider.Shutdown(ctx) }
+// Calls returns the recorder of the call path's spans.
+func (t *Tracer) Calls() *callspan.Recorder { return t.calls }
+
+// Shutdown makes the spans of the call path's records still queued,
+// sends the buffered spans and stops the exporter.
+func (t *Tracer) Shutdown(ctx context.Context) error {
+	var errs []error
+	if err := t.calls.Close(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("call path spans: %w", err))
+	}
+	for _, p := range []*sdktrace.TracerProvider{t.callsProvider, t.provider} {
+		if err := p.Shutdown(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := t.exporter.Shutdown(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("OTLP exporter: %w", err))
+	}
+	return errors.Join(errs...)
+}
