@@ -98,3 +98,29 @@ func IsChangeLog(path string) bool {
 	}
 	return changeLogNames[base]
 }
+
+// docDirs are directories of documentation and examples: they tell of the
+// code in a task's words, and a change to the code is rarely made there.
+var docDirs = map[string]bool{"docs": true, "doc": true, "examples": true, "example": true, "_examples": true}
+
+// proseExts are the extensions of documentation.
+var proseExts = []string{".md", ".markdown", ".rst", ".txt", ".adoc", ".asciidoc"}
+
+// IsDocPath reports whether path is documentation or an example: under
+// docs/, doc/ or examples/, prose (.md, .rst, .txt, .adoc) or a licence.
+func IsDocPath(path string) bool {
+	lower := strings.ToLower(path)
+	parts := strings.Split(lower, "/")
+	for _, dir := range parts[:len(parts)-1] {
+		if docDirs[dir] {
+			return true
+		}
+	}
+	base := parts[len(parts)-1]
+	for _, e := range proseExts {
+		if strings.HasSuffix(base, e) {
+			return true
+		}
+	}
+	return strings.HasPrefix(base, "license") || strings.HasPrefix(base, "licence") || strings.HasPrefix(base, "copying")
+}

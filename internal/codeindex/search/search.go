@@ -57,6 +57,13 @@ const (
 	// expansionWeight weighs a symbol of the repository that adjacent
 	// words of the task spell (time delta: TimeDelta).
 	expansionWeight = 1.0
+	// scopeBoost is what a file in the scope of the task's subject
+	// ("fix(complete): ...", "reverseproxy: ...") gains, as a share of
+	// its score.
+	scopeBoost = 1.0
+	// scopeShare is the largest share of the repository's files a scope
+	// may hold and still say where the change is.
+	scopeShare = 0.5
 	// fusionK is the constant of reciprocal rank fusion: a file at rank
 	// r of a ranking scores 1/(fusionK + r).
 	fusionK = 60
@@ -222,6 +229,18 @@ func (ix *Index) Search(text string, o SearchOptions) ([]Result, error) {
 		fileScore[f] = v
 		top = max(top, v)
 	}
+	// a file in the component the task's subject names as its scope
+	if scopes := taskScopes(text); len(scopes) > 0 {
+		top = 0
+		for f, in := range ix.inScope(scopes) {
+			if in && fileScore[f] > 0 {
+				fileScore[f] *= 1 + scopeBoost
+			}
+		}
+		for _, v := range fileScore {
+			top = max(top, v)
+		}
+	}
 	// a file the task names comes first
 	for _, m := range mentions {
 		for _, f := range ix.filesNamed(m) {
@@ -277,10 +296,11 @@ func termIndex(terms []uint32, id uint32) int {
 }
 
 // secondary reports whether f ranks after the code: a test, a generated,
-// vendored or minified file, a change log, or (when demoted) a
-// declaration file.
+// vendored or minified file, a change log, documentation or an example,
+// or (when demoted) a declaration file.
 func (ix *Index) secondary(f *fileDoc, declarations bool) bool {
-	return f.generated || codeindex.IsTestPath(f.path) || codeindex.IsChangeLog(f.path) || declarations && codeindex.IsDeclarationPath(f.path)
+	return f.generated || codeindex.IsTestPath(f.path) || codeindex.IsChangeLog(f.path) || codeindex.IsDocPath(f.path) ||
+		declarations && codeindex.IsDeclarationPath(f.path)
 }
 
 // filesNamed are the files whose path is m or ends with /m.
