@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/ctxhost/ctxhost/host"
+
 // Batch runs fn with the session's changes saved together, in one store
 // write, when it returns (host.Session.Batch): when fn fails nothing is
 // saved and the changes it made stay in memory only, so the caller must
@@ -10,3 +12,17 @@ func (s *Session) Batch(fn func() error) error { return s.host.Batch(fn) }
 // the next save writes them with its own (host.Session.Hold): a call that
 // ends in a Batch saves everything it changed in one store write.
 func (s *Session) Hold(fn func() error) error { return s.host.Hold(fn) }
+
+// KeepPayloads keeps every payload the session answered unchanged until
+// the returned function is called (host.Session.KeepPayloads): a caller
+// still sending one while other calls prepare the session calls it
+// first, so that their payloads are built in new memory.
+func (s *Session) KeepPayloads() (release func()) { return s.host.KeepPayloads() }
+
+// HistoryMark identifies the state of a session's history: equal marks
+// of one session mean no message and no part of the view changed in
+// between.
+type HistoryMark = host.HistoryMark
+
+// HistoryMark returns the history's current mark.
+func (s *Session) HistoryMark() HistoryMark { return s.host.HistoryMark() }

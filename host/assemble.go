@@ -13,7 +13,7 @@ func (t *turn) assemble(ctx context.Context, agent sdk.AgentIdentity, out *Prepa
 	if a == nil {
 		return nil
 	}
-	res, err := t.assembleOnce(ctx, agent, out, s.cfg.ReusePayload)
+	res, err := t.assembleOnce(ctx, agent, out, s.cfg.ReusePayload && s.keptPayloads == 0)
 	if err != nil {
 		s.payloads.lost(agent.Name)
 		return err

@@ -106,13 +106,16 @@ func turn(t *testing.T, s *host.Session, asm host.Assembler, k, n int) *host.Pre
 // request.
 //
 // Without ReusePayload, no payload returned ever changes afterwards; with
-// it, payloads that grew are built in the memory of the last one.
+// it, payloads that grew are built in the memory of the last one, unless
+// the last one is kept (KeepPayloads: its caller is still sending it
+// while the next turn is prepared).
 func TestAssemblerDelta(t *testing.T) {
 	for _, tc := range []struct {
 		name, format string
-		reuse        bool
-	}{{"joiner", "text", false}, {"assembler-gemini", "api", false}, {"assembler-gemini", "api", true}} {
-		t.Run(fmt.Sprintf("%s/reuse=%v", tc.name, tc.reuse), func(t *testing.T) {
+		reuse, keep  bool
+	}{{"joiner", "text", false, false}, {"assembler-gemini", "api", false, false}, {"assembler-gemini", "api", true, false},
+		{"assembler-gemini", "api", true, true}} {
+		t.Run(fmt.Sprintf("%s/reuse=%v/keep=%v", tc.name, tc.reuse, tc.keep), func(t *testing.T) {
 			c := launchAssembler(t, tc.name, nil)
 			if c.Assembler.Deltas() == nil {
 				t.Fatal("the assembler does not declare the delta capability")
@@ -121,8 +124,13 @@ func TestAssemblerDelta(t *testing.T) {
 			s := deltaSession(t, h, "d1", c.Assembler, tc.format, 1500, tc.reuse)
 			compacted, inPlace := 0, 0
 			var given, copies [][]byte
+			release := func() {}
 			for n := range 60 {
 				p := turn(t, s, c.Assembler, 1+n%3, n)
+				release()
+				if tc.keep {
+					release = s.KeepPayloads() // this payload is still being sent while the next turn is prepared
+				}
 				if p.Compaction != nil {
 					compacted++
 				}
@@ -134,12 +142,12 @@ func TestAssemblerDelta(t *testing.T) {
 			if compacted == 0 {
 				t.Error("no turn compacted: the window is too large for the test")
 			}
-			if tc.reuse && inPlace < 20 {
+			if tc.reuse && !tc.keep && inPlace < 20 {
 				t.Errorf("%d of 60 payloads were built in the last one's memory, want most of those that only grew", inPlace)
 			}
-			if !tc.reuse {
+			if !tc.reuse || tc.keep {
 				if inPlace > 0 {
-					t.Errorf("%d payloads share memory with the last one without ReusePayload", inPlace)
+					t.Errorf("%d payloads share memory with the last one (kept: %v)", inPlace, tc.keep)
 				}
 				for i := range given {
 					if !bytes.Equal(given[i], copies[i]) {

@@ -62,6 +62,10 @@ type Session struct {
 	memoryCount countedText
 	// sum is the summarize step between turns (see summarize.go).
 	sum Summaries
+	// keptPayloads counts the callers still sending a payload the session
+	// answered (KeepPayloads): meanwhile no payload is built in the
+	// memory of the last one.
+	keptPayloads int
 }
 
 // countedText is a core text counted once, when it is set.

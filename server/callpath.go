@@ -81,6 +81,52 @@ func (s *Server) WithSession(ctx context.Context, id, profile string, fn func(*e
 	return err
 }
 
+// Release implements callpath.Releasing: the call holding session id's
+// lock (in WithSession) gives it up while its answer comes; retake takes
+// it back, waiting as lock does, and returns the session as it is held
+// then, nil when it was unloaded or another server changed the stored
+// session meanwhile. The session is not unloaded to free memory while
+// the lock is given up.
+func (s *Server) Release(id string) (retake func(ctx context.Context) (*engine.Session, error)) {
+	s.mu.Lock()
+	l, e := s.locks[id], s.open[id]
+	if l == nil || l.holder == nil || l.holder.given {
+		s.mu.Unlock()
+		return func(context.Context) (*engine.Session, error) {
+			return nil, fmt.Errorf("session %q: its lock was given up by a call that did not hold it", id)
+		}
+	}
+	h := l.holder
+	l.refs++ // l outlives the holds of the calls meanwhile
+	l.relays++
+	s.mu.Unlock()
+	h.given = true
+	<-l.sem
+	return func(ctx context.Context) (*engine.Session, error) {
+		err := s.wait(ctx, id, l)
+		s.mu.Lock()
+		l.refs--
+		l.relays--
+		now := s.open[id]
+		s.mu.Unlock()
+		if err != nil {
+			return nil, &callpath.SessionError{Status: http.StatusServiceUnavailable, Err: err}
+		}
+		h.given = false
+		l.holder = h
+		if e == nil || now != e {
+			return nil, nil
+		}
+		if s.shared {
+			v, err := engine.StoredVersion(context.WithoutCancel(ctx), s.store, id)
+			if err != nil || v != e.es.StoredVersion() {
+				return nil, nil // another server wrote it: this call's memory of it is stale
+			}
+		}
+		return e.es, nil
+	}
+}
+
 // withSession is WithSession holding the session's lock.
 func (s *Server) withSession(ctx context.Context, id, profile string, fn func(*engine.Session) error) error {
 	e, err := s.session(ctx, id)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/record"
 	"github.com/ctxhost/ctxhost/server/callpath"
 	"github.com/ctxhost/ctxhost/store/filestore"
@@ -237,5 +238,129 @@ func TestWaitWhileTheAnswerIsRecorded(t *testing.T) {
 	}
 	if code := <-second; code != http.StatusOK {
 		t.Errorf("the second call, after the record: HTTP %d; want 200", code)
+	}
+}
+
+// pausedAnswer streams a Messages answer: its first call sends its
+// start and one delta of text, closes started and waits for resume
+// before the rest; every later call answers "short" at once.
+func pausedAnswer(text string, started, resume chan struct{}) http.HandlerFunc {
+	var calls atomic.Int32
+	return func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		send := func(name, data string) {
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, data)
+			w.(http.Flusher).Flush()
+		}
+		send("message_start", `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"usage":{"input_tokens":5,"output_tokens":0}}}`)
+		send("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
+		if calls.Add(1) == 1 {
+			send("content_block_delta", fmt.Sprintf(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":%q}}`, text))
+			close(started)
+			select {
+			case <-resume:
+			case <-r.Context().Done():
+				return
+			}
+		} else {
+			send("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"short"}}`)
+		}
+		send("content_block_stop", `{"type":"content_block_stop","index":0}`)
+		send("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":1}}`)
+		send("message_stop", `{"type":"message_stop"}`)
+	}
+}
+
+// TestSessionFreeWhileTheAnswerComes: the session's lock is not held
+// while an answer comes and is relayed. The upstream holds the first
+// call's answer half sent until the test lets it go on: a second call
+// that waited for the session would be refused with 503 after the lock
+// wait (a minute), the read would fail.
+//
+//   - A read of the session while the answer comes is served at once;
+//     the answer, once whole, is recorded once.
+//   - A second call of the same conversation while the answer comes is
+//     served and recorded; the first answer, once whole, still reaches
+//     its caller whole but is not recorded after it (the history it
+//     followed changed): the session holds the question and one answer.
+func TestSessionFreeWhileTheAnswerComes(t *testing.T) {
+	fs, err := filestore.New(filepath.Join(t.TempDir(), "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Repeat("lorem ipsum ", 1<<20/12)
+	for _, tc := range []struct {
+		name    string
+		second  bool // a second call, not a read
+		answers []string
+	}{
+		{"read", false, []string{"first", text}},
+		{"call", true, []string{"first", "short"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			started, resume := make(chan struct{}), make(chan struct{})
+			var once sync.Once
+			goOn := func() { once.Do(func() { close(resume) }) }
+			t.Cleanup(goOn)
+			s, base := callPathServer(t, fs, pausedAnswer(text, started, resume), Limits{LockWait: time.Minute})
+			id := "free-" + tc.name
+			call := func() (int, string) {
+				body := `{"model":"m","max_tokens":100,"stream":true,"messages":[{"role":"user","content":"first"}]}`
+				req, _ := http.NewRequest(http.MethodPost, base+"/v1/messages", strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set(callpath.SessionHeader, id)
+				res, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Error(err)
+					return 0, ""
+				}
+				defer res.Body.Close()
+				b, _ := io.ReadAll(res.Body)
+				return res.StatusCode, string(b)
+			}
+			messages := func() []string {
+				var got []string
+				err := s.WithSession(context.Background(), id, "anthropic", func(es *engine.Session) error {
+					for _, m := range es.Messages() {
+						got = append(got, m.Content)
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return got
+			}
+			type answered struct {
+				code int
+				body string
+			}
+			first := make(chan answered, 1)
+			go func() { code, body := call(); first <- answered{code, body} }()
+			<-started // the first answer is half sent; the call waits for the rest
+			if tc.second {
+				code, body := call()
+				if code != http.StatusOK || !strings.Contains(body, `"short"`) || !strings.Contains(body, "message_stop") {
+					t.Errorf("the second call while the first answer comes: HTTP %d %.200q; want 200 and the whole answer", code, body)
+				}
+			} else if got := messages(); len(got) != 1 || got[0] != "first" {
+				t.Errorf("read while the answer comes: %.80q; want the question alone", got)
+			}
+			goOn()
+			a := <-first
+			if a.code != http.StatusOK || !strings.Contains(a.body, text) || !strings.Contains(a.body, "message_stop") {
+				t.Errorf("the first call: HTTP %d, %d bytes; want 200 and the whole answer", a.code, len(a.body))
+			}
+			got := messages()
+			if len(got) != len(tc.answers) {
+				t.Fatalf("the session holds %d messages %.80q; want %d", len(got), got, len(tc.answers))
+			}
+			for i := range got {
+				if got[i] != tc.answers[i] {
+					t.Errorf("message %d: %.60q; want %.60q", i, got[i], tc.answers[i])
+				}
+			}
+		})
 	}
 }

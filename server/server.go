@@ -104,7 +104,18 @@ type sessionLock struct {
 	// progress is when the call holding the lock last received more of
 	// its answer (unix nanoseconds; see Progress).
 	progress atomic.Int64
+	// holder is the hold of the call holding the lock (written by the
+	// call that takes it).
+	holder *hold
+	// relays counts the calls that gave the lock up while their answer
+	// comes (Release): the session is not unloaded to free memory
+	// meanwhile (guarded by Server.mu).
+	relays int
 }
+
+// hold is one call's hold of a session's lock; given: the call gave it
+// up (Release) and has not taken it back.
+type hold struct{ given bool }
 
 // New returns a server over running engines. Close does not stop them.
 func New(opts Options) (*Server, error) {
@@ -178,22 +189,43 @@ func checkID(id string) error {
 // it. A session busy past the limit is UNAVAILABLE (retry later).
 func (s *Server) lock(ctx context.Context, id string) (func(), error) {
 	l, release := s.sessionLock(id)
+	if err := s.wait(ctx, id, l); err != nil {
+		release()
+		return nil, err
+	}
+	h := &hold{}
+	l.holder = h
+	return func() {
+		if !h.given {
+			<-l.sem
+		}
+		release()
+		s.afterCall()
+		s.changes.notify(id)
+	}, nil
+}
+
+// wait takes l, session id's lock, as lock does.
+func (s *Server) wait(ctx context.Context, id string, l *sessionLock) error {
+	select {
+	case l.sem <- struct{}{}:
+		return nil
+	default:
+	}
 	timer := time.NewTimer(s.limits.LockWait)
 	defer timer.Stop()
 	for {
 		select {
 		case l.sem <- struct{}{}:
-			return func() { <-l.sem; release(); s.afterCall(); s.changes.notify(id) }, nil
+			return nil
 		case <-ctx.Done():
-			release()
-			return nil, ctx.Err()
+			return ctx.Err()
 		case <-timer.C:
 			if since := time.Since(time.Unix(0, l.progress.Load())); since < s.limits.LockWait {
 				timer.Reset(s.limits.LockWait - since) // the call before is still receiving its answer
 				continue
 			}
-			release()
-			return nil, connect.NewError(connect.CodeUnavailable,
+			return connect.NewError(connect.CodeUnavailable,
 				fmt.Errorf("session %q is busy with another call (waited %s since it last made progress); retry the call", id, s.limits.LockWait))
 		}
 	}
@@ -236,6 +268,14 @@ func (s *Server) tryLock(id string) (unlock func(), ok bool) {
 	l, release := s.sessionLock(id)
 	select {
 	case l.sem <- struct{}{}:
+		s.mu.Lock()
+		relaying := l.relays > 0
+		s.mu.Unlock()
+		if relaying { // a call gave the lock up while its answer comes: the session is in use
+			<-l.sem
+			release()
+			return nil, false
+		}
 		return func() { <-l.sem; release() }, true
 	default:
 		release()

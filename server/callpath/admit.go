@@ -54,7 +54,7 @@ func (c *call) admitRequest() (io.Reader, error) {
 // admitAnswer charges the call for an upstream answer body of declared
 // length (-1: unknown) and returns the reader to read it from.
 func (c *call) admitAnswer(body io.Reader, declared int64) (io.Reader, error) {
-	if p, ok := c.h.sessions.(Progress); ok {
+	if p := c.progressOf(); p != nil {
 		body = &progressReader{r: body, progress: func() { p.Progress(c.session) }}
 	}
 	if declared >= 0 {
@@ -74,12 +74,23 @@ type Progress interface {
 	Progress(id string)
 }
 
+// progressOf is where the call reports its progress: nil when the
+// sessions do not take it or the call gave its session's lock up (the
+// calls waiting for the session wait for another call then).
+func (c *call) progressOf() Progress {
+	if c.unlocked {
+		return nil
+	}
+	p, _ := c.h.sessions.(Progress)
+	return p
+}
+
 // working reports progress on the call's session every beat until the
 // returned function is called: the call is reading or recording its
 // answer, which takes time in proportion to its size.
 func (c *call) working() (stop func()) {
-	p, ok := c.h.sessions.(Progress)
-	if !ok {
+	p := c.progressOf()
+	if p == nil {
 		return func() {}
 	}
 	done := make(chan struct{})

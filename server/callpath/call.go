@@ -124,6 +124,8 @@ type call struct {
 	// progress, when the sessions report it, is told of each event the
 	// caller took (flush).
 	progress Progress
+	// unlocked: the call gave its session's lock up (released).
+	unlocked bool
 	// held is the number of history messages the conversation came to.
 	held int
 	// body is the request body read (see release); unparsed is the body
@@ -334,13 +336,22 @@ func (c *call) read() error {
 	return nil
 }
 
-// turn runs the call on its session, holding the session's lock.
+// turn runs the call on its session. It holds the session's lock while
+// it reconciles, prepares and records; where the sessions let it
+// (Releasing), it gives the lock up while the upstream answers and the
+// answer is relayed (see released).
 func (c *call) turn(ctx context.Context, es *engine.Session) (err error) {
 	turn, es, err := c.prepare(ctx, es)
 	if err != nil {
 		return err
 	}
-	defer func() { c.observed(turn.Prepared, err) }()
+	var kept func() // the payload's memory kept while the lock is given up
+	defer func() {
+		c.observed(turn.Prepared, err)
+		if kept != nil {
+			kept()
+		}
+	}()
 	if own := c.ownToolsOf(ctx, es); own != nil {
 		return c.ownTurn(ctx, es, &turn, own)
 	}
@@ -354,6 +365,17 @@ func (c *call) turn(ctx context.Context, es *engine.Session) (err error) {
 		callerTokens = p.Cache.Unmanaged.Total // the whole conversation as the caller sent it
 	}
 	c.h.metrics.prepared(c.u.Name, callerTokens, p.Budget.Used)
+	record := func(a answer) error { return c.record(es, a) }
+	if rel, ok := c.h.sessions.(Releasing); ok {
+		kept = es.KeepPayloads()
+		var retake func() error
+		record, retake = c.released(ctx, es, rel)
+		defer func() {
+			if rerr := retake(); rerr != nil && err == nil {
+				err = rerr
+			}
+		}()
+	}
 	end := c.phase("upstream")
 	res, sent, err := c.send(ctx, out)
 	defer sent.detach() // before the session, and the payload's memory, go to the next call
@@ -368,12 +390,52 @@ func (c *call) turn(ctx context.Context, es *engine.Session) (err error) {
 	a := c.d.newAnswer(c.req)
 	end = c.phase("relay")
 	if c.req.stream {
-		err = c.relayStream(ctx, res, a, es)
+		err = c.relayStream(ctx, res, a, record)
 	} else {
-		err = c.relayWhole(res, a, es)
+		err = c.relayWhole(res, a, record)
 	}
 	end(err)
 	return err
+}
+
+// released gives up the session's lock for the upstream's I/O (see
+// Releasing): the session's other calls run meanwhile, and the payload's
+// memory is kept (Session.KeepPayloads) until the turn ends. record takes
+// the lock again and records the answer when no other call changed the
+// session's history since this turn was prepared on it; otherwise the
+// history is no longer the one the answer follows: the answer goes to its
+// caller unrecorded (logged and counted; the caller's next call brings it
+// in its conversation), and nothing is applied twice. retake takes the
+// lock again when record did not.
+func (c *call) released(ctx context.Context, es *engine.Session, rel Releasing) (record func(answer) error, retake func() error) {
+	mark := es.HistoryMark()
+	back := rel.Release(c.session)
+	c.unlocked = true
+	var now *engine.Session
+	var taken bool
+	var err error
+	retake = func() error {
+		if !taken {
+			taken = true
+			now, err = back(context.WithoutCancel(ctx)) // the answer is in: it is recorded even if the caller has gone
+			c.unlocked = err != nil
+		}
+		return err
+	}
+	record = func(a answer) error {
+		if err := retake(); err != nil {
+			return err
+		}
+		if now != es || es.HistoryMark() != mark {
+			_, _, c.usage = a.Result()
+			c.h.metrics.unrecordedAnswer(c.u.Name)
+			c.h.log.Warn("answer passed on unrecorded: another call changed the session's history while it came",
+				"upstream", c.u.Name, "session", c.session)
+			return nil
+		}
+		return c.record(es, a)
+	}
+	return record, retake
 }
 
 // prepareOn reconciles the caller's conversation with the session and
@@ -498,7 +560,7 @@ func (c *call) relayError(res *http.Response) {
 
 // relayWhole reads a whole answer and records it; deliver passes it on
 // once the session is released.
-func (c *call) relayWhole(res *http.Response, a answer, es *engine.Session) error {
+func (c *call) relayWhole(res *http.Response, a answer, record func(answer) error) error {
 	limit := c.u.maxEvent()
 	if res.ContentLength > int64(limit) {
 		return failf(http.StatusBadGateway, "answer_too_large", "upstream %q answered over %d bytes (the upstream's max_answer_bytes)", c.u.Name, limit)
@@ -526,7 +588,7 @@ func (c *call) relayWhole(res *http.Response, a answer, es *engine.Session) erro
 	// Recorded before it goes out, so a read after the answer (on any
 	// server) sees it; a record that fails is the call's error, and
 	// nothing of the call is applied.
-	if err := c.record(es, a); err != nil {
+	if err := record(a); err != nil {
 		return err
 	}
 	copyResponseHeaders(c.w.Header(), res.Header)

@@ -2,7 +2,9 @@
 // serve`: an agent built on a provider's SDK points its base URL at
 // ctxhost and keeps calling the provider's API as before.
 //
-// One call goes through four steps, holding the session's lock:
+// One call goes through four steps, holding the session's lock but
+// while the upstream answers (where the sessions let it give the lock up:
+// Releasing):
 //
 //   - reconcile: the caller's whole conversation is converted to messages
 //     and compared with the session's history; the messages the session
@@ -29,7 +31,8 @@
 //     full) is a 503, or mid-stream the provider's error event, with
 //     nothing of the call applied. An upstream connection lost before
 //     the answer is whole is an error to the caller and nothing of the
-//     answer is recorded.
+//     answer is recorded. An answer whose history another call changed
+//     while it came (the lock given up) is passed on unrecorded.
 //
 // The caller's API key headers are forwarded and never stored, logged or
 // counted.
@@ -141,6 +144,19 @@ type Brancher interface {
 	// branch's id and the session to go on with: es when to is 0, else
 	// the session reopened as rewound (es is not used again).
 	Branch(ctx context.Context, id string, es *engine.Session, to uint64) (branch string, next *engine.Session, err error)
+}
+
+// Releasing is implemented by Sessions that let a call give its
+// session's lock up while it waits for the upstream's answer and relays
+// it, so that the session's other calls do not wait on that I/O.
+type Releasing interface {
+	// Release gives up session id's lock, which the caller holds (it is
+	// in WithSession's fn), until retake is called: retake takes it
+	// again, waiting as WithSession does, and returns the session as it
+	// is held then (nil: it was unloaded meanwhile, or read again from
+	// the store). fn must call retake once before it returns, whatever
+	// happened; after an error of retake the lock is not held.
+	Release(id string) (retake func(ctx context.Context) (*engine.Session, error))
 }
 
 // ErrUnsaved marks a call that failed after changing its session in

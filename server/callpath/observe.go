@@ -26,7 +26,7 @@ type Observed struct {
 // observed tells Options.Observe of the call's turn, holding the
 // session's lock. err is the call's error.
 func (c *call) observed(p *engine.Prepared, err error) {
-	if c.h.observe == nil || p == nil || c.counting {
+	if c.h.observe == nil || p == nil || c.counting || c.unlocked { // unlocked: the session could not be taken again
 		return
 	}
 	outcome := "ok"

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ctxhost/ctxhost/engine"
 	"github.com/ctxhost/ctxhost/provider"
 )
 
@@ -33,13 +32,13 @@ var errAborted = errors.New("stream aborted")
 // The status line and headers go out with the first event, in one write
 // (the caller's first byte comes one write sooner), or on their own when
 // the upstream takes longer than headerWait to its first event.
-func (c *call) relayStream(ctx context.Context, res *http.Response, a answer, es *engine.Session) error {
+func (c *call) relayStream(ctx context.Context, res *http.Response, a answer, record func(answer) error) error {
 	copyResponseHeaders(c.w.Header(), res.Header)
 	c.status = http.StatusOK
 	c.wrote = true
 	c.w.WriteHeader(http.StatusOK) // held in the connection's buffer until a flush
 	c.out = &streamOut{w: c.w}
-	c.progress, _ = c.h.sessions.(Progress)
+	c.progress = c.progressOf()
 	c.out.headers = time.AfterFunc(headerWait, c.out.flushHeaders) // stopped by serve (out.close)
 	in, err := c.admitAnswer(res.Body, -1)                         // charged as the events come
 	if err != nil {
@@ -63,7 +62,7 @@ func (c *call) relayStream(ctx context.Context, res *http.Response, a answer, es
 			field := bytes.TrimRight(line, "\r\n")
 			switch {
 			case len(field) == 0: // the end of an event
-				done, ferr := c.dispatch(a, es, name, data, ev)
+				done, ferr := c.dispatch(a, record, name, data, ev)
 				if ferr != nil || done {
 					return ferr
 				}
@@ -82,7 +81,7 @@ func (c *call) relayStream(ctx context.Context, res *http.Response, a answer, es
 		}
 		if err != nil {
 			if len(bytes.TrimSpace(ev)) > 0 && err == io.EOF { // a last event without its blank line
-				done, ferr := c.dispatch(a, es, name, data, ev)
+				done, ferr := c.dispatch(a, record, name, data, ev)
 				if ferr != nil || done {
 					return ferr
 				}
@@ -120,7 +119,7 @@ func readLine(br *bufio.Reader, long *[]byte, limit int) ([]byte, error) {
 
 // dispatch reads one event and relays it; the event that makes the answer
 // whole is relayed, then the answer recorded. done: the stream is over.
-func (c *call) dispatch(a answer, es *engine.Session, name string, data, raw []byte) (done bool, err error) {
+func (c *call) dispatch(a answer, record func(answer) error, name string, data, raw []byte) (done bool, err error) {
 	if len(data) == 0 && name == "" { // a comment or keep-alive
 		return false, c.flush(raw)
 	}
@@ -139,7 +138,7 @@ func (c *call) dispatch(a answer, es *engine.Session, name string, data, raw []b
 		// event instead, and nothing of the call is applied.
 		// The event itself goes out once the session is released
 		// (deliver): what is left is the caller's I/O.
-		if err := c.record(es, a); err != nil {
+		if err := record(a); err != nil {
 			return true, c.abort(err)
 		}
 		c.rest = raw // relayStream's own buffer, not read into again
