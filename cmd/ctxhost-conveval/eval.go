@@ -334,6 +334,10 @@ func replayOne(s setup, c conversation, d replay.Dialect, window int, base, stan
 			t := local[m]
 			t.calls++
 			if q == nil {
+				// ctxhost answered an error: nothing reached the model, so
+				// the call keeps no current message, task, fact or output
+				// (sent nothing, it adds no tokens)
+				judge(t, &sent{tokens: window + 1}, window, current, taskText, facts, outputs)
 				continue
 			}
 			keptBefore := t.currentKept

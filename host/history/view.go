@@ -914,7 +914,8 @@ func (h *History) omitTo(end int) int {
 
 // Cut frees at least need tokens, if it can, by cutting the largest shown
 // messages head + tail around a CutMarker (the task and pinned messages
-// only after all others, preserved recent messages included): the last
+// only after all others, preserved recent messages included, and the
+// current request after the task): the last
 // resort when a context does not fit the window even after Compact. The
 // originals stay retrievable with Get.
 func (h *History) Cut(need int) Step {
@@ -972,7 +973,8 @@ func (h *History) withdrawSummary() string {
 }
 
 // cutLargest cuts shown messages head + tail, the largest first (pinned
-// ones only after all others, and only when pinned is set), until need
+// ones only after all others, the current request last, and only when
+// pinned is set), until need
 // tokens are freed or no message can be cut further. It returns the ids
 // cut.
 func (h *History) cutLargest(need int, pinned bool) []string {
@@ -982,10 +984,21 @@ func (h *History) cutLargest(need int, pinned bool) []string {
 			cands = append(cands, i) // a message cut before may be cut shorter
 		}
 	}
+	// the others first, then the pinned ones but the current request
+	// (the task among them), then the current request: what is asked now
+	// outranks what was asked first
+	rank := func(i int) int {
+		switch {
+		case !h.pinned(i):
+			return 0
+		case i != h.request:
+			return 1
+		}
+		return 2
+	}
 	sort.SliceStable(cands, func(a, b int) bool {
-		pa, pb := h.pinned(cands[a]), h.pinned(cands[b])
-		if pa != pb {
-			return !pa
+		if ra, rb := rank(cands[a]), rank(cands[b]); ra != rb {
+			return ra < rb
 		}
 		return h.effTokens(cands[a]) > h.effTokens(cands[b])
 	})
