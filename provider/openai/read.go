@@ -82,8 +82,22 @@ func readWhole(body []byte, w *wholeBody) bool {
 	return r.Done()
 }
 
-// readMessage reads one message of an answer into m (raw members are
-// slices of the document).
+// readMessages reads a request's messages into msgs in one pass; false:
+// leave them to json.Unmarshal. Raw members are slices of raw.
+func readMessages(raw []byte, msgs *[]RequestMessage) bool {
+	r := provider.NewJSONReader(raw)
+	*msgs = []RequestMessage{}
+	if !r.Array(func() {
+		*msgs = append(*msgs, RequestMessage{})
+		readMessage(&r, &(*msgs)[len(*msgs)-1])
+	}) {
+		*msgs = nil
+	}
+	return r.Done()
+}
+
+// readMessage reads one message of a request or an answer into m (raw
+// members are slices of the document).
 func readMessage(r *provider.JSONReader, m *RequestMessage) {
 	var seen uint64
 	r.Object(func(key []byte) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -116,7 +117,8 @@ func TestReadAsUnmarshal(t *testing.T) {
 	t.Logf("%d documents, each read as an answer and as a chunk: %d declined that json.Unmarshal reads", len(docs), declined)
 }
 
-// FuzzReadWhole: whatever the document, readWhole and readChunk read it
+// FuzzReadWhole: whatever the document, readWhole, readChunk and
+// readMessages read it
 // as json.Unmarshal does or decline it.
 func FuzzReadWhole(f *testing.F) {
 	for _, a := range ownAnswers {
@@ -126,6 +128,7 @@ func FuzzReadWhole(f *testing.F) {
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		jsontest.SameAsUnmarshal(t, doc, readWhole)
 		jsontest.SameAsUnmarshal(t, doc, readChunk)
+		jsontest.SameAsUnmarshal(t, doc, readMessages)
 	})
 }
 
@@ -202,5 +205,68 @@ func BenchmarkRead(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// TestReadMessagesAsUnmarshal: a request's messages read in one pass are
+// what json.Unmarshal reads, on the histories of the SWE-agent
+// trajectories (../shared/data/trajectories: system prompts, tool calls,
+// tool outputs), whole and message by message, and 40 variants of each
+// message; none of the histories as they came is declined.
+func TestReadMessagesAsUnmarshal(t *testing.T) {
+	paths := shareddata.RequireTrajectories(t)
+	var docs [][]byte
+	for _, p := range paths {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var traj struct {
+			History []json.RawMessage `json:"history"`
+		}
+		if err := json.Unmarshal(raw, &traj); err != nil {
+			t.Fatal(err)
+		}
+		whole, _ := json.Marshal(traj.History)
+		if jsontest.SameAsUnmarshal(t, whole, readMessages) {
+			t.Errorf("%s: the history declined", filepath.Base(p))
+		}
+		for _, m := range traj.History[:min(len(traj.History), 30)] {
+			docs = append(docs, append(append([]byte("["), m...), ']'))
+		}
+	}
+	declined := 0
+	for _, doc := range jsontest.AllVariants(t, docs, 20, 0.05, 0.3) {
+		if jsontest.SameAsUnmarshal(t, doc, readMessages) {
+			declined++
+		}
+	}
+	t.Logf("%d messages and their variants: %d declined that json.Unmarshal reads", len(docs), declined)
+}
+
+// BenchmarkReadMessages reads a request of 1,000 messages (500 tool
+// calls and their results, about 100,000 tokens) in one pass (read) and
+// by json.Unmarshal (unmarshal), in one run.
+func BenchmarkReadMessages(b *testing.B) {
+	var msgs []string
+	for i := range 500 {
+		msgs = append(msgs, `{"role":"assistant","content":null,"tool_calls":[{"id":"call_`+strconv.Itoa(i)+`","type":"function","function":{"name":"read_file","arguments":"{\"path\":\"src/file_`+strconv.Itoa(i)+`.go\"}"}}]}`,
+			`{"role":"tool","tool_call_id":"call_`+strconv.Itoa(i)+`","content":"`+strings.Repeat("package main\\n\\nfunc f() int { return 42 }\\n", 20)+`"}`)
+	}
+	doc := []byte("[" + strings.Join(msgs, ",") + "]")
+	for _, fast := range []bool{false, true} {
+		name := "1000/unmarshal"
+		if fast {
+			name = "1000/read"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(doc)))
+			for b.Loop() {
+				var m []RequestMessage
+				if !(fast && readMessages(doc, &m) || json.Unmarshal(doc, &m) == nil) || len(m) != 1000 {
+					b.Fatal("not read")
+				}
+			}
+		})
 	}
 }
