@@ -26,7 +26,8 @@ SERVICE = "ctxhost.service.v1.ContextService"
 # connection turns out to be closed. A write is sent again only when it
 # carries an idempotency key, since the service may have applied it.
 READS = frozenset({"GetSession", "ListSessions", "Inspect", "ExportState", "ListEvents", "Health", "Ready",
-                   "ListMemoryBlocks", "GetMemoryBlock", "ListMemoryBlockVersions"})
+                   "ListMemoryBlocks", "GetMemoryBlock", "ListMemoryBlockVersions", "ListCheckpoints",
+                   "GetCheckpoint"})
 
 
 def _keyed(body):
@@ -296,3 +297,41 @@ class Client:
     def set_membership(self, session_id, agent="", groups=()):
         """Names the agent and groups whose blocks the session sees."""
         return self.call("SetMembership", {"session_id": session_id, "agent": agent, "groups": list(groups)})
+
+    # Checkpoints (a SQLite or PostgreSQL store): every acknowledged turn
+    # is one, named by the sequence its save left the session at.
+    # Checkpoints are dicts: sequence (a string), timeUnixMs, agent,
+    # budget, components, payloadId, payloadTag, messages.
+
+    def checkpoints(self, session_id):
+        """The session's kept checkpoints, oldest first, and its current
+        sequence: (checkpoints, sequence)."""
+        r = self.call("ListCheckpoints", {"session_id": session_id})
+        return r.get("checkpoints", []), int(r.get("sequence", 0))
+
+    def checkpoint(self, session_id, sequence=0, from_=0, to=0, limit=0):
+        """The session as it stood at sequence (0: now): checkpoint,
+        systemPrompt, instructions, input, the history's entries (from_,
+        to and limit select them as GetHistory does) and total. The live
+        session is not touched."""
+        return self.call("GetCheckpoint", {"session_id": session_id, "sequence": str(sequence),
+                                           "from": from_, "to": to, "limit": limit})
+
+    def fork(self, session_id, sequence, new_session_id):
+        """Makes new_session_id as the session stood at sequence (0: now),
+        with a copy of its own memory blocks; each goes on without the
+        other. Returns (the checkpoint it stands on, the new session's
+        info); a taken id is HTTP 409 already_exists."""
+        r = self.call("ForkSession", {"session_id": session_id, "sequence": str(sequence),
+                                      "new_session_id": new_session_id})
+        return r.get("checkpoint", {}), r.get("session", {})
+
+    def rewind(self, session_id, sequence, branch_session_id=""):
+        """Takes the session back to its checkpoint at sequence; what came
+        after is kept first as the session branch_session_id (empty:
+        "ID:branch-N"). Returns the answer: the session's new sequence,
+        the checkpoint rewound to, branchSessionId and branchSequence."""
+        for key in [k for k in self._payloads if k[0] == session_id]:
+            del self._payloads[key]
+        return self.call("RewindSession", {"session_id": session_id, "sequence": str(sequence),
+                                           "branch_session_id": branch_session_id})

@@ -243,3 +243,29 @@ func TestMemoryExample(t *testing.T) {
 		t.Errorf("the session's scopes are not its own, its agent's and its group's:\n%s", got)
 	}
 }
+
+// TestCheckpointsExample runs checkpoints_example.py against a real
+// server: three turns' checkpoints listed, the session read at the first,
+// a fork that goes on by itself with the session's block, a fork onto a
+// taken id refused, and a rewind whose branch keeps what came after.
+func TestCheckpointsExample(t *testing.T) {
+	needPython(t)
+	url := serve(t, binaries(t))
+	out, err := exec.Command(python, "checkpoints_example.py", url).CombinedOutput()
+	if err != nil {
+		t.Fatalf("checkpoints_example.py: %v\n%s", err, out)
+	}
+	got := string(out)
+	t.Logf("checkpoints_example.py:\n%s", got)
+	for _, want := range []string{"checkpoints 3 messages [2, 4, 6] current is the last True",
+		"at the first: ['question 1', 'answer 1']", "fork stands on True messages 2",
+		"fork: ['question 1', 'answer 1', 'elsewhere']", "parent keeps 6 messages",
+		"fork's blocks [('notes', 'The parser lives in ./parse.')]", "fork onto a taken id refused: 409 already_exists",
+		"rewound to True branch True", "after the rewind: ['question 1', 'answer 1']",
+		"branch: ['question 1', 'answer 1', 'question 2', 'answer 2', 'question 3', 'answer 3']",
+		"prepare after the rewind carries the block: True", "\nok\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+}
