@@ -76,7 +76,8 @@ func (s *Server) Handler(opts HandlerOptions) http.Handler {
 		opts.CallPath.Register(mux)
 	}
 	if s.inspect != nil {
-		ui, err := inspector.NewHandler(inspector.Options{Recorder: s.inspect, Originals: inspectorOriginals{s}, Memory: inspectorOriginals{s}, Token: opts.Token})
+		ui, err := inspector.NewHandler(inspector.Options{Recorder: s.inspect, Originals: inspectorOriginals{s}, Memory: inspectorOriginals{s},
+			Checkpoints: inspectorOriginals{s}, Token: opts.Token})
 		if err != nil {
 			panic(err) // the assets are embedded: only a broken build fails here
 		}

@@ -84,3 +84,36 @@ func (o inspectorOriginals) Memory(ctx context.Context, session string) ([]inspe
 	}
 	return out, nil
 }
+
+// inspectorErr is err as the inspector reads it: an unknown or invalid
+// session is inspector.ErrNotFound.
+func inspectorErr(err error) error {
+	if c := connect.CodeOf(err); err != nil && (c == connect.CodeNotFound || c == connect.CodeInvalidArgument) {
+		return errors.Join(inspector.ErrNotFound, err)
+	}
+	return err
+}
+
+// Checkpoints implements inspector.Checkpoints: the session's kept
+// checkpoints and its stored version.
+func (o inspectorOriginals) Checkpoints(ctx context.Context, session string) ([]engine.Checkpoint, uint64, error) {
+	eng, err := o.s.storedEngine(ctx, session)
+	if err != nil {
+		return nil, 0, inspectorErr(err)
+	}
+	cps, err := eng.Checkpoints(ctx, session)
+	if err != nil {
+		return nil, 0, err
+	}
+	version, err := engine.StoredVersion(ctx, o.s.store, session)
+	return cps, version, err
+}
+
+// CheckpointState implements inspector.Checkpoints.
+func (o inspectorOriginals) CheckpointState(ctx context.Context, session string, version uint64, q engine.HistoryQuery) (engine.CheckpointState, error) {
+	eng, err := o.s.storedEngine(ctx, session)
+	if err != nil {
+		return engine.CheckpointState{}, inspectorErr(err)
+	}
+	return eng.CheckpointState(ctx, session, version, q)
+}

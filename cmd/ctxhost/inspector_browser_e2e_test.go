@@ -98,8 +98,9 @@ func inspectorSession(t *testing.T, base, token, id string) (turns, compactions 
 // real serve (the stand-in upstream, an 8k window, a token), then drives
 // the inspector in headless Chromium (web/e2e/inspector.mjs): the login,
 // the session list and its search, a session's chart, a compaction and
-// its diff with the turn before, the original of a masked message, and
-// a turn made while the page is open showing without a reload.
+// its diff with the turn before, the original of a masked message, the
+// session's checkpoints (its store is SQLite) and its state at one, and a
+// turn made while the page is open showing without a reload.
 // CTXHOST_INSPECTOR_SHOTS names a directory to keep the screenshots in.
 func TestInspectorInTheBrowser(t *testing.T) {
 	node, chromium := requireBrowser(t)
@@ -109,7 +110,14 @@ func TestInspectorInTheBrowser(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte(token), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, srv, _ := startCallPath(t, 1000, fmt.Sprintf("token_file = %q", tokenFile))
+	// A SQLite store, which keeps checkpoints.
+	si := startStandin(t, 8192, 1000)
+	cfg := filepath.Join(dir, "callpath.hcl")
+	hcl := fmt.Sprintf(callPathHCL, binDir, si.url, "sqlite:"+filepath.Join(dir, "sessions.db"), fmt.Sprintf("token_file = %q", tokenFile))
+	if err := os.WriteFile(cfg, []byte(hcl), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServe(t, nil, "-config", cfg)
 	base := "http://" + srv.addr
 	long := newChatConversation("inspect-long", 8)
 	for i := 0; i < 120; i++ {
@@ -181,7 +189,7 @@ func TestInspectorInTheBrowser(t *testing.T) {
 		t.Fatalf("the inspector failed in the browser:\n%s\n%s", report, stderr.String())
 	}
 	for _, want := range []string{"ok the list shows the sessions", "ok the chart has a column per turn", "ok the diff shows what changed",
-		"ok the original is one click away", "ok a live turn shows without a reload"} {
+		"ok the original is one click away", "ok a checkpoint shows the session as it stood", "ok a live turn shows without a reload"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("the browser script did not report %q:\n%s", want, report)
 		}

@@ -57,6 +57,8 @@ type Options struct {
 	Originals Originals
 	// Memory reads sessions' memory blocks (nil: not served).
 	Memory Memory
+	// Checkpoints reads sessions' checkpoints (nil: not served).
+	Checkpoints Checkpoints
 	// Token, when set, must be carried by every API request: as
 	// "Authorization: Bearer TOKEN", or as the cookie the login form sets.
 	Token string
@@ -72,9 +74,11 @@ type Handler struct {
 	rec    *Recorder
 	orig   Originals
 	memory Memory
-	token  string
-	cookie string // the login cookie's value: derived from the token, never the token
-	assets http.Handler
+	// checkpointsOf reads checkpoints (nil: not served).
+	checkpointsOf Checkpoints
+	token         string
+	cookie        string // the login cookie's value: derived from the token, never the token
+	assets        http.Handler
 }
 
 // NewHandler returns the inspector's handler.
@@ -86,7 +90,7 @@ func NewHandler(opts Options) (*Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("inspector assets: %w", err)
 	}
-	h := &Handler{rec: opts.Recorder, orig: opts.Originals, memory: opts.Memory, token: opts.Token, assets: http.StripPrefix("/ui/", http.FileServerFS(dist))}
+	h := &Handler{rec: opts.Recorder, orig: opts.Originals, memory: opts.Memory, checkpointsOf: opts.Checkpoints, token: opts.Token, assets: http.StripPrefix("/ui/", http.FileServerFS(dist))}
 	if h.token != "" {
 		mac := hmac.New(sha256.New, []byte(h.token))
 		mac.Write([]byte("ctxhost inspector login"))
@@ -112,6 +116,8 @@ func (h *Handler) Register(mux *http.ServeMux) {
 	api("GET /ui/api/sessions/{id}/turns/{n}", h.turn)
 	api("GET /ui/api/sessions/{id}/messages/{mid}", h.original)
 	api("GET /ui/api/sessions/{id}/memory", h.memoryBlocks)
+	api("GET /ui/api/sessions/{id}/checkpoints", h.checkpoints)
+	api("GET /ui/api/sessions/{id}/checkpoints/{version}", h.checkpoint)
 	api("GET /ui/api/events", h.events)
 	mux.Handle("GET /ui/api/", h.authorize(http.NotFoundHandler()))
 }

@@ -1,8 +1,8 @@
 // Drives the inspector in Debian's Chromium (playwright-core, no browser
 // download): node e2e/inspector.mjs BASE TOKEN SESSION SHOTS_DIR
 // Checks the login, the session list and its search, a session's chart,
-// a compaction and its diff, an original behind a placeholder, and a live
-// update: it prints "LIVE?" and waits (60 s) for the test to make a call
+// a compaction and its diff, an original behind a placeholder, the
+// session's checkpoints and its state at one, and a live update: it prints "LIVE?" and waits (60 s) for the test to make a call
 // of SESSION, then for the page to show it. Each check prints "ok NAME";
 // any failure exits 1.
 import { chromium } from "playwright-core";
@@ -84,6 +84,23 @@ try {
   check(original.length > shownText.length && original !== shownText, "the original is one click away", `${shownText.length} -> ${original.length} chars`);
   await marked.scrollIntoViewIfNeeded();
   await page.screenshot({ path: shots + "/original.png" });
+  // The session's checkpoints, and its state at one.
+  await page.waitForSelector("[data-testid=checkpoints] details");
+  await page.click("[data-testid=checkpoints] summary");
+  const cpRows = page.locator("[data-testid=checkpoints] tbody tr");
+  check(await cpRows.count() > 1, "the checkpoints are listed", String(await cpRows.count()));
+  const cpRow = cpRows.nth(1); // the one before the latest
+  const cpVersion = await cpRow.getAttribute("data-version");
+  const cpMessages = Number((await cpRow.locator("td").nth(4).textContent()).replace(/[^0-9]/g, ""));
+  await cpRow.locator("button.show-checkpoint").click();
+  await page.waitForFunction((v) => document.querySelector("[data-testid=checkpoint-title]")?.textContent === "At version " + v, cpVersion);
+  const held = await page.locator("[data-testid=checkpoint-messages] .msg").count();
+  check(held === Math.min(cpMessages, 100) && held > 0, "a checkpoint shows the session as it stood", `${held} messages shown, ${cpMessages} held`);
+  const cmds = await page.textContent("[data-testid=checkpoint-commands]");
+  check(cmds.includes(`ctxhost checkpoints fork ${session} ${cpVersion}`) && cmds.includes(`ctxhost checkpoints rewind ${session} ${cpVersion}`),
+    "a checkpoint says how to fork or rewind to it", cmds);
+  await page.locator("[data-testid=checkpoints]").scrollIntoViewIfNeeded();
+  await page.screenshot({ path: shots + "/checkpoint.png" });
   // A live update.
   const before = await page.textContent("[data-testid=turn-count]");
   await page.waitForSelector("#live.on");

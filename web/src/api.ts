@@ -42,6 +42,14 @@ export interface Block {
   unit: string; read_only: boolean; version: number;
 }
 
+export interface CheckpointInfo {
+  version: number; time: string; agent?: string; used: number; window: number; available: number;
+  components: Component[]; messages: number; payload_id?: number; payload_tag?: string;
+}
+export interface CheckpointView extends CheckpointInfo {
+  system_prompt?: string; instructions?: string; input?: string; total: number; from: number; history: Original[];
+}
+
 export class Unauthorized extends Error {}
 
 async function get<T>(path: string): Promise<T> {
@@ -66,6 +74,9 @@ export const api = {
   series: (id: string) => get<Series>(`sessions/${enc(id)}/series`),
   turn: (id: string, n: number) => get<Detail>(`sessions/${enc(id)}/turns/${n}`),
   memory: (id: string) => get<{ blocks: Block[] }>(`sessions/${enc(id)}/memory`),
+  checkpoints: (id: string) => get<{ checkpoints: CheckpointInfo[]; version: number }>(`sessions/${enc(id)}/checkpoints`),
+  checkpoint: (id: string, version: number, from: number, limit: number) =>
+    get<CheckpointView>(`sessions/${enc(id)}/checkpoints/${version}?from=${from}&limit=${limit}`),
   original: (id: string, mid: string) => get<Original>(`sessions/${enc(id)}/messages/${enc(mid)}`),
 };
 

@@ -1,6 +1,6 @@
 import "./style.css";
 import { diffLines } from "diff";
-import { api, events, Unauthorized, type Block, type Detail, type SessionInfo, type Shown, type Turn } from "./api";
+import { api, events, Unauthorized, type Block, type CheckpointInfo, type CheckpointView, type Detail, type SessionInfo, type Shown, type Turn } from "./api";
 
 // h makes an element: h("div", {class: "x"}, child, "text").
 type Child = Node | string | number | null | undefined | false;
@@ -129,10 +129,24 @@ async function sessionView(id: string, selected: number) {
   const head = h("div", { class: "summary", "data-testid": "summary" });
   const overview = h("div", { class: "overview" });
   const memory = h("div", { "data-testid": "memory" });
+  const checkpoints = h("div", { "data-testid": "checkpoints" });
   const chartBox = h("div", { class: "chart", "data-testid": "chart" });
   const pager = h("div", { class: "pager" });
   const detail = h("section", { class: "detail", "data-testid": "detail" });
-  app.replaceChildren(h("p", {}, h("a", { href: "#/" }, "‹ sessions")), head, memory, overview, pager, chartBox, detail);
+  app.replaceChildren(h("p", {}, h("a", { href: "#/" }, "‹ sessions")), head, memory, checkpoints, overview, pager, chartBox, detail);
+  let checkpointsOpen = false;
+  const loadCheckpoints = async () => {
+    try {
+      const res = await api.checkpoints(id);
+      const open = checkpoints.querySelector("details")?.open ?? checkpointsOpen;
+      const state = checkpoints.querySelector("[data-testid=checkpoint-state]");
+      checkpoints.replaceChildren(res.checkpoints.length ? checkpointList(id, res.checkpoints, res.version, open, (o) => { checkpointsOpen = o; }) : "");
+      if (state) checkpoints.querySelector("details")?.append(state); // the state shown stays
+    } catch (e) {
+      if (e instanceof Unauthorized) throw e;
+      checkpoints.replaceChildren(); // the store keeps no checkpoints
+    }
+  };
   const loadMemory = async () => {
     try {
       const { blocks } = await api.memory(id);
@@ -177,7 +191,7 @@ async function sessionView(id: string, selected: number) {
     const d = await api.turn(id, n);
     detail.replaceChildren(...turnDetail(id, d, last));
   };
-  await Promise.all([loadPage(), loadOverview(), loadMemory()]);
+  await Promise.all([loadPage(), loadOverview(), loadMemory(), loadCheckpoints()]);
   await select(current || last);
   let pending = 0;
   stopEvents = events(id, (_s, t) => {
@@ -191,7 +205,7 @@ async function sessionView(id: string, selected: number) {
       if (shown.length > turnPage) { shown.shift(); from++; }
       chartBox.replaceChildren(chart(shown, current, (x) => select(x)));
     }
-    if (!pending) pending = window.setTimeout(() => { pending = 0; loadOverview().catch(fail); loadMemory().catch(fail); }, 500);
+    if (!pending) pending = window.setTimeout(() => { pending = 0; loadOverview().catch(fail); loadMemory().catch(fail); loadCheckpoints().catch(fail); }, 500);
   }, setLive);
 }
 
@@ -205,6 +219,54 @@ function memoryBlocks(blocks: Block[]) {
         h("td", {}, b.scope), h("td", {}, b.label + (b.read_only ? " (read-only)" : ""), b.description ? h("div", { class: "muted" }, b.description) : null),
         h("td", { class: "num" }, `${n(b.size)} / ${n(b.limit)} ${b.unit}`), h("td", { class: "num" }, b.version),
         h("td", {}, h("pre", {}, b.value)))))));
+}
+
+// checkpointList lists the session's checkpoints (the stored versions
+// that ended its turns); a row shows the session as it stood there, with
+// the commands that fork a new session from it or rewind this one to it.
+function checkpointList(session: string, cps: CheckpointInfo[], version: number, open: boolean, toggled: (open: boolean) => void) {
+  const state = h("div", { class: "checkpoint-state", "data-testid": "checkpoint-state" });
+  const rows = [...cps].reverse().map((c) => h("tr", { "data-version": c.version },
+    h("td", { class: "num" }, c.version), h("td", {}, when(c.time)), h("td", {}, c.agent ?? ""),
+    h("td", { class: "num" }, `${n(c.used)} / ${n(c.window)}`), h("td", { class: "num" }, n(c.messages)),
+    h("td", {}, h("button", { class: "show-checkpoint", onclick: () => showCheckpoint(session, c.version, 0, state).catch(fail) }, "state"))));
+  const d = h("details", { class: "checkpoints", open },
+    h("summary", {}, `Checkpoints (${cps.length}; the session is at version ${version})`),
+    h("table", { class: "grid small" },
+      h("thead", {}, h("tr", {}, ...["version", "saved", "agent", "tokens used / window", "messages", ""].map((x) => h("th", {}, x)))),
+      h("tbody", {}, ...rows)),
+    state);
+  d.addEventListener("toggle", () => toggled(d.open));
+  return d;
+}
+
+const checkpointPage = 100;
+
+// showCheckpoint shows the session as it stood at version: its texts and
+// a page of its history's messages, as given and as each was shown.
+async function showCheckpoint(session: string, version: number, from: number, box: HTMLElement) {
+  const v: CheckpointView = await api.checkpoint(session, version, from, checkpointPage);
+  const q = (s: string) => (/^[A-Za-z0-9._:@-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+  const pager = h("div", { class: "pager" },
+    h("button", { disabled: from === 0, onclick: () => showCheckpoint(session, version, Math.max(0, from - checkpointPage), box).catch(fail) }, "‹ earlier"),
+    ` messages ${v.total ? from + 1 : 0}–${from + v.history.length} of ${n(v.total)} `,
+    h("button", { disabled: from + checkpointPage >= v.total, onclick: () => showCheckpoint(session, version, from + checkpointPage, box).catch(fail) }, "later ›"));
+  box.replaceChildren(...[
+    h("h4", { "data-testid": "checkpoint-title" }, `At version ${v.version}`),
+    h("p", {}, `saved ${when(v.time)}${v.agent ? " · agent " + v.agent : ""} · ${n(v.used)} of ${n(v.available || v.window)} tokens · ${n(v.total)} messages` +
+      (v.payload_tag ? ` · payload ${v.payload_tag}` : "")),
+    h("p", { class: "muted" }, "Fork a new session from here, or take this session back here (what came after is kept as a branch session):"),
+    h("pre", { class: "commands", "data-testid": "checkpoint-commands" },
+      `ctxhost checkpoints fork ${q(session)} ${v.version} NEW_SESSION\nctxhost checkpoints rewind ${q(session)} ${v.version}`),
+    v.system_prompt ? h("details", {}, h("summary", {}, "system prompt"), h("pre", {}, v.system_prompt)) : null,
+    v.instructions ? h("details", {}, h("summary", {}, "instructions"), h("pre", {}, v.instructions)) : null,
+    pager,
+    h("div", { class: "messages", "data-testid": "checkpoint-messages" }, ...v.history.map((m) =>
+      h("div", { class: "msg" + (m.shown && m.shown !== "whole" ? " mark-" + m.shown : ""), "data-id": m.id },
+        h("div", { class: "meta" }, h("b", {}, m.role), ` #${m.position + 1}`, m.kind ? ` · ${m.kind}` : "", ` · ${m.id}`, ` · ${n(m.tokens)} tokens`,
+          m.shown && m.shown !== "whole" ? h("span", { class: "badge" }, "shown " + m.shown) : null),
+        h("pre", {}, m.text)))),
+  ].filter((x) => x !== null) as Node[]);
 }
 
 // overviewStrip draws every held turn's window use in one canvas strip;
