@@ -81,6 +81,8 @@ type chatFilter struct {
 	indexes
 	isOwn func(string) bool
 	seen  map[int]bool
+	// theirs: a call of the caller's started.
+	theirs bool
 }
 
 func (f *chatFilter) starts(_ string, data []byte) []string {
@@ -116,6 +118,7 @@ func (f *chatFilter) starts(_ string, data []byte) []string {
 			f.own[tc.Index] = f.isOwn(tc.Function.Name)
 			if !f.own[tc.Index] {
 				delete(f.own, tc.Index)
+				f.theirs = true
 			}
 			names = append(names, tc.Function.Name)
 		}
@@ -140,6 +143,11 @@ func (f *chatFilter) event(name string, data, raw []byte) ([]byte, error) {
 		for _, tc := range asList(delta["tool_calls"]) {
 			m := asMap(tc)
 			m["index"] = f.shift(num(m["index"]))
+		}
+	}
+	for _, ch := range asList(v["choices"]) {
+		if c := asMap(ch); c != nil && str(c["finish_reason"]) == "tool_calls" && !f.theirs {
+			c["finish_reason"] = "stop" // only ctxhost's calls were in it
 		}
 	}
 	return sseOf(name, v)
@@ -196,6 +204,8 @@ func (f *responsesFilter) event(name string, data, raw []byte) ([]byte, error) {
 type anthropicFilter struct {
 	indexes
 	isOwn func(string) bool
+	// theirs: a call of the caller's started.
+	theirs bool
 }
 
 func (f *anthropicFilter) starts(_ string, data []byte) []string {
@@ -215,11 +225,24 @@ func (f *anthropicFilter) starts(_ string, data []byte) []string {
 	}
 	if f.isOwn(ev.Block.Name) {
 		f.own[ev.Index] = true
+	} else {
+		f.theirs = true
 	}
 	return []string{ev.Block.Name}
 }
 
 func (f *anthropicFilter) event(name string, data, raw []byte) ([]byte, error) {
+	if len(f.own) > 0 && !f.theirs && bytes.Contains(data, []byte(`"message_delta"`)) && bytes.Contains(data, []byte(`"tool_use"`)) {
+		v, err := decodeAny(data)
+		if err != nil {
+			return nil, err
+		}
+		if d := asMap(v["delta"]); d != nil && str(d["stop_reason"]) == "tool_use" {
+			d["stop_reason"] = "end_turn" // only ctxhost's calls were in it
+			return sseOf(name, v)
+		}
+		return raw, nil
+	}
 	if len(f.own) == 0 || !bytes.Contains(data, []byte(`"content_block_`)) {
 		return raw, nil
 	}

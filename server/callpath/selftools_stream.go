@@ -3,6 +3,7 @@ package callpath
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -12,8 +13,9 @@ import (
 )
 
 // heldStream is a streamed answer read while ctxhost's tools are offered:
-// its events are held until its first tool call starts or it ends (see
-// selftools.go), then relayed, ctxhost's calls taken out, or answered.
+// its events are held until its first tool call starts, its text passes
+// heldText with no tool call started, or it ends (see selftools.go), then
+// relayed, ctxhost's calls taken out, or answered.
 type heldStream struct {
 	c      *call
 	res    *http.Response
@@ -25,7 +27,18 @@ type heldStream struct {
 	relaying, first bool
 	// asIs: the events go as they came, ctxhost's calls kept (atLimit).
 	asIs bool
+	// text counts the bytes of text held before any tool call started.
+	text int
 }
+
+// heldText is how much of an answer's text is held while no tool call
+// has started in it: an answer that calls ctxhost's tools mostly says a
+// line first ("Let me note that."), and is held whole so that ctxhost can
+// answer them and call the model again; a longer text is an answer to
+// the caller, relayed as it comes from then on. A call of ctxhost's tools
+// after that is answered and recorded (the model reads its result on the
+// next call) and taken out of what the caller gets.
+const heldText = 1024
 
 // relayStreamOwn reads a streamed answer as relayStream does, its events
 // held until its first tool call; again: ctxhost answered its tools, the
@@ -108,6 +121,14 @@ func (hs *heldStream) dispatch(a answer, es *engine.Session, name string, data, 
 			}
 		}
 	}
+	if !hs.relaying && !hs.first {
+		if hs.text += textBytes(c.d, name, data); hs.text > heldText {
+			hs.start()
+			if err := hs.flushHeld(); err != nil {
+				return true, false, err
+			}
+		}
+	}
 	if !last {
 		if hs.relaying {
 			return false, false, hs.relay(name, data, raw)
@@ -123,8 +144,9 @@ func (hs *heldStream) dispatch(a answer, es *engine.Session, name string, data, 
 		}
 		return true, true, nil
 	}
-	if v == ownRound { // cannot be: the caller's call came first
+	if v == ownRound || v == atLimit && hs.relaying { // relayed already (the caller's call or a long text came first)
 		hs.own.verdict = mixedCalls
+		v = mixedCalls
 	}
 	hs.asIs = v == atLimit // held whole: its calls go to the caller as they came
 	if err := c.record(es, a); err != nil {
@@ -147,6 +169,78 @@ func (hs *heldStream) dispatch(a answer, es *engine.Session, name string, data, 
 	}
 	c.rest = append([]byte(nil), out...)
 	return true, false, nil
+}
+
+// textBytes is how many bytes of the answer's text (not thinking) event
+// (name, data) of dialect d carries.
+func textBytes(d dialect, name string, data []byte) int {
+	switch d.(type) {
+	case anthropicDialect:
+		if !bytes.Contains(data, []byte(`"text_delta"`)) {
+			return 0
+		}
+		var ev struct {
+			Delta struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"delta"`
+		}
+		if json.Unmarshal(data, &ev) != nil || ev.Delta.Type != "text_delta" {
+			return 0
+		}
+		return len(ev.Delta.Text)
+	case chatDialect:
+		if !bytes.Contains(data, []byte(`"content"`)) {
+			return 0
+		}
+		var chunk struct {
+			Choices []struct {
+				Delta struct {
+					Content string `json:"content"`
+				} `json:"delta"`
+			} `json:"choices"`
+		}
+		if json.Unmarshal(data, &chunk) != nil || len(chunk.Choices) == 0 {
+			return 0
+		}
+		return len(chunk.Choices[0].Delta.Content)
+	case responsesDialect:
+		if !bytes.Contains(data, []byte(`"response.output_text.delta"`)) {
+			return 0
+		}
+		var ev struct {
+			Type  string `json:"type"`
+			Delta string `json:"delta"`
+		}
+		if json.Unmarshal(data, &ev) != nil || ev.Type != "response.output_text.delta" {
+			return 0
+		}
+		return len(ev.Delta)
+	default:
+		if !bytes.Contains(data, []byte(`"text"`)) {
+			return 0
+		}
+		var chunk struct {
+			Candidates []struct {
+				Content struct {
+					Parts []struct {
+						Text    string `json:"text"`
+						Thought bool   `json:"thought"`
+					} `json:"parts"`
+				} `json:"content"`
+			} `json:"candidates"`
+		}
+		if json.Unmarshal(data, &chunk) != nil || len(chunk.Candidates) == 0 {
+			return 0
+		}
+		n := 0
+		for _, p := range chunk.Candidates[0].Content.Parts {
+			if !p.Thought {
+				n += len(p.Text)
+			}
+		}
+		return n
+	}
 }
 
 // start sends the status line and headers once: the upstream's, with
