@@ -101,3 +101,34 @@ func (ix *Index) inScope(scopes []string) map[*fileDoc]bool {
 	}
 	return out
 }
+
+// wordPairs are the adjacent words of text, stemmed, as "a b".
+func wordPairs(text string) map[string]bool {
+	var words []string
+	for _, id := range codeindex.Identifiers(text) {
+		for _, w := range codeindex.SplitIdentifier(id) {
+			words = append(words, stem(w))
+		}
+	}
+	out := map[string]bool{}
+	for i := 1; i < len(words); i++ {
+		if words[i] != words[i-1] {
+			out[words[i-1]+" "+words[i]] = true
+		}
+	}
+	return out
+}
+
+// pathSpelled reports whether two adjacent parts of p (directories and
+// the file's name without its extension, stemmed) are a pair of pairs.
+func pathSpelled(p string, pairs map[string]bool) bool {
+	prev := ""
+	for _, seg := range strings.Split(pathText(p), "/") {
+		s := stem(normScope(seg))
+		if prev != "" && s != prev && pairs[prev+" "+s] {
+			return true
+		}
+		prev = s
+	}
+	return false
+}

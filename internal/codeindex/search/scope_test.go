@@ -98,3 +98,17 @@ func TestDocsAndExamplesRankAfterTheCode(t *testing.T) {
 		t.Errorf("files %v, want render.go first", got)
 	}
 }
+
+func TestPathSpelled(t *testing.T) {
+	pairs := wordPairs("Fix pr checks exit code in `gh run view`")
+	for p, want := range map[string]bool{
+		"pkg/cmd/pr/checks/checks.go": true,
+		"pkg/cmd/run/view/view.go":    true,
+		"pkg/cmd/pr/view/view.go":     false,
+		"pkg/cmd/checks/pr.go":        false,
+	} {
+		if got := pathSpelled(p, pairs); got != want {
+			t.Errorf("pathSpelled(%q) = %v, want %v", p, got, want)
+		}
+	}
+}

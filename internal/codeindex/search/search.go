@@ -64,6 +64,10 @@ const (
 	// scopeShare is the largest share of the repository's files a scope
 	// may hold and still say where the change is.
 	scopeShare = 0.5
+	// pairBoost is what a file gains whose path has two adjacent
+	// directories (or a directory and its name) that two adjacent words
+	// of the task spell, as a share of its score.
+	pairBoost = 1.0
 	// fusionK is the constant of reciprocal rank fusion: a file at rank
 	// r of a ranking scores 1/(fusionK + r).
 	fusionK = 60
@@ -239,6 +243,17 @@ func (ix *Index) Search(text string, o SearchOptions) ([]Result, error) {
 		}
 		for _, v := range fileScore {
 			top = max(top, v)
+		}
+	}
+	// a file whose path two adjacent words of the task spell (pr checks:
+	// pkg/cmd/pr/checks/checks.go)
+	if pairs := wordPairs(text); len(pairs) > 0 {
+		top = 0
+		for f, v := range fileScore {
+			if v > 0 && pathSpelled(f.path, pairs) {
+				fileScore[f] = v * (1 + pairBoost)
+			}
+			top = max(top, fileScore[f])
 		}
 	}
 	// a file the task names comes first
