@@ -304,18 +304,34 @@ func (e *Engine) Rewind(ctx context.Context, id string, to uint64, branch string
 	if branch == "" {
 		branch = BranchID(id, head)
 	}
-	if _, err := e.fork(ctx, cs, host.ForkReport{Parent: id, Version: head, Child: branch}, false); err != nil {
-		return Rewound{}, fmt.Errorf("rewind %q: keep what came after as %q: %w", id, branch, err)
-	}
 	meta, err := json.Marshal(target.Turn)
 	if err != nil {
 		return Rewound{}, fmt.Errorf("rewind %q: %w", id, err)
 	}
+	done := Rewound{Version: head + 1, To: target, Branch: branch, BranchAt: head}
+	f := host.ForkReport{Parent: id, Version: to, Child: branch, Rewound: true}
+	if fn, ok := cs.(record.ForkNoter); ok { // the branch, its blocks, the rewind and its event in one transaction
+		data, err := json.Marshal(host.CheckpointForkedData{Parent: f.Parent, Checkpoint: f.Version, Child: f.Child})
+		if err != nil {
+			return Rewound{}, fmt.Errorf("rewind %q: %w", id, err)
+		}
+		from := MemoryScope{Kind: memory.KindSession, Name: id}.String()
+		into := MemoryScope{Kind: memory.KindSession, Name: branch}.String()
+		events := []record.FeedEvent{{Session: branch, Kind: string(host.EventCheckpointForked), Data: data}}
+		if err := fn.RewindNoted(ctx, id, head, to, meta, branch, from, into, events); err != nil {
+			return Rewound{}, fmt.Errorf("rewind %q: %w", id, err)
+		}
+		e.core.Forked(f)
+		return done, nil
+	}
+	if _, err := e.fork(ctx, cs, host.ForkReport{Parent: id, Version: head, Child: branch}, false); err != nil {
+		return Rewound{}, fmt.Errorf("rewind %q: keep what came after as %q: %w", id, branch, err)
+	}
 	if err := cs.Rewind(ctx, id, head, to, meta); err != nil {
 		return Rewound{}, fmt.Errorf("rewind %q (what came after is kept as %q): %w", id, branch, err)
 	}
-	e.forked(ctx, host.ForkReport{Parent: id, Version: to, Child: branch, Rewound: true})
-	return Rewound{Version: head + 1, To: target, Branch: branch, BranchAt: head}, nil
+	e.forked(ctx, f)
+	return done, nil
 }
 
 // sweeps marks the stores whose checkpoints an engine of this process

@@ -112,6 +112,12 @@ type ForkNoter interface {
 	// child's version 1. Its cost grows with the blocks copied, not with
 	// the parent's size.
 	ForkNoted(ctx context.Context, parent string, version uint64, child string, meta []byte, from, to string, events []FeedEvent) error
+	// RewindNoted is, in one transaction, ForkNoted of session id at
+	// version expected as session branch (its blocks of scope from
+	// copied to scope to, events added at the branch's version 1), then
+	// Rewind of id from expected to version target, marked with meta. A
+	// branch already stored wraps ErrStored and nothing changes.
+	RewindNoted(ctx context.Context, id string, expected, target uint64, meta []byte, branch, from, to string, events []FeedEvent) error
 }
 
 // EventVersion is the version event i of st belongs to: the events of

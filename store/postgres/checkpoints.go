@@ -391,31 +391,56 @@ func (s *Store) link(ctx context.Context, tx pgx.Tx, id string, version uint64, 
 
 // Rewind writes version expected+1 as the session stood at version to.
 func (s *Store) Rewind(ctx context.Context, id string, expected, to uint64, meta []byte) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return s.rewindTx(ctx, tx, id, expected, to, meta) })
+	if err != nil {
+		return fmt.Errorf("rewind session %q to version %d: %w", id, to, err)
+	}
+	return nil
+}
+
+// RewindNoted keeps session id at expected as branch (with the blocks of
+// scope from copied to scope to, and events) and rewinds it to version
+// to, in one transaction.
+func (s *Store) RewindNoted(ctx context.Context, id string, expected, to uint64, meta []byte, branch, from, toScope string, events []record.FeedEvent) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := s.kept(ctx, tx, id, to); err != nil {
-			return fmt.Errorf("version %d: %w", to, err)
+		if err := s.forkTx(ctx, tx, id, expected, branch, nil); err != nil {
+			return fmt.Errorf("keep what came after as %q: %w", branch, err)
 		}
-		if err := s.keepPast(ctx, tx, id, expected); err != nil {
+		if err := s.copyBlocks(ctx, tx, from, toScope); err != nil {
 			return err
 		}
-		tag, err := tx.Exec(ctx, `UPDATE `+s.sessions+` SET version = $2::bigint + 1, snapshot_version = $2::bigint + 1, snapshot = ''::bytea, snapshot_sum = $3
-			WHERE id = $1 AND version = $2::bigint`, []byte(id), int64(expected), checksum(nil))
-		if err != nil {
+		if err := s.rewindTx(ctx, tx, id, expected, to, meta); err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
-			return s.conflict(ctx, tx, id, expected)
-		}
-		if err := s.link(ctx, tx, id, expected+1, id, to); err != nil {
-			return err
-		}
-		if meta != nil {
-			return s.mark(ctx, tx, id, expected+1, meta)
-		}
-		return nil
+		return s.insertFeed(ctx, tx, branch, 1, events)
 	})
 	if err != nil {
 		return fmt.Errorf("rewind session %q to version %d: %w", id, to, err)
+	}
+	return nil
+}
+
+// rewindTx is Rewind in transaction tx.
+func (s *Store) rewindTx(ctx context.Context, tx pgx.Tx, id string, expected, to uint64, meta []byte) error {
+	if err := s.kept(ctx, tx, id, to); err != nil {
+		return fmt.Errorf("version %d: %w", to, err)
+	}
+	if err := s.keepPast(ctx, tx, id, expected); err != nil {
+		return err
+	}
+	tag, err := tx.Exec(ctx, `UPDATE `+s.sessions+` SET version = $2::bigint + 1, snapshot_version = $2::bigint + 1, snapshot = ''::bytea, snapshot_sum = $3
+		WHERE id = $1 AND version = $2::bigint`, []byte(id), int64(expected), checksum(nil))
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return s.conflict(ctx, tx, id, expected)
+	}
+	if err := s.link(ctx, tx, id, expected+1, id, to); err != nil {
+		return err
+	}
+	if meta != nil {
+		return s.mark(ctx, tx, id, expected+1, meta)
 	}
 	return nil
 }

@@ -423,31 +423,56 @@ func (s *Store) linkTx(ctx context.Context, tx *sql.Tx, id string, version uint6
 
 // Rewind writes version expected+1 as the session stood at version to.
 func (s *Store) Rewind(ctx context.Context, id string, expected, to uint64, meta []byte) error {
+	err := s.write(ctx, func(tx *sql.Tx) error { return s.rewindTx(ctx, tx, id, expected, to, meta) })
+	if err != nil {
+		return fmt.Errorf("rewind session %q to version %d: %w", id, to, err)
+	}
+	return nil
+}
+
+// RewindNoted keeps session id at expected as branch (with the blocks of
+// scope from copied to scope to, and events) and rewinds it to version
+// to, in one transaction.
+func (s *Store) RewindNoted(ctx context.Context, id string, expected, to uint64, meta []byte, branch, from, toScope string, events []record.FeedEvent) error {
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		if err := kept(ctx, tx, id, to); err != nil {
-			return fmt.Errorf("version %d: %w", to, err)
+		if err := s.forkTx(ctx, tx, id, expected, branch, nil); err != nil {
+			return fmt.Errorf("keep what came after as %q: %w", branch, err)
 		}
-		if err := s.keepPast(ctx, tx, id, expected); err != nil {
+		if err := s.copyBlocks(ctx, tx, from, toScope); err != nil {
 			return err
 		}
-		res, err := s.exec(ctx, tx, `UPDATE sessions SET version = ?, snapshot_version = ? WHERE id = ? AND version = ?`,
-			expected+1, expected+1, []byte(id), expected)
-		if err != nil {
+		if err := s.rewindTx(ctx, tx, id, expected, to, meta); err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			return conflict(ctx, tx, id, expected, err)
-		}
-		if err := s.linkTx(ctx, tx, id, expected+1, id, to); err != nil {
-			return err
-		}
-		if meta != nil {
-			return s.mark(ctx, tx, id, expected+1, meta)
-		}
-		return nil
+		return s.insertFeed(ctx, tx, branch, 1, events)
 	})
 	if err != nil {
 		return fmt.Errorf("rewind session %q to version %d: %w", id, to, err)
+	}
+	return nil
+}
+
+// rewindTx is Rewind in transaction tx.
+func (s *Store) rewindTx(ctx context.Context, tx *sql.Tx, id string, expected, to uint64, meta []byte) error {
+	if err := kept(ctx, tx, id, to); err != nil {
+		return fmt.Errorf("version %d: %w", to, err)
+	}
+	if err := s.keepPast(ctx, tx, id, expected); err != nil {
+		return err
+	}
+	res, err := s.exec(ctx, tx, `UPDATE sessions SET version = ?, snapshot_version = ? WHERE id = ? AND version = ?`,
+		expected+1, expected+1, []byte(id), expected)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return conflict(ctx, tx, id, expected, err)
+	}
+	if err := s.linkTx(ctx, tx, id, expected+1, id, to); err != nil {
+		return err
+	}
+	if meta != nil {
+		return s.mark(ctx, tx, id, expected+1, meta)
 	}
 	return nil
 }

@@ -34,6 +34,7 @@ func RunCheckpoints(t *testing.T, crossInstance bool, open CheckpointOpener) {
 		{"ForkOfFork", false, c.forkOfFork},
 		{"ForkRefused", false, c.forkRefused},
 		{"ForkNoted", false, c.forkNoted},
+		{"RewindNoted", false, c.rewindNoted},
 		{"Rewind", false, c.rewind},
 		{"PruneKeepLast", false, c.pruneKeepLast},
 		{"PruneAge", false, c.pruneAge},
@@ -552,5 +553,47 @@ func (c cpSuite) forkNoted(t *testing.T) {
 	sameStrings(t, "the child's blocks after a refused fork", current(t, bs, to), []string{to + "/notes@4=c", to + "/own@1=mine", to + "/plan@1=its"})
 	if h, err := feed.FeedHead(ctx(t)); err != nil || h != head {
 		t.Errorf("a refused fork moved the feed from %d to %d (%v)", head, h, err)
+	}
+}
+
+// rewindNoted: a rewind that keeps what came after as a branch (with the
+// session's own blocks) and writes its event does all of it in one
+// transaction; a branch id already stored changes nothing.
+func (c cpSuite) rewindNoted(t *testing.T) {
+	st := c.open(t)
+	fn, ok := st.(record.ForkNoter)
+	bs, okBlocks := st.(record.BlockStore)
+	feed, okFeed := st.(record.FeedStore)
+	if !ok || !okBlocks || !okFeed {
+		t.Skip("the store does not copy blocks with a fork")
+	}
+	w := newWriter(t, st, id(t, "session"))
+	w.append([]byte("w2"))
+	w.append([]byte("w3"))
+	w.append(nil)
+	branch := id(t, "branch")
+	mustDo(t, st.Delete(ctx(t), branch))
+	from, to := "session:"+w.id, "session:"+branch
+	put(t, bs, from, "notes", 0, "a")
+	head, err := feed.FeedHead(ctx(t))
+	mustDo(t, err)
+	ev := record.FeedEvent{Kind: "checkpoint:forked", Data: []byte(`{"rewound":true}`)}
+	mustDo(t, fn.RewindNoted(ctx(t), w.id, w.v, 2, []byte("back"), branch, from, to, []record.FeedEvent{ev}))
+	expectAt(t, st, branch, 1, w.m[w.v])
+	expectAt(t, st, w.id, w.v+1, w.m[2])
+	expectAt(t, st, w.id, w.v, w.m[w.v]) // what came after stays readable
+	sameStrings(t, "the branch's blocks", current(t, bs, to), []string{to + "/notes@1=a"})
+	evs, err := feed.ReadFeed(ctx(t), head, 10)
+	mustDo(t, err)
+	if len(evs) != 1 || evs[0].Session != branch || evs[0].Version != 1 {
+		t.Errorf("the rewind's events = %+v; want one, the branch's at its version 1", evs)
+	}
+	if err := fn.RewindNoted(ctx(t), w.id, w.v+1, 3, nil, branch, from, to, []record.FeedEvent{ev}); !errors.Is(err, record.ErrStored) {
+		t.Errorf("RewindNoted onto a stored branch: %v; want ErrStored", err)
+	}
+	got, err := st.Load(ctx(t), w.id)
+	mustDo(t, err)
+	if got.Version() != w.v+1 || !slices.Equal(flatten(got), w.m[2]) {
+		t.Errorf("after a refused rewind the session is at %d %q, want %d %q", got.Version(), flatten(got), w.v+1, w.m[2])
 	}
 }
