@@ -112,8 +112,11 @@ var ErrBlankText = errors.New("text content blocks must be non-empty")
 // element in the whole conversation (0: raw is all of it).
 func DecodeMessages(raw json.RawMessage, first int) (provider.Conversation, error) {
 	var msgs []RequestMessage
-	if err := json.Unmarshal(raw, &msgs); err != nil {
-		return provider.Conversation{}, fmt.Errorf("messages: %w", err)
+	if !readMessages(raw, &msgs) {
+		msgs = nil
+		if err := json.Unmarshal(raw, &msgs); err != nil {
+			return provider.Conversation{}, fmt.Errorf("messages: %w", err)
+		}
 	}
 	out := provider.Conversation{Turns: len(msgs)}
 	opening := first == 0 // no assistant turn yet
@@ -185,9 +188,11 @@ func ToMessages(m RequestMessage, opening, strict bool) ([]sdk.Message, error) {
 func DecodeBlocks(raw json.RawMessage, tools *[]sdk.Message) (*provider.Content, error) {
 	c := &provider.Content{}
 	if len(raw) > 0 && raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return nil, err
+		s, ok := provider.JSONString(raw)
+		if !ok {
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return nil, err
+			}
 		}
 		if s != "" {
 			c.Text(s)
@@ -195,8 +200,11 @@ func DecodeBlocks(raw json.RawMessage, tools *[]sdk.Message) (*provider.Content,
 		return c, nil
 	}
 	var blocks []RequestBlock
-	if err := json.Unmarshal(raw, &blocks); err != nil {
-		return nil, fmt.Errorf("content: %w", err)
+	if !readBlocks(raw, &blocks) {
+		blocks = nil
+		if err := json.Unmarshal(raw, &blocks); err != nil {
+			return nil, fmt.Errorf("content: %w", err)
+		}
 	}
 	return BlocksContent(blocks, tools)
 }

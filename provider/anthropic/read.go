@@ -208,3 +208,42 @@ func readBlock(r *provider.JSONReader, b *RequestBlock) {
 		r.Fail() // kept whole as opaque
 	}
 }
+
+// readMessages reads a request's messages into msgs in one pass; false:
+// leave them to json.Unmarshal. Their contents are slices of raw.
+func readMessages(raw []byte, msgs *[]RequestMessage) bool {
+	r := provider.NewJSONReader(raw)
+	*msgs = []RequestMessage{}
+	if !r.Array(func() {
+		*msgs = append(*msgs, RequestMessage{})
+		m := &(*msgs)[len(*msgs)-1]
+		var seen uint64
+		r.Object(func(key []byte) {
+			switch {
+			case provider.Key(key, "role") && r.Once(&seen, 0):
+				m.Role = r.String()
+			case provider.Key(key, "content") && r.Once(&seen, 1):
+				m.Content = r.Skip()
+			default:
+				r.Skip()
+			}
+		})
+	}) {
+		*msgs = nil
+	}
+	return r.Done()
+}
+
+// readBlocks reads a content's blocks in one pass, as readBlock reads
+// each; false: leave them to json.Unmarshal.
+func readBlocks(raw []byte, blocks *[]RequestBlock) bool {
+	r := provider.NewJSONReader(raw)
+	*blocks = []RequestBlock{}
+	if !r.Array(func() {
+		*blocks = append(*blocks, RequestBlock{})
+		readBlock(&r, &(*blocks)[len(*blocks)-1])
+	}) {
+		*blocks = nil
+	}
+	return r.Done()
+}

@@ -33,28 +33,40 @@ var answers = []string{
 	`{"content":[{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo="}},{"type":"tool_result","tool_use_id":"t","content":[{"type":"text","text":"r"}],"is_error":true}]}`,
 }
 
-// TestReadAsUnmarshal: the one-pass readers of a stream's event and of a
-// whole message read the documents above and 300 variants of each (keys
+// requests are a request's messages and a content's blocks.
+var requests = []string{
+	`[{"role":"user","content":"What is the weather in Paris? \u00e9"},{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"s"},{"type":"text","text":"Let me check."},{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"city":"Paris"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"18C","is_error":false},{"type":"text","text":"and tomorrow?","cache_control":{"type":"ephemeral"}}]}]`,
+	`[{"type":"text","text":"a"},{"type":"image","source":{"type":"url","url":"https://x/i.png"}},{"type":"document","title":"d","source":{"type":"base64","media_type":"application/pdf","data":"JVBERi0="}},{"type":"redacted_thinking","data":"EmwK"}]`,
+	`[{"type":"text","text":"cited","citations":[{"type":"char_location"}]},{"type":"web_search_tool_result","tool_use_id":"s","content":[]}]`,
+}
+
+// TestReadAsUnmarshal: the one-pass readers of a stream's event, a whole
+// message, a request's messages and a content's blocks read the
+// documents above and 300 variants of each (keys
 // in other cases or twice, members dropped, values of other types,
 // escapes, surrogates, invalid UTF-8) as json.Unmarshal reads them, or
 // decline them; they decline none of the documents as they came but
 // those whose blocks are kept whole (a server tool's, citations).
 func TestReadAsUnmarshal(t *testing.T) {
 	var docs [][]byte
-	for _, a := range answers {
+	for _, a := range append(append([]string{}, answers...), requests...) {
 		docs = append(docs, []byte(a))
 	}
 	all := jsontest.AllVariants(t, docs, 150, 0.05, 0.3)
 	declined := 0
 	for _, doc := range all {
-		if jsontest.SameAsUnmarshal(t, doc, readEvent) {
-			declined++
-		}
-		if jsontest.SameAsUnmarshal(t, doc, readWhole) {
-			declined++
+		for _, d := range []bool{jsontest.SameAsUnmarshal(t, doc, readEvent), jsontest.SameAsUnmarshal(t, doc, readWhole),
+			jsontest.SameAsUnmarshal(t, doc, readMessages), jsontest.SameAsUnmarshal(t, doc, readBlocks)} {
+			if d {
+				declined++
+			}
 		}
 	}
-	t.Logf("%d documents, each read as an event and as a message: %d declined that json.Unmarshal reads", len(all), declined)
+	if jsontest.SameAsUnmarshal(t, []byte(requests[0]), readMessages) || jsontest.SameAsUnmarshal(t, []byte(requests[1]), readBlocks) ||
+		!jsontest.SameAsUnmarshal(t, []byte(requests[2]), readBlocks) {
+		t.Error("requests read or declined as they should not")
+	}
+	t.Logf("%d documents, each read as an event, a message, messages and blocks: %d declined that json.Unmarshal reads", len(all), declined)
 	for _, a := range answers {
 		opaque := strings.Contains(a, "server_tool_use") || strings.Contains(a, `"citations":[`)
 		read := readWhole([]byte(a), &wholeBody{})
@@ -67,15 +79,20 @@ func TestReadAsUnmarshal(t *testing.T) {
 	}
 }
 
-// FuzzReadEvent: whatever the document, readEvent and readWhole read it
+// FuzzReadEvent: whatever the document, the readers read it
 // as json.Unmarshal does or decline it.
 func FuzzReadEvent(f *testing.F) {
 	for _, a := range answers {
 		f.Add([]byte(a))
 	}
+	for _, a := range requests {
+		f.Add([]byte(a))
+	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		jsontest.SameAsUnmarshal(t, doc, readEvent)
 		jsontest.SameAsUnmarshal(t, doc, readWhole)
+		jsontest.SameAsUnmarshal(t, doc, readMessages)
+		jsontest.SameAsUnmarshal(t, doc, readBlocks)
 	})
 }
 
@@ -95,6 +112,40 @@ func BenchmarkRead(b *testing.B) {
 				var ev event
 				if !(fast && readEvent(doc, &ev) || json.Unmarshal(doc, &ev) == nil) {
 					b.Fatal("not read")
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkDecodeMessages converts a request of 1,000 messages (500
+// tool uses and their results) with the one-pass readers (read) and with
+// json.Unmarshal alone (unmarshal: the readers declining), in one run.
+func BenchmarkDecodeMessages(b *testing.B) {
+	var msgs []string
+	for i := range 500 {
+		id := "toolu_" + strings.Repeat("x", i%7) + string(rune('a'+i%26))
+		msgs = append(msgs, `{"role":"assistant","content":[{"type":"text","text":"reading the file"},{"type":"tool_use","id":"`+id+`","name":"read_file","input":{"path":"src/f.go"}}]}`,
+			`{"role":"user","content":[{"type":"tool_result","tool_use_id":"`+id+`","content":"`+strings.Repeat(`package main\n\nfunc f() int { return 42 }\n`, 20)+`"}]}`)
+	}
+	doc := []byte("[" + strings.Join(msgs, ",") + "]")
+	for _, fast := range []bool{false, true} {
+		name := "1000/unmarshal"
+		if fast {
+			name = "1000/read"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(doc)))
+			for b.Loop() {
+				var m []RequestMessage
+				if !(fast && readMessages(doc, &m) || json.Unmarshal(doc, &m) == nil) || len(m) != 1000 {
+					b.Fatal("not read")
+				}
+				for _, msg := range m {
+					var blocks []RequestBlock
+					if !(fast && readBlocks(msg.Content, &blocks) || json.Unmarshal(msg.Content, &blocks) == nil) {
+						b.Fatal("blocks not read")
+					}
 				}
 			}
 		})

@@ -73,20 +73,31 @@ func OpeningSystem(input json.RawMessage) ([]string, error) {
 // system text too (Later), never history.
 func DecodeInput(raw json.RawMessage, first int) (provider.Conversation, error) {
 	if len(raw) > 0 && raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
-			return provider.Conversation{}, fmt.Errorf("input: %w", err)
+		s, ok := provider.JSONString(raw)
+		if !ok {
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return provider.Conversation{}, fmt.Errorf("input: %w", err)
+			}
 		}
 		return provider.Conversation{Messages: []sdk.Message{{Role: sdk.RoleUser, Content: s}}, Turns: 1}, nil
 	}
 	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
-		return provider.Conversation{}, fmt.Errorf("input: %w", err)
+	if !readParts(raw, &items) { // any array's elements as they came
+		items = nil
+		if err := json.Unmarshal(raw, &items); err != nil {
+			return provider.Conversation{}, fmt.Errorf("input: %w", err)
+		}
 	}
 	skip := 0
 	for first == 0 && skip < len(items) { // the system text
 		var it Item
-		if json.Unmarshal(items[skip], &it) != nil || !SystemItem(&it) {
+		if !readItem(items[skip], &it) {
+			it = Item{}
+			if json.Unmarshal(items[skip], &it) != nil {
+				break
+			}
+		}
+		if !SystemItem(&it) {
 			break
 		}
 		skip++
