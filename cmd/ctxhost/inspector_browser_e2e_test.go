@@ -100,7 +100,9 @@ func inspectorSession(t *testing.T, base, token, id string) (turns, compactions 
 // the session list and its search, a session's chart, a compaction and
 // its diff with the turn before, the original of a masked message, the
 // session's checkpoints (its store is SQLite) and its state at one, and a
-// turn made while the page is open showing without a reload.
+// turn made while the page is open showing without a reload, and, its
+// live updates paused and resumed, the two turns made meanwhile shown
+// once each.
 // CTXHOST_INSPECTOR_SHOTS names a directory to keep the screenshots in.
 func TestInspectorInTheBrowser(t *testing.T) {
 	node, chromium := requireBrowser(t)
@@ -169,8 +171,16 @@ func TestInspectorInTheBrowser(t *testing.T) {
 		for sc.Scan() {
 			line := sc.Text()
 			checks = append(checks, line)
-			if line == "LIVE?" {
+			switch line {
+			case "LIVE?":
 				liveErr = postInspected(base, token, "inspect-long", long)
+				_, _ = io.WriteString(stdin, "called\n")
+			case "PAUSED?":
+				for range 2 {
+					if err := postInspected(base, token, "inspect-long", long); err != nil && liveErr == nil {
+						liveErr = err
+					}
+				}
 				_, _ = io.WriteString(stdin, "called\n")
 			}
 		}
@@ -189,7 +199,8 @@ func TestInspectorInTheBrowser(t *testing.T) {
 		t.Fatalf("the inspector failed in the browser:\n%s\n%s", report, stderr.String())
 	}
 	for _, want := range []string{"ok the list shows the sessions", "ok the chart has a column per turn", "ok the diff shows what changed",
-		"ok the original is one click away", "ok a checkpoint shows the session as it stood", "ok a live turn shows without a reload"} {
+		"ok the original is one click away", "ok a checkpoint shows the session as it stood", "ok a live turn shows without a reload",
+		"ok the live view resumes after a disconnect, no turn lost or repeated"} {
 		if !strings.Contains(report, want) {
 			t.Errorf("the browser script did not report %q:\n%s", want, report)
 		}

@@ -317,13 +317,34 @@ func (h *Handler) memoryBlocks(w http.ResponseWriter, r *http.Request) {
 var heartbeat = 15 * time.Second
 
 // events streams new turns as server-sent events ("turn", its data an
-// Event), of one session with ?session=ID, else of every session.
+// Event, its id the Event's Seq), of one session with ?session=ID, else
+// of every session. A stream resumes after the event its Last-Event-ID
+// header (an EventSource's reconnection) or ?after= names, so that
+// nothing recorded meanwhile is lost or sent twice; when the turns since
+// are no longer all held (or the server restarted since), it sends a
+// "reset" event first: the view should reload what it shows.
 func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	only := r.URL.Query().Get("session")
+	after := r.Header.Get("Last-Event-ID")
+	if after == "" {
+		after = r.URL.Query().Get("after")
+	}
+	var last uint64
+	resume := after != ""
+	if resume {
+		var err error
+		if last, err = strconv.ParseUint(after, 10, 64); err != nil {
+			writeError(w, http.StatusBadRequest, "event id "+strconv.Quote(after)+": want a number")
+			return
+		}
+	}
 	rc := http.NewResponseController(w)
 	_ = rc.SetWriteDeadline(time.Time{}) // a stream outlives the server's write timeout
 	ch, cancel := h.rec.Subscribe()
 	defer cancel()
+	if !resume {
+		last = h.rec.Seq() // from now on
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
@@ -333,18 +354,34 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	}
 	tick := time.NewTicker(heartbeat)
 	defer tick.Stop()
+	send := func() {
+		evs, latest, all := h.rec.Since(last)
+		if !all {
+			_, _ = fmt.Fprintf(w, "id: %d\nevent: reset\ndata: {}\n\n", latest)
+		}
+		last = latest
+		for _, ev := range evs {
+			if only != "" && ev.Session != only {
+				continue
+			}
+			b, _ := json.Marshal(ev)
+			_, _ = fmt.Fprintf(w, "id: %d\nevent: turn\ndata: %s\n\n", ev.Seq, b)
+		}
+	}
+	if resume {
+		send()
+		if rc.Flush() != nil {
+			return
+		}
+	}
 	for {
 		select {
 		case <-r.Context().Done():
 			return
 		case <-tick.C:
 			_, _ = fmt.Fprint(w, ": alive\n\n")
-		case ev := <-ch:
-			if only != "" && ev.Session != only {
-				continue
-			}
-			b, _ := json.Marshal(ev)
-			_, _ = fmt.Fprintf(w, "event: turn\ndata: %s\n\n", b)
+		case <-ch:
+			send()
 		}
 		if rc.Flush() != nil {
 			return

@@ -66,9 +66,17 @@ type Recorder struct {
 	mu       sync.Mutex
 	sessions map[string]*recorded
 	bytes    int // payload bytes held
-	subs     map[int]chan Event
+	subs     map[int]chan struct{}
 	nextSub  int
+	// seq numbers the turns recorded (the latest's); log holds the
+	// latest LogSize events, a ring: event number k at (k-1) % LogSize.
+	seq uint64
+	log []Event
 }
+
+// LogSize is how many of the latest turns' events a Recorder holds for
+// a stream to resume from (see Since).
+const LogSize = 4096
 
 // recorded is one session's turns: turns[i] is turn first+i.
 type recorded struct {
@@ -82,15 +90,17 @@ type recorded struct {
 	shown []*shownRun
 }
 
-// Event is one live notice: a session's new turn.
+// Event is one live notice: a session's new turn, numbered among the
+// turns the recorder recorded (Seq, from 1).
 type Event struct {
+	Seq     uint64 `json:"seq"`
 	Session string `json:"session"`
 	Turn    Turn   `json:"turn"`
 }
 
 // NewRecorder returns an empty recorder.
 func NewRecorder(l Limits) *Recorder {
-	return &Recorder{limits: l.withDefaults(), sessions: map[string]*recorded{}, subs: map[int]chan Event{}}
+	return &Recorder{limits: l.withDefaults(), sessions: map[string]*recorded{}, subs: map[int]chan struct{}{}}
 }
 
 // Record keeps a prepared turn of call c. It copies what it keeps of p
@@ -130,18 +140,20 @@ func (r *Recorder) Record(c Call, p *engine.Prepared) {
 	}
 	in.Window, in.Used, in.Utilization, in.Status = d.Budget.Window, d.Budget.Used, d.Budget.Utilization, d.Budget.Status
 	r.trim(s)
-	ev := Event{Session: c.Session, Turn: d.Turn}
-	subs := make([]chan Event, 0, len(r.subs))
-	for _, ch := range r.subs {
-		subs = append(subs, ch)
+	r.seq++
+	ev := Event{Seq: r.seq, Session: c.Session, Turn: d.Turn}
+	if len(r.log) < LogSize {
+		r.log = append(r.log, ev)
+	} else {
+		r.log[(r.seq-1)%LogSize] = ev
 	}
-	r.mu.Unlock()
-	for _, ch := range subs {
+	for _, ch := range r.subs {
 		select {
-		case ch <- ev:
-		default: // a subscriber that does not keep up misses events; it reloads what it shows
+		case ch <- struct{}{}:
+		default: // told already: it reads every event since its last (Since)
 		}
 	}
+	r.mu.Unlock()
 }
 
 // trim drops what s and the recorder hold past the limits. r.mu is held.
@@ -289,10 +301,10 @@ func (r *Recorder) Turn(id string, n int) (Detail, bool) {
 	return d, true
 }
 
-// Subscribe returns a channel of the turns recorded from now on, and the
-// func that ends the subscription.
-func (r *Recorder) Subscribe() (<-chan Event, func()) {
-	ch := make(chan Event, 256)
+// Subscribe returns a channel told whenever a turn is recorded (Since
+// then answers the events), and the func that ends the subscription.
+func (r *Recorder) Subscribe() (<-chan struct{}, func()) {
+	ch := make(chan struct{}, 1)
 	r.mu.Lock()
 	id := r.nextSub
 	r.nextSub++
@@ -303,6 +315,33 @@ func (r *Recorder) Subscribe() (<-chan Event, func()) {
 		delete(r.subs, id)
 		r.mu.Unlock()
 	}
+}
+
+// Seq is the number of the latest turn recorded (0: none yet).
+func (r *Recorder) Seq() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.seq
+}
+
+// Since returns the events of the turns recorded after number seq, in
+// order, the number of the latest turn, and whether the events are all
+// of those after seq: not when some are no longer held (more than
+// LogSize turns since) or seq is ahead of the recorder (a stream of a
+// server since restarted).
+func (r *Recorder) Since(seq uint64) (evs []Event, latest uint64, all bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if seq > r.seq {
+		return nil, r.seq, false
+	}
+	first := r.seq - uint64(len(r.log)) + 1 // the oldest held
+	from := max(seq+1, first)
+	evs = make([]Event, 0, r.seq+1-from)
+	for k := from; k <= r.seq; k++ {
+		evs = append(evs, r.log[(k-1)%LogSize])
+	}
+	return evs, r.seq, seq+1 >= first
 }
 
 func page[T any](all []T, offset, limit int) []T {

@@ -4,7 +4,9 @@
 // a compaction and its diff, an original behind a placeholder, the
 // session's checkpoints and its state at one, and a live update: it prints "LIVE?" and waits (60 s) for the test to make a call
 // of SESSION, then for the page to show it. Each check prints "ok NAME";
-// any failure exits 1.
+// any failure exits 1. Then it pauses the live updates, prints "PAUSED?"
+// and waits for the test to make two calls, resumes, and checks both
+// turns come once.
 import { chromium } from "playwright-core";
 import readline from "node:readline";
 
@@ -112,6 +114,24 @@ try {
   check(Number(after.replace(/[^0-9]/g, "")) === turns + 1, "a live turn shows without a reload", `${before} -> ${after}`);
   check(colsAfter === Math.min(turns + 1, 200), "the live turn gets its column", String(colsAfter));
   await page.screenshot({ path: shots + "/live.png" });
+  // Live updates paused (the stream closed), two turns made, resumed: the
+  // stream starts again after the last turn it gave, so both come, once.
+  const turnsPaused = Number((await page.textContent("[data-testid=turn-count]")).replace(/[^0-9]/g, ""));
+  await page.click("#live");
+  await page.waitForSelector("#live.paused:not(.on)");
+  console.log("PAUSED?");
+  await lines.next(); // the test made two calls
+  await page.waitForTimeout(500);
+  check(Number((await page.textContent("[data-testid=turn-count]")).replace(/[^0-9]/g, "")) === turnsPaused, "nothing comes while paused");
+  await page.click("#live");
+  await page.waitForFunction((b) => Number(document.querySelector("[data-testid=turn-count]")?.textContent.replace(/[^0-9]/g, "")) >= b + 2,
+    turnsPaused, { timeout: 60000 });
+  await page.waitForTimeout(500); // a turn sent twice would show by now
+  const resumed = Number((await page.textContent("[data-testid=turn-count]")).replace(/[^0-9]/g, ""));
+  const colTurns = await page.locator("[data-testid=chart] svg .col").evaluateAll((els) => els.map((e) => Number(e.dataset.turn)));
+  const consecutive = colTurns.every((t, i) => i === 0 || t === colTurns[i - 1] + 1);
+  check(resumed === turnsPaused + 2 && colTurns[colTurns.length - 1] === turnsPaused + 2 && consecutive,
+    "the live view resumes after a disconnect, no turn lost or repeated", `${turnsPaused} -> ${resumed}, last columns ${colTurns.slice(-4)}`);
 } catch (e) {
   if (!failed) console.log("FAIL " + e.message);
   failed = true;

@@ -80,17 +80,51 @@ export const api = {
   original: (id: string, mid: string) => get<Original>(`sessions/${enc(id)}/messages/${enc(mid)}`),
 };
 
+// Feed is a stream of live turns: pause closes it, resume opens it again
+// from the last event taken (no turn recorded meanwhile lost, none twice).
+export interface Feed { close(): void; pause(): void; resume(): void; paused(): boolean }
+
 // events follows new turns (of one session, or of all): server-sent
-// events of type "turn". The source is the inspector's own stream; it
-// reconnects by itself.
-export function events(session: string | null, onTurn: (session: string, t: Turn) => void, onState: (live: boolean) => void): () => void {
-  const url = "/ui/api/events" + (session ? "?session=" + enc(session) : "");
-  const es = new EventSource(url, { withCredentials: true });
-  es.addEventListener("open", () => onState(true));
-  es.addEventListener("error", () => onState(false));
-  es.addEventListener("turn", (e) => {
-    const ev = JSON.parse((e as MessageEvent).data) as { session: string; turn: Turn };
-    onTurn(ev.session, ev.turn);
-  });
-  return () => es.close();
+// events of type "turn", each numbered (its id). The stream resumes from
+// the last number taken when it reconnects (the browser's reconnection
+// sends it, a stream opened again names it); a "reset" says turns were
+// missed: onReset should reload what the view shows.
+export function events(session: string | null, onTurn: (session: string, t: Turn) => void, onState: (live: boolean) => void,
+  onReset: () => void): Feed {
+  let last = "";
+  let es: EventSource | null = null;
+  let retry = 0;
+  const open = () => {
+    const q = new URLSearchParams();
+    if (session) q.set("session", session);
+    if (last) q.set("after", last);
+    const src = new EventSource("/ui/api/events?" + q.toString(), { withCredentials: true });
+    es = src;
+    src.addEventListener("open", () => onState(true));
+    src.addEventListener("error", () => {
+      onState(false);
+      if (src.readyState === EventSource.CLOSED && es === src) { // the browser gave up: open it again, from last
+        es = null;
+        retry = window.setTimeout(open, 2000);
+      }
+    });
+    src.addEventListener("turn", (e) => {
+      const m = e as MessageEvent;
+      last = m.lastEventId || last;
+      const ev = JSON.parse(m.data) as { session: string; turn: Turn };
+      onTurn(ev.session, ev.turn);
+    });
+    src.addEventListener("reset", (e) => {
+      last = (e as MessageEvent).lastEventId || last;
+      onReset();
+    });
+  };
+  const stop = () => {
+    window.clearTimeout(retry);
+    es?.close();
+    es = null;
+    onState(false);
+  };
+  open();
+  return { close: stop, pause: stop, resume: () => { if (!es) open(); }, paused: () => es === null };
 }

@@ -1,6 +1,6 @@
 import "./style.css";
 import { diffLines } from "diff";
-import { api, events, Unauthorized, type Block, type CheckpointInfo, type CheckpointView, type Detail, type SessionInfo, type Shown, type Turn } from "./api";
+import { api, events, Unauthorized, type Feed, type Block, type CheckpointInfo, type CheckpointView, type Detail, type SessionInfo, type Shown, type Turn } from "./api";
 
 // h makes an element: h("div", {class: "x"}, child, "text").
 type Child = Node | string | number | null | undefined | false;
@@ -23,8 +23,18 @@ function s(tag: string, attrs: Record<string, string | number>): SVGElement {
 
 const app = document.getElementById("app")!;
 const liveDot = document.getElementById("live")!;
-let stopEvents: (() => void) | null = null;
-const setLive = (on: boolean) => liveDot.classList.toggle("on", on);
+let feed: Feed | null = null;
+const setLive = (on: boolean) => {
+  liveDot.classList.toggle("on", on);
+  liveDot.classList.toggle("paused", feed?.paused() ?? false);
+  liveDot.title = feed?.paused() ? "live updates paused: click to resume from the last turn shown" : "live updates: click to pause";
+};
+// The live dot pauses the view's live updates and resumes them.
+liveDot.addEventListener("click", () => {
+  if (!feed) return;
+  if (feed.paused()) feed.resume(); else feed.pause();
+  setLive(false);
+});
 
 const fmt = new Intl.NumberFormat("en");
 const n = (x: number) => fmt.format(x);
@@ -40,8 +50,8 @@ function colour(name: string): string {
 }
 
 function route() {
-  stopEvents?.();
-  stopEvents = null;
+  feed?.close();
+  feed = null;
   const hash = location.hash.replace(/^#/, "");
   const m = hash.match(/^\/s\/([^/?]+)(?:\/t\/(\d+))?/);
   const run = m ? sessionView(decodeURIComponent(m[1]), m[2] ? Number(m[2]) : 0) : listView();
@@ -103,9 +113,10 @@ async function listView() {
   form.addEventListener("submit", (e) => e.preventDefault());
   await load();
   let pending = 0;
-  stopEvents = events(null, () => {
+  const later = () => {
     if (!pending) pending = window.setTimeout(() => { pending = 0; load().catch(fail); }, 300);
-  }, setLive);
+  };
+  feed = events(null, later, setLive, later);
 }
 
 function sessionTable(list: SessionInfo[]) {
@@ -194,7 +205,28 @@ async function sessionView(id: string, selected: number) {
   await Promise.all([loadPage(), loadOverview(), loadMemory(), loadCheckpoints()]);
   await select(current || last);
   let pending = 0;
-  stopEvents = events(id, (_s, t) => {
+  const refresh = () => {
+    if (!pending) pending = window.setTimeout(() => { pending = 0; loadOverview().catch(fail); loadMemory().catch(fail); loadCheckpoints().catch(fail); }, 500);
+  };
+  // reload takes the session's turns afresh: after turns were missed.
+  const reload = async () => {
+    const x = await api.session(id);
+    const following = from + turnPage > last;
+    Object.assign(info, x);
+    summary(info);
+    last = x.turns;
+    if (following) {
+      from = Math.max(first, last - turnPage + 1);
+      await loadPage();
+    }
+    refresh();
+  };
+  feed = events(id, (_s, t) => {
+    if (t.n <= last) return; // shown already
+    if (t.n > last + 1) { // turns between: take them from the API
+      reload().catch(fail);
+      return;
+    }
     info.turns = t.n; info.last = t.time;
     if (t.compaction) info.compactions++;
     summary(info);
@@ -205,8 +237,8 @@ async function sessionView(id: string, selected: number) {
       if (shown.length > turnPage) { shown.shift(); from++; }
       chartBox.replaceChildren(chart(shown, current, (x) => select(x)));
     }
-    if (!pending) pending = window.setTimeout(() => { pending = 0; loadOverview().catch(fail); loadMemory().catch(fail); loadCheckpoints().catch(fail); }, 500);
-  }, setLive);
+    refresh();
+  }, setLive, () => reload().catch(fail));
 }
 
 // memoryBlocks lists the memory blocks the session's turns see.
