@@ -175,13 +175,15 @@ func TestForkCrash(t *testing.T) {
 // cost must not grow with the session.
 func BenchmarkFork(b *testing.B) {
 	for _, n := range []int{100, 1000, 10000} {
-		b.Run(fmt.Sprint("messages=", n), func(b *testing.B) {
-			s, err := postgres.New(b.Context(), pgtest.URL(b))
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
-			storetest.BenchFork(b, s, n)
-		})
+		for _, how := range []string{"", "/noted"} {
+			b.Run(fmt.Sprint("messages=", n, how), func(b *testing.B) {
+				s, err := postgres.New(b.Context(), pgtest.URL(b))
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer s.Close()
+				storetest.BenchFork(b, s, n)
+			})
+		}
 	}
 }

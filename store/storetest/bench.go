@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -44,7 +45,9 @@ func BenchAppend(b *testing.B, st record.Store) {
 // after a snapshot of as many (a conversation of that many messages,
 // stored as the journal leaves it: a snapshot and the log after it), at
 // its last version; each fork is a new session. Its cost must not grow
-// with messages: a fork shares its parent's stored versions.
+// with messages: a fork shares its parent's stored versions. A benchmark
+// named .../noted forks as the engine does on a record.ForkNoter: with
+// three blocks of 2,000 bytes of the session's own copied, and its event.
 func BenchFork(b *testing.B, st record.CheckpointStore, messages int) {
 	ctx := b.Context()
 	parent := fmt.Sprintf("bench-fork-%s", b.Name())
@@ -61,9 +64,28 @@ func BenchFork(b *testing.B, st record.CheckpointStore, messages int) {
 		}
 	}
 	at := uint64(messages) + 1
+	fn, noted := st.(record.ForkNoter)
+	bs, blocks := st.(record.BlockStore)
+	noted = noted && blocks && strings.HasSuffix(b.Name(), "/noted")
+	from := "session:" + parent
+	if noted { // the session's own blocks, as a fork copies them
+		for i := range 3 {
+			if err := bs.PutBlock(ctx, record.Block{Scope: from, Label: fmt.Sprint("block", i), Data: pattern(2000, 5)}, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if err := st.Fork(ctx, parent, at, fmt.Sprintf("%s/fork-%d", parent, i), nil); err != nil {
+		child := fmt.Sprintf("%s/fork-%d", parent, i)
+		var err error
+		if noted {
+			err = fn.ForkNoted(ctx, parent, at, child, nil, from, "session:"+child,
+				[]record.FeedEvent{{Kind: "checkpoint:forked", Data: []byte(`{}`)}})
+		} else {
+			err = st.Fork(ctx, parent, at, child, nil)
+		}
+		if err != nil {
 			b.Fatal(err)
 		}
 	}
