@@ -12,6 +12,7 @@ import (
 
 	"github.com/ctxhost/ctxhost/host/history"
 	"github.com/ctxhost/ctxhost/internal/shareddata"
+	"github.com/ctxhost/ctxhost/internal/suite"
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/sdk/assembly"
 	"github.com/ctxhost/ctxhost/tokenizer"
@@ -514,14 +515,40 @@ var realStrategies = []string{StrategyLazy, StrategyProactive, StrategyAdaptive,
 // prompt caching priced as CTXHOST_PRICING names (Anthropic's prices by
 // default; pricingFromEnv), each run's cost is checked against its
 // hindsight bound and the cache strategy against its promises
-// (checkCosts).
+// (checkCosts). Under make test each form and variation is replayed at
+// each window on one of the trajectories, taken in turn (realSlice);
+// make test-full (CTXHOST_TEST_FULL=1) replays every one at every window.
 func TestRealTranscripts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
 	}
 	runs := append(realRuns(t), runVariations(realRuns(t))...)
-	table := replayCosts(t, runs, []int{8000, 16000, 32000}, pricingFromEnv(t))
-	checkCosts(t, table, []int{8000, 16000, 32000})
+	windows := []int{8000, 16000, 32000}
+	suite.Note(t, "the trajectories")
+	table := replayCosts(t, runs, windows, pricingFromEnv(t), realSlice(runs, windows))
+	checkCosts(t, table, windows)
+}
+
+// realSlice tells replayCosts which runs TestRealTranscripts replays at
+// which window: every form or variation of a run (its name after the
+// trajectory's) at every window, each on one trajectory, the trajectories
+// taken in turn (suite.Pick); every run at every window under make
+// test-full.
+func realSlice(runs []realRun, windows []int) func(run realRun, window int) bool {
+	var bases, kinds []string
+	for _, r := range runs {
+		base, kind, _ := strings.Cut(r.name, "/")
+		if !slices.Contains(bases, base) {
+			bases = append(bases, base)
+		}
+		if !slices.Contains(kinds, kind) {
+			kinds = append(kinds, kind)
+		}
+	}
+	return func(r realRun, window int) bool {
+		base, kind, _ := strings.Cut(r.name, "/")
+		return suite.Pick(slices.Index(kinds, kind)*len(windows)+slices.Index(windows, window), slices.Index(bases, base), len(bases))
+	}
 }
 
 // TestLocalTrajectoryCosts is TestRealTranscripts on the SWE-agent
@@ -539,7 +566,7 @@ func TestLocalTrajectoryCosts(t *testing.T) {
 		t.Fatalf("no .traj files in %s: %v", dir, err)
 	}
 	runs := realRunsOf(t, paths)
-	checkCosts(t, replayCosts(t, runs, []int{8000, 16000, 32000}, pricingFromEnv(t)), []int{8000, 16000, 32000})
+	checkCosts(t, replayCosts(t, runs, []int{8000, 16000, 32000}, pricingFromEnv(t), nil), []int{8000, 16000, 32000})
 }
 
 // pricingFromEnv is the price list CTXHOST_PRICING names: anthropic (the
@@ -574,14 +601,21 @@ type runCosts struct {
 	own map[string][2][]float64
 }
 
-// replayCosts replays every run at every window with every strategy
-// (checkReal on each), prompt caching priced by pricing, and works out
-// each run's hindsight bounds.
-func replayCosts(t *testing.T, runs []realRun, windows []int, pricing sdk.Pricing) []runCosts {
+// replayCosts replays every run at every window (those pick takes, when
+// it is not nil) with every strategy (checkReal on each), prompt caching
+// priced by pricing, and works out each run's hindsight bounds.
+func replayCosts(t *testing.T, runs []realRun, windows []int, pricing sdk.Pricing, pick func(realRun, int) bool) []runCosts {
 	var table []runCosts
 	for _, run := range runs {
-		shape := shapeOf(t, run)
+		var shape runShape
+		shaped := false
 		for _, window := range windows {
+			if pick != nil && !pick(run, window) {
+				continue
+			}
+			if !shaped {
+				shape, shaped = shapeOf(t, run), true
+			}
 			available := window - 1000
 			rc := runCosts{run: run.name, window: window, results: map[string]realResult{}}
 			for _, strategy := range realStrategies {

@@ -6,11 +6,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ctxhost/ctxhost/internal/replay"
 	"github.com/ctxhost/ctxhost/internal/shareddata"
+	"github.com/ctxhost/ctxhost/internal/suite"
 )
 
 // TestCallPathReplaysRealTrajectories sends real SWE-agent runs through
@@ -42,14 +44,21 @@ import (
 // do (the 4k window omits the older outputs whole, so nothing masked is
 // left to see there).
 //
-// CTXHOST_TRAJECTORIES names a folder of more .traj files to replay (runs
-// nobody tuned ctxhost on).
+// Under make test each window replays every form on every endpoint, but
+// each (form, endpoint) on one of the runs that have the form, the runs
+// taken in turn (a slice: internal/suite); make test-full
+// (CTXHOST_TEST_FULL=1) replays every run in every form on every
+// endpoint at both windows. CTXHOST_TRAJECTORIES names a folder of more
+// .traj files to replay (runs nobody tuned ctxhost on), all of them in
+// full.
 func TestCallPathReplaysRealTrajectories(t *testing.T) {
 	if testing.Short() {
 		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
 	}
 	trajs := shareddata.RequireTrajectories(t)
+	all := suite.Full()
 	if dir := os.Getenv("CTXHOST_TRAJECTORIES"); dir != "" {
+		all = true
 		more, _ := filepath.Glob(filepath.Join(dir, "*.traj"))
 		if len(more) == 0 {
 			t.Fatalf("CTXHOST_TRAJECTORIES=%s holds no .traj file", dir)
@@ -64,17 +73,50 @@ func TestCallPathReplaysRealTrajectories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, window := range []int{8192, 4096} {
+	if !all {
+		suite.Note(t, "the runs")
+	}
+	for w, window := range []int{8192, 4096} {
 		t.Run(fmt.Sprintf("window=%d", window), func(t *testing.T) {
-			replayTrajectories(t, string(src), trajs, demo, window)
+			replayTrajectories(t, string(src), trajs, demo, window, slicer(t, trajs, all, w))
 		})
+	}
+}
+
+// trajForms are the forms replayTrajectories sends each run in.
+var trajForms = []string{"recorded", "unlabelled", "demonstrated"}
+
+// slicer tells replayTrajectories whether to send the run at trajs[ti]
+// in form fi on dialect di: every one when all is set; otherwise each
+// (form, dialect) on one of the runs that have that form, taken in turn
+// from the offset shift (so that each window takes them in another
+// order).
+func slicer(t *testing.T, trajs []string, all bool, shift int) func(ti, fi, di int) bool {
+	if all {
+		return func(int, int, int) bool { return true }
+	}
+	has := make([][]int, len(trajForms)) // has[fi]: the runs that have form fi
+	for fi, form := range trajForms {
+		for ti, path := range trajs {
+			traj, err := replay.LoadTrajectory(path, strings.Replace(form, "demonstrated", "unlabelled", 1))
+			if err != nil {
+				t.Fatalf("%s: %v", path, err)
+			}
+			if traj != nil {
+				has[fi] = append(has[fi], ti)
+			}
+		}
+	}
+	return func(ti, fi, di int) bool {
+		m := slices.Index(has[fi], ti)
+		return m >= 0 && suite.Pick(shift+fi*len(replay.Dialects)+di, m, len(has[fi]))
 	}
 }
 
 // replayTrajectories is TestCallPathReplaysRealTrajectories at one window:
 // the quick start's configuration (callpath, examples/callpath.hcl's text)
 // at that window, in front of a stand-in.
-func replayTrajectories(t *testing.T, callpath string, trajs []string, demo string, window int) {
+func replayTrajectories(t *testing.T, callpath string, trajs []string, demo string, window int, send func(ti, fi, di int) bool) {
 	si := startStandin(t, window, 1000)
 	hcl := callpath
 	for _, r := range [][2]string{
@@ -106,8 +148,8 @@ func replayTrajectories(t *testing.T, callpath string, trajs []string, demo stri
 		reserve    int   // the answer's room: what the calls ask for, else the profile's
 	}
 	var runs []run
-	for _, path := range trajs {
-		for _, form := range []string{"recorded", "unlabelled", "demonstrated"} {
+	for ti, path := range trajs {
+		for fi, form := range trajForms {
 			traj, err := replay.LoadTrajectory(path, strings.Replace(form, "demonstrated", "unlabelled", 1))
 			if err != nil {
 				t.Fatalf("%s: %v", path, err)
@@ -118,7 +160,10 @@ func replayTrajectories(t *testing.T, callpath string, trajs []string, demo stri
 			if form == "demonstrated" {
 				traj.Demonstrate(demo)
 			}
-			for _, d := range replay.Dialects {
+			for di, d := range replay.Dialects {
+				if !send(ti, fi, di) {
+					continue
+				}
 				conv := d.Render(traj, traj.Name+"-"+form+"-"+d.Name)
 				r := run{task: conv.Task, form: form}
 				replaced := func() float64 {
