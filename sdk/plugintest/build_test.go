@@ -3,6 +3,7 @@ package plugintest_test
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -54,5 +55,37 @@ func TestBuildBinariesFailure(t *testing.T) {
 	_, _, err := plugintest.BuildBinaries(map[string]string{"x": "./" + missing})
 	if err == nil || !strings.Contains(err.Error(), "go build") {
 		t.Fatalf("BuildBinaries of a missing package: err = %v, want a go build error", err)
+	}
+}
+
+// TestBuildBinariesKept: a binary built twice from an unchanged package
+// is linked once, kept between the builds, and each build's directory
+// holds a link to it.
+func TestBuildBinariesKept(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
+	if runtime.GOOS == "windows" {
+		t.Skip("binaries are not kept between runs on Windows")
+	}
+	build := func() string {
+		dir, cleanup, err := plugintest.BuildBinaries(map[string]string{"ctxhost-plugin-test": "../../pluginhost/testdata/testplugin"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cleanup)
+		return filepath.Join(dir, "ctxhost-plugin-test")
+	}
+	first, second := build(), build()
+	a, err := os.Stat(first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.Stat(second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first == second || !os.SameFile(a, b) {
+		t.Errorf("%s and %s are not one kept binary: linked again", first, second)
 	}
 }
