@@ -107,23 +107,37 @@ var identifierRes = []*regexp.Regexp{
 
 // identifiersOf returns the distinct identifiers msgs state.
 func identifiersOf(msgs []sdk.Message) []string {
-	seen := map[string]bool{}
-	var out []string
+	var ids identifiers
 	for _, m := range msgs {
-		text := m.Text()
-		for _, tc := range m.ToolCalls {
-			text += "\n" + tc.Arguments
-		}
-		for _, re := range identifierRes {
-			for _, id := range re.FindAllString(text, -1) {
-				if !seen[id] && len(id) >= 5 {
-					seen[id] = true
-					out = append(out, id)
-				}
+		ids.add(m)
+	}
+	return ids.list
+}
+
+// identifiers are the distinct identifiers of the messages added so far,
+// in the order identifiersOf finds them.
+type identifiers struct {
+	seen map[string]bool
+	list []string
+}
+
+// add adds the identifiers m states that were not stated before.
+func (ids *identifiers) add(m sdk.Message) {
+	if ids.seen == nil {
+		ids.seen = map[string]bool{}
+	}
+	text := m.Text()
+	for _, tc := range m.ToolCalls {
+		text += "\n" + tc.Arguments
+	}
+	for _, re := range identifierRes {
+		for _, id := range re.FindAllString(text, -1) {
+			if !ids.seen[id] && len(id) >= 5 {
+				ids.seen[id] = true
+				ids.list = append(ids.list, id)
 			}
 		}
 	}
-	return out
 }
 
 // keptReport is, over the turns of some conversations, the share of
@@ -155,10 +169,12 @@ func replayKept(t *testing.T, cfg Config, system string, msgs []sdk.Message, r *
 	if system != "" {
 		must(t, s.SetSystemPrompt(system))
 	}
+	var stated identifiers // identifiersOf(msgs[:i+1]), one message at a time
 	for i, m := range msgs {
 		if _, err := s.AddMessage(m); err != nil {
 			t.Fatalf("message %d: %v", i, err)
 		}
+		stated.add(m)
 		if m.Role == sdk.RoleAssistant || (i+1 < len(msgs) && msgs[i+1].Role == sdk.RoleTool) {
 			continue
 		}
@@ -167,7 +183,7 @@ func replayKept(t *testing.T, cfg Config, system string, msgs []sdk.Message, r *
 			t.Fatalf("prepare after message %d: %v", i, err)
 		}
 		payload := string(p.Payload)
-		ids := identifiersOf(msgs[:i+1])
+		ids := stated.list
 		all := true
 		for _, id := range ids {
 			enc, _ := json.Marshal(id)
