@@ -62,29 +62,48 @@ func readCandidate(r *provider.JSONReader, c *RequestContent, finish *string) {
 	r.Object(func(key []byte) {
 		switch {
 		case provider.Key(key, "content") && r.Once(&seen, 0):
-			var seen uint64
-			r.Object(func(key []byte) {
-				switch {
-				case provider.Key(key, "role") && r.Once(&seen, 0):
-					c.Role = r.String()
-				case provider.Key(key, "parts") && r.Once(&seen, 1):
-					c.Parts = []RequestPart{}
-					if !r.Array(func() {
-						c.Parts = append(c.Parts, RequestPart{})
-						readPart(r, &c.Parts[len(c.Parts)-1])
-					}) {
-						c.Parts = nil
-					}
-				default:
-					r.Skip()
-				}
-			})
+			readContent(r, c)
 		case provider.Key(key, "finishReason") && r.Once(&seen, 1):
 			*finish = r.String()
 		default:
 			r.Skip()
 		}
 	})
+}
+
+// readContent reads a content (a role and its parts).
+func readContent(r *provider.JSONReader, c *RequestContent) {
+	var seen uint64
+	r.Object(func(key []byte) {
+		switch {
+		case provider.Key(key, "role") && r.Once(&seen, 0):
+			c.Role = r.String()
+		case provider.Key(key, "parts") && r.Once(&seen, 1):
+			c.Parts = []RequestPart{}
+			if !r.Array(func() {
+				c.Parts = append(c.Parts, RequestPart{})
+				readPart(r, &c.Parts[len(c.Parts)-1])
+			}) {
+				c.Parts = nil
+			}
+		default:
+			r.Skip()
+		}
+	})
+}
+
+// readContents reads a request's contents in one pass; false: leave
+// them to json.Unmarshal.
+func readContents(raw []byte, contents *[]RequestContent) bool {
+	r := provider.NewJSONReader(raw)
+	*contents = []RequestContent{}
+	if !r.Array(func() {
+		*contents = append(*contents, RequestContent{})
+		readContent(&r, &(*contents)[len(*contents)-1])
+	}) {
+		*contents = nil
+	}
+	return r.Done()
 }
 
 // readPart reads a part as RequestPart.UnmarshalJSON reads it; one kept

@@ -21,15 +21,22 @@ var answers = []string{
 	`{"error":{"code":429,"message":"Resource has been exhausted","status":"RESOURCE_EXHAUSTED"}}`,
 }
 
-// TestReadAsUnmarshal: the one-pass reader of a response reads the
-// documents above and 300 variants of each (keys in other cases or
+// requests are a request's contents: text, a function call and its
+// response, inline and file data, a part kept whole.
+var requests = []string{
+	`[{"role":"user","parts":[{"text":"What is the weather in Paris? \u00e9"}]},{"role":"model","parts":[{"text":"checking","thought":true},{"functionCall":{"name":"get_weather","args":{"city":"Paris"}},"thoughtSignature":"CiQB"}]},{"role":"user","parts":[{"functionResponse":{"name":"get_weather","response":{"temp":18}}},{"inlineData":{"mimeType":"image/png","data":"iVBORw0KGgo="}},{"fileData":{"mimeType":"application/pdf","fileUri":"gs://b/a.pdf"}}]}]`,
+	`[{"role":"model","parts":[{"executableCode":{"language":"PYTHON","code":"print(1)"}}]}]`,
+}
+
+// TestReadAsUnmarshal: the one-pass readers of a response and of a
+// request's contents read the documents above and 300 variants of each (keys in other cases or
 // twice, members dropped, values of other types, escapes, surrogates,
 // invalid UTF-8) as json.Unmarshal reads them, or declines them; it
 // declines none of the documents as they came but those with parts kept
 // whole.
 func TestReadAsUnmarshal(t *testing.T) {
 	var docs [][]byte
-	for _, a := range answers {
+	for _, a := range append(append([]string{}, answers...), requests...) {
 		docs = append(docs, []byte(a))
 	}
 	all := jsontest.AllVariants(t, docs, 150, 0.05, 0.3)
@@ -38,6 +45,12 @@ func TestReadAsUnmarshal(t *testing.T) {
 		if jsontest.SameAsUnmarshal(t, doc, readResponse) {
 			declined++
 		}
+		if jsontest.SameAsUnmarshal(t, doc, readContents) {
+			declined++
+		}
+	}
+	if jsontest.SameAsUnmarshal(t, []byte(requests[0]), readContents) || !jsontest.SameAsUnmarshal(t, []byte(requests[1]), readContents) {
+		t.Error("requests read or declined as they should not")
 	}
 	t.Logf("%d documents: %d declined that json.Unmarshal reads", len(all), declined)
 	for _, a := range answers {
@@ -47,14 +60,18 @@ func TestReadAsUnmarshal(t *testing.T) {
 	}
 }
 
-// FuzzReadResponse: whatever the document, readResponse reads it as
-// json.Unmarshal does or declines it.
+// FuzzReadResponse: whatever the document, readResponse and readContents
+// read it as json.Unmarshal does or decline it.
 func FuzzReadResponse(f *testing.F) {
 	for _, a := range answers {
 		f.Add([]byte(a))
 	}
+	for _, a := range requests {
+		f.Add([]byte(a))
+	}
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		jsontest.SameAsUnmarshal(t, doc, readResponse)
+		jsontest.SameAsUnmarshal(t, doc, readContents)
 	})
 }
 
@@ -73,6 +90,33 @@ func BenchmarkRead(b *testing.B) {
 			for b.Loop() {
 				var res response
 				if !(fast && readResponse(doc, &res) || json.Unmarshal(doc, &res) == nil) {
+					b.Fatal("not read")
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkReadContents reads a request of 1,000 contents (500 function
+// calls and their responses) in one pass (read) and by json.Unmarshal
+// (unmarshal), in one run.
+func BenchmarkReadContents(b *testing.B) {
+	var cs []string
+	for range 500 {
+		cs = append(cs, `{"role":"model","parts":[{"text":"reading the file"},{"functionCall":{"name":"read_file","args":{"path":"src/f.go"}}}]}`,
+			`{"role":"user","parts":[{"functionResponse":{"name":"read_file","response":{"content":"`+strings.Repeat(`package main\n\nfunc f() int { return 42 }\n`, 20)+`"}}}]}`)
+	}
+	doc := []byte("[" + strings.Join(cs, ",") + "]")
+	for _, fast := range []bool{false, true} {
+		name := "1000/unmarshal"
+		if fast {
+			name = "1000/read"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(doc)))
+			for b.Loop() {
+				var c []RequestContent
+				if !(fast && readContents(doc, &c) || json.Unmarshal(doc, &c) == nil) || len(c) != 1000 {
 					b.Fatal("not read")
 				}
 			}
