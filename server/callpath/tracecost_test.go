@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
@@ -94,5 +95,39 @@ func TestUnsampledCallMakesNoSpans(t *testing.T) {
 	}
 	if started := rec.Started(); len(started) != 0 {
 		t.Fatalf("%d spans started for an unsampled call, want none", len(started))
+	}
+}
+
+// TestDroppedSpansCounted: a traced call path's metrics count the spans
+// its recorder dropped (ctxhost_trace_spans_dropped_total); an untraced
+// one has no such metric.
+func TestDroppedSpansCounted(t *testing.T) {
+	names := func(p *testPath) map[string]bool {
+		out := map[string]bool{}
+		ch := make(chan *prometheus.Desc, 100)
+		for _, c := range p.h.Metrics().Collectors() {
+			c.Describe(ch)
+		}
+		close(ch)
+		for d := range ch {
+			out[d.String()] = true
+		}
+		return out
+	}
+	has := func(m map[string]bool) bool {
+		for d := range m {
+			if strings.Contains(d, `"ctxhost_trace_spans_dropped_total"`) {
+				return true
+			}
+		}
+		return false
+	}
+	tp := sdktrace.NewTracerProvider()
+	traced := newTestPathOpts(t, usageUpstream, smallHCL, 0, false, nil, func(o *Options) { o.Spans = newSpans(t, tp, nil) })
+	if !has(names(traced)) {
+		t.Error("a traced call path has no ctxhost_trace_spans_dropped_total")
+	}
+	if has(names(newTestPathOpts(t, usageUpstream, smallHCL, 0, false, nil, nil))) {
+		t.Error("an untraced call path has ctxhost_trace_spans_dropped_total")
 	}
 }
