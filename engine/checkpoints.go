@@ -424,10 +424,10 @@ func SweepCheckpoints(ctx context.Context, cs record.CheckpointStore, r record.R
 // f for the checkpoint its save marks (TurnMark.PayloadTag); nil: none.
 func (s *Session) SetPayloadTagger(f func(agent string, p *Prepared) string) {
 	if f == nil {
-		s.host.SetPayloadTagger(nil)
+		s.host.Durability().SetPayloadTagger(nil)
 		return
 	}
-	s.host.SetPayloadTagger(func(agent string, p *host.Prepared) string { return f(agent, p) })
+	s.host.Durability().SetPayloadTagger(func(agent string, p *host.Prepared) string { return f(agent, p) })
 }
 
 // Checkpoints lists the session's kept checkpoints, oldest first (see

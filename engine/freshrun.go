@@ -118,7 +118,7 @@ func (f *freshRun) changeLocked(edit func(*FreshTask)) (FreshTask, error) {
 	if err != nil {
 		return before, fmt.Errorf("encode fresh task state: %w", err)
 	}
-	if err := f.host.SaveAttachment(b); err != nil {
+	if err := f.host.Durability().SaveAttachment(b); err != nil {
 		return before, err
 	}
 	f.state = next

@@ -10,7 +10,7 @@ import (
 
 // StoredVersion is the version of the session's last save (0: never
 // saved); it grows by one with every save.
-func (s *Session) StoredVersion() uint64 { return s.host.StoredVersion() }
+func (s *Session) StoredVersion() uint64 { return s.host.Durability().StoredVersion() }
 
 // MessageCount is how many messages the history holds.
 func (s *Session) MessageCount() int {
@@ -63,7 +63,9 @@ func (s *Session) Compact(ctx context.Context) (*CompactionReport, error) { retu
 
 // ExportState returns the session's whole state as versioned JSON
 // (RestoreState and ImportState read it back).
-func (s *Session) ExportState(ctx context.Context) ([]byte, error) { return s.host.ExportState(ctx) }
+func (s *Session) ExportState(ctx context.Context) ([]byte, error) {
+	return s.host.Durability().Export(ctx)
+}
 
 // Action is the turn's pressure action ("continue" for a fresh task
 // context, which starts from scratch).

@@ -149,7 +149,7 @@ func (r Record) position() json.RawMessage {
 
 // recordOf is the record host session s holds.
 func recordOf(s *host.Session) (Record, error) {
-	r, err := decodeRecord(s.Position(), s.Attachment())
+	r, err := decodeRecord(s.Durability().Position(), s.Durability().Attachment())
 	if err != nil {
 		return Record{}, fmt.Errorf("session %q: %w", s.ID(), err)
 	}
@@ -190,7 +190,7 @@ func (s *Session) Record() (Record, error) {
 // store write, so after a crash the record and the stored session agree;
 // SaveRecord saves it when no change follows.
 func (s *Session) SetRecord(r Record) error {
-	if err := s.host.SetPosition(r.position()); err != nil {
+	if err := s.host.Durability().SetPosition(r.position()); err != nil {
 		return err
 	}
 	if s.memory != nil {
@@ -201,19 +201,19 @@ func (s *Session) SetRecord(r Record) error {
 
 // SaveRecord saves the record set with SetRecord when no change saved it
 // already (without a store: nothing to do).
-func (s *Session) SaveRecord() error { return s.host.SavePosition() }
+func (s *Session) SaveRecord() error { return s.host.Durability().SavePosition() }
 
 // ImportState replaces the session's state with an exported one (see
 // RestoreState) but keeps the session's own caller record: the exported
 // state's is replaced by the one the session holds, saved in the same
 // write.
 func (s *Session) ImportState(ctx context.Context, data []byte) error {
-	own := s.host.Position()
-	err := s.host.Batch(func() error {
+	own := s.host.Durability().Position()
+	err := s.host.Durability().Batch(func() error {
 		if err := s.RestoreState(ctx, data); err != nil {
 			return err
 		}
-		return s.host.SetPosition(own)
+		return s.host.Durability().SetPosition(own)
 	})
 	if s.memory != nil {
 		if r, rerr := recordOf(s.host); rerr == nil {

@@ -75,7 +75,7 @@ host { store = %q }
 		}
 		// What the previous version did: its own JSON as the position,
 		// saved with the next change.
-		if err := s.host.SetPosition([]byte(rec)); err != nil {
+		if err := s.host.Durability().SetPosition([]byte(rec)); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.AddMessage(Message{Role: "user", Content: "hello " + id}); err != nil {

@@ -219,12 +219,12 @@ func (s *Session) IsTeam() bool { c, ok := s.mode.(*conversation); return ok && 
 func (s *Session) Close(ctx context.Context) error { return s.mode.close(ctx) }
 
 // RestoreState replaces the session's state with an exported one
-// (host.Session.RestoreState); a fresh profile's next task comes with it.
+// (host.Durability.Restore); a fresh profile's next task comes with it.
 func (s *Session) RestoreState(ctx context.Context, data []byte) error {
 	if err := s.mode.checkState(data); err != nil {
 		return fmt.Errorf("restore %q: %w", s.ID(), err)
 	}
-	if err := s.host.RestoreState(ctx, data); err != nil {
+	if err := s.host.Durability().Restore(ctx, data); err != nil {
 		return err
 	}
 	if s.memory != nil {

@@ -112,9 +112,9 @@ func (e *Engine) CreateSession(id string, opts CreateOptions) (*Session, error) 
 		instructions = opts.Instructions
 	}
 	// One store write: a crash leaves the session stored whole or not at all.
-	err = s.Batch(func() error {
+	err = s.Durability().Batch(func() error {
 		if pos := opts.Record.position(); pos != nil {
-			if err := s.SetPosition(pos); err != nil {
+			if err := s.Durability().SetPosition(pos); err != nil {
 				return err
 			}
 		}
@@ -129,7 +129,7 @@ func (e *Engine) CreateSession(id string, opts CreateOptions) (*Session, error) 
 			}
 		}
 		if e.HasStore() {
-			return s.SavePosition()
+			return s.Durability().SavePosition()
 		}
 		return nil
 	})

@@ -78,13 +78,13 @@ func BenchmarkCompaction200kTo100k(b *testing.B) {
 			must(b, err)
 		}
 	}
-	state, err := s.ExportState(ctx)
+	state, err := s.Durability().Export(ctx)
 	must(b, err)
 	calls := 0
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
-		must(b, s.RestoreState(ctx, state))
+		must(b, s.Durability().Restore(ctx, state))
 		before, _, err := s.Budget(ctx)
 		must(b, err)
 		if before.Used < 190000 {

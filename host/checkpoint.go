@@ -52,10 +52,11 @@ type PayloadTagger func(agent string, p *Prepared) string
 // SetPayloadTagger makes every turn prepared from now on tag its payload
 // with f for the checkpoint its save marks (nil: no tag). f runs under
 // the session's lock, before Prepare returns.
-func (s *Session) SetPayloadTagger(f PayloadTagger) {
+func (d *Durability) SetPayloadTagger(f PayloadTagger) {
+	s := d.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.tagger = f
+	d.tagger = f
 }
 
 // markingRecorder is a Recorder that marks a save as a checkpoint
@@ -68,17 +69,17 @@ type markingRecorder interface {
 // checkpoint. The caller holds s.mu.
 func (t *turn) markTurn(out *Prepared) {
 	s := t.s
-	if s.rec.journal == nil {
+	if s.dur.rec.journal == nil {
 		return
 	}
-	if _, ok := s.rec.journal.(markingRecorder); !ok {
+	if _, ok := s.dur.rec.journal.(markingRecorder); !ok {
 		return
 	}
 	m := &TurnMark{Agent: t.agent.Name, Budget: out.Budget, PayloadID: out.PayloadID}
-	if s.tagger != nil {
-		m.PayloadTag = s.tagger(t.agent.Name, out)
+	if s.dur.tagger != nil {
+		m.PayloadTag = s.dur.tagger(t.agent.Name, out)
 	}
-	s.rec.mark = m
+	s.dur.rec.mark = m
 }
 
 // save writes the pending changes through the recorder, marked as the

@@ -85,7 +85,7 @@ func TestVersion1StateRead(t *testing.T) {
 		_, err := src.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: text})
 		must(t, err)
 	}
-	state, err := src.ExportState(ctx)
+	state, err := src.Durability().Export(ctx)
 	must(t, err)
 	var st map[string]json.RawMessage
 	must(t, json.Unmarshal(state, &st))
@@ -97,13 +97,13 @@ func TestVersion1StateRead(t *testing.T) {
 	v1, _ := json.Marshal(st)
 	dst, err := h.NewSession("dst", newStoreRig(t, h).cfg)
 	must(t, err)
-	must(t, dst.RestoreState(ctx, v1))
+	must(t, dst.Durability().Restore(ctx, v1))
 	if got, want := dst.History(), src.History(); len(got) != 2 || got[0].Content != want[0].Content || got[1].Content != want[1].Content {
 		t.Errorf("version 1 state restored %+v, want %+v", got, want)
 	}
 	st["version"] = json.RawMessage("2")
 	v2base64, _ := json.Marshal(st)
-	if err := dst.RestoreState(ctx, v2base64); err == nil {
+	if err := dst.Durability().Restore(ctx, v2base64); err == nil {
 		t.Error("a version 2 state with a base64 history was restored")
 	}
 }

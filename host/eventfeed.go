@@ -154,11 +154,11 @@ type feedNote struct {
 // emit notes ev for the store's feed (when the session's recorder keeps
 // one) and tells the host's subscribers.
 func (s *Session) emit(ev Event) {
-	if _, ok := s.rec.journal.(EventNoter); ok && ev.Type != EventMessageAdded && ev.Type != EventHistoryCleared {
+	if _, ok := s.dur.rec.journal.(EventNoter); ok && ev.Type != EventMessageAdded && ev.Type != EventHistoryCleared {
 		if data, err := EventData(ev); err == nil {
-			s.feed.mu.Lock()
-			s.feed.notes = append(s.feed.notes, feedNote{ev.Type, data})
-			s.feed.mu.Unlock()
+			s.dur.feed.mu.Lock()
+			s.dur.feed.notes = append(s.dur.feed.notes, feedNote{ev.Type, data})
+			s.dur.feed.mu.Unlock()
 		}
 	}
 	s.events.emit(ev)
@@ -167,12 +167,12 @@ func (s *Session) emit(ev Event) {
 // noteForSave hands the recorder the events of the save about to be
 // written: a message added or the history cleared for each such pending
 // op, then the events emitted since the last save. The caller holds s.mu.
-func (s *Session) noteForSave() {
-	n, ok := s.rec.journal.(EventNoter)
+func (d *Durability) noteForSave() {
+	n, ok := d.rec.journal.(EventNoter)
 	if !ok {
 		return
 	}
-	for _, op := range s.rec.pending[min(s.feed.derived, len(s.rec.pending)):] {
+	for _, op := range d.rec.pending[min(d.feed.derived, len(d.rec.pending)):] {
 		switch {
 		case op.History != nil && op.History.Kind == history.OpAdd && op.History.Message != nil:
 			if data, err := json.Marshal(messageData(*op.History.Message)); err == nil {
@@ -182,11 +182,11 @@ func (s *Session) noteForSave() {
 			n.Note(string(EventHistoryCleared), []byte("{}"))
 		}
 	}
-	s.feed.derived = len(s.rec.pending)
-	s.feed.mu.Lock()
-	notes := s.feed.notes
-	s.feed.notes = nil
-	s.feed.mu.Unlock()
+	d.feed.derived = len(d.rec.pending)
+	d.feed.mu.Lock()
+	notes := d.feed.notes
+	d.feed.notes = nil
+	d.feed.mu.Unlock()
 	for _, fn := range notes {
 		n.Note(string(fn.kind), fn.data)
 	}
@@ -195,14 +195,14 @@ func (s *Session) noteForSave() {
 // dropRepeatedBudget forgets the budget events noted by a turn that
 // saves nothing: it repeats the last one saved, whose events the feed
 // holds.
-func (s *Session) dropRepeatedBudget() {
-	s.feed.mu.Lock()
-	defer s.feed.mu.Unlock()
-	kept := s.feed.notes[:0]
-	for _, fn := range s.feed.notes {
+func (d *Durability) dropRepeatedBudget() {
+	d.feed.mu.Lock()
+	defer d.feed.mu.Unlock()
+	kept := d.feed.notes[:0]
+	for _, fn := range d.feed.notes {
 		if fn.kind != EventBudgetWarning && fn.kind != EventBudgetCritical {
 			kept = append(kept, fn)
 		}
 	}
-	s.feed.notes = kept
+	d.feed.notes = kept
 }

@@ -15,7 +15,7 @@ func TestHoldThenBatchSavesOnce(t *testing.T) {
 	ctx := context.Background()
 	store, s := newStoredSession(t, 0)
 	before := store.saves
-	err := s.Hold(func() error {
+	err := s.Durability().Hold(func() error {
 		if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "fix the parser"}); err != nil {
 			return err
 		}
@@ -28,7 +28,7 @@ func TestHoldThenBatchSavesOnce(t *testing.T) {
 	if store.saves != before {
 		t.Fatalf("Hold saved %d times; want none", store.saves-before)
 	}
-	if err := s.Batch(func() error {
+	if err := s.Durability().Batch(func() error {
 		_, err := s.AddMessage(sdk.Message{Role: sdk.RoleAssistant, Content: "on it"})
 		return err
 	}); err != nil {
@@ -41,7 +41,7 @@ func TestHoldThenBatchSavesOnce(t *testing.T) {
 		t.Fatalf("reopened: %d messages, want 2", got)
 	}
 	failed := errors.New("upstream failed")
-	if err := s.Batch(func() error { return failed }); !errors.Is(err, failed) || store.saves != before+1 {
+	if err := s.Durability().Batch(func() error { return failed }); !errors.Is(err, failed) || store.saves != before+1 {
 		t.Fatalf("a failed Batch: %v, %d saves", err, store.saves-before)
 	}
 }

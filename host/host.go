@@ -73,7 +73,7 @@ func (h *Host) newSession(id string, cfg Config, r Recorder) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("new session %q: %w", id, err)
 	}
-	s.rec.journal = r
+	s.dur.rec.journal = r
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, ok := h.sessions[id]; ok {
@@ -174,8 +174,8 @@ func (h *Host) OpenSession(ctx context.Context, id string, cfg Config) (s *Sessi
 // then every event after it, replayed (plugin calls included) in order.
 // The caller has not locked s.
 func restoreStored(ctx context.Context, s *Session) error {
-	err := s.rec.journal.Replay(func(snapshot []byte) error {
-		return s.restore(ctx, snapshot, false)
+	err := s.dur.rec.journal.Replay(func(snapshot []byte) error {
+		return s.dur.restore(ctx, snapshot, false)
 	}, func(b []byte) error {
 		ev, err := decodeEvent(b)
 		if err != nil {
@@ -191,7 +191,7 @@ func restoreStored(ctx context.Context, s *Session) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.restoreTracks(s.pressure.Tracks)
-	s.savedAs(s.usage, s.pressure)
+	s.dur.savedAs(s.usage, s.pressure)
 	return nil
 }
 

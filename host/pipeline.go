@@ -159,12 +159,12 @@ func (t *turn) compactPlugin(ctx context.Context, c *countedComponent, ask int) 
 	}
 	undo := func(reason string) CompactionStep {
 		if prev == nil && p.info.HasCapability(sdk.CapState) {
-			s.rec.stale() // nothing to put back: the next save takes the state as it is
+			s.dur.rec.stale() // nothing to put back: the next save takes the state as it is
 		}
 		if prev != nil {
 			if err := s.plugins.restore(ctx, p, prev); err != nil {
 				reason += fmt.Sprintf("; putting the state back failed: %v", err)
-				s.rec.stale()
+				s.dur.rec.stale()
 			}
 		}
 		return discard(reason)
@@ -209,7 +209,7 @@ func (t *turn) compactPlugin(ctx context.Context, c *countedComponent, ask int) 
 		return undo(fmt.Sprintf("component went below its keep_at_least floor (%d < %d tokens)", tokens, floor))
 	}
 	p.accept(after, tokens, counts, gen)
-	s.rec.addPlugin(p, journalOp{Compact: &req, Result: compactHash(res)})
+	s.dur.rec.addPlugin(p, journalOp{Compact: &req, Result: compactHash(res)})
 	st.Freed = c.tokens - tokens
 	st.Duration = time.Since(start)
 	if after == nil {

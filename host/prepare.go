@@ -70,7 +70,7 @@ func (s *Session) Compact(ctx context.Context) (*CompactionReport, error) {
 	if report != nil && !report.Met && s.cfg.FailOnUnmetTarget {
 		return report, fmt.Errorf("compact %q: %w: %s", s.id, ErrTargetNotMet, report)
 	}
-	if err := s.persist(); err != nil {
+	if err := s.dur.persist(); err != nil {
 		return report, fmt.Errorf("compact %q: %w", s.id, err)
 	}
 	return report, nil

@@ -66,7 +66,7 @@ type Recorders interface {
 // Recorder makes one session's changes durable: the session calls it at
 // the points where a call's effects must survive a restart, and as the
 // session is opened again. The events and snapshots it writes are the
-// session's own encoding (storedEvent, ExportState): opaque bytes to it.
+// session's own encoding (storedEvent, Durability.Export): opaque bytes to it.
 type Recorder interface {
 	// Save writes the changes since the last save: the event event
 	// encodes, or the whole state state exports when the recorder
@@ -91,6 +91,25 @@ type Recorder interface {
 	// Delete forgets the session's stored state.
 	Delete(ctx context.Context) error
 }
+
+// Durability is what makes a session's changes survive a restart: the
+// recorder and the changes not saved yet (recording), the events to write
+// with the next save, the checkpoint tag of each turn, the caller's
+// position and attachment saved with them, and the session's whole state
+// exported and restored. Every other part of the session saves through it
+// (persist). It shares the session's lock; reach it with
+// Session.Durability.
+type Durability struct {
+	s   *Session
+	rec recording
+	// feed are the events to write with the next save (see emit).
+	feed feedNotes
+	// tagger tags each turn's payload for its checkpoint (nil: none).
+	tagger PayloadTagger
+}
+
+// Durability is the session's saving, export and restore.
+func (s *Session) Durability() *Durability { return &s.dur }
 
 // recording is what a session hands its recorder at the points where a
 // call's effects must be made durable: the changes since the last save,
@@ -176,19 +195,20 @@ func compactHash(r sdk.CompactResult) string {
 // leaves all of them stored or none. When f fails nothing is saved (the
 // changes it made stay in memory: unload the session to drop them). A
 // Batch inside another Batch or a Hold saves with the outer one. The
-// caller serializes the session's calls; f may call any method of s.
-func (s *Session) Batch(f func() error) error {
+// caller serializes the session's calls; f may call any method of the session.
+func (d *Durability) Batch(f func() error) error {
+	s := d.s
 	s.mu.Lock()
-	s.rec.holding++
+	d.rec.holding++
 	s.mu.Unlock()
 	err := f()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.rec.holding--
+	d.rec.holding--
 	if err != nil {
 		return err
 	}
-	if err := s.persist(); err != nil {
+	if err := d.persist(); err != nil {
 		return fmt.Errorf("save: %w", err)
 	}
 	return nil
@@ -198,14 +218,15 @@ func (s *Session) Batch(f func() error) error {
 // the next save (the end of a Batch, or any change made after Hold
 // returns) writes them together with its own, in one store write. A
 // caller that must not keep them unloads the session instead. The caller
-// serializes the session's calls; f may call any method of s.
-func (s *Session) Hold(f func() error) error {
+// serializes the session's calls; f may call any method of the session.
+func (d *Durability) Hold(f func() error) error {
+	s := d.s
 	s.mu.Lock()
-	s.rec.holding++
+	d.rec.holding++
 	s.mu.Unlock()
 	err := f()
 	s.mu.Lock()
-	s.rec.holding--
+	d.rec.holding--
 	s.mu.Unlock()
 	return err
 }
@@ -232,7 +253,8 @@ func (r *recording) newAttachment() json.RawMessage {
 // (JSON; for example what a layer above the host queues for its next
 // turn) and saves it, with any change not saved yet, before it returns.
 // It is exported and restored with the session.
-func (s *Session) SaveAttachment(state json.RawMessage) error {
+func (d *Durability) SaveAttachment(state json.RawMessage) error {
+	s := d.s
 	if state != nil && !json.Valid(state) {
 		return fmt.Errorf("save attachment: not valid JSON")
 	}
@@ -241,8 +263,8 @@ func (s *Session) SaveAttachment(state json.RawMessage) error {
 	if s.ended {
 		return fmt.Errorf("save attachment: %w", ErrSessionEnded)
 	}
-	s.rec.attachment, s.rec.attachmentSaved = append(json.RawMessage(nil), state...), false
-	if err := s.persist(); err != nil {
+	d.rec.attachment, d.rec.attachmentSaved = append(json.RawMessage(nil), state...), false
+	if err := d.persist(); err != nil {
 		return fmt.Errorf("save attachment: %w", err)
 	}
 	return nil
@@ -250,10 +272,11 @@ func (s *Session) SaveAttachment(state json.RawMessage) error {
 
 // Attachment returns the state last given to SaveAttachment (or restored
 // with the session); nil when none was.
-func (s *Session) Attachment() json.RawMessage {
+func (d *Durability) Attachment() json.RawMessage {
+	s := d.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append(json.RawMessage(nil), s.rec.attachment...)
+	return append(json.RawMessage(nil), d.rec.attachment...)
 }
 
 // SetPosition records where the caller is in its own input (for example
@@ -261,25 +284,27 @@ func (s *Session) Attachment() json.RawMessage {
 // the next change the session saves, in the same write, so after a crash
 // Position and the stored session agree; SavePosition saves it when no
 // change follows.
-func (s *Session) SetPosition(pos json.RawMessage) error {
+func (d *Durability) SetPosition(pos json.RawMessage) error {
+	s := d.s
 	if pos != nil && !json.Valid(pos) {
 		return fmt.Errorf("set position: not valid JSON")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.rec.position, s.rec.positionSaved = append(json.RawMessage(nil), pos...), false
+	d.rec.position, d.rec.positionSaved = append(json.RawMessage(nil), pos...), false
 	return nil
 }
 
 // SavePosition saves the position set with SetPosition when no change
 // saved it already (no store: nothing to do).
-func (s *Session) SavePosition() error {
+func (d *Durability) SavePosition() error {
+	s := d.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.rec.positionSaved || s.rec.journal == nil {
+	if d.rec.positionSaved || d.rec.journal == nil {
 		return nil
 	}
-	if err := s.persist(); err != nil {
+	if err := d.persist(); err != nil {
 		return fmt.Errorf("save position: %w", err)
 	}
 	return nil
@@ -287,10 +312,11 @@ func (s *Session) SavePosition() error {
 
 // Position returns the position last set (or restored from the store);
 // nil when none was.
-func (s *Session) Position() json.RawMessage {
+func (d *Durability) Position() json.RawMessage {
+	s := d.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append(json.RawMessage(nil), s.rec.position...)
+	return append(json.RawMessage(nil), d.rec.position...)
 }
 
 // RecordedPosition returns the caller's position (SetPosition) that one
@@ -318,10 +344,10 @@ func (ev storedEvent) replay(ctx context.Context, s *Session) error {
 	}
 	s.usage, s.pressure = ev.Usage, ev.Pressure.restored()
 	if ev.Position != nil {
-		s.rec.position = ev.Position
+		s.dur.rec.position = ev.Position
 	}
 	if ev.Attachment != nil {
-		s.rec.attachment = ev.Attachment
+		s.dur.rec.attachment = ev.Attachment
 	}
 	return nil
 }
@@ -387,8 +413,9 @@ func (op journalOp) replay(ctx context.Context, s *Session) error {
 // by one with every save (0: not stored, or no recorder). A caller that shares
 // the store with other hosts compares it with the store's to tell that
 // another host changed the session since.
-func (s *Session) StoredVersion() uint64 {
+func (d *Durability) StoredVersion() uint64 {
+	s := d.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.rec.version()
+	return d.rec.version()
 }

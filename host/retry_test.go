@@ -202,7 +202,7 @@ func TestCallerDeadlineNotRetried(t *testing.T) {
 // deadline once succeeds, with a plugin:retried event.
 func TestStateRetriedOnce(t *testing.T) {
 	s, rec, p, _ := newLateSession(t, true, map[string]int{"State": 1}, nil)
-	b, err := s.ExportState(context.Background())
+	b, err := s.Durability().Export(context.Background())
 	if err != nil {
 		t.Fatalf("export after one missed State deadline: %v", err)
 	}

@@ -21,8 +21,6 @@ import (
 type Session struct {
 	id     string
 	events *events
-	// tagger tags each turn's payload for its checkpoint (nil: none).
-	tagger PayloadTagger
 
 	mu           sync.Mutex
 	cfg          Config
@@ -40,11 +38,8 @@ type Session struct {
 	pressure     pressureState
 	metrics      Metrics
 	ended        bool
-	// rec makes the session's changes durable (its journal is nil
-	// without a store).
-	rec recording
-	// feed are the events to write with the next save (see emit).
-	feed feedNotes
+	// dur makes the session's changes durable (see Durability).
+	dur Durability
 	// caches remembers each agent's last payload, for the cache report;
 	// lastTurns each agent's last assembly, reused by an unchanged turn.
 	caches    map[string]*cacheTrack
@@ -175,11 +170,11 @@ func newSession(id string, cfg Config, ev *events) (*Session, error) {
 		hist:    history.New(counter, cfg.History.Options),
 		usage:   usage{Calibration: 1},
 		metrics: Metrics{FreedByComponent: map[string]int{}},
-		rec:     recording{positionSaved: true, attachmentSaved: true},
 		plugins: bindings{session: id, events: ev},
 	}
 	s.sum = newSummaries(id, cfg, counter, s.emit)
-	s.hist = s.rec.follow(s.hist)
+	s.dur = Durability{s: s, rec: recording{positionSaved: true, attachmentSaved: true}}
+	s.hist = s.dur.rec.follow(s.hist)
 	if cfg.RecallTool || len(cfg.OwnTools) > 0 {
 		var r sdk.RequestTools
 		if cfg.RecallTool {
@@ -241,8 +236,8 @@ func (s *Session) setText(dst *countedText, what, text string, count func(string
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	*dst = t
-	s.rec.add(journalOp{Set: strings.Fields(what)[0], Text: t.text}) // system, instructions, input, tools
-	if err := s.persist(); err != nil {
+	s.dur.rec.add(journalOp{Set: strings.Fields(what)[0], Text: t.text}) // system, instructions, input, tools
+	if err := s.dur.persist(); err != nil {
 		return fmt.Errorf("set %s: %w", what, err)
 	}
 	return nil
@@ -310,7 +305,7 @@ func (s *Session) AddMessage(m sdk.Message) (sdk.Message, error) {
 	stored, err := s.hist.Add(m)
 	var perr error
 	if err == nil {
-		perr = s.persist()
+		perr = s.dur.persist()
 	}
 	s.mu.Unlock()
 	if err != nil {
@@ -332,7 +327,7 @@ func (s *Session) AddMessages(msgs []sdk.Message) ([]sdk.Message, error) {
 	stored, err := s.hist.AddAll(msgs)
 	var perr error
 	if err == nil {
-		perr = s.persist()
+		perr = s.dur.persist()
 	}
 	s.mu.Unlock()
 	if err != nil {
@@ -394,7 +389,7 @@ func (s *Session) FormatHistory(opts history.FormatOptions) string {
 func (s *Session) ClearHistory() error {
 	s.mu.Lock()
 	s.hist.Clear()
-	err := s.persist()
+	err := s.dur.persist()
 	s.mu.Unlock()
 	s.emit(Event{Type: EventHistoryCleared, Session: s.id})
 	if err != nil {
@@ -417,8 +412,8 @@ func (s *Session) SetStrategy(cfg StrategyConfig) error {
 	defer s.mu.Unlock()
 	s.cfg.Strategy, s.strategy = cfg, st
 	sst := strategyState(cfg)
-	s.rec.add(journalOp{Strategy: &sst})
-	if err := s.persist(); err != nil {
+	s.dur.rec.add(journalOp{Strategy: &sst})
+	if err := s.dur.persist(); err != nil {
 		return fmt.Errorf("set strategy: %w", err)
 	}
 	return nil
@@ -453,8 +448,8 @@ func (s *Session) Apply(ctx context.Context, plugin, op string, args json.RawMes
 		}
 		return nil, fmt.Errorf("apply %s.%s: %w", plugin, op, err)
 	}
-	s.rec.addPlugin(slot, journalOp{Apply: &appliedOp{Op: op, Args: args}, Result: resultHash(out)})
-	if err := s.persist(); err != nil {
+	s.dur.rec.addPlugin(slot, journalOp{Apply: &appliedOp{Op: op, Args: args}, Result: resultHash(out)})
+	if err := s.dur.persist(); err != nil {
 		return out, fmt.Errorf("apply %s.%s: %w", plugin, op, err)
 	}
 	return out, nil
@@ -489,7 +484,7 @@ func (s *Session) ReportUsage(prompt, completion int) error {
 		}
 		s.usage.Calibration = min(max(float64(prompt)/float64(s.usage.LastCounted), lower), maxCalibration)
 	}
-	if err := s.persist(); err != nil {
+	if err := s.dur.persist(); err != nil {
 		return fmt.Errorf("report usage: %w", err)
 	}
 	return nil
@@ -561,7 +556,7 @@ func (s *Session) Restart() (RestartPlan, error) {
 		add(m)
 	}
 	s.pressure = pressureState{Turns: s.pressure.Turns} // a restart starts the conversation again, not the session
-	perr := s.persist()
+	perr := s.dur.persist()
 	s.mu.Unlock()
 	s.emit(Event{Type: EventHistoryCleared, Session: s.id})
 	if err != nil {
@@ -597,8 +592,8 @@ func (s *Session) end(ctx context.Context, forget bool) error {
 	s.ended = true
 	s.sum.stop()
 	err := s.plugins.end(ctx)
-	if forget && s.rec.journal != nil {
-		if derr := s.rec.journal.Delete(context.Background()); derr != nil {
+	if forget && s.dur.rec.journal != nil {
+		if derr := s.dur.rec.journal.Delete(context.Background()); derr != nil {
 			err = errors.Join(err, fmt.Errorf("delete stored state: %w", derr))
 		}
 	}

@@ -33,9 +33,9 @@ type sessionState struct {
 	Usage        usage         `json:"usage"`
 	Pressure     pressureState `json:"pressure"`
 	Plugins      []pluginState `json:"plugins,omitempty"`
-	// Position is the caller's position in its input (Session.SetPosition).
+	// Position is the caller's position in its input (Durability.SetPosition).
 	Position json.RawMessage `json:"position,omitempty"`
-	// Attachment is the caller's own state (Session.SaveAttachment).
+	// Attachment is the caller's own state (Durability.SaveAttachment).
 	Attachment json.RawMessage `json:"attachment,omitempty"`
 }
 
@@ -53,18 +53,20 @@ type pluginState struct {
 	State []byte `json:"state"`
 }
 
-// ExportState returns the whole session (core and every stateful plugin's
-// state) as versioned JSON. RestoreState of the result reproduces the
+// Export returns the whole session (core and every stateful plugin's
+// state) as versioned JSON. Restore of the result reproduces the
 // session exactly.
-func (s *Session) ExportState(ctx context.Context) ([]byte, error) {
+func (d *Durability) Export(ctx context.Context) ([]byte, error) {
+	s := d.s
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.exportLocked(ctx, s.plugins.state)
+	return d.export(ctx, s.plugins.state)
 }
 
-// exportLocked exports the session with stateOf giving each stateful
+// export exports the session with stateOf giving each stateful
 // plugin's state; the caller holds s.mu.
-func (s *Session) exportLocked(ctx context.Context, stateOf func(context.Context, *boundPlugin) ([]byte, error)) ([]byte, error) {
+func (d *Durability) export(ctx context.Context, stateOf func(context.Context, *boundPlugin) ([]byte, error)) ([]byte, error) {
+	s := d.s
 	hist, err := s.hist.State()
 	if err != nil {
 		return nil, fmt.Errorf("export %q: history: %w", s.id, err)
@@ -73,7 +75,7 @@ func (s *Session) exportLocked(ctx context.Context, stateOf func(context.Context
 		Version: StateVersion, Session: s.id,
 		SystemPrompt: s.system.text, Instructions: s.instructions.text, Input: s.input.text, Tools: s.tools.text,
 		TeamTask: s.teamTask.text, Strategy: strategyState(s.cfg.Strategy), History: historyState{data: hist}, Usage: s.usage, Pressure: s.pressureToSave(),
-		Position: s.rec.position, Attachment: s.rec.attachment,
+		Position: d.rec.position, Attachment: d.rec.attachment,
 	}
 	for _, p := range s.plugins.all {
 		if !p.info.HasCapability(sdk.CapState) {
@@ -92,17 +94,18 @@ func (s *Session) exportLocked(ctx context.Context, stateOf func(context.Context
 	return out, nil
 }
 
-// RestoreState replaces the session's state with an exported one (possibly
+// Restore replaces the session's state with an exported one (possibly
 // from another session id). Invalid state is rejected before anything
 // changes; if a plugin rejects its state, the plugins already restored are
 // rolled back and the session is unchanged. With a recorder, a failed
 // save's error means the state was restored but not saved.
-func (s *Session) RestoreState(ctx context.Context, data []byte) error {
-	return s.restore(ctx, data, true)
+func (d *Durability) Restore(ctx context.Context, data []byte) error {
+	return d.restore(ctx, data, true)
 }
 
-// restore is RestoreState; persist saves the restored state to the store.
-func (s *Session) restore(ctx context.Context, data []byte, persist bool) error {
+// restore is Restore; persist saves the restored state to the store.
+func (d *Durability) restore(ctx context.Context, data []byte, persist bool) error {
+	s := d.s
 	st, err := decodeState(data)
 	if err != nil {
 		return fmt.Errorf("restore %q: %w", s.id, err)
@@ -142,15 +145,15 @@ func (s *Session) restore(ctx context.Context, data []byte, persist bool) error 
 	s.tools = countTools(s.counter, s.cfg.History.Options.Framing, st.Tools)
 	s.teamTask = countedText{st.TeamTask, s.counter.Count(st.TeamTask)}
 	s.cfg.Strategy, s.strategy = strategyCfg, strategy
-	s.hist = s.rec.follow(hist)
-	s.usage, s.pressure, s.rec.position, s.rec.attachment = st.Usage, st.Pressure.restored(), st.Position, st.Attachment
+	s.hist = d.rec.follow(hist)
+	s.usage, s.pressure, d.rec.position, d.rec.attachment = st.Usage, st.Pressure.restored(), st.Position, st.Attachment
 	s.restoreTracks(s.pressure.Tracks)
-	s.rec.pending, s.feed.derived = s.rec.pending[:0], 0
+	d.rec.pending, d.feed.derived = d.rec.pending[:0], 0
 	if persist {
 		// An imported state's turn mark names versions of another store.
 		s.pressure.TurnVersion, s.pressure.TurnAgent, s.pressure.TurnBudget = 0, "", 0
-		s.rec.stale()
-		if err := s.persist(); err != nil {
+		d.rec.stale()
+		if err := d.persist(); err != nil {
 			return fmt.Errorf("restore %q: %w", s.id, err)
 		}
 	}

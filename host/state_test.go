@@ -42,12 +42,12 @@ func TestStateRoundTrip(t *testing.T) {
 	before, err := src.Prepare(ctx, sdk.AgentIdentity{})
 	must(t, err)
 	must(t, src.ReportUsage(before.Budget.Used+10, 5))
-	state, err := src.ExportState(ctx)
+	state, err := src.Durability().Export(ctx)
 	must(t, err)
 
 	dst, _ := stateSession(t, h, "dst")
-	must(t, dst.RestoreState(ctx, state))
-	again, err := dst.ExportState(ctx)
+	must(t, dst.Durability().Restore(ctx, state))
+	again, err := dst.Durability().Export(ctx)
 	must(t, err)
 	var a, b map[string]any
 	must(t, json.Unmarshal(state, &a))
@@ -76,7 +76,7 @@ func TestRestoreRejectsBadState(t *testing.T) {
 	h := New(Options{})
 	s, f := stateSession(t, h, "s")
 	fill(t, s, "mem", 1, 4)
-	good, err := s.ExportState(ctx)
+	good, err := s.Durability().Export(ctx)
 	must(t, err)
 	var st map[string]any
 	must(t, json.Unmarshal(good, &st))
@@ -110,13 +110,13 @@ func TestRestoreRejectsBadState(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fill(t, s, "mem", 1, 2)
-			before, err := s.ExportState(ctx)
+			before, err := s.Durability().Export(ctx)
 			must(t, err)
-			err = s.RestoreState(ctx, tt.data)
+			err = s.Durability().Restore(ctx, tt.data)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want %q", err, tt.want)
 			}
-			after, err := s.ExportState(ctx)
+			after, err := s.Durability().Export(ctx)
 			must(t, err)
 			if !bytes.Equal(before, after) {
 				t.Errorf("a rejected restore changed the session")
@@ -124,7 +124,7 @@ func TestRestoreRejectsBadState(t *testing.T) {
 		})
 	}
 	_ = f
-	if err := s.RestoreState(ctx, good); err != nil || errors.Is(err, sdk.ErrInvalidArgs) {
+	if err := s.Durability().Restore(ctx, good); err != nil || errors.Is(err, sdk.ErrInvalidArgs) {
 		t.Errorf("good state: %v", err)
 	}
 }

@@ -231,7 +231,7 @@ func storeSteps(snapshot *[]byte) []struct {
 		}},
 		{"ReportUsage", func(_ context.Context, s *host.Session) error { return s.ReportUsage(120, 30) }},
 		{"SaveAttachment", func(_ context.Context, s *host.Session) error {
-			return s.SaveAttachment(json.RawMessage(`{"spec":"next task","ops":[1,2]}`))
+			return s.Durability().SaveAttachment(json.RawMessage(`{"spec":"next task","ops":[1,2]}`))
 		}},
 		{"Apply again", func(ctx context.Context, s *host.Session) error { return addNote(ctx, s, "notes", long+"2") }},
 		{"Apply before Compact", func(ctx context.Context, s *host.Session) error {
@@ -245,7 +245,7 @@ func storeSteps(snapshot *[]byte) []struct {
 			return err
 		}},
 		{"ExportState (snapshot)", func(ctx context.Context, s *host.Session) error {
-			b, err := s.ExportState(ctx)
+			b, err := s.Durability().Export(ctx)
 			*snapshot = b
 			return err
 		}},
@@ -258,7 +258,7 @@ func storeSteps(snapshot *[]byte) []struct {
 		}},
 		{"Restart", func(_ context.Context, s *host.Session) error { _, err := s.Restart(); return err }},
 		{"ClearHistory", func(_ context.Context, s *host.Session) error { return s.ClearHistory() }},
-		{"RestoreState", func(ctx context.Context, s *host.Session) error { return s.RestoreState(ctx, *snapshot) }},
+		{"RestoreState", func(ctx context.Context, s *host.Session) error { return s.Durability().Restore(ctx, *snapshot) }},
 	}
 }
 
@@ -300,11 +300,11 @@ func testPersistAfterEachCall(t *testing.T, floor int) {
 			if err != nil || !restored {
 				t.Fatalf("round %d, %s: reopen: restored %v, %v", round, step.name, restored, err)
 			}
-			fresh, err := s.ExportState(ctx)
+			fresh, err := s.Durability().Export(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			reopened, err := s2.ExportState(ctx)
+			reopened, err := s2.Durability().Export(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -492,8 +492,8 @@ func TestRepeatedTurnSavesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, version := store.saves, s.StoredVersion()
-	state, err := s.ExportState(ctx)
+	before, version := store.saves, s.Durability().StoredVersion()
+	state, err := s.Durability().Export(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -506,10 +506,10 @@ func TestRepeatedTurnSavesNothing(t *testing.T) {
 			t.Fatal("a repeated turn sent another payload")
 		}
 	}
-	if store.saves != before || s.StoredVersion() != version {
-		t.Errorf("repeated turns: %d saves, version %d -> %d; want none", store.saves-before, version, s.StoredVersion())
+	if store.saves != before || s.Durability().StoredVersion() != version {
+		t.Errorf("repeated turns: %d saves, version %d -> %d; want none", store.saves-before, version, s.Durability().StoredVersion())
 	}
-	after, err := s.ExportState(ctx)
+	after, err := s.Durability().Export(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -553,22 +553,22 @@ func TestRepeatedTurnSavesNothing(t *testing.T) {
 func TestAttachment(t *testing.T) {
 	ctx := context.Background()
 	store, s := newStoredSession(t, 0)
-	if err := s.SaveAttachment(json.RawMessage(`{"tasks":`)); err == nil {
+	if err := s.Durability().SaveAttachment(json.RawMessage(`{"tasks":`)); err == nil {
 		t.Fatal("SaveAttachment took text that is not JSON")
 	}
 	want := `{"spec":"fix the parser","tasks":3}`
 	before := store.saves
-	if err := s.SaveAttachment(json.RawMessage(want)); err != nil {
+	if err := s.Durability().SaveAttachment(json.RawMessage(want)); err != nil {
 		t.Fatal(err)
 	}
 	if store.saves != before+1 {
 		t.Fatalf("%d saves, want 1", store.saves-before)
 	}
 	s2 := reopenStored(t, store, "s1")
-	if got := string(s2.Attachment()); got != want {
+	if got := string(s2.Durability().Attachment()); got != want {
 		t.Fatalf("reopened attachment %s, want %s", got, want)
 	}
-	state, err := s2.ExportState(ctx)
+	state, err := s2.Durability().Export(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -577,10 +577,10 @@ func TestAttachment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s3.RestoreState(ctx, state); err != nil {
+	if err := s3.Durability().Restore(ctx, state); err != nil {
 		t.Fatal(err)
 	}
-	if got := string(s3.Attachment()); got != want {
+	if got := string(s3.Durability().Attachment()); got != want {
 		t.Fatalf("imported attachment %s, want %s", got, want)
 	}
 }

@@ -42,10 +42,10 @@ func TestRestoredSessionWeighsItsLastPayload(t *testing.T) {
 			add(live, 3)
 		}
 		add(live, 2)
-		state, err := live.ExportState(ctx)
+		state, err := live.Durability().Export(ctx)
 		must(t, err)
 		restored := newSession("restored")
-		must(t, restored.RestoreState(ctx, state))
+		must(t, restored.Durability().Restore(ctx, state))
 
 		p1, err := live.Prepare(ctx, sdk.AgentIdentity{})
 		must(t, err)

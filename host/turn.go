@@ -74,7 +74,7 @@ func (t *turn) prepare() (*Prepared, error) {
 		return nil, fmt.Errorf("prepare %q: %w", s.id, ErrSessionEnded)
 	}
 	t.takeSummary()
-	t.unchanged = s.rec.holdsTurn(s.pressure)
+	t.unchanged = s.dur.rec.holdsTurn(s.pressure)
 	if err := t.gatherComponents(); err != nil {
 		return nil, fmt.Errorf("prepare %q: %w", s.id, err)
 	}
@@ -159,7 +159,7 @@ func (t *turn) settle() error {
 		if !s.cfg.AllowOverWindow {
 			// The compaction done so far stays (a retry would redo it
 			// first); nothing is assembled.
-			return errors.Join(fmt.Errorf("prepare %q: %w", s.id, over), s.persist())
+			return errors.Join(fmt.Errorf("prepare %q: %w", s.id, over), s.dur.persist())
 		}
 		out.Warnings = append(out.Warnings, over.Error())
 	}
@@ -186,7 +186,7 @@ func (t *turn) sendAgain() {
 	out.Cache = t.cacheAgain(last, out.Budget)
 	out.Payload, out.MediaType, out.System, out.HasSystem = last.result.Payload, last.result.MediaType, last.result.System, last.result.HasSystem
 	out.PayloadID, out.Extends, out.Repeats = last.id, last.id, len(last.result.Payload)
-	out.Warnings = append(out.Warnings, t.s.plugins.notifyPrepared(t.ctx, out.Budget, &t.s.rec)...)
+	out.Warnings = append(out.Warnings, t.s.plugins.notifyPrepared(t.ctx, out.Budget, &t.s.dur.rec)...)
 }
 
 // assembleTurn has the assembler build the payload while the Prepared
@@ -204,7 +204,7 @@ func (t *turn) assembleTurn() error {
 		hookBudget := out.Budget
 		hookWarnings = make(chan []string, 1)
 		ctx := t.ctx
-		go func() { hookWarnings <- s.plugins.notifyPrepared(ctx, hookBudget, &s.rec) }()
+		go func() { hookWarnings <- s.plugins.notifyPrepared(ctx, hookBudget, &s.dur.rec) }()
 	}
 	if s.cfg.ReusePayload {
 		// The assembly may be built in the last payload's memory: it
@@ -248,11 +248,11 @@ func (t *turn) record() error {
 	s.pressure.LastUsed, s.pressure.Prepared = out.Budget.CalibratedUsed, true
 	s.metrics.Prepares++
 	s.metrics.LastPrepare = out.Budget.Components
-	if t.last == nil || !s.rec.unchanged(s.usage, s.pressure) {
+	if t.last == nil || !s.dur.rec.unchanged(s.usage, s.pressure) {
 		t.markSavedTurn(t.agent.Name, t.view, out.Budget)
 	}
 	t.markTurn(out)
-	if err := s.persist(); err != nil {
+	if err := s.dur.persist(); err != nil {
 		s.pressure.TurnVersion = 0
 		return fmt.Errorf("prepare %q: %w", s.id, err)
 	}
@@ -265,8 +265,9 @@ func (t *turn) record() error {
 // recording.go), or as a snapshot of the whole session when the recorder
 // decides so. Inside a Batch or Hold it waits for the outer save. The
 // caller holds s.mu.
-func (s *Session) persist() error {
-	r := &s.rec
+func (d *Durability) persist() error {
+	s := d.s
+	r := &d.rec
 	if r.journal == nil || s.ended {
 		r.pending, r.mark = nil, nil
 		return nil
@@ -275,11 +276,11 @@ func (s *Session) persist() error {
 		return nil
 	}
 	if r.unchanged(s.usage, s.pressure) {
-		s.dropRepeatedBudget()
+		d.dropRepeatedBudget()
 		r.mark = nil // the stored version is the turn's already
 		return nil
 	}
-	s.noteForSave()
+	d.noteForSave()
 	ctx := context.Background()
 	room := r.journal.Room()
 	n := s.hist.Len()
@@ -289,19 +290,19 @@ func (s *Session) persist() error {
 		}
 		return encodeJSON(storedEvent{Version: EventVersion, Ops: r.pending, Usage: s.usage, Pressure: s.pressureToSave(), Position: r.newPosition(), Attachment: r.newAttachment()})
 	}, func(ctx context.Context) ([]byte, error) {
-		return s.exportLocked(ctx, s.plugins.stateNow)
+		return d.export(ctx, s.plugins.stateNow)
 	})
 	if err != nil {
 		return err
 	}
-	s.savedAs(s.usage, s.pressure)
+	d.savedAs(s.usage, s.pressure)
 	return nil
 }
 
 // savedAs forgets what the last save wrote, its events included.
-func (s *Session) savedAs(u usage, p pressureState) {
-	s.feed.derived = 0
-	s.rec.saved(u, p)
+func (d *Durability) savedAs(u usage, p pressureState) {
+	d.feed.derived = 0
+	d.rec.saved(u, p)
 }
 
 // saved forgets what the last save wrote (the pending ops and figures).
@@ -372,11 +373,11 @@ func (t *turn) rememberTurn(agent string, key turnKey, out *Prepared) {
 // that turn's. An agent's view is never reused: it clears the mark.
 func (t *turn) markSavedTurn(agent string, view *AgentView, b sdk.Budget) {
 	s := t.s
-	if s.rec.journal == nil || view != nil || s.rec.version() == 0 {
+	if s.dur.rec.journal == nil || view != nil || s.dur.rec.version() == 0 {
 		s.pressure.TurnVersion, s.pressure.TurnAgent, s.pressure.TurnBudget = 0, "", 0
 		return
 	}
-	s.pressure.TurnVersion, s.pressure.TurnAgent, s.pressure.TurnBudget = s.rec.version(), agent, budgetDigest(b)
+	s.pressure.TurnVersion, s.pressure.TurnAgent, s.pressure.TurnBudget = s.dur.rec.version(), agent, budgetDigest(b)
 }
 
 // repeatsSavedTurn tells whether this turn (b, after compaction) is the

@@ -118,7 +118,7 @@ func agentTurn(ctx context.Context, s *host.Session, i int) error {
 // in one durable write (Session.Batch), as the service's one-call turn
 // saves them.
 func batchedTurn(ctx context.Context, s *host.Session, i int) error {
-	return s.Batch(func() error { return agentTurn(ctx, s, i) })
+	return s.Durability().Batch(func() error { return agentTurn(ctx, s, i) })
 }
 
 // turnKinds are the two ways of saving a turn the benchmarks compare:
