@@ -12,7 +12,10 @@ import (
 	"testing"
 
 	"github.com/ctxhost/ctxhost/api/servicev1"
+	"github.com/ctxhost/ctxhost/internal/pgtest"
+	"github.com/ctxhost/ctxhost/record"
 	"github.com/ctxhost/ctxhost/server/callpath"
+	"github.com/ctxhost/ctxhost/store/postgres"
 	"github.com/ctxhost/ctxhost/store/sqlite"
 )
 
@@ -55,14 +58,27 @@ func echoAnswers(w http.ResponseWriter, r *http.Request) {
 // latest checkpoint the conversation starts with (Ctxhost-History:
 // forked), never to one of a branch left before whose message count
 // fits; a conversation that starts with no checkpoint's replaces the
-// history, the branch kept all the same.
+// history, the branch kept all the same. On SQLite and on PostgreSQL.
 func TestEditedConversationForks(t *testing.T) {
-	dir := t.TempDir()
-	st, err := sqlite.New(filepath.Join(dir, "s.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	t.Run("SQLite", func(t *testing.T) {
+		st, err := sqlite.New(filepath.Join(t.TempDir(), "s.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		editedConversationForks(t, st)
+	})
+	t.Run("PostgreSQL", func(t *testing.T) {
+		st, err := postgres.New(context.Background(), pgtest.URL(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		editedConversationForks(t, st)
+	})
+}
+
+func editedConversationForks(t *testing.T, st record.Store) {
 	s, base := callPathServer(t, st, http.HandlerFunc(echoAnswers), Limits{})
 	c := client(t, s)
 	const id = "edits"
