@@ -18,6 +18,9 @@ import (
 // calls, read back from the store, are recognised as before — each call
 // adds its answer and the next tool result, nothing is appended twice.
 func TestCallPathSessionsUnloadedUnderMemoryLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	upstream := startQuickStandin(t)
 	dir := t.TempDir()
 	hcl := builtinAssemblers(fmt.Sprintf(callPathHCL, binDir, upstream, filepath.Join(dir, "sessions.db"), "memory_limit = 33554432"))

@@ -164,6 +164,9 @@ func TestForkCrash(t *testing.T) {
 	if child(t) {
 		return
 	}
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	url := pgtest.URL(t)
 	open := opener(url)
 	storetest.ForkCrash(t, []string{"CTXHOST_POSTGRES_CHILD_URL=" + url}, func(t *testing.T) record.CheckpointStore {

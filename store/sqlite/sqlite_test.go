@@ -253,6 +253,9 @@ func TestForkCrash(t *testing.T) {
 	if child(t) {
 		return
 	}
+	if testing.Short() {
+		t.Skip("slow: make test runs it, make test-short (-short) leaves it out")
+	}
 	path := filepath.Join(t.TempDir(), "s.db")
 	open := opener(path)
 	storetest.ForkCrash(t, []string{"CTXHOST_SQLITE_CHILD_DB=" + path}, func(t *testing.T) record.CheckpointStore {
