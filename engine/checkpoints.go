@@ -147,7 +147,7 @@ func (e *Engine) CheckpointState(ctx context.Context, id string, version uint64,
 	if err != nil {
 		return CheckpointState{}, err
 	}
-	return CheckpointState{Checkpoint: cp, Texts: hs.Texts(), History: entries, Total: total}, nil
+	return CheckpointState{Checkpoint: cp, Texts: hs.Conversation().Texts(), History: entries, Total: total}, nil
 }
 
 // scratchID is the id a past version of session id is read under: one

@@ -41,7 +41,7 @@ type HistoryQuery struct {
 // context shows masked, cut, stripped or omitted: their originals), and
 // the number of messages in the history. An unknown id is an error.
 func (s *Session) History(q HistoryQuery) ([]HistoryEntry, int, error) {
-	all := s.host.HistoryEntries(0, int(^uint(0)>>1))
+	all := s.host.Conversation().HistoryEntries(0, int(^uint(0)>>1))
 	if len(q.IDs) > 0 {
 		byID := make(map[string]history.EntryInfo, len(all))
 		for _, e := range all {
@@ -82,8 +82,8 @@ func (s *Session) History(q HistoryQuery) ([]HistoryEntry, int, error) {
 // compacted view the next payload carries (view true) as text, one
 // message per entry with its id.
 func (s *Session) FormatHistory(view bool) string {
-	return s.host.FormatHistory(history.FormatOptions{IncludeIDs: true, IncludeToolCalls: true, View: view})
+	return s.host.Conversation().FormatHistory(history.FormatOptions{IncludeIDs: true, IncludeToolCalls: true, View: view})
 }
 
 // ClearHistory removes every message of the history.
-func (s *Session) ClearHistory() error { return s.host.ClearHistory() }
+func (s *Session) ClearHistory() error { return s.host.Conversation().ClearHistory() }

@@ -14,12 +14,12 @@ func (s *Session) StoredVersion() uint64 { return s.host.Durability().StoredVers
 
 // MessageCount is how many messages the history holds.
 func (s *Session) MessageCount() int {
-	_, n := s.host.HistoryFrom(math.MaxInt)
+	_, n := s.host.Conversation().HistoryFrom(math.MaxInt)
 	return n
 }
 
 // HasMessage reports whether the history holds a message with id.
-func (s *Session) HasMessage(id string) bool { _, ok := s.host.Message(id); return ok }
+func (s *Session) HasMessage(id string) bool { _, ok := s.host.Conversation().Message(id); return ok }
 
 // Plugins lists the session's plugin binding names in binding order.
 func (s *Session) Plugins() []string { return s.host.Config().PluginNames() }
@@ -41,7 +41,7 @@ func (s *Session) KindInference() string { return s.host.Config().History.Option
 // HistoryShape is the conversation's shape as the history reads it
 // ("chat", "tools", "agent"; "" under infer off) and why: under infer
 // auto, what it decided from the messages.
-func (s *Session) HistoryShape() (shape, why string) { return s.host.HistoryShape() }
+func (s *Session) HistoryShape() (shape, why string) { return s.host.Conversation().HistoryShape() }
 
 // Strategy names the session's compaction strategy.
 func (s *Session) Strategy() string { return s.host.Config().Strategy.Name }
@@ -128,18 +128,20 @@ func (e *Engine) Watch(w Watcher) (cancel func()) {
 
 // Messages returns the history's messages as held, in order (the
 // caller must not change them).
-func (s *Session) Messages() []Message { return s.host.History() }
+func (s *Session) Messages() []Message { return s.host.Conversation().History() }
 
 // MessagesFrom returns the session's messages at positions from on (none
 // when from is past the last) and how many it holds.
-func (s *Session) MessagesFrom(from int) ([]Message, int) { return s.host.HistoryFrom(from) }
+func (s *Session) MessagesFrom(from int) ([]Message, int) {
+	return s.host.Conversation().HistoryFrom(from)
+}
 
 // SystemPrompt returns the session's system prompt.
-func (s *Session) SystemPrompt() string { return s.host.Texts().SystemPrompt }
+func (s *Session) SystemPrompt() string { return s.host.Conversation().Texts().SystemPrompt }
 
 // Tools returns the function tools, tool choice and response schema the
 // session's budget counts.
-func (s *Session) Tools() RequestTools { return s.host.Tools() }
+func (s *Session) Tools() RequestTools { return s.host.Conversation().Tools() }
 
 // PayloadsBuiltIn reports whether the session's payloads (its profile's
 // default route) come from a first-party assembler built into this

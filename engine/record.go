@@ -167,7 +167,7 @@ func freshTaskOf(s *host.Session) (FreshTask, error) {
 	if r.Fresh != nil {
 		return *r.Fresh, nil
 	}
-	texts := s.Texts()
+	texts := s.Conversation().Texts()
 	return FreshTask{System: texts.SystemPrompt, Instructions: texts.Instructions}, nil
 }
 

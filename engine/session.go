@@ -70,13 +70,17 @@ type conversation struct {
 
 var _ mode = (*conversation)(nil)
 
-func (c *conversation) close(context.Context) error       { return nil }
-func (c *conversation) checkState([]byte) error           { return nil }
-func (c *conversation) reload() error                     { return nil }
-func (c *conversation) setSystem(text string) error       { return c.host.SetSystemPrompt(text) }
-func (c *conversation) setInstructions(t string) error    { return c.host.SetInstructions(t) }
-func (c *conversation) setTools(r sdk.RequestTools) error { return c.host.SetTools(r) }
-func (c *conversation) setInput(text string) error        { return c.host.SetInput(text) }
+func (c *conversation) close(context.Context) error { return nil }
+func (c *conversation) checkState([]byte) error     { return nil }
+func (c *conversation) reload() error               { return nil }
+func (c *conversation) setSystem(text string) error {
+	return c.host.Conversation().SetSystemPrompt(text)
+}
+func (c *conversation) setInstructions(t string) error {
+	return c.host.Conversation().SetInstructions(t)
+}
+func (c *conversation) setTools(r sdk.RequestTools) error { return c.host.Conversation().SetTools(r) }
+func (c *conversation) setInput(text string) error        { return c.host.Conversation().SetInput(text) }
 
 func (c *conversation) reportUsage(prompt, completion int) error {
 	return c.host.ReportUsage(prompt, completion)
@@ -100,7 +104,7 @@ func (c *conversation) addMessage(m sdk.Message) (sdk.Message, error) {
 	if err != nil {
 		return sdk.Message{}, fmt.Errorf("multi-agent message: %w", err)
 	}
-	return c.host.AddMessage(m)
+	return c.host.Conversation().AddMessage(m)
 }
 
 func (c *conversation) addMessages(msgs []sdk.Message) ([]sdk.Message, error) {
@@ -114,7 +118,7 @@ func (c *conversation) addMessages(msgs []sdk.Message) ([]sdk.Message, error) {
 			msgs[i] = n
 		}
 	}
-	return c.host.AddMessages(msgs)
+	return c.host.Conversation().AddMessages(msgs)
 }
 
 func (c *conversation) setTeamTask(text string) error {
@@ -125,7 +129,7 @@ func (c *conversation) setTeamTask(text string) error {
 	if truncated {
 		c.engine.Logger.Warn("[ContextManager] team task truncated", "bytes", len(text), "max_bytes", len(kept))
 	}
-	return c.host.SetTeamTask(kept)
+	return c.host.Conversation().SetTeamTask(kept)
 }
 
 func (c *conversation) prepare(ctx context.Context, agent string) (Turn, error) {

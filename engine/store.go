@@ -63,12 +63,12 @@ func (e *Engine) OpenSession(ctx context.Context, id string) (es *Session, resto
 // initSession sets the profile's system prompt and instructions.
 func (e *Engine) initSession(s *host.Session) error {
 	if e.Context.SystemPrompt != "" {
-		if err := s.SetSystemPrompt(e.Context.SystemPrompt); err != nil {
+		if err := s.Conversation().SetSystemPrompt(e.Context.SystemPrompt); err != nil {
 			return fmt.Errorf("set system prompt: %w", err)
 		}
 	}
 	if e.Context.Instructions != "" {
-		if err := s.SetInstructions(e.Context.Instructions); err != nil {
+		if err := s.Conversation().SetInstructions(e.Context.Instructions); err != nil {
 			return fmt.Errorf("set instructions: %w", err)
 		}
 	}
@@ -119,12 +119,12 @@ func (e *Engine) CreateSession(id string, opts CreateOptions) (*Session, error) 
 			}
 		}
 		if system != "" {
-			if err := s.SetSystemPrompt(system); err != nil {
+			if err := s.Conversation().SetSystemPrompt(system); err != nil {
 				return fmt.Errorf("set system prompt: %w", err)
 			}
 		}
 		if instructions != "" {
-			if err := s.SetInstructions(instructions); err != nil {
+			if err := s.Conversation().SetInstructions(instructions); err != nil {
 				return fmt.Errorf("set instructions: %w", err)
 			}
 		}

@@ -20,13 +20,13 @@ func benchSession(b *testing.B, n int) *Session {
 	s, err := h.NewSession("bench", Config{Encoding: tokenizer.CL100kBase, Window: 1100, Reserved: 100,
 		Plugins: []PluginBinding{bind("mem", newFake("mem", 8, true)), bind("plan", newFake("plan", 1, false))}})
 	must(b, err)
-	must(b, s.SetSystemPrompt("You are a careful coding agent."))
+	must(b, s.Conversation().SetSystemPrompt("You are a careful coding agent."))
 	for i := range n {
 		role := sdk.RoleUser
 		if i%2 == 1 {
 			role = sdk.RoleAssistant
 		}
-		_, err := s.AddMessage(sdk.Message{Role: role, Content: fmt.Sprintf("message %d talks about the parser, the lexer and the tests", i)})
+		_, err := s.Conversation().AddMessage(sdk.Message{Role: role, Content: fmt.Sprintf("message %d talks about the parser, the lexer and the tests", i)})
 		must(b, err)
 	}
 	for _, p := range []string{"mem", "plan"} {
@@ -69,7 +69,7 @@ func BenchmarkCompaction200kTo100k(b *testing.B) {
 	must(b, err)
 	line := strings.Repeat("the quick brown fox jumps over the lazy dog ", 20) // ~180 tokens
 	for i := range 600 {
-		_, err := s.AddMessage(sdk.Message{Role: []string{sdk.RoleUser, sdk.RoleAssistant}[i%2], Content: fmt.Sprint(i, line)})
+		_, err := s.Conversation().AddMessage(sdk.Message{Role: []string{sdk.RoleUser, sdk.RoleAssistant}[i%2], Content: fmt.Sprint(i, line)})
 		must(b, err)
 	}
 	for _, f := range fakes {
@@ -130,12 +130,12 @@ func BenchmarkCountHostAddMessage(b *testing.B) {
 	tokens := c.Count(benchText)
 	b.ResetTimer()
 	for i := range b.N {
-		if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: benchText}); err != nil {
+		if _, err := s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleUser, Content: benchText}); err != nil {
 			b.Fatal(err)
 		}
 		if i%50 == 49 {
 			b.StopTimer()
-			s.ClearHistory()
+			s.Conversation().ClearHistory()
 			b.StartTimer()
 		}
 	}

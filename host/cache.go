@@ -66,7 +66,7 @@ func (s *Session) savedTracks() []savedTrack {
 	if len(s.caches) == 0 {
 		return nil
 	}
-	epoch := s.hist.Epoch()
+	epoch := s.conv.hist.Epoch()
 	var out []savedTrack
 	for agent, t := range s.caches {
 		if t.epoch != epoch {
@@ -95,7 +95,7 @@ func (s *Session) restoreTracks(saved []savedTrack) {
 	if len(saved) == 0 {
 		return
 	}
-	v := s.hist.Shared()
+	v := s.conv.hist.Shared()
 	s.caches = map[string]*cacheTrack{}
 	for _, st := range saved {
 		if st.Messages > len(v.Messages) {
@@ -147,7 +147,7 @@ func (t *turn) cacheReport(agent string, final []countedComponent, b sdk.Budget)
 	if p == nil {
 		return nil
 	}
-	cur := cacheTrackOf(s.hist, final, b)
+	cur := cacheTrackOf(s.conv.hist, final, b)
 	if s.caches == nil {
 		s.caches = map[string]*cacheTrack{}
 	}

@@ -107,7 +107,7 @@ func (r *recording) save(ctx context.Context, messages int, digest string, event
 func (s *Session) HistoryDigest(n int) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.hist.Digest(n)
+	return s.conv.hist.Digest(n)
 }
 
 // ForkReport is what a checkpoint:forked event says.

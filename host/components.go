@@ -57,19 +57,19 @@ func (t *turn) gather(ctx context.Context, view *AgentView) ([]countedComponent,
 	if view != nil {
 		out = t.viewComponents(view, mem, hasMemory)
 	} else {
-		core(sdk.ComponentTools, sdk.SlotTools, s.tools)
-		core(sdk.ComponentSystemPrompt, sdk.SlotSystem, s.system)
-		core(sdk.ComponentInstructions, sdk.SlotSystem, s.instructions)
+		core(sdk.ComponentTools, sdk.SlotTools, s.conv.tools)
+		core(sdk.ComponentSystemPrompt, sdk.SlotSystem, s.conv.system)
+		core(sdk.ComponentInstructions, sdk.SlotSystem, s.conv.instructions)
 		if hasMemory {
 			out = append(out, mem)
 		}
-		if s.hist.Len() > 0 {
+		if s.conv.hist.Len() > 0 {
 			out = append(out, t.historyComponent())
 			if limit := s.cfg.Facts.limit(s.cfg.Window - s.cfg.Reserved); limit > 0 && s.cfg.Fit == nil {
 				out = append(out, t.factsComponent(limit))
 			}
 		}
-		core(sdk.ComponentInput, sdk.SlotInput, s.input)
+		core(sdk.ComponentInput, sdk.SlotInput, s.conv.input)
 	}
 
 	answers := t.fetchPlugins(ctx)
@@ -119,7 +119,7 @@ func (t *turn) gather(ctx context.Context, view *AgentView) ([]countedComponent,
 // over every message.
 func (t *turn) historyComponent() countedComponent {
 	s := t.s
-	v := s.hist.Shared()
+	v := s.conv.hist.Shared()
 	return countedComponent{
 		comp: sdk.Component{
 			Name: sdk.ComponentHistory, Slot: sdk.SlotHistory,

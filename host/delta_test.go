@@ -52,7 +52,7 @@ func deltaSession(t *testing.T, h *host.Host, id string, asm host.Assembler, for
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetSystemPrompt("You are a careful coding agent."); err != nil {
+	if err := s.Conversation().SetSystemPrompt("You are a careful coding agent."); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -76,13 +76,13 @@ func turn(t *testing.T, s *host.Session, asm host.Assembler, k, n int) *host.Pre
 			msgs = append(msgs, sdk.Message{Role: sdk.RoleAssistant, Content: fmt.Sprint("answer ", n)})
 		}
 		for _, m := range msgs {
-			if _, err := s.AddMessage(m); err != nil {
+			if _, err := s.Conversation().AddMessage(m); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	if n%3 == 0 {
-		if err := s.SetInput(fmt.Sprint("input ", n)); err != nil {
+		if err := s.Conversation().SetInput(fmt.Sprint("input ", n)); err != nil {
 			t.Fatal(err)
 		}
 	}

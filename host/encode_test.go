@@ -54,11 +54,11 @@ func TestStoredTextsCostTheirLength(t *testing.T) {
 	h := host.New(host.Options{Recorders: spy})
 	s, err := h.NewSession("s1", newStoreRig(t, h).cfg)
 	must(t, err)
-	_, err = s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "write the page"})
+	_, err = s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "write the page"})
 	must(t, err)
 	encoded := spy.encoded
 	text := markup(1 << 20)
-	_, err = s.AddMessage(sdk.Message{Role: sdk.RoleAssistant, Content: text})
+	_, err = s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleAssistant, Content: text})
 	must(t, err)
 	if spy.encoded != encoded || spy.skipped != 1 {
 		t.Errorf("the 1 MB answer: %d events encoded, %d saves asked for a snapshot; want 0 and 1", spy.encoded-encoded, spy.skipped)
@@ -68,7 +68,7 @@ func TestStoredTextsCostTheirLength(t *testing.T) {
 		t.Errorf("the snapshot of a %d-byte answer is %d bytes, over %d", len(text), len(snap), limit)
 	}
 	t.Logf("%d bytes of markup: a snapshot of %d bytes", len(text), len(snap))
-	got := reopenStored(t, store, "s1").History()
+	got := reopenStored(t, store, "s1").Conversation().History()
 	if len(got) != 2 || got[1].Content != text {
 		t.Fatalf("read back: %d messages, the answer whole: %v", len(got), len(got) == 2 && got[1].Content == text)
 	}
@@ -82,7 +82,7 @@ func TestVersion1StateRead(t *testing.T) {
 	src, err := h.NewSession("src", newStoreRig(t, h).cfg)
 	must(t, err)
 	for _, text := range []string{"first <b>question</b>", "an answer & more"} {
-		_, err := src.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: text})
+		_, err := src.Conversation().AddMessage(sdk.Message{Role: sdk.RoleUser, Content: text})
 		must(t, err)
 	}
 	state, err := src.Durability().Export(ctx)
@@ -98,7 +98,7 @@ func TestVersion1StateRead(t *testing.T) {
 	dst, err := h.NewSession("dst", newStoreRig(t, h).cfg)
 	must(t, err)
 	must(t, dst.Durability().Restore(ctx, v1))
-	if got, want := dst.History(), src.History(); len(got) != 2 || got[0].Content != want[0].Content || got[1].Content != want[1].Content {
+	if got, want := dst.Conversation().History(), src.Conversation().History(); len(got) != 2 || got[0].Content != want[0].Content || got[1].Content != want[1].Content {
 		t.Errorf("version 1 state restored %+v, want %+v", got, want)
 	}
 	st["version"] = json.RawMessage("2")

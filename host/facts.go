@@ -74,7 +74,7 @@ type factsKeeper struct {
 // to hold or no room).
 func (t *turn) factsComponent(limit int) countedComponent {
 	s := t.s
-	text, tokens := s.facts.render(s.hist, limit, s.counter.Count)
+	text, tokens := s.facts.render(s.conv.hist, limit, s.counter.Count)
 	c := countedComponent{comp: sdk.Component{Name: ComponentFacts, Slot: sdk.SlotContext,
 		Priority: *s.cfg.History.Priority, Compactable: true, Text: text}, tokens: tokens, facts: true}
 	c.dropped = text == ""

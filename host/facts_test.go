@@ -167,11 +167,11 @@ func replayKept(t *testing.T, cfg Config, system string, msgs []sdk.Message, r *
 	s, err := New(Options{}).NewSession("kept", cfg)
 	must(t, err)
 	if system != "" {
-		must(t, s.SetSystemPrompt(system))
+		must(t, s.Conversation().SetSystemPrompt(system))
 	}
 	var stated identifiers // identifiersOf(msgs[:i+1]), one message at a time
 	for i, m := range msgs {
-		if _, err := s.AddMessage(m); err != nil {
+		if _, err := s.Conversation().AddMessage(m); err != nil {
 			t.Fatalf("message %d: %v", i, err)
 		}
 		stated.add(m)
@@ -211,7 +211,7 @@ func replayKept(t *testing.T, cfg Config, system string, msgs []sdk.Message, r *
 				r.factsTurns++
 			}
 		}
-		s.hist.EachCompacted(func(e history.ViewEntry, _ func() sdk.Message) { compacted = compacted || e.Omitted })
+		s.conv.hist.EachCompacted(func(e history.ViewEntry, _ func() sdk.Message) { compacted = compacted || e.Omitted })
 		if compacted {
 			r.compacted++
 		}
@@ -259,14 +259,14 @@ func TestFactsOutliveOmittedMessages(t *testing.T) {
 	msgs := serviceChat(1, 30)
 	s, err := New(Options{}).NewSession("one", keptConfig(8000, true))
 	must(t, err)
-	_, err = s.AddMessages(msgs[:len(msgs)-1])
+	_, err = s.Conversation().AddMessages(msgs[:len(msgs)-1])
 	must(t, err)
 	p, err := s.Prepare(context.Background(), sdk.AgentIdentity{})
 	must(t, err)
 	omitted := map[string]bool{}
-	s.hist.EachCompacted(func(e history.ViewEntry, _ func() sdk.Message) { omitted[e.ID] = e.Omitted })
+	s.conv.hist.EachCompacted(func(e history.ViewEntry, _ func() sdk.Message) { omitted[e.ID] = e.Omitted })
 	details := msgs[2] // get_user_details' output: the reservations
-	if stored, _ := s.History(), 0; !omitted[stored[2].ID] {
+	if stored, _ := s.Conversation().History(), 0; !omitted[stored[2].ID] {
 		t.Fatalf("the user's details (%s) are still shown", stored[2].ID)
 	}
 	var fc *sdk.Component

@@ -19,7 +19,7 @@ func TestGraduatedPrepare(t *testing.T) {
 	ctx := context.Background()
 	add := func(m sdk.Message) {
 		t.Helper()
-		if _, err := s.AddMessage(m); err != nil {
+		if _, err := s.Conversation().AddMessage(m); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -77,10 +77,10 @@ func TestGraduatedPrepare(t *testing.T) {
 	if !sawMask || !sawWindDown {
 		t.Errorf("actions %v, masked %v", actions, masked)
 	}
-	all := len(s.History())
-	plan, err := s.Restart()
+	all := len(s.Conversation().History())
+	plan, err := s.Conversation().Restart()
 	must(t, err)
-	h := s.History()
+	h := s.Conversation().History()
 	if len(h) != 1+len(plan.CarryOver) || h[0].Role != sdk.RoleSystem || h[0].Content != plan.Notification {
 		t.Fatalf("after restart: %d messages (had %d)", len(h), all)
 	}

@@ -108,7 +108,7 @@ func benchGrowth(b *testing.B, setup growthSetup, n int, appendOne bool) time.Du
 		}
 		start := time.Now()
 		if appendOne {
-			if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: fmt.Sprintf("appended message %d about the parser and its tests", appended)}); err != nil {
+			if _, err := s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleUser, Content: fmt.Sprintf("appended message %d about the parser and its tests", appended)}); err != nil {
 				b.Fatal(err)
 			}
 			appended++
@@ -134,7 +134,7 @@ func growthSession(b *testing.B, plugin host.ContextPlugin, asm host.Assembler, 
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := s.SetSystemPrompt("You are a careful coding agent."); err != nil {
+	if err := s.Conversation().SetSystemPrompt("You are a careful coding agent."); err != nil {
 		b.Fatal(err)
 	}
 	for i := range n {
@@ -142,7 +142,7 @@ func growthSession(b *testing.B, plugin host.ContextPlugin, asm host.Assembler, 
 		if i%2 == 1 {
 			role = sdk.RoleAssistant
 		}
-		if _, err := s.AddMessage(sdk.Message{Role: role, Content: fmt.Sprintf("message %d talks about the parser, the lexer and the tests", i)}); err != nil {
+		if _, err := s.Conversation().AddMessage(sdk.Message{Role: role, Content: fmt.Sprintf("message %d talks about the parser, the lexer and the tests", i)}); err != nil {
 			b.Fatal(err)
 		}
 	}

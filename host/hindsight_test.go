@@ -65,12 +65,12 @@ func shapeOf(t testing.TB, run realRun) runShape {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetSystemPrompt(run.system); err != nil {
+	if err := s.Conversation().SetSystemPrompt(run.system); err != nil {
 		t.Fatal(err)
 	}
 	var sh runShape
 	for n := 1; n <= len(run.messages); n++ { // the marker for any count it may show
-		tokens := s.hist.Count(sdk.Message{Role: sdk.RoleSystem, Content: history.OmittedMarker(n)})
+		tokens := s.conv.hist.Count(sdk.Message{Role: sdk.RoleSystem, Content: history.OmittedMarker(n)})
 		if n == 1 || tokens < sh.marker {
 			sh.marker = tokens
 		}
@@ -83,19 +83,19 @@ func shapeOf(t testing.TB, run realRun) runShape {
 			if err != nil || p.Compaction != nil || p.Cache == nil {
 				t.Fatalf("unmanaged replay: %v, compaction %v", err, p.Compaction)
 			}
-			each, all := s.hist.ViewCounts()
+			each, all := s.conv.hist.ViewCounts()
 			if len(each) != len(sh.tokens) {
 				t.Fatalf("unmanaged replay: %d messages shown of %d", len(each), len(sh.tokens))
 			}
 			stable := s.caches[""].stable
 			sh.turns = append(sh.turns, shapeTurn{messages: len(each), total: p.Cache.Managed.Total, head: stable - all, tail: p.Cache.Managed.Total - stable})
 		}
-		added, err := s.AddMessage(m)
+		added, err := s.Conversation().AddMessage(m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		kind := s.hist.Kind(added.ID)
-		each, _ := s.hist.ViewCounts()
+		kind := s.conv.hist.Kind(added.ID)
+		each, _ := s.conv.hist.ViewCounts()
 		sh.tokens = append(sh.tokens, each[len(each)-1])
 		sh.pinned = append(sh.pinned, added.Pinned || kind == sdk.KindTask)
 		if kind == sdk.KindDemonstration && len(sh.tokens) == sh.demos+1 {

@@ -16,7 +16,7 @@ func TestHoldThenBatchSavesOnce(t *testing.T) {
 	store, s := newStoredSession(t, 0)
 	before := store.saves
 	err := s.Durability().Hold(func() error {
-		if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "fix the parser"}); err != nil {
+		if _, err := s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "fix the parser"}); err != nil {
 			return err
 		}
 		_, err := s.Prepare(ctx, sdk.AgentIdentity{})
@@ -29,7 +29,7 @@ func TestHoldThenBatchSavesOnce(t *testing.T) {
 		t.Fatalf("Hold saved %d times; want none", store.saves-before)
 	}
 	if err := s.Durability().Batch(func() error {
-		_, err := s.AddMessage(sdk.Message{Role: sdk.RoleAssistant, Content: "on it"})
+		_, err := s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleAssistant, Content: "on it"})
 		return err
 	}); err != nil {
 		t.Fatal(err)
@@ -37,7 +37,7 @@ func TestHoldThenBatchSavesOnce(t *testing.T) {
 	if store.saves != before+1 {
 		t.Fatalf("Hold then Batch saved %d times; want one", store.saves-before)
 	}
-	if got := len(reopenStored(t, store, "s1").History()); got != 2 {
+	if got := len(reopenStored(t, store, "s1").Conversation().History()); got != 2 {
 		t.Fatalf("reopened: %d messages, want 2", got)
 	}
 	failed := errors.New("upstream failed")

@@ -66,7 +66,7 @@ func TestInlineAssemblerRunsOnTheTurnsGoroutine(t *testing.T) {
 	for _, inline := range []bool{true, false} {
 		asm := &slowAssembler{inline: inline, release: make(chan struct{})}
 		s, _ := newTestSession(t, Config{Assembler: asm, AssemblerTimeout: retryDeadline, Format: "json"})
-		if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "hello"}); err != nil {
+		if _, err := s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "hello"}); err != nil {
 			t.Fatal(err)
 		}
 		out, err := s.Prepare(context.Background(), sdk.AgentIdentity{})

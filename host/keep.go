@@ -36,5 +36,5 @@ type HistoryMark struct {
 func (s *Session) HistoryMark() HistoryMark {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return HistoryMark{hist: s.hist, version: s.hist.Version()}
+	return HistoryMark{hist: s.conv.hist, version: s.conv.hist.Version()}
 }

@@ -56,7 +56,7 @@ func TestMemoryBlocksPinned(t *testing.T) {
 	src.set(persona)
 	s.SetMemory(src)
 	ctx := context.Background()
-	must(t, s.SetSystemPrompt("You are a careful coding agent."))
+	must(t, s.Conversation().SetSystemPrompt("You are a careful coding agent."))
 	p, err := s.Prepare(ctx, sdk.AgentIdentity{})
 	must(t, err)
 	u, ok := usageOf(p, ComponentMemory)
@@ -75,7 +75,7 @@ func TestMemoryBlocksPinned(t *testing.T) {
 	// Fill the history past the window: the history is compacted, the
 	// memory is not.
 	for i := range 60 {
-		_, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: fmt.Sprintf("message %d: %s", i, strings.Repeat("words of history ", 8))})
+		_, err := s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleUser, Content: fmt.Sprintf("message %d: %s", i, strings.Repeat("words of history ", 8))})
 		must(t, err)
 	}
 	p, err = s.Prepare(ctx, sdk.AgentIdentity{})

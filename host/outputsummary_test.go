@@ -22,7 +22,7 @@ func toolStep(t *testing.T, s *host.Session, n int) {
 		{Role: sdk.RoleAssistant, ToolCalls: []sdk.ToolCall{{ID: id, Name: "read", Arguments: `{}`}}},
 		{Role: sdk.RoleTool, ToolCallID: id, Content: fmt.Sprintf("FILE-%d %s", n, strings.Repeat("line ", 400))},
 	} {
-		if _, err := s.AddMessage(m); err != nil {
+		if _, err := s.Conversation().AddMessage(m); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -70,8 +70,8 @@ func TestToolOutputSummaryStandsInTheMaskedOutput(t *testing.T) {
 	h := host.New(host.Options{Recorders: host.Journals(store, 0)})
 	s, err := h.NewSession("s1", outputConfig(sum))
 	must(t, err)
-	must(t, s.SetSystemPrompt("You read files."))
-	_, err = s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "find the broken file"})
+	must(t, s.Conversation().SetSystemPrompt("You read files."))
+	_, err = s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "find the broken file"})
 	must(t, err)
 	p, n := growTools(t, s, 0, func(p *host.Prepared) bool { return p.Summary != nil && p.Summary.OutputRequested != "" })
 	if p.Compaction != nil {
@@ -104,7 +104,7 @@ func TestToolOutputSummaryStandsInTheMaskedOutput(t *testing.T) {
 	if !strings.Contains(logs, id+" shown as summaries") {
 		t.Fatalf("the compaction log does not name the output shown as its summary: %s", logs)
 	}
-	if got, ok := s.Message(id); !ok || got.Content != orig.Content {
+	if got, ok := s.Conversation().Message(id); !ok || got.Content != orig.Content {
 		t.Fatal("the original output is not retrievable")
 	}
 	s.Summaries().Wait() // the next output's request, made in the background
@@ -141,7 +141,7 @@ func TestToolOutputSummaryFailureMasksAsBefore(t *testing.T) {
 	cfg := outputConfig(sum)
 	cfg.Summary.Backoff = supervise.Backoff{Initial: time.Hour}
 	s, rec := newTestHostSession(t, cfg)
-	_, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "find the broken file"})
+	_, err := s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "find the broken file"})
 	must(t, err)
 	_, n := growTools(t, s, 0, func(p *host.Prepared) bool { return p.Summary != nil && p.Summary.OutputRequested != "" })
 	s.Summaries().Wait()

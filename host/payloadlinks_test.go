@@ -70,7 +70,7 @@ func TestPreparedPayloadLinks(t *testing.T) {
 	}
 	add := func(i int) {
 		t.Helper()
-		if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: fmt.Sprintf("message %d", i)}); err != nil {
+		if _, err := s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleUser, Content: fmt.Sprintf("message %d", i)}); err != nil {
 			t.Fatal(err)
 		}
 	}

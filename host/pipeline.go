@@ -87,8 +87,8 @@ func (t *turn) compactHistory(cs []countedComponent, i, ask int) CompactionStep 
 		if short <= 0 {
 			break
 		}
-		shown, _ := s.hist.Summaries()
-		step := s.hist.Compact(short)
+		shown, _ := s.conv.hist.Summaries()
+		step := s.conv.hist.Compact(short)
 		if l := t.noteSplice(shown); l != "" {
 			step.Log += "; " + l
 		}
@@ -228,7 +228,7 @@ func (t *turn) compactTurn(ctx context.Context, cs []countedComponent, out *Prep
 	d := s.strategy.Decide(StrategyInput{Budget: out.Before, Thresholds: s.cfg.Thresholds, Action: out.Action,
 		Growth: s.pressure.Growth, Floor: s.pressure.Floor, MinFree: s.cfg.Strategy.minFree(out.Before),
 		Deep: t.deepStepUnder(out.Before), Pricing: s.cfg.Pricing, Turns: s.pressure.Turns, Outgrown: s.pressure.Outgrown,
-		Shared: t.appendShared(), Credit: s.pressure.Credit, Preserve: s.hist.PreserveRecent()})
+		Shared: t.appendShared(), Credit: s.pressure.Credit, Preserve: s.conv.hist.PreserveRecent()})
 	if out.Before.CalibratedUsed > out.Before.Available {
 		s.pressure.Outgrown = true
 	}
@@ -272,7 +272,7 @@ func (t *turn) carryOut(ctx context.Context, d Decision, cs []countedComponent, 
 		for i := range cs {
 			if cs[i].isHistory() {
 				prev := cs[i].tokens + factsTokens(cs)
-				res := s.hist.MaskOldest(d.MaskHistory)
+				res := s.conv.hist.MaskOldest(d.MaskHistory)
 				cs[i] = t.historyComponent()
 				t.refreshFacts(cs)
 				st := CompactionStep{Component: cs[i].comp.Name, Action: "mask", Freed: prev - cs[i].tokens - factsTokens(cs), Log: res.Log}
@@ -367,13 +367,13 @@ func (t *turn) fitWindow(cs []countedComponent, report *CompactionReport, before
 		}
 		if room > 0 {
 			need := uncalibrate(b.CalibratedUsed-b.Available+room, s.usage.Calibration) + 1
-			report = t.cutStep(cs, i, report, reason, before, b.Available, need, s.hist.CutUnpinned)
+			report = t.cutStep(cs, i, report, reason, before, b.Available, need, s.conv.hist.CutUnpinned)
 			if b = t.budgetOf(finalComponents(cs)); b.CalibratedUsed <= b.Available {
 				return report
 			}
 		}
 		need := uncalibrate(b.CalibratedUsed-b.Available, s.usage.Calibration) + 1
-		report = t.cutStep(cs, i, report, reason, before, b.Available, need, s.hist.Cut)
+		report = t.cutStep(cs, i, report, reason, before, b.Available, need, s.conv.hist.Cut)
 	}
 	return report
 }
@@ -389,7 +389,7 @@ func (t *turn) giveWayStep(cs []countedComponent, i int, report *CompactionRepor
 	// room for the facts component to grow to its limit with the facts of
 	// what gives way
 	need += max(0, s.cfg.Facts.limit(s.cfg.Window-s.cfg.Reserved)-factsTokens(cs))
-	res := s.hist.GiveWay(need)
+	res := s.conv.hist.GiveWay(need)
 	if res.Masked == 0 && res.Omitted == 0 {
 		return report
 	}

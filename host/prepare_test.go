@@ -21,10 +21,10 @@ func TestPrepareComponentsAndOrder(t *testing.T) {
 	asm := &jsonAssembler{}
 	s, _ := newTestSession(t, Config{Encoding: tokenizer.CL100kBase, Plugins: []PluginBinding{bind("memory", mem), bind("plan", plan)}, Assembler: asm, Format: "json"})
 	ctx := context.Background()
-	must(t, s.SetSystemPrompt("You are a careful coding agent."))
-	must(t, s.SetInstructions("Answer briefly."))
-	must(t, s.SetInput("Fix the failing test."))
-	if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "hello"}); err != nil {
+	must(t, s.Conversation().SetSystemPrompt("You are a careful coding agent."))
+	must(t, s.Conversation().SetInstructions("Answer briefly."))
+	must(t, s.Conversation().SetInput("Fix the failing test."))
+	if _, err := s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "hello"}); err != nil {
 		t.Fatal(err)
 	}
 	fill(t, s, "memory", 2, 10)
@@ -72,9 +72,9 @@ func TestPrepareDeterministic(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		must(t, s.SetSystemPrompt("system"))
+		must(t, s.Conversation().SetSystemPrompt("system"))
 		for i := range 40 {
-			if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: strings.Repeat("word ", 20+i)}); err != nil {
+			if _, err := s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleUser, Content: strings.Repeat("word ", 20+i)}); err != nil {
 				return nil, err
 			}
 		}
@@ -153,7 +153,7 @@ func TestPreparePluginFailures(t *testing.T) {
 			// -race, short enough to cut the 2 s hang well within a second.
 			b.Required, b.Timeout = tt.required, 250*time.Millisecond
 			s, rec := newTestSession(t, Config{Plugins: []PluginBinding{bind("good", good), b}})
-			must(t, s.SetInput("go"))
+			must(t, s.Conversation().SetInput("go"))
 			fill(t, s, "good", 1, 4)
 			fill(t, s, "bad", 1, 4)
 			bad.set(tt.break_)
@@ -213,7 +213,7 @@ func TestApplyErrors(t *testing.T) {
 func TestReportUsageCalibration(t *testing.T) {
 	s, _ := newTestSession(t, Config{Encoding: tokenizer.Approximate, Window: 1100, Reserved: 100})
 	ctx := context.Background()
-	must(t, s.SetSystemPrompt(strings.Repeat("abcd", 100))) // 100 tokens
+	must(t, s.Conversation().SetSystemPrompt(strings.Repeat("abcd", 100))) // 100 tokens
 	p, err := s.Prepare(ctx, sdk.AgentIdentity{})
 	must(t, err)
 	if p.Budget.Used != 100 || p.Budget.CalibratedUsed != 100 || p.Budget.Calibration != 1 {
@@ -241,7 +241,7 @@ func TestReportUsageCalibration(t *testing.T) {
 func TestClampedCalibrationWarns(t *testing.T) {
 	s, _ := newTestSession(t, Config{Encoding: tokenizer.Approximate, Window: 100000, Reserved: 100})
 	ctx := context.Background()
-	must(t, s.SetSystemPrompt(strings.Repeat("abcd", 100))) // 100 tokens
+	must(t, s.Conversation().SetSystemPrompt(strings.Repeat("abcd", 100))) // 100 tokens
 	_, err := s.Prepare(ctx, sdk.AgentIdentity{})
 	must(t, err)
 	must(t, s.ReportUsage(300, 0))
@@ -289,7 +289,7 @@ func TestCalibrationNeverBelowExactCount(t *testing.T) {
 	} {
 		t.Run(tc.encoding, func(t *testing.T) {
 			s, _ := newTestSession(t, Config{Encoding: tc.encoding, Window: 1100, Reserved: 100})
-			must(t, s.SetSystemPrompt(strings.Repeat("abcd", 100))) // 100 tokens either way
+			must(t, s.Conversation().SetSystemPrompt(strings.Repeat("abcd", 100))) // 100 tokens either way
 			p, err := s.Prepare(context.Background(), sdk.AgentIdentity{})
 			must(t, err)
 			must(t, s.ReportUsage(p.Budget.Used/2, 1))
@@ -308,8 +308,8 @@ func TestComponentsNamedAfterBindings(t *testing.T) {
 	docs := newFake("docs", 5, true)
 	docs.set(func(f *fakePlugin) { f.badName = sdk.ComponentHistory })
 	s, rec := newTestSession(t, Config{Plugins: []PluginBinding{bind("design_docs", docs), bind("api_docs", docs)}})
-	must(t, s.SetInput("go"))
-	if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "hi"}); err != nil {
+	must(t, s.Conversation().SetInput("go"))
+	if _, err := s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "hi"}); err != nil {
 		t.Fatal(err)
 	}
 	fill(t, s, "design_docs", 1, 4)

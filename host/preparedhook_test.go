@@ -37,7 +37,7 @@ func TestPreparedHookOnChange(t *testing.T) {
 	prepare()
 	prepare()
 	check("two unchanged turns", 3, 1)
-	if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "a new message changes no plugin"}); err != nil {
+	if _, err := s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "a new message changes no plugin"}); err != nil {
 		t.Fatal(err)
 	}
 	prepare()

@@ -98,7 +98,7 @@ func newBenchSession(b *testing.B, plugins []host.PluginBinding, asm host.Assemb
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := s.SetSystemPrompt("You are a careful coding agent."); err != nil {
+	if err := s.Conversation().SetSystemPrompt("You are a careful coding agent."); err != nil {
 		b.Fatal(err)
 	}
 	for i := range 20 {
@@ -106,7 +106,7 @@ func newBenchSession(b *testing.B, plugins []host.PluginBinding, asm host.Assemb
 		if i%2 == 1 {
 			role = sdk.RoleAssistant
 		}
-		if _, err := s.AddMessage(sdk.Message{Role: role, Content: fmt.Sprintf("message %d talks about the parser, the lexer and the tests", i)}); err != nil {
+		if _, err := s.Conversation().AddMessage(sdk.Message{Role: role, Content: fmt.Sprintf("message %d talks about the parser, the lexer and the tests", i)}); err != nil {
 			b.Fatal(err)
 		}
 	}

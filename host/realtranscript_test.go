@@ -284,7 +284,7 @@ func replayDeciding(t testing.TB, run realRun, window int, strategy string, deci
 	if decide != nil {
 		s.strategy = decide
 	}
-	if err := s.SetSystemPrompt(run.system); err != nil {
+	if err := s.Conversation().SetSystemPrompt(run.system); err != nil {
 		t.Fatal(err)
 	}
 	r := realResult{demosDropped: -1}
@@ -299,7 +299,7 @@ func replayDeciding(t testing.TB, run realRun, window int, strategy string, deci
 		answered = answered || answersAction(run.messages, i)
 		if m.Role == sdk.RoleAssistant && answered {
 			r.turns++
-			r.demos = s.hist.DropFirstTokens()
+			r.demos = s.conv.hist.DropFirstTokens()
 			p, err := s.Prepare(context.Background(), sdk.AgentIdentity{})
 			r.unmanagedInput += unmanaged
 			if err != nil {
@@ -311,16 +311,16 @@ func replayDeciding(t testing.TB, run realRun, window int, strategy string, deci
 				r.check(t, s, p, enc, taskID, observations, unmanaged)
 			}
 		}
-		added, err := s.AddMessage(m)
+		added, err := s.Conversation().AddMessage(m)
 		if err != nil {
 			t.Fatal(err)
 		}
 		r.ids = append(r.ids, added.ID)
 		unmanaged += assembly.OpenAIChatFraming.MessageTokens(enc.Count, added)
-		if s.hist.Kind(added.ID) == sdk.KindObservation {
+		if s.conv.hist.Kind(added.ID) == sdk.KindObservation {
 			observations = append(observations, added.ID)
 		}
-		if taskID == "" && s.hist.Kind(added.ID) == sdk.KindTask {
+		if taskID == "" && s.conv.hist.Kind(added.ID) == sdk.KindTask {
 			taskID = added.ID
 		}
 	}
@@ -352,7 +352,7 @@ func (r *realResult) check(t testing.TB, s *Session, p *Prepared, enc tokenizer.
 	last := observations[max(0, len(observations)-10):]
 	verbatim := true
 	for _, id := range last {
-		orig, _ := s.hist.Get(id)
+		orig, _ := s.conv.hist.Get(id)
 		if shown[id] != orig.Content {
 			verbatim = false
 		}
@@ -364,12 +364,12 @@ func (r *realResult) check(t testing.TB, s *Session, p *Prepared, enc tokenizer.
 		total := c.Unmanaged.Total
 		r.warned = float64(total) >= s.cfg.Thresholds.Warning*float64(p.Budget.Available) || total > p.Budget.Available
 	}
-	if !r.warned && (p.Compaction != nil || len(view) != s.hist.Len()) {
+	if !r.warned && (p.Compaction != nil || len(view) != s.conv.hist.Len()) {
 		r.early = true
 	}
 	if unmanaged <= fraction(p.Budget.Available, s.cfg.Thresholds.Warning) {
 		r.allFitTurns++
-		if p.Compaction == nil && len(view) == s.hist.Len() {
+		if p.Compaction == nil && len(view) == s.conv.hist.Len() {
 			r.allFitOK++
 		}
 	}
@@ -391,7 +391,7 @@ func (r *realResult) check(t testing.TB, s *Session, p *Prepared, enc tokenizer.
 			}
 		}
 	}
-	if each, _ := s.hist.ViewCounts(); len(each) == len(view) {
+	if each, _ := s.conv.hist.ViewCounts(); len(each) == len(view) {
 		for i, m := range view {
 			if m.ID != "" && strings.Contains(m.Content, fmt.Sprintf("tokens cut from message %s;", m.ID)) {
 				if n, ok := r.leastCut[m.ID]; !ok || each[i] < n {
@@ -413,7 +413,7 @@ func (r *realResult) check(t testing.TB, s *Session, p *Prepared, enc tokenizer.
 		r.compactedAt = append(r.compactedAt, r.turns)
 		if forced {
 			r.forced++
-			if free, _ := s.hist.DeepStep(); free > 0 && !(cutAlone(p) && p.Before.CalibratedUsed-free > p.Before.Available) {
+			if free, _ := s.conv.hist.DeepStep(); free > 0 && !(cutAlone(p) && p.Before.CalibratedUsed-free > p.Before.Available) {
 				r.notDeepest++
 			}
 			if g := meanGrowth(s.pressure.Growth); g > 0 {
@@ -424,7 +424,7 @@ func (r *realResult) check(t testing.TB, s *Session, p *Prepared, enc tokenizer.
 			}
 		} else {
 			r.speculative++
-			if r.demos > 0 && s.hist.DropFirstTokens() == 0 {
+			if r.demos > 0 && s.conv.hist.DropFirstTokens() == 0 {
 				r.demosDropped = r.turns - 1
 			}
 		}
@@ -459,7 +459,7 @@ func (r *realResult) checkCutRoom(s *Session, p *Prepared) {
 	r.forcedCuts++
 	b := p.Budget
 	want := min(meanGrowth(s.pressure.Growth), b.Available-fraction(b.Available, s.cfg.Strategy.Target))
-	if free, _ := s.hist.DeepStep(); free > 0 && cutAlone(p) {
+	if free, _ := s.conv.hist.DeepStep(); free > 0 && cutAlone(p) {
 		want = growthBefore(s.pressure.Growth) // the cut alone: this turn's spike is what it cut
 	}
 	if b.Available-b.CalibratedUsed < want && cuts[0].Freed >= cuts[0].Asked && !cutsPinned(s, cuts[0]) {
@@ -489,7 +489,7 @@ func cutsPinned(s *Session, st CompactionStep) bool {
 	_, ids, _ := strings.Cut(st.Log, "head + tail (")
 	ids, _, _ = strings.Cut(ids, ")")
 	for _, id := range strings.Split(ids, ", ") {
-		if m, ok := s.hist.Get(id); ok && (m.Pinned || s.hist.Kind(id) == sdk.KindTask) {
+		if m, ok := s.conv.hist.Get(id); ok && (m.Pinned || s.conv.hist.Kind(id) == sdk.KindTask) {
 			return true
 		}
 	}

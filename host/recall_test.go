@@ -17,13 +17,13 @@ func TestRecallTool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := s.Tools(); len(got.Tools) != 1 || got.Tools[0].Name != sdk.RecallToolName {
+	if got := s.Conversation().Tools(); len(got.Tools) != 1 || got.Tools[0].Name != sdk.RecallToolName {
 		t.Fatalf("tools of a new session: %+v", got)
 	}
-	if err := s.SetTools(sdk.RequestTools{Tools: []sdk.ToolDefinition{{Name: "bash"}}}); err != nil {
+	if err := s.Conversation().SetTools(sdk.RequestTools{Tools: []sdk.ToolDefinition{{Name: "bash"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "hi"}); err != nil {
+	if _, err := s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "hi"}); err != nil {
 		t.Fatal(err)
 	}
 	p, err := s.Prepare(context.Background(), sdk.AgentIdentity{})

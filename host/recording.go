@@ -374,18 +374,18 @@ func (op journalOp) replay(ctx context.Context, s *Session) error {
 		t := countedText{op.Text, s.counter.Count(op.Text)}
 		switch op.Set {
 		case "system":
-			s.system = t
+			s.conv.system = t
 		case "instructions":
-			s.instructions = t
+			s.conv.instructions = t
 		case "input":
-			s.input = t
+			s.conv.input = t
 		case "tools":
 			if _, err := sdk.ParseTools(op.Text); err != nil {
 				return err
 			}
-			s.tools = countTools(s.counter, s.cfg.History.Options.Framing, op.Text)
+			s.conv.tools = countTools(s.counter, s.cfg.History.Options.Framing, op.Text)
 		case "team":
-			s.teamTask = t
+			s.conv.teamTask = t
 		default:
 			return fmt.Errorf("unknown text %q", op.Set)
 		}
@@ -400,7 +400,7 @@ func (op journalOp) replay(ctx context.Context, s *Session) error {
 		}
 		s.cfg.Strategy, s.strategy = cfg, st
 	case op.History != nil:
-		return s.hist.Replay(*op.History)
+		return s.conv.hist.Replay(*op.History)
 	case op.Plugin != "":
 		return s.plugins.replay(ctx, op)
 	default:

@@ -45,7 +45,7 @@ func TestTextFormatFitsRendered(t *testing.T) {
 				for _, ev := range tr.Events {
 					switch {
 					case ev.Type == transcript.EventSystem:
-						err = s.SetSystemPrompt(ev.Text)
+						err = s.Conversation().SetSystemPrompt(ev.Text)
 					case ev.Type == transcript.EventPrepare:
 						turns++
 						p, perr := s.Prepare(context.Background(), sdk.AgentIdentity{})
@@ -64,7 +64,7 @@ func TestTextFormatFitsRendered(t *testing.T) {
 							t.Errorf("%s/%d/%s: the rendered prompt counts %d tokens, %d available", path, window, strategy, n, p.Budget.Available)
 						}
 					case ev.Message != nil:
-						_, err = s.AddMessage(*ev.Message)
+						_, err = s.Conversation().AddMessage(*ev.Message)
 					}
 					if err != nil {
 						t.Fatal(err)

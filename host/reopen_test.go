@@ -58,7 +58,7 @@ func TestReopenedSessionPreparesAsLive(t *testing.T) {
 						}
 					}
 				}
-				both(func(s *Session) error { return s.SetSystemPrompt(run.system) })
+				both(func(s *Session) error { return s.Conversation().SetSystemPrompt(run.system) })
 				// reopen: the process holding the session is gone; a new
 				// host and a new assembler read it back from the store.
 				reopen := func() {
@@ -100,7 +100,7 @@ func TestReopenedSessionPreparesAsLive(t *testing.T) {
 						reopen()
 						prepare(fmt.Sprintf("turn %d again", turns))
 					}
-					both(func(s *Session) error { _, err := s.AddMessage(m); return err })
+					both(func(s *Session) error { _, err := s.Conversation().AddMessage(m); return err })
 				}
 				if turns == 0 {
 					t.Fatal("no turn prepared")

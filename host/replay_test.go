@@ -26,7 +26,7 @@ func TestReplayTrajectories(t *testing.T) {
 				s, _ := newTestSession(t, Config{Encoding: tokenizer.CL100kBase, Window: 4500, Reserved: 500,
 					Strategy: StrategyConfig{Name: strategy}, History: HistoryConfig{Options: history.Options{PreserveRecent: 2}}})
 				for i, m := range msgs {
-					if _, err := s.AddMessage(m); err != nil {
+					if _, err := s.Conversation().AddMessage(m); err != nil {
 						t.Fatalf("message %d: %v", i, err)
 					}
 					p, err := s.Prepare(context.Background(), sdk.AgentIdentity{})
@@ -44,7 +44,7 @@ func TestReplayTrajectories(t *testing.T) {
 						}
 					}
 				}
-				if got := len(s.History()); got != len(msgs) {
+				if got := len(s.Conversation().History()); got != len(msgs) {
 					t.Errorf("history holds %d messages, want all %d", got, len(msgs))
 				}
 			})

@@ -94,14 +94,14 @@ func budgetDigest(b sdk.Budget) uint64 {
 // may walk every message), in raw tokens.
 func (t *turn) deepStep() deepMemo {
 	s := t.s
-	v := s.hist.Version()
-	if s.deep.hist != s.hist || s.deep.version != v || !s.deep.valid {
-		free, keep := s.hist.DeepStep()
+	v := s.conv.hist.Version()
+	if s.deep.hist != s.conv.hist || s.deep.version != v || !s.deep.valid {
+		free, keep := s.conv.hist.DeepStep()
 		demos := 0
 		if free > 0 {
-			demos = s.hist.DropFirstTokens()
+			demos = s.conv.hist.DropFirstTokens()
 		}
-		s.deep = deepMemo{hist: s.hist, version: v, valid: true, free: free, keep: keep, demos: demos}
+		s.deep = deepMemo{hist: s.conv.hist, version: v, valid: true, free: free, keep: keep, demos: demos}
 	}
 	return s.deep
 }
@@ -122,7 +122,7 @@ func (t *turn) deepStepUnder(b sdk.Budget) DeepStep {
 	if prev := t.lastCached(); prev != nil && d.free > 0 {
 		// The system units as the previous payload had them, then the
 		// history shown before the step's first change.
-		step.Before = prev.stable - prev.historyTokens + s.hist.ViewTokens() - d.free - d.keep
+		step.Before = prev.stable - prev.historyTokens + s.conv.hist.ViewTokens() - d.free - d.keep
 	}
 	return step
 }

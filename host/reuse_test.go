@@ -21,8 +21,8 @@ func TestUnchangedTurnReusesAssembly(t *testing.T) {
 	s, _ := newTestSession(t, Config{Encoding: tokenizer.CL100kBase, Plugins: []PluginBinding{bind("memory", mem)}, Assembler: asm, Format: "json",
 		Pricing: &sdk.Pricing{Input: 1, CacheRead: 0.1, CacheWrite: 1.25}})
 	ctx := context.Background()
-	must(t, s.SetSystemPrompt("You are a careful coding agent."))
-	if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "hello"}); err != nil {
+	must(t, s.Conversation().SetSystemPrompt("You are a careful coding agent."))
+	if _, err := s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "hello"}); err != nil {
 		t.Fatal(err)
 	}
 	fill(t, s, "memory", 1, 3)
@@ -46,8 +46,11 @@ func TestUnchangedTurnReusesAssembly(t *testing.T) {
 		name   string
 		change func()
 	}{
-		{"message", func() { _, err := s.AddMessage(sdk.Message{Role: sdk.RoleAssistant, Content: "hi"}); must(t, err) }},
-		{"input", func() { must(t, s.SetInput("next step")) }},
+		{"message", func() {
+			_, err := s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleAssistant, Content: "hi"})
+			must(t, err)
+		}},
+		{"input", func() { must(t, s.Conversation().SetInput("next step")) }},
 		{"plugin op", func() { _, err := s.Apply(ctx, "memory", "add", json.RawMessage(`{"text":"new line"}`)); must(t, err) }},
 		{"usage", func() { must(t, s.ReportUsage(first.Budget.Used*2, 10)) }},
 	}

@@ -6,38 +6,37 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/ctxhost/ctxhost/host/history"
 	"github.com/ctxhost/ctxhost/sdk"
 	"github.com/ctxhost/ctxhost/tokenizer"
 )
 
-// Session is one agent's context: the core (system prompt, instructions,
-// current input), the built-in history and its plugin bindings. It is safe
-// for concurrent use; calls into one session are serialized.
+// Session is one agent's context: its conversation (Conversation: the
+// core texts, the tools and the history), its plugin bindings, the turn's
+// planning (strategy, pressure, usage, the caches of the last payloads),
+// its durability (Durability: saving, export, restore) and its summarize
+// step (Summaries). Prepare runs one turn over them. It is safe for
+// concurrent use; calls into one session, through any of its parts, are
+// serialized by one lock.
 type Session struct {
 	id     string
 	events *events
 
-	mu           sync.Mutex
-	cfg          Config
-	counter      tokenizer.Counter
-	strategy     Strategy
-	system       countedText
-	instructions countedText
-	input        countedText
-	tools        countedText // the JSON of the request's tools (sdk.ToolsText)
-	teamTask     countedText
-	hist         *history.History
-	facts        factsKeeper // the facts of compacted messages (Config.Facts)
-	plugins      bindings
-	usage        usage
-	pressure     pressureState
-	metrics      Metrics
-	ended        bool
+	mu       sync.Mutex
+	cfg      Config
+	counter  tokenizer.Counter
+	strategy Strategy
+	// conv is the conversation: the core texts, the tools and the
+	// history (see Conversation).
+	conv     Conversation
+	facts    factsKeeper // the facts of compacted messages (Config.Facts)
+	plugins  bindings
+	usage    usage
+	pressure pressureState
+	metrics  Metrics
+	ended    bool
 	// dur makes the session's changes durable (see Durability).
 	dur Durability
 	// caches remembers each agent's last payload, for the cache report;
@@ -167,14 +166,13 @@ func newSession(id string, cfg Config, ev *events) (*Session, error) {
 	cfg.Pricing = cfg.pricing() // resolved once: the assembler's format does not change
 	s := &Session{
 		id: id, events: ev, cfg: cfg, counter: counter, strategy: strategy,
-		hist:    history.New(counter, cfg.History.Options),
 		usage:   usage{Calibration: 1},
 		metrics: Metrics{FreedByComponent: map[string]int{}},
 		plugins: bindings{session: id, events: ev},
 	}
 	s.sum = newSummaries(id, cfg, counter, s.emit)
 	s.dur = Durability{s: s, rec: recording{positionSaved: true, attachmentSaved: true}}
-	s.hist = s.dur.rec.follow(s.hist)
+	s.conv = Conversation{s: s, hist: s.dur.rec.follow(history.New(counter, cfg.History.Options))}
 	if cfg.RecallTool || len(cfg.OwnTools) > 0 {
 		var r sdk.RequestTools
 		if cfg.RecallTool {
@@ -184,7 +182,7 @@ func newSession(id string, cfg Config, ev *events) (*Session, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.tools = countTools(s.counter, s.cfg.History.Options.Framing, text)
+		s.conv.tools = countTools(s.counter, s.cfg.History.Options.Framing, text)
 	}
 	for _, b := range cfg.Plugins {
 		slot, err := newBoundPlugin(b)
@@ -199,203 +197,12 @@ func newSession(id string, cfg Config, ev *events) (*Session, error) {
 // ID returns the session id.
 func (s *Session) ID() string { return s.id }
 
-// Texts are a session's core texts as last set.
-type Texts struct {
-	SystemPrompt, Instructions, Input string
-	// TeamTask is a multi-agent session's team task ("" when none).
-	TeamTask string
-}
-
-// Texts returns the session's core texts.
-func (s *Session) Texts() Texts {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return Texts{SystemPrompt: s.system.text, Instructions: s.instructions.text, Input: s.input.text, TeamTask: s.teamTask.text}
-}
-
 // Config returns the session's configuration (defaults applied; its
 // strategy as last set).
 func (s *Session) Config() Config {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cfg
-}
-
-// setText sets a core text, counted by count (nil: as plain text),
-// journals and saves it.
-func (s *Session) setText(dst *countedText, what, text string, count func(string) countedText) error {
-	if !utf8.ValidString(text) {
-		return fmt.Errorf("set %s: text is not valid UTF-8", what)
-	}
-	t := countedText{text: text}
-	if count != nil {
-		t = count(text)
-	} else {
-		t.tokens = s.counter.Count(text)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	*dst = t
-	s.dur.rec.add(journalOp{Set: strings.Fields(what)[0], Text: t.text}) // system, instructions, input, tools
-	if err := s.dur.persist(); err != nil {
-		return fmt.Errorf("set %s: %w", what, err)
-	}
-	return nil
-}
-
-// SetSystemPrompt sets the system prompt (priority 0, never compacted).
-func (s *Session) SetSystemPrompt(text string) error {
-	return s.setText(&s.system, "system prompt", text, nil)
-}
-
-// SetInstructions sets the instructions (priority 0, never compacted).
-func (s *Session) SetInstructions(text string) error {
-	return s.setText(&s.instructions, "instructions", text, nil)
-}
-
-// SetInput sets this turn's input (priority 0, never compacted).
-func (s *Session) SetInput(text string) error { return s.setText(&s.input, "input", text, nil) }
-
-// SetTools sets the request's tool definitions, tool choice and response
-// schema (never compacted; counted as their JSON). A zero r clears them.
-// Invalid tools are rejected and nothing changes.
-func (s *Session) SetTools(r sdk.RequestTools) error {
-	if err := r.Check(); err != nil {
-		return fmt.Errorf("set tools: %w", err)
-	}
-	if s.cfg.RecallTool {
-		r = sdk.WithRecall(r)
-	}
-	r = sdk.WithTools(r, s.cfg.OwnTools...)
-	text, err := sdk.ToolsText(r)
-	if err != nil {
-		return fmt.Errorf("set tools: %w", err)
-	}
-	return s.setText(&s.tools, "tools", text, func(text string) countedText {
-		return countTools(s.counter, s.cfg.History.Options.Framing, text)
-	})
-}
-
-// countTools counts the tools component: its JSON, plus the framing's
-// per-tool overhead for each definition.
-func countTools(counter tokenizer.Counter, f *sdk.Framing, text string) countedText {
-	t := countedText{text: text, tokens: counter.Count(text)}
-	if f != nil && f.PerTool > 0 && text != "" {
-		r, _ := sdk.ParseTools(text) // SetTools and restores check it first
-		t.tokens += f.PerTool * len(r.Tools)
-	}
-	return t
-}
-
-// Tools returns the request's tools as last set.
-func (s *Session) Tools() sdk.RequestTools {
-	s.mu.Lock()
-	text := s.tools.text
-	s.mu.Unlock()
-	r, _ := sdk.ParseTools(text) // written by SetTools or a checked restore
-	return r
-}
-
-// AddMessage validates m and appends it to the history; it returns the
-// stored message with its id. An invalid message is rejected and nothing
-// is stored. With a recorder, a failed save's error comes with the stored
-// message: it was added.
-func (s *Session) AddMessage(m sdk.Message) (sdk.Message, error) {
-	s.mu.Lock()
-	stored, err := s.hist.Add(m)
-	var perr error
-	if err == nil {
-		perr = s.dur.persist()
-	}
-	s.mu.Unlock()
-	if err != nil {
-		return sdk.Message{}, fmt.Errorf("add message: %w", err)
-	}
-	s.emit(Event{Type: EventMessageAdded, Session: s.id, Message: &stored})
-	if perr != nil {
-		return stored, fmt.Errorf("add message: %w", perr)
-	}
-	return stored, nil
-}
-
-// AddMessages validates msgs and appends them in order, all or none: an
-// invalid one (its index named in the error) leaves the history as it
-// was. With a recorder they are saved in one write; a failed save's error
-// comes with the stored messages: they were added.
-func (s *Session) AddMessages(msgs []sdk.Message) ([]sdk.Message, error) {
-	s.mu.Lock()
-	stored, err := s.hist.AddAll(msgs)
-	var perr error
-	if err == nil {
-		perr = s.dur.persist()
-	}
-	s.mu.Unlock()
-	if err != nil {
-		return nil, fmt.Errorf("add messages: %w", err)
-	}
-	for i := range stored {
-		s.emit(Event{Type: EventMessageAdded, Session: s.id, Message: &stored[i]})
-	}
-	if perr != nil {
-		return stored, fmt.Errorf("add messages: %w", perr)
-	}
-	return stored, nil
-}
-
-// History returns every message, including masked and omitted ones.
-func (s *Session) History() []sdk.Message { s.mu.Lock(); defer s.mu.Unlock(); return s.hist.All() }
-
-// HistoryFrom returns the stored messages at positions from on (none when
-// from is past the last) and how many the history holds: a caller that
-// knows the first from needs no copy of them.
-func (s *Session) HistoryFrom(from int) (msgs []sdk.Message, total int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.hist.From(from)
-}
-
-// HistoryEntries returns the stored messages at positions [from, to) as
-// given, with their resolved kinds and how the context shows each.
-func (s *Session) HistoryEntries(from, to int) []history.EntryInfo {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.hist.Entries(from, to)
-}
-
-// HistoryShape is the conversation's shape as the history reads it, and
-// why (see history.History.Shape).
-func (s *Session) HistoryShape() (shape, why string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.hist.Shape()
-}
-
-// Message returns one message by id, in full even when masked or omitted.
-func (s *Session) Message(id string) (sdk.Message, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.hist.Get(id)
-}
-
-// FormatHistory renders the history for display.
-func (s *Session) FormatHistory(opts history.FormatOptions) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.hist.Format(opts)
-}
-
-// ClearHistory removes every message. The error is only ever a failure to
-// save the state (the recorder's): the history is cleared regardless.
-func (s *Session) ClearHistory() error {
-	s.mu.Lock()
-	s.hist.Clear()
-	err := s.dur.persist()
-	s.mu.Unlock()
-	s.emit(Event{Type: EventHistoryCleared, Session: s.id})
-	if err != nil {
-		return fmt.Errorf("clear history: %w", err)
-	}
-	return nil
 }
 
 // SetStrategy switches the compaction strategy at run time.
@@ -533,55 +340,6 @@ func (s *Session) Metrics() Metrics {
 	m := cloneMetrics(s.metrics)
 	s.sum.addCounts(&m)
 	return m
-}
-
-// Restart performs a graduated restart: the history is replaced
-// by a restart notification followed by the last CarryoverTurns user turns,
-// and the wind-down flag is cleared. It returns what was carried over.
-func (s *Session) Restart() (RestartPlan, error) {
-	s.mu.Lock()
-	all := s.hist.All()
-	plan := restartPlan(all, s.cfg)
-	s.hist.Clear()
-	var err error
-	add := func(m sdk.Message) {
-		if err != nil {
-			return
-		}
-		m.ID = ""
-		_, err = s.hist.Add(m)
-	}
-	add(sdk.Message{Role: sdk.RoleSystem, Content: plan.Notification})
-	for _, m := range plan.CarryOver {
-		add(m)
-	}
-	s.pressure = pressureState{Turns: s.pressure.Turns} // a restart starts the conversation again, not the session
-	perr := s.dur.persist()
-	s.mu.Unlock()
-	s.emit(Event{Type: EventHistoryCleared, Session: s.id})
-	if err != nil {
-		return plan, fmt.Errorf("restart: carry over: %w", errors.Join(err, perr))
-	}
-	if perr != nil {
-		return plan, fmt.Errorf("restart: %w", perr)
-	}
-	return plan, nil
-}
-
-// restartPlan is what a graduated restart of a history holding all
-// carries over, under cfg.
-func restartPlan(all []sdk.Message, cfg Config) RestartPlan {
-	carry := carryOver(all, cfg.Strategy.CarryoverTurns)
-	turns := 0
-	for _, m := range carry {
-		if m.Role == sdk.RoleUser {
-			turns++
-		}
-	}
-	return RestartPlan{
-		CarryOver:    carry,
-		Notification: RestartNotification(cfg.Thresholds.Critical, len(all)-len(carry), turns, len(carry)),
-	}
 }
 
 // end ends the session: its plugins drop it and, with forget, its

@@ -67,14 +67,14 @@ func (d *Durability) Export(ctx context.Context) ([]byte, error) {
 // plugin's state; the caller holds s.mu.
 func (d *Durability) export(ctx context.Context, stateOf func(context.Context, *boundPlugin) ([]byte, error)) ([]byte, error) {
 	s := d.s
-	hist, err := s.hist.State()
+	hist, err := s.conv.hist.State()
 	if err != nil {
 		return nil, fmt.Errorf("export %q: history: %w", s.id, err)
 	}
 	st := sessionState{
 		Version: StateVersion, Session: s.id,
-		SystemPrompt: s.system.text, Instructions: s.instructions.text, Input: s.input.text, Tools: s.tools.text,
-		TeamTask: s.teamTask.text, Strategy: strategyState(s.cfg.Strategy), History: historyState{data: hist}, Usage: s.usage, Pressure: s.pressureToSave(),
+		SystemPrompt: s.conv.system.text, Instructions: s.conv.instructions.text, Input: s.conv.input.text, Tools: s.conv.tools.text,
+		TeamTask: s.conv.teamTask.text, Strategy: strategyState(s.cfg.Strategy), History: historyState{data: hist}, Usage: s.usage, Pressure: s.pressureToSave(),
 		Position: d.rec.position, Attachment: d.rec.attachment,
 	}
 	for _, p := range s.plugins.all {
@@ -139,13 +139,13 @@ func (d *Durability) restore(ctx context.Context, data []byte, persist bool) err
 	if err := s.plugins.restoreAll(ctx, slots, st.Plugins); err != nil {
 		return fmt.Errorf("restore %q: %w", s.id, err)
 	}
-	s.system = countedText{st.SystemPrompt, s.counter.Count(st.SystemPrompt)}
-	s.instructions = countedText{st.Instructions, s.counter.Count(st.Instructions)}
-	s.input = countedText{st.Input, s.counter.Count(st.Input)}
-	s.tools = countTools(s.counter, s.cfg.History.Options.Framing, st.Tools)
-	s.teamTask = countedText{st.TeamTask, s.counter.Count(st.TeamTask)}
+	s.conv.system = countedText{st.SystemPrompt, s.counter.Count(st.SystemPrompt)}
+	s.conv.instructions = countedText{st.Instructions, s.counter.Count(st.Instructions)}
+	s.conv.input = countedText{st.Input, s.counter.Count(st.Input)}
+	s.conv.tools = countTools(s.counter, s.cfg.History.Options.Framing, st.Tools)
+	s.conv.teamTask = countedText{st.TeamTask, s.counter.Count(st.TeamTask)}
 	s.cfg.Strategy, s.strategy = strategyCfg, strategy
-	s.hist = d.rec.follow(hist)
+	s.conv.hist = d.rec.follow(hist)
 	s.usage, s.pressure, d.rec.position, d.rec.attachment = st.Usage, st.Pressure.restored(), st.Position, st.Attachment
 	s.restoreTracks(s.pressure.Tracks)
 	d.rec.pending, d.feed.derived = d.rec.pending[:0], 0

@@ -26,16 +26,16 @@ func TestStateRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	h := New(Options{})
 	src, _ := stateSession(t, h, "src")
-	must(t, src.SetSystemPrompt("system"))
-	must(t, src.SetInstructions("instructions"))
-	must(t, src.SetInput("input"))
+	must(t, src.Conversation().SetSystemPrompt("system"))
+	must(t, src.Conversation().SetInstructions("instructions"))
+	must(t, src.Conversation().SetInput("input"))
 	must(t, src.SetStrategy(StrategyConfig{Name: StrategyGraduated}))
-	_, err := src.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "task"})
+	_, err := src.Conversation().AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "task"})
 	must(t, err)
 	for i := range 12 {
-		_, err := src.AddMessage(sdk.Message{Role: sdk.RoleAssistant, Content: "calling", ToolCalls: []sdk.ToolCall{{ID: "c" + string(rune('a'+i)), Name: "bash"}}})
+		_, err := src.Conversation().AddMessage(sdk.Message{Role: sdk.RoleAssistant, Content: "calling", ToolCalls: []sdk.ToolCall{{ID: "c" + string(rune('a'+i)), Name: "bash"}}})
 		must(t, err)
-		_, err = src.AddMessage(sdk.Message{Role: sdk.RoleTool, ToolCallID: "c" + string(rune('a'+i)), Content: strings.Repeat("output line\n", 30)})
+		_, err = src.Conversation().AddMessage(sdk.Message{Role: sdk.RoleTool, ToolCallID: "c" + string(rune('a'+i)), Content: strings.Repeat("output line\n", 30)})
 		must(t, err)
 	}
 	fill(t, src, "mem", 3, 6)
@@ -66,7 +66,7 @@ func TestStateRoundTrip(t *testing.T) {
 	if dst.Config().Strategy.Name != StrategyGraduated {
 		t.Errorf("strategy %q not restored", dst.Config().Strategy.Name)
 	}
-	if d := cmp.Diff(src.History(), dst.History()); d != "" {
+	if d := cmp.Diff(src.Conversation().History(), dst.Conversation().History()); d != "" {
 		t.Errorf("history (-src +dst):\n%s", d)
 	}
 }

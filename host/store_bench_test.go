@@ -65,13 +65,13 @@ func BenchmarkStorePerTurn(b *testing.B) {
 var benchText = strings.Repeat("the parser drops the last token of a line ", 10)
 
 func storeTurn(b *testing.B, ctx context.Context, s *host.Session, i int) {
-	if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: fmt.Sprint(i, benchText)}); err != nil {
+	if _, err := s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleUser, Content: fmt.Sprint(i, benchText)}); err != nil {
 		b.Fatal(err)
 	}
 	if err := addNote(ctx, s, "notes", fmt.Sprint("note ", i, benchText)); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleAssistant, Content: fmt.Sprint("answer ", i, benchText)}); err != nil {
+	if _, err := s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleAssistant, Content: fmt.Sprint("answer ", i, benchText)}); err != nil {
 		b.Fatal(err)
 	}
 	if err := s.ReportUsage(100+i, 10); err != nil {

@@ -216,11 +216,11 @@ func storeSteps(snapshot *[]byte) []struct {
 		name string
 		call func(ctx context.Context, s *host.Session) error
 	}{
-		{"SetSystemPrompt", func(_ context.Context, s *host.Session) error { return s.SetSystemPrompt("be brief") }},
-		{"SetInstructions", func(_ context.Context, s *host.Session) error { return s.SetInstructions("use Go") }},
-		{"SetInput", func(_ context.Context, s *host.Session) error { return s.SetInput("fix the bug") }},
+		{"SetSystemPrompt", func(_ context.Context, s *host.Session) error { return s.Conversation().SetSystemPrompt("be brief") }},
+		{"SetInstructions", func(_ context.Context, s *host.Session) error { return s.Conversation().SetInstructions("use Go") }},
+		{"SetInput", func(_ context.Context, s *host.Session) error { return s.Conversation().SetInput("fix the bug") }},
 		{"AddMessage", func(_ context.Context, s *host.Session) error {
-			_, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "hello " + long})
+			_, err := s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "hello " + long})
 			return err
 		}},
 		{"Apply supervised", func(ctx context.Context, s *host.Session) error { return addNote(ctx, s, "notes", long) }},
@@ -256,8 +256,8 @@ func storeSteps(snapshot *[]byte) []struct {
 			_, err := s.Prepare(ctx, sdk.AgentIdentity{})
 			return err
 		}},
-		{"Restart", func(_ context.Context, s *host.Session) error { _, err := s.Restart(); return err }},
-		{"ClearHistory", func(_ context.Context, s *host.Session) error { return s.ClearHistory() }},
+		{"Restart", func(_ context.Context, s *host.Session) error { _, err := s.Conversation().Restart(); return err }},
+		{"ClearHistory", func(_ context.Context, s *host.Session) error { return s.Conversation().ClearHistory() }},
 		{"RestoreState", func(ctx context.Context, s *host.Session) error { return s.Durability().Restore(ctx, *snapshot) }},
 	}
 }
@@ -332,7 +332,7 @@ func TestPersistReusesKeptState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetInput("first"); err != nil { // first save: the state is fetched once
+	if err := s.Conversation().SetInput("first"); err != nil { // first save: the state is fetched once
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -342,7 +342,7 @@ func TestPersistReusesKeptState(t *testing.T) {
 	}{
 		{"core calls need no plugin state", func() error {
 			for i := range 5 {
-				if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: fmt.Sprint("m", i)}); err != nil {
+				if _, err := s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleUser, Content: fmt.Sprint("m", i)}); err != nil {
 					return err
 				}
 			}
@@ -406,7 +406,7 @@ func TestRestoreIntoNewHost(t *testing.T) {
 			if err := addNote(ctx, s, "notes", fmt.Sprint("turn ", turn)); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleAssistant, Content: fmt.Sprint("answer ", turn)}); err != nil {
+			if _, err := s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleAssistant, Content: fmt.Sprint("answer ", turn)}); err != nil {
 				t.Fatal(err)
 			}
 			p, err := s.Prepare(ctx, sdk.AgentIdentity{})
@@ -444,16 +444,16 @@ func TestFailingStoreSurfacesError(t *testing.T) {
 		applied func() bool
 	}{
 		{"AddMessage", func() error {
-			_, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "hi"})
+			_, err := s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "hi"})
 			return err
-		}, func() bool { return len(s.History()) == 1 }},
-		{"SetInput", func() error { return s.SetInput("in") }, func() bool { return s.Texts().Input == "in" }},
+		}, func() bool { return len(s.Conversation().History()) == 1 }},
+		{"SetInput", func() error { return s.Conversation().SetInput("in") }, func() bool { return s.Conversation().Texts().Input == "in" }},
 		{"Apply", func() error { return addNote(ctx, s, "notes", "n") }, func() bool {
 			p, _ := s.Prepare(ctx, sdk.AgentIdentity{})
 			return p != nil && strings.Contains(string(p.Payload), "n")
 		}},
 		{"ReportUsage", func() error { return s.ReportUsage(5, 7) }, func() bool { return s.Usage().CompletionTotal == 7 }},
-		{"ClearHistory", func() error { return s.ClearHistory() }, func() bool { return len(s.History()) == 0 }},
+		{"ClearHistory", func() error { return s.Conversation().ClearHistory() }, func() bool { return len(s.Conversation().History()) == 0 }},
 	}
 	for _, tt := range tests {
 		err := tt.call()
@@ -485,7 +485,7 @@ func TestRepeatedTurnSavesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "fix the failing test"}); err != nil {
+	if _, err := s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "fix the failing test"}); err != nil {
 		t.Fatal(err)
 	}
 	first, err := s.Prepare(ctx, sdk.AgentIdentity{})
@@ -516,7 +516,7 @@ func TestRepeatedTurnSavesNothing(t *testing.T) {
 	if diff := cmp.Diff(string(state), string(after)); diff != "" {
 		t.Errorf("repeated turns changed the session's state (-before +after):\n%s", diff)
 	}
-	if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleAssistant, Content: "looking"}); err != nil {
+	if _, err := s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleAssistant, Content: "looking"}); err != nil {
 		t.Fatal(err)
 	}
 	before = store.saves

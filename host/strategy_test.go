@@ -125,7 +125,7 @@ func TestProactiveHoldsAtItsFloor(t *testing.T) {
 		History:  HistoryConfig{Options: history.Options{PreserveRecent: 9}}})
 	var compacted []int
 	for i := 0; i < 30; i++ {
-		if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: strings.Repeat("word ", 250)}); err != nil {
+		if _, err := s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleUser, Content: strings.Repeat("word ", 250)}); err != nil {
 			t.Fatal(err)
 		}
 		p, err := s.Prepare(context.Background(), sdk.AgentIdentity{})
@@ -154,7 +154,7 @@ func TestOversizedTaskIsCutNotDropped(t *testing.T) {
 	for _, strategy := range []string{StrategyLazy, StrategyProactive, StrategyAdaptive, StrategyGraduated} {
 		s, _ := newTestSession(t, Config{Encoding: "approximate", Window: 2000, Reserved: 200, Strategy: StrategyConfig{Name: strategy}})
 		task := "TASK START " + strings.Repeat("detail ", 2000) + " TASK END"
-		m, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: task})
+		m, err := s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleUser, Content: task})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +176,7 @@ func TestOversizedTaskIsCutNotDropped(t *testing.T) {
 		if !strings.HasPrefix(shown, "TASK START") || !strings.HasSuffix(shown, "TASK END") || !strings.Contains(shown, "cut from message "+m.ID) {
 			t.Errorf("%s: task shown as %.80q", strategy, shown)
 		}
-		if got, _ := s.hist.Get(m.ID); got.Content != task {
+		if got, _ := s.conv.hist.Get(m.ID); got.Content != task {
 			t.Errorf("%s: the full task is no longer retrievable", strategy)
 		}
 	}
@@ -759,7 +759,7 @@ func TestCacheCutAloneKeepsTheOlderMessages(t *testing.T) {
 		Assembler: NewLocalAssemblerForTest(), Format: "api"})
 	add := func(m sdk.Message) sdk.Message {
 		t.Helper()
-		added, err := s.AddMessage(m)
+		added, err := s.Conversation().AddMessage(m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -786,16 +786,16 @@ func TestCacheCutAloneKeepsTheOlderMessages(t *testing.T) {
 	before := meanGrowth(s.pressure.Growth) // the growth seen before the spike's turn
 	add(sdk.Message{Role: sdk.RoleAssistant, ToolCalls: []sdk.ToolCall{{ID: "big", Name: "bash", Arguments: `{"command":"go build ./..."}`}}})
 	spike := add(sdk.Message{Role: sdk.RoleTool, ToolCallID: "big", Content: strings.Repeat("main.go:12: undefined: frobnicate\n", 400)})
-	prev := s.hist.View()
+	prev := s.conv.hist.View()
 	p := prepare()
 	c := p.Compaction
 	if c == nil || !cutAlone(p) || !strings.Contains(c.Reason, "the window cuts alone") {
 		t.Fatalf("the spike did not have the window cut alone: %+v (%s)", c, c.Reason)
 	}
-	if free, _ := s.hist.DeepStep(); free <= 0 {
+	if free, _ := s.conv.hist.DeepStep(); free <= 0 {
 		t.Fatalf("nothing left for the deepest step to omit: the test no longer shows a step skipped")
 	}
-	view := s.hist.View()
+	view := s.conv.hist.View()
 	shown := map[string]string{}
 	for _, m := range view {
 		shown[m.ID] = m.Content

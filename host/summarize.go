@@ -231,15 +231,15 @@ func (t *turn) takeSummary() {
 	if ready == nil {
 		return
 	}
-	shown, _ := s.hist.Summaries()
-	if err := s.hist.TakeSummary(*ready); err != nil {
+	shown, _ := s.conv.hist.Summaries()
+	if err := s.conv.hist.TakeSummary(*ready); err != nil {
 		t.out.Warnings = append(t.out.Warnings, fmt.Sprintf("summary of %d messages discarded: %v", ready.Through-ready.From, err))
 		return
 	}
 	s.metrics.SummariesTaken++
 	r := t.summaryReport()
 	r.Taken = true
-	now, pending := s.hist.Summaries()
+	now, pending := s.conv.hist.Summaries()
 	sum := pending
 	if pending == nil {
 		sum = now
@@ -254,7 +254,7 @@ func (t *turn) takeSummary() {
 // takeOutputSummary has the history take the summary of an output.
 func (t *turn) takeOutputSummary(sum history.OutputSummary) {
 	s := t.s
-	if err := s.hist.TakeOutputSummary(sum); err != nil {
+	if err := s.conv.hist.TakeOutputSummary(sum); err != nil {
 		t.out.Warnings = append(t.out.Warnings, fmt.Sprintf("summary of the output %s discarded: %v", sum.ID, err))
 		return
 	}
@@ -281,7 +281,7 @@ func (t *turn) noteSplice(before *history.Summary) string {
 	if !t.s.sum.on {
 		return ""
 	}
-	now, _ := t.s.hist.Summaries()
+	now, _ := t.s.conv.hist.Summaries()
 	if sameSummary(before, now) || now == nil {
 		return ""
 	}
@@ -385,7 +385,7 @@ func (t *turn) startSummary(need int) (history.Span, bool) {
 	if !s.sum.idle() {
 		return history.Span{}, false
 	}
-	sp, ok := s.hist.NextSpan(max(need, cfg.MinSpanTokens), cfg.MinSpanTokens)
+	sp, ok := s.conv.hist.NextSpan(max(need, cfg.MinSpanTokens), cfg.MinSpanTokens)
 	if !ok {
 		return history.Span{}, false
 	}
@@ -419,7 +419,7 @@ func (t *turn) startOutputSummary() (string, bool) {
 	if !s.sum.idle() {
 		return "", false
 	}
-	out, ok := s.hist.NextOutput(cfg.ToolOutputTokens)
+	out, ok := s.conv.hist.NextOutput(cfg.ToolOutputTokens)
 	if !ok {
 		return "", false
 	}
@@ -573,9 +573,9 @@ func (t *turn) waitForSummary(deficit int) bool {
 		timer.Stop()
 		t.summaryReport().Waited = time.Since(start)
 	}
-	before, _ := s.hist.Summaries()
+	before, _ := s.conv.hist.Summaries()
 	t.takeSummary()
-	after, pending := s.hist.Summaries()
+	after, pending := s.conv.hist.Summaries()
 	return !sameSummary(before, after) || pending != nil
 }
 

@@ -45,7 +45,7 @@ func BenchmarkTurnWithSummaries(b *testing.B) {
 					{Role: sdk.RoleUser, Content: fmt.Sprintf("step %d: ticket T-%d %s", n, 1000+n, strings.Repeat("context words ", 20))},
 					{Role: sdk.RoleAssistant, Content: fmt.Sprintf("done %d %s", n, strings.Repeat("answer words ", 20))},
 				} {
-					if _, err := s.AddMessage(m); err != nil {
+					if _, err := s.Conversation().AddMessage(m); err != nil {
 						b.Fatal(err)
 					}
 				}

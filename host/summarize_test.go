@@ -91,7 +91,7 @@ func exchange(t *testing.T, s *host.Session, n int) {
 		{Role: sdk.RoleUser, Content: fmt.Sprintf("step %d: look at ticket T-%d %s", n, 100+n, strings.Repeat("context ", 70))},
 		{Role: sdk.RoleAssistant, Content: fmt.Sprintf("done with step %d %s", n, strings.Repeat("detail ", 70))},
 	} {
-		if _, err := s.AddMessage(m); err != nil {
+		if _, err := s.Conversation().AddMessage(m); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -130,7 +130,7 @@ func growUntil(t *testing.T, s *host.Session, from int, done func(*host.Prepared
 func TestSummaryRequestedAheadAndSplicedWhenTheWindowMoves(t *testing.T) {
 	sum := &digestSummarizer{}
 	s, _ := newTestHostSession(t, summaryConfig(sum))
-	must(t, s.SetSystemPrompt("You fix tickets."))
+	must(t, s.Conversation().SetSystemPrompt("You fix tickets."))
 	p, n := growUntil(t, s, 0, func(p *host.Prepared) bool { return p.Summary != nil && p.Summary.Requested != "" })
 	if p.Compaction != nil && summaryMarker(p) != "" {
 		t.Fatal("a summary shown before it was made")
@@ -297,7 +297,7 @@ func TestSummaryRestoredWithoutCallingTheModel(t *testing.T) {
 	}
 	// The originals stay retrievable.
 	first := sum.reqs[0].Messages[0]
-	if got, ok := s2.Message(first.ID); !ok || got.Content != first.Content {
+	if got, ok := s2.Conversation().Message(first.ID); !ok || got.Content != first.Content {
 		t.Fatalf("original %s not retrievable", first.ID)
 	}
 }
@@ -347,7 +347,7 @@ func TestSummaryGivesWayToALargeRequest(t *testing.T) {
 		s.Summaries().Wait()
 		growUntil(t, s, n, func(p *host.Prepared) bool { return summaryMarker(p) != "" })
 		request := "now this: " + strings.Repeat("request ", words)
-		_, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: request})
+		_, err := s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleUser, Content: request})
 		must(t, err)
 		p, err := s.Prepare(context.Background(), sdk.AgentIdentity{})
 		must(t, err)

@@ -23,12 +23,12 @@ func TestRestoredSessionWeighsItsLastPayload(t *testing.T) {
 		s, err := h.NewSession(id, Config{Encoding: tokenizer.O200kBase, Window: 1 << 20, Reserved: 100, Pricing: &pricing,
 			Strategy: StrategyConfig{Name: StrategyCache}, Assembler: NewLocalAssemblerForTest(), Format: "api"})
 		must(t, err)
-		must(t, s.SetSystemPrompt("You are careful. "+strings.Repeat("Read before you edit. ", 200)))
+		must(t, s.Conversation().SetSystemPrompt("You are careful. "+strings.Repeat("Read before you edit. ", 200)))
 		return s
 	}
 	add := func(s *Session, k int) {
 		for i := range k {
-			_, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: strings.Repeat("observation line ", 40+i)})
+			_, err := s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleUser, Content: strings.Repeat("observation line ", 40+i)})
 			must(t, err)
 		}
 	}
@@ -38,7 +38,7 @@ func TestRestoredSessionWeighsItsLastPayload(t *testing.T) {
 		_, err := live.Prepare(ctx, sdk.AgentIdentity{})
 		must(t, err)
 		if edit { // the view changes other than by an append
-			must(t, live.ClearHistory())
+			must(t, live.Conversation().ClearHistory())
 			add(live, 3)
 		}
 		add(live, 2)

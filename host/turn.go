@@ -64,7 +64,7 @@ type turn struct {
 
 // newTurn starts a turn of agent in s, whose lock the caller holds.
 func newTurn(ctx context.Context, s *Session, agent sdk.AgentIdentity) *turn {
-	return &turn{s: s, ctx: ctx, agent: agent, out: &Prepared{}, startEpoch: s.hist.Epoch()}
+	return &turn{s: s, ctx: ctx, agent: agent, out: &Prepared{}, startEpoch: s.conv.hist.Epoch()}
 }
 
 // prepare runs the turn's stages in order.
@@ -241,7 +241,7 @@ func (t *turn) assembleTurn() error {
 func (t *turn) record() error {
 	s, out := t.s, t.out
 	if out.Action == ActionRestart {
-		plan := restartPlan(s.hist.All(), s.cfg)
+		plan := restartPlan(s.conv.hist.All(), s.cfg)
 		out.Restart = &plan
 	}
 	s.usage.LastCounted = out.Budget.Used
@@ -283,8 +283,8 @@ func (d *Durability) persist() error {
 	d.noteForSave()
 	ctx := context.Background()
 	room := r.journal.Room()
-	n := s.hist.Len()
-	err := r.save(ctx, n, s.hist.Digest(n), func() ([]byte, error) {
+	n := s.conv.hist.Len()
+	err := r.save(ctx, n, s.conv.hist.Digest(n), func() ([]byte, error) {
 		if room < 0 || opsLeast(r.pending) > room {
 			return nil, nil // a snapshot: the event could not be appended, so it is not encoded
 		}
@@ -324,8 +324,8 @@ func (r *recording) unchanged(u usage, p pressureState) bool {
 // keyOf is the turnKey of final with budget b.
 func (t *turn) keyOf(final []countedComponent, b sdk.Budget) turnKey {
 	s := t.s
-	k := turnKey{hist: s.hist, histVersion: s.hist.Version(), budget: b,
-		texts: [4]string{s.system.text, s.instructions.text, s.input.text, s.teamTask.text}, memory: t.memoryText}
+	k := turnKey{hist: s.conv.hist, histVersion: s.conv.hist.Version(), budget: b,
+		texts: [4]string{s.conv.system.text, s.conv.instructions.text, s.conv.input.text, s.conv.teamTask.text}, memory: t.memoryText}
 	k.comps = make([]componentKey, len(final))
 	for i, c := range final {
 		ck := componentKey{name: c.comp.Name, slot: c.comp.Slot, priority: c.comp.Priority, compactable: c.comp.Compactable, tokens: c.tokens}

@@ -3,7 +3,6 @@ package host
 import (
 	"errors"
 	"iter"
-	"strings"
 
 	"github.com/ctxhost/ctxhost/sdk"
 )
@@ -25,16 +24,6 @@ type Viewer interface {
 // exceeds its view's MaxBytes even without any history.
 var ErrPayloadTooLarge = errors.New("payload exceeds max bytes")
 
-// SetTeamTask sets the team task of a multi-agent session: a context
-// component (ComponentTeamTask) of every agent's view. A blank text
-// clears it. It is saved with the session like the other texts.
-func (s *Session) SetTeamTask(text string) error {
-	if strings.TrimSpace(text) == "" {
-		text = ""
-	}
-	return s.setText(&s.teamTask, "team task", text, nil)
-}
-
 // viewFor returns agent's view, or nil for a turn of the session's own
 // context (no viewer, or no agent named).
 func (t *turn) viewFor(agent sdk.AgentIdentity) (*AgentView, error) {
@@ -42,7 +31,7 @@ func (t *turn) viewFor(agent sdk.AgentIdentity) (*AgentView, error) {
 	if s.cfg.Viewer == nil || agent.Name == "" {
 		return nil, nil
 	}
-	v, err := s.cfg.Viewer.View(agent, s.hist.Backward(), s.teamTask.text)
+	v, err := s.cfg.Viewer.View(agent, s.conv.hist.Backward(), s.conv.teamTask.text)
 	if err != nil {
 		return nil, err
 	}

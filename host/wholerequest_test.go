@@ -134,13 +134,13 @@ func replayWholeInfer(t testing.TB, run realRun, form wholeForm, window int, str
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetSystemPrompt(run.system); err != nil {
+	if err := s.Conversation().SetSystemPrompt(run.system); err != nil {
 		t.Fatal(err)
 	}
 	toolsText := ""
 	if form.tools {
 		ts := assemblytest.ToolSet()
-		if err := s.SetTools(ts); err != nil {
+		if err := s.Conversation().SetTools(ts); err != nil {
 			t.Fatal(err)
 		}
 		toolsText = openAITools(t, ts)
@@ -161,7 +161,7 @@ func replayWholeInfer(t testing.TB, run realRun, form wholeForm, window int, str
 				r.check(s, p, enc, toolsText, taskID, truth)
 			}
 		}
-		added, err := s.AddMessage(m)
+		added, err := s.Conversation().AddMessage(m)
 		if err != nil {
 			t.Fatal(err)
 		}

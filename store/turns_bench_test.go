@@ -107,7 +107,7 @@ var turnText = strings.Repeat("the parser drops the last token of a line ", 12)
 // agentTurn is one turn of an agent: the tool's result appended, then the
 // context prepared for the next call; each saves the session durably.
 func agentTurn(ctx context.Context, s *host.Session, i int) error {
-	if _, err := s.AddMessage(sdk.Message{Role: sdk.RoleUser, Content: fmt.Sprint(i, turnText)}); err != nil {
+	if _, err := s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleUser, Content: fmt.Sprint(i, turnText)}); err != nil {
 		return err
 	}
 	_, err := s.Prepare(ctx, sdk.AgentIdentity{})

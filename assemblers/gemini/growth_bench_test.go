@@ -43,20 +43,20 @@ func BenchmarkGrowthInProcess(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := s.SetSystemPrompt("You are a careful coding agent."); err != nil {
+		if err := s.Conversation().SetSystemPrompt("You are a careful coding agent."); err != nil {
 			b.Fatal(err)
 		}
 		msgs := make([]sdk.Message, n)
 		for i := range msgs {
 			msgs[i] = growthMessage(i)
 		}
-		if _, err := s.AddMessages(msgs); err != nil {
+		if _, err := s.Conversation().AddMessages(msgs); err != nil {
 			b.Fatal(err)
 		}
 		i := n
 		return func(appendOne bool) {
 			if appendOne {
-				if _, err := s.AddMessage(growthMessage(i)); err != nil {
+				if _, err := s.Conversation().AddMessage(growthMessage(i)); err != nil {
 					b.Fatal(err)
 				}
 				i++

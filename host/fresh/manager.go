@@ -200,10 +200,10 @@ func (m *Manager) BuildFreshContext(ctx context.Context, task TaskSpec, opts Bui
 	if err := m.applyOps(ctx, s, opts.Ops); err != nil {
 		return fail(err)
 	}
-	if err := s.SetSystemPrompt(strings.TrimSpace(m.opts.SystemPrompt)); err != nil {
+	if err := s.Conversation().SetSystemPrompt(strings.TrimSpace(m.opts.SystemPrompt)); err != nil {
 		return fail(err)
 	}
-	if err := s.SetInput(renderTask(task)); err != nil {
+	if err := s.Conversation().SetInput(renderTask(task)); err != nil {
 		return fail(err)
 	}
 	p, err := s.Prepare(ctx, sdk.AgentIdentity{Name: task.AgentID})

@@ -49,7 +49,7 @@ func TestViewCountsEachTextOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, m := range tm.Messages() {
-			if _, err := s.AddMessage(m); err != nil {
+			if _, err := s.Conversation().AddMessage(m); err != nil {
 				t.Fatal(err)
 			}
 		}

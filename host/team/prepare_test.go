@@ -49,12 +49,12 @@ func prepare(t *testing.T, tm *Team, agent string, asm host.Assembler) (*host.Pr
 		t.Fatal(err)
 	}
 	for _, m := range tm.Messages() {
-		if _, err := s.AddMessage(m); err != nil {
+		if _, err := s.Conversation().AddMessage(m); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if task, ok := tm.TeamTask(); ok {
-		if err := s.SetTeamTask(task); err != nil {
+		if err := s.Conversation().SetTeamTask(task); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -325,10 +325,10 @@ func TestPluginComponentsReachAgentPayloads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.AddMessage(m); err != nil {
+	if _, err := s.Conversation().AddMessage(m); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetTeamTask("Plan v2"); err != nil {
+	if err := s.Conversation().SetTeamTask("Plan v2"); err != nil {
 		t.Fatal(err)
 	}
 	p, err := s.Prepare(context.Background(), sdk.AgentIdentity{Name: "max"})
