@@ -87,11 +87,13 @@ func (ft *FreshTurn) Payload() ([]byte, string) {
 	return ft.Task.Payload.Payload, ft.Task.Payload.MediaType
 }
 
-func (f *freshRun) setSystem(text string) error {
+// SetSystemPrompt sets the fixed system part of the next task contexts.
+func (f *freshRun) SetSystemPrompt(text string) error {
 	return f.change(func(st *FreshTask) { st.System = text })
 }
 
-func (f *freshRun) setInstructions(text string) error {
+// SetInstructions sets the instructions of the next task contexts.
+func (f *freshRun) SetInstructions(text string) error {
 	return f.change(func(st *FreshTask) { st.Instructions = text })
 }
 
@@ -280,11 +282,11 @@ func (f *freshRun) checkState(data []byte) error {
 	return nil
 }
 
-// setInput sets the next task's spec.
-func (f *freshRun) setInput(text string) error { return f.setSpec(text) }
+// SetInput sets the next task's spec.
+func (f *freshRun) SetInput(text string) error { return f.setSpec(text) }
 
-// setTools refuses tools: a fresh task context carries none.
-func (f *freshRun) setTools(sdk.RequestTools) error {
+// SetTools refuses tools: a fresh task context carries none.
+func (f *freshRun) SetTools(sdk.RequestTools) error {
 	return fmt.Errorf("set tools: a fresh profile's task contexts carry no tool definitions")
 }
 

@@ -46,10 +46,7 @@ type mode interface {
 	// restore.
 	checkState(data []byte) error
 	reload() error
-	setSystem(text string) error
-	setInstructions(text string) error
-	setTools(r sdk.RequestTools) error
-	setInput(text string) error
+	coreTexts
 	addMessage(m sdk.Message) (sdk.Message, error)
 	addMessages(msgs []sdk.Message) ([]sdk.Message, error)
 	setTeamTask(text string) error
@@ -58,12 +55,24 @@ type mode interface {
 	prepare(ctx context.Context, agent string) (Turn, error)
 }
 
+// coreTexts is how a mode takes the core texts and the tools: a
+// conversation's host.Conversation takes them as they are, a fresh
+// profile keeps them for its next task context.
+type coreTexts interface {
+	SetSystemPrompt(text string) error
+	SetInstructions(text string) error
+	SetTools(r sdk.RequestTools) error
+	SetInput(text string) error
+}
+
 // conversation is the mode of a conversation profile: every call goes to
 // the host session, team messages normalized first when the profile
 // declares agents.
 type conversation struct {
 	engine *Engine
 	host   *host.Session
+	// Conversation, the host session's, takes the core texts and tools.
+	*host.Conversation
 	// viewer is the multi-agent view (nil without agent blocks).
 	viewer *agentViewer
 }
@@ -73,15 +82,6 @@ var _ mode = (*conversation)(nil)
 func (c *conversation) close(context.Context) error { return nil }
 func (c *conversation) checkState([]byte) error     { return nil }
 func (c *conversation) reload() error               { return nil }
-func (c *conversation) setSystem(text string) error {
-	return c.host.Conversation().SetSystemPrompt(text)
-}
-func (c *conversation) setInstructions(t string) error {
-	return c.host.Conversation().SetInstructions(t)
-}
-func (c *conversation) setTools(r sdk.RequestTools) error { return c.host.Conversation().SetTools(r) }
-func (c *conversation) setInput(text string) error        { return c.host.Conversation().SetInput(text) }
-
 func (c *conversation) reportUsage(prompt, completion int) error {
 	return c.host.ReportUsage(prompt, completion)
 }
@@ -197,7 +197,7 @@ func (e *Engine) wrap(s *host.Session) (*Session, error) {
 		}
 		es.mode = f
 	} else {
-		es.mode = &conversation{engine: e, host: s, viewer: e.viewer}
+		es.mode = &conversation{engine: e, host: s, Conversation: s.Conversation(), viewer: e.viewer}
 		r, err := recordOf(s)
 		if err != nil {
 			return nil, err
@@ -243,20 +243,20 @@ func (s *Session) RestoreState(ctx context.Context, data []byte) error {
 
 // SetSystemPrompt sets the system prompt (on a fresh profile: the fixed
 // system part of the next task contexts).
-func (s *Session) SetSystemPrompt(text string) error { return s.mode.setSystem(text) }
+func (s *Session) SetSystemPrompt(text string) error { return s.mode.SetSystemPrompt(text) }
 
 // SetInstructions sets the instructions (on a fresh profile: part of the
 // fixed system part of the next task contexts).
-func (s *Session) SetInstructions(text string) error { return s.mode.setInstructions(text) }
+func (s *Session) SetInstructions(text string) error { return s.mode.SetInstructions(text) }
 
 // SetTools sets the tool definitions, tool choice and response schema
 // every payload of the session carries (counted, never compacted). A
 // fresh profile's tasks carry none: it refuses them.
-func (s *Session) SetTools(r sdk.RequestTools) error { return s.mode.setTools(r) }
+func (s *Session) SetTools(r sdk.RequestTools) error { return s.mode.SetTools(r) }
 
 // SetInput sets the current input (on a fresh profile: the next task's
 // spec).
-func (s *Session) SetInput(text string) error { return s.mode.setInput(text) }
+func (s *Session) SetInput(text string) error { return s.mode.SetInput(text) }
 
 // AddMessage adds m to the history. In a multi-agent session a message
 // that names its speaker is a team message and is validated as one (a
