@@ -84,9 +84,10 @@ func (s *Server) WithSession(ctx context.Context, id, profile string, fn func(*e
 // Release implements callpath.Releasing: the call holding session id's
 // lock (in WithSession) gives it up while its answer comes; retake takes
 // it back, waiting as lock does, and returns the session as it is held
-// then, nil when it was unloaded or another server changed the stored
-// session meanwhile. The session is not unloaded to free memory while
-// the lock is given up.
+// then: read again from the store when it was unloaded (a token count
+// drops what it changed so) or another server changed the stored session
+// meanwhile, nil when it was deleted. The session is not unloaded to free
+// memory while the lock is given up.
 func (s *Server) Release(id string) (retake func(ctx context.Context) (*engine.Session, error)) {
 	s.mu.Lock()
 	l, e := s.locks[id], s.open[id]
@@ -114,16 +115,20 @@ func (s *Server) Release(id string) (retake func(ctx context.Context) (*engine.S
 		}
 		h.given = false
 		l.holder = h
-		if e == nil || now != e {
+		if e != nil && now == e && !s.shared {
+			return e.es, nil
+		}
+		// Unloaded, or reloaded, meanwhile; or another server may have
+		// written it: the session as it is now (session checks the
+		// stored version of a shared store).
+		cur, err := s.session(context.WithoutCancel(ctx), id)
+		if connect.CodeOf(err) == connect.CodeNotFound {
 			return nil, nil
 		}
-		if s.shared {
-			v, err := engine.StoredVersion(context.WithoutCancel(ctx), s.store, id)
-			if err != nil || v != e.es.StoredVersion() {
-				return nil, nil // another server wrote it: this call's memory of it is stale
-			}
+		if err != nil {
+			return nil, &callpath.SessionError{Status: http.StatusServiceUnavailable, Err: fmt.Errorf("read session %q again: %w", id, err)}
 		}
-		return e.es, nil
+		return cur.es, nil
 	}
 }
 

@@ -138,6 +138,9 @@ type call struct {
 	// forked tells that the session went back to a checkpoint then.
 	branch string
 	forked bool
+	// elsewhere: the answer is recorded on a session other than the one
+	// the call prepared (recordChanged), which keeps no memo of the call.
+	elsewhere bool
 	// payloadID is the host's number of the payload sent upstream.
 	payloadID uint64
 	// charge is what the call holds of the memory budget (admit.go).
@@ -401,14 +404,12 @@ func (c *call) turn(ctx context.Context, es *engine.Session) (err error) {
 // released gives up the session's lock for the upstream's I/O (see
 // Releasing): the session's other calls run meanwhile, and the payload's
 // memory is kept (Session.KeepPayloads) until the turn ends. record takes
-// the lock again and records the answer when no other call changed the
-// session's history since this turn was prepared on it; otherwise the
-// history is no longer the one the answer follows: the answer goes to its
-// caller unrecorded (logged and counted; the caller's next call brings it
-// in its conversation), and nothing is applied twice. retake takes the
-// lock again when record did not.
+// the lock again and records the answer: on the session as this turn
+// prepared it when no other call changed its history since; otherwise
+// where the answer still belongs, or on a branch (recordChanged). Nothing
+// is applied twice. retake takes the lock again when record did not.
 func (c *call) released(ctx context.Context, es *engine.Session, rel Releasing) (record func(answer) error, retake func() error) {
-	mark := es.HistoryMark()
+	mark, from := es.HistoryMark(), es.StoredVersion()
 	back := rel.Release(c.session)
 	c.unlocked = true
 	var now *engine.Session
@@ -427,11 +428,7 @@ func (c *call) released(ctx context.Context, es *engine.Session, rel Releasing) 
 			return err
 		}
 		if now != es || es.HistoryMark() != mark {
-			_, _, c.usage = a.Result()
-			c.h.metrics.unrecordedAnswer(c.u.Name)
-			c.h.log.Warn("answer passed on unrecorded: another call changed the session's history while it came",
-				"upstream", c.u.Name, "session", c.session)
-			return nil
+			return c.recordChanged(context.WithoutCancel(ctx), now, from, a)
 		}
 		return c.record(es, a)
 	}
@@ -663,7 +660,9 @@ func (c *call) record(es *engine.Session, a answer) error {
 	if u.Known {
 		c.h.metrics.usage(c.u.Name, u)
 	}
-	c.remember(es)
+	if !c.elsewhere {
+		c.remember(es)
+	}
 	return nil
 }
 

@@ -32,7 +32,8 @@
 //     nothing of the call applied. An upstream connection lost before
 //     the answer is whole is an error to the caller and nothing of the
 //     answer is recorded. An answer whose history another call changed
-//     while it came (the lock given up) is passed on unrecorded.
+//     while it came (the lock given up) is recorded where it still
+//     belongs, or on a branch session of its own (recordChanged).
 //
 // The caller's API key headers are forwarded and never stored, logged or
 // counted.
@@ -81,6 +82,12 @@ const HistoryHeader = "Ctxhost-History"
 // history edited at an earlier message, the session that keeps the
 // history the conversation left (see Brancher).
 const BranchHeader = "Ctxhost-Branch"
+
+// AnswerBranchHeader names, on an answer recorded on a session of its
+// own because another call changed the history it follows while it came
+// (see recordChanged), that session. A streamed answer carries it as a
+// trailer (its headers went out before).
+const AnswerBranchHeader = "Ctxhost-Answer-Branch"
 
 // Provider kinds.
 const (
@@ -153,9 +160,10 @@ type Releasing interface {
 	// Release gives up session id's lock, which the caller holds (it is
 	// in WithSession's fn), until retake is called: retake takes it
 	// again, waiting as WithSession does, and returns the session as it
-	// is held then (nil: it was unloaded meanwhile, or read again from
-	// the store). fn must call retake once before it returns, whatever
-	// happened; after an error of retake the lock is not held.
+	// is held then: es, or the session read again from the store when it
+	// was unloaded or changed by another server meanwhile (nil: it was
+	// deleted). fn must call retake once before it returns, whatever
+	// happened; after an error of retake fn must not use the session.
 	Release(id string) (retake func(ctx context.Context) (*engine.Session, error))
 }
 
@@ -229,6 +237,9 @@ type Handler struct {
 type upstream struct {
 	Upstream
 	base string // without a trailing slash
+	// eng is the upstream's profile, which forks a branch an answer is
+	// recorded on (recordChanged).
+	eng *engine.Engine
 	// windows bound each call by the window of the model it names.
 	windows windows
 }
@@ -294,7 +305,7 @@ func New(opts Options) (*Handler, error) {
 			fb.id = u.FallbackModel
 			ws.fallback = &fb
 		}
-		h.upstreams[u.Kind] = &upstream{Upstream: u, base: strings.TrimRight(u.BaseURL, "/"), windows: ws}
+		h.upstreams[u.Kind] = &upstream{Upstream: u, base: strings.TrimRight(u.BaseURL, "/"), eng: eng, windows: ws}
 		h.metrics.declare(u.Name)
 	}
 	return h, nil

@@ -22,6 +22,7 @@ type Metrics struct {
 	replacedH  *prometheus.CounterVec
 	forkedH    *prometheus.CounterVec
 	unrecorded *prometheus.CounterVec
+	moved      *prometheus.CounterVec
 	prepare    *prometheus.HistogramVec
 	beforeSend *prometheus.HistogramVec
 	dropped    *prometheus.CounterVec
@@ -53,7 +54,8 @@ func newMetrics() *Metrics {
 		cacheWrite: counter("ctxhost_upstream_cache_write_tokens_total", "Input tokens the upstream reported written to its prompt cache, by upstream."),
 		replacedH:  counter("ctxhost_upstream_history_replaced_total", "Calls whose conversation no longer started with the session's history (an earlier message edited or removed), so the history was replaced, by upstream."),
 		forkedH:    counter("ctxhost_upstream_history_forked_total", "Calls whose conversation was the session's history edited at an earlier message, so the session went back to the checkpoint the conversation starts with (what it held kept as a branch session), by upstream."),
-		unrecorded: counter("ctxhost_upstream_answers_unrecorded_total", "Answers passed to their callers but not recorded, because another call changed the session's history while they came (the caller's next call brings them in its conversation), by upstream."),
+		unrecorded: counter("ctxhost_upstream_answers_unrecorded_total", "Answers passed to their callers but not recorded, because their session was deleted while they came, by upstream."),
+		moved:      counter("ctxhost_upstream_answers_moved_total", "Answers whose session's history another call changed while they came, recorded where they still belong (where=appended: the session's history is where the answer's conversation was when it went upstream, the conversation's messages added again) or on a session of their own (where=branch, named in Ctxhost-Answer-Branch), by upstream.", "where"),
 		dropped:    counter("ctxhost_upstream_dropped_total", "Pieces of callers' requests ctxhost could not carry upstream and left out (each also logged as a warning), by upstream and what was left out.", "what"),
 		fallbacks:  counter("ctxhost_upstream_fallbacks_total", "Calls whose pinned content could not fit the window of the model they named, sent to the upstream's fallback_model instead, by upstream and model.", "model"),
 		ownRounds:  counter("ctxhost_upstream_tool_rounds_total", "Rounds in which ctxhost answered its own tools (recall, memory) and called the model again before answering the caller, by upstream."),
@@ -71,7 +73,7 @@ func newMetrics() *Metrics {
 // Collectors returns every metric, to register with a registry.
 func (m *Metrics) Collectors() []prometheus.Collector {
 	cs := []prometheus.Collector{m.calls, m.errors, m.callerToks, m.sentToks, m.savedToks, m.prompt, m.completion,
-		m.cacheRead, m.cacheWrite, m.replacedH, m.forkedH, m.unrecorded, m.prepare, m.beforeSend, m.dropped, m.fallbacks, m.ownRounds, m.ownLimit, m.ownCalls}
+		m.cacheRead, m.cacheWrite, m.replacedH, m.forkedH, m.unrecorded, m.moved, m.prepare, m.beforeSend, m.dropped, m.fallbacks, m.ownRounds, m.ownLimit, m.ownCalls}
 	if m.spansLost != nil {
 		cs = append(cs, m.spansLost)
 	}
@@ -102,6 +104,10 @@ func (m *Metrics) forked(upstream string)         { m.forkedH.WithLabelValues(up
 
 // unrecordedAnswer counts an answer passed on without being recorded.
 func (m *Metrics) unrecordedAnswer(upstream string) { m.unrecorded.WithLabelValues(upstream).Inc() }
+
+// movedAnswer counts an answer recorded elsewhere than on the history
+// its call prepared (where: "appended" or "branch").
+func (m *Metrics) movedAnswer(upstream, where string) { m.moved.WithLabelValues(upstream, where).Inc() }
 
 // droppedPart counts a piece of a caller's request left out (what names
 // it: a part or item type).

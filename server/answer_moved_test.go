@@ -1,0 +1,262 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ctxhost/ctxhost/api/servicev1"
+	"github.com/ctxhost/ctxhost/record"
+	"github.com/ctxhost/ctxhost/server/callpath"
+	"github.com/ctxhost/ctxhost/store/filestore"
+	"github.com/ctxhost/ctxhost/store/sqlite"
+)
+
+// gatedUpstream answers Messages calls with "re: " and the last user
+// message's text, streamed when asked; a call whose last message is
+// "slow" sends its first events, closes started and waits for gate before
+// the rest. A count_tokens call is answered at once.
+func gatedUpstream(started, gate chan struct{}) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Stream   bool `json:"stream"`
+			Messages []struct {
+				Role    string          `json:"role"`
+				Content json.RawMessage `json:"content"`
+			} `json:"messages"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		w.Header().Set("Content-Type", "application/json")
+		if strings.HasSuffix(r.URL.Path, "/count_tokens") {
+			fmt.Fprintf(w, `{"input_tokens":%d}`, 10*len(req.Messages))
+			return
+		}
+		last := ""
+		for _, m := range req.Messages {
+			if m.Role == "user" {
+				last = contentText(m.Content)
+			}
+		}
+		text := "re: " + last
+		if !req.Stream {
+			if last == "slow" {
+				close(started)
+				<-gate
+			}
+			fmt.Fprintf(w, `{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[{"type":"text","text":%q}],"stop_reason":"end_turn","usage":{"input_tokens":5,"output_tokens":1}}`, text)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		send := func(name, data string) {
+			fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, data)
+			w.(http.Flusher).Flush()
+		}
+		send("message_start", `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"usage":{"input_tokens":5,"output_tokens":0}}}`)
+		send("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
+		if last == "slow" {
+			close(started)
+			<-gate
+		}
+		send("content_block_delta", fmt.Sprintf(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":%q}}`, text))
+		send("content_block_stop", `{"type":"content_block_stop","index":0}`)
+		send("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":1}}`)
+		send("message_stop", `{"type":"message_stop"}`)
+	}
+}
+
+// contentText is a Messages content's text: a string, or its text blocks.
+func contentText(raw json.RawMessage) string {
+	var text string
+	if json.Unmarshal(raw, &text) == nil {
+		return text
+	}
+	var blocks []struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(raw, &blocks)
+	for _, b := range blocks {
+		text += b.Text
+	}
+	return text
+}
+
+// movedHarness drives the call path of a server over st with
+// gatedUpstream.
+type movedHarness struct {
+	t             *testing.T
+	base          string
+	history       func(session string) []string
+	started, gate chan struct{}
+}
+
+func newMovedHarness(t *testing.T, st record.Store) *movedHarness {
+	h := &movedHarness{t: t, started: make(chan struct{}), gate: make(chan struct{})}
+	s, base := callPathServer(t, st, gatedUpstream(h.started, h.gate), Limits{})
+	c := client(t, s)
+	h.base = base
+	h.history = func(session string) []string {
+		t.Helper()
+		res, err := c.GetHistory(context.Background(), req(&servicev1.GetHistoryRequest{SessionId: session}))
+		if err != nil {
+			t.Fatalf("history of %q: %v", session, err)
+		}
+		var out []string
+		for _, e := range res.Msg.GetEntries() {
+			out = append(out, e.GetMessage().GetContent())
+		}
+		return out
+	}
+	return h
+}
+
+// movedAnswer is one call's answer: status, body, headers and trailers.
+type movedAnswer struct {
+	code            int
+	body            string
+	header, trailer http.Header
+}
+
+// call sends the conversation of turns (user first, alternating) to path
+// on session id.
+func (h *movedHarness) call(path, id string, stream bool, turns ...string) movedAnswer {
+	msgs := make([]string, len(turns))
+	for i, text := range turns {
+		role := "user"
+		if i%2 == 1 {
+			role = "assistant"
+		}
+		msgs[i] = fmt.Sprintf(`{"role":%q,"content":%q}`, role, text)
+	}
+	body := fmt.Sprintf(`{"model":"m","max_tokens":100,"stream":%v,"messages":[%s]}`, stream, strings.Join(msgs, ","))
+	r, _ := http.NewRequest(http.MethodPost, h.base+path, strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set(callpath.SessionHeader, id)
+	res, err := http.DefaultClient.Do(r)
+	if err != nil {
+		h.t.Errorf("call %q: %v", turns, err)
+		return movedAnswer{}
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return movedAnswer{code: res.StatusCode, body: string(b), header: res.Header, trailer: res.Trailer}
+}
+
+// slow starts the call of turns (its last "slow") and returns once its
+// request is upstream, the session's lock given up; close h.gate to let
+// its answer come, then read it from the channel.
+func (h *movedHarness) slow(id string, stream bool, turns ...string) <-chan movedAnswer {
+	done := make(chan movedAnswer, 1)
+	go func() { done <- h.call("/v1/messages", id, stream, turns...) }()
+	<-h.started
+	return done
+}
+
+func same(t *testing.T, what string, got []string, want ...string) {
+	t.Helper()
+	if !slices.Equal(got, want) {
+		t.Errorf("%s: %q, want %q", what, got, want)
+	}
+}
+
+// TestCountDuringAStreamKeepsItsAnswer: a token count on a session while
+// a streamed answer comes drops what the count changed (the session read
+// again from the store), and the answer is still recorded after its
+// question, where it belongs; before, the count's unload left the answer
+// unrecorded and its question lost.
+func TestCountDuringAStreamKeepsItsAnswer(t *testing.T) {
+	fs, err := filestore.New(filepath.Join(t.TempDir(), "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newMovedHarness(t, fs)
+	const id = "counted"
+	if a := h.call("/v1/messages", id, false, "q0"); a.code != 200 {
+		t.Fatalf("first call: HTTP %d %s", a.code, a.body)
+	}
+	done := h.slow(id, true, "q0", "re: q0", "slow")
+	for _, turns := range [][]string{{"q0", "re: q0", "slow"}, {"q0", "re: q0", "other question"}} {
+		if a := h.call("/v1/messages/count_tokens", id, false, turns...); a.code != 200 || !strings.Contains(a.body, "input_tokens") {
+			t.Errorf("count %q while the answer comes: HTTP %d %s", turns, a.code, a.body)
+		}
+	}
+	close(h.gate)
+	a := <-done
+	if a.code != 200 || !strings.Contains(a.body, "message_stop") {
+		t.Fatalf("the streamed call: HTTP %d %.300s", a.code, a.body)
+	}
+	if b := a.trailer.Get(callpath.AnswerBranchHeader); b != "" {
+		t.Errorf("the answer went to branch %q", b)
+	}
+	same(t, "the session", h.history(id), "q0", "re: q0", "slow", "re: slow")
+}
+
+// TestAnswerAfterTheHistoryMovedOnIsKeptOnABranch: a call sent while
+// another call of the session waits for its answer, its conversation the
+// same up to a question of its own, is answered and recorded first; the
+// waiting call's answer, which no longer follows the session's history,
+// is recorded on a branch session of its own (its question and answer
+// after the history they followed), named in Ctxhost-Answer-Branch: a
+// trailer of a stream, a header of a whole answer. The session goes on
+// with the other call's turn, and the first caller's next call, carrying
+// the branch's answer, forks the session back to it. Before, the answer
+// was only logged and counted, recorded nowhere. On SQLite (the branch
+// forked from the session as it stood) and on a directory of files (no
+// versions kept: the branch made anew).
+func TestAnswerAfterTheHistoryMovedOnIsKeptOnABranch(t *testing.T) {
+	stores := map[string]func(t *testing.T) record.Store{
+		"SQLite": func(t *testing.T) record.Store {
+			st, err := sqlite.New(filepath.Join(t.TempDir(), "s.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			return st
+		},
+		"files": func(t *testing.T) record.Store {
+			fs, err := filestore.New(filepath.Join(t.TempDir(), "store"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return fs
+		},
+	}
+	for _, name := range []string{"SQLite", "files"} {
+		for _, stream := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/stream=%v", name, stream), func(t *testing.T) {
+				h := newMovedHarness(t, stores[name](t))
+				const id = "moved"
+				if a := h.call("/v1/messages", id, false, "q0"); a.code != 200 {
+					t.Fatalf("first call: HTTP %d %s", a.code, a.body)
+				}
+				done := h.slow(id, stream, "q0", "re: q0", "slow")
+				if a := h.call("/v1/messages", id, false, "q0", "re: q0", "fast"); a.code != 200 || !strings.Contains(a.body, "re: fast") {
+					t.Fatalf("the call sent meanwhile: HTTP %d %s", a.code, a.body)
+				}
+				close(h.gate)
+				a := <-done
+				if a.code != 200 || !strings.Contains(a.body, "re: slow") {
+					t.Fatalf("the waiting call: HTTP %d %.300s", a.code, a.body)
+				}
+				branch := a.header.Get(callpath.AnswerBranchHeader)
+				if stream {
+					branch = a.trailer.Get(callpath.AnswerBranchHeader)
+				}
+				if !strings.HasPrefix(branch, id+":answer-") {
+					t.Fatalf("%s: %q (headers %v, trailers %v)", callpath.AnswerBranchHeader, branch, a.header, a.trailer)
+				}
+				same(t, "the session", h.history(id), "q0", "re: q0", "fast", "re: fast")
+				same(t, "the answer's branch", h.history(branch), "q0", "re: q0", "slow", "re: slow")
+				if a := h.call("/v1/messages", id, false, "q0", "re: q0", "slow", "re: slow", "next"); a.code != 200 {
+					t.Fatalf("the first caller's next call: HTTP %d %s", a.code, a.body)
+				}
+				same(t, "the session after the first caller's next call", h.history(id), "q0", "re: q0", "slow", "re: slow", "next", "re: next")
+			})
+		}
+	}
+}
