@@ -260,11 +260,20 @@ func history(t *testing.T, addr, id string) ([]byte, answer) {
 	if err != nil {
 		t.Fatalf("ExportState %s: state: %v", id, err)
 	}
+	// The history is a JSON object (a version 1 state: that JSON as a
+	// base64 string).
 	var s struct {
-		History []byte `json:"history"`
+		History json.RawMessage `json:"history"`
 	}
 	if err := json.Unmarshal(state, &s); err != nil {
 		t.Fatalf("ExportState %s: %v", id, err)
+	}
+	if len(s.History) > 0 && s.History[0] == '"' {
+		var b []byte
+		if err := json.Unmarshal(s.History, &b); err != nil {
+			t.Fatalf("ExportState %s: history: %v", id, err)
+		}
+		return b, a
 	}
 	return s.History, a
 }
