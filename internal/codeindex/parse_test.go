@@ -88,6 +88,9 @@ func TestIsTestPathFindsTestDoubles(t *testing.T) {
 		"pkg/fakes/server.go": true, "src/__mocks__/fs.ts": true, "pkg/cmd/pr/list/fixtures/prList.json": true,
 		"internal/testutil/repo.go": true, "server/fake_client.py": true, "x_test.go": true,
 		"pkg/mockery/main.go": false, "src/stubborn.rs": false, "pkg/cmd/pr/create/create.go": false, "lib/fakeroot.c": false,
+		"core/FooTest.java": true, "core/FooTests.java": true, "core/ParserIT.java": true, "core/TestParser.java": true,
+		"core/FooTestCase.java": true, "core/Testing.java": false, "core/TestimonyParser.java": false, "core/IT.java": false,
+		"core/CONSTANT_UNIT.java": false, "core/Contest.java": false,
 	} {
 		if got := IsTestPath(p); got != want {
 			t.Errorf("IsTestPath(%q) = %v, want %v", p, got, want)

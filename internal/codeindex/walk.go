@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode"
 )
 
 // DefaultMaxFileBytes is the largest file that is read and parsed; larger
@@ -109,8 +110,20 @@ func IsTestPath(path string) bool {
 	base := parts[len(parts)-1]
 	stem := strings.TrimSuffix(base, filepath.Ext(base))
 	return strings.HasPrefix(base, "test_") || strings.HasSuffix(stem, "_test") || strings.HasSuffix(stem, ".test") ||
-		strings.HasSuffix(stem, ".spec") || base == "conftest.py" || (strings.HasSuffix(base, ".java") && strings.HasSuffix(stem, "Test")) ||
+		strings.HasSuffix(stem, ".spec") || base == "conftest.py" || strings.HasSuffix(base, ".java") && isJavaTestName(stem) ||
 		isTestDouble(strings.ToLower(stem))
+}
+
+// isJavaTestName reports whether a Java class name is a test's, as JUnit
+// and the build tools' conventions name them: XTest, XTests, XTestCase,
+// XIT (an integration test) or TestX.
+func isJavaTestName(stem string) bool {
+	if strings.HasSuffix(stem, "Test") || strings.HasSuffix(stem, "Tests") || strings.HasSuffix(stem, "TestCase") ||
+		strings.HasSuffix(stem, "IT") && len(stem) > 2 && unicode.IsLower(rune(stem[len(stem)-3])) {
+		return true
+	}
+	rest, ok := strings.CutPrefix(stem, "Test")
+	return ok && rest != "" && unicode.IsUpper(rune(rest[0]))
 }
 
 // isTestDouble reports whether a file's lower-case name without its

@@ -3,6 +3,7 @@ package search
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -261,5 +262,48 @@ func TestEmptyOrDamagedIndexIsRebuilt(t *testing.T) {
 	}
 	if st, _ := ix.Sync(refreshed(t, root)); st.Indexed != 0 {
 		t.Errorf("a whole index indexed %d files again", st.Indexed)
+	}
+}
+
+func TestJavaTestClassesRankAfterTheCode(t *testing.T) {
+	code := "package org.acme.json;\n\n/** Reads dates. */\npublic class DateParser {\n    public Date parseDate(String text) {\n        return null;\n    }\n}\n"
+	// the same content under a test's name and under another name
+	twin := "package org.acme.json;\n\npublic class %s {\n    public void checks() {\n        new DateParser().parseDate(\"2020-01-01T10:00+02:00\"); // a date with a time zone\n    }\n}\n"
+	dir := "src/main/java/org/acme/json/"
+	repo := map[string]string{dir + "DateParser.java": code}
+	names := []string{"TestDateParser", "DateParserTests", "DateParserIT", "DateParserTest", "DateParserTestCase", "DateParserCheck", "DateContest", "DateSplit"}
+	for _, name := range names {
+		repo[dir+name+".java"] = fmt.Sprintf(twin, name)
+	}
+	for i := range 30 {
+		repo[fmt.Sprintf("%sNode%02d.java", dir, i)] = fmt.Sprintf("package org.acme.json;\n\npublic class Node%d {\n    int size() { return %d; }\n}\n", i, i)
+	}
+	ix, _, _ := indexed(t, repo, "")
+	rs, err := ix.Search("parseDate fails on a date with a time zone", SearchOptions{Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	score := map[string]float64{}
+	for _, r := range rs {
+		if _, ok := score[r.Path]; !ok {
+			score[r.Path] = r.Score
+		}
+	}
+	other := score[dir+"DateParserCheck.java"]
+	if other == 0 {
+		t.Fatalf("DateParserCheck.java not found: %v", files(rs))
+	}
+	for _, name := range names {
+		want := ix.opts.TestWeight
+		if name == "DateParserCheck" || name == "DateContest" || name == "DateSplit" {
+			want = 1
+		}
+		if got := score[dir+name+".java"] / other; math.Abs(got-want) > 1e-9 {
+			t.Errorf("%s.java scores %.3f of the same code under another name, want %.3f", name, got, want)
+		}
+	}
+	again, _ := ix.Search("parseDate fails on a date with a time zone", SearchOptions{Limit: 50})
+	if a, b := fmt.Sprint(rs), fmt.Sprint(again); a != b {
+		t.Errorf("a second search ordered differently:\n%s\n%s", a, b)
 	}
 }
