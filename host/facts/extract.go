@@ -1,8 +1,10 @@
 // Package facts finds, without a model, the facts a message states that
 // an agent may need to quote back once the message is no longer shown
 // whole: identifiers (user, order and reservation ids, codes, hashes),
-// e-mail addresses, URLs, paths, dates, amounts, long numbers, code
-// names, and the keys and id-like values of a JSON output. Extraction is
+// e-mail addresses, URLs, paths, dates, amounts, long numbers and
+// versions, code names, the keys and id-like values of a JSON output,
+// and of a numbered file view the file and the lines it showed
+// ("src/app.py:1457-1556", not each line's number). Extraction is
 // deterministic and linear in the text; a noise filter leaves out words,
 // small numbers and what is only syntax, and never keeps the value of a
 // key that names a secret (password, token, api_key, ...).
@@ -27,16 +29,18 @@ type Kind uint8
 
 // Kinds of facts, strongest first.
 const (
-	KindID     Kind = iota // an identifier: letters and digits mixed, a #number, a hash, a keyed id
-	KindEmail              // an e-mail address
-	KindAmount             // a sum of money ($12.50, 12.50 USD, a JSON price)
-	KindDate               // a date or a timestamp
-	KindURL                // an http(s) URL
-	KindPath               // a file path or a file name
-	KindNumber             // a number of four digits or more (a card's last four digits, a year, an amount)
-	KindCode               // an upper-case code (JFK, SKU) or a JSON value under a telling key
-	KindName               // a code name: snake_case or camelCase
-	KindKey                // a key of a JSON output (a column or field name)
+	KindView    Kind = iota // a numbered file view: path:first-last, the lines it showed
+	KindID                  // an identifier: letters and digits mixed, a #number, a hash, a keyed id
+	KindEmail               // an e-mail address
+	KindAmount              // a sum of money ($12.50, 12.50 USD, a JSON price)
+	KindDate                // a date or a timestamp
+	KindURL                 // an http(s) URL
+	KindPath                // a file path or a file name
+	KindNumber              // a number of four digits or more (a card's last four digits, a year, an amount)
+	KindCode                // an upper-case code (JFK, SKU) or a JSON value under a telling key
+	KindVersion             // a version (3.19.3) or a package pinned to one (flake8==4.0.1)
+	KindName                // a code name: snake_case or camelCase
+	KindKey                 // a key of a JSON output (a column or field name)
 )
 
 // Fact is one thing a message stated.
@@ -96,6 +100,9 @@ type extractor struct {
 	seen  map[string]int // value -> index in facts
 	keys  int
 	kinds map[string]keyKind // what each JSON key seen names
+	// viewed are the paths of the numbered listings found: their view
+	// fact (path:first-last) stands for the path.
+	viewed map[string]bool
 }
 
 // keyKind is what a key names (see idKey, amountKey, valueKey, secretKey).
@@ -140,6 +147,9 @@ func (x *extractor) add(f Fact) {
 	if len(f.Key) > maxValue || !utf8.ValidString(f.Key) {
 		f.Key = ""
 	}
+	if f.Kind == KindPath && x.viewed[f.Value] {
+		return
+	}
 	if x.seen == nil {
 		x.seen = map[string]int{}
 	}
@@ -167,7 +177,7 @@ func (x *extractor) result() []Fact {
 	}
 	keep := make([]bool, len(x.facts))
 	n := 0
-	for k := KindID; k <= KindKey && n < MaxPerMessage; k++ {
+	for k := KindView; k <= KindKey && n < MaxPerMessage; k++ {
 		for i, f := range x.facts {
 			if f.Kind == k && n < MaxPerMessage {
 				keep[i] = true
@@ -286,6 +296,19 @@ func (x *extractor) number(key string, f float64) {
 // brackets, trimmed of punctuation; "key: value" and key=value pairs give
 // the value its key when the key is telling.
 func (x *extractor) prose(s string) {
+	if strings.IndexByte(s, '\n') >= 0 {
+		var views []listing
+		s, views = listings(s)
+		for _, l := range views {
+			x.add(l.fact())
+			if l.path != "" {
+				if x.viewed == nil {
+					x.viewed = map[string]bool{}
+				}
+				x.viewed[l.path] = true
+			}
+		}
+	}
 	pendingKey := ""
 	for len(s) > 0 && len(x.facts) < maxCandidates {
 		i := strings.IndexFunc(s, isWordRune)
@@ -298,6 +321,11 @@ func (x *extractor) prose(s string) {
 		s = s[j:]
 		word := trimWord(raw)
 		if word == "" {
+			continue
+		}
+		if pin := strings.TrimRight(word, "-"); isPin(pin) { // flake8==4.0.1: a package's version ("->" of pip's "(from a==1->b==2)" trimmed)
+			x.add(Fact{Value: pin, Kind: KindVersion})
+			pendingKey = ""
 			continue
 		}
 		if k, v, ok := strings.Cut(word, "="); ok && k != "" && v != "" && !strings.Contains(k, "/") { // key=value
@@ -447,7 +475,9 @@ func countChars(w string) (c charCounts, ok bool) {
 }
 
 // classifyDigits classifies w, of digits and punctuation only, as an id
-// (a phone number: 555-123-4567) or a number of four digits or more.
+// (a phone number: 555-123-4567), a number of four digits or more
+// (2024, 1234.50) or a version (3.19.3; an address, 10.0.0.1, reads as
+// one too).
 func classifyDigits(w string, c charCounts) (Kind, bool) {
 	if c.other > 0 && c.digits >= 7 && !strings.Contains(w, ".") {
 		return KindID, true
@@ -455,7 +485,49 @@ func classifyDigits(w string, c charCounts) (Kind, bool) {
 	if c.other == 0 && c.digits >= 4 {
 		return KindNumber, true
 	}
+	if dots := strings.Count(w, "."); dots == c.other && dots > 0 && w[0] != '.' && w[len(w)-1] != '.' && !strings.Contains(w, "..") {
+		switch {
+		case strings.IndexByte(w, '.') >= 4:
+			return KindNumber, true
+		case dots >= 2:
+			return KindVersion, true
+		}
+	}
 	return 0, false
+}
+
+// pinOps are the operators of a version pin, longest first.
+var pinOps = []string{"===", "==", "~=", "!=", ">=", "<="}
+
+// isPin reports a package pinned to a version: flake8==4.0.1,
+// pre-commit~=2.4 (a name that starts with a letter, an operator, a
+// version that starts with a digit).
+func isPin(w string) bool {
+	if len(w) > maxValue {
+		return false
+	}
+	for _, op := range pinOps {
+		i := strings.Index(w, op)
+		if i <= 0 {
+			continue
+		}
+		name, ver := w[:i], w[i+len(op):]
+		if ver == "" || ver[0] < '0' || ver[0] > '9' || !unicode.IsLetter(rune(name[0])) {
+			return false
+		}
+		for _, r := range name {
+			if !(r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_' || r == '.' || r == '[' || r == ']')) {
+				return false
+			}
+		}
+		for _, r := range ver {
+			if !(r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.' || r == '*' || r == '+' || r == '-')) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // classifyByChars classifies w, of the characters c, as an id, a
