@@ -244,23 +244,31 @@ func (r randomKeeping) Decide(in StrategyInput) Decision {
 // raises the bound. It does so with Anthropic's prices and with OpenAI's,
 // whose cache is read in whole steps of 128 tokens (the bound's payload
 // excess over its view, see hindsightBoundOf).
+//
+// Under -short (the edit loop) one seed of each kind, and each pricing at
+// one window (Anthropic's at 16,000, OpenAI's at 8,000); make test runs
+// three seeds at both windows with both.
 func TestHindsightBoundHoldsForRandomPolicies(t *testing.T) {
 	seeds := 3
+	windows := map[string][]int{"anthropic": {8000, 16000}, "openai": {8000, 16000}}
 	if testing.Short() {
 		seeds = 1
+		windows = map[string][]int{"anthropic": {16000}, "openai": {8000}}
 	}
 	runs := append(realRuns(t), runVariations(realRuns(t))...)
 	for _, prices := range []struct {
 		name    string
 		pricing sdk.Pricing
 	}{{"anthropic", assembly.AnthropicPricing}, {"openai", assembly.OpenAIPricing}} {
-		t.Run(prices.name, func(t *testing.T) { checkBoundForRandomPolicies(t, runs, prices.pricing, seeds) })
+		t.Run(prices.name, func(t *testing.T) {
+			checkBoundForRandomPolicies(t, runs, prices.pricing, seeds, windows[prices.name])
+		})
 	}
 }
 
 // checkBoundForRandomPolicies is TestHindsightBoundHoldsForRandomPolicies
-// with prompt caching priced by pricing.
-func checkBoundForRandomPolicies(t *testing.T, runs []realRun, pricing sdk.Pricing, seeds int) {
+// with prompt caching priced by pricing, at each of windows.
+func checkBoundForRandomPolicies(t *testing.T, runs []realRun, pricing sdk.Pricing, seeds int, windows []int) {
 	checked, kept, cutChecked, keptChecked := 0, 0, 0, 0
 	for _, run := range runs {
 		if !strings.HasSuffix(run.name, "/tools") && !strings.HasSuffix(run.name, "/user-observations") &&
@@ -268,7 +276,7 @@ func checkBoundForRandomPolicies(t *testing.T, runs []realRun, pricing sdk.Prici
 			continue
 		}
 		shape := shapeOf(t, run)
-		for _, window := range []int{8000, 16000} {
+		for _, window := range windows {
 			for seed := range 2 * seeds {
 				var policy Strategy = randomDecisions{rand.New(rand.NewPCG(uint64(seed), uint64(window)))}
 				if seed%2 == 1 {

@@ -51,7 +51,7 @@ func runeBoundary(text string, i int) bool {
 // encodings and the approximate counter.
 func TestPrefixAndSuffixAreExact(t *testing.T) {
 	size := 20000
-	if raceEnabled {
+	if raceEnabled || testing.Short() {
 		size = 4000
 	}
 	for _, enc := range []string{CL100kBase, O200kBase, Approximate} {

@@ -306,7 +306,7 @@ func TestMergeMatchesPlainMerge(t *testing.T) {
 			n := 1 + r.IntN(2*scanMergeMax)
 			if k%10 == 0 {
 				n = 200 + r.IntN(1500)
-				if raceEnabled {
+				if raceEnabled || testing.Short() {
 					n = 200 + r.IntN(300)
 				}
 			}

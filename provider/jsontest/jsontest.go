@@ -215,9 +215,13 @@ func SameAsUnmarshal[T any](t testing.TB, doc []byte, read func([]byte, *T) bool
 }
 
 // AllVariants is every document of docs and its variants, n of each at
-// every rate, seeded by its place.
+// every rate, seeded by its place; under -short (the edit loop) a fifth of
+// n, at least one.
 func AllVariants(t testing.TB, docs [][]byte, n int, rates ...float64) [][]byte {
 	t.Helper()
+	if testing.Short() {
+		n = max(1, n/5)
+	}
 	var out [][]byte
 	for i, d := range docs {
 		for _, rate := range rates {
