@@ -129,3 +129,94 @@ func BenchmarkSteadyCallInProcess(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFirstCallInProcess is the first call of a new 1,000-message
+// conversation (BenchmarkCallPathBesideProxies's) through the call path in
+// this process as serve builds it (SQLite store), beside the same call
+// straight to the upstream in one run; the upstream (quickUpstream) runs
+// in this process too, and nothing else is started, so that callgrind
+// can count the run's instructions (it aborts on a child process's
+// signals) and -cpuprofile shows what a first call costs. ms-per-call is
+// through the call path, direct-ms the upstream alone, added-ms their
+// difference.
+func BenchmarkFirstCallInProcess(b *testing.B) {
+	direct := quickUpstream(b)
+	through := startInProcess(b, direct)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+	for _, base := range []string{through, direct} { // warm the tokenizer, the store, the connections
+		if _, _, err := post(client, base, newConversation("warm", 10).body(false)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var via, straight time.Duration
+	i := 0
+	for b.Loop() {
+		i++
+		body := newConversation(fmt.Sprintf("first-%d", i), 1000).body(false)
+		for k, base := range []string{through, direct} {
+			_, took, err := post(client, base, body)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if k == 0 {
+				via += took
+			} else {
+				straight += took
+			}
+		}
+	}
+	b.ReportMetric(float64(via.Microseconds())/1e3/float64(i), "ms-per-call")
+	b.ReportMetric(float64(straight.Microseconds())/1e3/float64(i), "direct-ms")
+	b.ReportMetric(float64((via-straight).Microseconds())/1e3/float64(i), "added-ms")
+}
+
+// quickUpstream answers every Chat Completions call at once with a tool
+// call and its usage, as the stand-in's -quick does, from this process.
+func quickUpstream(tb testing.TB) string {
+	tb.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"id":"chatcmpl-q","object":"chat.completion","created":1764000000,"model":"gpt-standin","choices":[{"index":0,`+
+			`"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_q","type":"function","function":{"name":"read_file",`+
+			`"arguments":"{\"path\":\"src/next.py\"}"}}]},"finish_reason":"tool_calls"}],`+
+			`"usage":{"prompt_tokens":1000,"completion_tokens":12,"total_tokens":1012}}`)
+	}))
+	tb.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// BenchmarkBigAnswerInProcess is BenchmarkCallPathBesideProxies's large
+// streamed answer (BigAnswerBytes of text in BigDeltaBytes deltas)
+// through the call path in this process as serve builds it, beside the
+// same answer through the minimal Go proxy in one run: x-goproxy is the
+// call path's wall time over the proxy's; ms-per-answer the call path's.
+// Run it with -cpuprofile to see what relaying and recording cost.
+func BenchmarkBigAnswerInProcess(b *testing.B) {
+	big := bigUpstream(b, bigAnswer(BigAnswerBytes, BigDeltaBytes))
+	through, proxy := startInProcess(b, big), goProxy(b, big)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+	var via, plain time.Duration
+	i := 0
+	for b.Loop() {
+		i++
+		body := newConversation(fmt.Sprintf("big-%d", i), 10).body(true)
+		for k, base := range []string{through, proxy} {
+			answer, took, err := post(client, base, body)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(answer) < BigAnswerBytes {
+				b.Fatalf("%d bytes came back", len(answer))
+			}
+			if k == 0 {
+				via += took
+			} else {
+				plain += took
+			}
+		}
+	}
+	b.ReportMetric(float64(via.Microseconds())/1e3/float64(i), "ms-per-answer")
+	b.ReportMetric(float64(plain.Microseconds())/1e3/float64(i), "goproxy-ms")
+	b.ReportMetric(via.Seconds()/plain.Seconds(), "x-goproxy")
+}
