@@ -3,6 +3,7 @@ package host
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 
 	"github.com/ctxhost/ctxhost/host/history"
 )
@@ -20,6 +21,37 @@ func encodeJSON(v any) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// encodeState is encodeJSON of a session's state with its history's JSON
+// (history.State's, valid and compact) written as it is: encoding/json
+// scans a Marshaler's output again to compact it, which for a session
+// holding a long answer was a second pass over every byte of the history
+// (about half of encoding a snapshot). The history is the state object's
+// last key; decoding does not depend on the order.
+func encodeState(st sessionState) ([]byte, error) {
+	hist := st.History.data
+	if len(hist) == 0 {
+		hist = []byte("null")
+	}
+	rest, err := encodeJSON(struct {
+		sessionState
+		History *historyState `json:"history,omitempty"` // shadows the state's: left out
+	}{sessionState: st})
+	if err != nil {
+		return nil, err
+	}
+	if len(rest) < 2 || rest[len(rest)-1] != '}' {
+		return nil, fmt.Errorf("encode session state: %.40q is not an object", rest)
+	}
+	out := make([]byte, 0, len(rest)+len(`,"history":`)+len(hist))
+	out = append(out, rest[:len(rest)-1]...)
+	if len(rest) > 2 {
+		out = append(out, ',')
+	}
+	out = append(out, `"history":`...)
+	out = append(out, hist...)
+	return append(out, '}'), nil
 }
 
 // opsLeast is the least size ops take as an event: the texts, arguments

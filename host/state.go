@@ -87,7 +87,7 @@ func (d *Durability) export(ctx context.Context, stateOf func(context.Context, *
 		}
 		st.Plugins = append(st.Plugins, pluginState{Name: p.binding.Name, State: b})
 	}
-	out, err := encodeJSON(st)
+	out, err := encodeState(st)
 	if err != nil {
 		return nil, fmt.Errorf("export %q: %w", s.id, err)
 	}
