@@ -311,14 +311,20 @@ func TestKilledAssemblerRelaunched(t *testing.T) {
 // probe hangs in it once) is made once more after the supervisor replaced
 // the process and put the session's state back: the turn's payload is the
 // one an undisturbed plugin gives, and a warning says the call was retried.
+//
+// The deadline is sized from the machine: the undisturbed turn (a process
+// started, its state set, a compaction) runs with a deadline it cannot
+// reach, and the cut-off one gets five times what that took, at least a
+// second, so that on a loaded machine the retried call, made on a process
+// started afresh, is not cut off too.
 func TestCompactionCutOffRetried(t *testing.T) {
 	text := strings.Repeat("word ", 600) // about 600 tokens, over the 400-token budget
-	run := func(t *testing.T, block bool) (*host.Prepared, *host.Supervisor) {
+	run := func(t *testing.T, block bool, timeout time.Duration) (*host.Prepared, *host.Supervisor) {
 		dir := t.TempDir()
 		h := host.New(host.Options{})
 		sup, _ := supervised(t, h, "probe", kit.EnvDir+"="+dir)
 		s, err := h.NewSession("s1", host.Config{Window: 400, AllowOverWindow: true, Strategy: host.StrategyConfig{Name: host.StrategyLazy},
-			Plugins: []host.PluginBinding{{Name: "probe", Plugin: sup, Timeout: 2 * time.Second}}})
+			Plugins: []host.PluginBinding{{Name: "probe", Plugin: sup, Timeout: timeout}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -336,8 +342,12 @@ func TestCompactionCutOffRetried(t *testing.T) {
 		}
 		return p, sup
 	}
-	want, _ := run(t, false)
-	got, sup := run(t, true)
+	start := time.Now()
+	want, _ := run(t, false, time.Minute)
+	took := time.Since(start)
+	timeout := max(time.Second, 5*took)
+	t.Logf("the undisturbed turn took %v: the cut-off one's deadline is %v", took, timeout)
+	got, sup := run(t, true, timeout)
 	if c := got.Compaction; c == nil || len(c.Steps) != 1 || c.Steps[0].Discarded != "" || c.Steps[0].Freed == 0 {
 		t.Fatalf("compaction %+v, want one kept step", got.Compaction)
 	}
