@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ctxhost/ctxhost/record"
@@ -83,20 +84,52 @@ func (s *Store) Publish(ctx context.Context, events []record.FeedEvent) error {
 }
 
 // insertFeed adds events in tx: at session id's version when id is not
-// empty, else each at its own session with version 0.
+// empty, else each at its own session with version 0. The rows go by
+// statements of up to feedBatch rows each (a session's first save notes
+// one event per message: a thousand single-row statements cost more than
+// the snapshot beside them), in order, so sequences follow the events'.
 func (s *Store) insertFeed(ctx context.Context, tx *sql.Tx, id string, version uint64, events []record.FeedEvent) error {
 	at := time.Now().UnixNano()
-	for _, ev := range events {
-		session := ev.Session
-		if id != "" {
-			session = id
+	args := make([]any, 0, 6*min(len(events), feedBatch))
+	for len(events) > 0 {
+		n := feedBatch
+		for n > len(events) {
+			n /= 2
 		}
-		if _, err := s.exec(ctx, tx, `INSERT INTO feed (session, version, kind, data, sum, at) VALUES (?, ?, ?, ?, ?, ?)`,
-			[]byte(session), version, ev.Kind, nonNil(ev.Data), checksum(ev.Data), at); err != nil {
-			return fmt.Errorf("add %s to the event feed: %w", ev.Kind, err)
+		st, err := s.stmt(ctx, tx, feedInserts[n])
+		if err != nil {
+			return fmt.Errorf("add %s to the event feed: %w", events[0].Kind, err)
 		}
+		args = args[:0]
+		for _, ev := range events[:n] {
+			session := ev.Session
+			if id != "" {
+				session = id
+			}
+			args = append(args, []byte(session), version, ev.Kind, nonNil(ev.Data), checksum(ev.Data), at)
+		}
+		if _, err := st.ExecContext(ctx, args...); err != nil {
+			return fmt.Errorf("add %s to the event feed: %w", events[0].Kind, err)
+		}
+		events = events[n:]
 	}
 	return nil
+}
+
+// feedBatch is the most rows insertFeed adds with one statement (a power
+// of two: the rest goes by halves, so at most log2(feedBatch)+1 statements
+// are prepared).
+const feedBatch = 64
+
+// feedInserts are the feed's insert statements by row count (powers of
+// two).
+var feedInserts [feedBatch + 1]string
+
+func init() {
+	for n := 1; n <= feedBatch; n *= 2 {
+		q := `INSERT INTO feed (session, version, kind, data, sum, at) VALUES (?, ?, ?, ?, ?, ?)`
+		feedInserts[n] = q + strings.Repeat(`, (?, ?, ?, ?, ?, ?)`, n-1)
+	}
 }
 
 // ReadFeed returns at most limit events after sequence after, in order;

@@ -25,6 +25,7 @@ func RunFeed(t *testing.T, crossInstance bool, open FeedOpener) {
 	t.Run("WrittenWithTheChange", f.written)
 	t.Run("RefusedWriteAddsNone", f.refused)
 	t.Run("Paging", f.paging)
+	t.Run("ManyInOneWrite", f.many)
 	t.Run("BlockWrites", f.blockWrites)
 	t.Run("ConcurrentReadersMissNothing", func(t *testing.T) { f.concurrent(t, false) })
 	if crossInstance {
@@ -183,6 +184,30 @@ func (f feedSuite) paging(t *testing.T) {
 	}
 	if page, err := st.ReadFeed(ctx(t), start, 0); err != nil || len(page) != 0 {
 		t.Errorf("ReadFeed with limit 0: %d events, %v", len(page), err)
+	}
+}
+
+// many: a snapshot noting 1,001 events (a session's first save notes one
+// per message) writes them all, in order, each with its own data.
+func (f feedSuite) many(t *testing.T) {
+	st := f.open(t)
+	sid := "feed-" + t.Name()
+	if err := st.Delete(ctx(t), sid); err != nil {
+		t.Fatal(err)
+	}
+	start := head(t, st)
+	var evs []record.FeedEvent
+	var want []string
+	for i := range 1001 {
+		data := fmt.Sprintf(`{"n":%d}`, i)
+		evs = append(evs, note(fmt.Sprintf("k%d", i%3), data))
+		want = append(want, fmt.Sprintf("%s@1 k%d %s", sid, i%3, data))
+	}
+	if err := st.SnapshotNoted(ctx(t), sid, 0, []byte("s1"), evs); err != nil {
+		t.Fatal(err)
+	}
+	if got := ofSession(feedAfter(t, st, start), sid); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("feed: %d events, want %d; first %.200q", len(got), len(want), got)
 	}
 }
 
