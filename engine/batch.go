@@ -17,7 +17,7 @@ func (s *Session) Hold(fn func() error) error { return s.host.Durability().Hold(
 // the returned function is called (host.Session.KeepPayloads): a caller
 // still sending one while other calls prepare the session calls it
 // first, so that their payloads are built in new memory.
-func (s *Session) KeepPayloads() (release func()) { return s.host.KeepPayloads() }
+func (s *Session) KeepPayloads() (release func()) { return s.host.Planning().KeepPayloads() }
 
 // HistoryMark identifies the state of a session's history: equal marks
 // of one session mean no message and no part of the view changed in

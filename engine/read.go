@@ -48,18 +48,22 @@ func (s *Session) Strategy() string { return s.host.Config().Strategy.Name }
 
 // CalibrationWarning describes a calibration clamped at its bound by the
 // last reported usage ("" otherwise).
-func (s *Session) CalibrationWarning() string { return s.host.Usage().Warning }
+func (s *Session) CalibrationWarning() string { return s.host.Planning().Usage().Warning }
 
 // Budget counts the context as it stands, without preparing a turn: the
 // budget with every component's tokens, and the warnings of gathering it.
-func (s *Session) Budget(ctx context.Context) (Budget, []string, error) { return s.host.Budget(ctx) }
+func (s *Session) Budget(ctx context.Context) (Budget, []string, error) {
+	return s.host.Planning().Budget(ctx)
+}
 
 // Metrics returns a copy of the session's counters.
-func (s *Session) Metrics() SessionMetrics { return s.host.Metrics() }
+func (s *Session) Metrics() SessionMetrics { return s.host.Planning().Metrics() }
 
 // Compact compacts the conversation down to the strategy's target now,
 // outside a turn.
-func (s *Session) Compact(ctx context.Context) (*CompactionReport, error) { return s.host.Compact(ctx) }
+func (s *Session) Compact(ctx context.Context) (*CompactionReport, error) {
+	return s.host.Planning().Compact(ctx)
+}
 
 // ExportState returns the session's whole state as versioned JSON
 // (RestoreState and ImportState read it back).
@@ -155,7 +159,9 @@ func (s *Session) PayloadsBuiltIn() bool {
 // SetWindow sets the window and the reserve for the response of the
 // session's next turns, in place of its model's (see
 // host.Session.SetWindow); it is not saved.
-func (s *Session) SetWindow(window, reserved int) error { return s.host.SetWindow(window, reserved) }
+func (s *Session) SetWindow(window, reserved int) error {
+	return s.host.Planning().SetWindow(window, reserved)
+}
 
 // SetSummaryKey gives the session's summarizer the key of the call being
 // served, held in memory only (see host.Summaries.SetKey).

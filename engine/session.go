@@ -83,7 +83,7 @@ func (c *conversation) close(context.Context) error { return nil }
 func (c *conversation) checkState([]byte) error     { return nil }
 func (c *conversation) reload() error               { return nil }
 func (c *conversation) reportUsage(prompt, completion int) error {
-	return c.host.ReportUsage(prompt, completion)
+	return c.host.Planning().ReportUsage(prompt, completion)
 }
 
 func (c *conversation) apply(ctx context.Context, plugin, op string, args json.RawMessage) (json.RawMessage, error) {

@@ -13,9 +13,9 @@ func (t *turn) assemble(ctx context.Context, agent sdk.AgentIdentity, out *Prepa
 	if a == nil {
 		return nil
 	}
-	res, err := t.assembleOnce(ctx, agent, out, s.cfg.ReusePayload && s.keptPayloads == 0)
+	res, err := t.assembleOnce(ctx, agent, out, s.cfg.ReusePayload && s.plan.keptPayloads == 0)
 	if err != nil {
-		s.payloads.lost(agent.Name)
+		s.plan.payloads.lost(agent.Name)
 		return err
 	}
 	trimmed := false
@@ -24,13 +24,13 @@ func (t *turn) assemble(ctx context.Context, agent sdk.AgentIdentity, out *Prepa
 		if v.MaxBytes > 0 && v.Bytes > v.MaxBytes {
 			trimmed = true
 			if res, err = t.trimView(ctx, agent, out); err != nil {
-				s.payloads.lost(agent.Name)
+				s.plan.payloads.lost(agent.Name)
 				return err
 			}
 		}
 	}
 	out.Payload, out.MediaType, out.System, out.HasSystem = res.Payload, res.MediaType, res.System, res.HasSystem
-	out.PayloadID, out.Extends, out.Repeats = s.payloads.next(agent.Name, res.Repeats, trimmed)
+	out.PayloadID, out.Extends, out.Repeats = s.plan.payloads.next(agent.Name, res.Repeats, trimmed)
 	return nil
 }
 
@@ -160,16 +160,16 @@ func (t *turn) checkRendered(out *Prepared, growthBefore []int) error {
 	if out.HasSystem {
 		rendered += s.counter.Count(out.System)
 	}
-	components := out.Budget.Used - s.pressure.RenderGap
+	components := out.Budget.Used - s.plan.pressure.RenderGap
 	gap := max(0, rendered-components)
-	grew := gap > s.pressure.RenderGap
-	s.pressure.RenderGap = gap
+	grew := gap > s.plan.pressure.RenderGap
+	s.plan.pressure.RenderGap = gap
 	out.Budget = t.withRenderGap(out.Budget, components) // the turn's budget says what was measured
 	if calibrate(rendered, out.Budget.Calibration) <= out.Budget.Available {
 		return nil
 	}
 	if grew {
-		s.pressure.Growth = growthBefore
+		s.plan.pressure.Growth = growthBefore
 		return errRenderedOver
 	}
 	if s.cfg.AllowOverWindow {

@@ -85,13 +85,13 @@ func BenchmarkCompaction200kTo100k(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		must(b, s.Durability().Restore(ctx, state))
-		before, _, err := s.Budget(ctx)
+		before, _, err := s.Planning().Budget(ctx)
 		must(b, err)
 		if before.Used < 190000 {
 			b.Fatalf("session has %d tokens, want ~200k", before.Used)
 		}
 		b.StartTimer()
-		r, err := s.Compact(ctx)
+		r, err := s.Planning().Compact(ctx)
 		if err != nil || !r.Met || r.After > 100000 {
 			b.Fatalf("compaction %v: %v", r, err)
 		}

@@ -60,15 +60,15 @@ func (t *cacheTrack) saved(agent string) (savedTrack, bool) {
 	return st, true
 }
 
-// savedTracks is what s saves of its agents' last payloads: those made of
-// the view as it is (changed by appends alone since).
-func (s *Session) savedTracks() []savedTrack {
-	if len(s.caches) == 0 {
+// savedTracks is what the session saves of its agents' last payloads:
+// those made of the view as it is (changed by appends alone since).
+func (p *Planning) savedTracks() []savedTrack {
+	if len(p.caches) == 0 {
 		return nil
 	}
-	epoch := s.conv.hist.Epoch()
+	epoch := p.conv.hist.Epoch()
 	var out []savedTrack
-	for agent, t := range s.caches {
+	for agent, t := range p.caches {
 		if t.epoch != epoch {
 			continue
 		}
@@ -82,21 +82,21 @@ func (s *Session) savedTracks() []savedTrack {
 
 // pressureToSave is the pressure state as the session saves it, with its
 // agents' last payloads (savedTracks).
-func (s *Session) pressureToSave() pressureState {
-	p := s.pressure
-	p.Tracks = s.savedTracks()
-	return p
+func (p *Planning) pressureToSave() pressureState {
+	ps := p.pressure
+	ps.Tracks = p.savedTracks()
+	return ps
 }
 
 // restoreTracks rebuilds the agents' last payloads from what the session
 // saved of them and its restored view.
-func (s *Session) restoreTracks(saved []savedTrack) {
-	s.caches = nil
+func (p *Planning) restoreTracks(saved []savedTrack) {
+	p.caches = nil
 	if len(saved) == 0 {
 		return
 	}
-	v := s.conv.hist.Shared()
-	s.caches = map[string]*cacheTrack{}
+	v := p.conv.hist.Shared()
+	p.caches = map[string]*cacheTrack{}
 	for _, st := range saved {
 		if st.Messages > len(v.Messages) {
 			continue
@@ -106,7 +106,7 @@ func (s *Session) restoreTracks(saved []savedTrack) {
 		for _, u := range st.System {
 			t.system = append(t.system, cacheUnit{key: u.Key, sum: u.Sum, tokens: u.Tokens})
 		}
-		s.caches[st.Agent] = t
+		p.caches[st.Agent] = t
 	}
 }
 
@@ -148,10 +148,10 @@ func (t *turn) cacheReport(agent string, final []countedComponent, b sdk.Budget)
 		return nil
 	}
 	cur := cacheTrackOf(s.conv.hist, final, b)
-	if s.caches == nil {
-		s.caches = map[string]*cacheTrack{}
+	if s.plan.caches == nil {
+		s.plan.caches = map[string]*cacheTrack{}
 	}
-	prev := s.caches[agent]
+	prev := s.plan.caches[agent]
 	if prev != nil && prev.epoch != 0 && prev.epoch != t.startEpoch {
 		// The view changed other than by appends since that payload: a
 		// session opened again from its store would not know it.
@@ -168,15 +168,15 @@ func (t *turn) cacheReport(agent string, final []countedComponent, b sdk.Budget)
 	r := &CacheReport{Pricing: *p, PrefixKept: kept,
 		Managed:   p.Cost(b.Used, shared),
 		Unmanaged: p.Cost(cur.unmanagedTotal+volatile, unmanagedShared)}
-	r.UnmanagedFits = calibrate(r.Unmanaged.Total, s.usage.Calibration) <= b.Available
+	r.UnmanagedFits = calibrate(r.Unmanaged.Total, s.plan.usage.Calibration) <= b.Available
 	r.Summaries = t.summaryCostThisTurn
-	s.pressure.Credit += r.Unmanaged.Cost - r.Managed.Cost
+	s.plan.pressure.Credit += r.Unmanaged.Cost - r.Managed.Cost
 	if !r.UnmanagedFits {
 		// The run is no longer one whose history fits: the strategy is
 		// held to the unmanaged cost no more (see cacheAware).
-		s.pressure.Outgrown = true
+		s.plan.pressure.Outgrown = true
 	}
-	s.caches[agent] = cur
+	s.plan.caches[agent] = cur
 	return r
 }
 

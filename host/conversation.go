@@ -257,7 +257,7 @@ func (c *Conversation) Restart() (RestartPlan, error) {
 	for _, m := range plan.CarryOver {
 		add(m)
 	}
-	s.pressure = pressureState{Turns: s.pressure.Turns} // a restart starts the conversation again, not the session
+	s.plan.pressure = pressureState{Turns: s.plan.pressure.Turns} // a restart starts the conversation again, not the session
 	perr := s.dur.persist()
 	s.mu.Unlock()
 	s.emit(Event{Type: EventHistoryCleared, Session: s.id})

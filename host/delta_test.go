@@ -129,7 +129,7 @@ func TestAssemblerDelta(t *testing.T) {
 				p := turn(t, s, c.Assembler, 1+n%3, n)
 				release()
 				if tc.keep {
-					release = s.KeepPayloads() // this payload is still being sent while the next turn is prepared
+					release = s.Planning().KeepPayloads() // this payload is still being sent while the next turn is prepared
 				}
 				if p.Compaction != nil {
 					compacted++

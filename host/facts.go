@@ -164,7 +164,7 @@ func (t *turn) sizeFacts(cs []countedComponent) int {
 		if over <= 0 || cs[i].tokens == 0 {
 			break
 		}
-		limit = max(0, cs[i].tokens-uncalibrate(over, s.usage.Calibration)-1)
+		limit = max(0, cs[i].tokens-uncalibrate(over, s.plan.usage.Calibration)-1)
 	}
 	return start - cs[i].tokens
 }
@@ -191,7 +191,7 @@ func (t *turn) fitFacts(cs []countedComponent, report *CompactionReport, reason 
 	report.Freed += st.Freed
 	report.After = report.Before - report.Freed
 	report.Met = report.Freed >= report.Deficit
-	t.s.metrics.FreedByComponent[st.Component] += st.Freed
+	t.s.plan.metrics.FreedByComponent[st.Component] += st.Freed
 	return report
 }
 

@@ -87,7 +87,7 @@ func shapeOf(t testing.TB, run realRun) runShape {
 			if len(each) != len(sh.tokens) {
 				t.Fatalf("unmanaged replay: %d messages shown of %d", len(each), len(sh.tokens))
 			}
-			stable := s.caches[""].stable
+			stable := s.plan.caches[""].stable
 			sh.turns = append(sh.turns, shapeTurn{messages: len(each), total: p.Cache.Managed.Total, head: stable - all, tail: p.Cache.Managed.Total - stable})
 		}
 		added, err := s.Conversation().AddMessage(m)

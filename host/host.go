@@ -190,8 +190,8 @@ func restoreStored(ctx context.Context, s *Session) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.restoreTracks(s.pressure.Tracks)
-	s.dur.savedAs(s.usage, s.pressure)
+	s.plan.restoreTracks(s.plan.pressure.Tracks)
+	s.dur.savedAs(s.plan.usage, s.plan.pressure)
 	return nil
 }
 

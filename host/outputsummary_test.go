@@ -108,7 +108,7 @@ func TestToolOutputSummaryStandsInTheMaskedOutput(t *testing.T) {
 		t.Fatal("the original output is not retrievable")
 	}
 	s.Summaries().Wait() // the next output's request, made in the background
-	if mt := s.Metrics(); mt.SummariesTaken < 1 || mt.SummaryFailures != 0 || mt.SummaryCost != 140*float64(mt.SummaryRequests) {
+	if mt := s.Planning().Metrics(); mt.SummariesTaken < 1 || mt.SummaryFailures != 0 || mt.SummaryCost != 140*float64(mt.SummaryRequests) {
 		t.Fatalf("metrics %+v", mt)
 	}
 	calls := sum.count()
@@ -151,7 +151,7 @@ func TestToolOutputSummaryFailureMasksAsBefore(t *testing.T) {
 	if w := strings.Join(p.Warnings, "\n"); !strings.Contains(w, "summary of the output") || !strings.Contains(w, "masked by its placeholder instead") {
 		t.Fatalf("warnings %q", p.Warnings)
 	}
-	if rec.count(host.EventSummaryFailed) != 1 || s.Metrics().SummaryFailures != 1 {
+	if rec.count(host.EventSummaryFailed) != 1 || s.Planning().Metrics().SummaryFailures != 1 {
 		t.Fatal("the failure is not counted")
 	}
 	p, _ = growTools(t, s, n+1, func(p *host.Prepared) bool { return p.Compaction != nil })

@@ -64,7 +64,7 @@ func (t *turn) compact(ctx context.Context, cs []countedComponent, deficit int, 
 		remaining -= st.Freed
 		report.Freed += st.Freed
 		report.Steps = append(report.Steps, st)
-		s.metrics.FreedByComponent[st.Component] += st.Freed
+		s.plan.metrics.FreedByComponent[st.Component] += st.Freed
 	}
 }
 
@@ -225,12 +225,12 @@ func (t *turn) compactPlugin(ctx context.Context, c *countedComponent, ask int) 
 // warnings, and changes cs in place.
 func (t *turn) compactTurn(ctx context.Context, cs []countedComponent, out *Prepared) error {
 	s := t.s
-	d := s.strategy.Decide(StrategyInput{Budget: out.Before, Thresholds: s.cfg.Thresholds, Action: out.Action,
-		Growth: s.pressure.Growth, Floor: s.pressure.Floor, MinFree: s.cfg.Strategy.minFree(out.Before),
-		Deep: t.deepStepUnder(out.Before), Pricing: s.cfg.Pricing, Turns: s.pressure.Turns, Outgrown: s.pressure.Outgrown,
-		Shared: t.appendShared(), Credit: s.pressure.Credit, Preserve: s.conv.hist.PreserveRecent()})
+	d := s.plan.strategy.Decide(StrategyInput{Budget: out.Before, Thresholds: s.cfg.Thresholds, Action: out.Action,
+		Growth: s.plan.pressure.Growth, Floor: s.plan.pressure.Floor, MinFree: s.cfg.Strategy.minFree(out.Before),
+		Deep: t.deepStepUnder(out.Before), Pricing: s.cfg.Pricing, Turns: s.plan.pressure.Turns, Outgrown: s.plan.pressure.Outgrown,
+		Shared: t.appendShared(), Credit: s.plan.pressure.Credit, Preserve: s.conv.hist.PreserveRecent()})
 	if out.Before.CalibratedUsed > out.Before.Available {
-		s.pressure.Outgrown = true
+		s.plan.pressure.Outgrown = true
 	}
 	report, err := t.carryOut(ctx, d, cs, out.Before)
 	if report != nil {
@@ -243,9 +243,9 @@ func (t *turn) compactTurn(ctx context.Context, cs []countedComponent, out *Prep
 				out.Warnings = append(out.Warnings, retriedWarning(fmt.Sprintf("plugin %q: compact", st.Component), st.Retried))
 			}
 		}
-		s.pressure.Floor = 0
+		s.plan.pressure.Floor = 0
 		if !report.Met && d.Compact {
-			s.pressure.Floor = calibrate(report.After, s.usage.Calibration)
+			s.plan.pressure.Floor = calibrate(report.After, s.plan.usage.Calibration)
 		}
 		if !report.Met {
 			if s.cfg.FailOnUnmetTarget {
@@ -278,7 +278,7 @@ func (t *turn) carryOut(ctx context.Context, d Decision, cs []countedComponent, 
 				st := CompactionStep{Component: cs[i].comp.Name, Action: "mask", Freed: prev - cs[i].tokens - factsTokens(cs), Log: res.Log}
 				report.Steps = append(report.Steps, st)
 				report.Freed += st.Freed
-				s.metrics.FreedByComponent[st.Component] += st.Freed
+				s.plan.metrics.FreedByComponent[st.Component] += st.Freed
 			}
 		}
 	}
@@ -288,7 +288,7 @@ func (t *turn) carryOut(ctx context.Context, d Decision, cs []countedComponent, 
 			for _, c := range cs {
 				used += c.tokens
 			}
-			need := used - uncalibrate(d.Target, s.usage.Calibration)
+			need := used - uncalibrate(d.Target, s.plan.usage.Calibration)
 			if d.Deep {
 				need = max(need, t.deepStep().free)
 			}
@@ -314,7 +314,7 @@ func (t *turn) carryOut(ctx context.Context, d Decision, cs []countedComponent, 
 	report.After = report.Before - report.Freed
 	report.Met = report.Freed >= report.Deficit
 	if len(report.Steps) > 0 {
-		s.metrics.Compactions++
+		s.plan.metrics.Compactions++
 		s.emit(Event{Type: EventCompacted, Session: s.id, Compaction: report})
 	}
 	return report, nil
@@ -349,7 +349,7 @@ func (t *turn) fitWindow(cs []countedComponent, report *CompactionReport, before
 		// with room the cache strategy weighed the cut, what it rewrites,
 		// alone; without facts the turns would go without a trace
 		if cs[i].isHistory() && room == 0 && s.cfg.Facts.Enabled && s.cfg.Facts.MaxTokens >= 0 {
-			need := uncalibrate(b.CalibratedUsed-b.Available, s.usage.Calibration) + 1
+			need := uncalibrate(b.CalibratedUsed-b.Available, s.plan.usage.Calibration) + 1
 			report = t.giveWayStep(cs, i, report, reason, before, b.Available, need)
 			if b = t.budgetOf(finalComponents(cs)); b.CalibratedUsed <= b.Available {
 				return report
@@ -366,13 +366,13 @@ func (t *turn) fitWindow(cs []countedComponent, report *CompactionReport, before
 			continue
 		}
 		if room > 0 {
-			need := uncalibrate(b.CalibratedUsed-b.Available+room, s.usage.Calibration) + 1
+			need := uncalibrate(b.CalibratedUsed-b.Available+room, s.plan.usage.Calibration) + 1
 			report = t.cutStep(cs, i, report, reason, before, b.Available, need, s.conv.hist.CutUnpinned)
 			if b = t.budgetOf(finalComponents(cs)); b.CalibratedUsed <= b.Available {
 				return report
 			}
 		}
-		need := uncalibrate(b.CalibratedUsed-b.Available, s.usage.Calibration) + 1
+		need := uncalibrate(b.CalibratedUsed-b.Available, s.plan.usage.Calibration) + 1
 		report = t.cutStep(cs, i, report, reason, before, b.Available, need, s.conv.hist.Cut)
 	}
 	return report
@@ -405,7 +405,7 @@ func (t *turn) giveWayStep(cs []countedComponent, i int, report *CompactionRepor
 	report.Freed += st.Freed
 	report.After = report.Before - report.Freed
 	report.Met = report.Freed >= report.Deficit
-	s.metrics.FreedByComponent[st.Component] += st.Freed
+	s.plan.metrics.FreedByComponent[st.Component] += st.Freed
 	return report
 }
 
@@ -431,7 +431,7 @@ func (t *turn) cutStep(cs []countedComponent, i int, report *CompactionReport, r
 	report.Freed += st.Freed
 	report.After = report.Before - report.Freed
 	report.Met = report.Freed >= report.Deficit
-	s.metrics.FreedByComponent[st.Component] += st.Freed
+	s.plan.metrics.FreedByComponent[st.Component] += st.Freed
 	return report
 }
 

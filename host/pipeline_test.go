@@ -83,7 +83,7 @@ func TestPipelineStopsWhenMet(t *testing.T) {
 	if rec.count(EventCompacted) != 1 || rec.count(EventBudgetCritical) != 1 {
 		t.Errorf("events %v", rec.types())
 	}
-	m := s.Metrics()
+	m := s.Planning().Metrics()
 	if m.Compactions != 1 || m.Prepares != 1 || m.FreedByComponent["tools"] != r.Steps[0].Freed {
 		t.Errorf("metrics %+v", m)
 	}
@@ -93,7 +93,7 @@ func TestPipelineDiscardsNonsense(t *testing.T) {
 	for _, mode := range []string{"grow", "negative", "badutf8", "error"} {
 		t.Run(mode, func(t *testing.T) {
 			s, fakes, rec := pipelineSession(t, Config{Strategy: StrategyConfig{Name: StrategyProactive}})
-			before, _, err := s.Budget(context.Background())
+			before, _, err := s.Planning().Budget(context.Background())
 			must(t, err)
 			fakes["tools"].set(func(f *fakePlugin) { f.compactMode = mode })
 			p, err := s.Prepare(context.Background(), sdk.AgentIdentity{})
@@ -178,12 +178,12 @@ func TestForcedCompact(t *testing.T) {
 	if p.Compaction != nil {
 		t.Fatalf("lazy compacted under budget: %+v", p.Compaction)
 	}
-	r, err := s.Compact(context.Background())
+	r, err := s.Planning().Compact(context.Background())
 	must(t, err)
 	if r == nil || !r.Met || r.Before-r.Freed > 1000 {
 		t.Errorf("forced compaction %+v", r)
 	}
-	b, _, err := s.Budget(context.Background())
+	b, _, err := s.Planning().Budget(context.Background())
 	must(t, err)
 	if b.Used > 1000 {
 		t.Errorf("budget after forced compaction: %+v", b)

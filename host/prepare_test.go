@@ -219,21 +219,21 @@ func TestReportUsageCalibration(t *testing.T) {
 	if p.Budget.Used != 100 || p.Budget.CalibratedUsed != 100 || p.Budget.Calibration != 1 {
 		t.Fatalf("before calibration: %+v", p.Budget)
 	}
-	must(t, s.ReportUsage(150, 20))
-	must(t, s.ReportUsage(150, 30)) // prompt set, not summed
-	u := s.Usage()
+	must(t, s.Planning().ReportUsage(150, 20))
+	must(t, s.Planning().ReportUsage(150, 30)) // prompt set, not summed
+	u := s.Planning().Usage()
 	prompt, completion, cal := u.Prompt, u.CompletionTotal, u.Calibration
 	if prompt != 150 || completion != 50 || cal != 1.5 {
 		t.Errorf("usage = %d, %d, %g; want 150, 50, 1.5", prompt, completion, cal)
 	}
-	b, _, err := s.Budget(ctx)
+	b, _, err := s.Planning().Budget(ctx)
 	must(t, err)
 	want := sdk.Budget{Window: 1100, Reserved: 100, Available: 1000, Used: 100, CalibratedUsed: 150, Calibration: 1.5, Utilization: 0.15, Status: sdk.StatusOK,
 		Components: []sdk.ComponentTokens{{Name: sdk.ComponentSystemPrompt, Tokens: 100}}}
 	if d := cmp.Diff(want, b); d != "" {
 		t.Errorf("budget (-want +got):\n%s", d)
 	}
-	if err := s.ReportUsage(-1, 0); err == nil {
+	if err := s.Planning().ReportUsage(-1, 0); err == nil {
 		t.Error("negative usage accepted")
 	}
 }
@@ -244,12 +244,12 @@ func TestClampedCalibrationWarns(t *testing.T) {
 	must(t, s.Conversation().SetSystemPrompt(strings.Repeat("abcd", 100))) // 100 tokens
 	_, err := s.Prepare(ctx, sdk.AgentIdentity{})
 	must(t, err)
-	must(t, s.ReportUsage(300, 0))
-	if w := s.Usage().Warning; w != "" {
+	must(t, s.Planning().ReportUsage(300, 0))
+	if w := s.Planning().Usage().Warning; w != "" {
 		t.Errorf("calibration 3, within bounds: warning %q", w)
 	}
-	must(t, s.ReportUsage(1000, 0)) // 10x: clamped at 4
-	if w := s.Usage().Warning; !strings.Contains(w, "clamped at 4") || !strings.Contains(w, "1000 prompt tokens for 100") {
+	must(t, s.Planning().ReportUsage(1000, 0)) // 10x: clamped at 4
+	if w := s.Planning().Usage().Warning; !strings.Contains(w, "clamped at 4") || !strings.Contains(w, "1000 prompt tokens for 100") {
 		t.Errorf("clamped calibration: warning %q", w)
 	}
 	p, err := s.Prepare(ctx, sdk.AgentIdentity{})
@@ -292,8 +292,8 @@ func TestCalibrationNeverBelowExactCount(t *testing.T) {
 			must(t, s.Conversation().SetSystemPrompt(strings.Repeat("abcd", 100))) // 100 tokens either way
 			p, err := s.Prepare(context.Background(), sdk.AgentIdentity{})
 			must(t, err)
-			must(t, s.ReportUsage(p.Budget.Used/2, 1))
-			if cal := s.Usage().Calibration; cal != tc.want {
+			must(t, s.Planning().ReportUsage(p.Budget.Used/2, 1))
+			if cal := s.Planning().Usage().Calibration; cal != tc.want {
 				t.Errorf("calibration = %g, want %g", cal, tc.want)
 			}
 		})

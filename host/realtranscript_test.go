@@ -282,7 +282,7 @@ func replayDeciding(t testing.TB, run realRun, window int, strategy string, deci
 		t.Fatal(err)
 	}
 	if decide != nil {
-		s.strategy = decide
+		s.plan.strategy = decide
 	}
 	if err := s.Conversation().SetSystemPrompt(run.system); err != nil {
 		t.Fatal(err)
@@ -416,7 +416,7 @@ func (r *realResult) check(t testing.TB, s *Session, p *Prepared, enc tokenizer.
 			if free, _ := s.conv.hist.DeepStep(); free > 0 && !(cutAlone(p) && p.Before.CalibratedUsed-free > p.Before.Available) {
 				r.notDeepest++
 			}
-			if g := meanGrowth(s.pressure.Growth); g > 0 {
+			if g := meanGrowth(s.plan.pressure.Growth); g > 0 {
 				r.forcedRoom = append(r.forcedRoom, (p.Budget.Available-p.Budget.CalibratedUsed)/g)
 			}
 			if s.cfg.Strategy.Name == StrategyCache {
@@ -458,9 +458,9 @@ func (r *realResult) checkCutRoom(s *Session, p *Prepared) {
 	}
 	r.forcedCuts++
 	b := p.Budget
-	want := min(meanGrowth(s.pressure.Growth), b.Available-fraction(b.Available, s.cfg.Strategy.Target))
+	want := min(meanGrowth(s.plan.pressure.Growth), b.Available-fraction(b.Available, s.cfg.Strategy.Target))
 	if free, _ := s.conv.hist.DeepStep(); free > 0 && cutAlone(p) {
-		want = growthBefore(s.pressure.Growth) // the cut alone: this turn's spike is what it cut
+		want = growthBefore(s.plan.pressure.Growth) // the cut alone: this turn's spike is what it cut
 	}
 	if b.Available-b.CalibratedUsed < want && cuts[0].Freed >= cuts[0].Asked && !cutsPinned(s, cuts[0]) {
 		r.cutShort++

@@ -111,6 +111,9 @@ type Durability struct {
 // Durability is the session's saving, export and restore.
 func (s *Session) Durability() *Durability { return &s.dur }
 
+// note notes op, a change, for the next save.
+func (d *Durability) note(op journalOp) { d.rec.add(op) }
+
 // recording is what a session hands its recorder at the points where a
 // call's effects must be made durable: the changes since the last save,
 // the caller's position and attachment saved with them, and the recorder
@@ -342,7 +345,7 @@ func (ev storedEvent) replay(ctx context.Context, s *Session) error {
 			return err
 		}
 	}
-	s.usage, s.pressure = ev.Usage, ev.Pressure.restored()
+	s.plan.usage, s.plan.pressure = ev.Usage, ev.Pressure.restored()
 	if ev.Position != nil {
 		s.dur.rec.position = ev.Position
 	}
@@ -398,7 +401,7 @@ func (op journalOp) replay(ctx context.Context, s *Session) error {
 		if err != nil {
 			return err
 		}
-		s.cfg.Strategy, s.strategy = cfg, st
+		s.plan.setStrategy(cfg, st)
 	case op.History != nil:
 		return s.conv.hist.Replay(*op.History)
 	case op.Plugin != "":

@@ -226,7 +226,7 @@ func TestRecoveryGrownCompactionRolledBack(t *testing.T) {
 	fill(t, s, "mem", 6, 40)
 	before := fl.current().stateText("s")
 	fl.current().set(func(f *fakePlugin) { f.compactMode = "grow" })
-	if _, err := s.Compact(ctx); err != nil && !errors.Is(err, ErrTargetNotMet) {
+	if _, err := s.Planning().Compact(ctx); err != nil && !errors.Is(err, ErrTargetNotMet) {
 		t.Fatalf("compact: %v", err)
 	}
 	if got := fl.current().stateText("s"); got != before {

@@ -86,7 +86,7 @@ func TestReopenedSessionPreparesAsLive(t *testing.T) {
 							compactions++
 						}
 					}
-					if l, r := live.pressure, reopened.pressure; l.Turns != r.Turns || !slices.Equal(l.Growth, r.Growth) {
+					if l, r := live.plan.pressure, reopened.plan.pressure; l.Turns != r.Turns || !slices.Equal(l.Growth, r.Growth) {
 						t.Fatalf("%s: counted %d turns, growth %v live; %d, %v reopened", what, l.Turns, l.Growth, r.Turns, r.Growth)
 					}
 				}

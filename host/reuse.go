@@ -16,6 +16,28 @@ import (
 // assembly instead of sending the whole context again: its cost does not
 // grow with the session.
 
+// KeepPayloads keeps every payload the session answered unchanged until
+// the returned function is called: a caller that gives up its hold on the
+// session while it still sends a payload (or relays the answer to it)
+// calls it first, so that the prepares of other calls meanwhile build
+// their payloads in new memory even with Config.ReusePayload. The
+// returned function may be called more than once; only the first call
+// counts.
+func (p *Planning) KeepPayloads() (release func()) {
+	p.mu.Lock()
+	p.keptPayloads++
+	p.mu.Unlock()
+	done := false
+	return func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if !done {
+			done = true
+			p.keptPayloads--
+		}
+	}
+}
+
 // turnKey identifies what a turn assembles: the history's version, the
 // core texts and each final component (a plugin's by the answer the host
 // accepted, which is replaced whenever the plugin answers anew).
@@ -95,15 +117,15 @@ func budgetDigest(b sdk.Budget) uint64 {
 func (t *turn) deepStep() deepMemo {
 	s := t.s
 	v := s.conv.hist.Version()
-	if s.deep.hist != s.conv.hist || s.deep.version != v || !s.deep.valid {
+	if s.plan.deep.hist != s.conv.hist || s.plan.deep.version != v || !s.plan.deep.valid {
 		free, keep := s.conv.hist.DeepStep()
 		demos := 0
 		if free > 0 {
 			demos = s.conv.hist.DropFirstTokens()
 		}
-		s.deep = deepMemo{hist: s.conv.hist, version: v, valid: true, free: free, keep: keep, demos: demos}
+		s.plan.deep = deepMemo{hist: s.conv.hist, version: v, valid: true, free: free, keep: keep, demos: demos}
 	}
-	return s.deep
+	return s.plan.deep
 }
 
 // deepStepUnder is the deepest history step in calibrated tokens for a
@@ -113,12 +135,12 @@ func (t *turn) deepStep() deepMemo {
 // zero otherwise, where no strategy needs it.
 func (t *turn) deepStepUnder(b sdk.Budget) DeepStep {
 	s := t.s
-	if b.Utilization < s.cfg.Thresholds.Warning && b.CalibratedUsed <= b.Available && !s.pressure.Outgrown && s.pressure.Credit <= 0 {
+	if b.Utilization < s.cfg.Thresholds.Warning && b.CalibratedUsed <= b.Available && !s.plan.pressure.Outgrown && s.plan.pressure.Credit <= 0 {
 		return DeepStep{}
 	}
 	d := t.deepStep()
-	step := DeepStep{Free: calibrate(d.free, s.usage.Calibration), Keep: calibrate(d.keep, s.usage.Calibration),
-		Demonstrations: calibrate(d.demos, s.usage.Calibration)}
+	step := DeepStep{Free: calibrate(d.free, s.plan.usage.Calibration), Keep: calibrate(d.keep, s.plan.usage.Calibration),
+		Demonstrations: calibrate(d.demos, s.plan.usage.Calibration)}
 	if prev := t.lastCached(); prev != nil && d.free > 0 {
 		// The system units as the previous payload had them, then the
 		// history shown before the step's first change.
@@ -133,7 +155,7 @@ func (t *turn) lastCached() *cacheTrack {
 	if t.view != nil {
 		return nil
 	}
-	return t.s.caches[t.agent.Name]
+	return t.s.plan.caches[t.agent.Name]
 }
 
 type deepMemo struct {

@@ -52,7 +52,7 @@ func TestUnchangedTurnReusesAssembly(t *testing.T) {
 		}},
 		{"input", func() { must(t, s.Conversation().SetInput("next step")) }},
 		{"plugin op", func() { _, err := s.Apply(ctx, "memory", "add", json.RawMessage(`{"text":"new line"}`)); must(t, err) }},
-		{"usage", func() { must(t, s.ReportUsage(first.Budget.Used*2, 10)) }},
+		{"usage", func() { must(t, s.Planning().ReportUsage(first.Budget.Used*2, 10)) }},
 	}
 	for _, st := range steps {
 		before := asm.calls

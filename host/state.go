@@ -74,7 +74,7 @@ func (d *Durability) export(ctx context.Context, stateOf func(context.Context, *
 	st := sessionState{
 		Version: StateVersion, Session: s.id,
 		SystemPrompt: s.conv.system.text, Instructions: s.conv.instructions.text, Input: s.conv.input.text, Tools: s.conv.tools.text,
-		TeamTask: s.conv.teamTask.text, Strategy: strategyState(s.cfg.Strategy), History: historyState{data: hist}, Usage: s.usage, Pressure: s.pressureToSave(),
+		TeamTask: s.conv.teamTask.text, Strategy: strategyState(s.cfg.Strategy), History: historyState{data: hist}, Usage: s.plan.usage, Pressure: s.plan.pressureToSave(),
 		Position: d.rec.position, Attachment: d.rec.attachment,
 	}
 	for _, p := range s.plugins.all {
@@ -144,14 +144,14 @@ func (d *Durability) restore(ctx context.Context, data []byte, persist bool) err
 	s.conv.input = countedText{st.Input, s.counter.Count(st.Input)}
 	s.conv.tools = countTools(s.counter, s.cfg.History.Options.Framing, st.Tools)
 	s.conv.teamTask = countedText{st.TeamTask, s.counter.Count(st.TeamTask)}
-	s.cfg.Strategy, s.strategy = strategyCfg, strategy
+	s.plan.setStrategy(strategyCfg, strategy)
 	s.conv.hist = d.rec.follow(hist)
-	s.usage, s.pressure, d.rec.position, d.rec.attachment = st.Usage, st.Pressure.restored(), st.Position, st.Attachment
-	s.restoreTracks(s.pressure.Tracks)
+	s.plan.usage, s.plan.pressure, d.rec.position, d.rec.attachment = st.Usage, st.Pressure.restored(), st.Position, st.Attachment
+	s.plan.restoreTracks(s.plan.pressure.Tracks)
 	d.rec.pending, d.feed.derived = d.rec.pending[:0], 0
 	if persist {
 		// An imported state's turn mark names versions of another store.
-		s.pressure.TurnVersion, s.pressure.TurnAgent, s.pressure.TurnBudget = 0, "", 0
+		s.plan.pressure.TurnVersion, s.plan.pressure.TurnAgent, s.plan.pressure.TurnBudget = 0, "", 0
 		d.rec.stale()
 		if err := d.persist(); err != nil {
 			return fmt.Errorf("restore %q: %w", s.id, err)

@@ -29,7 +29,7 @@ func TestStateRoundTrip(t *testing.T) {
 	must(t, src.Conversation().SetSystemPrompt("system"))
 	must(t, src.Conversation().SetInstructions("instructions"))
 	must(t, src.Conversation().SetInput("input"))
-	must(t, src.SetStrategy(StrategyConfig{Name: StrategyGraduated}))
+	must(t, src.Planning().SetStrategy(StrategyConfig{Name: StrategyGraduated}))
 	_, err := src.Conversation().AddMessage(sdk.Message{Role: sdk.RoleUser, Content: "task"})
 	must(t, err)
 	for i := range 12 {
@@ -41,7 +41,7 @@ func TestStateRoundTrip(t *testing.T) {
 	fill(t, src, "mem", 3, 6)
 	before, err := src.Prepare(ctx, sdk.AgentIdentity{})
 	must(t, err)
-	must(t, src.ReportUsage(before.Budget.Used+10, 5))
+	must(t, src.Planning().ReportUsage(before.Budget.Used+10, 5))
 	state, err := src.Durability().Export(ctx)
 	must(t, err)
 

@@ -74,7 +74,7 @@ func storeTurn(b *testing.B, ctx context.Context, s *host.Session, i int) {
 	if _, err := s.Conversation().AddMessage(sdk.Message{Role: sdk.RoleAssistant, Content: fmt.Sprint("answer ", i, benchText)}); err != nil {
 		b.Fatal(err)
 	}
-	if err := s.ReportUsage(100+i, 10); err != nil {
+	if err := s.Planning().ReportUsage(100+i, 10); err != nil {
 		b.Fatal(err)
 	}
 }

@@ -229,7 +229,7 @@ func storeSteps(snapshot *[]byte) []struct {
 			_, err := s.Prepare(ctx, sdk.AgentIdentity{})
 			return err
 		}},
-		{"ReportUsage", func(_ context.Context, s *host.Session) error { return s.ReportUsage(120, 30) }},
+		{"ReportUsage", func(_ context.Context, s *host.Session) error { return s.Planning().ReportUsage(120, 30) }},
 		{"SaveAttachment", func(_ context.Context, s *host.Session) error {
 			return s.Durability().SaveAttachment(json.RawMessage(`{"spec":"next task","ops":[1,2]}`))
 		}},
@@ -238,7 +238,7 @@ func storeSteps(snapshot *[]byte) []struct {
 			return addNote(ctx, s, "extra", strings.Repeat(long, 4))
 		}},
 		{"Compact", func(ctx context.Context, s *host.Session) error {
-			r, err := s.Compact(ctx)
+			r, err := s.Planning().Compact(ctx)
 			if err == nil && (r == nil || len(r.Steps) == 0 || r.Steps[0].Action != "compact") {
 				return fmt.Errorf("no plugin was compacted: %v", r)
 			}
@@ -250,7 +250,7 @@ func storeSteps(snapshot *[]byte) []struct {
 			return err
 		}},
 		{"SetStrategy", func(_ context.Context, s *host.Session) error {
-			return s.SetStrategy(host.StrategyConfig{Name: host.StrategyGraduated})
+			return s.Planning().SetStrategy(host.StrategyConfig{Name: host.StrategyGraduated})
 		}},
 		{"Prepare graduated", func(ctx context.Context, s *host.Session) error {
 			_, err := s.Prepare(ctx, sdk.AgentIdentity{})
@@ -346,7 +346,7 @@ func TestPersistReusesKeptState(t *testing.T) {
 					return err
 				}
 			}
-			return s.ReportUsage(10, 1)
+			return s.Planning().ReportUsage(10, 1)
 		}, 0},
 		{"an Apply costs only the supervisor's snapshot", func() error { return addNote(ctx, s, "notes", "x") }, 1},
 		{"an Apply on another plugin costs nothing here", func() error { return addNote(ctx, s, "extra", "y") }, 0},
@@ -452,7 +452,7 @@ func TestFailingStoreSurfacesError(t *testing.T) {
 			p, _ := s.Prepare(ctx, sdk.AgentIdentity{})
 			return p != nil && strings.Contains(string(p.Payload), "n")
 		}},
-		{"ReportUsage", func() error { return s.ReportUsage(5, 7) }, func() bool { return s.Usage().CompletionTotal == 7 }},
+		{"ReportUsage", func() error { return s.Planning().ReportUsage(5, 7) }, func() bool { return s.Planning().Usage().CompletionTotal == 7 }},
 		{"ClearHistory", func() error { return s.Conversation().ClearHistory() }, func() bool { return len(s.Conversation().History()) == 0 }},
 	}
 	for _, tt := range tests {

@@ -783,7 +783,7 @@ func TestCacheCutAloneKeepsTheOlderMessages(t *testing.T) {
 			t.Fatalf("turn %d compacted a context that fits: %+v", i, p.Compaction)
 		}
 	}
-	before := meanGrowth(s.pressure.Growth) // the growth seen before the spike's turn
+	before := meanGrowth(s.plan.pressure.Growth) // the growth seen before the spike's turn
 	add(sdk.Message{Role: sdk.RoleAssistant, ToolCalls: []sdk.ToolCall{{ID: "big", Name: "bash", Arguments: `{"command":"go build ./..."}`}}})
 	spike := add(sdk.Message{Role: sdk.RoleTool, ToolCallID: "big", Content: strings.Repeat("main.go:12: undefined: frobnicate\n", 400)})
 	prev := s.conv.hist.View()

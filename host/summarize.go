@@ -236,7 +236,7 @@ func (t *turn) takeSummary() {
 		t.out.Warnings = append(t.out.Warnings, fmt.Sprintf("summary of %d messages discarded: %v", ready.Through-ready.From, err))
 		return
 	}
-	s.metrics.SummariesTaken++
+	s.plan.metrics.SummariesTaken++
 	r := t.summaryReport()
 	r.Taken = true
 	now, pending := s.conv.hist.Summaries()
@@ -247,7 +247,7 @@ func (t *turn) takeSummary() {
 	t.describeSummary(sum)
 	r.Spliced = !sameSummary(shown, now)
 	cost := s.sum.summaryCost(*sum)
-	s.pressure.Credit -= cost // the cache strategy weighs what the summary cost
+	s.plan.pressure.Credit -= cost // the cache strategy weighs what the summary cost
 	t.summaryCostThisTurn += cost
 }
 
@@ -258,10 +258,10 @@ func (t *turn) takeOutputSummary(sum history.OutputSummary) {
 		t.out.Warnings = append(t.out.Warnings, fmt.Sprintf("summary of the output %s discarded: %v", sum.ID, err))
 		return
 	}
-	s.metrics.SummariesTaken++
+	s.plan.metrics.SummariesTaken++
 	t.summaryReport().OutputTaken = sum.ID
 	cost := s.sum.outputSummaryCost(sum)
-	s.pressure.Credit -= cost
+	s.plan.pressure.Credit -= cost
 	t.summaryCostThisTurn += cost
 }
 
@@ -333,7 +333,7 @@ const SummaryLeadTurns = 2
 // summaryAhead is the context expected SummaryLeadTurns turns from now
 // (raw tokens), from the recent growth.
 func (t *turn) summaryAhead(b sdk.Budget) int {
-	return b.Used + SummaryLeadTurns*meanGrowth(t.s.pressure.Growth)
+	return b.Used + SummaryLeadTurns*meanGrowth(t.s.plan.pressure.Growth)
 }
 
 // summaryNeed is what the strategy would have the history free, when the
@@ -342,7 +342,7 @@ func (t *turn) summaryAhead(b sdk.Budget) int {
 func (t *turn) summaryNeed(b sdk.Budget, ahead int) int {
 	s := t.s
 	target := int(s.cfg.Strategy.Target * float64(b.Available))
-	return max(ahead-uncalibrate(target, s.usage.Calibration), s.cfg.Strategy.minFree(b), 1)
+	return max(ahead-uncalibrate(target, s.plan.usage.Calibration), s.cfg.Strategy.minFree(b), 1)
 }
 
 // requestAhead asks for the next span's summary in the background once
@@ -355,7 +355,7 @@ func (t *turn) requestAhead() {
 		return
 	}
 	ahead := t.summaryAhead(b)
-	if calibrate(ahead, s.usage.Calibration) < int(s.cfg.Thresholds.Warning*float64(b.Available)) {
+	if calibrate(ahead, s.plan.usage.Calibration) < int(s.cfg.Thresholds.Warning*float64(b.Available)) {
 		return
 	}
 	if sp, ok := t.startSummary(t.summaryNeed(b, ahead)); ok {

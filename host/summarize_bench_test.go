@@ -61,7 +61,7 @@ func BenchmarkTurnWithSummaries(b *testing.B) {
 				turn()
 				s.Summaries().Wait()
 			}
-			before := s.Metrics()
+			before := s.Planning().Metrics()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				add(n)
@@ -72,7 +72,7 @@ func BenchmarkTurnWithSummaries(b *testing.B) {
 				b.StartTimer()
 			}
 			b.StopTimer()
-			m := s.Metrics()
+			m := s.Planning().Metrics()
 			taken := m.SummariesTaken - before.SummariesTaken
 			if on && (m.SummaryFailures > 0 || b.N >= 100 && taken == 0) {
 				b.Fatalf("summaries do not roll along the timed turns: %d taken, %+v", taken, m)

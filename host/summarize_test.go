@@ -168,7 +168,7 @@ func TestSummaryRequestedAheadAndSplicedWhenTheWindowMoves(t *testing.T) {
 	if p2.Compaction == nil && summaryMarker(p2) != marker {
 		t.Fatalf("the summary changed on an append:\n%q\n%q", summaryMarker(p2), marker)
 	}
-	m := s.Metrics()
+	m := s.Planning().Metrics()
 	if m.SummaryRequests < 1 || m.SummariesTaken != 1 || m.SummaryFailures != 0 || m.SummaryCost < 140 {
 		t.Fatalf("metrics %+v", m)
 	}
@@ -245,7 +245,7 @@ func TestSummaryFailuresLeaveTheDeterministicSteps(t *testing.T) {
 			if !strings.Contains(strings.Join(p.Warnings, "\n"), `summarizer "digest"`) {
 				t.Fatalf("no warning: %q", p.Warnings)
 			}
-			if m := s.Metrics(); m.SummaryFailures != 1 || m.SummaryRequests != 1 {
+			if m := s.Planning().Metrics(); m.SummaryFailures != 1 || m.SummaryRequests != 1 {
 				t.Fatalf("metrics %+v", m)
 			}
 			if rec.count(host.EventSummaryFailed) != 1 {

@@ -61,8 +61,8 @@ func TestRestoredSessionWeighsItsLastPayload(t *testing.T) {
 		if c1.PrefixKept == edit {
 			t.Errorf("edit %v: prefix kept %v", edit, c1.PrefixKept)
 		}
-		if live.pressure.Credit != restored.pressure.Credit {
-			t.Errorf("edit %v: credit %v restored, %v live", edit, restored.pressure.Credit, live.pressure.Credit)
+		if live.plan.pressure.Credit != restored.plan.pressure.Credit {
+			t.Errorf("edit %v: credit %v restored, %v live", edit, restored.plan.pressure.Credit, live.plan.pressure.Credit)
 		}
 		h.sessions = map[string]*Session{}
 	}

@@ -14,12 +14,12 @@ import (
 func (s *Session) Prepare(ctx context.Context, agent sdk.AgentIdentity) (*Prepared, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	windDown := s.pressure.WindDownIssued
+	windDown := s.plan.pressure.WindDownIssued
 	out, err := newTurn(ctx, s, agent).prepare()
 	if errors.Is(err, errRenderedOver) {
 		// The rendering's overhead is measured now: the turn again,
 		// compacting for it (what the first try compacted stays).
-		s.pressure.WindDownIssued = windDown
+		s.plan.pressure.WindDownIssued = windDown
 		out, err = newTurn(ctx, s, agent).prepare()
 	}
 	return out, err
@@ -74,7 +74,7 @@ func (t *turn) prepare() (*Prepared, error) {
 		return nil, fmt.Errorf("prepare %q: %w", s.id, ErrSessionEnded)
 	}
 	t.takeSummary()
-	t.unchanged = s.dur.rec.holdsTurn(s.pressure)
+	t.unchanged = s.dur.rec.holdsTurn(s.plan.pressure)
 	if err := t.gatherComponents(); err != nil {
 		return nil, fmt.Errorf("prepare %q: %w", s.id, err)
 	}
@@ -112,7 +112,7 @@ func (t *turn) gatherComponents() error {
 		return err
 	}
 	out.Warnings = append(out.Warnings, warnings...)
-	if w := s.usage.warning(); w != "" {
+	if w := s.plan.usage.warning(); w != "" {
 		out.Warnings = append(out.Warnings, w)
 	}
 	if view != nil {
@@ -128,8 +128,8 @@ func (t *turn) measurePressure() {
 	s, out := t.s, t.out
 	out.Before = t.budgetOf(t.cs)
 	t.emitBudget(out.Before)
-	out.Action, s.pressure.WindDownIssued = pressureOf(out.Before.Utilization, s.cfg.Thresholds, s.pressure.WindDownIssued)
-	t.growthBefore = s.pressure.Growth
+	out.Action, s.plan.pressure.WindDownIssued = pressureOf(out.Before.Utilization, s.cfg.Thresholds, s.plan.pressure.WindDownIssued)
+	t.growthBefore = s.plan.pressure.Growth
 	t.recordGrowth(out.Before.CalibratedUsed)
 }
 
@@ -182,7 +182,7 @@ func (t *turn) reuse() bool {
 // and the Prepared hooks due.
 func (t *turn) sendAgain() {
 	s, out, last := t.s, t.out, t.last
-	s.pressure.Growth = t.growthBefore
+	s.plan.pressure.Growth = t.growthBefore
 	out.Cache = t.cacheAgain(last, out.Budget)
 	out.Payload, out.MediaType, out.System, out.HasSystem = last.result.Payload, last.result.MediaType, last.result.System, last.result.HasSystem
 	out.PayloadID, out.Extends, out.Repeats = last.id, last.id, len(last.result.Payload)
@@ -209,7 +209,7 @@ func (t *turn) assembleTurn() error {
 	if s.cfg.ReusePayload {
 		// The assembly may be built in the last payload's memory: it
 		// cannot be sent again, even if this turn fails.
-		delete(s.lastTurns, t.agent.Name)
+		delete(s.plan.lastTurns, t.agent.Name)
 	}
 	err := t.assemble(t.ctx, t.agent, out)
 	if hookWarnings != nil {
@@ -228,9 +228,9 @@ func (t *turn) assembleTurn() error {
 		t.rememberTurn(t.agent.Name, t.key, out)
 	}
 	if t.again {
-		s.pressure.Growth = t.growthBefore
+		s.plan.pressure.Growth = t.growthBefore
 	} else {
-		s.pressure.Turns++
+		s.plan.pressure.Turns++
 	}
 	return nil
 }
@@ -244,16 +244,16 @@ func (t *turn) record() error {
 		plan := restartPlan(s.conv.hist.All(), s.cfg)
 		out.Restart = &plan
 	}
-	s.usage.LastCounted = out.Budget.Used
-	s.pressure.LastUsed, s.pressure.Prepared = out.Budget.CalibratedUsed, true
-	s.metrics.Prepares++
-	s.metrics.LastPrepare = out.Budget.Components
-	if t.last == nil || !s.dur.rec.unchanged(s.usage, s.pressure) {
+	s.plan.usage.LastCounted = out.Budget.Used
+	s.plan.pressure.LastUsed, s.plan.pressure.Prepared = out.Budget.CalibratedUsed, true
+	s.plan.metrics.Prepares++
+	s.plan.metrics.LastPrepare = out.Budget.Components
+	if t.last == nil || !s.dur.rec.unchanged(s.plan.usage, s.plan.pressure) {
 		t.markSavedTurn(t.agent.Name, t.view, out.Budget)
 	}
 	t.markTurn(out)
 	if err := s.dur.persist(); err != nil {
-		s.pressure.TurnVersion = 0
+		s.plan.pressure.TurnVersion = 0
 		return fmt.Errorf("prepare %q: %w", s.id, err)
 	}
 	return nil
@@ -275,7 +275,7 @@ func (d *Durability) persist() error {
 	if r.holding > 0 {
 		return nil
 	}
-	if r.unchanged(s.usage, s.pressure) {
+	if r.unchanged(s.plan.usage, s.plan.pressure) {
 		d.dropRepeatedBudget()
 		r.mark = nil // the stored version is the turn's already
 		return nil
@@ -288,14 +288,14 @@ func (d *Durability) persist() error {
 		if room < 0 || opsLeast(r.pending) > room {
 			return nil, nil // a snapshot: the event could not be appended, so it is not encoded
 		}
-		return encodeJSON(storedEvent{Version: EventVersion, Ops: r.pending, Usage: s.usage, Pressure: s.pressureToSave(), Position: r.newPosition(), Attachment: r.newAttachment()})
+		return encodeJSON(storedEvent{Version: EventVersion, Ops: r.pending, Usage: s.plan.usage, Pressure: s.plan.pressureToSave(), Position: r.newPosition(), Attachment: r.newAttachment()})
 	}, func(ctx context.Context) ([]byte, error) {
 		return d.export(ctx, s.plugins.stateNow)
 	})
 	if err != nil {
 		return err
 	}
-	d.savedAs(s.usage, s.pressure)
+	d.savedAs(s.plan.usage, s.plan.pressure)
 	return nil
 }
 
@@ -344,7 +344,7 @@ func (t *turn) reusedTurn(agent string, view *AgentView, key turnKey) *lastTurn 
 	if view != nil {
 		return nil
 	}
-	last := s.lastTurns[agent]
+	last := s.plan.lastTurns[agent]
 	if last == nil || !last.key.equal(key) {
 		return nil
 	}
@@ -354,14 +354,14 @@ func (t *turn) reusedTurn(agent string, view *AgentView, key turnKey) *lastTurn 
 // rememberTurn keeps this turn's assembly for the next prepare of agent.
 func (t *turn) rememberTurn(agent string, key turnKey, out *Prepared) {
 	s := t.s
-	if s.lastTurns == nil {
-		s.lastTurns = map[string]*lastTurn{}
+	if s.plan.lastTurns == nil {
+		s.plan.lastTurns = map[string]*lastTurn{}
 	}
 	last := &lastTurn{key: key, id: out.PayloadID, result: sdk.AssembleResult{Payload: out.Payload, MediaType: out.MediaType, System: out.System, HasSystem: out.HasSystem}}
-	if track := s.caches[agent]; track != nil {
+	if track := s.plan.caches[agent]; track != nil {
 		last.stable, last.unmanagedStable = track.stable, track.unmanagedTotal
 	}
-	s.lastTurns[agent] = last
+	s.plan.lastTurns[agent] = last
 }
 
 // markSavedTurn records, in the state the end of this prepare saves, the
@@ -374,10 +374,10 @@ func (t *turn) rememberTurn(agent string, key turnKey, out *Prepared) {
 func (t *turn) markSavedTurn(agent string, view *AgentView, b sdk.Budget) {
 	s := t.s
 	if s.dur.rec.journal == nil || view != nil || s.dur.rec.version() == 0 {
-		s.pressure.TurnVersion, s.pressure.TurnAgent, s.pressure.TurnBudget = 0, "", 0
+		s.plan.pressure.TurnVersion, s.plan.pressure.TurnAgent, s.plan.pressure.TurnBudget = 0, "", 0
 		return
 	}
-	s.pressure.TurnVersion, s.pressure.TurnAgent, s.pressure.TurnBudget = s.dur.rec.version(), agent, budgetDigest(b)
+	s.plan.pressure.TurnVersion, s.plan.pressure.TurnAgent, s.plan.pressure.TurnBudget = s.dur.rec.version(), agent, budgetDigest(b)
 }
 
 // repeatsSavedTurn tells whether this turn (b, after compaction) is the
@@ -386,7 +386,7 @@ func (t *turn) markSavedTurn(agent string, view *AgentView, b sdk.Budget) {
 // payload is the same).
 func (t *turn) repeatsSavedTurn(agent string, view *AgentView, b sdk.Budget) bool {
 	s := t.s
-	return view == nil && s.pressure.TurnAgent == agent && s.pressure.TurnBudget == budgetDigest(b)
+	return view == nil && s.plan.pressure.TurnAgent == agent && s.plan.pressure.TurnBudget == budgetDigest(b)
 }
 
 // cacheAgain is the cache report of a turn that sends the last payload
@@ -401,7 +401,7 @@ func (t *turn) cacheAgain(last *lastTurn, b sdk.Budget) *CacheReport {
 	r := &CacheReport{Pricing: *p, PrefixKept: true,
 		Managed:   p.Cost(b.Used, last.stable),
 		Unmanaged: p.Cost(last.unmanagedStable+volatile, last.unmanagedStable)}
-	r.UnmanagedFits = calibrate(r.Unmanaged.Total, s.usage.Calibration) <= b.Available
+	r.UnmanagedFits = calibrate(r.Unmanaged.Total, s.plan.usage.Calibration) <= b.Available
 	return r
 }
 
@@ -410,8 +410,8 @@ func (t *turn) cacheAgain(last *lastTurn, b sdk.Budget) *CacheReport {
 // separators) as last measured are part of the overhead.
 func (t *turn) budgetOf(counted []countedComponent) sdk.Budget {
 	s := t.s
-	b := budgetOf(s.cfg, s.usage.Calibration, counted)
-	if s.pressure.RenderGap > 0 && s.cfg.rendersText() {
+	b := budgetOf(s.cfg, s.plan.usage.Calibration, counted)
+	if s.plan.pressure.RenderGap > 0 && s.cfg.rendersText() {
 		b = t.withRenderGap(b, b.Used)
 	}
 	return b
@@ -421,8 +421,8 @@ func (t *turn) budgetOf(counted []countedComponent) sdk.Budget {
 // session's current render gap as the rendering's overhead.
 func (t *turn) withRenderGap(b sdk.Budget, components int) sdk.Budget {
 	s := t.s
-	b.Overhead += components + s.pressure.RenderGap - b.Used
-	b.Used = components + s.pressure.RenderGap
+	b.Overhead += components + s.plan.pressure.RenderGap - b.Used
+	b.Used = components + s.plan.pressure.RenderGap
 	b.CalibratedUsed = calibrate(b.Used, b.Calibration)
 	b.Utilization = float64(b.CalibratedUsed) / float64(b.Available)
 	b.Status = statusOf(b.Utilization, s.cfg.Thresholds)
@@ -442,14 +442,14 @@ func (t *turn) emitBudget(b sdk.Budget) {
 // recordGrowth remembers how much the context grew since the last prepare.
 func (t *turn) recordGrowth(used int) {
 	s := t.s
-	if !s.pressure.Prepared {
+	if !s.plan.pressure.Prepared {
 		return
 	}
-	g := append(s.pressure.Growth, max(used-s.pressure.LastUsed, 0))
+	g := append(s.plan.pressure.Growth, max(used-s.plan.pressure.LastUsed, 0))
 	if n := s.cfg.Strategy.AdaptiveWindow; len(g) > n {
 		g = g[len(g)-n:]
 	}
-	s.pressure.Growth = g
+	s.plan.pressure.Growth = g
 }
 
 func finalComponents(cs []countedComponent) []countedComponent {

@@ -16,7 +16,7 @@ func TestSetWindowBoundsTheNextTurn(t *testing.T) {
 	if p.Compaction != nil || p.Budget.Available != 2000 {
 		t.Fatalf("before: compaction %+v, available %d", p.Compaction, p.Budget.Available)
 	}
-	must(t, s.SetWindow(2100, 1300))
+	must(t, s.Planning().SetWindow(2100, 1300))
 	p, err = s.Prepare(context.Background(), sdk.AgentIdentity{})
 	must(t, err)
 	if p.Budget.Window != 2100 || p.Budget.Reserved != 1300 || p.Budget.Available != 800 {
@@ -26,7 +26,7 @@ func TestSetWindowBoundsTheNextTurn(t *testing.T) {
 		t.Errorf("the turn does not fit the smaller room: used %d of 800, compaction %+v", p.Budget.CalibratedUsed, p.Compaction)
 	}
 	for _, bad := range [][2]int{{0, 0}, {100, 100}, {100, -1}} {
-		if err := s.SetWindow(bad[0], bad[1]); err == nil {
+		if err := s.Planning().SetWindow(bad[0], bad[1]); err == nil {
 			t.Errorf("SetWindow(%d, %d) accepted", bad[0], bad[1])
 		}
 	}
