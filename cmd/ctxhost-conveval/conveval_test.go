@@ -148,12 +148,11 @@ func TestConversationShapes(t *testing.T) {
 // reportedOnly are, for a goal TestConversationShapes reports without
 // asserting on some rows, those rows (as shortfalls names them): they do
 // not hold yet on its slice.
-//   - Every earlier fact, on the SWE-agent runs at 4k: the harness counts
-//     the line number of every line a file view shows as a fact, and
-//     ctxhost's facts component does not keep line numbers; once a
-//     view gives way (the task and the latest turn stay whole, where the
-//     naive trimmer keeps them in 2 of 6 requests), its line numbers go
-//     (4 of 6 requests keep every fact, naive 2 of 6).
+//   - Every earlier fact, on the SWE-agent runs at 4k: 5 of 6 requests
+//     keep every fact (naive 2 of 6; 4 of 6 when each line number of a
+//     file view counted as a fact, -facts gutters): what a pip install's
+//     output stated (its versions) outgrows the facts component's bound
+//     once the output gives way.
 //   - Tokens, on the SWE-agent runs at 8k: on Gemini ctxhost sends 11 %
 //     more than the naive trimmer with every fact, the task and the
 //     current request kept by both, all of it text the naive trimmer's

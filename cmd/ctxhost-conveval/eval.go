@@ -32,8 +32,9 @@ type setup struct {
 	maxCalls                  int // per conversation and dialect; 0: every call
 	concurrency               int // conversations replayed at once at each window (a serve each)
 	progress                  func(format string, args ...any)
-	explain                   bool // print, through progress, what each of ctxhost's requests left out
-	dump                      bool // ... and its texts beside the naive trimmer's
+	facts                     factRule // what counts as a fact stated earlier (default ruleViews)
+	explain                   bool     // print, through progress, what each of ctxhost's requests left out
+	dump                      bool     // ... and its texts beside the naive trimmer's
 
 	summaries summarySetup // ctxhost summarizes with the stand-in's summarizer (zero: off; see withSummaries)
 }
@@ -290,7 +291,7 @@ func replayOne(s setup, c conversation, d replay.Dialect, window int, base, stan
 		for ; seenTurns < upto; seenTurns++ {
 			t := c.conv.Turns[seenTurns]
 			if t.Role == "user" || t.Role == "tool" {
-				factsOf(t.Text, facts)
+				factsBy(s.facts, t.Text, facts)
 			}
 			if t.Output {
 				outputs = append(outputs, t.Text)
@@ -405,10 +406,10 @@ func judge(t *tally, q *sent, window int, current, task string, facts map[string
 		factsOf(string(up), words)
 		kept := 0
 		for f := range facts {
-			if words[f] || up.has(f) {
+			if factKept(f, up, words) {
 				kept++
 			} else {
-				missing = append(missing, f)
+				missing = append(missing, factName(f))
 			}
 		}
 		t.factsTotal += len(facts)

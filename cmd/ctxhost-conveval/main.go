@@ -27,7 +27,12 @@
 //   - facts: every identifier of the earlier user messages and tool outputs
 //     (ids and codes, e-mail addresses, dates, numbers of four digits or
 //     more, by the harness's regular expressions) present; recall is the
-//     share of those identifiers present, over all calls;
+//     share of those identifiers present, over all calls. A numbered file
+//     view (lines after consecutive line numbers, "1474:code") is one
+//     fact, the file and the lines it showed, kept when its first and last
+//     lines are shown or the range is named after the file's name
+//     ("fields.py:1457-1556"); its line numbers are no facts of their own
+//     (-facts gutters counts each, as the harness did before);
 //   - task: the conversation's first user message present;
 //   - masked: of the tool outputs not sent whole, the share sent as a
 //     masked placeholder (the rest omitted or cut);

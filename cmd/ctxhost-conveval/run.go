@@ -39,6 +39,7 @@ func cmdRun(args []string) error {
 	concurrency := fs.Int("concurrency", runtime.GOMAXPROCS(0), "conversations replayed at once at each window, each through a serve of its own (the results are the same at any)")
 	explain := fs.Bool("explain", false, "print on stderr the facts each of ctxhost's requests left out")
 	split := fs.String("split", "", "replay only the conversations of this split (tune or heldout; default both)")
+	factsRule := fs.String("facts", string(ruleViews), "what counts as a fact stated earlier: views (a numbered file view is one fact, its path and line range, its line numbers none) or gutters (every number of four digits or more, a view's line numbers too: the rule before)")
 	dump := fs.Bool("dump", false, "with -explain, print the texts of those requests and of the naive trimmer's beside them")
 	summaries := addSummaryFlags(fs)
 	_ = fs.Parse(args)
@@ -52,6 +53,9 @@ func cmdRun(args []string) error {
 		s.windows = append(s.windows, n)
 	}
 	var err error
+	if s.facts, err = parseFactRule(*factsRule); err != nil {
+		return err
+	}
 	if s.summaries, err = summaries.summaries(); err != nil {
 		return err
 	}

@@ -142,6 +142,7 @@ func (anthropicProvider) inspect(r *http.Request, body []byte) (*view, error) {
 			switch b.Type {
 			case "text":
 				text.WriteString(*b.Text)
+				v.maskedPart(*b.Text)
 			case "tool_use":
 				text.WriteString(b.Name + string(b.Input))
 			case "tool_result":
@@ -149,6 +150,9 @@ func (anthropicProvider) inspect(r *http.Request, body []byte) (*view, error) {
 				var s string
 				if json.Unmarshal(b.Content, &s) != nil {
 					s = string(b.Content)
+					v.maskedPart(openAIText(b.Content)) // a content of blocks: their texts
+				} else {
+					v.maskedPart(s)
 				}
 				text.WriteString(s)
 			}

@@ -8,6 +8,7 @@ import (
 
 	"cloud.google.com/go/ai/generativelanguage/apiv1beta/generativelanguagepb"
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/structpb"
 )
 
 // geminiProvider is generateContent and streamGenerateContent. Requests
@@ -79,8 +80,12 @@ func (geminiProvider) inspect(r *http.Request, body []byte) (*view, error) {
 				answers = append(answers, p.GetFunctionResponse().GetName())
 				res, _ := protojson.Marshal(p.GetFunctionResponse().GetResponse())
 				text.WriteString(string(res))
+				if structMasked(p.GetFunctionResponse().GetResponse()) {
+					v.masked++
+				}
 			default:
 				text.WriteString(p.GetText())
+				v.maskedPart(p.GetText())
 			}
 		}
 		if len(calls) > 0 && c.GetRole() != "model" || len(answers) > 0 && c.GetRole() != "user" {
@@ -95,6 +100,38 @@ func (geminiProvider) inspect(r *http.Request, body []byte) (*view, error) {
 		v.texts = append(v.texts, text.String())
 	}
 	return v, nil
+}
+
+// structMasked reports a functionResponse whose response holds a masked
+// output's placeholder in one of its string values (the call path sends
+// a tool's output as {"output": "..."}).
+func structMasked(st *structpb.Struct) bool {
+	var walk func(v *structpb.Value) bool
+	walk = func(v *structpb.Value) bool {
+		switch k := v.GetKind().(type) {
+		case *structpb.Value_StringValue:
+			return maskedRe.MatchString(k.StringValue)
+		case *structpb.Value_StructValue:
+			for _, f := range k.StructValue.GetFields() {
+				if walk(f) {
+					return true
+				}
+			}
+		case *structpb.Value_ListValue:
+			for _, e := range k.ListValue.GetValues() {
+				if walk(e) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, f := range st.GetFields() {
+		if walk(f) {
+			return true
+		}
+	}
+	return false
 }
 
 func functionCalls(c *generativelanguagepb.Content) []string {

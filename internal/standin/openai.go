@@ -142,6 +142,7 @@ func (p chatProvider) inspect(r *http.Request, body []byte) (*view, error) {
 	waiting := map[string]bool{} // calls not answered yet
 	for i, m := range req.Messages {
 		text := openAIText(m.Content)
+		v.maskedPart(text)
 		if m.Role != "tool" && len(waiting) > 0 {
 			v.problems = append(v.problems, fmt.Sprintf("message %d: tool calls %v unanswered before a %s message", i, keys(waiting), m.Role))
 			waiting = map[string]bool{}
@@ -290,6 +291,7 @@ func (p responsesProvider) inspect(r *http.Request, body []byte) (*view, error) 
 			return nil, fmt.Errorf("input: %w", err)
 		}
 		v.texts = []string{s}
+		v.maskedPart(s)
 		return v, nil
 	}
 	waiting := map[string]bool{}
@@ -317,11 +319,13 @@ func (p responsesProvider) inspect(r *http.Request, body []byte) (*view, error) 
 			}
 			delete(waiting, it.CallID)
 			v.texts = append(v.texts, openAIText(it.Output))
+			v.maskedPart(v.texts[len(v.texts)-1])
 		default:
 			if it.Role != "assistant" {
 				reasoning = ""
 			}
 			v.texts = append(v.texts, openAIText(it.Content))
+			v.maskedPart(v.texts[len(v.texts)-1])
 		}
 	}
 	if len(waiting) > 0 {

@@ -23,13 +23,26 @@ import (
 type view struct {
 	// texts is each message's text (tool calls and results included), in
 	// order; extra the rest that is billed (system text, tool definitions).
-	texts    []string
-	extra    []string
-	results  int
+	texts   []string
+	extra   []string
+	results int
+	// masked counts the texts and tool results that are a masked
+	// output's placeholder (see maskedPart), each apart: a Gemini
+	// functionResponse's, an Anthropic message's several tool_results.
+	masked   int
 	stream   bool
 	problems []string
 	// key is the caller's API key as the provider reads it.
 	key string
+}
+
+// maskedPart counts text when it is a masked output's placeholder: a
+// tool result's text, a message's text part, or a string value of a
+// Gemini functionResponse.
+func (v *view) maskedPart(text string) {
+	if maskedRe.MatchString(text) {
+		v.masked++
+	}
 }
 
 // reply is the model's answer of a turn: a tool call, or a text.
@@ -78,12 +91,7 @@ func (s *standin) serve(w http.ResponseWriter, r *http.Request, p provider) {
 		p.fail(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	c.Stream, c.Messages, c.Results, c.Problems = v.stream, len(v.texts), v.results, v.problems
-	for _, text := range v.texts {
-		if maskedRe.MatchString(text) {
-			c.Masked++
-		}
-	}
+	c.Stream, c.Messages, c.Results, c.Problems, c.Masked = v.stream, len(v.texts), v.results, v.problems, v.masked
 	c.Key = v.key == APIKey
 	all := strings.Join(v.texts, "\n")
 	if m := taskRe.FindStringSubmatch(all); m != nil {
