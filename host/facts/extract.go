@@ -296,19 +296,7 @@ func (x *extractor) number(key string, f float64) {
 // brackets, trimmed of punctuation; "key: value" and key=value pairs give
 // the value its key when the key is telling.
 func (x *extractor) prose(s string) {
-	if strings.IndexByte(s, '\n') >= 0 {
-		var views []listing
-		s, views = listings(s)
-		for _, l := range views {
-			x.add(l.fact())
-			if l.path != "" {
-				if x.viewed == nil {
-					x.viewed = map[string]bool{}
-				}
-				x.viewed[l.path] = true
-			}
-		}
-	}
+	s = x.views(s)
 	pendingKey := ""
 	for len(s) > 0 && len(x.facts) < maxCandidates {
 		i := strings.IndexFunc(s, isWordRune)
@@ -356,6 +344,25 @@ func (x *extractor) prose(s string) {
 		}
 		x.word(key, word)
 	}
+}
+
+// views adds the view facts of s's numbered listings and returns s
+// without their gutters.
+func (x *extractor) views(s string) string {
+	if strings.IndexByte(s, '\n') < 0 {
+		return s
+	}
+	s, ls := listings(s)
+	for _, l := range ls {
+		x.add(l.fact())
+		if l.path != "" {
+			if x.viewed == nil {
+				x.viewed = map[string]bool{}
+			}
+			x.viewed[l.path] = true
+		}
+	}
+	return s
 }
 
 // wordEnd is the end of the word s starts with: a space or a bracket, a
@@ -507,27 +514,24 @@ func isPin(w string) bool {
 		return false
 	}
 	for _, op := range pinOps {
-		i := strings.Index(w, op)
-		if i <= 0 {
-			continue
+		if i := strings.Index(w, op); i > 0 {
+			name, ver := w[:i], w[i+len(op):]
+			return ver != "" && ver[0] >= '0' && ver[0] <= '9' && unicode.IsLetter(rune(name[0])) &&
+				allASCII(name, "-_.[]") && allASCII(ver, ".*+-")
 		}
-		name, ver := w[:i], w[i+len(op):]
-		if ver == "" || ver[0] < '0' || ver[0] > '9' || !unicode.IsLetter(rune(name[0])) {
-			return false
-		}
-		for _, r := range name {
-			if !(r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '-' || r == '_' || r == '.' || r == '[' || r == ']')) {
-				return false
-			}
-		}
-		for _, r := range ver {
-			if !(r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.' || r == '*' || r == '+' || r == '-')) {
-				return false
-			}
-		}
-		return true
 	}
 	return false
+}
+
+// allASCII reports s made of ASCII letters, digits and the bytes of also.
+func allASCII(s, also string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte(also, c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // classifyByChars classifies w, of the characters c, as an id, a
