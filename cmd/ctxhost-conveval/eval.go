@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -309,7 +310,7 @@ func replayOne(s setup, c conversation, d replay.Dialect, window int, base, stan
 			"naive":      naive(r, n, budget, counts),
 			"drop-start": dropStart(r, n, budget, counts),
 		}
-		err := replay.CallScripted(client, base, standin, d, r.Body(k, stream), r.Replies[k], stream)
+		err := replay.CallScripted(client, base, standin, withTask(d, task), r.Body(k, stream), r.Replies[k], stream)
 		line, lerr := logs.next()
 		if err == nil {
 			err = lerr
@@ -378,6 +379,18 @@ func replayOne(s setup, c conversation, d replay.Dialect, window int, base, stan
 		}
 	}
 	return local, nil
+}
+
+// withTask is d with the call's task named in a header too, so that a
+// request that lets the task's text go is still filed under its task
+// (and counted as not keeping it).
+func withTask(d replay.Dialect, task string) replay.Dialect {
+	d.Headers = maps.Clone(d.Headers)
+	if d.Headers == nil {
+		d.Headers = map[string]string{}
+	}
+	d.Headers[replay.TaskHeader] = task
+	return d
 }
 
 // judge tallies one request q of a call: its fit, and what it kept of the

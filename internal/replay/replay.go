@@ -34,6 +34,12 @@ const StandinKey = "sk-standin-key"
 // object of text, id, name and arguments, in standard base64).
 const ReplyHeader = "Standin-Reply"
 
+// TaskHeader is the stand-in's header that names the call's task when
+// the request's text may no longer hold its "TASK-ID: x" line (a context
+// manager let the task give way): the stand-in files the call under it,
+// and reports the task as not kept.
+const TaskHeader = "Standin-Task"
+
 // ReplyRefHeader is the stand-in's header that names an answer posted
 // before to its /standin/replies (see CallScripted).
 const ReplyRefHeader = "Standin-Reply-Ref"

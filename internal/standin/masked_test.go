@@ -1,7 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -39,5 +43,50 @@ func TestMaskedPlaceholdersCounted(t *testing.T) {
 	}
 	if v.masked != 2 {
 		t.Errorf("anthropic: %d masked, want 2 (the second and third tool_result of one message)", v.masked)
+	}
+}
+
+// TestTaskFromTheHeader: a request whose text lost its TASK-ID line is
+// filed under the task its TaskHeader names, reported as not keeping it.
+func TestTaskFromTheHeader(t *testing.T) {
+	logPath := filepath.Join(t.TempDir(), "checks.jsonl")
+	s, err := newStandin("", logPath, 4096, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := s.handler()
+	for _, tc := range []struct{ text, header, task string }{
+		{"TASK-ID: in-text. Fix it.", "ignored", "in-text"},
+		{"Fix it (the task gave way).", "from-header", "from-header"},
+	} {
+		body := `{"model":"claude","max_tokens":512,"messages":[{"role":"user","content":"` + tc.text + `"}]}`
+		r := httptest.NewRequest("POST", "/v1/messages", strings.NewReader(body))
+		r.Header.Set("x-api-key", APIKey)
+		r.Header.Set(TaskHeader, tc.header)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != 200 {
+			t.Fatalf("%q: HTTP %d %s", tc.text, w.Code, w.Body)
+		}
+	}
+	data, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d checks logged, want 2", len(lines))
+	}
+	for i, want := range []struct {
+		task string
+		kept bool
+	}{{"in-text", true}, {"from-header", false}} {
+		var c Check
+		if err := json.Unmarshal([]byte(lines[i]), &c); err != nil {
+			t.Fatal(err)
+		}
+		if c.Task != want.task || c.TaskKept != want.kept {
+			t.Errorf("check %d: task %q kept %v, want %q %v", i, c.Task, c.TaskKept, want.task, want.kept)
+		}
 	}
 }

@@ -97,6 +97,7 @@ func (s *standin) serve(w http.ResponseWriter, r *http.Request, p provider) {
 	if m := taskRe.FindStringSubmatch(all); m != nil {
 		c.Task, c.TaskKept = m[1], true
 	} else {
+		c.Task = r.Header.Get(TaskHeader) // the caller names it: the call is filed under it, its text not kept
 		c.Problems = append(c.Problems, "the task (TASK-ID) is not in the request")
 	}
 	c.Tokens = countTokens(v)
@@ -245,6 +246,10 @@ func (b *bufferedAnswer) status() int {
 // conversation recorded, so that the next call, which carries that turn,
 // continues it. The request is checked as any other.
 const ReplyHeader = "Standin-Reply"
+
+// TaskHeader names the call's task for a request whose text no longer
+// holds its TASK-ID line (replay.TaskHeader).
+const TaskHeader = "Standin-Task"
 
 // ReplyRefHeader names an answer posted before to /standin/replies: the
 // side channel for answers of any size (a header is bounded: serve
