@@ -140,7 +140,7 @@ func (t *turn) trimmedBudget(b sdk.Budget, usage []ComponentUsage) sdk.Budget {
 	for _, u := range usage {
 		cs = append(cs, countedComponent{comp: sdk.Component{Name: u.Name, Slot: u.Slot}, tokens: u.Tokens})
 	}
-	return t.budgetOf(cs)
+	return t.s.plan.budgetOf(cs)
 }
 
 // checkRendered counts a plain-text payload as the provider will see it
@@ -164,7 +164,7 @@ func (t *turn) checkRendered(out *Prepared, growthBefore []int) error {
 	gap := max(0, rendered-components)
 	grew := gap > s.plan.pressure.RenderGap
 	s.plan.pressure.RenderGap = gap
-	out.Budget = t.withRenderGap(out.Budget, components) // the turn's budget says what was measured
+	out.Budget = s.plan.withRenderGap(out.Budget, components) // the turn's budget says what was measured
 	if calibrate(rendered, out.Budget.Calibration) <= out.Budget.Available {
 		return nil
 	}

@@ -180,6 +180,21 @@ func (t *turn) cacheReport(agent string, final []countedComponent, b sdk.Budget)
 	return r
 }
 
+// cacheAgain is the cache report of a turn that sends the last payload
+// again: its whole stable part is the shared prefix.
+func (p *Planning) cacheAgain(last *lastTurn, b sdk.Budget) *CacheReport {
+	pr := p.cfg.Pricing
+	if pr == nil {
+		return nil
+	}
+	volatile := b.Used - last.stable
+	r := &CacheReport{Pricing: *pr, PrefixKept: true,
+		Managed:   pr.Cost(b.Used, last.stable),
+		Unmanaged: pr.Cost(last.unmanagedStable+volatile, last.unmanagedStable)}
+	r.UnmanagedFits = calibrate(r.Unmanaged.Total, p.usage.Calibration) <= b.Available
+	return r
+}
+
 // cacheTrackOf splits the final components into stable units (see
 // cacheUnit): the system part, then the history view with the counts the
 // history keeps for it.

@@ -159,7 +159,7 @@ func (t *turn) sizeFacts(cs []countedComponent) int {
 	limit := s.cfg.Facts.limit(s.cfg.Window - s.cfg.Reserved)
 	for try := 0; try < 4; try++ {
 		cs[i] = t.factsComponent(limit)
-		b := t.budgetOf(finalComponents(cs))
+		b := t.s.plan.budgetOf(finalComponents(cs))
 		over := b.CalibratedUsed - b.Available
 		if over <= 0 || cs[i].tokens == 0 {
 			break

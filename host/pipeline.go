@@ -290,7 +290,7 @@ func (t *turn) carryOut(ctx context.Context, d Decision, cs []countedComponent, 
 			}
 			need := used - uncalibrate(d.Target, s.plan.usage.Calibration)
 			if d.Deep {
-				need = max(need, t.deepStep().free)
+				need = max(need, t.s.plan.deepStep().free)
 			}
 			return need
 		}
@@ -341,7 +341,7 @@ func (t *turn) fitWindow(cs []countedComponent, report *CompactionReport, before
 		reason = d.Reason
 	}
 	s := t.s
-	b := t.budgetOf(finalComponents(cs))
+	b := t.s.plan.budgetOf(finalComponents(cs))
 	if b.CalibratedUsed <= b.Available {
 		return report
 	}
@@ -351,13 +351,13 @@ func (t *turn) fitWindow(cs []countedComponent, report *CompactionReport, before
 		if cs[i].isHistory() && room == 0 && s.cfg.Facts.Enabled && s.cfg.Facts.MaxTokens >= 0 {
 			need := uncalibrate(b.CalibratedUsed-b.Available, s.plan.usage.Calibration) + 1
 			report = t.giveWayStep(cs, i, report, reason, before, b.Available, need)
-			if b = t.budgetOf(finalComponents(cs)); b.CalibratedUsed <= b.Available {
+			if b = t.s.plan.budgetOf(finalComponents(cs)); b.CalibratedUsed <= b.Available {
 				return report
 			}
 		}
 	}
 	if report = t.fitFacts(cs, report, reason, before, b.Available); report != nil {
-		if b = t.budgetOf(finalComponents(cs)); b.CalibratedUsed <= b.Available {
+		if b = t.s.plan.budgetOf(finalComponents(cs)); b.CalibratedUsed <= b.Available {
 			return report
 		}
 	}
@@ -368,7 +368,7 @@ func (t *turn) fitWindow(cs []countedComponent, report *CompactionReport, before
 		if room > 0 {
 			need := uncalibrate(b.CalibratedUsed-b.Available+room, s.plan.usage.Calibration) + 1
 			report = t.cutStep(cs, i, report, reason, before, b.Available, need, s.conv.hist.CutUnpinned)
-			if b = t.budgetOf(finalComponents(cs)); b.CalibratedUsed <= b.Available {
+			if b = t.s.plan.budgetOf(finalComponents(cs)); b.CalibratedUsed <= b.Available {
 				return report
 			}
 		}

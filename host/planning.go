@@ -113,7 +113,7 @@ func (p *Planning) Budget(ctx context.Context) (sdk.Budget, []string, error) {
 	if err != nil {
 		return sdk.Budget{}, warnings, fmt.Errorf("budget %q: %w", t.s.id, err)
 	}
-	return t.budgetOf(cs), warnings, nil
+	return p.budgetOf(cs), warnings, nil
 }
 
 // Compact forces a compaction down to the strategy target (Config.Strategy.Target
@@ -128,7 +128,7 @@ func (p *Planning) Compact(ctx context.Context) (*CompactionReport, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compact %q: %w", id, err)
 	}
-	b := t.budgetOf(cs)
+	b := p.budgetOf(cs)
 	d := Decision{Compact: true, Target: fraction(b.Available, p.cfg.Strategy.Target), Reason: "forced"}
 	report, err := t.carryOut(ctx, d, cs, b)
 	if err != nil {
@@ -141,6 +141,61 @@ func (p *Planning) Compact(ctx context.Context) (*CompactionReport, error) {
 		return report, fmt.Errorf("compact %q: %w", id, err)
 	}
 	return report, nil
+}
+
+// measure is the budget of the gathered components cs before
+// compaction, the pressure action it calls for (a wind down is issued
+// once) and the growth record before this turn's, which it adds.
+func (p *Planning) measure(cs []countedComponent) (before sdk.Budget, action PressureAction, growthBefore []int) {
+	before = p.budgetOf(cs)
+	action, p.pressure.WindDownIssued = pressureOf(before.Utilization, p.cfg.Thresholds, p.pressure.WindDownIssued)
+	growthBefore = p.pressure.Growth
+	p.recordGrowth(before.CalibratedUsed)
+	return before, action, growthBefore
+}
+
+// prepared keeps the figures the next turn starts from, of a turn whose
+// payload has budget b: its count (calibrated by the next usage report),
+// its size (the next turn's growth) and the counters.
+func (p *Planning) prepared(b sdk.Budget) {
+	p.usage.LastCounted = b.Used
+	p.pressure.LastUsed, p.pressure.Prepared = b.CalibratedUsed, true
+	p.metrics.Prepares++
+	p.metrics.LastPrepare = b.Components
+}
+
+// budgetOf is the session's budget of counted components: with a
+// plain-text format, the rendering's own tokens (labels, section headers,
+// separators) as last measured are part of the overhead.
+func (p *Planning) budgetOf(counted []countedComponent) sdk.Budget {
+	b := budgetOf(*p.cfg, p.usage.Calibration, counted)
+	if p.pressure.RenderGap > 0 && p.cfg.rendersText() {
+		b = p.withRenderGap(b, b.Used)
+	}
+	return b
+}
+
+// withRenderGap is b, whose components count components tokens, with the
+// session's current render gap as the rendering's overhead.
+func (p *Planning) withRenderGap(b sdk.Budget, components int) sdk.Budget {
+	b.Overhead += components + p.pressure.RenderGap - b.Used
+	b.Used = components + p.pressure.RenderGap
+	b.CalibratedUsed = calibrate(b.Used, b.Calibration)
+	b.Utilization = float64(b.CalibratedUsed) / float64(b.Available)
+	b.Status = statusOf(b.Utilization, p.cfg.Thresholds)
+	return b
+}
+
+// recordGrowth remembers how much the context grew since the last prepare.
+func (p *Planning) recordGrowth(used int) {
+	if !p.pressure.Prepared {
+		return
+	}
+	g := append(p.pressure.Growth, max(used-p.pressure.LastUsed, 0))
+	if n := p.cfg.Strategy.AdaptiveWindow; len(g) > n {
+		g = g[len(g)-n:]
+	}
+	p.pressure.Growth = g
 }
 
 // ReportUsage records the provider's usage of the last call. Prompt tokens

@@ -69,6 +69,39 @@ type lastTurn struct {
 	stable, unmanagedStable int
 }
 
+// reusedTurn returns the last turn of agent when this one (final, b) is
+// the same; nil otherwise, or for an agent's view (rebuilt every turn).
+func (p *Planning) reusedTurn(agent string, view *AgentView, key turnKey) *lastTurn {
+	if view != nil {
+		return nil
+	}
+	last := p.lastTurns[agent]
+	if last == nil || !last.key.equal(key) {
+		return nil
+	}
+	return last
+}
+
+// rememberTurn keeps this turn's assembly for the next prepare of agent.
+func (p *Planning) rememberTurn(agent string, key turnKey, out *Prepared) {
+	if p.lastTurns == nil {
+		p.lastTurns = map[string]*lastTurn{}
+	}
+	last := &lastTurn{key: key, id: out.PayloadID, result: sdk.AssembleResult{Payload: out.Payload, MediaType: out.MediaType, System: out.System, HasSystem: out.HasSystem}}
+	if track := p.caches[agent]; track != nil {
+		last.stable, last.unmanagedStable = track.stable, track.unmanagedTotal
+	}
+	p.lastTurns[agent] = last
+}
+
+// repeatsSavedTurn tells whether this turn (b, after compaction) is the
+// marked one again: the same agent and budget. Only the bookkeeping uses
+// it; the turn is assembled anew (assemblers are deterministic: the
+// payload is the same).
+func (p *Planning) repeatsSavedTurn(agent string, view *AgentView, b sdk.Budget) bool {
+	return view == nil && p.pressure.TurnAgent == agent && p.pressure.TurnBudget == budgetDigest(b)
+}
+
 func (a turnKey) equal(b turnKey) bool {
 	return a.hist == b.hist && a.histVersion == b.histVersion && a.texts == b.texts && a.memory == b.memory &&
 		slices.Equal(a.comps, b.comps) && budgetEqual(a.budget, b.budget)
@@ -114,18 +147,18 @@ func budgetDigest(b sdk.Budget) uint64 {
 
 // deepStep is History.DeepStep, remembered for the history's version (it
 // may walk every message), in raw tokens.
-func (t *turn) deepStep() deepMemo {
-	s := t.s
-	v := s.conv.hist.Version()
-	if s.plan.deep.hist != s.conv.hist || s.plan.deep.version != v || !s.plan.deep.valid {
-		free, keep := s.conv.hist.DeepStep()
+func (p *Planning) deepStep() deepMemo {
+	h := p.conv.hist
+	v := h.Version()
+	if p.deep.hist != h || p.deep.version != v || !p.deep.valid {
+		free, keep := h.DeepStep()
 		demos := 0
 		if free > 0 {
-			demos = s.conv.hist.DropFirstTokens()
+			demos = h.DropFirstTokens()
 		}
-		s.plan.deep = deepMemo{hist: s.conv.hist, version: v, valid: true, free: free, keep: keep, demos: demos}
+		p.deep = deepMemo{hist: h, version: v, valid: true, free: free, keep: keep, demos: demos}
 	}
-	return s.plan.deep
+	return p.deep
 }
 
 // deepStepUnder is the deepest history step in calibrated tokens for a
@@ -138,7 +171,7 @@ func (t *turn) deepStepUnder(b sdk.Budget) DeepStep {
 	if b.Utilization < s.cfg.Thresholds.Warning && b.CalibratedUsed <= b.Available && !s.plan.pressure.Outgrown && s.plan.pressure.Credit <= 0 {
 		return DeepStep{}
 	}
-	d := t.deepStep()
+	d := s.plan.deepStep()
 	step := DeepStep{Free: calibrate(d.free, s.plan.usage.Calibration), Keep: calibrate(d.keep, s.plan.usage.Calibration),
 		Demonstrations: calibrate(d.demos, s.plan.usage.Calibration)}
 	if prev := t.lastCached(); prev != nil && d.free > 0 {

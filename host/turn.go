@@ -125,12 +125,9 @@ func (t *turn) gatherComponents() error {
 // measurePressure is the budget before compaction, its events, the
 // pressure action the agent loop should take and the context's growth.
 func (t *turn) measurePressure() {
-	s, out := t.s, t.out
-	out.Before = t.budgetOf(t.cs)
+	out := t.out
+	out.Before, out.Action, t.growthBefore = t.s.plan.measure(t.cs)
 	t.emitBudget(out.Before)
-	out.Action, s.plan.pressure.WindDownIssued = pressureOf(out.Before.Utilization, s.cfg.Thresholds, s.plan.pressure.WindDownIssued)
-	t.growthBefore = s.plan.pressure.Growth
-	t.recordGrowth(out.Before.CalibratedUsed)
 }
 
 // compactToFit is the session's FitPolicy (a fresh task context's
@@ -149,7 +146,7 @@ func (t *turn) compactToFit() error {
 func (t *turn) settle() error {
 	s, out := t.s, t.out
 	t.final = finalComponents(t.cs)
-	out.Budget = t.budgetOf(t.final)
+	out.Budget = s.plan.budgetOf(t.final)
 	out.Components, out.Usage = make([]sdk.Component, 0, len(t.final)), make([]ComponentUsage, 0, len(t.final))
 	for _, c := range t.final {
 		out.Components = append(out.Components, c.comp)
@@ -173,8 +170,8 @@ func (t *turn) settle() error {
 // first turn of a reopened session that repeats the last one saved.
 func (t *turn) reuse() bool {
 	t.key = t.keyOf(t.final, t.out.Budget)
-	t.last = t.reusedTurn(t.agent.Name, t.view, t.key)
-	t.again = t.last == nil && t.unchanged && t.repeatsSavedTurn(t.agent.Name, t.view, t.out.Budget)
+	t.last = t.s.plan.reusedTurn(t.agent.Name, t.view, t.key)
+	t.again = t.last == nil && t.unchanged && t.s.plan.repeatsSavedTurn(t.agent.Name, t.view, t.out.Budget)
 	return t.last != nil
 }
 
@@ -183,7 +180,7 @@ func (t *turn) reuse() bool {
 func (t *turn) sendAgain() {
 	s, out, last := t.s, t.out, t.last
 	s.plan.pressure.Growth = t.growthBefore
-	out.Cache = t.cacheAgain(last, out.Budget)
+	out.Cache = s.plan.cacheAgain(last, out.Budget)
 	out.Payload, out.MediaType, out.System, out.HasSystem = last.result.Payload, last.result.MediaType, last.result.System, last.result.HasSystem
 	out.PayloadID, out.Extends, out.Repeats = last.id, last.id, len(last.result.Payload)
 	out.Warnings = append(out.Warnings, t.s.plugins.notifyPrepared(t.ctx, out.Budget, &t.s.dur.rec)...)
@@ -225,7 +222,7 @@ func (t *turn) assembleTurn() error {
 		return err
 	}
 	if t.view == nil && s.cfg.Assembler != nil {
-		t.rememberTurn(t.agent.Name, t.key, out)
+		s.plan.rememberTurn(t.agent.Name, t.key, out)
 	}
 	if t.again {
 		s.plan.pressure.Growth = t.growthBefore
@@ -244,10 +241,7 @@ func (t *turn) record() error {
 		plan := restartPlan(s.conv.hist.All(), s.cfg)
 		out.Restart = &plan
 	}
-	s.plan.usage.LastCounted = out.Budget.Used
-	s.plan.pressure.LastUsed, s.plan.pressure.Prepared = out.Budget.CalibratedUsed, true
-	s.plan.metrics.Prepares++
-	s.plan.metrics.LastPrepare = out.Budget.Components
+	s.plan.prepared(out.Budget)
 	if t.last == nil || !s.dur.rec.unchanged(s.plan.usage, s.plan.pressure) {
 		t.markSavedTurn(t.agent.Name, t.view, out.Budget)
 	}
@@ -337,33 +331,6 @@ func (t *turn) keyOf(final []countedComponent, b sdk.Budget) turnKey {
 	return k
 }
 
-// reusedTurn returns the last turn of agent when this one (final, b) is
-// the same; nil otherwise, or for an agent's view (rebuilt every turn).
-func (t *turn) reusedTurn(agent string, view *AgentView, key turnKey) *lastTurn {
-	s := t.s
-	if view != nil {
-		return nil
-	}
-	last := s.plan.lastTurns[agent]
-	if last == nil || !last.key.equal(key) {
-		return nil
-	}
-	return last
-}
-
-// rememberTurn keeps this turn's assembly for the next prepare of agent.
-func (t *turn) rememberTurn(agent string, key turnKey, out *Prepared) {
-	s := t.s
-	if s.plan.lastTurns == nil {
-		s.plan.lastTurns = map[string]*lastTurn{}
-	}
-	last := &lastTurn{key: key, id: out.PayloadID, result: sdk.AssembleResult{Payload: out.Payload, MediaType: out.MediaType, System: out.System, HasSystem: out.HasSystem}}
-	if track := s.plan.caches[agent]; track != nil {
-		last.stable, last.unmanagedStable = track.stable, track.unmanagedTotal
-	}
-	s.plan.lastTurns[agent] = last
-}
-
 // markSavedTurn records, in the state the end of this prepare saves, the
 // turn it prepared: the stored version before that save, the agent and a
 // digest of the budget. A session opened again from its store holds no
@@ -380,55 +347,8 @@ func (t *turn) markSavedTurn(agent string, view *AgentView, b sdk.Budget) {
 	s.plan.pressure.TurnVersion, s.plan.pressure.TurnAgent, s.plan.pressure.TurnBudget = s.dur.rec.version(), agent, budgetDigest(b)
 }
 
-// repeatsSavedTurn tells whether this turn (b, after compaction) is the
-// marked one again: the same agent and budget. Only the bookkeeping uses
-// it; the turn is assembled anew (assemblers are deterministic: the
-// payload is the same).
-func (t *turn) repeatsSavedTurn(agent string, view *AgentView, b sdk.Budget) bool {
-	s := t.s
-	return view == nil && s.plan.pressure.TurnAgent == agent && s.plan.pressure.TurnBudget == budgetDigest(b)
-}
-
-// cacheAgain is the cache report of a turn that sends the last payload
-// again: its whole stable part is the shared prefix.
-func (t *turn) cacheAgain(last *lastTurn, b sdk.Budget) *CacheReport {
-	s := t.s
-	p := s.cfg.Pricing
-	if p == nil {
-		return nil
-	}
-	volatile := b.Used - last.stable
-	r := &CacheReport{Pricing: *p, PrefixKept: true,
-		Managed:   p.Cost(b.Used, last.stable),
-		Unmanaged: p.Cost(last.unmanagedStable+volatile, last.unmanagedStable)}
-	r.UnmanagedFits = calibrate(r.Unmanaged.Total, s.plan.usage.Calibration) <= b.Available
-	return r
-}
-
-// budgetOf is the session's budget of counted components: with a
-// plain-text format, the rendering's own tokens (labels, section headers,
-// separators) as last measured are part of the overhead.
-func (t *turn) budgetOf(counted []countedComponent) sdk.Budget {
-	s := t.s
-	b := budgetOf(s.cfg, s.plan.usage.Calibration, counted)
-	if s.plan.pressure.RenderGap > 0 && s.cfg.rendersText() {
-		b = t.withRenderGap(b, b.Used)
-	}
-	return b
-}
-
-// withRenderGap is b, whose components count components tokens, with the
-// session's current render gap as the rendering's overhead.
-func (t *turn) withRenderGap(b sdk.Budget, components int) sdk.Budget {
-	s := t.s
-	b.Overhead += components + s.plan.pressure.RenderGap - b.Used
-	b.Used = components + s.plan.pressure.RenderGap
-	b.CalibratedUsed = calibrate(b.Used, b.Calibration)
-	b.Utilization = float64(b.CalibratedUsed) / float64(b.Available)
-	b.Status = statusOf(b.Utilization, s.cfg.Thresholds)
-	return b
-}
-
+// emitBudget tells the subscribers of a budget at the warning or the
+// critical threshold.
 func (t *turn) emitBudget(b sdk.Budget) {
 	s := t.s
 	switch b.Status {
@@ -437,19 +357,6 @@ func (t *turn) emitBudget(b sdk.Budget) {
 	case sdk.StatusCritical:
 		s.emit(Event{Type: EventBudgetCritical, Session: s.id, Budget: &b})
 	}
-}
-
-// recordGrowth remembers how much the context grew since the last prepare.
-func (t *turn) recordGrowth(used int) {
-	s := t.s
-	if !s.plan.pressure.Prepared {
-		return
-	}
-	g := append(s.plan.pressure.Growth, max(used-s.plan.pressure.LastUsed, 0))
-	if n := s.cfg.Strategy.AdaptiveWindow; len(g) > n {
-		g = g[len(g)-n:]
-	}
-	s.plan.pressure.Growth = g
 }
 
 func finalComponents(cs []countedComponent) []countedComponent {
