@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"errors"
+
 	"github.com/hashicorp/hcl/v2"
 
 	"github.com/ctxhost/ctxhost/config"
@@ -49,6 +51,9 @@ var (
 	ErrNotPersisted = record.ErrNotPersisted
 	// ErrVersionConflict: another writer changed the stored session first.
 	ErrVersionConflict = record.ErrVersionConflict
+	// ErrStoreRead: the store did not answer a read the call needed (its
+	// connection lost, say); nothing was changed, and a retry may pass.
+	ErrStoreRead = errStoreRead
 	// ErrDamaged: what the store holds for the session fails its checks.
 	ErrDamaged = record.ErrDamaged
 	// ErrOverWindow: the context exceeds the model window.
@@ -70,3 +75,5 @@ var (
 // OverWindowError is the error a turn whose context cannot be made to fit
 // the window minus the reserve wraps: by how much, and what is stuck.
 type OverWindowError = host.OverWindowError
+
+var errStoreRead = errors.New("the store did not answer a read")

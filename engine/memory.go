@@ -112,7 +112,10 @@ func (e *Engine) MemoryBlocks(ctx context.Context, scopes ...MemoryScope) ([]Mem
 	}
 	stored, err := e.blocks.Blocks(ctx, keys)
 	if err != nil {
-		return nil, err
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %w", ErrStoreRead, err)
 	}
 	out := make([]MemoryBlock, 0, len(stored))
 	for _, rb := range stored {

@@ -131,7 +131,7 @@ func (s *Server) toConnect(ctx context.Context, procedure string, err error) err
 	case errors.Is(err, engine.ErrPluginDead), errors.Is(err, engine.ErrPluginUnavailable):
 		code = connect.CodeUnavailable
 		s.health.failed(time.Now(), "a plugin is not available")
-	case errors.As(err, &tmp):
+	case errors.As(err, &tmp), errors.Is(err, engine.ErrStoreRead):
 		s.log.Error("temporary failure", "procedure", procedure, "error", err)
 		s.health.failed(time.Now(), "the store or a plugin did not answer")
 		return connect.NewError(connect.CodeUnavailable, errors.New("a temporary failure (see the server log); nothing was changed, retry the call"))

@@ -483,6 +483,9 @@ func (c *call) prepareOn(ctx context.Context, es *engine.Session) (engine.Turn, 
 			if ce := c.overWindow(err, window, reserved); ce != nil && !c.counting {
 				return ce
 			}
+			if errors.Is(err, engine.ErrStoreRead) {
+				return failf(http.StatusServiceUnavailable, "store", "the store did not answer (see the server log); nothing was applied, retry the call: %v", err)
+			}
 			return failf(http.StatusUnprocessableEntity, "prepare", "ctxhost could not fit the conversation: %v", err)
 		}
 		return nil
