@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -36,6 +37,24 @@ type loadRun struct {
 	refused map[string][][]string
 	odd     atomic.Int64 // answers no append should get
 	turns   atomic.Int64 // acknowledged appends made by a turn (Prepare)
+}
+
+// serverErrors is the error lines of the running server's log so far,
+// for a report of an answer the run did not expect.
+func (r *loadRun) serverErrors() string {
+	r.mu.Lock()
+	log := r.srv.stderr.String()
+	r.mu.Unlock()
+	var out []string
+	for _, line := range strings.Split(log, "\n") {
+		if strings.Contains(line, "[ERROR]") {
+			out = append(out, line)
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "; the server logged:\n" + strings.Join(out[max(0, len(out)-5):], "\n")
 }
 
 func (r *loadRun) addr() string {
@@ -96,7 +115,7 @@ func (r *loadRun) worker(w int, sid string, until time.Time) {
 				continue
 			default:
 				r.odd.Add(1)
-				r.t.Errorf("%s append %d: HTTP %d %s %v %s", sid, i, a.status, code, a.err, a.raw)
+				r.t.Errorf("%s append %d: HTTP %d %s %v %s%s", sid, i, a.status, code, a.err, a.raw, r.serverErrors())
 			}
 			break
 		}
