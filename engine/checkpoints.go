@@ -142,7 +142,7 @@ func (e *Engine) CheckpointState(ctx context.Context, id string, version uint64,
 		return CheckpointState{}, fmt.Errorf("read session %q at version %d: %w", id, version, err)
 	}
 	defer e.core.Unload(context.WithoutCancel(ctx), scratch)
-	es := &Session{engine: e, host: hs, mode: &conversation{engine: e, host: hs, Conversation: hs.Conversation(), viewer: e.viewer}}
+	es := &Session{engine: e, host: hs, mode: newConversation(e, hs)}
 	entries, total, err := es.History(q)
 	if err != nil {
 		return CheckpointState{}, err

@@ -310,13 +310,13 @@ func (f *freshRun) setTeamTask(string) error {
 	return fmt.Errorf("team_task does not apply to context %q: a fresh profile builds task contexts, not a team conversation", f.engine.Context.Name)
 }
 
-// apply queues the op for the next task context.
-func (f *freshRun) apply(_ context.Context, plugin, op string, args json.RawMessage) (json.RawMessage, error) {
+// Apply queues the op for the next task context.
+func (f *freshRun) Apply(_ context.Context, plugin, op string, args json.RawMessage) (json.RawMessage, error) {
 	return nil, f.addOp(plugin, op, args)
 }
 
-// reportUsage ignores usage: a fresh context is not calibrated.
-func (f *freshRun) reportUsage(int, int) error {
+// ReportUsage ignores usage: a fresh context is not calibrated.
+func (f *freshRun) ReportUsage(int, int) error {
 	f.ignore(transcript.EventUsage)
 	return nil
 }

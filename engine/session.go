@@ -50,8 +50,8 @@ type mode interface {
 	addMessage(m sdk.Message) (sdk.Message, error)
 	addMessages(msgs []sdk.Message) ([]sdk.Message, error)
 	setTeamTask(text string) error
-	apply(ctx context.Context, plugin, op string, args json.RawMessage) (json.RawMessage, error)
-	reportUsage(prompt, completion int) error
+	pluginOps
+	usageReports
 	prepare(ctx context.Context, agent string) (Turn, error)
 }
 
@@ -65,6 +65,20 @@ type coreTexts interface {
 	SetInput(text string) error
 }
 
+// pluginOps is how a mode takes an op for a bound plugin: a
+// conversation's host session applies it, a fresh profile queues it for
+// its next task context.
+type pluginOps interface {
+	Apply(ctx context.Context, plugin, op string, args json.RawMessage) (json.RawMessage, error)
+}
+
+// usageReports is how a mode takes the provider's usage of the last call:
+// a conversation's host.Planning calibrates its budget with it, a fresh
+// profile ignores it.
+type usageReports interface {
+	ReportUsage(prompt, completion int) error
+}
+
 // conversation is the mode of a conversation profile: every call goes to
 // the host session, team messages normalized first when the profile
 // declares agents.
@@ -73,22 +87,24 @@ type conversation struct {
 	host   *host.Session
 	// Conversation, the host session's, takes the core texts and tools.
 	*host.Conversation
+	// Planning, the host session's, takes the usage reports.
+	*host.Planning
+	// pluginOps, the host session, applies the plugins' ops.
+	pluginOps
 	// viewer is the multi-agent view (nil without agent blocks).
 	viewer *agentViewer
 }
 
 var _ mode = (*conversation)(nil)
 
+// newConversation is the conversation mode of host session s.
+func newConversation(e *Engine, s *host.Session) *conversation {
+	return &conversation{engine: e, host: s, Conversation: s.Conversation(), Planning: s.Planning(), pluginOps: s, viewer: e.viewer}
+}
+
 func (c *conversation) close(context.Context) error { return nil }
 func (c *conversation) checkState([]byte) error     { return nil }
 func (c *conversation) reload() error               { return nil }
-func (c *conversation) reportUsage(prompt, completion int) error {
-	return c.host.Planning().ReportUsage(prompt, completion)
-}
-
-func (c *conversation) apply(ctx context.Context, plugin, op string, args json.RawMessage) (json.RawMessage, error) {
-	return c.host.Apply(ctx, plugin, op, args)
-}
 
 // normalize reads m as a team message when it names its speaker in a
 // multi-agent session.
@@ -197,7 +213,7 @@ func (e *Engine) wrap(s *host.Session) (*Session, error) {
 		}
 		es.mode = f
 	} else {
-		es.mode = &conversation{engine: e, host: s, Conversation: s.Conversation(), viewer: e.viewer}
+		es.mode = newConversation(e, s)
 		r, err := recordOf(s)
 		if err != nil {
 			return nil, err
@@ -285,7 +301,7 @@ func (s *Session) Apply(ctx context.Context, plugin, op string, args json.RawMes
 	if s.skipUnavailable(plugin, op) {
 		return nil, nil
 	}
-	return s.mode.apply(ctx, plugin, op, args)
+	return s.mode.Apply(ctx, plugin, op, args)
 }
 
 // AddToolOutput records a tool result with the tool-output plugin: the
@@ -309,7 +325,7 @@ func (s *Session) AddToolOutput(ctx context.Context, out *transcript.ToolOutput)
 // ReportUsage reports the provider's token counts of the last call
 // (ignored on a fresh profile: a fresh context is not calibrated).
 func (s *Session) ReportUsage(prompt, completion int) error {
-	return s.mode.reportUsage(prompt, completion)
+	return s.mode.ReportUsage(prompt, completion)
 }
 
 // Prepare builds the next turn for agent: one host prepare that gathers
