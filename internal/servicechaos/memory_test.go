@@ -148,8 +148,8 @@ func (o *outcomes) check(t *testing.T, s *server, pattern string, ok ...int) {
 	if os.Getenv("DEBUG_STDERR") != "" {
 		t.Log(s.stderr.String())
 	}
-	t.Logf("REPORT %s: %s: answers %v, %d cut without an answer; peak RSS %d MiB (memory_limit %d MiB + %d MiB allowed)",
-		t.Name(), pattern, o.status, len(o.transport), rss>>20, memoryLimit>>20, rssSlack>>20)
+	t.Logf("REPORT %s: %s: answers %v, %d cut without an answer; peak RSS %d MiB (memory_limit %d MiB + %d MiB allowed); server CPU %s since it started",
+		t.Name(), pattern, o.status, len(o.transport), rss>>20, memoryLimit>>20, rssSlack>>20, s.cpuTime(t))
 	if len(o.transport) > 0 {
 		t.Errorf("%d calls got no answer: %v", len(o.transport), o.transport[:min(3, len(o.transport))])
 	}
@@ -335,8 +335,8 @@ func TestMemoryBoundedStreamedAnswer(t *testing.T) {
 			rss := s.peakRSS()
 			whole := bytes.Contains(tail, []byte("message_stop"))
 			refused := bytes.Contains(tail, []byte("event: error")) && bytes.Contains(tail, []byte("memory_limit"))
-			t.Logf("REPORT %s: a streamed answer of 20 MB in two 10 MB events at memory_limit %d MiB: HTTP %d, whole %v, ended with the overload error event %v (%v); peak RSS %d MiB (%d MiB allowed)",
-				t.Name(), c.limit>>20, status, whole, refused, err, rss>>20, (c.limit+rssSlack)>>20)
+			t.Logf("REPORT %s: a streamed answer of 20 MB in two 10 MB events at memory_limit %d MiB: HTTP %d, whole %v, ended with the overload error event %v (%v); peak RSS %d MiB (%d MiB allowed); server CPU %s since it started",
+				t.Name(), c.limit>>20, status, whole, refused, err, rss>>20, (c.limit+rssSlack)>>20, s.cpuTime(t))
 			if status != 200 || (c.whole && !whole) || (!whole && !refused) {
 				t.Errorf("HTTP %d, whole %v, refused %v: want 200 and the answer whole%s; the stream ended %q",
 					status, whole, refused, map[bool]string{false: " or ended with the overload error event"}[c.whole], tail[max(0, len(tail)-300):])
