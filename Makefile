@@ -102,7 +102,8 @@ python-deps:
 ## cut, two servers creating one session, damaged stores, giant and partial
 ## requests, 100,000 fuzzed requests, the disk full under load (a file size
 ## limit on the server; and a full tmpfs when run as root), a plugin stopped
-## with SIGSTOP. Each test prints a REPORT line with its counts. Tune with
+## with SIGSTOP, the memory and CPU patterns of hostile calls (peak RSS
+## within memory_limit, CPU ratios). Each test prints a REPORT line with its counts. Tune with
 ## CTXHOST_CHAOS_SECONDS (20), CTXHOST_CHAOS_WORKERS (8), CTXHOST_CHAOS_FUZZ
 ## (100000), CTXHOST_CHAOS_DISK_SECONDS (10 per disk-full run).
 chaos-service: build
