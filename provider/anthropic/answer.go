@@ -80,11 +80,8 @@ func (a *Answer) add(u *usage) {
 // Whole reads a message body.
 func (a *Answer) Whole(body []byte) error {
 	var res wholeBody
-	if !readWhole(body, &res) {
-		res = wholeBody{}
-		if err := json.Unmarshal(body, &res); err != nil {
-			return err
-		}
+	if err := provider.ReadJSON(body, &res, readWhole); err != nil {
+		return err
 	}
 	a.blocks = res.Content
 	a.add(res.Usage)
@@ -94,11 +91,8 @@ func (a *Answer) Whole(body []byte) error {
 // Event reads one streamed event; message_stop ends the answer.
 func (a *Answer) Event(name string, data []byte) (bool, error) {
 	var ev event
-	if !readEvent(data, &ev) {
-		ev = event{}
-		if err := json.Unmarshal(data, &ev); err != nil {
-			return false, err
-		}
+	if err := provider.ReadJSON(data, &ev, readEvent); err != nil {
+		return false, err
 	}
 	switch ev.Type {
 	case "message_start":

@@ -112,11 +112,8 @@ var ErrBlankText = errors.New("text content blocks must be non-empty")
 // element in the whole conversation (0: raw is all of it).
 func DecodeMessages(raw json.RawMessage, first int) (provider.Conversation, error) {
 	var msgs []RequestMessage
-	if !readMessages(raw, &msgs) {
-		msgs = nil
-		if err := json.Unmarshal(raw, &msgs); err != nil {
-			return provider.Conversation{}, fmt.Errorf("messages: %w", err)
-		}
+	if err := provider.ReadJSON(raw, &msgs, readMessages); err != nil {
+		return provider.Conversation{}, fmt.Errorf("messages: %w", err)
 	}
 	out := provider.Conversation{Turns: len(msgs)}
 	opening := first == 0 // no assistant turn yet
@@ -200,11 +197,8 @@ func DecodeBlocks(raw json.RawMessage, tools *[]sdk.Message) (*provider.Content,
 		return c, nil
 	}
 	var blocks []RequestBlock
-	if !readBlocks(raw, &blocks) {
-		blocks = nil
-		if err := json.Unmarshal(raw, &blocks); err != nil {
-			return nil, fmt.Errorf("content: %w", err)
-		}
+	if err := provider.ReadJSON(raw, &blocks, readBlocks); err != nil {
+		return nil, fmt.Errorf("content: %w", err)
 	}
 	return BlocksContent(blocks, tools)
 }

@@ -213,37 +213,30 @@ func readBlock(r *provider.JSONReader, b *RequestBlock) {
 // leave them to json.Unmarshal. Their contents are slices of raw.
 func readMessages(raw []byte, msgs *[]RequestMessage) bool {
 	r := provider.NewJSONReader(raw)
-	*msgs = []RequestMessage{}
-	if !r.Array(func() {
-		*msgs = append(*msgs, RequestMessage{})
-		m := &(*msgs)[len(*msgs)-1]
-		var seen uint64
-		r.Object(func(key []byte) {
-			switch {
-			case provider.Key(key, "role") && r.Once(&seen, 0):
-				m.Role = r.String()
-			case provider.Key(key, "content") && r.Once(&seen, 1):
-				m.Content = r.Skip()
-			default:
-				r.Skip()
-			}
-		})
-	}) {
-		*msgs = nil
-	}
+	*msgs = provider.ReadArray(&r, readMessage)
 	return r.Done()
+}
+
+// readMessage reads one message of a request: its role, and its content
+// as it came (a slice of the document).
+func readMessage(r *provider.JSONReader, m *RequestMessage) {
+	var seen uint64
+	r.Object(func(key []byte) {
+		switch {
+		case provider.Key(key, "role") && r.Once(&seen, 0):
+			m.Role = r.String()
+		case provider.Key(key, "content") && r.Once(&seen, 1):
+			m.Content = r.Skip()
+		default:
+			r.Skip()
+		}
+	})
 }
 
 // readBlocks reads a content's blocks in one pass, as readBlock reads
 // each; false: leave them to json.Unmarshal.
 func readBlocks(raw []byte, blocks *[]RequestBlock) bool {
 	r := provider.NewJSONReader(raw)
-	*blocks = []RequestBlock{}
-	if !r.Array(func() {
-		*blocks = append(*blocks, RequestBlock{})
-		readBlock(&r, &(*blocks)[len(*blocks)-1])
-	}) {
-		*blocks = nil
-	}
+	*blocks = provider.ReadArray(&r, readBlock)
 	return r.Done()
 }

@@ -73,11 +73,8 @@ type response struct {
 // take folds one response (or chunk) in; last: a candidate finished.
 func (a *Answer) take(data []byte) (bool, error) {
 	var res response
-	if !readResponse(data, &res) {
-		res = response{}
-		if err := json.Unmarshal(data, &res); err != nil {
-			return false, err
-		}
+	if err := provider.ReadJSON(data, &res, readResponse); err != nil {
+		return false, err
 	}
 	if len(res.Error) > 0 && string(res.Error) != "null" {
 		return false, provider.ErrUpstreamFailed

@@ -231,11 +231,8 @@ func answerCall(calls *[]sdk.ToolCall, id, name string) string {
 // of raw's first element in the whole conversation (0: raw is all of it).
 func DecodeConversation(raw json.RawMessage, first int) (provider.Conversation, error) {
 	var contents []RequestContent
-	if !readContents(raw, &contents) {
-		contents = nil
-		if err := json.Unmarshal(raw, &contents); err != nil {
-			return provider.Conversation{}, fmt.Errorf("contents: %w", err)
-		}
+	if err := provider.ReadJSON(raw, &contents, readContents); err != nil {
+		return provider.Conversation{}, fmt.Errorf("contents: %w", err)
 	}
 	msgs, err := DecodeContents(contents, first)
 	return provider.Conversation{Messages: msgs, Turns: len(contents)}, err

@@ -96,13 +96,7 @@ func readContent(r *provider.JSONReader, c *RequestContent) {
 // them to json.Unmarshal.
 func readContents(raw []byte, contents *[]RequestContent) bool {
 	r := provider.NewJSONReader(raw)
-	*contents = []RequestContent{}
-	if !r.Array(func() {
-		*contents = append(*contents, RequestContent{})
-		readContent(&r, &(*contents)[len(*contents)-1])
-	}) {
-		*contents = nil
-	}
+	*contents = provider.ReadArray(&r, readContent)
 	return r.Done()
 }
 

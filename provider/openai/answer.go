@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"encoding/json"
 	"errors"
 	"strings"
 
@@ -41,11 +40,8 @@ func (u *chatUsage) usage() provider.Usage {
 // Whole reads a chat.completion body.
 func (a *Answer) Whole(body []byte) error {
 	var res wholeBody
-	if !readWhole(body, &res) {
-		res = wholeBody{}
-		if err := json.Unmarshal(body, &res); err != nil {
-			return err
-		}
+	if err := provider.ReadJSON(body, &res, readWhole); err != nil {
+		return err
 	}
 	if len(res.Choices) > 0 {
 		m := res.Choices[0].Message
@@ -73,11 +69,8 @@ func (a *Answer) Event(_ string, data []byte) (bool, error) {
 		return true, nil
 	}
 	var ch chunk
-	if !readChunk(data, &ch) {
-		ch = chunk{}
-		if err := json.Unmarshal(data, &ch); err != nil {
-			return false, err
-		}
+	if err := provider.ReadJSON(data, &ch, readChunk); err != nil {
+		return false, err
 	}
 	if len(ch.Error) > 0 && string(ch.Error) != "null" {
 		return false, provider.ErrUpstreamFailed

@@ -70,11 +70,8 @@ type requestPart struct {
 // Agents SDK's way), is the one answer it was.
 func DecodeMessages(raw json.RawMessage, first int) (provider.Conversation, error) {
 	var msgs []RequestMessage
-	if !readMessages(raw, &msgs) {
-		msgs = nil
-		if err := json.Unmarshal(raw, &msgs); err != nil {
-			return provider.Conversation{}, fmt.Errorf("messages: %w", err)
-		}
+	if err := provider.ReadJSON(raw, &msgs, readMessages); err != nil {
+		return provider.Conversation{}, fmt.Errorf("messages: %w", err)
 	}
 	out := provider.Conversation{Turns: len(msgs)}
 	opening := first == 0

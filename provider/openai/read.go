@@ -86,13 +86,7 @@ func readWhole(body []byte, w *wholeBody) bool {
 // leave them to json.Unmarshal. Raw members are slices of raw.
 func readMessages(raw []byte, msgs *[]RequestMessage) bool {
 	r := provider.NewJSONReader(raw)
-	*msgs = []RequestMessage{}
-	if !r.Array(func() {
-		*msgs = append(*msgs, RequestMessage{})
-		readMessage(&r, &(*msgs)[len(*msgs)-1])
-	}) {
-		*msgs = nil
-	}
+	*msgs = provider.ReadArray(&r, readMessage)
 	return r.Done()
 }
 

@@ -60,11 +60,8 @@ func (a *Answer) take(r *response, raw json.RawMessage) {
 func (a *Answer) Whole(body []byte) error {
 	kept := append(json.RawMessage(nil), body...) // the output items are slices of it
 	var r response
-	if !readResponse(kept, &r) {
-		r = response{}
-		if err := json.Unmarshal(body, &r); err != nil {
-			return err
-		}
+	if err := provider.ReadJSON(kept, &r, readResponse); err != nil {
+		return err
 	}
 	a.take(&r, kept)
 	return nil
@@ -77,11 +74,8 @@ func (a *Answer) Event(name string, data []byte) (bool, error) {
 		return false, nil
 	}
 	var ev streamEvent
-	if !readEvent(data, &ev) {
-		ev = streamEvent{}
-		if err := json.Unmarshal(data, &ev); err != nil {
-			return false, err
-		}
+	if err := provider.ReadJSON(data, &ev, readEvent); err != nil {
+		return false, err
 	}
 	switch ev.Type {
 	case "response.completed", "response.incomplete":
@@ -90,11 +84,8 @@ func (a *Answer) Event(name string, data []byte) (bool, error) {
 		}
 		kept := append(json.RawMessage(nil), ev.Response...) // data is the caller's; the output items are slices of kept
 		var r response
-		if !readResponse(kept, &r) {
-			r = response{}
-			if err := json.Unmarshal(kept, &r); err != nil {
-				return false, err
-			}
+		if err := provider.ReadJSON(kept, &r, readResponse); err != nil {
+			return false, err
 		}
 		a.take(&r, kept)
 		return true, nil

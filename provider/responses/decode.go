@@ -82,20 +82,14 @@ func DecodeInput(raw json.RawMessage, first int) (provider.Conversation, error) 
 		return provider.Conversation{Messages: []sdk.Message{{Role: sdk.RoleUser, Content: s}}, Turns: 1}, nil
 	}
 	var items []json.RawMessage
-	if !readParts(raw, &items) { // any array's elements as they came
-		items = nil
-		if err := json.Unmarshal(raw, &items); err != nil {
-			return provider.Conversation{}, fmt.Errorf("input: %w", err)
-		}
+	if err := provider.ReadJSON(raw, &items, readParts); err != nil {
+		return provider.Conversation{}, fmt.Errorf("input: %w", err)
 	}
 	skip := 0
 	for first == 0 && skip < len(items) { // the system text
 		var it Item
-		if !readItem(items[skip], &it) {
-			it = Item{}
-			if json.Unmarshal(items[skip], &it) != nil {
-				break
-			}
+		if provider.ReadJSON(items[skip], &it, readItem) != nil {
+			break
 		}
 		if !SystemItem(&it) {
 			break
@@ -134,11 +128,8 @@ func toMessages(items []json.RawMessage, first int) (out []sdk.Message, later, d
 	for k, raw := range items {
 		i := first + k
 		var it Item
-		if !readItem(raw, &it) {
-			it = Item{}
-			if err := json.Unmarshal(raw, &it); err != nil {
-				return nil, nil, nil, fmt.Errorf("input[%d]: %w", i, err)
-			}
+		if err := provider.ReadJSON(raw, &it, readItem); err != nil {
+			return nil, nil, nil, fmt.Errorf("input[%d]: %w", i, err)
 		}
 		if it.Type == "" {
 			it.Type = "message"
@@ -224,25 +215,19 @@ func Content(raw json.RawMessage, c *provider.Content) error {
 		return nil
 	}
 	var parts []json.RawMessage
-	if !readParts(raw, &parts) {
-		parts = nil
-		if err := json.Unmarshal(raw, &parts); err != nil {
-			return fmt.Errorf("content: %w", err)
-		}
+	if err := provider.ReadJSON(raw, &parts, readParts); err != nil {
+		return fmt.Errorf("content: %w", err)
 	}
 	for i, rawPart := range parts {
 		var p part
-		if !readPart(rawPart, &p) {
-			p = part{}
-			if err := json.Unmarshal(rawPart, &p); err != nil {
-				var head struct {
-					Type string `json:"type"`
-				}
-				if json.Unmarshal(rawPart, &head) != nil || known[head.Type] {
-					return fmt.Errorf("content[%d]: %w", i, err)
-				}
-				p = part{Type: head.Type}
+		if err := provider.ReadJSON(rawPart, &p, readPart); err != nil {
+			var head struct {
+				Type string `json:"type"`
 			}
+			if json.Unmarshal(rawPart, &head) != nil || known[head.Type] {
+				return fmt.Errorf("content[%d]: %w", i, err)
+			}
+			p = part{Type: head.Type}
 		}
 		if len(p.Annotations) > 0 || len(p.Logprobs) > 0 {
 			c.Dropped = append(c.Dropped, p.Type+" annotations")
