@@ -253,68 +253,6 @@ func (t *turn) record() error {
 	return nil
 }
 
-// persist is the save that ends the record stage, and every other call
-// that changes the session: the changes since the last save (none:
-// nothing to do) go to the session's Recorder as one event (storedEvent,
-// recording.go), or as a snapshot of the whole session when the recorder
-// decides so. Inside a Batch or Hold it waits for the outer save. The
-// caller holds s.mu.
-func (d *Durability) persist() error {
-	s := d.s
-	r := &d.rec
-	if r.journal == nil || s.ended {
-		r.pending, r.mark = nil, nil
-		return nil
-	}
-	if r.holding > 0 {
-		return nil
-	}
-	if r.unchanged(s.plan.usage, s.plan.pressure) {
-		d.dropRepeatedBudget()
-		r.mark = nil // the stored version is the turn's already
-		return nil
-	}
-	d.noteForSave()
-	ctx := context.Background()
-	room := r.journal.Room()
-	n := s.conv.hist.Len()
-	err := r.save(ctx, n, s.conv.hist.Digest(n), func() ([]byte, error) {
-		if room < 0 || opsLeast(r.pending) > room {
-			return nil, nil // a snapshot: the event could not be appended, so it is not encoded
-		}
-		return encodeJSON(storedEvent{Version: EventVersion, Ops: r.pending, Usage: s.plan.usage, Pressure: s.plan.pressureToSave(), Position: r.newPosition(), Attachment: r.newAttachment()})
-	}, func(ctx context.Context) ([]byte, error) {
-		return d.export(ctx, s.plugins.stateNow)
-	})
-	if err != nil {
-		return err
-	}
-	d.savedAs(s.plan.usage, s.plan.pressure)
-	return nil
-}
-
-// savedAs forgets what the last save wrote, its events included.
-func (d *Durability) savedAs(u usage, p pressureState) {
-	d.feed.derived = 0
-	d.rec.saved(u, p)
-}
-
-// saved forgets what the last save wrote (the pending ops and figures).
-func (r *recording) saved(u usage, p pressureState) {
-	r.pending = r.pending[:0]
-	r.positionSaved, r.attachmentSaved = true, true
-	r.savedUsage, r.savedPressure = u, p.clone()
-}
-
-// unchanged tells whether the store already holds everything an event
-// would carry: no pending change, the position saved, the same usage u
-// and pressure state p. A turn repeated with nothing changed then writes
-// nothing.
-func (r *recording) unchanged(u usage, p pressureState) bool {
-	return r.journal != nil && r.journal.Current() && len(r.pending) == 0 && r.positionSaved && r.attachmentSaved &&
-		u == r.savedUsage && p.equal(r.savedPressure)
-}
-
 // keyOf is the turnKey of final with budget b.
 func (t *turn) keyOf(final []countedComponent, b sdk.Budget) turnKey {
 	s := t.s
