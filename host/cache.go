@@ -135,24 +135,24 @@ func (t *cacheTrack) unit(i int) cacheUnit {
 }
 
 // cacheReport measures the final components against the previous prepare
-// for agent and remembers them for the next one; when the unmanaged
-// history would not have fitted the available budget, the session's
-// context has outgrown it (StrategyInput.Outgrown). A turn that only
+// for agent (of a turn begun at the history view's startEpoch, whose
+// summaries cost summaries) and remembers them for the next one; when
+// the unmanaged history would not have fitted the available budget, the
+// session's context has outgrown it (StrategyInput.Outgrown). A turn that only
 // appended to the history compares the system units and takes the
 // history's shared part whole (the view's epoch says it is unchanged), so
 // its cost does not grow with the history.
-func (t *turn) cacheReport(agent string, final []countedComponent, b sdk.Budget) *CacheReport {
-	s := t.s
-	p := s.cfg.Pricing
-	if p == nil {
+func (p *Planning) cacheReport(agent string, final []countedComponent, b sdk.Budget, startEpoch uint64, summaries float64) *CacheReport {
+	pr := p.cfg.Pricing
+	if pr == nil {
 		return nil
 	}
-	cur := cacheTrackOf(s.conv.hist, final, b)
-	if s.plan.caches == nil {
-		s.plan.caches = map[string]*cacheTrack{}
+	cur := cacheTrackOf(p.conv.hist, final, b)
+	if p.caches == nil {
+		p.caches = map[string]*cacheTrack{}
 	}
-	prev := s.plan.caches[agent]
-	if prev != nil && prev.epoch != 0 && prev.epoch != t.startEpoch {
+	prev := p.caches[agent]
+	if prev != nil && prev.epoch != 0 && prev.epoch != startEpoch {
 		// The view changed other than by appends since that payload: a
 		// session opened again from its store would not know it.
 		prev = nil
@@ -165,18 +165,18 @@ func (t *turn) cacheReport(agent string, final []countedComponent, b sdk.Budget)
 		}
 	}
 	volatile := b.Used - cur.stable
-	r := &CacheReport{Pricing: *p, PrefixKept: kept,
-		Managed:   p.Cost(b.Used, shared),
-		Unmanaged: p.Cost(cur.unmanagedTotal+volatile, unmanagedShared)}
-	r.UnmanagedFits = calibrate(r.Unmanaged.Total, s.plan.usage.Calibration) <= b.Available
-	r.Summaries = t.summaryCostThisTurn
-	s.plan.pressure.Credit += r.Unmanaged.Cost - r.Managed.Cost
+	r := &CacheReport{Pricing: *pr, PrefixKept: kept,
+		Managed:   pr.Cost(b.Used, shared),
+		Unmanaged: pr.Cost(cur.unmanagedTotal+volatile, unmanagedShared)}
+	r.UnmanagedFits = calibrate(r.Unmanaged.Total, p.usage.Calibration) <= b.Available
+	r.Summaries = summaries
+	p.pressure.Credit += r.Unmanaged.Cost - r.Managed.Cost
 	if !r.UnmanagedFits {
 		// The run is no longer one whose history fits: the strategy is
 		// held to the unmanaged cost no more (see cacheAware).
-		s.plan.pressure.Outgrown = true
+		p.pressure.Outgrown = true
 	}
-	s.plan.caches[agent] = cur
+	p.caches[agent] = cur
 	return r
 }
 

@@ -191,7 +191,7 @@ func (t *turn) sendAgain() {
 // the next one.
 func (t *turn) assembleTurn() error {
 	s, out := t.s, t.out
-	out.Cache = t.cacheReport(t.agent.Name, t.final, out.Budget)
+	out.Cache = s.plan.cacheReport(t.agent.Name, t.final, out.Budget, t.startEpoch, t.summaryCostThisTurn)
 	// The Prepared hooks are notifications nothing waits on: they run
 	// while the assembler works, so they add no round trip to the turn.
 	// They get the budget as compacted (before a multi-agent view's byte
