@@ -172,6 +172,7 @@ func (x *extractor) add(f Fact) {
 // result is the kept facts: at most MaxPerMessage, the strongest kinds
 // first when there are more, in order of appearance.
 func (x *extractor) result() []Fact {
+	x.dropPinned()
 	if len(x.facts) <= MaxPerMessage {
 		return x.facts
 	}
@@ -192,6 +193,23 @@ func (x *extractor) result() []Fact {
 		}
 	}
 	return out
+}
+
+// dropPinned leaves out a bare version that a pin of the same message
+// states (4.0.1 beside flake8==4.0.1, as pip prints both).
+func (x *extractor) dropPinned() {
+	pinned := map[string]bool{}
+	for _, f := range x.facts {
+		if f.Kind == KindVersion {
+			if _, ver, ok := cutPin(f.Value); ok {
+				pinned[ver] = true
+			}
+		}
+	}
+	if len(pinned) == 0 {
+		return
+	}
+	x.facts = slices.DeleteFunc(x.facts, func(f Fact) bool { return f.Kind == KindVersion && pinned[f.Value] })
 }
 
 // text reads s as JSON when it is a JSON object or array, else as prose.
@@ -513,14 +531,20 @@ func isPin(w string) bool {
 	if len(w) > maxValue {
 		return false
 	}
+	name, ver, ok := cutPin(w)
+	return ok && ver != "" && ver[0] >= '0' && ver[0] <= '9' && unicode.IsLetter(rune(name[0])) &&
+		allASCII(name, "-_.[]") && allASCII(ver, ".*+-")
+}
+
+// cutPin splits w at its first pin operator; ok is false when it has
+// none after its first byte.
+func cutPin(w string) (name, ver string, ok bool) {
 	for _, op := range pinOps {
 		if i := strings.Index(w, op); i > 0 {
-			name, ver := w[:i], w[i+len(op):]
-			return ver != "" && ver[0] >= '0' && ver[0] <= '9' && unicode.IsLetter(rune(name[0])) &&
-				allASCII(name, "-_.[]") && allASCII(ver, ".*+-")
+			return w[:i], w[i+len(op):], true
 		}
 	}
-	return false
+	return "", "", false
 }
 
 // allASCII reports s made of ASCII letters, digits and the bytes of also.
