@@ -71,12 +71,19 @@ func boundedServer(t *testing.T, upstream string) *server {
 // boundedServerAt starts serve with boundedHCL against upstream, at limit.
 func boundedServerAt(t *testing.T, upstream string, limit int) *server {
 	t.Helper()
+	return start(t, boundedConfig(t, upstream, limit))
+}
+
+// boundedConfig writes boundedHCL against upstream, at limit, and returns
+// its path.
+func boundedConfig(t *testing.T, upstream string, limit int) string {
+	t.Helper()
 	cfg := filepath.Join(t.TempDir(), "serve.hcl")
 	hcl := fmt.Sprintf(boundedHCL, binDir, upstream, "sqlite:"+t.TempDir()+"/ctxhost.db", limit)
 	if err := os.WriteFile(cfg, []byte(hcl), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return start(t, cfg)
+	return cfg
 }
 
 // rawPost sends one request over a connection of its own: the headers
