@@ -20,7 +20,8 @@ type SavedChange struct {
 	// HistoryCleared: every message was removed.
 	HistoryCleared bool `json:"history_cleared,omitempty"`
 	// Compaction are the history's compaction steps (mask, compact,
-	// compact_late, cut, cut_unpinned, give_way, give_way_task) with their counts.
+	// compact_late, cut, cut_unpinned, cut_others, yield, give_way, give_way_task) with
+	// their counts.
 	Compaction []HistoryStep `json:"compaction,omitempty"`
 	// Summaries are the summaries the history took: the messages each
 	// stands for, the model that made it and what its call cost.

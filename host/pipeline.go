@@ -328,7 +328,13 @@ func (t *turn) carryOut(ctx context.Context, d Decision, cs []countedComponent, 
 // rewrites), then the facts component
 // shrinks, then the
 // history cuts its largest messages head + tail (the task and pinned ones
-// last). With room (d.Room) it first cuts
+// last, the current request not: history.CutOthers); when that is not
+// enough, everything but the current request gives way to it
+// (history.YieldToRequest: the task omitted, the latest turn's outputs
+// masked, then its exchanges omitted), and only then is the current
+// request itself cut head + tail, so that a context is refused only when
+// the system text, the tools and the current request alone cannot fit.
+// With room (d.Room) it first cuts
 // the messages that are not pinned until room calibrated tokens are free
 // under the available budget, so the cut rewrites nothing before the
 // first of them. The steps are added to report (a new one when the
@@ -367,13 +373,23 @@ func (t *turn) fitWindow(cs []countedComponent, report *CompactionReport, before
 		}
 		if room > 0 {
 			need := uncalibrate(b.CalibratedUsed-b.Available+room, s.plan.usage.Calibration) + 1
-			report = t.cutStep(cs, i, report, reason, before, b.Available, need, s.conv.hist.CutUnpinned)
+			report = t.cutStep(cs, i, report, reason, before, b.Available, need, "cut", s.conv.hist.CutUnpinned)
 			if b = t.s.plan.budgetOf(finalComponents(cs)); b.CalibratedUsed <= b.Available {
 				return report
 			}
 		}
-		need := uncalibrate(b.CalibratedUsed-b.Available, s.plan.usage.Calibration) + 1
-		report = t.cutStep(cs, i, report, reason, before, b.Available, need, s.conv.hist.Cut)
+		// everything else is cut, then gives way, before the current
+		// request is cut: a context that does not fit keeps nothing
+		for _, last := range []struct {
+			action string
+			step   func(int) history.Step
+		}{{"cut", s.conv.hist.CutOthers}, {"compact", s.conv.hist.YieldToRequest}, {"cut", s.conv.hist.Cut}} {
+			need := uncalibrate(b.CalibratedUsed-b.Available, s.plan.usage.Calibration) + 1
+			report = t.cutStep(cs, i, report, reason, before, b.Available, need, last.action, last.step)
+			if b = t.s.plan.budgetOf(finalComponents(cs)); b.CalibratedUsed <= b.Available {
+				return report
+			}
+		}
 	}
 	return report
 }
@@ -409,14 +425,14 @@ func (t *turn) giveWayStep(cs []countedComponent, i int, report *CompactionRepor
 	return report
 }
 
-// cutStep has the history component cs[i] cut need tokens by cut and
-// adds the step to report (a new one with reason when nil); it changes
-// nothing when cut cuts nothing.
-func (t *turn) cutStep(cs []countedComponent, i int, report *CompactionReport, reason string, before sdk.Budget, available, need int, cut func(int) history.Step) *CompactionReport {
+// cutStep has the history component cs[i] free need tokens by cut (a
+// step of the action named) and adds the step to report (a new one with
+// reason when nil); it changes nothing when cut changes nothing.
+func (t *turn) cutStep(cs []countedComponent, i int, report *CompactionReport, reason string, before sdk.Budget, available, need int, action string, cut func(int) history.Step) *CompactionReport {
 	s := t.s
 	prev := cs[i].tokens
 	res := cut(need)
-	if len(res.CutIDs) == 0 && res.Freed == 0 { // a summary giving way frees tokens without a cut
+	if len(res.CutIDs) == 0 && res.Freed == 0 && res.Masked == 0 && res.Omitted == 0 { // a summary giving way frees tokens without a cut
 		return report
 	}
 	cs[i] = t.historyComponent()
@@ -425,7 +441,7 @@ func (t *turn) cutStep(cs []countedComponent, i int, report *CompactionReport, r
 	}
 	prevFacts := factsTokens(cs)
 	t.sizeFacts(cs) // the cut messages' facts, in the room the cut left
-	st := CompactionStep{Component: cs[i].comp.Name, Action: "cut", Asked: need, Claimed: res.Freed,
+	st := CompactionStep{Component: cs[i].comp.Name, Action: action, Asked: need, Claimed: res.Freed,
 		Freed: prev + prevFacts - cs[i].tokens - factsTokens(cs), Log: res.Log}
 	report.Steps = append(report.Steps, st)
 	report.Freed += st.Freed

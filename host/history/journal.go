@@ -15,6 +15,8 @@ const (
 	OpCompactLate   = "compact_late"   // CompactLate(N)
 	OpCut           = "cut"            // Cut(N)
 	OpCutUnpinned   = "cut_unpinned"   // CutUnpinned(N)
+	OpCutOthers     = "cut_others"     // CutOthers(N)
+	OpYield         = "yield"          // YieldToRequest(N)
 	OpGiveWay       = "give_way"       // GiveWay(N) asked again since the task
 	OpGiveWayTask   = "give_way_task"  // GiveWay(N) in a task agent's conversation
 	OpSummary       = "summary"        // TakeSummary(Summary)
@@ -29,7 +31,7 @@ const (
 type Op struct {
 	Kind    string         `json:"kind"`
 	Message *sdk.Message   `json:"message,omitempty"` // OpAdd: the message as given to Add
-	N       int            `json:"n,omitempty"`       // OpMask, OpCompact, OpCompactLate, OpCut, OpCutUnpinned, OpGiveWay, OpGiveWayTask
+	N       int            `json:"n,omitempty"`       // OpMask, OpCompact, OpCompactLate, OpCut, OpCutUnpinned, OpCutOthers, OpYield, OpGiveWay, OpGiveWayTask
 	Summary *Summary       `json:"summary,omitempty"` // OpSummary: the summary as taken
 	Output  *OutputSummary `json:"output,omitempty"`  // OpOutputSummary: the output's summary as taken
 }
@@ -75,6 +77,10 @@ func (h *History) Replay(op Op) error {
 		h.Cut(op.N)
 	case OpCutUnpinned:
 		h.CutUnpinned(op.N)
+	case OpCutOthers:
+		h.CutOthers(op.N)
+	case OpYield:
+		h.YieldToRequest(op.N)
 	case OpGiveWay:
 		h.giveWay(op.N, false)
 	case OpGiveWayTask:

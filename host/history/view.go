@@ -584,6 +584,11 @@ func (h *History) giveWay(need int, tasks bool) Step {
 	if !tasks && !h.askedSinceTask() {
 		return Step{Log: "a task agent's preserved turns are cut, not omitted (journaled before they gave way)"}
 	}
+	return h.giveWayLocked(need)
+}
+
+// giveWayLocked is giveWay of any conversation, the caller holding h.mu.
+func (h *History) giveWayLocked(need int) Step {
 	last := h.latestTurn()
 	before := h.viewTokens
 	from := h.frontier
@@ -920,7 +925,7 @@ func (h *History) omitTo(end int) int {
 // originals stay retrievable with Get.
 func (h *History) Cut(need int) Step {
 	h.record(Op{Kind: OpCut, N: need})
-	return h.cutView(need, true)
+	return h.cutView(need, cutEvery)
 }
 
 // CutUnpinned is Cut without the task and pinned messages: it cuts only
@@ -928,10 +933,27 @@ func (h *History) Cut(need int) Step {
 // before the first of them.
 func (h *History) CutUnpinned(need int) Step {
 	h.record(Op{Kind: OpCutUnpinned, N: need})
-	return h.cutView(need, false)
+	return h.cutView(need, cutUnpinned)
 }
 
-func (h *History) cutView(need int, pinned bool) Step {
+// CutOthers is Cut with the current request left whole: it cuts the
+// others, then the task and pinned messages, never the current request
+// (see YieldToRequest, the step between it and Cut).
+func (h *History) CutOthers(need int) Step {
+	h.record(Op{Kind: OpCutOthers, N: need})
+	return h.cutView(need, cutButRequest)
+}
+
+// cutScope says which messages a cut may take.
+type cutScope int
+
+const (
+	cutUnpinned   cutScope = iota // the messages not pinned
+	cutButRequest                 // and the pinned ones but the current request
+	cutEvery                      // and the current request
+)
+
+func (h *History) cutView(need int, scope cutScope) Step {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if need <= 0 {
@@ -941,7 +963,7 @@ func (h *History) cutView(need int, pinned bool) Step {
 	withdrew := h.withdrawSummary()
 	step := Step{}
 	if rest := need - (before - h.viewTokens); rest > 0 {
-		step.CutIDs = h.cutLargest(rest, pinned)
+		step.CutIDs = h.cutLargest(rest, scope)
 	}
 	step.Freed = before - h.viewTokens
 	if len(step.CutIDs) > 0 || withdrew != "" {
@@ -973,28 +995,27 @@ func (h *History) withdrawSummary() string {
 }
 
 // cutLargest cuts shown messages head + tail, the largest first (pinned
-// ones only after all others, the current request last, and only when
-// pinned is set), until need
-// tokens are freed or no message can be cut further. It returns the ids
-// cut.
-func (h *History) cutLargest(need int, pinned bool) []string {
-	var cands []int
-	for i := range h.entries {
-		if e := &h.entries[i]; !e.hidden && !e.masked && h.effTokens(i) > 2*minCutTokens && (pinned || !h.pinned(i)) {
-			cands = append(cands, i) // a message cut before may be cut shorter
-		}
-	}
+// ones only after all others, the current request last, each only when
+// scope takes it), until need tokens are freed or no message can be cut
+// further. It returns the ids cut.
+func (h *History) cutLargest(need int, scope cutScope) []string {
 	// the others first, then the pinned ones but the current request
 	// (the task among them), then the current request: what is asked now
 	// outranks what was asked first
-	rank := func(i int) int {
+	rank := func(i int) cutScope {
 		switch {
 		case !h.pinned(i):
-			return 0
+			return cutUnpinned
 		case i != h.request:
-			return 1
+			return cutButRequest
 		}
-		return 2
+		return cutEvery
+	}
+	var cands []int
+	for i := range h.entries {
+		if e := &h.entries[i]; !e.hidden && !e.masked && h.effTokens(i) > 2*minCutTokens && rank(i) <= scope {
+			cands = append(cands, i) // a message cut before may be cut shorter
+		}
 	}
 	sort.SliceStable(cands, func(a, b int) bool {
 		if ra, rb := rank(cands[a]), rank(cands[b]); ra != rb {
