@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/ctxhost/ctxhost/host/history"
@@ -17,13 +18,27 @@ import (
 // session's Durability and told to the host's subscribers; it shares the
 // session's lock. Reach it with Session.Conversation.
 type Conversation struct {
-	s            *Session
+	of           sessionLink
 	system       countedText
 	instructions countedText
 	input        countedText
 	tools        countedText // the JSON of the request's tools (sdk.ToolsText)
 	teamTask     countedText
 	hist         *history.History
+}
+
+// sessionLink is what a conversation shares with its session: the lock,
+// the id, the configuration and the counter, the save (Durability), the
+// events told, and the planning a restart starts again.
+type sessionLink struct {
+	mu      *sync.Mutex
+	id      string
+	cfg     *Config
+	counter tokenizer.Counter
+	saver   saver
+	emit    func(Event)
+	// restarted tells the planning that the conversation started again.
+	restarted func()
 }
 
 // Conversation is the session's conversation.
@@ -38,7 +53,7 @@ type Texts struct {
 
 // Texts returns the session's core texts.
 func (c *Conversation) Texts() Texts {
-	s := c.s
+	s := &c.of
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return Texts{SystemPrompt: c.system.text, Instructions: c.instructions.text, Input: c.input.text, TeamTask: c.teamTask.text}
@@ -47,7 +62,7 @@ func (c *Conversation) Texts() Texts {
 // setText sets a core text, counted by count (nil: as plain text),
 // journals and saves it.
 func (c *Conversation) setText(dst *countedText, what, text string, count func(string) countedText) error {
-	s := c.s
+	s := &c.of
 	if !utf8.ValidString(text) {
 		return fmt.Errorf("set %s: text is not valid UTF-8", what)
 	}
@@ -60,8 +75,8 @@ func (c *Conversation) setText(dst *countedText, what, text string, count func(s
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	*dst = t
-	s.dur.rec.add(journalOp{Set: strings.Fields(what)[0], Text: t.text}) // system, instructions, input, tools
-	if err := s.dur.persist(); err != nil {
+	s.saver.note(journalOp{Set: strings.Fields(what)[0], Text: t.text}) // system, instructions, input, tools
+	if err := s.saver.persist(); err != nil {
 		return fmt.Errorf("set %s: %w", what, err)
 	}
 	return nil
@@ -84,7 +99,7 @@ func (c *Conversation) SetInput(text string) error { return c.setText(&c.input, 
 // schema (never compacted; counted as their JSON). A zero r clears them.
 // Invalid tools are rejected and nothing changes.
 func (c *Conversation) SetTools(r sdk.RequestTools) error {
-	s := c.s
+	s := &c.of
 	if err := r.Check(); err != nil {
 		return fmt.Errorf("set tools: %w", err)
 	}
@@ -114,7 +129,7 @@ func countTools(counter tokenizer.Counter, f *sdk.Framing, text string) countedT
 
 // Tools returns the request's tools as last set.
 func (c *Conversation) Tools() sdk.RequestTools {
-	s := c.s
+	s := &c.of
 	s.mu.Lock()
 	text := c.tools.text
 	s.mu.Unlock()
@@ -127,12 +142,12 @@ func (c *Conversation) Tools() sdk.RequestTools {
 // is stored. With a recorder, a failed save's error comes with the stored
 // message: it was added.
 func (c *Conversation) AddMessage(m sdk.Message) (sdk.Message, error) {
-	s := c.s
+	s := &c.of
 	s.mu.Lock()
 	stored, err := c.hist.Add(m)
 	var perr error
 	if err == nil {
-		perr = s.dur.persist()
+		perr = s.saver.persist()
 	}
 	s.mu.Unlock()
 	if err != nil {
@@ -150,12 +165,12 @@ func (c *Conversation) AddMessage(m sdk.Message) (sdk.Message, error) {
 // was. With a recorder they are saved in one write; a failed save's error
 // comes with the stored messages: they were added.
 func (c *Conversation) AddMessages(msgs []sdk.Message) ([]sdk.Message, error) {
-	s := c.s
+	s := &c.of
 	s.mu.Lock()
 	stored, err := c.hist.AddAll(msgs)
 	var perr error
 	if err == nil {
-		perr = s.dur.persist()
+		perr = s.saver.persist()
 	}
 	s.mu.Unlock()
 	if err != nil {
@@ -172,8 +187,8 @@ func (c *Conversation) AddMessages(msgs []sdk.Message) ([]sdk.Message, error) {
 
 // History returns every message, including masked and omitted ones.
 func (c *Conversation) History() []sdk.Message {
-	c.s.mu.Lock()
-	defer c.s.mu.Unlock()
+	c.of.mu.Lock()
+	defer c.of.mu.Unlock()
 	return c.hist.All()
 }
 
@@ -181,7 +196,7 @@ func (c *Conversation) History() []sdk.Message {
 // from is past the last) and how many the history holds: a caller that
 // knows the first from needs no copy of them.
 func (c *Conversation) HistoryFrom(from int) (msgs []sdk.Message, total int) {
-	s := c.s
+	s := &c.of
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return c.hist.From(from)
@@ -190,7 +205,7 @@ func (c *Conversation) HistoryFrom(from int) (msgs []sdk.Message, total int) {
 // HistoryEntries returns the stored messages at positions [from, to) as
 // given, with their resolved kinds and how the context shows each.
 func (c *Conversation) HistoryEntries(from, to int) []history.EntryInfo {
-	s := c.s
+	s := &c.of
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return c.hist.Entries(from, to)
@@ -199,7 +214,7 @@ func (c *Conversation) HistoryEntries(from, to int) []history.EntryInfo {
 // HistoryShape is the conversation's shape as the history reads it, and
 // why (see history.History.Shape).
 func (c *Conversation) HistoryShape() (shape, why string) {
-	s := c.s
+	s := &c.of
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return c.hist.Shape()
@@ -207,7 +222,7 @@ func (c *Conversation) HistoryShape() (shape, why string) {
 
 // Message returns one message by id, in full even when masked or omitted.
 func (c *Conversation) Message(id string) (sdk.Message, bool) {
-	s := c.s
+	s := &c.of
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return c.hist.Get(id)
@@ -215,7 +230,7 @@ func (c *Conversation) Message(id string) (sdk.Message, bool) {
 
 // FormatHistory renders the history for display.
 func (c *Conversation) FormatHistory(opts history.FormatOptions) string {
-	s := c.s
+	s := &c.of
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return c.hist.Format(opts)
@@ -224,10 +239,10 @@ func (c *Conversation) FormatHistory(opts history.FormatOptions) string {
 // ClearHistory removes every message. The error is only ever a failure to
 // save the state (the recorder's): the history is cleared regardless.
 func (c *Conversation) ClearHistory() error {
-	s := c.s
+	s := &c.of
 	s.mu.Lock()
 	c.hist.Clear()
-	err := s.dur.persist()
+	err := s.saver.persist()
 	s.mu.Unlock()
 	s.emit(Event{Type: EventHistoryCleared, Session: s.id})
 	if err != nil {
@@ -240,10 +255,10 @@ func (c *Conversation) ClearHistory() error {
 // by a restart notification followed by the last CarryoverTurns user turns,
 // and the wind-down flag is cleared. It returns what was carried over.
 func (c *Conversation) Restart() (RestartPlan, error) {
-	s := c.s
+	s := &c.of
 	s.mu.Lock()
 	all := c.hist.All()
-	plan := restartPlan(all, s.cfg)
+	plan := restartPlan(all, *s.cfg)
 	c.hist.Clear()
 	var err error
 	add := func(m sdk.Message) {
@@ -257,8 +272,8 @@ func (c *Conversation) Restart() (RestartPlan, error) {
 	for _, m := range plan.CarryOver {
 		add(m)
 	}
-	s.plan.pressure = pressureState{Turns: s.plan.pressure.Turns} // a restart starts the conversation again, not the session
-	perr := s.dur.persist()
+	s.restarted()
+	perr := s.saver.persist()
 	s.mu.Unlock()
 	s.emit(Event{Type: EventHistoryCleared, Session: s.id})
 	if err != nil {

@@ -89,6 +89,13 @@ func (p *Planning) setStrategy(cfg StrategyConfig, st Strategy) {
 	p.cfg.Strategy, p.strategy = cfg, st
 }
 
+// restarted forgets what the turns remember of the conversation, which
+// started again (Conversation.Restart), but the turns counted: a restart
+// starts the conversation again, not the session.
+func (p *Planning) restarted() {
+	p.pressure = pressureState{Turns: p.pressure.Turns}
+}
+
 // SetWindow sets the window and the reserve for the response of the
 // session's next turns (a call that names another model, or asks for a
 // longer answer than the profile reserves). It is not saved: a session

@@ -83,7 +83,8 @@ func newSession(id string, cfg Config, ev *events) (*Session, error) {
 	}
 	s.sum = newSummaries(id, cfg, counter, s.emit)
 	s.dur = Durability{s: s, rec: recording{positionSaved: true, attachmentSaved: true}}
-	s.conv = Conversation{s: s, hist: s.dur.rec.follow(history.New(counter, cfg.History.Options))}
+	s.conv = Conversation{hist: s.dur.rec.follow(history.New(counter, cfg.History.Options)),
+		of: sessionLink{mu: &s.mu, id: id, cfg: &s.cfg, counter: counter, saver: &s.dur, emit: s.emit, restarted: s.plan.restarted}}
 	s.plan = Planning{mu: &s.mu, cfg: &s.cfg, saver: &s.dur, conv: &s.conv, counts: &s.sum,
 		begin:    func(ctx context.Context) *turn { return newTurn(ctx, s, sdk.AgentIdentity{}) },
 		strategy: strategy, usage: usage{Calibration: 1},
