@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/ctxhost/ctxhost/api/servicev1"
 	"github.com/ctxhost/ctxhost/record"
@@ -45,7 +47,7 @@ func gatedUpstream(started, gate chan struct{}) http.HandlerFunc {
 		}
 		text := "re: " + last
 		if !req.Stream {
-			if last == "slow" {
+			if last == "slow" && started != nil {
 				close(started)
 				<-gate
 			}
@@ -59,7 +61,7 @@ func gatedUpstream(started, gate chan struct{}) http.HandlerFunc {
 		}
 		send("message_start", `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"usage":{"input_tokens":5,"output_tokens":0}}}`)
 		send("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
-		if last == "slow" {
+		if last == "slow" && started != nil {
 			close(started)
 			<-gate
 		}
@@ -258,5 +260,89 @@ func TestAnswerAfterTheHistoryMovedOnIsKeptOnABranch(t *testing.T) {
 				same(t, "the session after the first caller's next call", h.history(id), "q0", "re: q0", "slow", "re: slow", "next", "re: next")
 			})
 		}
+	}
+}
+
+// TestConcurrentCallsLoseNoAnswer: calls of one session sent all at once,
+// each its own last question after the same history, streamed and whole
+// alternately, the upstream answering each after a delay of its own: each
+// answer is recorded once, on the session or on the branch its answer
+// names, after its own question. On SQLite (the branches forked).
+func TestConcurrentCallsLoseNoAnswer(t *testing.T) {
+	st, err := sqlite.New(filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	var mu sync.Mutex
+	delays := map[string]time.Duration{}
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		var d time.Duration
+		for q, qd := range delays {
+			if strings.Contains(string(b), q) {
+				d = qd
+			}
+		}
+		mu.Unlock()
+		time.Sleep(d)
+		r.Body = io.NopCloser(strings.NewReader(string(b)))
+		gatedUpstream(nil, nil)(w, r)
+	})
+	s, base := callPathServer(t, st, up, Limits{LockWait: time.Minute})
+	h := &movedHarness{t: t, base: base}
+	c := client(t, s)
+	h.history = func(session string) []string {
+		res, err := c.GetHistory(context.Background(), req(&servicev1.GetHistoryRequest{SessionId: session}))
+		if err != nil {
+			t.Errorf("history of %q: %v", session, err)
+			return nil
+		}
+		var out []string
+		for _, e := range res.Msg.GetEntries() {
+			out = append(out, e.GetMessage().GetContent())
+		}
+		return out
+	}
+	const id, calls = "crowd", 8
+	if a := h.call("/v1/messages", id, false, "q0"); a.code != 200 {
+		t.Fatalf("first call: HTTP %d %s", a.code, a.body)
+	}
+	for i := range calls {
+		delays[fmt.Sprintf("question-%d", i)] = time.Duration((i*37)%calls) * 40 * time.Millisecond
+	}
+	answers := make([]movedAnswer, calls)
+	var wg sync.WaitGroup
+	for i := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answers[i] = h.call("/v1/messages", id, i%2 == 0, "q0", "re: q0", fmt.Sprintf("question-%d", i))
+		}()
+	}
+	wg.Wait()
+	onMain := h.history(id)
+	recorded, branched := 0, 0
+	for i, a := range answers {
+		q := fmt.Sprintf("question-%d", i)
+		if a.code != 200 || !strings.Contains(a.body, "re: "+q) {
+			t.Errorf("%s: HTTP %d %.200s", q, a.code, a.body)
+			continue
+		}
+		branch := a.header.Get(callpath.AnswerBranchHeader) + a.trailer.Get(callpath.AnswerBranchHeader)
+		where := onMain
+		if branch != "" {
+			where, branched = h.history(branch), branched+1
+		}
+		if !slices.Equal(where, []string{"q0", "re: q0", q, "re: " + q}) {
+			t.Errorf("%s: recorded on %q as %q", q, branch, where)
+			continue
+		}
+		recorded++
+	}
+	t.Logf("%d answers recorded after their questions, %d of them on branches", recorded, branched)
+	if recorded != calls {
+		t.Errorf("%d of %d answers recorded after their questions", recorded, calls)
 	}
 }
