@@ -14,7 +14,7 @@ func (s *Session) Batch(fn func() error) error { return s.host.Durability().Batc
 func (s *Session) Hold(fn func() error) error { return s.host.Durability().Hold(fn) }
 
 // KeepPayloads keeps every payload the session answered unchanged until
-// the returned function is called (host.Session.KeepPayloads): a caller
+// the returned function is called (host.Planning.KeepPayloads): a caller
 // still sending one while other calls prepare the session calls it
 // first, so that their payloads are built in new memory.
 func (s *Session) KeepPayloads() (release func()) { return s.host.Planning().KeepPayloads() }

@@ -158,7 +158,7 @@ func (s *Session) PayloadsBuiltIn() bool {
 
 // SetWindow sets the window and the reserve for the response of the
 // session's next turns, in place of its model's (see
-// host.Session.SetWindow); it is not saved.
+// host.Planning.SetWindow); it is not saved.
 func (s *Session) SetWindow(window, reserved int) error {
 	return s.host.Planning().SetWindow(window, reserved)
 }
