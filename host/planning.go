@@ -14,11 +14,10 @@ import (
 // the window, the pressure the turns remember (growth, floor, the wind
 // down issued, the saved turn's mark), the provider's usage and the
 // calibration derived from it, the session's counters, what the cache
-// report remembers of each agent's last payload (cache.go), and the last
-// assemblies an unchanged turn sends again (reuse.go). Prepare's stages
-// read and update it (turn.go); its changes are saved through the
-// session's Durability. It shares the session's lock; reach it with
-// Session.Planning.
+// report remembers of each agent's last payload, and the last assemblies
+// an unchanged turn sends again. Prepare reads and updates it; its
+// changes are saved through the session's Durability. It shares the
+// session's lock; reach it with Session.Planning.
 type Planning struct {
 	mu *sync.Mutex
 	// cfg is the session's configuration: the planning sets its strategy
