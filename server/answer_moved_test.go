@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ctxhost/ctxhost/api/servicev1"
+	"github.com/ctxhost/ctxhost/api/servicev1/servicev1connect"
 	"github.com/ctxhost/ctxhost/record"
 	"github.com/ctxhost/ctxhost/server/callpath"
 	"github.com/ctxhost/ctxhost/store/filestore"
@@ -93,15 +94,21 @@ func contentText(raw json.RawMessage) string {
 type movedHarness struct {
 	t             *testing.T
 	base          string
+	service       servicev1connect.ContextServiceClient
 	history       func(session string) []string
 	started, gate chan struct{}
 }
 
 func newMovedHarness(t *testing.T, st record.Store) *movedHarness {
+	return newMovedHarnessOf(t, diskFullHCL, st)
+}
+
+// newMovedHarnessOf is newMovedHarness with the configuration hcl.
+func newMovedHarnessOf(t *testing.T, hcl string, st record.Store) *movedHarness {
 	h := &movedHarness{t: t, started: make(chan struct{}), gate: make(chan struct{})}
-	s, base := callPathServer(t, st, gatedUpstream(h.started, h.gate), Limits{})
+	s, base := callPathServerOf(t, hcl, st, gatedUpstream(h.started, h.gate), Limits{})
 	c := client(t, s)
-	h.base = base
+	h.base, h.service = base, c
 	h.history = func(session string) []string {
 		t.Helper()
 		res, err := c.GetHistory(context.Background(), req(&servicev1.GetHistoryRequest{SessionId: session}))
@@ -196,6 +203,104 @@ func TestCountDuringAStreamKeepsItsAnswer(t *testing.T) {
 		t.Errorf("the answer went to branch %q", b)
 	}
 	same(t, "the session", h.history(id), "q0", "re: q0", "slow", "re: slow")
+}
+
+// compactHCL is a window that a conversation of a few hundred words
+// fills past a forced compaction's target, and not past the thresholds
+// that compact a call's context on their own.
+const compactHCL = `
+model "m" {
+  context_window        = 4000
+  reserved_for_response = 500
+}
+assembler "claude" { builtin = "claude" }
+context "anthropic" {
+  model     = "m"
+  assembler = "claude"
+  strategy {
+    warning_threshold  = 0.8
+    critical_threshold = 0.9
+    target             = 0.05
+  }
+  history {
+    preserve_recent = 0
+  }
+}
+`
+
+// metric is the value of the sample named line (name and labels, as
+// /metrics writes them) on the server at base; 0 when absent.
+func metric(t *testing.T, base, line string) float64 {
+	t.Helper()
+	res, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatalf("metrics: %v", err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, line+" "); ok {
+			var f float64
+			if _, err := fmt.Sscan(v, &f); err != nil {
+				t.Fatalf("metric %s: %q: %v", line, v, err)
+			}
+			return f
+		}
+	}
+	return 0
+}
+
+// TestAnswerAfterACompactionIsAppended: another call that only compacts
+// the session's view (the Compact RPC: no message added) while a call's
+// answer comes changes the session's history mark, and the answer is
+// still appended to the session after its question, not put on a branch:
+// the session's history is still where the conversation was when it went
+// upstream. Counted as where="appended"; the session's history is then the
+// conversation and its answer. Streamed and whole, on SQLite.
+func TestAnswerAfterACompactionIsAppended(t *testing.T) {
+	long := strings.Repeat("the quick brown fox jumps over the lazy dog ", 60)
+	for _, stream := range []bool{true, false} {
+		t.Run(fmt.Sprintf("stream=%v", stream), func(t *testing.T) {
+			st, err := sqlite.New(filepath.Join(t.TempDir(), "s.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			h := newMovedHarnessOf(t, compactHCL, st)
+			const id = "compacted"
+			if a := h.call("/v1/messages", id, false, long); a.code != 200 {
+				t.Fatalf("first call: HTTP %d %s", a.code, a.body)
+			}
+			const appended = `ctxhost_upstream_answers_moved_total{upstream="a",where="appended"}`
+			const branched = `ctxhost_upstream_answers_moved_total{upstream="a",where="branch"}`
+			before := metric(t, h.base, appended)
+			done := h.slow(id, stream, long, "re: "+long, "slow")
+			res, err := h.service.Compact(context.Background(), req(&servicev1.CompactRequest{SessionId: id}))
+			if err != nil {
+				t.Fatalf("compact while the answer comes: %v", err)
+			}
+			if res.Msg.GetCompaction() == nil {
+				t.Fatalf("the compaction changed nothing: %v", res.Msg)
+			}
+			close(h.gate)
+			a := <-done
+			if a.code != 200 || !strings.Contains(a.body, "re: slow") {
+				t.Fatalf("the waiting call: HTTP %d %.300s", a.code, a.body)
+			}
+			if b := a.header.Get(callpath.AnswerBranchHeader) + a.trailer.Get(callpath.AnswerBranchHeader); b != "" {
+				t.Errorf("the answer went to branch %q", b)
+			}
+			if got := metric(t, h.base, appended) - before; got != 1 {
+				t.Errorf("%s moved by %g, want 1", appended, got)
+			}
+			if got := metric(t, h.base, branched); got != 0 {
+				t.Errorf("%s = %g, want 0", branched, got)
+			}
+			if got, want := h.history(id), []string{long, "re: " + long, "slow", "re: slow"}; !slices.Equal(got, want) {
+				t.Errorf("the session: %.40q, want %.40q", got, want)
+			}
+		})
+	}
 }
 
 // TestAnswerAfterTheHistoryMovedOnIsKeptOnABranch: a call sent while

@@ -134,8 +134,15 @@ func TestDiskFullOnTheCallPath(t *testing.T) {
 // "anthropic" of diskFullHCL) over st in front of upstream.
 func callPathServer(t *testing.T, st record.Store, upstream http.Handler, limits Limits) (*Server, string) {
 	t.Helper()
+	return callPathServerOf(t, diskFullHCL, st, upstream, limits)
+}
+
+// callPathServerOf is callPathServer with the configuration hcl (its
+// context "anthropic" the upstream's profile).
+func callPathServerOf(t *testing.T, hcl string, st record.Store, upstream http.Handler, limits Limits) (*Server, string) {
+	t.Helper()
 	cfgPath := filepath.Join(t.TempDir(), "c.hcl")
-	if err := os.WriteFile(cfgPath, []byte(diskFullHCL), 0o600); err != nil {
+	if err := os.WriteFile(cfgPath, []byte(hcl), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cfg, diags := config.Load([]string{cfgPath}, map[string]string{}, nil)
