@@ -33,8 +33,6 @@ type bpe struct {
 
 	btOnce sync.Once
 	bt     *backtracker // for pre-tokens longer than scanMergeMax
-
-	pieces sync.Pool // *pieceCache of this encoding's counts, one per counting goroutine
 }
 
 func newBPE(name string) (*bpe, error) {
@@ -133,30 +131,15 @@ func (b *bpe) appendOrdinary(out []int, s string) []int {
 
 func (b *bpe) countOrdinary(s string) int {
 	var scratch [scanMergeMax]int
-	cache, _ := b.pieces.Get().(*pieceCache)
-	if cache == nil {
-		cache = new(pieceCache)
-	}
-	defer b.pieces.Put(cache)
 	n := 0
 	for i := 0; i < len(s); {
 		j := b.next(s, i)
-		piece := s[i:j]
-		i = j
-		k, e := cache.lookup(piece)
-		if k >= 0 {
-			n += k
-			continue
-		}
-		if _, ok := b.ranks[piece]; ok {
-			k = 1
+		if _, ok := b.ranks[s[i:j]]; ok {
+			n++
 		} else {
-			k = len(b.merge(scratch[:0], piece))
+			n += len(b.merge(scratch[:0], s[i:j]))
 		}
-		if e != nil {
-			e.store(piece, k)
-		}
-		n += k
+		i = j
 	}
 	return n
 }
