@@ -33,6 +33,8 @@ type bpe struct {
 
 	btOnce sync.Once
 	bt     *backtracker // for pre-tokens longer than scanMergeMax
+
+	pieces pieceSlots // this encoding's caches of pre-token counts
 }
 
 func newBPE(name string) (*bpe, error) {
@@ -131,15 +133,30 @@ func (b *bpe) appendOrdinary(out []int, s string) []int {
 
 func (b *bpe) countOrdinary(s string) int {
 	var scratch [scanMergeMax]int
+	cache, slot := b.pieces.take()
+	if cache == nil {
+		return b.countUncached(s)
+	}
+	defer b.pieces.give(slot)
 	n := 0
 	for i := 0; i < len(s); {
 		j := b.next(s, i)
-		if _, ok := b.ranks[s[i:j]]; ok {
-			n++
-		} else {
-			n += len(b.merge(scratch[:0], s[i:j]))
-		}
+		piece := s[i:j]
 		i = j
+		k, e := cache.lookup(piece)
+		if k >= 0 {
+			n += k
+			continue
+		}
+		if _, ok := b.ranks[piece]; ok {
+			k = 1
+		} else {
+			k = len(b.merge(scratch[:0], piece))
+		}
+		if e != nil {
+			e.store(piece, k)
+		}
+		n += k
 	}
 	return n
 }
