@@ -25,7 +25,9 @@ import (
 // after started is closed by its first call.
 func slowAnswer(started chan<- struct{}) http.HandlerFunc {
 	delta := fmt.Sprintf(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":%q}}`, strings.Repeat("lorem ipsum ", 128<<10/12))
-	first := true
+	// The first call is told apart atomically: the calls' handlers run on
+	// goroutines that only a socket orders, which the race detector cannot see.
+	var answered atomic.Bool
 	return func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -35,8 +37,7 @@ func slowAnswer(started chan<- struct{}) http.HandlerFunc {
 		}
 		send("message_start", `{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"usage":{"input_tokens":5,"output_tokens":0}}}`)
 		send("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)
-		if first {
-			first = false
+		if answered.CompareAndSwap(false, true) {
 			close(started)
 			for range 160 {
 				send("content_block_delta", delta)
