@@ -94,11 +94,12 @@ func (c *call) working() (stop func()) {
 		return func() {}
 	}
 	done := make(chan struct{})
+	session := c.session // read here: the call may name another session (an answer's branch) once stopped
 	go func() {
 		t := time.NewTicker(beat)
 		defer t.Stop()
 		for {
-			p.Progress(c.session)
+			p.Progress(session)
 			select {
 			case <-done:
 				return
